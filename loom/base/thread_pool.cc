@@ -1,0 +1,102 @@
+#include "loom/base/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+
+#include "loom/base/check.h"
+
+namespace loom {
+
+ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads) {
+  LOOM_CHECK(num_threads >= 1) << "ThreadPool needs at least one thread";
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+int ThreadPool::DefaultThreadCount() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void ThreadPool::WorkerLoop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stop_ and drained
+      task = std::move(queue_.back());
+      queue_.pop_back();
+    }
+    task();
+  }
+}
+
+void ThreadPool::Schedule(std::function<void()> fn) {
+  if (workers_.empty()) {
+    fn();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(fn));
+  }
+  cv_.notify_one();
+}
+
+void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
+                             const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  min_chunk = std::max<int64_t>(1, min_chunk);
+  const int64_t max_chunks = std::max<int64_t>(1, n / min_chunk);
+  const int64_t num_chunks = std::min<int64_t>(num_threads_, max_chunks);
+  if (num_chunks <= 1) {
+    fn(0, n);
+    return;
+  }
+  struct Shared {
+    std::atomic<int64_t> remaining;
+    std::mutex mu;
+    std::condition_variable done;
+    std::exception_ptr error;
+  } shared;
+  shared.remaining = num_chunks - 1;
+  auto run_chunk = [&](int64_t c) {
+    const int64_t begin = n * c / num_chunks, end = n * (c + 1) / num_chunks;
+    try {
+      fn(begin, end);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(shared.mu);
+      if (!shared.error) shared.error = std::current_exception();
+    }
+  };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int64_t c = 1; c < num_chunks; ++c) {
+      queue_.push_back([&, c] {
+        run_chunk(c);
+        if (shared.remaining.fetch_sub(1) == 1) {
+          std::lock_guard<std::mutex> lock(shared.mu);
+          shared.done.notify_one();
+        }
+      });
+    }
+  }
+  cv_.notify_all();
+  run_chunk(0);
+  {
+    std::unique_lock<std::mutex> lock(shared.mu);
+    shared.done.wait(lock, [&] { return shared.remaining.load() == 0; });
+  }
+  if (shared.error) std::rethrow_exception(shared.error);
+}
+
+}  // namespace loom

@@ -1,0 +1,90 @@
+#include "loom/tensor/shape.h"
+
+#include "loom/base/check.h"
+#include "loom/base/error.h"
+
+namespace loom {
+
+Shape Shape::Unknown() {
+  Shape s;
+  s.rank_known_ = false;
+  return s;
+}
+
+int64_t Shape::dim(int i) const {
+  LOOM_CHECK(rank_known_) << "dim() of an unknown-rank shape";
+  if (i < 0) i += rank();
+  LOOM_CHECK(i >= 0 && i < rank()) << "dim " << i << " of " << ToString();
+  return dims_[i];
+}
+
+void Shape::set_dim(int i, int64_t size) {
+  if (i < 0) i += rank();
+  LOOM_CHECK(rank_known_ && i >= 0 && i < rank());
+  dims_[i] = size;
+}
+
+bool Shape::fully_defined() const {
+  if (!rank_known_) return false;
+  for (int64_t d : dims_)
+    if (d < 0) return false;
+  return true;
+}
+
+int64_t Shape::num_elements() const {
+  LOOM_CHECK(fully_defined()) << "num_elements of partial shape " << ToString();
+  int64_t n = 1;
+  for (int64_t d : dims_) n *= d;
+  return n;
+}
+
+bool Shape::IsCompatibleWith(const Shape& other) const {
+  if (!rank_known_ || !other.rank_known_) return true;
+  if (rank() != other.rank()) return false;
+  for (int i = 0; i < rank(); ++i) {
+    if (dims_[i] >= 0 && other.dims_[i] >= 0 && dims_[i] != other.dims_[i]) return false;
+  }
+  return true;
+}
+
+Shape Shape::MergeWith(const Shape& other) const {
+  if (!IsCompatibleWith(other)) {
+    throw InvalidArgument("shapes ", ToString(), " and ", other.ToString(),
+                          " are not compatible");
+  }
+  if (!rank_known_) return other;
+  if (!other.rank_known_) return *this;
+  Shape merged = *this;
+  for (int i = 0; i < rank(); ++i)
+    if (merged.dims_[i] < 0) merged.dims_[i] = other.dims_[i];
+  return merged;
+}
+
+Shape Shape::WithLeadingDim(int64_t size) const {
+  if (!rank_known_) return Unknown();
+  std::vector<int64_t> dims = {size};
+  dims.insert(dims.end(), dims_.begin(), dims_.end());
+  return Shape(std::move(dims));
+}
+
+Shape Shape::WithoutLeadingDim() const {
+  if (!rank_known_) return Unknown();
+  LOOM_CHECK(!dims_.empty()) << "WithoutLeadingDim of a scalar shape";
+  return Shape(std::vector<int64_t>(dims_.begin() + 1, dims_.end()));
+}
+
+std::string Shape::ToString() const {
+  if (!rank_known_) return "<unknown>";
+  std::string s = "[";
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    if (i) s += ",";
+    s += dims_[i] < 0 ? "?" : std::to_string(dims_[i]);
+  }
+  return s + "]";
+}
+
+std::ostream& operator<<(std::ostream& os, const Shape& shape) {
+  return os << shape.ToString();
+}
+
+}  // namespace loom

@@ -1,0 +1,57 @@
+#ifndef LOOM_TENSOR_SHAPE_H_
+#define LOOM_TENSOR_SHAPE_H_
+
+// Shape: a list of dimension sizes in which a dimension may be unknown (kUnknownDim, -1),
+// or the whole rank may be unknown (Shape::Unknown()). Graph shapes are partial; a
+// Tensor's shape is always fully defined. A value type, cheap to copy.
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+inline constexpr int64_t kUnknownDim = -1;
+
+class Shape {
+ public:
+  // A scalar: rank 0, known.
+  Shape() = default;
+  Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
+  explicit Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}
+  static Shape Unknown();
+
+  bool rank_known() const { return rank_known_; }
+  // REQUIRES: rank_known().
+  int rank() const { return static_cast<int>(dims_.size()); }
+  // Negative i counts from the end. REQUIRES: rank_known() and -rank <= i < rank.
+  int64_t dim(int i) const;
+  const std::vector<int64_t>& dims() const { return dims_; }
+  void set_dim(int i, int64_t size);
+  bool fully_defined() const;
+  // Product of the dims. REQUIRES: fully_defined().
+  int64_t num_elements() const;
+
+  // True when some tensor shape could match both (unknown dims match anything).
+  bool IsCompatibleWith(const Shape& other) const;
+  // The most specific shape compatible with both; throws InvalidArgument if incompatible.
+  Shape MergeWith(const Shape& other) const;
+  // This shape with `size` prepended / the first dim removed.
+  Shape WithLeadingDim(int64_t size) const;
+  Shape WithoutLeadingDim() const;
+
+  // "[32,784]", "[?,784]", "<unknown>".
+  std::string ToString() const;
+  bool operator==(const Shape& other) const = default;
+
+ private:
+  std::vector<int64_t> dims_;
+  bool rank_known_ = true;
+};
+
+std::ostream& operator<<(std::ostream& os, const Shape& shape);
+
+}  // namespace loom
+
+#endif  // LOOM_TENSOR_SHAPE_H_

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what Loom needs to build, test and run its demo on Debian 12.
+# Idempotent: packages already installed are skipped, so a second run does nothing.
+# Usage: scripts/install-deps.sh [--bench]   (--bench adds the PyTorch peer for `make bench`)
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libopenblas-dev            # GEMM for MatMul / Conv2D (chosen by measurement, bench/RESULTS.md)
+  libprotobuf-dev protobuf-compiler   # GraphDef / Event / Example wire formats
+  zlib1g-dev                 # GZIP/ZLIB TFRecords, gzipped IDX, PNG image summaries
+  nlohmann-json3-dev         # safetensors headers, SavedModel signatures
+  libcli11-dev               # the `loom` command line
+  libtomlplusplus-dev        # job files for `loom train`
+  dataset-fashion-mnist      # the demo's data
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-torch python3-numpy)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
