@@ -1,0 +1,38 @@
+# The README's two commands:
+#   make demo   installs missing dependencies, builds, and runs the main job on its default
+#   make test   installs missing dependencies, builds, and runs the whole suite (CTest)
+# Also: make bench (benchmarks against PyTorch, figures go to bench/RESULTS.md),
+#       make sanitize (the suite under AddressSanitizer + UndefinedBehaviorSanitizer).
+BUILD ?= build
+SAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: deps build demo test bench sanitize clean
+
+deps:
+	scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	ninja -C $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/loom/cli/loom demo
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+sanitize: deps
+	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_SANITIZE=ON
+	ninja -C $(SAN_BUILD) -j $(JOBS)
+	cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE slow
+
+bench:
+	scripts/install-deps.sh --bench
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	ninja -C $(BUILD) -j $(JOBS)
+	bench/run_all.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(SAN_BUILD)

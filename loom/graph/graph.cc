@@ -1,0 +1,142 @@
+#include "loom/graph/graph.h"
+
+#include <algorithm>
+
+#include "loom/base/check.h"
+#include "loom/graph/op_def.h"
+
+namespace loom {
+
+DType Output::dtype() const { return node->output_dtype(index); }
+const Shape& Output::shape() const { return node->output_shape(index); }
+std::string Output::name() const { return StrCat(node->name(), ":", index); }
+const std::string& Operation::name() const { return node->name(); }
+
+const std::string& Node::op() const { return op_def_->name; }
+std::string Node::description() const { return StrCat(op(), " '", name_, "'"); }
+
+std::ostream& operator<<(std::ostream& os, const Output& output) {
+  return os << (output.valid() ? output.name() : "<no output>");
+}
+
+Graph::Graph(GraphOptions options) : options_(options) {}
+Graph::~Graph() = default;
+
+std::string Graph::UniqueName(std::string_view base) {
+  std::string name(base);
+  int& counter = name_counters_[name];
+  if (counter == 0 && !by_name_.count(name)) {
+    counter = 1;
+    return name;
+  }
+  for (;;) {
+    std::string candidate = StrCat(name, "_", counter++);
+    if (!by_name_.count(candidate) && !name_counters_.count(candidate)) {
+      name_counters_[candidate] = 1;
+      return candidate;
+    }
+  }
+}
+
+Node* Graph::AddNode(const OpDef& op, const std::string& name, std::vector<Output> inputs,
+                     AttrMap attrs, std::vector<Node*> control_inputs) {
+  if (finalized_) {
+    throw FailedPrecondition("cannot add ", op.name, " '", name,
+                             "': the graph is finalized (a MonitoredSession or Session "
+                             "owns it now); build every op before the session starts");
+  }
+  if (name.empty() || by_name_.count(name)) {
+    throw InvalidArgument("cannot add ", op.name, " '", name,
+                          "': the name is empty or already used; use Graph::UniqueName");
+  }
+  if (op.num_inputs != kVariadic && static_cast<int>(inputs.size()) != op.num_inputs) {
+    throw InvalidArgument(op.name, " '", name, "' takes ", op.num_inputs, " inputs, got ",
+                          inputs.size());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].valid()) throw InvalidArgument(op.name, " '", name, "': input ", i, " is empty");
+    if (inputs[i].node->graph() != this) {
+      throw InvalidArgument(op.name, " '", name, "': input ", i, " (", inputs[i].name(),
+                            ") belongs to another graph");
+    }
+  }
+  for (int r : op.ref_inputs) {
+    const Node* producer = inputs[r].node;
+    if (producer->op_def().role != OpRole::kVariable) {
+      throw InvalidArgument(op.name, " '", name, "': input ", r, " must be a variable, got ",
+                            producer->description());
+    }
+  }
+  auto node = std::unique_ptr<Node>(new Node());
+  node->id_ = static_cast<int>(nodes_.size());
+  node->name_ = name;
+  node->op_def_ = &op;
+  node->graph_ = this;
+  node->inputs_ = std::move(inputs);
+  node->control_inputs_ = std::move(control_inputs);
+  node->attrs_ = std::move(attrs);
+  if (op.shape) {
+    InferenceContext ctx(*node);
+    op.shape(ctx);
+    node->output_dtypes_ = ctx.output_dtypes();
+    node->output_shapes_ = ctx.output_shapes();
+    for (size_t i = 0; i < node->output_dtypes_.size(); ++i) {
+      LOOM_CHECK(node->output_dtypes_[i] != DType::kInvalid)
+          << node->description() << " shape function left output " << i << " unset";
+    }
+  }
+  Node* raw = node.get();
+  by_name_[name] = raw;
+  name_counters_.try_emplace(name, 1);
+  nodes_.push_back(std::move(node));
+  return raw;
+}
+
+Node* Graph::FindNode(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+Output Graph::GetOutput(std::string_view name) const {
+  std::string node_name(name);
+  int index = 0;
+  auto colon = name.rfind(':');
+  if (colon != std::string_view::npos) {
+    node_name = std::string(name.substr(0, colon));
+    index = std::stoi(std::string(name.substr(colon + 1)));
+  }
+  Node* node = FindNode(node_name);
+  if (node == nullptr) {
+    std::vector<std::string> similar;
+    for (const auto& n : nodes_) {
+      if (n->name().find(node_name) != std::string::npos ||
+          node_name.find(n->name()) != std::string::npos) {
+        similar.push_back(n->name());
+        if (similar.size() == 5) break;
+      }
+    }
+    throw NotFound("no node named '", node_name, "' in the graph",
+                   similar.empty() ? "" : "; similar names: ", StrJoin(similar, ", "));
+  }
+  if (index < 0 || index >= node->num_outputs()) {
+    throw NotFound(node->description(), " has ", node->num_outputs(), " outputs; ", name,
+                   " does not exist");
+  }
+  return Output(node, index);
+}
+
+std::vector<Node*> Graph::Variables() const {
+  std::vector<Node*> result;
+  for (const auto& n : nodes_)
+    if (n->op_def().role == OpRole::kVariable) result.push_back(n.get());
+  return result;
+}
+
+std::vector<Node*> Graph::TrainableVariables() const {
+  std::vector<Node*> result;
+  for (Node* n : Variables())
+    if (n->attrs().GetOr<bool>("trainable", true)) result.push_back(n);
+  return result;
+}
+
+}  // namespace loom

@@ -1,0 +1,154 @@
+#ifndef LOOM_GRAPH_GRAPH_H_
+#define LOOM_GRAPH_GRAPH_H_
+
+// Graph: the dataflow graph, TF1's tf.Graph. It owns its Nodes; a Node is one op
+// application with its inputs (Outputs of earlier nodes), control inputs, attributes and
+// inferred output dtypes/shapes. Nodes are only ever appended, and a node's inputs must
+// already exist, so node ids are a topological order. Shape and dtype inference run in
+// AddNode, so a bad graph fails at construction with the node's name.
+// Data never enters a graph: constants above a threshold are written beside a serialized
+// graph, never inside it (graph_def.h).
+// Thread-safety: building is single-threaded; after Finalize() the graph is immutable and
+// may be read (and run by Sessions) from any thread.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/graph/attr_value.h"
+
+namespace loom {
+
+class Graph;
+class Node;
+struct OpDef;
+
+// One output of a node: "name:index". A value type; an Output with node == nullptr is
+// "no output" (used for absent gradients).
+struct Output {
+  Node* node = nullptr;
+  int index = 0;
+
+  Output() = default;
+  Output(Node* n, int i = 0) : node(n), index(i) {}
+  bool valid() const { return node != nullptr; }
+  DType dtype() const;
+  const Shape& shape() const;
+  // "dense/MatMul:0" (TF's tensor naming).
+  std::string name() const;
+  bool operator==(const Output& o) const { return node == o.node && index == o.index; }
+};
+
+// A node used as a run target or control dependency (TF's Operation).
+struct Operation {
+  Node* node = nullptr;
+  Operation() = default;
+  Operation(Node* n) : node(n) {}
+  Operation(const Output& o) : node(o.node) {}
+  bool valid() const { return node != nullptr; }
+  const std::string& name() const;
+};
+
+class Node {
+ public:
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  int id() const { return id_; }
+  const std::string& name() const { return name_; }
+  const OpDef& op_def() const { return *op_def_; }
+  const std::string& op() const;
+  Graph* graph() const { return graph_; }
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  const Output& input(int i) const { return inputs_[i]; }
+  const std::vector<Output>& inputs() const { return inputs_; }
+  const std::vector<Node*>& control_inputs() const { return control_inputs_; }
+
+  int num_outputs() const { return static_cast<int>(output_dtypes_.size()); }
+  DType output_dtype(int i) const { return output_dtypes_[i]; }
+  const Shape& output_shape(int i) const { return output_shapes_[i]; }
+  Output output(int i = 0) { return Output(this, i); }
+
+  const AttrMap& attrs() const { return attrs_; }
+  // Throws InvalidArgument naming this node when missing or of another kind.
+  template <typename T>
+  const T& attr(const std::string& name) const {
+    return attrs_.Get<T>(name, description());
+  }
+  // "MatMul 'dense/MatMul'" for error messages.
+  std::string description() const;
+
+ private:
+  friend class Graph;
+  Node() = default;
+
+  int id_ = 0;
+  std::string name_;
+  const OpDef* op_def_ = nullptr;
+  Graph* graph_ = nullptr;
+  std::vector<Output> inputs_;
+  std::vector<Node*> control_inputs_;
+  AttrMap attrs_;
+  std::vector<DType> output_dtypes_;
+  std::vector<Shape> output_shapes_;
+};
+
+struct GraphOptions {
+  // The graph-level random seed (TF's tf.set_random_seed). Random ops derive their seeds
+  // from it and their own seed. Default: -1, no graph seed (ops without a seed of their own
+  // are then seeded nondeterministically).
+  int64_t seed = -1;
+};
+
+class Graph {
+ public:
+  explicit Graph(GraphOptions options = {});
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // Adds a node named exactly `name` (REQUIRES: unused; see UniqueName), checks the
+  // inputs against the op's signature and runs its shape function. Throws InvalidArgument
+  // naming the node on any mismatch, FailedPrecondition once the graph is finalized.
+  Node* AddNode(const OpDef& op, const std::string& name, std::vector<Output> inputs,
+                AttrMap attrs, std::vector<Node*> control_inputs = {});
+
+  // `base` if no node has it, else base_1, base_2, ... (TF's unique naming).
+  std::string UniqueName(std::string_view base);
+
+  // Makes the graph read-only; later AddNode calls throw FailedPrecondition.
+  void Finalize() { finalized_ = true; }
+  bool finalized() const { return finalized_; }
+
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  Node* node(int id) const { return nodes_[id].get(); }
+  // nullptr when absent.
+  Node* FindNode(std::string_view name) const;
+  // Throws NotFound listing near names when absent. Accepts "name" or "name:index".
+  Output GetOutput(std::string_view name) const;
+
+  const GraphOptions& options() const { return options_; }
+  int64_t seed() const { return options_.seed; }
+  void set_seed(int64_t seed) { options_.seed = seed; }
+
+  // Nodes whose op has OpRole::kVariable, in creation order; Trainable... only those with
+  // attr "trainable" true.
+  std::vector<Node*> Variables() const;
+  std::vector<Node*> TrainableVariables() const;
+
+ private:
+  GraphOptions options_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::unordered_map<std::string, Node*> by_name_;
+  std::unordered_map<std::string, int> name_counters_;
+  bool finalized_ = false;
+};
+
+std::ostream& operator<<(std::ostream& os, const Output& output);
+
+}  // namespace loom
+
+#endif  // LOOM_GRAPH_GRAPH_H_

@@ -1,0 +1,210 @@
+#ifndef LOOM_GRAPH_OP_DEF_H_
+#define LOOM_GRAPH_OP_DEF_H_
+
+// The op record: one struct holds everything about an op — its signature, shape rule,
+// CPU kernel and gradient — side by side in its family file (ops/math.cc, ...). Builders
+// pass the record to Scope::AddNode directly; an OpRegistry (filled by explicit Register
+// calls) maps names to records only for loading serialized graphs.
+//
+// The contexts each function receives:
+//   InferenceContext  at AddNode: input dtypes/shapes and attrs in, output dtypes/shapes out.
+//   KernelContext     at Session::Run: input tensors in, output tensors out.
+//   GradContext       in Gradients(): the node, its inputs/outputs and incoming gradients;
+//                     the rule builds gradient ops with scope() and returns one GradOutput
+//                     per input (invalid where no gradient flows to that input).
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loom/base/thread_pool.h"
+#include "loom/graph/graph.h"
+#include "loom/graph/resource.h"
+#include "loom/graph/scope.h"
+
+namespace loom {
+
+class InferenceContext;
+class KernelContext;
+class GradContext;
+
+// A gradient: dense, or sparse as IndexedSlices (rows `values` at `indices` of a tensor
+// whose shape is `dense_shape`), as Gather produces for embedding tables.
+struct GradOutput {
+  Output dense;
+  Output indices;
+  Output values;
+  Output dense_shape;
+
+  GradOutput() = default;
+  GradOutput(Output d) : dense(d) {}
+  static GradOutput Sparse(Output indices, Output values, Output dense_shape) {
+    GradOutput g;
+    g.indices = indices;
+    g.values = values;
+    g.dense_shape = dense_shape;
+    return g;
+  }
+  bool is_sparse() const { return indices.valid(); }
+  bool valid() const { return dense.valid() || indices.valid(); }
+};
+
+using ShapeFn = std::function<void(InferenceContext&)>;
+using KernelFn = std::function<void(KernelContext&)>;
+using GradFn = std::function<std::vector<GradOutput>(const GradContext&)>;
+
+enum class OpRole { kNormal, kConst, kPlaceholder, kVariable };
+
+inline constexpr int kVariadic = -1;
+
+struct OpDef {
+  std::string name;
+  // Number of inputs, or kVariadic.
+  int num_inputs = 0;
+  // Inputs that name a variable (their producer must be a Variable node) rather than
+  // carry a value: the kernel reaches the variable through KernelContext::variable(i),
+  // and the producer is not run for them (so an initializer can assign a fresh variable).
+  std::vector<int> ref_inputs;
+  // Stateful ops (variables, assignments, random numbers, iterators) have effects or
+  // results that differ between runs.
+  bool stateful = false;
+  OpRole role = OpRole::kNormal;
+  ShapeFn shape;
+  KernelFn kernel;
+  // Empty for ops without a gradient; then `no_gradient` says why (e.g. "integer
+  // output"), and Gradients() reports it when asked to differentiate through the op.
+  GradFn grad;
+  std::string no_gradient;
+};
+
+class InferenceContext {
+ public:
+  explicit InferenceContext(const Node& node) : node_(node) {}
+
+  const Node& node() const { return node_; }
+  int num_inputs() const { return node_.num_inputs(); }
+  const Output& input(int i) const { return node_.input(i); }
+  DType input_dtype(int i) const { return node_.input(i).dtype(); }
+  const Shape& input_shape(int i) const { return node_.input(i).shape(); }
+  // The value of input i when its producer is a Const node, else nullptr.
+  const Tensor* input_constant(int i) const;
+  template <typename T>
+  const T& attr(const std::string& name) const {
+    return node_.attr<T>(name);
+  }
+
+  void set_output(int i, DType dtype, const Shape& shape);
+  const std::vector<DType>& output_dtypes() const { return dtypes_; }
+  const std::vector<Shape>& output_shapes() const { return shapes_; }
+
+  // Throws InvalidArgument prefixed with the node's description.
+  template <typename... Args>
+  [[noreturn]] void Fail(const Args&... args) const {
+    throw InvalidArgument(node_.description(), ": ", args...);
+  }
+  // Fails unless input i has one of `allowed` dtypes.
+  void ExpectDType(int i, std::initializer_list<DType> allowed) const;
+  // Fails unless inputs i and j have the same dtype.
+  void ExpectSameDType(int i, int j) const;
+  // Fails unless input i has rank `rank` (when known).
+  void ExpectRank(int i, int rank) const;
+
+ private:
+  const Node& node_;
+  std::vector<DType> dtypes_;
+  std::vector<Shape> shapes_;
+};
+
+// NumPy broadcasting of two (partial) shapes; fails naming the node and both shapes.
+Shape BroadcastShapes(const InferenceContext& ctx, const Shape& a, const Shape& b);
+
+class KernelContext {
+ public:
+  KernelContext(const Node& node, std::span<Tensor> inputs, std::vector<Tensor>& outputs,
+                ThreadPool& pool, ResourceMgr& resources, int64_t step_id)
+      : node_(node),
+        inputs_(inputs),
+        outputs_(outputs),
+        pool_(pool),
+        resources_(resources),
+        step_id_(step_id) {}
+
+  const Node& node() const { return node_; }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  // Undefined for ref inputs (use variable(i)).
+  const Tensor& input(int i) const { return inputs_[i]; }
+  template <typename T>
+  const T& attr(const std::string& name) const {
+    return node_.attr<T>(name);
+  }
+
+  // A new tensor of output i's dtype.
+  Tensor AllocateOutput(int i, const Shape& shape);
+  // Reuses input `in`'s buffer for output `out` when nothing else views it, it is owned,
+  // and dtype and element count match; otherwise allocates. Lets elementwise ops run in
+  // place on intermediate values.
+  Tensor ForwardInputOrAllocate(int in, int out, const Shape& shape);
+  void set_output(int i, Tensor t) { outputs_[i] = std::move(t); }
+
+  ThreadPool& pool() const { return pool_; }
+  ResourceMgr& resources() const { return resources_; }
+  // The variable that ref input i names. Its value is undefined until initialized.
+  VariableResource& variable(int i) const;
+  int64_t step_id() const { return step_id_; }
+
+  template <typename... Args>
+  [[noreturn]] void Fail(const Args&... args) const {
+    throw InvalidArgument(node_.description(), ": ", args...);
+  }
+
+ private:
+  const Node& node_;
+  std::span<Tensor> inputs_;
+  std::vector<Tensor>& outputs_;
+  ThreadPool& pool_;
+  ResourceMgr& resources_;
+  int64_t step_id_;
+};
+
+class GradContext {
+ public:
+  GradContext(const Scope& scope, const Node& node, std::vector<Output> grads)
+      : scope_(scope), node_(node), grads_(std::move(grads)) {}
+
+  // Build gradient ops here (a "gradients/<node name>" name scope).
+  const Scope& scope() const { return scope_; }
+  const Node& node() const { return node_; }
+  Output input(int i) const { return node_.input(i); }
+  Output output(int i = 0) const { return Output(const_cast<Node*>(&node_), i); }
+  // The incoming gradient of output i; invalid when none flows into it.
+  const Output& grad(int i = 0) const { return grads_[i]; }
+  template <typename T>
+  const T& attr(const std::string& name) const {
+    return node_.attr<T>(name);
+  }
+
+ private:
+  const Scope& scope_;
+  const Node& node_;
+  std::vector<Output> grads_;
+};
+
+// Maps op names to records, for loading serialized graphs. Filled by explicit calls
+// (RegisterMathOps(registry), ...); holds pointers to records that outlive it.
+class OpRegistry {
+ public:
+  void Register(const OpDef& op);
+  // nullptr when unknown.
+  const OpDef* Find(const std::string& name) const;
+  // Throws NotFound naming the op and what to register.
+  const OpDef& Get(const std::string& name) const;
+  std::vector<std::string> Names() const;
+
+ private:
+  std::map<std::string, const OpDef*> ops_;
+};
+
+}  // namespace loom
+
+#endif  // LOOM_GRAPH_OP_DEF_H_

@@ -1,0 +1,4 @@
+# math family (elementwise, reductions, matmul):
+# array family:
+# nn family:
+# random family:

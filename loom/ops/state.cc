@@ -1,0 +1,302 @@
+#include "loom/ops/state.h"
+
+namespace loom {
+namespace {
+
+// Adds value into dst element-wise, sign = +1 or -1.
+void AddInPlace(Tensor& dst, const Tensor& value, int sign) {
+  SwitchNumeric(dst.dtype(), "AssignAdd", [&](auto tag) {
+    using T = decltype(tag);
+    T* d = dst.data<T>();
+    const T* v = value.data<T>();
+    const int64_t n = dst.NumElements();
+    if (value.NumElements() == 1) {
+      for (int64_t i = 0; i < n; ++i) d[i] += static_cast<T>(sign) * v[0];
+    } else {
+      for (int64_t i = 0; i < n; ++i) d[i] += static_cast<T>(sign) * v[i];
+    }
+    return 0;
+  });
+}
+
+const OpDef& PlaceholderOp() {
+  static const OpDef op = {
+      .name = "Placeholder",
+      .num_inputs = 0,
+      .role = OpRole::kPlaceholder,
+      .shape =
+          [](InferenceContext& c) {
+            c.set_output(0, c.attr<DType>("dtype"), c.attr<Shape>("shape"));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            throw InvalidArgument("you must feed a value for placeholder '", c.node().name(),
+                                  "' with dtype ", DTypeName(c.node().output_dtype(0)),
+                                  " and shape ", c.node().output_shape(0),
+                                  ": pass it in Session::Run's feeds");
+          },
+      .no_gradient = "placeholders are inputs",
+  };
+  return op;
+}
+
+const OpDef& PlaceholderWithDefaultOp() {
+  static const OpDef op = {
+      .name = "PlaceholderWithDefault",
+      .num_inputs = 1,
+      .shape =
+          [](InferenceContext& c) {
+            const Shape& declared = c.attr<Shape>("shape");
+            if (!declared.IsCompatibleWith(c.input_shape(0))) {
+              c.Fail("default value shape ", c.input_shape(0),
+                     " is incompatible with the declared shape ", declared);
+            }
+            c.set_output(0, c.input_dtype(0), declared);
+          },
+      .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
+      .no_gradient = "placeholders are inputs",
+  };
+  return op;
+}
+
+const OpDef& VariableOp() {
+  static const OpDef op = {
+      .name = "VariableV2",
+      .num_inputs = 0,
+      .stateful = true,
+      .role = OpRole::kVariable,
+      .shape =
+          [](InferenceContext& c) {
+            c.set_output(0, c.attr<DType>("dtype"), c.attr<Shape>("shape"));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            auto* var = c.resources().Lookup<VariableResource>(c.node().name());
+            if (var == nullptr || !var->initialized()) {
+              throw FailedPrecondition(
+                  "attempting to use uninitialized variable '", c.node().name(),
+                  "': run GlobalVariablesInitializer() or restore a checkpoint first");
+            }
+            std::lock_guard<std::mutex> lock(var->mu);
+            c.set_output(0, var->value);
+          },
+      .no_gradient = "variables are leaves; ask Gradients for d/d(variable) directly",
+  };
+  return op;
+}
+
+void AssignShape(InferenceContext& c) {
+  c.ExpectSameDType(0, 1);
+  if (c.node().attrs().GetOr<bool>("validate_shape", true) &&
+      !c.input_shape(0).IsCompatibleWith(c.input_shape(1))) {
+    c.Fail("cannot assign a value of shape ", c.input_shape(1), " to variable '",
+           c.input(0).node->name(), "' of shape ", c.input_shape(0));
+  }
+  c.set_output(0, c.input_dtype(0), c.input_shape(0));
+}
+
+const OpDef& AssignOp() {
+  static const OpDef op = {
+      .name = "Assign",
+      .num_inputs = 2,
+      .ref_inputs = {0},
+      .stateful = true,
+      .shape = AssignShape,
+      .kernel =
+          [](KernelContext& c) {
+            VariableResource& var = c.variable(0);
+            const Tensor& value = c.input(1);
+            const Shape& declared = c.node().input(0).shape();
+            if (!value.shape().IsCompatibleWith(declared)) {
+              c.Fail("cannot assign a value of shape ", value.shape(), " to variable '",
+                     c.node().input(0).node->name(), "' of shape ", declared);
+            }
+            std::lock_guard<std::mutex> lock(var.mu);
+            // Take ownership of a fresh intermediate; copy anything someone else views.
+            var.value = value.BufferIsUnique() && value.buffer()->owned() ? value : value.Clone();
+            c.set_output(0, var.value);
+          },
+      .no_gradient = "assignments are not differentiable",
+  };
+  return op;
+}
+
+void AssignUpdateKernel(KernelContext& c, int sign) {
+  VariableResource& var = c.variable(0);
+  std::lock_guard<std::mutex> lock(var.mu);
+  CheckInitialized(c, var, 0);
+  Tensor& dst = MutableVariableValue(var);
+  const Tensor& value = c.input(1);
+  if (value.NumElements() != dst.NumElements() && value.NumElements() != 1) {
+    c.Fail("update of shape ", value.shape(), " does not match variable shape ", dst.shape());
+  }
+  AddInPlace(dst, value, sign);
+  c.set_output(0, dst);
+}
+
+const OpDef& AssignAddOp() {
+  static const OpDef op = {
+      .name = "AssignAdd",
+      .num_inputs = 2,
+      .ref_inputs = {0},
+      .stateful = true,
+      .shape = AssignShape,
+      .kernel = [](KernelContext& c) { AssignUpdateKernel(c, +1); },
+      .no_gradient = "assignments are not differentiable",
+  };
+  return op;
+}
+
+const OpDef& AssignSubOp() {
+  static const OpDef op = {
+      .name = "AssignSub",
+      .num_inputs = 2,
+      .ref_inputs = {0},
+      .stateful = true,
+      .shape = AssignShape,
+      .kernel = [](KernelContext& c) { AssignUpdateKernel(c, -1); },
+      .no_gradient = "assignments are not differentiable",
+  };
+  return op;
+}
+
+const OpDef& IdentityOp() {
+  static const OpDef op = {
+      .name = "Identity",
+      .num_inputs = 1,
+      .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
+      .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> { return {g.grad(0)}; },
+  };
+  return op;
+}
+
+const OpDef& StopGradientOp() {
+  static const OpDef op = {
+      .name = "StopGradient",
+      .num_inputs = 1,
+      .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
+      .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
+      // No gradient flows, by definition (not an error).
+      .grad = [](const GradContext&) -> std::vector<GradOutput> { return {GradOutput()}; },
+  };
+  return op;
+}
+
+const OpDef& NoOpOp() {
+  static const OpDef op = {
+      .name = "NoOp",
+      .num_inputs = 0,
+      .shape = [](InferenceContext&) {},
+      .kernel = [](KernelContext&) {},
+      .no_gradient = "NoOp has no outputs",
+  };
+  return op;
+}
+
+Operation VariablesInitializer(const Scope& scope, bool local, std::string_view name) {
+  std::vector<Operation> inits;
+  Graph& graph = scope.graph();
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    Node* n = graph.node(id);
+    if (n->op() != "Assign" || !n->attrs().GetOr<bool>("_initializer", false)) continue;
+    if (n->input(0).node->attrs().GetOr<bool>("local", false) != local) continue;
+    inits.push_back(n);
+  }
+  return Group(scope.WithOpName(name), inits);
+}
+
+}  // namespace
+
+Tensor& MutableVariableValue(VariableResource& var) {
+  if (!var.value.BufferIsUnique() || !var.value.buffer()->owned()) var.value = var.value.Clone();
+  return var.value;
+}
+
+void CheckInitialized(const KernelContext& ctx, const VariableResource& var, int ref_input) {
+  if (!var.initialized()) {
+    throw FailedPrecondition("attempting to update uninitialized variable '",
+                             ctx.node().input(ref_input).node->name(),
+                             "': run GlobalVariablesInitializer() or restore a checkpoint first");
+  }
+}
+
+Output Placeholder(const Scope& scope, DType dtype, const Shape& shape) {
+  return scope.AddNode(PlaceholderOp(), {}, {{"dtype", dtype}, {"shape", shape}}, "Placeholder")
+      ->output(0);
+}
+
+Output PlaceholderWithDefault(const Scope& scope, Input default_value, const Shape& shape) {
+  Output d = AsOutput(scope, default_value);
+  return scope.AddNode(PlaceholderWithDefaultOp(), {d}, {{"shape", shape}}, "PlaceholderWithDefault")
+      ->output(0);
+}
+
+Variable::Variable(const Scope& scope, Input initial_value, VariableOptions options) {
+  Output init = AsOutput(scope, initial_value);
+  Shape shape = options.shape.rank_known() ? options.shape : init.shape();
+  if (!shape.fully_defined()) {
+    throw InvalidArgument("variable '", scope.FullName("Variable"),
+                          "' needs a fully defined shape; its initial value has shape ",
+                          init.shape(), ", so pass VariableOptions::shape");
+  }
+  Node* var = scope.WithNoControlDependencies().AddNode(
+      VariableOp(), {},
+      {{"dtype", init.dtype()},
+       {"shape", shape},
+       {"trainable", options.trainable && !options.local},
+       {"local", options.local}},
+      "Variable");
+  node = var;
+  index = 0;
+  Graph& graph = scope.graph();
+  initializer = graph.AddNode(AssignOp(), graph.UniqueName(var->name() + "/Assign"),
+                              {Output(var, 0), init}, {{"_initializer", true}});
+}
+
+Output Assign(const Scope& scope, Output variable, Input value) {
+  Output v = AsOutput(scope, value, variable.dtype());
+  return scope.AddNode(AssignOp(), {variable, v}, {}, "Assign")->output(0);
+}
+
+Output AssignAdd(const Scope& scope, Output variable, Input value) {
+  Output v = AsOutput(scope, value, variable.dtype());
+  return scope.AddNode(AssignAddOp(), {variable, v}, {}, "AssignAdd")->output(0);
+}
+
+Output AssignSub(const Scope& scope, Output variable, Input value) {
+  Output v = AsOutput(scope, value, variable.dtype());
+  return scope.AddNode(AssignSubOp(), {variable, v}, {}, "AssignSub")->output(0);
+}
+
+Operation GlobalVariablesInitializer(const Scope& scope) {
+  return VariablesInitializer(scope, /*local=*/false, "init");
+}
+
+Operation LocalVariablesInitializer(const Scope& scope) {
+  return VariablesInitializer(scope, /*local=*/true, "init_local");
+}
+
+Output Identity(const Scope& scope, Input x) {
+  return scope.AddNode(IdentityOp(), {AsOutput(scope, x)}, {}, "Identity")->output(0);
+}
+
+Output StopGradient(const Scope& scope, Input x) {
+  return scope.AddNode(StopGradientOp(), {AsOutput(scope, x)}, {}, "StopGradient")->output(0);
+}
+
+Operation NoOp(const Scope& scope) { return scope.AddNode(NoOpOp(), {}, {}, "NoOp"); }
+
+Operation Group(const Scope& scope, const std::vector<Operation>& deps) {
+  return scope.WithControlDependencies(deps).AddNode(NoOpOp(), {}, {}, "group_deps");
+}
+
+void RegisterStateOps(OpRegistry& registry) {
+  for (const OpDef* op : {&PlaceholderOp(), &PlaceholderWithDefaultOp(), &VariableOp(),
+                          &AssignOp(), &AssignAddOp(), &AssignSubOp(), &IdentityOp(),
+                          &StopGradientOp(), &NoOpOp(), &ConstOp()}) {
+    registry.Register(*op);
+  }
+}
+
+}  // namespace loom

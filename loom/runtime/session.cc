@@ -1,0 +1,316 @@
+#include "loom/runtime/session.h"
+
+#include <sys/time.h>
+
+#include <algorithm>
+
+#include "loom/graph/op_def.h"
+#include "loom/ops/blas.h"
+
+namespace loom {
+namespace {
+
+int64_t NowMicros() {
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  return static_cast<int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
+}
+
+int ResolveThreads(int requested) {
+  return requested > 0 ? requested : ThreadPool::DefaultThreadCount();
+}
+
+}  // namespace
+
+// One kernel invocation in a plan.
+struct Step {
+  const Node* node;
+  const KernelFn* kernel;
+  std::vector<int> input_slots;   // -1 for ref inputs and variable reads
+  std::vector<const Node*> input_variables;  // the variable read at this step, or nullptr
+  std::vector<char> input_moves;  // 1 when this step is the slot's last reader
+  int first_output_slot;
+  int num_outputs;
+};
+
+struct Session::Plan {
+  std::vector<Step> steps;
+  int num_slots = 0;
+  std::vector<int> feed_slots;
+  std::vector<int> fetch_slots;
+  std::vector<const Node*> fetch_variables;  // per fetch: a variable read at the end, or nullptr
+};
+
+namespace {
+
+bool IsVariable(const Node* node) { return node->op_def().role == OpRole::kVariable; }
+
+// Variables are read when their reader runs, not when the Variable node would, so a
+// reader under a control dependency on an update sees the updated value (TF1's
+// `with tf.control_dependencies([update]): tf.identity(v)`).
+Tensor ReadVariableAtStep(ResourceMgr& resources, const Node* node) {
+  auto* var = resources.Lookup<VariableResource>(node->name());
+  if (var == nullptr || !var->initialized()) {
+    throw FailedPrecondition("attempting to use uninitialized variable '", node->name(),
+                             "': run GlobalVariablesInitializer() or restore a checkpoint first");
+  }
+  std::lock_guard<std::mutex> lock(var->mu);
+  return var->value;
+}
+
+}  // namespace
+
+Session::Session(Graph& graph, SessionOptions options)
+    : graph_(graph), options_(options), pool_(ResolveThreads(options.intra_op_threads)) {
+  SetBlasThreads(pool_.num_threads());
+}
+
+Session::~Session() = default;
+
+std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
+                                                  const std::vector<Output>& fetches,
+                                                  const std::vector<Operation>& targets) const {
+  const int n = graph_.num_nodes();
+  std::vector<char> fed_node(n, 0);
+  for (const auto& [out, value] : feeds) fed_node[out.node->id()] = 1;
+
+  // Reverse reachability from fetches and targets; fed nodes are sources.
+  std::vector<char> needed(n, 0);
+  std::vector<Node*> stack;
+  auto want = [&](Node* node) {
+    if (!needed[node->id()]) {
+      needed[node->id()] = 1;
+      stack.push_back(node);
+    }
+  };
+  for (const Output& f : fetches) want(f.node);
+  for (const Operation& t : targets) want(t.node);
+  while (!stack.empty()) {
+    Node* node = stack.back();
+    stack.pop_back();
+    if (fed_node[node->id()]) continue;
+    const auto& refs = node->op_def().ref_inputs;
+    for (int i = 0; i < node->num_inputs(); ++i) {
+      if (std::find(refs.begin(), refs.end(), i) != refs.end()) continue;
+      want(node->input(i).node);
+    }
+    for (Node* c : node->control_inputs()) want(c);
+  }
+
+  auto plan = std::make_unique<Plan>();
+  std::vector<int> slot_base(n, -1);
+  for (int id = 0; id < n; ++id) {
+    if (!needed[id]) continue;
+    slot_base[id] = plan->num_slots;
+    plan->num_slots += graph_.node(id)->num_outputs();
+  }
+  for (const auto& [out, value] : feeds) {
+    if (out.index >= out.node->num_outputs()) throw InvalidArgument("bad feed ", out.name());
+    if (slot_base[out.node->id()] < 0) {  // fed but not needed: still give it a slot
+      slot_base[out.node->id()] = plan->num_slots;
+      plan->num_slots += out.node->num_outputs();
+    }
+    plan->feed_slots.push_back(slot_base[out.node->id()] + out.index);
+  }
+  std::vector<int> last_reader(plan->num_slots, -1);
+  for (int id = 0; id < n; ++id) {
+    if (!needed[id] || fed_node[id]) continue;
+    Node* node = graph_.node(id);
+    if (IsVariable(node)) continue;  // read by its consumers
+    if (!node->op_def().kernel) {
+      throw Unimplemented(node->description(), " has no CPU kernel");
+    }
+    Step step;
+    step.node = node;
+    step.kernel = &node->op_def().kernel;
+    step.first_output_slot = slot_base[id];
+    step.num_outputs = node->num_outputs();
+    const auto& refs = node->op_def().ref_inputs;
+    for (int i = 0; i < node->num_inputs(); ++i) {
+      const Output& in = node->input(i);
+      step.input_variables.push_back(nullptr);
+      if (std::find(refs.begin(), refs.end(), i) != refs.end()) {
+        step.input_slots.push_back(-1);
+      } else if (IsVariable(in.node) && !fed_node[in.node->id()]) {
+        step.input_slots.push_back(-1);
+        step.input_variables.back() = in.node;
+      } else {
+        int slot = slot_base[in.node->id()] + in.index;
+        step.input_slots.push_back(slot);
+        last_reader[slot] = static_cast<int>(plan->steps.size());
+      }
+    }
+    step.input_moves.assign(step.input_slots.size(), 0);
+    plan->steps.push_back(std::move(step));
+  }
+  for (const Output& f : fetches) {
+    int slot = slot_base[f.node->id()] + f.index;
+    plan->fetch_slots.push_back(slot);
+    plan->fetch_variables.push_back(IsVariable(f.node) && !fed_node[f.node->id()] ? f.node : nullptr);
+    last_reader[slot] = -2;  // fetched: never moved out
+  }
+  for (int s = 0; s < static_cast<int>(plan->steps.size()); ++s) {
+    Step& step = plan->steps[s];
+    for (size_t i = 0; i < step.input_slots.size(); ++i) {
+      int slot = step.input_slots[i];
+      if (slot < 0 || last_reader[slot] != s) continue;
+      // Move only on the last use within this step too (an input may repeat: Mul(x, x)).
+      bool later_in_step = false;
+      for (size_t j = i + 1; j < step.input_slots.size(); ++j)
+        if (step.input_slots[j] == slot) later_in_step = true;
+      if (!later_in_step) step.input_moves[i] = 1;
+    }
+  }
+  return plan;
+}
+
+const Session::Plan& Session::GetPlan(const FeedList& feeds, const std::vector<Output>& fetches,
+                                      const std::vector<Operation>& targets) {
+  std::string key;
+  key.reserve(16 * (feeds.size() + fetches.size() + targets.size()));
+  auto add = [&key](const void* p, int index) {
+    key.append(reinterpret_cast<const char*>(&p), sizeof(p));
+    key.append(reinterpret_cast<const char*>(&index), sizeof(index));
+  };
+  for (const auto& f : feeds) add(f.first.node, f.first.index);
+  key.push_back('|');
+  for (const auto& f : fetches) add(f.node, f.index);
+  key.push_back('|');
+  for (const auto& t : targets) add(t.node, 0);
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  auto& slot = plans_[key];
+  if (!slot) slot = BuildPlan(feeds, fetches, targets);
+  return *slot;
+}
+
+std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output>& fetches,
+                                 const std::vector<Operation>& targets,
+                                 const RunOptions* options, RunMetadata* metadata) {
+  for (const Output& f : fetches) {
+    if (!f.valid()) throw InvalidArgument("Session::Run: a fetch is an empty Output");
+    if (f.node->graph() != &graph_) {
+      throw InvalidArgument("Session::Run: fetch ", f.name(), " belongs to another graph");
+    }
+  }
+  for (const Operation& t : targets) {
+    if (!t.valid()) throw InvalidArgument("Session::Run: a target is an empty Operation");
+    if (t.node->graph() != &graph_) {
+      throw InvalidArgument("Session::Run: target '", t.name(), "' belongs to another graph");
+    }
+  }
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    const auto& [out, value] = feeds[i];
+    if (!out.valid() || out.node->graph() != &graph_) {
+      throw InvalidArgument("Session::Run: feed ", i, " is empty or from another graph");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (feeds[j].first == out) throw InvalidArgument("Session::Run: ", out.name(), " is fed twice");
+    }
+    if (!value.defined()) throw InvalidArgument("Session::Run: the value fed to ", out.name(), " is empty");
+    if (value.dtype() != out.dtype()) {
+      throw InvalidArgument("cannot feed a ", DTypeName(value.dtype()), " tensor to ",
+                            out.node->description(), ", which expects ",
+                            DTypeName(out.dtype()));
+    }
+    if (!value.shape().IsCompatibleWith(out.shape())) {
+      throw InvalidArgument("cannot feed a tensor of shape ", value.shape(), " to ",
+                            out.node->description(), ", which expects shape ", out.shape());
+    }
+  }
+
+  const Plan& plan = GetPlan(feeds, fetches, targets);
+  const int64_t step_id = run_counter_++;
+  const bool trace = options != nullptr && options->trace && metadata != nullptr;
+  std::vector<Tensor> slots(plan.num_slots);
+  for (size_t i = 0; i < feeds.size(); ++i) slots[plan.feed_slots[i]] = feeds[i].second;
+
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  for (const Step& step : plan.steps) {
+    const size_t num_inputs = step.input_slots.size();
+    inputs.resize(num_inputs);
+    for (size_t i = 0; i < num_inputs; ++i) {
+      int slot = step.input_slots[i];
+      if (slot < 0) {
+        inputs[i] = step.input_variables[i] ? ReadVariableAtStep(resources_, step.input_variables[i])
+                                            : Tensor();
+      } else if (step.input_moves[i]) {
+        inputs[i] = std::move(slots[slot]);
+      } else {
+        inputs[i] = slots[slot];
+      }
+    }
+    outputs.assign(step.num_outputs, Tensor());
+    KernelContext ctx(*step.node, std::span<Tensor>(inputs.data(), num_inputs), outputs, pool_,
+                      resources_, step_id);
+    const int64_t start = trace ? NowMicros() : 0;
+    try {
+      (*step.kernel)(ctx);
+    } catch (const Error& e) {
+      const std::string& name = step.node->name();
+      if (e.message().find("'" + name + "'") != std::string::npos) throw;
+      throw Error(e.code(), StrCat(e.message(), " [in ", step.node->description(), "]"));
+    }
+    if (trace) {
+      metadata->step_stats.push_back(
+          {step.node->name(), step.node->op(), start, NowMicros()});
+    }
+    for (int o = 0; o < step.num_outputs; ++o) {
+      Tensor& t = outputs[o];
+      if (!t.defined() || t.dtype() != step.node->output_dtype(o)) {
+        throw Internal(step.node->description(), " produced ",
+                       t.defined() ? DTypeName(t.dtype()) : "no value", " for output ", o,
+                       ", expected ", DTypeName(step.node->output_dtype(o)));
+      }
+      slots[step.first_output_slot + o] = std::move(t);
+    }
+    for (auto& t : inputs) t = Tensor();
+  }
+  std::vector<Tensor> result;
+  result.reserve(plan.fetch_slots.size());
+  for (size_t f = 0; f < plan.fetch_slots.size(); ++f) {
+    const int slot = plan.fetch_slots[f];
+    if (plan.fetch_variables[f]) slots[slot] = ReadVariableAtStep(resources_, plan.fetch_variables[f]);
+    // A fetched value that something else still views (a variable, a feed) is copied, so
+    // later in-place updates never change what the caller holds.
+    Tensor& t = slots[slot];
+    result.push_back(t.BufferIsUnique() || t.dtype() == DType::kString ? t : t.Clone());
+  }
+  return result;
+}
+
+Tensor Session::Eval(Output fetch, const FeedList& feeds) { return Run(feeds, {fetch})[0]; }
+
+void Session::RunTarget(Operation target, const FeedList& feeds) { Run(feeds, {}, {target}); }
+
+Tensor Session::ReadVariable(const std::string& name) {
+  auto* var = resources_.Lookup<VariableResource>(name);
+  if (var == nullptr || !var->initialized()) {
+    throw FailedPrecondition("variable '", name, "' is not initialized");
+  }
+  std::lock_guard<std::mutex> lock(var->mu);
+  return var->value.Clone();
+}
+
+void Session::WriteVariable(const std::string& name, const Tensor& value) {
+  Node* node = graph_.FindNode(name);
+  if (node == nullptr || node->op_def().role != OpRole::kVariable) {
+    throw NotFound("no variable named '", name, "' in the graph");
+  }
+  if (value.dtype() != node->output_dtype(0) ||
+      !value.shape().IsCompatibleWith(node->output_shape(0))) {
+    throw InvalidArgument("cannot assign a ", DTypeName(value.dtype()), value.shape(),
+                          " value to variable '", name, "' of ",
+                          DTypeName(node->output_dtype(0)), node->output_shape(0));
+  }
+  auto* var = resources_.LookupOrCreate<VariableResource>(name);
+  std::lock_guard<std::mutex> lock(var->mu);
+  var->value = value.Clone();
+}
+
+bool Session::VariableInitialized(const std::string& name) {
+  auto* var = resources_.Lookup<VariableResource>(name);
+  return var != nullptr && var->initialized();
+}
+
+}  // namespace loom

@@ -1,0 +1,141 @@
+#include "loom/runtime/session.h"
+
+#include <gtest/gtest.h>
+
+#include "loom/autodiff/gradients.h"
+#include "loom/ops/grad_support.h"
+#include "loom/ops/state.h"
+#include "loom/runtime/gradient_checker.h"
+
+namespace loom {
+namespace {
+
+template <typename Fn>
+ErrorCode CodeOf(Fn&& fn, std::string* message = nullptr) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    if (message) *message = e.message();
+    return e.code();
+  }
+  ADD_FAILURE() << "expected an Error";
+  return ErrorCode::kInternal;
+}
+
+TEST(SessionTest, FeedsAndFetchesThroughIdentity) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s.WithOpName("x"), kFloat32, {-1, 2});
+  auto y = Identity(s, x);
+  Session session(graph);
+  Tensor value = Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2});
+  Tensor out = session.Run({{x, value}}, {y})[0];
+  EXPECT_TRUE(out.Equals(value));
+}
+
+TEST(SessionTest, MissingFeedNamesThePlaceholder) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s.WithOpName("features"), kFloat32, {-1, 2});
+  Session session(graph);
+  std::string message;
+  EXPECT_EQ(CodeOf([&] { session.Eval(Identity(s, x)); }, &message), ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("'features'"), std::string::npos) << message;
+}
+
+TEST(SessionTest, FeedOfWrongDtypeOrShapeIsRejected) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s.WithOpName("x"), kFloat32, {-1, 2});
+  auto y = Identity(s, x);
+  Session session(graph);
+  std::string message;
+  EXPECT_EQ(CodeOf([&] { session.Run({{x, Tensor::FromVector<double>({1, 2}, {1, 2})}}, {y}); },
+                   &message),
+            ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("float64"), std::string::npos) << message;
+  EXPECT_EQ(CodeOf([&] { session.Run({{x, Tensor::FromVector<float>({1, 2, 3}, {1, 3})}}, {y}); },
+                   &message),
+            ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("[?,2]"), std::string::npos) << message;
+}
+
+TEST(SessionTest, VariablesInitializeAssignAndPersist) {
+  Graph graph;
+  Scope s(graph);
+  Variable w(s.WithOpName("w"), Tensor::FromVector<float>({1, 2}));
+  auto add = AssignAdd(s, w, Tensor::FromVector<float>({10, 20}));
+  Session session(graph);
+  std::string message;
+  EXPECT_EQ(CodeOf([&] { session.Eval(w); }, &message), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(message.find("'w'"), std::string::npos) << message;
+  session.RunTarget(GlobalVariablesInitializer(s));
+  Tensor before = session.Eval(w);
+  session.RunTarget(add);
+  session.RunTarget(add);
+  Tensor after = session.Eval(w);
+  EXPECT_EQ(before.flat<float>()[0], 1);  // a fetched value never changes afterwards
+  EXPECT_EQ(after.flat<float>()[0], 21);
+  EXPECT_EQ(after.flat<float>()[1], 42);
+  EXPECT_EQ(graph.FindNode("w/Assign")->op(), "Assign");
+}
+
+TEST(SessionTest, PrunesToWhatFetchesNeed) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s.WithOpName("unused"), kFloat32);
+  (void)Identity(s, x);
+  auto c = Const(s, Tensor::Scalar<float>(3));
+  Session session(graph);
+  EXPECT_EQ(session.Eval(Identity(s, c)).scalar<float>(), 3);  // no feed for 'unused' needed
+}
+
+TEST(SessionTest, ControlDependenciesRunFirst) {
+  Graph graph;
+  Scope s(graph);
+  Variable v(s.WithOpName("v"), Tensor::Scalar<float>(0));
+  auto inc = AssignAdd(s, v, 1.0f);
+  auto read = Identity(s.WithControlDependencies({inc}), v);
+  Session session(graph);
+  session.RunTarget(GlobalVariablesInitializer(s));
+  EXPECT_EQ(session.Eval(read).scalar<float>(), 1);
+  EXPECT_EQ(session.Eval(read).scalar<float>(), 2);
+}
+
+TEST(SessionTest, StepStatsWhenTracing) {
+  Graph graph;
+  Scope s(graph);
+  auto y = Identity(s.WithOpName("y"), Const(s, Tensor::Scalar<float>(1)));
+  Session session(graph);
+  RunOptions options{.trace = true};
+  RunMetadata metadata;
+  session.Run({}, {y}, {}, &options, &metadata);
+  ASSERT_EQ(metadata.step_stats.size(), 2u);
+  EXPECT_EQ(metadata.step_stats[1].node_name, "y");
+}
+
+TEST(GradientsTest, AddNAndIdentityAccumulate) {
+  double err = MaxGradientError(
+      [](const Scope& s, const std::vector<Output>& x) {
+        return AddN(s, {x[0], Identity(s, x[0]), x[1]});
+      },
+      {RandomDoubles({3, 2}), RandomDoubles({3, 2}, 2)});
+  EXPECT_LT(err, 1e-8);
+}
+
+TEST(GradientsTest, StopGradientBlocksAndNoRuleIsAnError) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s, kFloat64, {2});
+  auto y = AddN(s, {StopGradient(s, x), OnesLike(s, x)});
+  EXPECT_FALSE(Gradients(s, {y}, {x})[0].valid());
+  Variable v(s.WithOpName("v"), Tensor::FromVector<double>({1, 2}));
+  auto assigned = Assign(s, v, x);
+  std::string message;
+  EXPECT_EQ(CodeOf([&] { Gradients(s, {assigned}, {x}); }, &message),
+            ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("Assign"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace loom
