@@ -1,0 +1,248 @@
+#include "loom/io/safetensors.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "loom/base/error.h"
+#include "loom/base/fault_injection_env.h"
+
+namespace loom {
+namespace {
+
+const std::string kTestdata = LOOM_SHARED_TESTDATA;
+
+std::string ErrorMessage(const std::function<void()>& fn, ErrorCode code) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    return e.message();
+  }
+  ADD_FAILURE() << "expected an error";
+  return "";
+}
+
+// Every sample file from the reference implementation holds [-3, -2, -1, 0, 1, 2] in its
+// dtype (unsigned types wrap), so that is what each tensor must read as.
+double ExpectedValue(const std::string& dtype, int i) {
+  const double v = i - 3;
+  if (v >= 0) return v;
+  if (dtype == "U8") return v + 256;
+  if (dtype == "U16") return v + 65536;
+  if (dtype == "U32") return v + 4294967296.0;
+  return v;
+}
+
+TEST(SafetensorsTest, ReadsEveryReferenceSampleAsExpected) {
+  const std::string expected_path = kTestdata + "/expected.json";
+  std::ifstream in(expected_path);
+  if (!in) GTEST_SKIP() << "shared test data absent: " << expected_path;
+  const nlohmann::json expected = nlohmann::json::parse(in);
+  int files = 0;
+  for (const auto& [key, info] : expected.items()) {
+    if (!key.starts_with("safetensors/")) continue;
+    ++files;
+    SCOPED_TRACE(key);
+    const std::string path = kTestdata + "/" + key;
+    const SafetensorsIndex index = ReadSafetensorsIndex(Env::Default(), path);
+    EXPECT_EQ(index.file_size, info["file_size"].get<uint64_t>());
+    EXPECT_EQ(index.header_length, info["header_len"].get<uint64_t>());
+    auto reader = SafetensorsReader::Open(Env::Default(), path);
+    int tensors = 0;
+    for (const auto& [name, entry] : info["header"].items()) {
+      if (name == "__metadata__") {
+        for (const auto& [k, v] : entry.items()) EXPECT_EQ(reader->metadata().at(k), v);
+        continue;
+      }
+      ++tensors;
+      SCOPED_TRACE(name);
+      const std::string dtype = entry["dtype"];
+      const auto it = std::find_if(index.tensors.begin(), index.tensors.end(),
+                                   [&](const auto& t) { return t.name == name; });
+      ASSERT_NE(it, index.tensors.end());
+      EXPECT_EQ(it->dtype, dtype);
+      EXPECT_EQ(it->begin, entry["data_offsets"][0].get<uint64_t>());
+      EXPECT_EQ(it->end, entry["data_offsets"][1].get<uint64_t>());
+      const Tensor t = reader->Get(name);
+      EXPECT_EQ(t.shape(), Shape(entry["shape"].get<std::vector<int64_t>>()));
+      SwitchNumeric(t.dtype(), "test", [&](auto tag) {
+        using T = decltype(tag);
+        auto values = t.flat<T>();
+        for (size_t i = 0; i < values.size(); ++i) {
+          EXPECT_EQ(static_cast<double>(values[i]), ExpectedValue(dtype, i)) << i;
+        }
+        return 0;
+      });
+    }
+    EXPECT_EQ(reader->names().size(), static_cast<size_t>(tensors));
+  }
+  EXPECT_EQ(files, 10);
+}
+
+TEST(SafetensorsTest, SampleDtypesMapToLoomDtypes) {
+  const std::string path = kTestdata + "/safetensors/overall.safetensors";
+  if (!Env::Default()->FileExists(path)) GTEST_SKIP() << "shared test data absent: " << path;
+  auto all = ReadSafetensors(Env::Default(), path);
+  EXPECT_EQ(all.at("B").dtype(), kUInt8);
+  EXPECT_EQ(all.at("b").dtype(), kInt32);
+  EXPECT_EQ(all.at("h").dtype(), kInt32);
+  EXPECT_EQ(all.at("H").dtype(), kInt32);
+  EXPECT_EQ(all.at("i").dtype(), kInt32);
+  EXPECT_EQ(all.at("I").dtype(), kInt64);
+  EXPECT_EQ(all.at("e").dtype(), kFloat32);
+  EXPECT_EQ(all.at("f").dtype(), kFloat32);
+  EXPECT_EQ(all.at("d").dtype(), kFloat64);
+  // Without conversion the narrow types are refused with a clear message.
+  SafetensorsReadOptions strict;
+  strict.convert_unsupported_dtypes = false;
+  auto reader = SafetensorsReader::Open(Env::Default(), path, strict);
+  EXPECT_NE(ErrorMessage([&] { reader->Get("e"); }, ErrorCode::kUnimplemented).find("F16"),
+            std::string::npos);
+  EXPECT_EQ(reader->Get("f").dtype(), kFloat32);
+}
+
+TEST(SafetensorsTest, RoundTripIsZeroCopyAndPadded) {
+  auto env = NewMemEnv();
+  const Tensor w = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  const Tensor step = Tensor::Scalar<int64_t>(42);
+  const Tensor mask = Tensor::FromVector<bool>({true, false, true});
+  const Tensor bytes = Tensor::FromVector<uint8_t>({1, 2, 3});
+  const Tensor d = Tensor::FromVector<double>({0.5});
+  const Tensor empty(kInt32, Shape{0, 4});
+  WriteSafetensors(env.get(), "ckpt.safetensors",
+                   {{"dense/w", w}, {"global_step", step}, {"mask", mask}, {"bytes", bytes},
+                    {"d", d}, {"empty", empty}},
+                   {{"format", "loom"}});
+  const std::string raw = ReadFileToString(env.get(), "ckpt.safetensors");
+  uint64_t n = 0;
+  std::memcpy(&n, raw.data(), 8);
+  EXPECT_EQ(n % 8, 0u);
+  EXPECT_EQ(raw.substr(8, 15), "{\"__metadata__\"");
+  EXPECT_EQ(raw[8 + n - 1] == ' ' || raw[8 + n - 1] == '}', true);
+
+  auto reader = SafetensorsReader::Open(env.get(), "ckpt.safetensors");
+  EXPECT_EQ(reader->metadata().at("format"), "loom");
+  EXPECT_EQ(reader->names(),
+            (std::vector<std::string>{"dense/w", "global_step", "mask", "bytes", "d", "empty"}));
+  EXPECT_TRUE(reader->Get("dense/w").Equals(w));
+  EXPECT_TRUE(reader->Get("global_step").Equals(step));
+  EXPECT_TRUE(reader->Get("mask").Equals(mask));
+  EXPECT_TRUE(reader->Get("bytes").Equals(bytes));
+  EXPECT_TRUE(reader->Get("d").Equals(d));
+  EXPECT_TRUE(reader->Get("empty").Equals(empty));
+  // Aligned numeric tensors are views into the mapping, which outlives the reader.
+  Tensor view = reader->Get("dense/w");
+  EXPECT_FALSE(view.buffer()->owned());
+  EXPECT_TRUE(view.SharesBufferWith(reader->Get("global_step")));
+  reader.reset();
+  EXPECT_EQ(view.flat<float>()[5], 6.0f);
+  EXPECT_NE(ErrorMessage([&] {
+              SafetensorsReader::Open(env.get(), "ckpt.safetensors")->Get("nope");
+            }, ErrorCode::kNotFound).find("nope"),
+            std::string::npos);
+}
+
+TEST(SafetensorsTest, PosixRoundTripMapsTheFile) {
+  char tmpl[] = "/tmp/loom_st_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string path = JoinPath(tmpl, "a.safetensors");
+  Tensor big(kFloat32, Shape{1000, 100});
+  for (int64_t i = 0; i < big.NumElements(); ++i) big.data<float>()[i] = i * 0.5f;
+  WriteSafetensors(Env::Default(), path, {{"big", big}});
+  EXPECT_EQ(Env::Default()->GetChildren(tmpl), std::vector<std::string>{"a.safetensors"});
+  Tensor read = ReadSafetensors(Env::Default(), path).at("big");
+  EXPECT_TRUE(read.Equals(big));
+  EXPECT_FALSE(read.buffer()->owned());
+  Env::Default()->DeleteRecursively(tmpl);
+  EXPECT_EQ(read.flat<float>()[99999], 99999 * 0.5f);  // mapping outlives the file
+}
+
+TEST(SafetensorsTest, WriterRejectsBadInput) {
+  auto env = NewMemEnv();
+  const Tensor t = Tensor::Scalar<float>(1);
+  EXPECT_THROW(WriteSafetensors(env.get(), "x", {{"a", t}, {"a", t}}), Error);
+  EXPECT_THROW(WriteSafetensors(env.get(), "x", {{"__metadata__", t}}), Error);
+  EXPECT_THROW(WriteSafetensors(env.get(), "x", {{"s", Tensor::ScalarString("no")}}), Error);
+  EXPECT_FALSE(env->FileExists("x"));
+}
+
+TEST(SafetensorsTest, CrashSafeWriteKeepsTheOldFileOnFailure) {
+  auto mem = NewMemEnv();
+  FaultInjectionEnv env(mem.get());
+  const Tensor old_value = Tensor::FromVector<float>({1, 2});
+  WriteSafetensors(&env, "dir/m.safetensors", {{"w", old_value}});
+  env.FailNthAppend(3, /*short_write=*/true);  // tear the tensor bytes
+  EXPECT_THROW(WriteSafetensors(&env, "dir/m.safetensors",
+                                {{"w", Tensor::FromVector<float>({3, 4})}}),
+               Error);
+  EXPECT_TRUE(ReadSafetensors(&env, "dir/m.safetensors").at("w").Equals(old_value));
+  EXPECT_EQ(env.GetChildren("dir"), std::vector<std::string>{"m.safetensors"});
+  env.ClearFaults();
+  env.SetFreeSpace(10);
+  EXPECT_THROW(WriteSafetensors(&env, "dir/m.safetensors", {{"w", old_value}}), Error);
+  EXPECT_TRUE(ReadSafetensors(&env, "dir/m.safetensors").at("w").Equals(old_value));
+}
+
+// Builds a file from a header string and data bytes.
+std::string MakeFile(const std::string& header, const std::string& data) {
+  std::string out(8, '\0');
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i, n >>= 8) out[i] = static_cast<char>(n & 0xFF);
+  return out + header + data;
+}
+
+TEST(SafetensorsTest, CorruptFilesAreDataLossNamingFileAndTensor) {
+  auto env = NewMemEnv();
+  auto expect_data_loss = [&](const std::string& contents, const std::string& needle) {
+    WriteFileAtomically(env.get(), "bad.safetensors", contents);
+    const std::string msg = ErrorMessage(
+        [&] { SafetensorsReader::Open(env.get(), "bad.safetensors"); }, ErrorCode::kDataLoss);
+    EXPECT_NE(msg.find("bad.safetensors"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+    ErrorMessage([&] { ReadSafetensorsIndex(env.get(), "bad.safetensors"); },
+                 ErrorCode::kDataLoss);
+  };
+  expect_data_loss("abc", "fewer than the 8-byte");
+  expect_data_loss(MakeFile("{}", "").substr(0, 9), "exceeds the file size");
+  expect_data_loss(MakeFile("{not json", ""), "not valid JSON");
+  expect_data_loss(MakeFile("[]", ""), "not a JSON object");
+  const std::string w = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  expect_data_loss(MakeFile(w, std::string(4, 'x')), "tensor 'w' ends at byte");
+  expect_data_loss(MakeFile(w, std::string(12, 'x')), "trailing bytes");
+  expect_data_loss(MakeFile(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
+                            std::string(8, 'x')),
+                   "tensor 'w' has shape [3]");
+  expect_data_loss(MakeFile(R"({"w":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})",
+                            std::string(8, 'x')),
+                   "unknown dtype");
+  expect_data_loss(MakeFile(R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
+                            R"("b":{"dtype":"U8","shape":[4],"data_offsets":[2,6]}})",
+                            std::string(6, 'x')),
+                   "overlap");
+  expect_data_loss(MakeFile(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})",
+                            std::string(4, 'x')),
+                   "a gap");
+  expect_data_loss(MakeFile(R"({"w":{"dtype":"U8","shape":[-1],"data_offsets":[0,8]}})",
+                            std::string(8, 'x')),
+                   "invalid dimension");
+  expect_data_loss(
+      MakeFile(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})",
+               std::string(8, 'x')),
+      "'w'");
+  expect_data_loss(MakeFile(R"({"__metadata__":{"a":1}})", ""), "__metadata__");
+}
+
+TEST(SafetensorsTest, UnsupportedFileDtypeIsUnimplemented) {
+  auto env = NewMemEnv();
+  WriteFileAtomically(env.get(), "u64.safetensors",
+                      MakeFile(R"({"w":{"dtype":"U64","shape":[1],"data_offsets":[0,8]}})",
+                               std::string(8, '\0')));
+  auto reader = SafetensorsReader::Open(env.get(), "u64.safetensors");
+  const std::string msg = ErrorMessage([&] { reader->Get("w"); }, ErrorCode::kUnimplemented);
+  EXPECT_NE(msg.find("U64"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom
