@@ -1,0 +1,158 @@
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "loom/base/env.h"
+#include "loom/base/error.h"
+#include "loom/base/fault_injection_env.h"
+#include "loom/io/event_file.h"
+
+namespace loom {
+namespace {
+
+// Forwards everything to the base Env but reads a clock the test sets.
+class ManualClockEnv : public FaultInjectionEnv {
+ public:
+  explicit ManualClockEnv(Env* base) : FaultInjectionEnv(base) {}
+  uint64_t NowMicros() override { return now_micros; }
+  uint64_t now_micros = 1700000000'250000;
+};
+
+std::vector<proto::Event> ReadEvents(Env* env, const std::string& path) {
+  auto reader = EventFileReader::Open(env, path);
+  std::vector<proto::Event> events;
+  while (auto e = reader->Next()) events.push_back(*e);
+  return events;
+}
+
+TEST(EventFileWriterTest, NamesFileAndWritesVersionFirst) {
+  auto mem = NewMemEnv();
+  ManualClockEnv env(mem.get());
+  EventFileWriter writer(&env, "/logs/run1", {});
+  EXPECT_EQ(writer.path(), "/logs/run1/events.out.tfevents.1700000000.memenv.1.0");
+  writer.Close();
+  std::vector<proto::Event> events = ReadEvents(&env, writer.path());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].file_version(), "brain.Event:2");
+  EXPECT_DOUBLE_EQ(events[0].wall_time(), 1700000000.25);
+  EXPECT_EQ(events[0].step(), 0);
+}
+
+TEST(EventFileWriterTest, SecondWriterInTheSameSecondGetsTheNextCounter) {
+  auto mem = NewMemEnv();
+  ManualClockEnv env(mem.get());
+  EventFileWriter a(&env, "/logs", {});
+  EventFileWriter b(&env, "/logs", {.filename_suffix = ".v2"});
+  EventFileWriter c(&env, "/logs", {});
+  EXPECT_TRUE(a.path().ends_with(".1.0"));
+  EXPECT_TRUE(b.path().ends_with(".1.0.v2"));
+  EXPECT_TRUE(c.path().ends_with(".1.1"));
+}
+
+TEST(EventFileWriterTest, ScalarsRoundTrip) {
+  auto mem = NewMemEnv();
+  ManualClockEnv env(mem.get());
+  std::string path;
+  {
+    EventFileWriter writer(&env, "/logs", {});
+    path = writer.path();
+    for (int step = 0; step < 25; ++step) {
+      env.now_micros += 1000000;
+      writer.WriteScalar("loss", step, 1.0f / (step + 1));
+      writer.WriteScalar("accuracy", step, step * 0.01f);
+    }
+    EXPECT_EQ(writer.events_written(), 51u);
+  }  // the destructor closes
+  std::vector<proto::Event> events = ReadEvents(&env, path);
+  ASSERT_EQ(events.size(), 51u);
+  for (int step = 0; step < 25; ++step) {
+    const proto::Event& loss = events[1 + 2 * step];
+    EXPECT_EQ(loss.step(), step);
+    EXPECT_DOUBLE_EQ(loss.wall_time(), 1700000000.25 + step + 1);
+    ASSERT_EQ(loss.summary().value_size(), 1);
+    EXPECT_EQ(loss.summary().value(0).tag(), "loss");
+    EXPECT_EQ(loss.summary().value(0).simple_value(), 1.0f / (step + 1));
+    EXPECT_EQ(ScalarValue(events[2 + 2 * step].summary().value(0)), double{step * 0.01f});
+  }
+}
+
+// Flushing is observable with the POSIX Env, which buffers appends.
+class EventFileFlushTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = JoinPath(::testing::TempDir(),
+                    "loom_event_flush_" + std::to_string(Env::Default()->ProcessId()) + "_" +
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    if (Env::Default()->FileExists(dir_)) Env::Default()->DeleteRecursively(dir_);
+  }
+  void TearDown() override { Env::Default()->DeleteRecursively(dir_); }
+  std::string dir_;
+};
+
+TEST_F(EventFileFlushTest, FlushesEveryNEventsAndAfterFlushSecs) {
+  ManualClockEnv env(Env::Default());
+  EventFileWriter writer(&env, dir_, {.flush_every_events = 3, .flush_secs = 60});
+  const uint64_t after_version = env.GetFileSize(writer.path());
+  EXPECT_GT(after_version, 0u);  // the version event is flushed at once
+  writer.WriteScalar("a", 1, 1);
+  writer.WriteScalar("a", 2, 2);
+  EXPECT_EQ(env.GetFileSize(writer.path()), after_version);
+  writer.WriteScalar("a", 3, 3);
+  const uint64_t after_three = env.GetFileSize(writer.path());
+  EXPECT_GT(after_three, after_version);
+  writer.WriteScalar("a", 4, 4);
+  EXPECT_EQ(env.GetFileSize(writer.path()), after_three);
+  env.now_micros += 61'000'000;
+  writer.WriteScalar("a", 5, 5);
+  EXPECT_GT(env.GetFileSize(writer.path()), after_three);
+  writer.Close();
+  EXPECT_EQ(ReadEvents(&env, writer.path()).size(), 6u);
+}
+
+TEST(EventFileReaderTest, RecordThatIsNotAnEventIsDataLoss) {
+  auto env = NewMemEnv();
+  {
+    auto writer = RecordWriter::Open(env.get(), "/bad", {});
+    writer->WriteRecord(std::string("\x0b\x0b\x0b", 3));  // a group tag: invalid proto
+  }
+  auto reader = EventFileReader::Open(env.get(), "/bad");
+  try {
+    reader->Next();
+    FAIL() << "expected DataLoss";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDataLoss);
+    EXPECT_NE(e.message().find("record at offset 0 in '/bad'"), std::string::npos)
+        << e.message();
+  }
+}
+
+TEST(SummaryHelpersTest, ScalarSummaryGoldenBytes) {
+  // Summary.value (field 1, 11 bytes){ tag (field 1) "loss"; simple_value (field 2,
+  // fixed32) 0.25f = 0x3e800000 little-endian }.
+  const std::string expected = {0x0a, 0x0b, 0x0a, 0x04, 'l', 'o', 's', 's',
+                                0x15, 0x00, 0x00, static_cast<char>(0x80), 0x3e};
+  EXPECT_EQ(ScalarSummary("loss", 0.25f).SerializeAsString(), expected);
+}
+
+TEST(SummaryHelpersTest, ScalarValueReadsSimpleValuesAndScalarTensors) {
+  proto::Summary s = ScalarSummary("x", 2.5f);
+  EXPECT_EQ(ScalarValue(s.value(0)), 2.5);
+  proto::Summary::Value v;
+  v.mutable_tensor()->set_dtype(proto::DT_FLOAT);
+  v.mutable_tensor()->add_float_val(0.75f);
+  EXPECT_EQ(ScalarValue(v), 0.75);
+  float f = -3.0f;
+  v.mutable_tensor()->clear_float_val();
+  v.mutable_tensor()->set_tensor_content(std::string(reinterpret_cast<char*>(&f), 4));
+  EXPECT_EQ(ScalarValue(v), -3.0);
+  v.mutable_tensor()->set_dtype(proto::DT_DOUBLE);
+  v.mutable_tensor()->clear_tensor_content();
+  v.mutable_tensor()->add_double_val(1e300);
+  EXPECT_EQ(ScalarValue(v), 1e300);
+  v.mutable_histo()->set_num(3);
+  EXPECT_EQ(ScalarValue(v), std::nullopt);
+}
+
+}  // namespace
+}  // namespace loom
