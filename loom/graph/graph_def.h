@@ -1,0 +1,60 @@
+#ifndef LOOM_GRAPH_GRAPH_DEF_H_
+#define LOOM_GRAPH_GRAPH_DEF_H_
+
+// Graph <-> GraphDef, the protobuf TensorFlow and TensorBoard read (our own .proto files,
+// wire-compatible: loom/io/proto/graph.proto). Nodes are written in id order (a
+// topological order), inputs as "node", "node:1" and "^control", attributes as AttrValue,
+// plus "_output_shapes" so TensorBoard can label edges.
+//
+// Data never goes into a graph file: a constant holding more than
+// `inline_constant_bytes` is written with its dtype and shape only, and its bytes go to a
+// safetensors sidecar beside the graph ("<path>.data.safetensors", keyed by node name);
+// such a node carries the attr "_external_data" naming the sidecar's file name. A graph
+// file's size therefore depends on the number of nodes, never on the data (TF's
+// "GraphDef cannot be larger than 2GB" cannot happen).
+//
+// Attribute floats are 32-bit in AttrValue (as in TF), so a double attribute round-trips
+// with float precision.
+#include <string>
+
+#include "loom/base/env.h"
+#include "loom/graph/op_def.h"
+#include "loom/io/proto/graph.pb.h"
+
+namespace loom {
+
+struct GraphExportOptions {
+  // Constants larger than this many bytes go to the sidecar. Default: 1 MiB.
+  int64_t inline_constant_bytes = 1 << 20;
+};
+
+// The graph's structure. Large constants keep dtype and shape but no values; they are
+// appended to `external` (node name, value) when it is not null, dropped otherwise
+// (that is what event files get: structure only).
+proto::GraphDef ToGraphDef(const Graph& graph, const GraphExportOptions& options = {},
+                           std::vector<std::pair<std::string, Tensor>>* external = nullptr);
+
+// Adds the nodes of `def` to `graph` (empty or not; names must not collide), looking ops
+// up in `registry`. External constants are read from `sidecar_path` (zero-copy views of
+// the mapped file). Throws NotFound for an unknown op or input, InvalidArgument for bad
+// attributes or shapes (naming the node), DataLoss for a missing sidecar tensor.
+void ImportGraphDef(const proto::GraphDef& def, const OpRegistry& registry, Graph& graph,
+                    Env* env = nullptr, const std::string& sidecar_path = "");
+
+// Writes `path` (binary GraphDef) and, when some constant is large, the sidecar
+// "<path>.data.safetensors"; both atomically.
+void ExportGraph(const Graph& graph, Env* env, const std::string& path,
+                 const GraphExportOptions& options = {});
+// Reads what ExportGraph wrote into `graph`.
+void ImportGraph(Env* env, const std::string& path, const OpRegistry& registry, Graph& graph);
+
+// The binary encoding of a GraphDef with map entries in sorted order, so equal graphs
+// give equal bytes.
+std::string SerializeGraphDef(const proto::GraphDef& def);
+
+// The sidecar path for a graph file.
+std::string GraphSidecarPath(const std::string& graph_path);
+
+}  // namespace loom
+
+#endif  // LOOM_GRAPH_GRAPH_DEF_H_

@@ -1,0 +1,103 @@
+#include "loom/graph/graph_def.h"
+
+#include <gtest/gtest.h>
+
+#include "loom/ops/grad_support.h"
+#include "loom/ops/state.h"
+#include "loom/runtime/session.h"
+
+namespace loom {
+namespace {
+
+OpRegistry TestRegistry() {
+  OpRegistry registry;
+  RegisterStateOps(registry);
+  RegisterGradSupportOps(registry);
+  return registry;
+}
+
+TEST(GraphDefTest, RoundTripKeepsStructureAttributesAndResults) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s.WithOpName("x"), kFloat32, {-1, 2});
+  Variable w(s.WithOpName("w"), Tensor::FromVector<float>({1, 2}, {1, 2}), {.trainable = false});
+  auto y = AddN(s.WithOpName("y"), {x, w, Identity(s.WithControlDependencies({w.initializer}), x)});
+  proto::GraphDef def = ToGraphDef(graph);
+
+  Graph loaded;
+  ImportGraphDef(def, TestRegistry(), loaded);
+  ASSERT_EQ(loaded.num_nodes(), graph.num_nodes());
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node* a = graph.node(id);
+    const Node* b = loaded.node(id);
+    EXPECT_EQ(a->name(), b->name());
+    EXPECT_EQ(a->op(), b->op());
+    EXPECT_EQ(a->num_inputs(), b->num_inputs());
+    EXPECT_EQ(a->control_inputs().size(), b->control_inputs().size());
+    for (int o = 0; o < a->num_outputs(); ++o) EXPECT_EQ(a->output_shape(o), b->output_shape(o));
+  }
+  EXPECT_FALSE(loaded.FindNode("w")->attr<bool>("trainable"));
+  // Serializing the loaded graph gives the same bytes.
+  EXPECT_EQ(SerializeGraphDef(def), SerializeGraphDef(ToGraphDef(loaded)));
+
+  Session session(loaded);
+  session.RunTarget(loaded.FindNode("w/Assign"));
+  Tensor out = session.Eval(loaded.GetOutput("y"),
+                            {{loaded.GetOutput("x"), Tensor::FromVector<float>({1, 1}, {1, 2})}});
+  EXPECT_EQ(out.flat<float>()[0], 3);
+  EXPECT_EQ(out.flat<float>()[1], 4);
+}
+
+TEST(GraphDefTest, LargeConstantsGoToTheSidecarNotTheGraph) {
+  auto env = NewMemEnv();
+  auto build = [](Graph& graph, int64_t n) {
+    Scope s(graph);
+    Tensor big = Tensor::Zeros(kFloat32, {n});
+    big.flat<float>()[n - 1] = 42;
+    Identity(s.WithOpName("out"), Const(s.WithOpName("table"), big));
+  };
+  GraphExportOptions options{.inline_constant_bytes = 1024};
+  Graph small, large;
+  build(small, 1000);
+  build(large, 100000);
+  ExportGraph(small, env.get(), "small.pb", options);
+  ExportGraph(large, env.get(), "large.pb", options);
+  // Same structure, so the same graph size (up to the varint of the dim), though the
+  // data differ 100x.
+  EXPECT_NEAR(double(env->GetFileSize("small.pb")), double(env->GetFileSize("large.pb")), 8);
+  EXPECT_LT(env->GetFileSize("large.pb"), 1024u);
+  EXPECT_TRUE(env->FileExists(GraphSidecarPath("large.pb")));
+
+  Graph loaded;
+  ImportGraph(env.get(), "large.pb", TestRegistry(), loaded);
+  Session session(loaded);
+  Tensor out = session.Eval(loaded.GetOutput("out"));
+  EXPECT_EQ(out.NumElements(), 100000);
+  EXPECT_EQ(out.flat<float>()[99999], 42);
+}
+
+TEST(GraphDefTest, UnknownOpsAndMissingInputsAreClearErrors) {
+  proto::GraphDef def;
+  auto* n = def.add_node();
+  n->set_name("a");
+  n->set_op("NoSuchOp");
+  Graph graph;
+  try {
+    ImportGraphDef(def, TestRegistry(), graph);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_NE(e.message().find("NoSuchOp"), std::string::npos);
+  }
+  n->set_op("Identity");
+  n->add_input("missing:0");
+  try {
+    ImportGraphDef(def, TestRegistry(), graph);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("missing"), std::string::npos) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace loom

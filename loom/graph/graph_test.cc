@@ -1,0 +1,81 @@
+#include "loom/graph/graph.h"
+
+#include <gtest/gtest.h>
+
+#include "loom/ops/grad_support.h"
+#include "loom/ops/state.h"
+
+namespace loom {
+namespace {
+
+std::string ErrorMessage(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.message();
+  }
+  return "<no error>";
+}
+
+TEST(GraphTest, UniqueNamesAndNameScopes) {
+  Graph graph;
+  Scope root(graph);
+  auto a = Identity(root.WithOpName("x"), 1.0f);
+  auto b = Identity(root.WithOpName("x"), 2.0f);
+  EXPECT_EQ(a.node->name(), "x");
+  EXPECT_EQ(b.node->name(), "x_1");
+  Scope dense = root.NewSubScope("dense");
+  Scope dense2 = root.NewSubScope("dense");
+  EXPECT_EQ(Identity(dense.WithOpName("MatMul"), a).node->name(), "dense/MatMul");
+  EXPECT_EQ(Identity(dense2, a).node->name(), "dense_1/Identity");
+  EXPECT_EQ(graph.GetOutput("x_1:0"), b);
+  EXPECT_NE(ErrorMessage([&] { graph.GetOutput("dens"); }).find("dense"), std::string::npos);
+}
+
+TEST(GraphTest, ShapeErrorsNameTheNodeAndBothShapes) {
+  Graph graph;
+  Scope s(graph);
+  auto a = Placeholder(s, kFloat32, {2, 3});
+  auto b = Placeholder(s, kFloat32, {3, 2});
+  std::string message = ErrorMessage([&] { AddN(s.WithOpName("total"), {a, b}); });
+  EXPECT_NE(message.find("AddN 'total'"), std::string::npos) << message;
+  EXPECT_NE(message.find("[3,2]"), std::string::npos) << message;
+  EXPECT_NE(message.find("[2,3]"), std::string::npos) << message;
+  // The failed node was not added.
+  EXPECT_EQ(graph.FindNode("total"), nullptr);
+}
+
+TEST(GraphTest, FinalizeForbidsNewNodes) {
+  Graph graph;
+  Scope s(graph);
+  Identity(s, 1.0f);
+  graph.Finalize();
+  EXPECT_NE(ErrorMessage([&] { Identity(s, 2.0f); }).find("finalized"), std::string::npos);
+}
+
+TEST(GraphTest, ControlDependenciesAndVariables) {
+  Graph graph;
+  Scope s(graph);
+  Variable w(s.WithOpName("w"), Tensor::FromVector<float>({1, 2}));
+  Variable step(s.WithOpName("step"), Tensor::Scalar<int64_t>(0), {.trainable = false});
+  auto after = Identity(s.WithControlDependencies({w.initializer}), 1.0f);
+  ASSERT_EQ(after.node->control_inputs().size(), 1u);
+  EXPECT_EQ(after.node->control_inputs()[0]->name(), "w/Assign");
+  EXPECT_EQ(graph.Variables().size(), 2u);
+  ASSERT_EQ(graph.TrainableVariables().size(), 1u);
+  EXPECT_EQ(graph.TrainableVariables()[0]->name(), "w");
+  EXPECT_EQ(w.shape(), Shape({2}));
+}
+
+TEST(GraphTest, LiteralsTakeTheOtherOperandsDtype) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s, kFloat64, {2});
+  auto [a, b] = AsOutputs(s, x, 2);
+  EXPECT_EQ(b.dtype(), kFloat64);
+  auto i = Placeholder(s, kInt32, {2});
+  EXPECT_NE(ErrorMessage([&] { AsOutputs(s, i, 0.5); }).find("fraction"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom
