@@ -1,0 +1,165 @@
+#ifndef LOOM_DATA_DATASET_H_
+#define LOOM_DATA_DATASET_H_
+
+// Dataset: an immutable description of an input pipeline, TF's tf.data.Dataset. A cheap
+// value type (a shared pointer to a const DatasetImpl); chaining methods return new
+// Datasets and never change this one. Every Dataset knows its ElementSpec before it runs,
+// and each transformation checks its input's spec when it is built (InvalidArgument naming
+// the transformation and the component). Iterators hold the position and randomness; a
+// dataset may have many iterators, each with its own state.
+//
+//   auto ds = FromTensorSlices({{"x", images}, {"label", labels}})   // zero-copy views
+//                 .Shuffle(100000, {.seed = 42}).Repeat().Batch(256).Prefetch(2);
+//   auto it = ds.MakeIterator();
+//   while (auto batch = it->GetNext()) Train(batch->at("x"), batch->at("label"));
+//
+// Fast path: FromTensorSlices and Range are index-addressable; Shuffle/Repeat/Take/Skip/
+// Shard over them permute and select row indices rather than tensors, Batch over them
+// copies the chosen rows straight into the new batch tensors, and Prefetch over such a batch
+// gathers on a worker while the consumer only advances the (cheap) index stream. Saving
+// such a pipeline stores indices and RNG words, never elements.
+// Graph use (MakeOneShotIterator & co.) is in iterator_ops.h. Adding a source or stage:
+// dataset_impl.h. Thread-safety: Datasets are immutable and may be shared across threads.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/base/env.h"
+#include "loom/data/element.h"
+#include "loom/data/iterator.h"
+#include "loom/data/iterator_ops.h"
+#include "loom/graph/graph.h"
+
+namespace loom::data {
+
+class DatasetImpl;
+class Dataset;
+
+// num_parallel_calls value: one worker per core.
+inline constexpr int kAutotune = -1;
+
+struct MapOptions {
+  // Elements mapped concurrently on worker threads; 0 maps on the consumer's thread,
+  // kAutotune uses one worker per core. Default: 0.
+  int num_parallel_calls = 0;
+  // Output in input order. false lets a fast element overtake a slow one. Default: true.
+  bool deterministic = true;
+  // The spec of fn's output. Default: unset, meaning fn keeps the input's spec.
+  std::optional<ElementSpec> output_spec;
+};
+
+struct BatchOptions {
+  // Drop a last batch smaller than batch_size (the leading dim is then static). Default: false.
+  bool drop_remainder = false;
+};
+
+struct PaddedBatchOptions {
+  // Per component, the shape to pad to; unknown dims pad to the batch's longest.
+  // Default: empty, every dim pads to the batch's longest.
+  std::map<std::string, Shape> padded_shapes;
+  // Per component, a scalar to pad with. Default: zero (the empty string for strings).
+  std::map<std::string, Tensor> padding_values;
+  // Default: false.
+  bool drop_remainder = false;
+};
+
+struct ShuffleOptions {
+  // Default: unset, a nondeterministic seed per iterator (saved with its state).
+  std::optional<uint64_t> seed;
+  // A new order for each pass of an enclosing Repeat. Default: true.
+  bool reshuffle_each_iteration = true;
+};
+
+struct InterleaveOptions {
+  // Input elements whose datasets are open at once. Default: 0, one per core.
+  int cycle_length = 0;
+  // Consecutive elements taken from each before moving on. Default: 1.
+  int block_length = 1;
+  // >0 (or kAutotune): each open dataset prefetches on its own thread. Default: 0.
+  int num_parallel_calls = 0;
+};
+
+struct CacheOptions {
+  // File system for a file cache. Default: nullptr, Env::Default().
+  Env* env = nullptr;
+};
+
+using MapFn = std::function<Element(Element)>;
+using PredicateFn = std::function<bool(const Element&)>;
+using InterleaveFn = std::function<Dataset(const Element&)>;
+
+class Dataset {
+ public:
+  explicit Dataset(std::shared_ptr<const DatasetImpl> impl);
+
+  const ElementSpec& spec() const;
+  // "Prefetch(Batch(Repeat(Shuffle(FromTensorSlices))))".
+  std::string DebugString() const;
+  const std::shared_ptr<const DatasetImpl>& impl() const { return impl_; }
+
+  // A fresh iterator. Throws FailedPrecondition for a dataset over placeholders (those are
+  // bound by MakeInitializableIterator's initializer in a Session).
+  std::unique_ptr<Iterator> MakeIterator() const;
+
+  Dataset Map(MapFn fn, MapOptions options = {}) const;
+  Dataset Filter(PredicateFn predicate) const;
+  Dataset Batch(int64_t batch_size, BatchOptions options = {}) const;
+  Dataset PaddedBatch(int64_t batch_size, PaddedBatchOptions options = {}) const;
+  Dataset Unbatch() const;
+  Dataset Shuffle(int64_t buffer_size, ShuffleOptions options = {}) const;
+  // count < 0 repeats forever.
+  Dataset Repeat(int64_t count = -1) const;
+  Dataset Take(int64_t count) const;
+  Dataset Skip(int64_t count) const;
+  // Every num_shards-th element starting at index (tf.data's shard).
+  Dataset Shard(int64_t num_shards, int64_t index) const;
+  Dataset Prefetch(int64_t buffer_size) const;
+  // filename "" caches in memory (filled by the first complete pass, shared by later
+  // iterators of this dataset); otherwise the first complete pass writes the file and later
+  // passes stream it back element by element.
+  Dataset Cache(const std::string& filename = "", CacheOptions options = {}) const;
+  Dataset Concatenate(const Dataset& other) const;
+  // fn maps each input element to a dataset whose spec is output_spec.
+  Dataset Interleave(InterleaveFn fn, const ElementSpec& output_spec,
+                     InterleaveOptions options = {}) const;
+
+  // Graph iterators (iterator_ops.h): the graph holds only iterator ops, never the data.
+  GraphIterator MakeOneShotIterator(const Scope& scope) const;
+  GraphIterator MakeInitializableIterator(const Scope& scope) const;
+
+ private:
+  std::shared_ptr<const DatasetImpl> impl_;
+};
+
+// Sources. A single tensor or Output becomes one component named "x" (the features key
+// that Estimator model functions read); a map names its components. Slices are taken
+// along dim 0, which must agree across components.
+// Over host tensors: zero-copy (element i views row i of the source buffer).
+Dataset FromTensorSlices(std::map<std::string, Tensor> components);
+Dataset FromTensorSlices(const Tensor& x);
+// Over graph Outputs (placeholders): values are bound by the initializer of
+// MakeInitializableIterator from the Session's feeds, zero-copy.
+Dataset FromTensorSlices(std::map<std::string, Output> components);
+Dataset FromTensorSlices(const Output& x);
+// One element: the tensors themselves.
+Dataset FromTensors(std::map<std::string, Tensor> components);
+Dataset FromTensors(const Tensor& x);
+// int64 scalars start, start+step, ... before stop, in a component named "x".
+Dataset Range(int64_t start, int64_t stop, int64_t step = 1);
+Dataset Range(int64_t stop);
+// make_generator is called once per iterator and returns a callable yielding elements
+// (nullopt at the end). Restoring replays the generator, so it must be deterministic for
+// an exact restore.
+using Generator = std::function<std::optional<Element>()>;
+Dataset FromGenerator(std::function<Generator()> make_generator, ElementSpec spec);
+// Elements of all datasets side by side; component names must be distinct. Ends with the
+// shortest input.
+Dataset Zip(const std::vector<Dataset>& datasets);
+
+}  // namespace loom::data
+
+#endif  // LOOM_DATA_DATASET_H_

@@ -1,0 +1,153 @@
+#ifndef LOOM_DATA_DATASET_IMPL_H_
+#define LOOM_DATA_DATASET_IMPL_H_
+
+// For writers of sources and transformations. A stage is one .cc file holding a
+// DatasetImpl subclass (immutable: inputs, spec, options), its Iterator subclass (the
+// cursor: position, random state, Save/Restore) and the factory users call. Adding a file
+// source (npy, TFRecord, CSV, ...) is one file:
+//
+//   class NpyDataset : public DatasetImpl {
+//    public:
+//     NpyDataset(...) : DatasetImpl("NpyFile", spec, /*inputs=*/{}) {}
+//    protected:
+//     std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext&) const override;
+//   };
+//   Dataset NpyFile(std::string path) { return Dataset(std::make_shared<NpyDataset>(...)); }
+//
+// A source whose elements are rows of tensors it can view (a memory-mapped array) should
+// instead say indexed() and implement MakeRows/MakeIndexCursor: it then gets the fast
+// path (index shuffling, memcpy batching, index-only save/restore) for free.
+// Thread-safety: DatasetImpls are immutable after construction.
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loom/data/dataset.h"
+
+namespace loom::data {
+
+// Placeholder values bound by an initializer op: (node, output index) -> fed tensor.
+using Bindings = std::map<std::pair<const Node*, int>, Tensor>;
+
+struct IteratorContext {
+  // Values of the graph Outputs that symbolic sources read. Default: none.
+  std::shared_ptr<const Bindings> bindings;
+  // Which pass of the enclosing Repeat(s) this iterator serves (0 for the first), so that
+  // Shuffle can reshuffle each pass deterministically.
+  uint64_t iteration = 0;
+};
+
+// Rows of named tensors along dim 0 (the fast path's data). Immutable, thread-safe.
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  virtual int64_t num_rows() const = 0;
+  // Row i as an element; views of the source where possible (zero-copy).
+  virtual Element Row(int64_t index) const = 0;
+  // Rows `indices` stacked into new tensors with leading dim indices.size().
+  virtual Element Gather(std::span<const int64_t> indices) const = 0;
+};
+
+// A resumable stream of items (row indices on the fast path, elements otherwise).
+// Stages whose logic is the same for both (Shuffle, Repeat, Take, Skip, Shard) write it
+// once as a Cursor<Item> template.
+template <typename Item>
+class Cursor {
+ public:
+  virtual ~Cursor() = default;
+  virtual std::optional<Item> Next() = 0;
+  virtual void Save(StateWriter& writer) = 0;
+  virtual void Restore(StateReader& reader) = 0;
+};
+using IndexCursor = Cursor<int64_t>;
+
+class DatasetImpl {
+ public:
+  DatasetImpl(std::string stage, ElementSpec spec,
+              std::vector<std::shared_ptr<const DatasetImpl>> inputs);
+  virtual ~DatasetImpl() = default;
+  DatasetImpl(const DatasetImpl&) = delete;
+  DatasetImpl& operator=(const DatasetImpl&) = delete;
+
+  const std::string& stage() const { return stage_; }
+  const ElementSpec& spec() const { return spec_; }
+  const std::vector<std::shared_ptr<const DatasetImpl>>& inputs() const { return inputs_; }
+  // "Batch(Shuffle(FromTensorSlices))".
+  std::string DebugString() const;
+
+  // A fresh iterator: the fast-path gather iterator when gather_plan() says so, else
+  // MakeIteratorInternal.
+  std::unique_ptr<Iterator> MakeIterator(const IteratorContext& ctx) const;
+
+  // Graph Outputs this stage reads from the bindings (placeholder-backed sources).
+  virtual std::vector<Output> symbolic_inputs() const { return {}; }
+
+  // Fast path. indexed(): every element is Row(i) of MakeRows() for the indices that
+  // MakeIndexCursor yields.
+  virtual bool indexed() const { return false; }
+  // REQUIRES: indexed().
+  virtual std::shared_ptr<const RowSource> MakeRows(const IteratorContext& ctx) const;
+  virtual std::unique_ptr<IndexCursor> MakeIndexCursor(const IteratorContext& ctx) const;
+
+  // Elements are rows of `indexed` (batch_size 0) or batches of its rows.
+  struct GatherPlan {
+    const DatasetImpl* indexed = nullptr;
+    int64_t batch_size = 0;
+    bool drop_remainder = false;
+  };
+  // Default: {this, 0} when indexed(), else none.
+  virtual std::optional<GatherPlan> gather_plan() const;
+
+ protected:
+  virtual std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext& ctx) const;
+
+ private:
+  std::string stage_;
+  ElementSpec spec_;
+  std::vector<std::shared_ptr<const DatasetImpl>> inputs_;
+};
+
+// ---- Helpers shared by stages (cursor.cc, gather.cc). ----
+
+// An Element cursor reading an iterator, and an iterator reading an Element cursor.
+std::unique_ptr<Cursor<Element>> CursorFromIterator(std::unique_ptr<Iterator> it);
+std::unique_ptr<Iterator> IteratorFromCursor(std::string stage, ElementSpec spec,
+                                             std::unique_ptr<Cursor<Element>> cursor);
+
+// Item (de)serialization for Cursor templates.
+inline void WriteItem(StateWriter& w, int64_t i) { w.Write<int64_t>(i); }
+inline void WriteItem(StateWriter& w, const Element& e) { w.WriteElement(e); }
+template <typename Item>
+Item ReadItem(StateReader& r);
+template <>
+inline int64_t ReadItem<int64_t>(StateReader& r) { return r.Read<int64_t>(); }
+template <>
+inline Element ReadItem<Element>(StateReader& r) { return r.ReadElement(); }
+
+// The fast-path iterators (gather.cc): rows or batches of rows; and Prefetch over them,
+// gathering on a worker thread while the consumer advances the index stream.
+std::unique_ptr<Iterator> MakeGatherIterator(const DatasetImpl::GatherPlan& plan,
+                                             const IteratorContext& ctx, std::string stage,
+                                             ElementSpec spec);
+std::unique_ptr<Iterator> MakeGatherPrefetchIterator(const DatasetImpl::GatherPlan& plan,
+                                                     const IteratorContext& ctx,
+                                                     ElementSpec spec, int64_t buffer_size);
+
+// Stacks equally shaped elements into a batch; `stage` names the caller in errors, which
+// name the element's index in the input (first_index + position), the component and both
+// shapes.
+Element StackElements(const std::vector<Element>& elements, const ElementSpec& spec,
+                      const std::string& stage, int64_t first_index);
+
+// Throws InvalidArgument "<stage>: <message>" unless `condition`.
+template <typename... Args>
+void CheckArg(bool condition, const std::string& stage, const Args&... message) {
+  if (!condition) throw InvalidArgument(stage, ": ", message...);
+}
+
+}  // namespace loom::data
+
+#endif  // LOOM_DATA_DATASET_IMPL_H_

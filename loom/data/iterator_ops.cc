@@ -1,0 +1,229 @@
+#include "loom/data/iterator_ops.h"
+
+#include "loom/data/dataset_impl.h"
+
+namespace loom::data {
+namespace {
+
+// A zero-byte borrowed tensor whose release callback owns the dataset (see header).
+Tensor DatasetHolder(const std::shared_ptr<const DatasetImpl>& impl) {
+  auto keep = impl;
+  return Tensor::Borrowed(DType::kUInt8, Shape{0}, const_cast<DatasetImpl*>(impl.get()),
+                          [keep]() {});
+}
+
+const DatasetImpl& DatasetFromAttr(const KernelContext& c) {
+  const Tensor& t = c.attr<Tensor>("dataset");
+  if (!t.buffer() || t.buffer()->owned() || t.raw_data() == nullptr) {
+    throw FailedPrecondition(c.node().description(),
+                             ": this graph was loaded without its host-side dataset; datasets "
+                             "are not serialized with graphs, so rebuild the input pipeline");
+  }
+  return *static_cast<const DatasetImpl*>(t.raw_data());
+}
+
+IteratorResource& ResourceOf(const KernelContext& c) {
+  return *c.resources().LookupOrCreate<IteratorResource>(
+      StrCat(kIteratorResourcePrefix, c.attr<std::string>("shared_name")));
+}
+
+std::unique_ptr<Iterator> CreateIterator(const DatasetImpl& dataset,
+                                         std::shared_ptr<const Bindings> bindings) {
+  IteratorContext ctx;
+  ctx.bindings = std::move(bindings);
+  auto it = dataset.MakeIterator(ctx);
+  it->set_pipeline(StrCat(dataset.DebugString(), " ", SpecString(dataset.spec())));
+  return it;
+}
+
+const OpDef& MakeIteratorOp() {
+  static const OpDef op = {
+      .name = "MakeIterator",
+      .num_inputs = kVariadic,
+      .stateful = true,
+      .shape = [](InferenceContext&) {},
+      .kernel =
+          [](KernelContext& c) {
+            const DatasetImpl& dataset = DatasetFromAttr(c);
+            auto bindings = std::make_shared<Bindings>();
+            for (int i = 0; i < c.num_inputs(); ++i) {
+              const Output& in = c.node().input(i);
+              (*bindings)[{in.node, in.index}] = c.input(i);
+            }
+            ResourceOf(c).Reset(CreateIterator(dataset, std::move(bindings)));
+          },
+      .no_gradient = "iterator initializers have no outputs",
+  };
+  return op;
+}
+
+const OpDef& IteratorGetNextOp() {
+  static const OpDef op = {
+      .name = "IteratorGetNext",
+      .num_inputs = 0,
+      .stateful = true,
+      .shape =
+          [](InferenceContext& c) {
+            const auto& dtypes = c.attr<std::vector<DType>>("output_types");
+            const auto& shapes = c.attr<std::vector<Shape>>("output_shapes");
+            if (dtypes.size() != shapes.size()) c.Fail("output_types and output_shapes differ in length");
+            for (size_t i = 0; i < dtypes.size(); ++i) c.set_output(i, dtypes[i], shapes[i]);
+          },
+      .kernel =
+          [](KernelContext& c) {
+            IteratorResource& r = ResourceOf(c);
+            std::lock_guard<std::mutex> lock(r.mu);
+            if (!r.iterator) {
+              if (!c.node().attrs().Has("dataset")) {
+                throw FailedPrecondition(
+                    c.node().description(), ": GetNext() on iterator '",
+                    c.attr<std::string>("shared_name"),
+                    "', which has not been initialized; run its initializer first");
+              }
+              r.iterator = CreateIterator(DatasetFromAttr(c), nullptr);
+              if (!r.pending_restore.empty()) {
+                r.iterator->Restore(r.pending_restore);
+                r.pending_restore.clear();
+              }
+            }
+            std::optional<Element> e = r.iterator->GetNext();
+            if (!e) {
+              throw OutOfRange("End of sequence: iterator '", c.attr<std::string>("shared_name"),
+                               "' has no more elements (in ", c.node().description(), ")");
+            }
+            int i = 0;
+            for (auto& [name, t] : *e) c.set_output(i++, std::move(t));
+          },
+      .no_gradient = "iterator outputs are inputs",
+  };
+  return op;
+}
+
+void CheckStructure(const ElementSpec& structure, const ElementSpec& spec, const std::string& what) {
+  bool ok = structure.size() == spec.size();
+  for (const auto& [name, ts] : structure) {
+    auto it = spec.find(name);
+    ok = ok && it != spec.end() && it->second.dtype == ts.dtype &&
+         it->second.shape.IsCompatibleWith(ts.shape);
+  }
+  if (!ok) {
+    throw InvalidArgument(what, ": dataset spec ", SpecString(spec),
+                          " does not match the iterator's structure ", SpecString(structure));
+  }
+}
+
+}  // namespace
+
+void IteratorResource::Reset(std::unique_ptr<Iterator> it) {
+  std::lock_guard<std::mutex> lock(mu);
+  iterator = std::move(it);
+  if (!pending_restore.empty()) {
+    iterator->Restore(pending_restore);
+    pending_restore.clear();
+  }
+}
+
+bool IteratorResource::initialized() {
+  std::lock_guard<std::mutex> lock(mu);
+  return iterator != nullptr;
+}
+
+std::string IteratorResource::Save() {
+  std::lock_guard<std::mutex> lock(mu);
+  if (!iterator) throw FailedPrecondition("cannot save an iterator that has not been initialized");
+  return iterator->Save();
+}
+
+void IteratorResource::Restore(std::string_view blob) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (iterator) iterator->Restore(blob);
+  else pending_restore = std::string(blob);
+}
+
+std::vector<std::string> IteratorResourceNames(const ResourceMgr& resources) {
+  std::vector<std::string> out;
+  for (const std::string& name : resources.Names()) {
+    if (name.starts_with(kIteratorResourcePrefix)) out.push_back(name);
+  }
+  return out;
+}
+
+GraphIterator::GraphIterator(const Scope& scope, ElementSpec spec)
+    : scope_(scope), spec_(std::move(spec)) {
+  CheckArg(!spec_.empty(), "Iterator", "the element structure has no components");
+  for (const auto& [name, ts] : spec_) {
+    CheckArg(ts.dtype != DType::kInvalid, "Iterator", "component '", name, "' has no dtype");
+  }
+  resource_name_ = scope.graph().UniqueName(scope.FullName("Iterator"));
+}
+
+GraphIterator GraphIterator::FromStructure(const Scope& scope, ElementSpec spec) {
+  return GraphIterator(scope, std::move(spec));
+}
+
+Operation GraphIterator::MakeInitializer(const Dataset& dataset) const {
+  CheckStructure(spec_, dataset.spec(), "MakeInitializer");
+  std::vector<Output> inputs;
+  std::vector<const DatasetImpl*> stack = {dataset.impl().get()};
+  while (!stack.empty()) {
+    const DatasetImpl* d = stack.back();
+    stack.pop_back();
+    for (const Output& o : d->symbolic_inputs()) {
+      if (o.node->graph() != &scope_.graph()) {
+        throw InvalidArgument("MakeInitializer: dataset reads ", o.name(),
+                              ", which belongs to another graph");
+      }
+      inputs.push_back(o);
+    }
+    for (const auto& in : d->inputs()) stack.push_back(in.get());
+  }
+  return scope_.AddNode(MakeIteratorOp(), inputs,
+                        {{"shared_name", resource_name_}, {"dataset", DatasetHolder(dataset.impl())}},
+                        "MakeIterator");
+}
+
+std::map<std::string, Output> GraphIterator::GetNext() const {
+  std::vector<DType> dtypes;
+  std::vector<Shape> shapes;
+  for (const auto& [name, ts] : spec_) {
+    dtypes.push_back(ts.dtype);
+    shapes.push_back(ts.shape);
+  }
+  AttrMap attrs = {{"shared_name", resource_name_}, {"output_types", dtypes}, {"output_shapes", shapes}};
+  if (one_shot_dataset_.defined()) attrs.Set("dataset", one_shot_dataset_);
+  Node* node = scope_.AddNode(IteratorGetNextOp(), {}, std::move(attrs), "IteratorGetNext");
+  std::map<std::string, Output> out;
+  int i = 0;
+  for (const auto& [name, ts] : spec_) out[name] = node->output(i++);
+  return out;
+}
+
+GraphIterator Dataset::MakeOneShotIterator(const Scope& scope) const {
+  GraphIterator it(scope, spec());
+  std::vector<const DatasetImpl*> stack = {impl().get()};
+  while (!stack.empty()) {
+    const DatasetImpl* d = stack.back();
+    stack.pop_back();
+    if (!d->symbolic_inputs().empty()) {
+      throw InvalidArgument("MakeOneShotIterator: the dataset reads placeholder '",
+                            d->symbolic_inputs()[0].node->name(),
+                            "'; use MakeInitializableIterator and feed it to the initializer");
+    }
+    for (const auto& in : d->inputs()) stack.push_back(in.get());
+  }
+  it.one_shot_dataset_ = DatasetHolder(impl());
+  return it;
+}
+
+GraphIterator Dataset::MakeInitializableIterator(const Scope& scope) const {
+  GraphIterator it(scope, spec());
+  it.initializer_ = it.MakeInitializer(*this);
+  return it;
+}
+
+void RegisterDataOps(OpRegistry& registry) {
+  registry.Register(MakeIteratorOp());
+  registry.Register(IteratorGetNextOp());
+}
+
+}  // namespace loom::data

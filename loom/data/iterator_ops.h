@@ -1,0 +1,90 @@
+#ifndef LOOM_DATA_ITERATOR_OPS_H_
+#define LOOM_DATA_ITERATOR_OPS_H_
+
+// Datasets in a graph (TF1's tf.data iterators). The graph holds only iterator ops — an
+// initializer and IteratorGetNext, whose outputs are the element's components in name
+// order with the spec's dtypes and shapes — never the data. The iterator itself lives in
+// the Session as an IteratorResource named kIteratorResourcePrefix + shared name.
+//
+//   auto x = Placeholder(s.WithOpName("x"), kFloat32, {-1, 2});
+//   auto it = FromTensorSlices(x).Batch(32).MakeInitializableIterator(s);
+//   auto next = it.GetNext();                                // {"x": Output}
+//   session.Run({{x, features}}, {}, {it.initializer()});    // binds the feed, zero-copy
+//   session.Run({}, {next.at("x")});                         // OutOfRange at the end
+//
+// One-shot: created on the first GetNext run. Initializable: initializer() (re)starts it,
+// binding the placeholders the dataset reads from that run's feeds. Reinitializable:
+// GraphIterator::FromStructure(scope, spec), then MakeInitializer(train) / (eval).
+// The dataset rides in the op's "dataset" attribute as a zero-byte borrowed tensor whose
+// release callback owns it, so the graph keeps it alive without containing data; a graph
+// loaded from disk has no dataset there and its iterator ops say so.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/data/element.h"
+#include "loom/data/iterator.h"
+#include "loom/graph/op_def.h"
+
+namespace loom::data {
+
+class Dataset;
+
+inline constexpr std::string_view kIteratorResourcePrefix = "iterator:";
+
+// Session state of one graph iterator. Save/Restore make it part of checkpoints: a
+// Restore before the iterator exists is kept and applied when it is next created (so a
+// checkpoint restored before the initializer runs still resumes mid-epoch).
+// Thread-safe (the mutex guards everything).
+class IteratorResource : public Resource {
+ public:
+  // Replaces the iterator (an initializer ran), applying a pending restore.
+  void Reset(std::unique_ptr<Iterator> iterator);
+  bool initialized();
+  // Throws FailedPrecondition when not initialized.
+  std::string Save();
+  void Restore(std::string_view blob);
+
+  std::mutex mu;
+  std::unique_ptr<Iterator> iterator;  // guarded by mu
+  std::string pending_restore;         // guarded by mu
+};
+
+// Names (in the ResourceMgr) of every iterator resource, for savers.
+std::vector<std::string> IteratorResourceNames(const ResourceMgr& resources);
+
+class GraphIterator {
+ public:
+  // A reinitializable iterator for datasets of this structure.
+  static GraphIterator FromStructure(const Scope& scope, ElementSpec spec);
+
+  // The initializer of an initializable iterator (invalid for the other kinds).
+  Operation initializer() const { return initializer_; }
+  // An op that (re)starts this iterator over `dataset`, whose spec must match.
+  Operation MakeInitializer(const Dataset& dataset) const;
+  // A new IteratorGetNext node: the next element's components by name.
+  std::map<std::string, Output> GetNext() const;
+
+  const ElementSpec& spec() const { return spec_; }
+  // The ResourceMgr name of the iterator.
+  const std::string& resource_name() const { return resource_name_; }
+
+ private:
+  friend class Dataset;
+  GraphIterator(const Scope& scope, ElementSpec spec);
+
+  Scope scope_;
+  ElementSpec spec_;
+  std::string resource_name_;
+  Operation initializer_;
+  Tensor one_shot_dataset_;  // the dataset holder for one-shot iterators
+};
+
+void RegisterDataOps(OpRegistry& registry);
+
+}  // namespace loom::data
+
+#endif  // LOOM_DATA_ITERATOR_OPS_H_

@@ -1,0 +1,93 @@
+// Repeat: the input again and again (count < 0: forever). Each pass gets its own
+// IteratorContext::iteration, so a Shuffle inside reshuffles per pass, deterministically.
+// A pass that yields nothing ends the repetition (no infinite loop over an empty input).
+#include "loom/data/index_preserving.h"
+
+namespace loom::data {
+namespace {
+
+template <typename Item>
+class RepeatCursor : public Cursor<Item> {
+ public:
+  RepeatCursor(CursorFactory<Item> make, IteratorContext ctx, int64_t count)
+      : make_(std::move(make)), ctx_(std::move(ctx)), count_(count) {}
+
+  std::optional<Item> Next() override {
+    for (;;) {
+      if (count_ >= 0 && epoch_ >= count_) return std::nullopt;
+      if (!inner_) inner_ = make_(ContextFor(epoch_));
+      std::optional<Item> x = inner_->Next();
+      if (x) {
+        produced_in_epoch_ = true;
+        return x;
+      }
+      inner_.reset();
+      if (!produced_in_epoch_) {
+        count_ = epoch_;  // an empty pass: stop for good
+        return std::nullopt;
+      }
+      ++epoch_;
+      produced_in_epoch_ = false;
+    }
+  }
+
+  void Save(StateWriter& w) override {
+    w.Write<int64_t>(epoch_);
+    w.Write<int64_t>(count_);
+    w.Write<uint8_t>(produced_in_epoch_);
+    w.Write<uint8_t>(inner_ != nullptr);
+    if (inner_) inner_->Save(w);
+  }
+
+  void Restore(StateReader& r) override {
+    epoch_ = r.Read<int64_t>();
+    count_ = r.Read<int64_t>();
+    produced_in_epoch_ = r.Read<uint8_t>() != 0;
+    inner_.reset();
+    if (r.Read<uint8_t>()) {
+      inner_ = make_(ContextFor(epoch_));
+      inner_->Restore(r);
+    }
+  }
+
+ private:
+  IteratorContext ContextFor(int64_t epoch) const {
+    IteratorContext c = ctx_;
+    if (epoch > 0) c.iteration = MixSeed(ctx_.iteration, static_cast<uint64_t>(epoch));
+    return c;
+  }
+
+  CursorFactory<Item> make_;
+  IteratorContext ctx_;
+  int64_t count_;
+  int64_t epoch_ = 0;
+  bool produced_in_epoch_ = false;
+  std::unique_ptr<Cursor<Item>> inner_;
+};
+
+class RepeatDataset : public IndexPreservingDataset {
+ public:
+  RepeatDataset(std::shared_ptr<const DatasetImpl> input, int64_t count)
+      : IndexPreservingDataset("Repeat", std::move(input)), count_(count) {}
+
+ protected:
+  std::unique_ptr<Cursor<int64_t>> WrapIndices(CursorFactory<int64_t> in,
+                                               const IteratorContext& ctx) const override {
+    return std::make_unique<RepeatCursor<int64_t>>(std::move(in), ctx, count_);
+  }
+  std::unique_ptr<Cursor<Element>> WrapElements(CursorFactory<Element> in,
+                                                const IteratorContext& ctx) const override {
+    return std::make_unique<RepeatCursor<Element>>(std::move(in), ctx, count_);
+  }
+
+ private:
+  int64_t count_;
+};
+
+}  // namespace
+
+Dataset Dataset::Repeat(int64_t count) const {
+  return Dataset(std::make_shared<RepeatDataset>(impl(), count));
+}
+
+}  // namespace loom::data

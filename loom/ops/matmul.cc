@@ -1,0 +1,214 @@
+#include "loom/ops/matmul.h"
+
+#include <algorithm>
+
+#include "loom/ops/blas.h"
+#include "loom/ops/elementwise.h"
+#include "loom/ops/math.h"
+
+namespace loom {
+namespace {
+
+struct MatrixDims {
+  int64_t m, k_a, k_b, n;
+};
+
+// The product's dims from the last two dims of a and b (kUnknownDim where unknown).
+MatrixDims ProductDims(const Shape& a, const Shape& b, bool ta, bool tb) {
+  const int64_t a0 = a.dim(-2), a1 = a.dim(-1), b0 = b.dim(-2), b1 = b.dim(-1);
+  return {ta ? a1 : a0, ta ? a0 : a1, tb ? b1 : b0, tb ? b0 : b1};
+}
+
+template <typename Fail>
+void CheckInner(const Fail& fail, const Shape& a, const Shape& b, bool ta, bool tb,
+                const MatrixDims& d) {
+  if (d.k_a != kUnknownDim && d.k_b != kUnknownDim && d.k_a != d.k_b) {
+    fail("shapes ", a, (ta ? "^T" : ""), " x ", b, (tb ? "^T" : ""), ": inner dimensions ",
+         d.k_a, " and ", d.k_b, " differ");
+  }
+}
+
+// out[m,n] = op(a) op(b) for one matrix pair, through the BLAS.
+template <typename T>
+void GemmOne(bool ta, bool tb, const MatrixDims& d, const T* a, int64_t lda, const T* b,
+             int64_t ldb, T* out) {
+  if (d.m == 0 || d.n == 0) return;
+  if (d.k_a == 0) {
+    std::fill(out, out + d.m * d.n, T(0));
+    return;
+  }
+  Gemm(ta, tb, d.m, d.n, d.k_a, T(1), a, lda, b, ldb, T(0), out, d.n);
+}
+
+bool TransposeA(const InferenceContext& c) { return c.attr<bool>("transpose_a"); }
+bool TransposeB(const InferenceContext& c) { return c.attr<bool>("transpose_b"); }
+
+// TF's MatMulGrad for each transpose combination, with `mm` MatMul or BatchMatMul:
+//   z = a b      : da = g b^T,     db = a^T g
+//   z = a b^T    : da = g b,       db = g^T a
+//   z = a^T b    : da = b g^T,     db = a g
+//   z = a^T b^T  : da = b^T g^T,   db = g^T a^T
+template <typename MM>
+std::pair<Output, Output> ProductGrads(const GradContext& g, MM mm) {
+  const Scope& s = g.scope();
+  const bool ta = g.attr<bool>("transpose_a"), tb = g.attr<bool>("transpose_b");
+  Output a = g.input(0), b = g.input(1), dz = g.grad();
+  if (!ta && !tb) return {mm(s, dz, b, MatMulOptions{false, true}), mm(s, a, dz, MatMulOptions{true, false})};
+  if (!ta && tb) return {mm(s, dz, b, MatMulOptions{false, false}), mm(s, dz, a, MatMulOptions{true, false})};
+  if (ta && !tb) return {mm(s, b, dz, MatMulOptions{false, true}), mm(s, a, dz, MatMulOptions{false, false})};
+  return {mm(s, b, dz, MatMulOptions{true, true}), mm(s, dz, a, MatMulOptions{true, true})};
+}
+
+const OpDef& MatMulOp() {
+  static const OpDef op = {
+      .name = "MatMul",
+      .num_inputs = 2,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kFloat32, kFloat64});
+            c.ExpectSameDType(0, 1);
+            c.ExpectRank(0, 2);
+            c.ExpectRank(1, 2);
+            const Shape &a = c.input_shape(0), &b = c.input_shape(1);
+            if (!a.rank_known() || !b.rank_known()) {
+              // Whatever is known of m and n still shows.
+              int64_t m = a.rank_known() ? a.dim(TransposeA(c) ? 1 : 0) : kUnknownDim;
+              int64_t n = b.rank_known() ? b.dim(TransposeB(c) ? 0 : 1) : kUnknownDim;
+              return c.set_output(0, c.input_dtype(0), Shape{m, n});
+            }
+            MatrixDims d = ProductDims(a, b, TransposeA(c), TransposeB(c));
+            CheckInner([&](const auto&... args) { c.Fail(args...); }, a, b, TransposeA(c),
+                       TransposeB(c), d);
+            c.set_output(0, c.input_dtype(0), Shape{d.m, d.n});
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor &a = c.input(0), &b = c.input(1);
+            const bool ta = c.attr<bool>("transpose_a"), tb = c.attr<bool>("transpose_b");
+            if (a.rank() != 2 || b.rank() != 2) {
+              c.Fail("needs matrices, got shapes ", a.shape(), " and ", b.shape());
+            }
+            MatrixDims d = ProductDims(a.shape(), b.shape(), ta, tb);
+            CheckInner([&](const auto&... args) { c.Fail(args...); }, a.shape(), b.shape(), ta,
+                       tb, d);
+            Tensor out = c.AllocateOutput(0, Shape{d.m, d.n});
+            SwitchFloat(a.dtype(), "MatMul", [&](auto tag) {
+              using T = decltype(tag);
+              GemmOne(ta, tb, d, a.data<T>(), a.dim(1), b.data<T>(), b.dim(1), out.data<T>());
+              return 0;
+            });
+          },
+      .grad =
+          [](const GradContext& g) -> std::vector<GradOutput> {
+            auto [da, db] = ProductGrads(g, [](const Scope& s, Output x, Output y,
+                                               MatMulOptions o) { return MatMul(s, x, y, o); });
+            return {da, db};
+          },
+  };
+  return op;
+}
+
+Shape BatchDims(const Shape& s) {
+  return Shape(std::vector<int64_t>(s.dims().begin(), s.dims().end() - 2));
+}
+
+const OpDef& BatchMatMulOp() {
+  static const OpDef op = {
+      .name = "BatchMatMul",
+      .num_inputs = 2,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kFloat32, kFloat64});
+            c.ExpectSameDType(0, 1);
+            const Shape &a = c.input_shape(0), &b = c.input_shape(1);
+            if (!a.rank_known() || !b.rank_known()) {
+              return c.set_output(0, c.input_dtype(0), Shape::Unknown());
+            }
+            if (a.rank() < 2 || b.rank() < 2 || std::max(a.rank(), b.rank()) < 3) {
+              c.Fail("needs inputs of rank >= 2 with one of rank >= 3, got shapes ", a, " and ",
+                     b, "; use MatMul for plain matrices");
+            }
+            MatrixDims d = ProductDims(a, b, TransposeA(c), TransposeB(c));
+            CheckInner([&](const auto&... args) { c.Fail(args...); }, a, b, TransposeA(c),
+                       TransposeB(c), d);
+            std::vector<int64_t> dims = BroadcastShapes(c, BatchDims(a), BatchDims(b)).dims();
+            dims.push_back(d.m);
+            dims.push_back(d.n);
+            c.set_output(0, c.input_dtype(0), Shape(std::move(dims)));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor &a = c.input(0), &b = c.input(1);
+            const bool ta = c.attr<bool>("transpose_a"), tb = c.attr<bool>("transpose_b");
+            if (a.rank() < 2 || b.rank() < 2) {
+              c.Fail("needs inputs of rank >= 2, got shapes ", a.shape(), " and ", b.shape());
+            }
+            MatrixDims d = ProductDims(a.shape(), b.shape(), ta, tb);
+            CheckInner([&](const auto&... args) { c.Fail(args...); }, a.shape(), b.shape(), ta,
+                       tb, d);
+            const Shape a_batch = BatchDims(a.shape()), b_batch = BatchDims(b.shape());
+            const Shape batch = internal::RuntimeBroadcastShape(c, a_batch, b_batch);
+            std::vector<int64_t> dims = batch.dims();
+            dims.push_back(d.m);
+            dims.push_back(d.n);
+            Tensor out = c.AllocateOutput(0, Shape(std::move(dims)));
+            const auto plan = internal::MakeBroadcastPlan<2>({&a_batch, &b_batch}, batch);
+            const int64_t a_size = a.dim(-2) * a.dim(-1), b_size = b.dim(-2) * b.dim(-1);
+            const int64_t out_size = d.m * d.n;
+            SwitchFloat(a.dtype(), "BatchMatMul", [&](auto tag) {
+              using T = decltype(tag);
+              const int rank = static_cast<int>(plan.dims.size());
+              for (int64_t i = 0; i < plan.num_elements; ++i) {
+                int64_t rest = i, a_off = 0, b_off = 0;
+                for (int k = rank - 1; k >= 0; --k) {
+                  const int64_t idx = rest % plan.dims[k];
+                  rest /= plan.dims[k];
+                  a_off += idx * plan.strides[0][k];
+                  b_off += idx * plan.strides[1][k];
+                }
+                GemmOne(ta, tb, d, a.data<T>() + a_off * a_size, a.dim(-1),
+                        b.data<T>() + b_off * b_size, b.dim(-1), out.data<T>() + i * out_size);
+              }
+              return 0;
+            });
+          },
+      .grad =
+          [](const GradContext& g) -> std::vector<GradOutput> {
+            // MatMulGrad per batch element; broadcast batch dims are summed back.
+            auto [da, db] = ProductGrads(g, [](const Scope& s, Output x, Output y,
+                                               MatMulOptions o) {
+              return BatchMatMul(s, x, y, o);
+            });
+            const Scope& s = g.scope();
+            return {SumToShapeOf(s, da, g.input(0)), SumToShapeOf(s, db, g.input(1))};
+          },
+  };
+  return op;
+}
+
+Output BuildProduct(const OpDef& op, const Scope& scope, const Input& a, const Input& b,
+                    MatMulOptions options) {
+  auto [x, y] = AsOutputs(scope, a, b);
+  return scope
+      .AddNode(op, {x, y},
+               {{"transpose_a", options.transpose_a}, {"transpose_b", options.transpose_b}},
+               op.name)
+      ->output(0);
+}
+
+}  // namespace
+
+Output MatMul(const Scope& scope, Input a, Input b, MatMulOptions options) {
+  return BuildProduct(MatMulOp(), scope, a, b, options);
+}
+
+Output BatchMatMul(const Scope& scope, Input a, Input b, MatMulOptions options) {
+  return BuildProduct(BatchMatMulOp(), scope, a, b, options);
+}
+
+void RegisterMatMulOps(OpRegistry& registry) {
+  registry.Register(MatMulOp());
+  registry.Register(BatchMatMulOp());
+}
+
+}  // namespace loom
