@@ -1,0 +1,252 @@
+#include "loom/train/saver.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "loom/base/crc32c.h"
+#include "loom/base/logging.h"
+#include "loom/data/iterator_ops.h"
+#include "loom/io/safetensors.h"
+
+namespace loom::train {
+namespace {
+
+double NowSecs(Env* env) { return env->NowMicros() * 1e-6; }
+
+std::vector<std::string> DefaultVarList(const Graph& graph) {
+  std::vector<std::string> names;
+  for (Node* n : graph.Variables()) {
+    if (!n->attrs().GetOr<bool>("local", false)) names.push_back(n->name());
+  }
+  return names;
+}
+
+// Deletes temporary files left by a writer that died mid-save (SIGKILL, power loss).
+// Only this process saves into the directory right now, so none of them is live.
+void DeleteStaleTemps(Env* env, const std::string& dir) {
+  if (dir.empty() || !env->IsDirectory(dir)) return;
+  for (const std::string& name : env->GetChildren(dir)) {
+    if (name.find(".safetensors.tmp.") != std::string::npos ||
+        name.starts_with(StrCat(kCheckpointStateFile, ".tmp."))) {
+      try {
+        env->DeleteFile(JoinPath(dir, name));
+      } catch (const Error& e) {
+        LOOM_LOG(WARNING) << "cannot delete stale temporary file: " << e.what();
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Saver::Saver(const Graph& graph, SaverOptions options)
+    : graph_(graph), options_(std::move(options)) {
+  if (options_.env == nullptr) options_.env = Env::Default();
+  var_list_ = options_.var_list.empty() ? DefaultVarList(graph) : options_.var_list;
+  for (const std::string& name : var_list_) {
+    Node* node = graph.FindNode(name);
+    if (node == nullptr || node->op_def().role != OpRole::kVariable) {
+      throw InvalidArgument("Saver: '", name, "' is not a variable of the graph");
+    }
+  }
+  next_keep_time_ = NowSecs(options_.env) + options_.keep_checkpoint_every_n_hours * 3600;
+}
+
+std::string Saver::Save(Session& session, const std::string& prefix,
+                        std::optional<int64_t> global_step) {
+  Env* env = options_.env;
+  const std::string path = global_step ? StrCat(prefix, "-", *global_step) : prefix;
+  const std::string file = CheckpointFilePath(path);
+  const std::string dir = Dirname(path);
+  if (!dir.empty()) env->CreateDirs(dir);
+  if (!stale_temp_cleaned_) {
+    DeleteStaleTemps(env, dir);
+    stale_temp_cleaned_ = true;
+    // After a restart, keep managing the checkpoints the previous process left, so
+    // max_to_keep still bounds the directory.
+    if (last_checkpoints_.empty() && !dir.empty()) {
+      try {
+        if (auto state = ReadCheckpointState(env, dir)) {
+          RecoverLastCheckpoints(state->all_model_checkpoint_paths);
+        }
+      } catch (const Error& e) {
+        LOOM_LOG(WARNING) << "ignoring the checkpoint state file in '" << dir << "': " << e.what();
+      }
+    }
+  }
+
+  // 1. Views of the current buffers: no copy, even for a multi-GiB model.
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const std::string& name : var_list_) {
+    auto* var = session.resources().Lookup<VariableResource>(name);
+    if (var == nullptr || !var->initialized()) {
+      throw FailedPrecondition("Saver: variable '", name, "' is not initialized; run the ",
+                               "initializer or restore a checkpoint before saving");
+    }
+    std::lock_guard<std::mutex> lock(var->mu);
+    tensors.emplace_back(name, var->value);
+  }
+  if (options_.save_iterators) {
+    for (const std::string& name : data::IteratorResourceNames(session.resources())) {
+      auto* it = session.resources().Lookup<data::IteratorResource>(name);
+      if (it == nullptr || !it->initialized()) continue;
+      const std::string blob = it->Save();
+      Tensor t(kUInt8, Shape{static_cast<int64_t>(blob.size())});
+      if (!blob.empty()) std::memcpy(t.raw_data(), blob.data(), blob.size());
+      tensors.emplace_back(name, std::move(t));
+    }
+  }
+  // 2. The checksum of the data section, in file order.
+  uint32_t crc = 0;
+  uint64_t data_bytes = 0;
+  for (const auto& [name, t] : tensors) {
+    crc = crc32c::Extend(crc, static_cast<const char*>(t.raw_data()), t.TotalBytes());
+    data_bytes += t.TotalBytes();
+  }
+  char crc_text[32];
+  std::snprintf(crc_text, sizeof(crc_text), "crc32c:%08x", crc);
+  const double now = NowSecs(env);
+  std::map<std::string, std::string> metadata = {
+      {"format", std::string(kCheckpointFormat)},
+      {"checksum", crc_text},
+      {"data_bytes", std::to_string(data_bytes)},
+      {"wall_time", std::to_string(now)},
+  };
+  if (global_step) metadata["global_step"] = std::to_string(*global_step);
+  // 3. Temp file, fsync, rename, directory fsync.
+  WriteSafetensors(env, file, tensors, metadata, {.atomic = true});
+  tensors.clear();  // drop the views so the next in-place update needs no copy
+
+  // 4-5. The state file, then pruning (the state file never names a deleted file).
+  RecordAndPrune(path, now);
+  return path;
+}
+
+void Saver::RecordAndPrune(const std::string& path, double time) {
+  Env* env = options_.env;
+  std::erase_if(last_checkpoints_, [&](const Kept& k) { return k.path == path; });
+  last_checkpoints_.push_back({path, time});
+  std::vector<Kept> to_delete;
+  if (options_.max_to_keep > 0) {
+    while (static_cast<int>(last_checkpoints_.size()) > options_.max_to_keep) {
+      to_delete.push_back(last_checkpoints_.front());
+      last_checkpoints_.erase(last_checkpoints_.begin());
+    }
+  }
+  std::vector<Kept> doomed;
+  for (const Kept& k : to_delete) {
+    if (k.time > next_keep_time_) {  // kept forever, out of the managed list (TF's rule)
+      next_keep_time_ += options_.keep_checkpoint_every_n_hours * 3600;
+      continue;
+    }
+    doomed.push_back(k);
+  }
+  CheckpointState state;
+  state.model_checkpoint_path = path;
+  for (const Kept& k : last_checkpoints_) {
+    state.all_model_checkpoint_paths.push_back(k.path);
+    state.all_model_checkpoint_timestamps.push_back(k.time);
+  }
+  state.last_preserved_timestamp = next_keep_time_ - options_.keep_checkpoint_every_n_hours * 3600;
+  WriteCheckpointState(env, Dirname(path), state);
+  for (const Kept& k : doomed) {
+    const std::string file = CheckpointFilePath(k.path);
+    try {
+      if (env->FileExists(file)) env->DeleteFile(file);
+    } catch (const Error& e) {
+      LOOM_LOG(WARNING) << "cannot delete old checkpoint '" << file << "': " << e.what();
+    }
+  }
+}
+
+std::vector<std::string> Saver::last_checkpoints() const {
+  std::vector<std::string> out;
+  for (const Kept& k : last_checkpoints_) out.push_back(k.path);
+  return out;
+}
+
+void Saver::RecoverLastCheckpoints(const std::vector<std::string>& paths) {
+  std::optional<CheckpointState> state;
+  if (!paths.empty()) {
+    try {
+      state = ReadCheckpointState(options_.env, Dirname(paths.front()));
+    } catch (const Error&) {
+    }
+  }
+  last_checkpoints_.clear();
+  for (const std::string& p : paths) {
+    if (!options_.env->FileExists(CheckpointFilePath(p))) continue;
+    double time = NowSecs(options_.env);
+    if (state) {
+      const auto& all = state->all_model_checkpoint_paths;
+      for (size_t i = 0; i < all.size() && i < state->all_model_checkpoint_timestamps.size(); ++i) {
+        if (all[i] == p) time = state->all_model_checkpoint_timestamps[i];
+      }
+    }
+    last_checkpoints_.push_back({p, time});
+  }
+  if (state && state->last_preserved_timestamp > 0) {
+    next_keep_time_ = state->last_preserved_timestamp + options_.keep_checkpoint_every_n_hours * 3600;
+  }
+}
+
+void Saver::Restore(Session& session, const std::string& path, const RestoreOptions& options) {
+  Env* env = options_.env;
+  const std::string file = CheckpointFilePath(path);
+  VerifyCheckpoint(env, file);
+  auto reader = SafetensorsReader::Open(env, file);
+  const std::vector<std::string>& names = options.variables.empty() ? var_list_ : options.variables;
+  for (const std::string& name : names) {
+    auto mapped = options.name_map.find(name);
+    const std::string& key = mapped == options.name_map.end() ? name : mapped->second;
+    if (!reader->Contains(key)) {
+      if (options.allow_missing) continue;
+      throw NotFound("checkpoint '", file, "' has no tensor '", key, "' for variable '", name,
+                     "'; pass RestoreOptions::name_map if it was saved under another name");
+    }
+    Node* node = graph_.FindNode(name);
+    if (node == nullptr || node->op_def().role != OpRole::kVariable) {
+      throw NotFound("restoring '", file, "': no variable named '", name, "' in the graph");
+    }
+    Tensor value = reader->Get(key);
+    if (value.dtype() != node->output_dtype(0) ||
+        !value.shape().IsCompatibleWith(node->output_shape(0))) {
+      throw InvalidArgument("restoring '", file, "': tensor '", key, "' is ",
+                            DTypeName(value.dtype()), value.shape(), " but variable '", name,
+                            "' is ", DTypeName(node->output_dtype(0)), node->output_shape(0));
+    }
+    // Copy out of the read-only mapping, so the file may be deleted or replaced later.
+    if (!value.buffer()->owned() || !value.BufferIsUnique()) value = value.Clone();
+    auto* var = session.resources().LookupOrCreate<VariableResource>(name);
+    std::lock_guard<std::mutex> lock(var->mu);
+    var->value = std::move(value);
+  }
+  if (options.restore_iterators && options_.save_iterators) {
+    for (const std::string& name : reader->names()) {
+      if (!name.starts_with(kIteratorStatePrefix)) continue;
+      Tensor blob = reader->Get(name);
+      auto* it = session.resources().LookupOrCreate<data::IteratorResource>(name);
+      it->Restore(std::string_view(static_cast<const char*>(blob.raw_data()), blob.TotalBytes()));
+    }
+  }
+}
+
+std::optional<std::string> Saver::RestoreLatest(Session& session, const std::string& dir,
+                                                const RestoreOptions& options) {
+  auto latest = LatestValidCheckpoint(options_.env, dir);
+  if (!latest) return std::nullopt;
+  LOOM_LOG(INFO) << "Restoring parameters from " << *latest;
+  Restore(session, *latest, options);
+  std::vector<std::string> managed;
+  try {
+    if (auto state = ReadCheckpointState(options_.env, dir)) {
+      managed = state->all_model_checkpoint_paths;
+    }
+  } catch (const Error&) {
+  }
+  if (std::find(managed.begin(), managed.end(), *latest) == managed.end()) managed.push_back(*latest);
+  RecoverLastCheckpoints(managed);
+  return latest;
+}
+
+}  // namespace loom::train
