@@ -6,4 +6,6 @@ set_source_files_properties(math.cc reduce.cc matmul.cc PROPERTIES COMPILE_OPTIO
 loom_test(ops_math_test SRCS math_test.cc reduce_test.cc matmul_test.cc DEPS loom_runtime)
 # array family:
 # nn family:
+list(APPEND LOOM_OPS_SRCS nn_activations.cc nn_conv.cc nn_losses.cc nn_norms.cc)
+loom_test(ops_nn_test SRCS nn_test.cc nn_conv_test.cc DEPS loom_runtime)
 # random family:

@@ -1,0 +1,66 @@
+#ifndef LOOM_OPS_NN_INTERNAL_H_
+#define LOOM_OPS_NN_INTERNAL_H_
+
+// Shared by the nn_*.cc files only: element-wise kernel helpers and the per-file
+// registration calls that RegisterNnOps combines. Not part of the public API.
+#include <cstdint>
+
+#include "loom/graph/op_def.h"
+
+namespace loom::nn_internal {
+
+// Element-wise loops stay on one thread below this many elements per chunk.
+inline constexpr int64_t kElementwiseChunk = 16384;
+
+// Output 0 has input 0's dtype and shape; fails unless input 0 is float32/float64.
+void FloatSameAsInput(InferenceContext& c);
+// For (a, b) -> out element-wise ops: same float dtype, compatible shapes.
+void FloatBinarySameShape(InferenceContext& c);
+// Fails (naming the node) unless the inputs' runtime shapes are equal.
+void ExpectSameRuntimeShape(const KernelContext& c, int i, int j);
+
+// y = fn(x) element-wise over input 0, in place when input 0's buffer is free.
+// fn is a generic callable: fn(T x) -> T.
+template <typename Fn>
+void UnaryKernel(KernelContext& c, const Fn& fn) {
+  const Tensor& x = c.input(0);
+  Tensor y = c.ForwardInputOrAllocate(0, 0, x.shape());
+  SwitchFloat(x.dtype(), c.node().op(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    c.pool().ParallelFor(x.NumElements(), kElementwiseChunk, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = fn(in[i]);
+    });
+    return 0;
+  });
+}
+
+// out = fn(a, b) element-wise over inputs 0 and 1 (same shape), written into input
+// `reuse`'s buffer when it is free.
+template <typename Fn>
+void BinaryKernel(KernelContext& c, int reuse, const Fn& fn) {
+  ExpectSameRuntimeShape(c, 0, 1);
+  const Tensor& a = c.input(0);
+  const Tensor& b = c.input(1);
+  Tensor out = c.ForwardInputOrAllocate(reuse, 0, a.shape());
+  SwitchFloat(a.dtype(), c.node().op(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* po = out.data<T>();
+    c.pool().ParallelFor(a.NumElements(), kElementwiseChunk, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) po[i] = fn(pa[i], pb[i]);
+    });
+    return 0;
+  });
+}
+
+void RegisterNnActivationOps(OpRegistry& registry);
+void RegisterNnConvOps(OpRegistry& registry);
+void RegisterNnLossOps(OpRegistry& registry);
+void RegisterNnNormOps(OpRegistry& registry);
+
+}  // namespace loom::nn_internal
+
+#endif  // LOOM_OPS_NN_INTERNAL_H_

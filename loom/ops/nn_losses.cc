@@ -1,0 +1,439 @@
+// The softmax family and the cross-entropy losses, with fused, numerically stable kernels:
+// every row subtracts its max before exponentiating, and the log-sum-exp is kept in log
+// space, so no logit magnitude overflows.
+#include <algorithm>
+#include <cmath>
+
+#include "loom/ops/nn.h"
+#include "loom/ops/nn_internal.h"
+
+namespace loom {
+namespace {
+
+using nn_internal::kElementwiseChunk;
+
+// A tensor viewed as [outer, n, inner] around `axis`: `rows` = outer * inner independent
+// vectors of length n, with elements `stride` = inner apart.
+struct AxisView {
+  int64_t rows, n, stride;
+  int64_t base(int64_t row) const { return (row / stride) * n * stride + row % stride; }
+};
+
+int NormalizedAxis(const KernelContext& c, int rank) {
+  int64_t axis = c.attr<int64_t>("axis");
+  if (axis < -rank || axis >= rank) c.Fail("axis ", axis, " is out of range for rank ", rank);
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+AxisView ViewAround(const Shape& s, int axis) {
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= s.dim(i);
+  for (int i = axis + 1; i < s.rank(); ++i) inner *= s.dim(i);
+  return {outer * inner, s.dim(axis), inner};
+}
+
+// Rows per ParallelFor chunk for row-wise work on rows of length n.
+int64_t MinRows(int64_t n) { return std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(n, 1)); }
+
+void SoftmaxShape(InferenceContext& c) {
+  c.ExpectDType(0, {kFloat32, kFloat64});
+  const Shape& s = c.input_shape(0);
+  const int64_t axis = c.attr<int64_t>("axis");
+  if (s.rank_known() && (s.rank() == 0 || axis < -s.rank() || axis >= s.rank())) {
+    c.Fail("axis ", axis, " is out of range for input shape ", s);
+  }
+  c.set_output(0, c.input_dtype(0), s);
+}
+
+template <bool kLog>
+void SoftmaxKernel(KernelContext& c) {
+  const Tensor& x = c.input(0);
+  if (x.rank() == 0) c.Fail("input must have rank >= 1");
+  AxisView v = ViewAround(x.shape(), NormalizedAxis(c, x.rank()));
+  Tensor y = c.ForwardInputOrAllocate(0, 0, x.shape());
+  SwitchFloat(x.dtype(), c.node().op(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    const int64_t n = v.n, s = v.stride;
+    c.pool().ParallelFor(v.rows, MinRows(n), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* a = in + v.base(r);
+        T* b = out + v.base(r);
+        T m = a[0];
+        for (int64_t j = 1; j < n; ++j) m = std::max(m, a[j * s]);
+        T sum = 0;
+        if constexpr (kLog) {
+          for (int64_t j = 0; j < n; ++j) sum += std::exp(a[j * s] - m);
+          // (x - m) - lse, not x - (m + lse): m + lse would round at large |m|.
+          const T lse = std::log(sum);
+          for (int64_t j = 0; j < n; ++j) b[j * s] = (a[j * s] - m) - lse;
+        } else {
+          for (int64_t j = 0; j < n; ++j) sum += (b[j * s] = std::exp(a[j * s] - m));
+          const T inv = 1 / sum;
+          for (int64_t j = 0; j < n; ++j) b[j * s] *= inv;
+        }
+      }
+    });
+    return 0;
+  });
+}
+
+// SoftmaxGrad(y, dy): dx = y * (dy - sum(dy * y)).
+// LogSoftmaxGrad(y, dy): dx = dy - exp(y) * sum(dy).
+template <bool kLog>
+void SoftmaxGradKernel(KernelContext& c) {
+  nn_internal::ExpectSameRuntimeShape(c, 0, 1);
+  const Tensor& y = c.input(0);
+  const Tensor& dy = c.input(1);
+  AxisView v = ViewAround(y.shape(), NormalizedAxis(c, y.rank()));
+  Tensor dx = c.ForwardInputOrAllocate(1, 0, y.shape());
+  SwitchFloat(y.dtype(), c.node().op(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* py = y.data<T>();
+    const T* pdy = dy.data<T>();
+    T* pdx = dx.data<T>();
+    const int64_t n = v.n, s = v.stride;
+    c.pool().ParallelFor(v.rows, MinRows(n), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t base = v.base(r);
+        const T* a = py + base;
+        const T* d = pdy + base;
+        T* o = pdx + base;
+        T sum = 0;
+        if constexpr (kLog) {
+          for (int64_t j = 0; j < n; ++j) sum += d[j * s];
+          for (int64_t j = 0; j < n; ++j) o[j * s] = d[j * s] - std::exp(a[j * s]) * sum;
+        } else {
+          for (int64_t j = 0; j < n; ++j) sum += d[j * s] * a[j * s];
+          for (int64_t j = 0; j < n; ++j) o[j * s] = a[j * s] * (d[j * s] - sum);
+        }
+      }
+    });
+    return 0;
+  });
+}
+
+const char* const kNoSecondDerivative = "second derivatives of softmax ops are not implemented";
+
+const OpDef& SoftmaxGradOp() {
+  static const OpDef op = {
+      .name = "SoftmaxGrad",
+      .num_inputs = 2,
+      .shape = nn_internal::FloatBinarySameShape,
+      .kernel = SoftmaxGradKernel<false>,
+      .no_gradient = kNoSecondDerivative,
+  };
+  return op;
+}
+
+const OpDef& LogSoftmaxGradOp() {
+  static const OpDef op = {
+      .name = "LogSoftmaxGrad",
+      .num_inputs = 2,
+      .shape = nn_internal::FloatBinarySameShape,
+      .kernel = SoftmaxGradKernel<true>,
+      .no_gradient = kNoSecondDerivative,
+  };
+  return op;
+}
+
+Output AddOp(const Scope& scope, const OpDef& op, std::vector<Output> inputs, AttrMap attrs = {}) {
+  return scope.AddNode(op, std::move(inputs), std::move(attrs), op.name)->output(0);
+}
+
+const OpDef& SoftmaxOp() {
+  static const OpDef op = {
+      .name = "Softmax",
+      .num_inputs = 1,
+      .shape = SoftmaxShape,
+      .kernel = SoftmaxKernel<false>,
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        return {AddOp(g.scope(), SoftmaxGradOp(), {g.output(0), g.grad(0)}, g.node().attrs())};
+      },
+  };
+  return op;
+}
+
+const OpDef& LogSoftmaxOp() {
+  static const OpDef op = {
+      .name = "LogSoftmax",
+      .num_inputs = 1,
+      .shape = SoftmaxShape,
+      .kernel = SoftmaxKernel<true>,
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        return {AddOp(g.scope(), LogSoftmaxGradOp(), {g.output(0), g.grad(0)}, g.node().attrs())};
+      },
+  };
+  return op;
+}
+
+// ---- Cross entropy ----
+
+// ScaleRows(x [..., C], g [...]): x * g[..., None] * scale. Backprops the per-example
+// loss gradient through the fused xent ops.
+const OpDef& ScaleRowsOp() {
+  static const OpDef op = {
+      .name = "ScaleRows",
+      .num_inputs = 2,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kFloat32, kFloat64});
+            c.ExpectSameDType(0, 1);
+            c.set_output(0, c.input_dtype(0), c.input_shape(0));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& x = c.input(0);
+            const Tensor& g = c.input(1);
+            const int64_t n = x.rank() == 0 ? 1 : x.dim(-1);
+            if (x.rank() == 0 || g.NumElements() * n != x.NumElements()) {
+              c.Fail("cannot scale rows of ", x.shape(), " by ", g.shape());
+            }
+            const double scale = c.attr<double>("scale");
+            Tensor out = c.ForwardInputOrAllocate(0, 0, x.shape());
+            SwitchFloat(x.dtype(), "ScaleRows", [&](auto tag) {
+              using T = decltype(tag);
+              const T* px = x.data<T>();
+              const T* pg = g.data<T>();
+              T* po = out.data<T>();
+              c.pool().ParallelFor(g.NumElements(), MinRows(n), [&](int64_t r0, int64_t r1) {
+                for (int64_t r = r0; r < r1; ++r) {
+                  const T k = pg[r] * static_cast<T>(scale);
+                  for (int64_t j = 0; j < n; ++j) po[r * n + j] = px[r * n + j] * k;
+                }
+              });
+              return 0;
+            });
+          },
+      .no_gradient = "ScaleRows is only built by cross-entropy gradients",
+  };
+  return op;
+}
+
+Output ScaleRows(const Scope& scope, Output x, Output g, double scale) {
+  return AddOp(scope, ScaleRowsOp(), {x, g}, {{"scale", scale}});
+}
+
+// Both xent ops: output 0 the per-example loss (logits' shape without the class dim),
+// output 1 the backprop d loss / d logits.
+void XentShape(InferenceContext& c, bool sparse) {
+  c.ExpectDType(1, {kFloat32, kFloat64});
+  const Shape& labels = c.input_shape(0);
+  const Shape& logits = c.input_shape(1);
+  if (logits.rank_known() && logits.rank() < 1) c.Fail("logits must have rank >= 1, got ", logits);
+  Shape loss = logits.rank_known() ? Shape(std::vector<int64_t>(logits.dims().begin(),
+                                                                logits.dims().end() - 1))
+                                   : Shape::Unknown();
+  if (sparse) {
+    c.ExpectDType(0, {kInt32, kInt64});
+    if (!labels.IsCompatibleWith(loss)) {
+      c.Fail("labels of shape ", labels, " do not match logits of shape ", logits,
+             "; labels must have the logits' shape without the last (class) dimension");
+    }
+  } else {
+    c.ExpectSameDType(0, 1);
+    if (!labels.IsCompatibleWith(logits)) {
+      c.Fail("labels of shape ", labels, " and logits of shape ", logits,
+             " must have the same shape");
+    }
+  }
+  c.set_output(0, c.input_dtype(1), loss);
+  c.set_output(1, c.input_dtype(1), logits);
+}
+
+// Per row: m = max(x), lse = log(sum(exp(x - m))), log p_j = x_j - m - lse.
+template <bool kSparse>
+void XentKernel(KernelContext& c) {
+  const Tensor& labels = c.input(0);
+  const Tensor& logits = c.input(1);
+  if (logits.rank() < 1) c.Fail("logits must have rank >= 1, got ", logits.shape());
+  const int64_t classes = logits.dim(-1);
+  const int64_t rows = classes == 0 ? 0 : logits.NumElements() / classes;
+  Shape loss_shape(std::vector<int64_t>(logits.shape().dims().begin(),
+                                        logits.shape().dims().end() - 1));
+  if (labels.shape() != (kSparse ? loss_shape : logits.shape())) {
+    c.Fail("labels of shape ", labels.shape(), " do not match logits of shape ", logits.shape());
+  }
+  Tensor loss = c.AllocateOutput(0, loss_shape);
+  Tensor backprop = c.AllocateOutput(1, logits.shape());
+  SwitchFloat(logits.dtype(), c.node().op(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = logits.data<T>();
+    T* pl = loss.data<T>();
+    T* pb = backprop.data<T>();
+    c.pool().ParallelFor(rows, MinRows(classes), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* a = x + r * classes;
+        T* b = pb + r * classes;
+        T m = a[0];
+        for (int64_t j = 1; j < classes; ++j) m = std::max(m, a[j]);
+        T sum = 0;
+        for (int64_t j = 0; j < classes; ++j) sum += (b[j] = std::exp(a[j] - m));
+        const T lse = std::log(sum), inv = 1 / sum;
+        if constexpr (kSparse) {
+          const int64_t label = labels.dtype() == kInt32 ? labels.data<int32_t>()[r]
+                                                         : labels.data<int64_t>()[r];
+          if (label < 0 || label >= classes) {
+            c.Fail("label ", label, " at position ", r, " is outside the valid range [0, ",
+                   classes, ") of the ", classes, " classes");
+          }
+          for (int64_t j = 0; j < classes; ++j) b[j] *= inv;
+          b[label] -= 1;
+          pl[r] = lse - (a[label] - m);
+        } else {
+          // d/dx_j -sum_k z_k log p_k = p_j sum(z) - z_j (= p - z for distributions z).
+          const T* z = labels.data<T>() + r * classes;
+          T total = 0, zsum = 0;
+          for (int64_t j = 0; j < classes; ++j) {
+            total += z[j] * (lse - (a[j] - m));
+            zsum += z[j];
+          }
+          for (int64_t j = 0; j < classes; ++j) b[j] = b[j] * inv * zsum - z[j];
+          pl[r] = total;
+        }
+      }
+    });
+    return 0;
+  });
+}
+
+void RejectBackpropGradient(const GradContext& g) {
+  if (g.grad(1).valid()) {
+    throw InvalidArgument(g.node().description(),
+                          ": cannot differentiate through the backprop output (output 1)");
+  }
+}
+
+const OpDef& SoftmaxXentOp() {
+  static const OpDef op = {
+      .name = "SoftmaxCrossEntropyWithLogits",
+      .num_inputs = 2,
+      .shape = [](InferenceContext& c) { XentShape(c, /*sparse=*/false); },
+      .kernel = XentKernel<false>,
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        RejectBackpropGradient(g);
+        // d/d labels = -log_softmax(logits) * g; d/d logits = backprop * g.
+        Output log_p = AddOp(g.scope(), LogSoftmaxOp(), {g.input(1)}, {{"axis", int64_t{-1}}});
+        return {ScaleRows(g.scope(), log_p, g.grad(0), -1.0),
+                ScaleRows(g.scope(), g.output(1), g.grad(0), 1.0)};
+      },
+  };
+  return op;
+}
+
+const OpDef& SparseSoftmaxXentOp() {
+  static const OpDef op = {
+      .name = "SparseSoftmaxCrossEntropyWithLogits",
+      .num_inputs = 2,
+      .shape = [](InferenceContext& c) { XentShape(c, /*sparse=*/true); },
+      .kernel = XentKernel<true>,
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        RejectBackpropGradient(g);
+        // Integer labels get no gradient.
+        return {GradOutput(), ScaleRows(g.scope(), g.output(1), g.grad(0), 1.0)};
+      },
+  };
+  return op;
+}
+
+// ---- Sigmoid cross entropy ----
+
+// SigmoidCrossEntropyWithLogitsGrad(labels z, logits x, g):
+//   d/dz = -x * g,  d/dx = (sigmoid(x) - z) * g.
+const OpDef& SigmoidXentGradOp() {
+  static const OpDef op = {
+      .name = "SigmoidCrossEntropyWithLogitsGrad",
+      .num_inputs = 3,
+      .shape =
+          [](InferenceContext& c) {
+            nn_internal::FloatBinarySameShape(c);
+            c.set_output(1, c.input_dtype(1), c.input_shape(1));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            nn_internal::ExpectSameRuntimeShape(c, 0, 1);
+            nn_internal::ExpectSameRuntimeShape(c, 0, 2);
+            const Tensor& z = c.input(0);
+            const Tensor& x = c.input(1);
+            const Tensor& g = c.input(2);
+            Tensor dz = c.AllocateOutput(0, z.shape());
+            Tensor dx = c.AllocateOutput(1, x.shape());
+            SwitchFloat(x.dtype(), "SigmoidCrossEntropyWithLogitsGrad", [&](auto tag) {
+              using T = decltype(tag);
+              const T *pz = z.data<T>(), *px = x.data<T>(), *pg = g.data<T>();
+              T *pdz = dz.data<T>(), *pdx = dx.data<T>();
+              c.pool().ParallelFor(x.NumElements(), kElementwiseChunk, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) {
+                  pdz[i] = -px[i] * pg[i];
+                  pdx[i] = (1 / (1 + std::exp(-px[i])) - pz[i]) * pg[i];
+                }
+              });
+              return 0;
+            });
+          },
+      .no_gradient = "second derivatives of SigmoidCrossEntropyWithLogits are not implemented",
+  };
+  return op;
+}
+
+const OpDef& SigmoidXentOp() {
+  static const OpDef op = {
+      .name = "SigmoidCrossEntropyWithLogits",
+      .num_inputs = 2,
+      .shape = nn_internal::FloatBinarySameShape,
+      .kernel =
+          [](KernelContext& c) {
+            // TF's stable form: max(x, 0) - x z + log(1 + exp(-|x|)).
+            nn_internal::BinaryKernel(c, 1, [](auto z, auto x) {
+              using T = decltype(x);
+              return std::max(x, T(0)) - x * z + std::log1p(std::exp(-std::abs(x)));
+            });
+          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        Node* n = g.scope().AddNode(SigmoidXentGradOp(), {g.input(0), g.input(1), g.grad(0)}, {},
+                                    "SigmoidCrossEntropyWithLogitsGrad");
+        return {n->output(0), n->output(1)};
+      },
+  };
+  return op;
+}
+
+Output Xent(const Scope& scope, const OpDef& op, const Input& labels, const Input& logits,
+            bool sparse) {
+  Output x = AsOutput(scope, logits);
+  Output z = AsOutput(scope, labels, sparse ? DType::kInvalid : x.dtype());
+  return scope.AddNode(op, {z, x}, {}, op.name)->output(0);
+}
+
+}  // namespace
+
+Output Softmax(const Scope& scope, Input logits, int axis) {
+  return AddOp(scope, SoftmaxOp(), {AsOutput(scope, logits)}, {{"axis", int64_t{axis}}});
+}
+
+Output LogSoftmax(const Scope& scope, Input logits, int axis) {
+  return AddOp(scope, LogSoftmaxOp(), {AsOutput(scope, logits)}, {{"axis", int64_t{axis}}});
+}
+
+Output SoftmaxCrossEntropyWithLogits(const Scope& scope, Input labels, Input logits) {
+  return Xent(scope, SoftmaxXentOp(), labels, logits, /*sparse=*/false);
+}
+
+Output SparseSoftmaxCrossEntropyWithLogits(const Scope& scope, Input labels, Input logits) {
+  return Xent(scope, SparseSoftmaxXentOp(), labels, logits, /*sparse=*/true);
+}
+
+Output SigmoidCrossEntropyWithLogits(const Scope& scope, Input labels, Input logits) {
+  return Xent(scope, SigmoidXentOp(), labels, logits, /*sparse=*/false);
+}
+
+void nn_internal::RegisterNnLossOps(OpRegistry& registry) {
+  for (const OpDef* op : {&SoftmaxOp(), &SoftmaxGradOp(), &LogSoftmaxOp(), &LogSoftmaxGradOp(),
+                          &ScaleRowsOp(), &SoftmaxXentOp(), &SparseSoftmaxXentOp(),
+                          &SigmoidXentOp(), &SigmoidXentGradOp()}) {
+    registry.Register(*op);
+  }
+}
+
+}  // namespace loom
