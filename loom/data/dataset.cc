@@ -48,6 +48,13 @@ std::unique_ptr<Iterator> DatasetImpl::MakeIteratorInternal(const IteratorContex
   return nullptr;
 }
 
+IteratorContext TopLevelContext(std::shared_ptr<const Bindings> bindings) {
+  IteratorContext ctx;
+  ctx.bindings = std::move(bindings);
+  ctx.random_base = std::make_shared<uint64_t>(RandomSeed());
+  return ctx;
+}
+
 Dataset::Dataset(std::shared_ptr<const DatasetImpl> impl) : impl_(std::move(impl)) {
   LOOM_CHECK(impl_ != nullptr);
 }
@@ -72,8 +79,9 @@ std::unique_ptr<Iterator> Dataset::MakeIterator() const {
                              "'; iterate it through MakeInitializableIterator(scope) and run "
                              "its initializer with the placeholder fed");
   }
-  auto it = impl_->MakeIterator(IteratorContext{});
-  it->set_pipeline(StrCat(DebugString(), " ", SpecString(spec())));
+  IteratorContext ctx = TopLevelContext();
+  auto it = impl_->MakeIterator(ctx);
+  it->set_pipeline(StrCat(DebugString(), " ", SpecString(spec())), ctx.random_base);
   return it;
 }
 

@@ -38,7 +38,13 @@ struct IteratorContext {
   // Which pass of the enclosing Repeat(s) this iterator serves (0 for the first), so that
   // Shuffle can reshuffle each pass deterministically.
   uint64_t iteration = 0;
+  // Unseeded stages (Shuffle without a seed) derive their seeds from this cell: drawn at
+  // random for each top-level iterator, saved with its state, so a restore replays it.
+  std::shared_ptr<uint64_t> random_base;
 };
+
+// A context with a fresh random base.
+IteratorContext TopLevelContext(std::shared_ptr<const Bindings> bindings = nullptr);
 
 // Rows of named tensors along dim 0 (the fast path's data). Immutable, thread-safe.
 class RowSource {

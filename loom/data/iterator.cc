@@ -15,6 +15,7 @@ std::string Iterator::Save() {
   StateWriter w;
   w.WriteString(kMagic);
   w.WriteString(pipeline_);
+  w.Write<uint64_t>(random_base_ ? *random_base_ : 0);
   SaveState(w);
   return std::move(w.data());
 }
@@ -29,6 +30,8 @@ void Iterator::Restore(std::string_view blob) {
     throw InvalidArgument("iterator state was saved from pipeline ", pipeline,
                           " and cannot be restored into ", pipeline_);
   }
+  const uint64_t random_base = r.Read<uint64_t>();
+  if (random_base_) *random_base_ = random_base;
   RestoreState(r);
   if (!r.AtEnd()) throw DataLoss("iterator state has trailing bytes at ", r.position());
 }

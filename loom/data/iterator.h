@@ -11,6 +11,7 @@
 // structure. Errors from background workers (parallel Map, Interleave, Prefetch) are
 // rethrown here with their original code and message.
 // Thread-safety: one consumer thread at a time (implementations may run workers inside).
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,8 +44,13 @@ class Iterator {
   void SaveState(StateWriter& writer);
   void RestoreState(StateReader& reader);
 
-  // Set by Dataset::MakeIterator: the pipeline description checked by Restore.
-  void set_pipeline(std::string pipeline) { pipeline_ = std::move(pipeline); }
+  // Set by whoever makes a top-level iterator (Dataset::MakeIterator, the iterator ops):
+  // the pipeline description checked by Restore, and the cell holding the random base
+  // that unseeded stages derive their seeds from (saved and restored with the state).
+  void set_pipeline(std::string pipeline, std::shared_ptr<uint64_t> random_base) {
+    pipeline_ = std::move(pipeline);
+    random_base_ = std::move(random_base);
+  }
 
  protected:
   Iterator(std::string stage, ElementSpec spec) : stage_(std::move(stage)), spec_(std::move(spec)) {}
@@ -57,6 +63,7 @@ class Iterator {
   std::string stage_;
   ElementSpec spec_;
   std::string pipeline_;
+  std::shared_ptr<uint64_t> random_base_;
 };
 
 }  // namespace loom::data

@@ -29,10 +29,9 @@ IteratorResource& ResourceOf(const KernelContext& c) {
 
 std::unique_ptr<Iterator> CreateIterator(const DatasetImpl& dataset,
                                          std::shared_ptr<const Bindings> bindings) {
-  IteratorContext ctx;
-  ctx.bindings = std::move(bindings);
+  IteratorContext ctx = TopLevelContext(std::move(bindings));
   auto it = dataset.MakeIterator(ctx);
-  it->set_pipeline(StrCat(dataset.DebugString(), " ", SpecString(dataset.spec())));
+  it->set_pipeline(StrCat(dataset.DebugString(), " ", SpecString(dataset.spec())), ctx.random_base);
   return it;
 }
 

@@ -1,1 +1,94 @@
 #include <gtest/gtest.h>
+
+#include "loom/data/dataset.h"
+#include "loom/data/test_util.h"
+
+namespace loom::data {
+namespace {
+using testing::CodeOf;
+using testing::Ints;
+using testing::Iota;
+
+// Runs `d` uninterrupted, and again saving after `k` elements into a fresh iterator;
+// both must give the same sequence.
+void ExpectResumesExactly(const Dataset& d, int64_t k, int64_t total, const std::string& name = "x") {
+  auto whole = d.MakeIterator();
+  auto expected = Ints(*whole, name, total);
+  auto first = d.MakeIterator();
+  auto head = Ints(*first, name, k);
+  std::string blob = first->Save();
+  auto second = d.MakeIterator();
+  second->Restore(blob);
+  auto tail = Ints(*second, name, total - static_cast<int64_t>(head.size()));
+  head.insert(head.end(), tail.begin(), tail.end());
+  EXPECT_EQ(head, expected) << d.DebugString() << " saved after " << k;
+}
+
+TEST(SaveRestoreTest, MidEpochShuffleRepeatBatchFastPath) {
+  auto d = FromTensorSlices({{"x", Iota(1000)}, {"f", Tensor::Zeros(kFloat32, {1000, 4})}})
+               .Shuffle(100, {.seed = 5}).Repeat().Batch(32).Prefetch(2);
+  for (int64_t k : {0, 1, 17, 31, 40}) ExpectResumesExactly(d, k * 32, 3000);
+}
+
+TEST(SaveRestoreTest, FastPathStateStoresIndicesNotElements) {
+  auto d = FromTensorSlices(Tensor::Zeros(kFloat32, {10000, 784})).Shuffle(100, {.seed = 1})
+               .Repeat().Batch(256).Prefetch(2);
+  auto it = d.MakeIterator();
+  for (int i = 0; i < 50; ++i) it->GetNext();
+  // 100 buffered indices + 2 pending lists of 256 indices: a few KB, not 2 x 800 KB.
+  EXPECT_LT(it->Save().size(), 10000u);
+}
+
+TEST(SaveRestoreTest, GenericPathWithMapFilterParallelism) {
+  auto id = [](Element e) { return e; };
+  auto even = [](const Element& e) { return e.at("x").scalar<int64_t>() % 3 != 0; };
+  auto d = Range(300).Map(id, {.num_parallel_calls = 3}).Filter(even)
+               .Shuffle(20, {.seed = 9}).Repeat(3).Batch(7).Prefetch(3);
+  for (int64_t k : {0, 5, 100, 333}) ExpectResumesExactly(d, k * 7, 600 * 3);
+}
+
+TEST(SaveRestoreTest, ShuffleWithoutSeedResumesItsOwnOrder) {
+  auto d = Range(500).Shuffle(64).Repeat(2);
+  auto it = d.MakeIterator();
+  Ints(*it, "x", 123);
+  std::string blob = it->Save();
+  auto rest = Ints(*it);
+  auto other = d.MakeIterator();
+  other->Restore(blob);
+  EXPECT_EQ(Ints(*other), rest);
+}
+
+TEST(SaveRestoreTest, OtherStages) {
+  auto fn = [](const Element& e) {
+    int64_t v = e.at("x").scalar<int64_t>();
+    return Range(v * 10, v * 10 + 4);
+  };
+  ElementSpec spec = {{"x", {kInt64, Shape{}}}};
+  ExpectResumesExactly(Range(6).Interleave(fn, spec, {.cycle_length = 3, .block_length = 2}), 7, 24);
+  ExpectResumesExactly(Range(6).Interleave(fn, spec, {.cycle_length = 2, .num_parallel_calls = 2}), 9, 24);
+  ExpectResumesExactly(Range(10).Batch(4).Unbatch(), 5, 10);
+  ExpectResumesExactly(Range(5).Concatenate(Range(7, 9)).Skip(1).Take(5), 3, 5);
+  ExpectResumesExactly(Zip({Range(5), FromTensorSlices({{"y", Iota(5)}})}), 2, 5);
+  ExpectResumesExactly(Range(8).Cache().Repeat(2), 11, 16);
+  auto gen = [] {
+    return Generator([i = int64_t{0}]() mutable -> std::optional<Element> {
+      if (i == 6) return std::nullopt;
+      return Element{{"x", Tensor::Scalar<int64_t>(i++)}};
+    });
+  };
+  ExpectResumesExactly(FromGenerator(gen, spec).Shard(2, 1), 2, 3);
+}
+
+TEST(SaveRestoreTest, StateOfAnotherPipelineOrCorruptStateIsRejected) {
+  auto it = Range(10).Shuffle(5, {.seed = 1}).MakeIterator();
+  it->GetNext();
+  std::string blob = it->Save();
+  auto other = Range(10).Batch(2).MakeIterator();
+  EXPECT_EQ(CodeOf([&] { other->Restore(blob); }), ErrorCode::kInvalidArgument);
+  auto same = Range(10).Shuffle(5, {.seed = 1}).MakeIterator();
+  EXPECT_EQ(CodeOf([&] { same->Restore(blob.substr(0, blob.size() - 3)); }), ErrorCode::kDataLoss);
+  EXPECT_EQ(CodeOf([&] { same->Restore("garbage"); }), ErrorCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace loom::data

@@ -85,9 +85,13 @@ class ShuffleDataset : public IndexPreservingDataset {
   template <typename Item>
   std::unique_ptr<Cursor<Item>> Wrap(const CursorFactory<Item>& in,
                                      const IteratorContext& ctx) const {
-    uint64_t seed = options_.seed
-                        ? MixSeed(*options_.seed, options_.reshuffle_each_iteration ? ctx.iteration : 0)
-                        : RandomSeed();
+    // Unseeded: the iterator's random base (see IteratorContext), mixed with this stage's
+    // place in the pipeline so two unseeded shuffles differ.
+    const uint64_t base = options_.seed ? *options_.seed
+                          : MixSeed(ctx.random_base ? *ctx.random_base : RandomSeed(),
+                                    std::hash<std::string>()(DebugString()));
+    const bool reshuffle = options_.reshuffle_each_iteration;
+    uint64_t seed = MixSeed(base, reshuffle ? ctx.iteration : 0);
     return std::make_unique<ShuffleCursor<Item>>(in(ctx), buffer_size_, seed);
   }
   int64_t buffer_size_;
