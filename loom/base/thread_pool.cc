@@ -33,8 +33,8 @@ void ThreadPool::WorkerLoop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stop_ and drained
-      task = std::move(queue_.back());
-      queue_.pop_back();
+      task = std::move(queue_.front());
+      queue_.pop_front();
     }
     task();
   }

@@ -6,6 +6,7 @@
 // are done. The pool owns its threads; it is thread-safe, but one ParallelFor at a time
 // per pool is the intended use (kernels run one after another in a Session).
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -31,7 +32,8 @@ class ThreadPool {
   void ParallelFor(int64_t n, int64_t min_chunk,
                    const std::function<void(int64_t begin, int64_t end)>& fn);
 
-  // Runs fn on a worker (or inline for a pool of 1) without waiting.
+  // Runs fn on a worker (or inline for a pool of 1) without waiting. Tasks start in the
+  // order they were scheduled.
   void Schedule(std::function<void()> fn);
 
   // The machine's core count (std::thread::hardware_concurrency, at least 1).
@@ -44,7 +46,7 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::function<void()>> queue_;
+  std::deque<std::function<void()>> queue_;  // first in, first out
   bool stop_ = false;
 };
 
