@@ -5,7 +5,10 @@ list(APPEND LOOM_OPS_SRCS math.cc reduce.cc matmul.cc)
 set_source_files_properties(math.cc reduce.cc matmul.cc PROPERTIES COMPILE_OPTIONS -fvect-cost-model=dynamic)
 loom_test(ops_math_test SRCS math_test.cc reduce_test.cc matmul_test.cc DEPS loom_runtime)
 # array family:
+list(APPEND LOOM_OPS_SRCS array.cc array_join.cc array_index.cc)
+loom_test(ops_array_test SRCS array_test.cc random_test.cc DEPS loom_runtime)
 # nn family:
 list(APPEND LOOM_OPS_SRCS nn_activations.cc nn_conv.cc nn_losses.cc nn_norms.cc)
 loom_test(ops_nn_test SRCS nn_test.cc nn_conv_test.cc DEPS loom_runtime)
 # random family:
+list(APPEND LOOM_OPS_SRCS random.cc)

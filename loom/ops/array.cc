@@ -1,0 +1,657 @@
+// Array ops that keep every element: Reshape, ExpandDims, Squeeze, Transpose; Fill and the
+// shape-describing ops; the helpers of array_internal.h. Concat/Split/Tile/Pad are in
+// array_join.cc, Slice/StridedSlice/Gather/OneHot in array_index.cc.
+#include "loom/ops/array.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "loom/ops/array_internal.h"
+
+namespace loom {
+
+using namespace array_internal;  // NOLINT: this file's own helpers
+
+namespace array_internal {
+
+std::string DimsString(const std::vector<int64_t>& dims) {
+  return StrCat("[", StrJoin(dims, ","), "]");
+}
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * dims[i + 1];
+  }
+  return strides;
+}
+
+int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= dims[i];
+  return p;
+}
+
+std::vector<int64_t> DimsFromTensor(const KernelContext& c, const Tensor& t,
+                                    std::string_view what) {
+  if (t.rank() != 1) c.Fail(what, " must be a vector, got shape ", t.shape());
+  std::vector<int64_t> dims(t.NumElements());
+  if (t.dtype() == kInt64) {
+    std::copy_n(t.data<int64_t>(), dims.size(), dims.begin());
+  } else if (t.dtype() == kInt32) {
+    std::copy_n(t.data<int32_t>(), dims.size(), dims.begin());
+  } else {
+    c.Fail(what, " must be int32 or int64, got ", DTypeName(t.dtype()));
+  }
+  return dims;
+}
+
+Output ShapeOfOrConst(const Scope& scope, const Output& x) {
+  if (x.shape().fully_defined()) return Const(scope, Tensor::FromVector(x.shape().dims()));
+  return ShapeOf(scope, x);
+}
+
+}  // namespace array_internal
+
+namespace {
+
+void NoInputShape(InferenceContext& c, DType dtype, const Shape& shape) {
+  c.set_output(0, dtype, shape);
+}
+
+// Resolves a target shape with at most one -1 against `in` (partial). Fails with the
+// Reshape message on an impossible reshape; the -1 stays unknown when `in` is partial.
+template <typename Ctx>
+std::vector<int64_t> ResolveReshape(const Ctx& c, const Shape& in, std::vector<int64_t> target) {
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1) {
+      if (infer >= 0) c.Fail("only one dimension of the target shape ", DimsString(target),
+                             " may be -1");
+      infer = static_cast<int>(i);
+    } else if (target[i] < 0) {
+      c.Fail("target shape ", DimsString(target), " has a negative dimension");
+    } else {
+      known *= target[i];
+    }
+  }
+  if (!in.fully_defined()) return target;
+  const int64_t n = in.num_elements();
+  auto fail = [&] {
+    c.Fail("cannot reshape ", in, " (", n, " elements) to ", DimsString(target));
+  };
+  if (infer >= 0) {
+    if (known == 0) {
+      if (n != 0) fail();
+      c.Fail("cannot infer the -1 in ", DimsString(target), " for an empty tensor ", in);
+    }
+    if (n % known != 0) fail();
+    target[infer] = n / known;
+  } else if (known != n) {
+    fail();
+  }
+  return target;
+}
+
+// ---- Reshape family -------------------------------------------------------------------
+
+const OpDef& ReshapeLikeOp();
+
+std::vector<GradOutput> ReshapeGrad(const GradContext& g) {
+  // Reshaping moves no values: dx = reshape(dy, shape(x)). With at most one unknown dim
+  // the static shape says it all (as a -1), and the backward pass need not keep x alive.
+  std::vector<GradOutput> grads(g.node().num_inputs());
+  const Shape& xs = g.input(0).shape();
+  int unknown = 0;
+  int64_t known = 1;
+  for (int64_t d : xs.rank_known() ? xs.dims() : std::vector<int64_t>{}) {
+    if (d < 0) ++unknown; else known *= d;
+  }
+  if (xs.rank_known() && (unknown == 0 || (unknown == 1 && known > 0))) {
+    grads[0] = Reshape(g.scope(), g.grad(0), xs.dims());
+  } else {
+    grads[0] = ReshapeLike(g.scope(), g.grad(0), g.input(0));
+  }
+  return grads;
+}
+
+const OpDef& ReshapeOp() {
+  static const OpDef op = {
+      .name = "Reshape",
+      .num_inputs = 1,
+      .shape =
+          [](InferenceContext& c) {
+            const auto& target = c.attr<std::vector<int64_t>>("shape");
+            c.set_output(0, c.input_dtype(0), Shape(ResolveReshape(c, c.input_shape(0), target)));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& x = c.input(0);
+            auto dims = ResolveReshape(c, x.shape(), c.attr<std::vector<int64_t>>("shape"));
+            c.set_output(0, x.Reshaped(Shape(dims)));
+          },
+      .grad = ReshapeGrad,
+  };
+  return op;
+}
+
+const OpDef& ReshapeDynamicOp() {
+  static const OpDef op = {
+      .name = "ReshapeDynamic",
+      .num_inputs = 2,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(1, {kInt32, kInt64});
+            c.ExpectRank(1, 1);
+            Shape target = StaticShapeValue(c.input(1));
+            if (!target.rank_known()) {
+              c.set_output(0, c.input_dtype(0), Shape::Unknown());
+              return;
+            }
+            // Unknown entries and a literal -1 are alike here: with exactly one of them
+            // and a known element count, it is determined.
+            std::vector<int64_t> dims = target.dims();
+            int unknown = 0;
+            for (int64_t d : dims) unknown += d < 0;
+            if (unknown <= 1) dims = ResolveReshape(c, c.input_shape(0), dims);
+            c.set_output(0, c.input_dtype(0), Shape(dims));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& x = c.input(0);
+            auto dims = ResolveReshape(c, x.shape(), DimsFromTensor(c, c.input(1), "shape"));
+            c.set_output(0, x.Reshaped(Shape(dims)));
+          },
+      .grad = ReshapeGrad,
+  };
+  return op;
+}
+
+const OpDef& ReshapeLikeOp() {
+  static const OpDef op = {
+      .name = "ReshapeLike",
+      .num_inputs = 2,
+      .shape =
+          [](InferenceContext& c) {
+            const Shape& in = c.input_shape(0);
+            const Shape& like = c.input_shape(1);
+            if (in.fully_defined() && like.fully_defined() &&
+                in.num_elements() != like.num_elements()) {
+              c.Fail("cannot reshape ", in, " (", in.num_elements(), " elements) like ", like);
+            }
+            c.set_output(0, c.input_dtype(0), like);
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& x = c.input(0);
+            const Shape& like = c.input(1).shape();
+            if (x.NumElements() != like.num_elements()) {
+              c.Fail("cannot reshape ", x.shape(), " (", x.NumElements(), " elements) like ",
+                     like);
+            }
+            c.set_output(0, x.Reshaped(like));
+          },
+      .grad = ReshapeGrad,
+  };
+  return op;
+}
+
+const OpDef& ExpandDimsOp() {
+  static const OpDef op = {
+      .name = "ExpandDims",
+      .num_inputs = 1,
+      .shape =
+          [](InferenceContext& c) {
+            const Shape& in = c.input_shape(0);
+            if (!in.rank_known()) return c.set_output(0, c.input_dtype(0), Shape::Unknown());
+            std::vector<int64_t> dims = in.dims();
+            int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), in.rank() + 1);
+            dims.insert(dims.begin() + axis, 1);
+            c.set_output(0, c.input_dtype(0), Shape(dims));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& x = c.input(0);
+            std::vector<int64_t> dims = x.shape().dims();
+            int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), x.rank() + 1);
+            dims.insert(dims.begin() + axis, 1);
+            c.set_output(0, x.Reshaped(Shape(dims)));
+          },
+      .grad = ReshapeGrad,
+  };
+  return op;
+}
+
+// Squeezed dims of `in`; fails when a listed axis is known and not 1. With `axes` empty
+// and an unknown dim, the result's rank is unknown (nullopt).
+template <typename Ctx>
+std::optional<std::vector<int64_t>> SqueezeDims(const Ctx& c, const Shape& in,
+                                                const std::vector<int64_t>& axes) {
+  if (!in.rank_known()) return std::nullopt;
+  std::vector<char> drop(in.rank(), 0);
+  for (int64_t a : axes) {
+    int axis = CanonicalAxis(c, a, in.rank());
+    if (in.dim(axis) != 1 && in.dim(axis) != kUnknownDim) {
+      c.Fail("cannot squeeze dim ", axis, " of ", in, ": its size is ", in.dim(axis),
+             ", not 1");
+    }
+    drop[axis] = 1;
+  }
+  std::vector<int64_t> dims;
+  for (int i = 0; i < in.rank(); ++i) {
+    if (axes.empty()) {
+      if (in.dim(i) == kUnknownDim) return std::nullopt;
+      if (in.dim(i) == 1) continue;
+    } else if (drop[i]) {
+      continue;
+    }
+    dims.push_back(in.dim(i));
+  }
+  return dims;
+}
+
+const OpDef& SqueezeOp() {
+  static const OpDef op = {
+      .name = "Squeeze",
+      .num_inputs = 1,
+      .shape =
+          [](InferenceContext& c) {
+            auto dims = SqueezeDims(c, c.input_shape(0), c.attr<std::vector<int64_t>>("axes"));
+            c.set_output(0, c.input_dtype(0), dims ? Shape(*dims) : Shape::Unknown());
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& x = c.input(0);
+            auto dims = SqueezeDims(c, x.shape(), c.attr<std::vector<int64_t>>("axes"));
+            c.set_output(0, x.Reshaped(Shape(*dims)));
+          },
+      .grad = ReshapeGrad,
+  };
+  return op;
+}
+
+// ---- Transpose --------------------------------------------------------------------------
+
+template <typename Ctx>
+void CheckPerm(const Ctx& c, const std::vector<int64_t>& perm, int rank) {
+  std::vector<char> seen(perm.size(), 0);
+  bool ok = static_cast<int>(perm.size()) == rank;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p]) {
+      ok = false;
+      break;
+    }
+    seen[p] = 1;
+  }
+  if (!ok) {
+    c.Fail("perm ", DimsString(perm), " is not a permutation of the ", rank,
+           " dims of the input");
+  }
+}
+
+// out[j][i] = in[i][j] for output rows [row_begin, row_end) of an m x n input, in tiles
+// so both sides stay in cache.
+template <typename T>
+void Transpose2D(const T* in, T* out, int64_t m, int64_t n, int64_t row_begin,
+                 int64_t row_end) {
+  constexpr int64_t kTile = 32;
+  for (int64_t j0 = row_begin; j0 < row_end; j0 += kTile) {
+    const int64_t j1 = std::min(row_end, j0 + kTile);
+    for (int64_t i0 = 0; i0 < m; i0 += kTile) {
+      const int64_t i1 = std::min(m, i0 + kTile);
+      for (int64_t j = j0; j < j1; ++j) {
+        T* o = out + j * m;
+        for (int64_t i = i0; i < i1; ++i) o[i] = in[i * n + j];
+      }
+    }
+  }
+}
+
+template <typename T>
+void TransposeKernel(KernelContext& c, const Tensor& x, const std::vector<int64_t>& perm,
+                     Tensor& y) {
+  // Drop size-1 dims and merge input axes that stay adjacent in the output, so
+  // [B,M,N] perm [0,2,1] is a batch of 2-D transposes and [B,M,1] perm [0,2,1] a copy.
+  std::vector<int64_t> kept_axis(x.rank(), -1);
+  std::vector<int64_t> dims;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (x.dim(i) != 1) {
+      kept_axis[i] = static_cast<int64_t>(dims.size());
+      dims.push_back(x.dim(i));
+    }
+  }
+  std::vector<int64_t> p;
+  for (int64_t a : perm)
+    if (kept_axis[a] >= 0) p.push_back(kept_axis[a]);
+  // Groups of consecutive input axes, in output order.
+  std::vector<std::pair<int64_t, int64_t>> groups;  // (first input axis, count)
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (i > 0 && p[i] == p[i - 1] + 1) {
+      ++groups.back().second;
+    } else {
+      groups.push_back({p[i], 1});
+    }
+  }
+  // Input axis order of the groups -> merged input dims; merged perm.
+  std::vector<size_t> by_input(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) by_input[i] = i;
+  std::sort(by_input.begin(), by_input.end(),
+            [&](size_t a, size_t b) { return groups[a].first < groups[b].first; });
+  std::vector<int64_t> in_dims(groups.size()), mperm(groups.size());
+  for (size_t k = 0; k < by_input.size(); ++k) {
+    const auto& g = groups[by_input[k]];
+    in_dims[k] = Product(dims, g.first, g.first + g.second);
+    mperm[by_input[k]] = static_cast<int64_t>(k);
+  }
+  const int r = static_cast<int>(in_dims.size());
+  const T* in = Raw<T>(x);
+  T* out = Raw<T>(y);
+  const int64_t n = x.NumElements();
+  if (r <= 1) {
+    std::copy_n(in, n, out);
+    return;
+  }
+  if (r == 2 || (r == 3 && mperm[0] == 0 && mperm[1] == 2)) {
+    const int64_t batch = r == 3 ? in_dims[0] : 1;
+    const int64_t rows = in_dims[r - 2], cols = in_dims[r - 1];
+    const int64_t tiles = (cols + 31) / 32;
+    c.pool().ParallelFor(batch * tiles, std::max<int64_t>(1, 16384 / (32 * rows)),
+                         [&](int64_t b, int64_t e) {
+                           for (int64_t u = b; u < e; ++u) {
+                             const int64_t bi = u / tiles, t = u % tiles;
+                             Transpose2D(in + bi * rows * cols, out + bi * rows * cols, rows,
+                                         cols, t * 32, std::min(cols, t * 32 + 32));
+                           }
+                         });
+    return;
+  }
+  const std::vector<int64_t> in_strides = Strides(in_dims);
+  std::vector<int64_t> out_dims(r), stride(r);
+  for (int i = 0; i < r; ++i) {
+    out_dims[i] = in_dims[mperm[i]];
+    stride[i] = in_strides[mperm[i]];
+  }
+  const int64_t inner = out_dims[r - 1], inner_stride = stride[r - 1];
+  const int64_t rows = n / inner;
+  c.pool().ParallelFor(rows, std::max<int64_t>(1, 16384 / inner), [&](int64_t b, int64_t e) {
+    std::vector<int64_t> idx(r - 1);
+    int64_t rem = b, offset = 0;
+    for (int i = r - 2; i >= 0; --i) {
+      idx[i] = rem % out_dims[i];
+      rem /= out_dims[i];
+      offset += idx[i] * stride[i];
+    }
+    for (int64_t row = b; row < e; ++row) {
+      T* o = out + row * inner;
+      const T* src = in + offset;
+      if (inner_stride == 1) {
+        std::copy_n(src, inner, o);
+      } else {
+        for (int64_t k = 0; k < inner; ++k) o[k] = src[k * inner_stride];
+      }
+      for (int i = r - 2; i >= 0; --i) {  // odometer step
+        offset += stride[i];
+        if (++idx[i] < out_dims[i]) break;
+        offset -= idx[i] * stride[i];
+        idx[i] = 0;
+      }
+    }
+  });
+}
+
+const OpDef& TransposeOp() {
+  static const OpDef op = {
+      .name = "Transpose",
+      .num_inputs = 1,
+      .shape =
+          [](InferenceContext& c) {
+            const auto& perm = c.attr<std::vector<int64_t>>("perm");
+            const Shape& in = c.input_shape(0);
+            CheckPerm(c, perm, in.rank_known() ? in.rank() : static_cast<int>(perm.size()));
+            std::vector<int64_t> dims(perm.size(), kUnknownDim);
+            if (in.rank_known())
+              for (size_t i = 0; i < perm.size(); ++i) dims[i] = in.dim(perm[i]);
+            c.set_output(0, c.input_dtype(0), Shape(dims));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& x = c.input(0);
+            const auto& perm = c.attr<std::vector<int64_t>>("perm");
+            CheckPerm(c, perm, x.rank());
+            std::vector<int64_t> dims(perm.size());
+            for (size_t i = 0; i < perm.size(); ++i) dims[i] = x.dim(perm[i]);
+            // Moving only size-1 dims keeps the element order: a zero-copy view.
+            int64_t last = -1;
+            bool in_order = true;
+            for (int64_t p : perm) {
+              if (x.dim(p) == 1) continue;
+              in_order &= p > last;
+              last = p;
+            }
+            if (in_order) return c.set_output(0, x.Reshaped(Shape(dims)));
+            Tensor y = c.AllocateOutput(0, Shape(dims));
+            SwitchStorage(x.dtype(), [&](auto tag) { TransposeKernel<decltype(tag)>(c, x, perm, y); });
+          },
+      .grad =
+          [](const GradContext& g) -> std::vector<GradOutput> {
+            // dx = transpose(dy, inverse(perm)).
+            const auto& perm = g.attr<std::vector<int64_t>>("perm");
+            std::vector<int64_t> inverse(perm.size());
+            for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+            return {Transpose(g.scope(), g.grad(0), inverse)};
+          },
+  };
+  return op;
+}
+
+// ---- Fill and shape descriptions -------------------------------------------------------
+
+void FillKernel(KernelContext& c, const std::vector<int64_t>& dims) {
+  const Tensor& value = c.input(c.num_inputs() - 1);
+  if (value.NumElements() != 1 || value.rank() != 0) {
+    c.Fail("value must be a scalar, got shape ", value.shape());
+  }
+  for (int64_t d : dims)
+    if (d < 0) c.Fail("dims ", DimsString(dims), " must be non-negative");
+  Tensor y = c.AllocateOutput(0, Shape(dims));
+  SwitchAll(y.dtype(), "Fill", [&](auto tag) {
+    using T = decltype(tag);
+    std::fill_n(static_cast<T*>(y.raw_data()), y.NumElements(), *Raw<T>(value));
+  });
+}
+
+constexpr const char* kFillNoGradient =
+    "Fill's value gradient is a reduction; build Mul(Ones(...), value) to differentiate";
+
+const OpDef& FillOp() {
+  static const OpDef op = {
+      .name = "Fill",
+      .num_inputs = 1,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectRank(0, 0);
+            const auto& dims = c.attr<std::vector<int64_t>>("dims");
+            for (int64_t d : dims)
+              if (d < 0) c.Fail("dims ", DimsString(dims), " must be non-negative");
+            c.set_output(0, c.input_dtype(0), Shape(dims));
+          },
+      .kernel = [](KernelContext& c) { FillKernel(c, c.attr<std::vector<int64_t>>("dims")); },
+      .no_gradient = kFillNoGradient,
+  };
+  return op;
+}
+
+const OpDef& FillDynamicOp() {
+  static const OpDef op = {
+      .name = "FillDynamic",
+      .num_inputs = 2,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kInt32, kInt64});
+            c.ExpectRank(0, 1);
+            c.ExpectRank(1, 0);
+            c.set_output(0, c.input_dtype(1), StaticShapeValue(c.input(0)));
+          },
+      .kernel = [](KernelContext& c) { FillKernel(c, DimsFromTensor(c, c.input(0), "dims")); },
+      .no_gradient = kFillNoGradient,
+  };
+  return op;
+}
+
+constexpr const char* kShapeNoGradient = "shape descriptions are integers";
+
+const OpDef& ShapeOp() {
+  static const OpDef op = {
+      .name = "Shape",
+      .num_inputs = 1,
+      .shape =
+          [](InferenceContext& c) {
+            const Shape& in = c.input_shape(0);
+            c.set_output(0, kInt64, Shape{in.rank_known() ? in.rank() : kUnknownDim});
+          },
+      .kernel =
+          [](KernelContext& c) {
+            c.set_output(0, Tensor::FromVector(c.input(0).shape().dims()));
+          },
+      .no_gradient = kShapeNoGradient,
+  };
+  return op;
+}
+
+const OpDef& SizeOp() {
+  static const OpDef op = {
+      .name = "Size",
+      .num_inputs = 1,
+      .shape = [](InferenceContext& c) { NoInputShape(c, kInt64, Shape{}); },
+      .kernel = [](KernelContext& c) { c.set_output(0, Tensor::Scalar<int64_t>(c.input(0).NumElements())); },
+      .no_gradient = kShapeNoGradient,
+  };
+  return op;
+}
+
+const OpDef& RankOp() {
+  static const OpDef op = {
+      .name = "Rank",
+      .num_inputs = 1,
+      .shape = [](InferenceContext& c) { NoInputShape(c, kInt64, Shape{}); },
+      .kernel = [](KernelContext& c) { c.set_output(0, Tensor::Scalar<int64_t>(c.input(0).rank())); },
+      .no_gradient = kShapeNoGradient,
+  };
+  return op;
+}
+
+}  // namespace
+
+// ---- Builders ---------------------------------------------------------------------------
+
+Output Reshape(const Scope& scope, Input x, const std::vector<int64_t>& shape) {
+  return scope.AddNode(ReshapeOp(), {AsOutput(scope, x)}, {{"shape", shape}}, "Reshape")->output(0);
+}
+
+Output Reshape(const Scope& scope, Input x, Output shape) {
+  return scope.AddNode(ReshapeDynamicOp(), {AsOutput(scope, x), shape}, {}, "Reshape")->output(0);
+}
+
+Output ReshapeLike(const Scope& scope, Input x, Output like) {
+  return scope.AddNode(ReshapeLikeOp(), {AsOutput(scope, x), like}, {}, "ReshapeLike")->output(0);
+}
+
+Output Transpose(const Scope& scope, Input x, const std::vector<int64_t>& perm) {
+  return scope.AddNode(TransposeOp(), {AsOutput(scope, x)}, {{"perm", perm}}, "Transpose")->output(0);
+}
+
+Output ExpandDims(const Scope& scope, Input x, int64_t axis) {
+  return scope.AddNode(ExpandDimsOp(), {AsOutput(scope, x)}, {{"axis", axis}}, "ExpandDims")->output(0);
+}
+
+Output Squeeze(const Scope& scope, Input x, const std::vector<int64_t>& axes) {
+  return scope.AddNode(SqueezeOp(), {AsOutput(scope, x)}, {{"axes", axes}}, "Squeeze")->output(0);
+}
+
+
+
+
+
+
+Output Fill(const Scope& scope, const std::vector<int64_t>& dims, Input value) {
+  return scope.AddNode(FillOp(), {AsOutput(scope, value)}, {{"dims", dims}}, "Fill")->output(0);
+}
+
+Output Fill(const Scope& scope, Output dims, Input value) {
+  return scope.AddNode(FillDynamicOp(), {dims, AsOutput(scope, value)}, {}, "Fill")->output(0);
+}
+
+Output Zeros(const Scope& scope, const Shape& shape, DType dtype) {
+  if (!shape.fully_defined()) {
+    throw InvalidArgument("Zeros: shape ", shape, " must be fully defined; use ZerosLike");
+  }
+  return Fill(scope.NewSubScope("zeros"), shape.dims(), Input(0).ToTensor(dtype));
+}
+
+Output Ones(const Scope& scope, const Shape& shape, DType dtype) {
+  if (!shape.fully_defined()) {
+    throw InvalidArgument("Ones: shape ", shape, " must be fully defined; use OnesLike");
+  }
+  return Fill(scope.NewSubScope("ones"), shape.dims(), Input(1).ToTensor(dtype));
+}
+
+Output ShapeOf(const Scope& scope, Input x) {
+  return scope.AddNode(ShapeOp(), {AsOutput(scope, x)}, {}, "Shape")->output(0);
+}
+
+Output Size(const Scope& scope, Input x) {
+  return scope.AddNode(SizeOp(), {AsOutput(scope, x)}, {}, "Size")->output(0);
+}
+
+Output Rank(const Scope& scope, Input x) {
+  return scope.AddNode(RankOp(), {AsOutput(scope, x)}, {}, "Rank")->output(0);
+}
+
+Shape StaticShapeValue(const Output& t) {
+  const Node* n = t.node;
+  const Shape fallback = t.shape().rank_known() && t.shape().rank() == 1 && t.shape().dim(0) >= 0
+                             ? Shape(std::vector<int64_t>(t.shape().dim(0), kUnknownDim))
+                             : Shape::Unknown();
+  if (n->op_def().role == OpRole::kConst) {
+    const Tensor& v = n->attr<Tensor>("value");
+    if (v.rank() != 1) return fallback;
+    if (v.dtype() == kInt64) return Shape(std::vector<int64_t>(v.flat<int64_t>().begin(), v.flat<int64_t>().end()));
+    if (v.dtype() == kInt32) return Shape(std::vector<int64_t>(v.flat<int32_t>().begin(), v.flat<int32_t>().end()));
+    return fallback;
+  }
+  if (n->op() == "Shape") return n->input(0).shape();
+  if (n->op() == "Concat") {
+    std::vector<int64_t> dims;
+    for (const Output& in : n->inputs()) {
+      Shape part = StaticShapeValue(in);
+      if (!part.rank_known()) return fallback;
+      dims.insert(dims.end(), part.dims().begin(), part.dims().end());
+    }
+    return Shape(dims);
+  }
+  if (n->op() == "Slice") {
+    // Entries [begin, begin + size) of a shape vector.
+    Shape whole = StaticShapeValue(n->input(0));
+    if (!whole.rank_known() || n->attr<std::vector<int64_t>>("begin").size() != 1) return fallback;
+    const int64_t begin = n->attr<std::vector<int64_t>>("begin")[0];
+    int64_t size = n->attr<std::vector<int64_t>>("size")[0];
+    if (size == -1) size = whole.rank() - begin;
+    return Shape(std::vector<int64_t>(whole.dims().begin() + begin,
+                                      whole.dims().begin() + begin + size));
+  }
+  return fallback;
+}
+
+void RegisterArrayOps(OpRegistry& registry) {
+  for (const OpDef* op :
+       {&ReshapeOp(), &ReshapeDynamicOp(), &ReshapeLikeOp(), &ExpandDimsOp(), &SqueezeOp(),
+        &TransposeOp(), &FillOp(), &FillDynamicOp(), &ShapeOp(), &SizeOp(), &RankOp()}) {
+    registry.Register(*op);
+  }
+  RegisterArrayJoinOps(registry);
+  RegisterArrayIndexOps(registry);
+}
+
+}  // namespace loom

@@ -1,0 +1,640 @@
+// Indexing array ops: Slice, StridedSlice, Gather (with their gradient ops) and OneHot.
+#include <algorithm>
+#include <optional>
+
+#include "loom/ops/array.h"
+#include "loom/ops/array_internal.h"
+
+namespace loom {
+
+using namespace array_internal;  // NOLINT: this layer's own helpers
+
+namespace {
+
+// A strided box inside a tensor of shape `dims`: per dim, the first index, the step and
+// the count. Its elements in row-major order form the dense side of a copy.
+struct Box {
+  std::vector<int64_t> start, step, count;
+};
+
+// Copies the box of `big` (shape big_dims) to/from the dense tensor `dense`:
+// kGather: dense = big[box]; otherwise big[box] = dense.
+template <typename T, bool kGather>
+void BoxCopy(ThreadPool& pool, const std::vector<int64_t>& big_dims, T* big, T* dense,
+             const Box& box) {
+  const int r = static_cast<int>(big_dims.size());
+  if (r == 0) {
+    if constexpr (kGather) *dense = *big; else *big = *dense;
+    return;
+  }
+  const std::vector<int64_t> strides = Strides(big_dims);
+  std::vector<int64_t> jump(r);  // big offset per step of box index i
+  int64_t base = 0;
+  for (int i = 0; i < r; ++i) {
+    jump[i] = box.step[i] * strides[i];
+    base += box.start[i] * strides[i];
+  }
+  const int64_t inner = box.count[r - 1];
+  const int64_t rows = Product(box.count, 0, r - 1);
+  if (inner == 0 || rows == 0) return;
+  const int64_t inner_jump = jump[r - 1];
+  pool.ParallelFor(rows, std::max<int64_t>(1, 16384 / inner), [&](int64_t b, int64_t e) {
+    std::vector<int64_t> idx(r - 1);
+    int64_t rem = b, offset = base;
+    for (int i = r - 2; i >= 0; --i) {
+      idx[i] = rem % box.count[i];
+      rem /= box.count[i];
+      offset += idx[i] * jump[i];
+    }
+    for (int64_t row = b; row < e; ++row) {
+      T* d = dense + row * inner;
+      T* s = big + offset;
+      if (inner_jump == 1) {
+        if constexpr (kGather) std::copy_n(s, inner, d); else std::copy_n(d, inner, s);
+      } else {
+        for (int64_t k = 0; k < inner; ++k) {
+          if constexpr (kGather) d[k] = s[k * inner_jump]; else s[k * inner_jump] = d[k];
+        }
+      }
+      for (int i = r - 2; i >= 0; --i) {
+        offset += jump[i];
+        if (++idx[i] < box.count[i]) break;
+        offset -= idx[i] * jump[i];
+        idx[i] = 0;
+      }
+    }
+  });
+}
+
+// Output = input[box], shaped out_shape (same element count as the box).
+void GatherBox(KernelContext& c, const Tensor& x, const Box& box, const Shape& out_shape) {
+  Tensor y = c.AllocateOutput(0, out_shape);
+  if (y.NumElements() == 0) return;
+  SwitchStorage(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    BoxCopy<T, true>(c.pool(), x.shape().dims(), const_cast<T*>(Raw<T>(x)), Raw<T>(y), box);
+  });
+}
+
+// Output = zeros of `dims` with dy placed at box.
+void ScatterBox(KernelContext& c, const Tensor& dy, const std::vector<int64_t>& dims,
+                const Box& box) {
+  Tensor dx = Tensor::Zeros(dy.dtype(), Shape(dims));
+  c.set_output(0, dx);
+  if (dy.NumElements() == 0) return;
+  SwitchStorage(dy.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    BoxCopy<T, false>(c.pool(), dims, Raw<T>(dx), const_cast<T*>(Raw<T>(dy)), box);
+  });
+}
+
+// ---- Slice ------------------------------------------------------------------------------
+
+// The slice's extent per dim; kUnknownDim where the input dim is unknown and size is -1.
+template <typename Ctx>
+std::vector<int64_t> SliceSizes(const Ctx& c, const Shape& in, const std::vector<int64_t>& begin,
+                                const std::vector<int64_t>& size) {
+  if (begin.size() != size.size() ||
+      (in.rank_known() && static_cast<int>(begin.size()) != in.rank())) {
+    c.Fail("begin ", DimsString(begin), " and size ", DimsString(size),
+           " need one entry per dim of the input ", in);
+  }
+  std::vector<int64_t> out(size.size());
+  for (size_t i = 0; i < size.size(); ++i) {
+    const int64_t d = in.rank_known() ? in.dim(static_cast<int>(i)) : kUnknownDim;
+    if (begin[i] < 0 || size[i] < -1) {
+      c.Fail("begin ", DimsString(begin), " must be >= 0 and size ", DimsString(size),
+             " >= -1 (-1: to the end)");
+    }
+    out[i] = size[i] == -1 ? (d < 0 ? kUnknownDim : d - begin[i]) : size[i];
+    if (d >= 0 && (begin[i] > d || begin[i] + out[i] > d)) {
+      c.Fail("slice begin ", DimsString(begin), " size ", DimsString(size),
+             " is out of bounds for input ", in, " in dim ", i);
+    }
+  }
+  return out;
+}
+
+const OpDef& SliceGradOp();
+
+const OpDef& SliceOp() {
+  static const OpDef op = {
+      .name = "Slice",
+      .num_inputs = 1,
+      .shape =
+          [](InferenceContext& c) {
+            c.set_output(0, c.input_dtype(0),
+                         Shape(SliceSizes(c, c.input_shape(0), c.attr<std::vector<int64_t>>("begin"),
+                                          c.attr<std::vector<int64_t>>("size"))));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& x = c.input(0);
+            const auto& begin = c.attr<std::vector<int64_t>>("begin");
+            auto sizes = SliceSizes(c, x.shape(), begin, c.attr<std::vector<int64_t>>("size"));
+            // A slice of whole trailing rows is a contiguous view: no copy.
+            bool contiguous = true;
+            for (int i = 1; i < x.rank(); ++i) contiguous &= begin[i] == 0 && sizes[i] == x.dim(i);
+            if (x.rank() >= 1 && contiguous) {
+              const int64_t row = Product(x.shape().dims(), 1, x.rank());
+              c.set_output(0, Tensor::FromBuffer(x.dtype(), Shape(sizes), x.buffer(),
+                                                 x.byte_offset() + begin[0] * row * DTypeSize(x.dtype())));
+              return;
+            }
+            GatherBox(c, x, Box{begin, std::vector<int64_t>(sizes.size(), 1), sizes}, Shape(sizes));
+          },
+      .grad =
+          [](const GradContext& g) -> std::vector<GradOutput> {
+            // dx = zeros like x with dy at [begin, begin + size).
+            Output shape = ShapeOfOrConst(g.scope(), g.input(0));
+            return {g.scope()
+                        .AddNode(SliceGradOp(), {g.grad(0), shape},
+                                 {{"begin", g.attr<std::vector<int64_t>>("begin")},
+                                  {"size", g.attr<std::vector<int64_t>>("size")}},
+                                 "SliceGrad")
+                        ->output(0)};
+          },
+  };
+  return op;
+}
+
+// Inputs: dy and x's shape (int64 vector); output: zeros shaped like x, dy at `begin`.
+const OpDef& SliceGradOp() {
+  static const OpDef op = {
+      .name = "SliceGrad",
+      .num_inputs = 2,
+      .shape =
+          [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), StaticShapeValue(c.input(1))); },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& dy = c.input(0);
+            auto dims = DimsFromTensor(c, c.input(1), "input shape");
+            const auto& begin = c.attr<std::vector<int64_t>>("begin");
+            auto sizes = SliceSizes(c, Shape(dims), begin, c.attr<std::vector<int64_t>>("size"));
+            if (Shape(sizes) != dy.shape()) {
+              c.Fail("gradient ", dy.shape(), " does not match the slice ", DimsString(sizes));
+            }
+            ScatterBox(c, dy, dims, Box{begin, std::vector<int64_t>(sizes.size(), 1), sizes});
+          },
+      .grad =
+          [](const GradContext& g) {
+            return std::vector<GradOutput>{Slice(g.scope(), g.grad(0), g.attr<std::vector<int64_t>>("begin"),
+                                                 g.attr<std::vector<int64_t>>("size")),
+                                           GradOutput()};
+          },
+  };
+  return op;
+}
+
+// ---- StridedSlice -----------------------------------------------------------------------
+
+struct ResolvedSlice {
+  Box box;                       // over the input dims (shrunk dims have count 1)
+  std::vector<int64_t> out_dims; // with new axes, without shrunk dims
+};
+
+// Resolves a strided-slice spec (TF's semantics) against `in`. Entries for unknown dims
+// get count kUnknownDim. Returns nullopt when in's rank is unknown.
+template <typename Ctx>
+std::optional<ResolvedSlice> ResolveStridedSlice(const Ctx& c, const Shape& in) {
+  const auto& begin = c.template attr<std::vector<int64_t>>("begin");
+  const auto& end = c.template attr<std::vector<int64_t>>("end");
+  const auto& strides = c.template attr<std::vector<int64_t>>("strides");
+  const int64_t begin_mask = c.template attr<int64_t>("begin_mask");
+  const int64_t end_mask = c.template attr<int64_t>("end_mask");
+  const int64_t shrink_mask = c.template attr<int64_t>("shrink_axis_mask");
+  const int64_t new_axis_mask = c.template attr<int64_t>("new_axis_mask");
+  const int64_t ellipsis_mask = c.template attr<int64_t>("ellipsis_mask");
+  const int n = static_cast<int>(begin.size());
+  if (end.size() != begin.size() || strides.size() != begin.size()) {
+    c.Fail("begin ", DimsString(begin), ", end ", DimsString(end), " and strides ",
+           DimsString(strides), " must have the same length");
+  }
+  if ((ellipsis_mask & (ellipsis_mask - 1)) != 0) c.Fail("at most one ellipsis is allowed");
+  if (!in.rank_known()) return std::nullopt;
+  const int rank = in.rank();
+  auto bit = [](int64_t mask, int i) { return (mask >> i) & 1; };
+  int real = 0;
+  bool has_ellipsis = false;
+  for (int i = 0; i < n; ++i) {
+    if (bit(ellipsis_mask, i)) has_ellipsis = true;
+    else if (!bit(new_axis_mask, i)) ++real;
+  }
+  if (real > rank) {
+    c.Fail("slice spec with ", real, " indices is too long for input ", in);
+  }
+  ResolvedSlice r;
+  int d = 0;  // next input dim
+  auto full = [&](int count) {
+    for (int k = 0; k < count; ++k, ++d) {
+      r.box.start.push_back(0);
+      r.box.step.push_back(1);
+      r.box.count.push_back(in.dim(d));
+      r.out_dims.push_back(in.dim(d));
+    }
+  };
+  for (int i = 0; i < n; ++i) {
+    if (bit(ellipsis_mask, i)) {
+      full(rank - real);
+      continue;
+    }
+    if (bit(new_axis_mask, i)) {
+      r.out_dims.push_back(1);
+      continue;
+    }
+    const int64_t size = in.dim(d);
+    const int64_t stride = strides[i];
+    if (stride == 0) c.Fail("strides ", DimsString(strides), " must be non-zero");
+    if (bit(shrink_mask, i)) {
+      int64_t index = begin[i];
+      if (size >= 0) {
+        if (index < 0) index += size;
+        if (index < 0 || index >= size) {
+          c.Fail("index ", begin[i], " is out of range for dim ", d, " of size ", size, " in ", in);
+        }
+      }
+      r.box.start.push_back(index);
+      r.box.step.push_back(1);
+      r.box.count.push_back(1);
+      ++d;
+      continue;
+    }
+    if (size < 0) {
+      r.box.start.push_back(0);
+      r.box.step.push_back(stride);
+      r.box.count.push_back(kUnknownDim);
+      r.out_dims.push_back(kUnknownDim);
+      ++d;
+      continue;
+    }
+    int64_t b, e, count;
+    if (stride > 0) {
+      b = bit(begin_mask, i) ? 0 : begin[i];
+      e = bit(end_mask, i) ? size : end[i];
+      if (b < 0) b += size;
+      if (e < 0) e += size;
+      b = std::clamp<int64_t>(b, 0, size);
+      e = std::clamp<int64_t>(e, 0, size);
+      count = e > b ? (e - b + stride - 1) / stride : 0;
+    } else {
+      b = bit(begin_mask, i) ? size - 1 : (begin[i] < 0 ? begin[i] + size : begin[i]);
+      e = bit(end_mask, i) ? -1 : (end[i] < 0 ? end[i] + size : end[i]);
+      b = std::clamp<int64_t>(b, -1, size - 1);
+      e = std::clamp<int64_t>(e, -1, size - 1);
+      count = b > e ? (b - e - stride - 1) / -stride : 0;
+    }
+    r.box.start.push_back(count > 0 ? b : 0);
+    r.box.step.push_back(stride);
+    r.box.count.push_back(count);
+    r.out_dims.push_back(count);
+    ++d;
+  }
+  if (!has_ellipsis) full(rank - d);
+  return r;
+}
+
+AttrMap StridedSliceAttrs(const Node& node) {
+  AttrMap attrs;
+  for (const char* name : {"begin", "end", "strides", "begin_mask", "end_mask",
+                           "shrink_axis_mask", "new_axis_mask", "ellipsis_mask"}) {
+    attrs.Set(name, node.attrs().map().at(name));
+  }
+  return attrs;
+}
+
+const OpDef& StridedSliceGradOp();
+
+const OpDef& StridedSliceOp() {
+  static const OpDef op = {
+      .name = "StridedSlice",
+      .num_inputs = 1,
+      .shape =
+          [](InferenceContext& c) {
+            auto r = ResolveStridedSlice(c, c.input_shape(0));
+            c.set_output(0, c.input_dtype(0), r ? Shape(r->out_dims) : Shape::Unknown());
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& x = c.input(0);
+            auto r = ResolveStridedSlice(c, x.shape());
+            GatherBox(c, x, r->box, Shape(r->out_dims));
+          },
+      .grad =
+          [](const GradContext& g) -> std::vector<GradOutput> {
+            // dx = zeros like x with dy scattered back to the sliced positions.
+            Output shape = ShapeOfOrConst(g.scope(), g.input(0));
+            return {g.scope()
+                        .AddNode(StridedSliceGradOp(), {g.grad(0), shape},
+                                 StridedSliceAttrs(g.node()), "StridedSliceGrad")
+                        ->output(0)};
+          },
+  };
+  return op;
+}
+
+// Inputs: dy and x's shape (int64 vector); output: zeros shaped like x with dy at the
+// positions StridedSlice (same attributes) reads.
+const OpDef& StridedSliceGradOp() {
+  static const OpDef op = {
+      .name = "StridedSliceGrad",
+      .num_inputs = 2,
+      .shape =
+          [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), StaticShapeValue(c.input(1))); },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& dy = c.input(0);
+            auto dims = DimsFromTensor(c, c.input(1), "input shape");
+            auto r = ResolveStridedSlice(c, Shape(dims));
+            if (Shape(r->out_dims) != dy.shape()) {
+              c.Fail("gradient ", dy.shape(), " does not match the slice ", DimsString(r->out_dims));
+            }
+            ScatterBox(c, dy, dims, r->box);
+          },
+      .grad =
+          [](const GradContext& g) {
+            Node* n = g.scope().AddNode(StridedSliceOp(), {g.grad(0)}, StridedSliceAttrs(g.node()),
+                                        "StridedSlice");
+            return std::vector<GradOutput>{n->output(0), GradOutput()};
+          },
+  };
+  return op;
+}
+
+// ---- Gather -----------------------------------------------------------------------------
+
+template <typename I>
+void CheckIndices(const KernelContext& c, const I* idx, int64_t n, int64_t limit, int axis,
+                  const Shape& params) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (idx[i] < 0 || idx[i] >= limit) {
+      c.Fail("indices[", i, "] = ", static_cast<int64_t>(idx[i]), " is out of range [0, ", limit,
+             ") for dim ", axis, " of params ", params);
+    }
+  }
+}
+
+// Calls fn(const I* indices) with I the index type.
+template <typename Fn>
+void WithIndices(const Tensor& indices, Fn&& fn) {
+  if (indices.dtype() == kInt32) fn(indices.data<int32_t>());
+  else fn(indices.data<int64_t>());
+}
+
+const OpDef& GatherGradOp();
+
+const OpDef& GatherOp() {
+  static const OpDef op = {
+      .name = "Gather",
+      .num_inputs = 2,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(1, {kInt32, kInt64});
+            const Shape& params = c.input_shape(0);
+            const Shape& indices = c.input_shape(1);
+            if (!params.rank_known() || !indices.rank_known()) {
+              return c.set_output(0, c.input_dtype(0), Shape::Unknown());
+            }
+            if (params.rank() == 0) c.Fail("params must have rank >= 1, got a scalar");
+            int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), params.rank());
+            std::vector<int64_t> dims(params.dims().begin(), params.dims().begin() + axis);
+            dims.insert(dims.end(), indices.dims().begin(), indices.dims().end());
+            dims.insert(dims.end(), params.dims().begin() + axis + 1, params.dims().end());
+            c.set_output(0, c.input_dtype(0), Shape(dims));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& params = c.input(0);
+            const Tensor& indices = c.input(1);
+            if (params.rank() == 0) c.Fail("params must have rank >= 1, got a scalar");
+            const int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), params.rank());
+            const auto& pd = params.shape().dims();
+            const int64_t outer = Product(pd, 0, axis);
+            const int64_t limit = pd[axis];
+            const int64_t inner = Product(pd, axis + 1, pd.size());
+            const int64_t n = indices.NumElements();
+            std::vector<int64_t> dims(pd.begin(), pd.begin() + axis);
+            dims.insert(dims.end(), indices.shape().dims().begin(), indices.shape().dims().end());
+            dims.insert(dims.end(), pd.begin() + axis + 1, pd.end());
+            Tensor y = c.AllocateOutput(0, Shape(dims));
+            WithIndices(indices, [&](const auto* idx) {
+              CheckIndices(c, idx, n, limit, axis, params.shape());
+              if (y.NumElements() == 0) return;
+              SwitchStorage(params.dtype(), [&](auto tag) {
+                using T = decltype(tag);
+                const T* in = Raw<T>(params);
+                T* out = Raw<T>(y);
+                // One row per (outer, index) pair; rows are contiguous runs of `inner`.
+                c.pool().ParallelFor(outer * n, std::max<int64_t>(1, 8192 / inner),
+                                     [&](int64_t b, int64_t e) {
+                                       for (int64_t row = b; row < e; ++row) {
+                                         const int64_t o = row / n, i = row % n;
+                                         std::copy_n(in + (o * limit + idx[i]) * inner, inner,
+                                                     out + row * inner);
+                                       }
+                                     });
+              });
+            });
+          },
+      .grad =
+          [](const GradContext& g) -> std::vector<GradOutput> {
+            const Scope& s = g.scope();
+            const Output params = g.input(0), indices = g.input(1);
+            const Shape& ps = params.shape();
+            const int64_t axis = g.attr<int64_t>("axis");
+            if (axis == 0 || (ps.rank_known() && axis == -ps.rank())) {
+              // d/dparams is sparse: the rows of dy, one per index, at those indices.
+              Output flat_indices = Reshape(s, indices, std::vector<int64_t>{-1});
+              Output values;
+              Shape row = ps.rank_known() ? ps.WithoutLeadingDim() : Shape::Unknown();
+              if (row.fully_defined()) {
+                std::vector<int64_t> dims = {-1};
+                dims.insert(dims.end(), row.dims().begin(), row.dims().end());
+                values = Reshape(s, g.grad(0), dims);
+              } else {
+                Output row_shape = Slice(s, ShapeOf(s, params), {1}, {-1});
+                values = Reshape(s, g.grad(0),
+                                 Concat(s, {Const(s, Tensor::FromVector<int64_t>({-1})), row_shape}, 0));
+              }
+              return {GradOutput::Sparse(flat_indices, values, ShapeOfOrConst(s, params)),
+                      GradOutput()};
+            }
+            Output shape = ShapeOfOrConst(s, params);
+            return {s.AddNode(GatherGradOp(), {indices, g.grad(0), shape}, {{"axis", axis}},
+                              "GatherGrad")
+                        ->output(0),
+                    GradOutput()};
+          },
+  };
+  return op;
+}
+
+// Inputs: indices, dy and params' shape (int64 vector); output: the dense gradient of
+// Gather along `axis`, dy's rows summed into the rows they were read from.
+const OpDef& GatherGradOp() {
+  static const OpDef op = {
+      .name = "GatherGrad",
+      .num_inputs = 3,
+      .shape =
+          [](InferenceContext& c) { c.set_output(0, c.input_dtype(1), StaticShapeValue(c.input(2))); },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& indices = c.input(0);
+            const Tensor& dy = c.input(1);
+            auto pd = DimsFromTensor(c, c.input(2), "params shape");
+            if (pd.empty()) c.Fail("params must have rank >= 1");
+            const int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), static_cast<int>(pd.size()));
+            const int64_t outer = Product(pd, 0, axis), limit = pd[axis];
+            const int64_t inner = Product(pd, axis + 1, pd.size());
+            const int64_t n = indices.NumElements();
+            if (dy.NumElements() != outer * n * inner) {
+              c.Fail("gradient ", dy.shape(), " does not match params ", DimsString(pd),
+                     " gathered at ", indices.shape());
+            }
+            Tensor dx = Tensor::Zeros(dy.dtype(), Shape(pd));
+            c.set_output(0, dx);
+            WithIndices(indices, [&](const auto* idx) {
+              CheckIndices(c, idx, n, limit, axis, Shape(pd));
+              SwitchNumeric(dy.dtype(), "GatherGrad", [&](auto tag) {
+                using T = decltype(tag);
+                const T* g = dy.data<T>();
+                T* out = dx.data<T>();
+                // Different `o` write disjoint blocks, so chunks over `o` never race.
+                c.pool().ParallelFor(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n * inner)),
+                                     [&](int64_t b, int64_t e) {
+                                       for (int64_t o = b; o < e; ++o)
+                                         for (int64_t i = 0; i < n; ++i) {
+                                           T* dst = out + (o * limit + idx[i]) * inner;
+                                           const T* src = g + (o * n + i) * inner;
+                                           for (int64_t k = 0; k < inner; ++k) dst[k] += src[k];
+                                         }
+                                     });
+                return 0;
+              });
+            });
+          },
+      .grad =
+          [](const GradContext& g) {
+            return std::vector<GradOutput>{
+                GradOutput(), Gather(g.scope(), g.grad(0), g.input(0), g.attr<int64_t>("axis")),
+                GradOutput()};
+          },
+  };
+  return op;
+}
+
+// ---- OneHot -----------------------------------------------------------------------------
+
+const OpDef& OneHotOp() {
+  static const OpDef op = {
+      .name = "OneHot",
+      .num_inputs = 1,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kInt32, kInt64, kUInt8});
+            const int64_t depth = c.attr<int64_t>("depth");
+            if (depth < 0) c.Fail("depth must be non-negative, got ", depth);
+            DType dtype = c.attr<DType>("dtype");
+            if (dtype != kFloat32 && dtype != kFloat64 && dtype != kInt32 && dtype != kInt64) {
+              c.Fail("dtype must be float32, float64, int32 or int64, got ", DTypeName(dtype));
+            }
+            const Shape& in = c.input_shape(0);
+            if (!in.rank_known()) return c.set_output(0, dtype, Shape::Unknown());
+            int64_t axis = c.attr<int64_t>("axis");
+            if (axis < -1 || axis > in.rank()) {
+              c.Fail("axis ", axis, " must be -1 or in [0, ", in.rank(), "] for indices ", in);
+            }
+            std::vector<int64_t> dims = in.dims();
+            dims.insert(axis == -1 ? dims.end() : dims.begin() + axis, depth);
+            c.set_output(0, dtype, Shape(dims));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& indices = c.input(0);
+            const int64_t depth = c.attr<int64_t>("depth");
+            int64_t axis = c.attr<int64_t>("axis");
+            if (axis == -1) axis = indices.rank();
+            if (axis < 0 || axis > indices.rank()) {
+              c.Fail("axis ", axis, " must be -1 or in [0, ", indices.rank(), "] for indices ",
+                     indices.shape());
+            }
+            std::vector<int64_t> dims = indices.shape().dims();
+            const int64_t outer = Product(dims, 0, axis);
+            const int64_t inner = Product(dims, axis, dims.size());
+            dims.insert(dims.begin() + axis, depth);
+            Tensor y = c.AllocateOutput(0, Shape(dims));
+            SwitchNumeric(y.dtype(), "OneHot", [&](auto tag) {
+              using T = decltype(tag);
+              const T on = static_cast<T>(c.attr<double>("on"));
+              const T off = static_cast<T>(c.attr<double>("off"));
+              T* out = y.data<T>();
+              std::fill_n(out, y.NumElements(), off);
+              SwitchNumeric(indices.dtype(), "OneHot indices", [&](auto itag) {
+                using I = decltype(itag);
+                const I* idx = indices.data<I>();
+                for (int64_t o = 0; o < outer; ++o) {
+                  for (int64_t i = 0; i < inner; ++i) {
+                    const int64_t k = static_cast<int64_t>(idx[o * inner + i]);
+                    if (k >= 0 && k < depth) out[(o * depth + k) * inner + i] = on;
+                  }
+                }
+                return 0;
+              });
+              return 0;
+            });
+          },
+      .no_gradient = "OneHot's input is integer indices",
+  };
+  return op;
+}
+
+}  // namespace
+
+Output Slice(const Scope& scope, Input x, const std::vector<int64_t>& begin,
+             const std::vector<int64_t>& size) {
+  return scope.AddNode(SliceOp(), {AsOutput(scope, x)}, {{"begin", begin}, {"size", size}}, "Slice")
+      ->output(0);
+}
+
+Output StridedSlice(const Scope& scope, Input x, const std::vector<int64_t>& begin,
+                    const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                    StridedSliceMasks masks) {
+  return scope
+      .AddNode(StridedSliceOp(), {AsOutput(scope, x)},
+               {{"begin", begin},
+                {"end", end},
+                {"strides", strides},
+                {"begin_mask", masks.begin_mask},
+                {"end_mask", masks.end_mask},
+                {"shrink_axis_mask", masks.shrink_axis_mask},
+                {"new_axis_mask", masks.new_axis_mask},
+                {"ellipsis_mask", masks.ellipsis_mask}},
+               "StridedSlice")
+      ->output(0);
+}
+
+Output Gather(const Scope& scope, Input params, Input indices, int64_t axis) {
+  Output p = AsOutput(scope, params);
+  Output i = AsOutput(scope, indices);
+  return scope.AddNode(GatherOp(), {p, i}, {{"axis", axis}}, "Gather")->output(0);
+}
+
+Output OneHot(const Scope& scope, Input indices, int64_t depth, double on, double off,
+              int64_t axis, DType dtype) {
+  return scope
+      .AddNode(OneHotOp(), {AsOutput(scope, indices)},
+               {{"depth", depth}, {"on", on}, {"off", off}, {"axis", axis}, {"dtype", dtype}},
+               "OneHot")
+      ->output(0);
+}
+
+namespace array_internal {
+
+void RegisterArrayIndexOps(OpRegistry& registry) {
+  for (const OpDef* op : {&SliceOp(), &SliceGradOp(), &StridedSliceOp(), &StridedSliceGradOp(),
+                          &GatherOp(), &GatherGradOp(), &OneHotOp()}) {
+    registry.Register(*op);
+  }
+}
+
+}  // namespace array_internal
+}  // namespace loom

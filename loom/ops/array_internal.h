@@ -1,0 +1,66 @@
+#ifndef LOOM_OPS_ARRAY_INTERNAL_H_
+#define LOOM_OPS_ARRAY_INTERNAL_H_
+
+// Helpers shared by array.cc, array_join.cc and array_index.cc. Not part of the public API.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/graph/op_def.h"
+
+namespace loom::array_internal {
+
+// "[2,-1,3]" for attribute vectors in messages.
+std::string DimsString(const std::vector<int64_t>& dims);
+
+// Maps a possibly negative axis into [0, rank); fails naming the node otherwise.
+template <typename Ctx>
+int CanonicalAxis(const Ctx& c, int64_t axis, int rank, std::string_view what = "axis") {
+  if (axis < -rank || axis >= rank) {
+    c.Fail(what, " ", axis, " is out of range for a tensor of rank ", rank, " (valid: [", -rank,
+           ", ", rank, "))");
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+// Data movement does not care about the meaning of bits: dispatches on storage type
+// (uint8_t/uint16_t/uint32_t/uint64_t by element size, std::string for strings), so a
+// copying kernel is instantiated four times instead of seven.
+template <typename Fn>
+auto SwitchStorage(DType dtype, Fn&& fn) {
+  if (dtype == DType::kString) return fn(std::string{});
+  switch (DTypeSize(dtype)) {
+    case 1: return fn(uint8_t{});
+    case 2: return fn(uint16_t{});
+    case 4: return fn(uint32_t{});
+    case 8: return fn(uint64_t{});
+    default: ThrowUnsupportedDType(dtype, "array op", "any valid dtype");
+  }
+}
+
+template <typename T>
+const T* Raw(const Tensor& t) {
+  return static_cast<const T*>(t.raw_data());
+}
+template <typename T>
+T* Raw(Tensor& t) {
+  return static_cast<T*>(t.raw_data());
+}
+
+// Row-major strides (in elements) of `dims`.
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
+int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end);
+
+// A shape from a 1-D int32/int64 tensor (a shape value at run time).
+std::vector<int64_t> DimsFromTensor(const KernelContext& c, const Tensor& t, std::string_view what);
+
+// x's shape as an int64 vector Output: a Const when statically known, else ShapeOf(x).
+Output ShapeOfOrConst(const Scope& scope, const Output& x);
+
+// Register the ops of array_join.cc and array_index.cc (called by RegisterArrayOps).
+void RegisterArrayJoinOps(OpRegistry& registry);
+void RegisterArrayIndexOps(OpRegistry& registry);
+
+}  // namespace loom::array_internal
+
+#endif  // LOOM_OPS_ARRAY_INTERNAL_H_

@@ -1,0 +1,422 @@
+#include "loom/ops/random.h"
+
+#include <atomic>
+#include <cmath>
+#include <numbers>
+#include <random>
+
+#include "loom/ops/philox.h"
+
+namespace loom {
+namespace {
+
+constexpr int64_t kDefaultGraphSeed = 87654321;  // TF's DEFAULT_GRAPH_SEED
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// One Session's stream state for one random node: the Philox key (fixed when the Session
+// first runs the node) and how many runs have drawn from it.
+class RandomStreamResource : public Resource {
+ public:
+  explicit RandomStreamResource(uint64_t key) : key(key) {}
+  const uint64_t key;
+  std::atomic<uint64_t> runs{0};
+};
+
+// The stream one kernel invocation draws from: block b of it is
+// Philox(counter = (b, run), key).
+struct Stream {
+  philox::Key key;
+  uint64_t run;
+
+  philox::Block At(uint64_t block, uint32_t attempt = 0) const {
+    philox::Key k = {key[0], key[1] + attempt};
+    return philox::Philox4x32({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
+                               static_cast<uint32_t>(run), static_cast<uint32_t>(run >> 32)},
+                              k);
+  }
+};
+
+Stream NextStream(KernelContext& c) {
+  const int64_t seed = c.attr<int64_t>("seed"), seed2 = c.attr<int64_t>("seed2");
+  auto* state = c.resources().LookupOrCreate<RandomStreamResource>(c.node().name(), [&] {
+    uint64_t key;
+    if (seed == 0 && seed2 == 0) {  // no seed anywhere: nondeterministic
+      std::random_device device;
+      key = (static_cast<uint64_t>(device()) << 32) ^ device();
+    } else {
+      key = SplitMix64(SplitMix64(static_cast<uint64_t>(seed)) ^ static_cast<uint64_t>(seed2));
+    }
+    return std::make_unique<RandomStreamResource>(key);
+  });
+  return {{static_cast<uint32_t>(state->key), static_cast<uint32_t>(state->key >> 32)},
+          state->runs.fetch_add(1)};
+}
+
+// Fills out[0, n) block by block: emit(block_bits, first_index, count) writes values
+// [first, first + count) from one Philox block. Chunks split on block boundaries, so
+// values do not depend on the thread count.
+template <typename Emit>
+void FillBlocks(KernelContext& c, const Stream& stream, int64_t n, int per_block, Emit&& emit) {
+  const int64_t blocks = (n + per_block - 1) / per_block;
+  c.pool().ParallelFor(blocks, 2048, [&](int64_t b, int64_t e) {
+    for (int64_t blk = b; blk < e; ++blk) {
+      const int64_t first = blk * per_block;
+      emit(stream.At(blk), first, std::min<int64_t>(per_block, n - first));
+    }
+  });
+}
+
+// Box-Muller: two independent uniforms in (0, 1] and [0, 1) -> two standard normals.
+inline void BoxMuller(double u1, double u2, double* z0, double* z1) {
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double theta = 2.0 * std::numbers::pi * u2;
+  *z0 = r * std::cos(theta);
+  *z1 = r * std::sin(theta);
+}
+// (0, 1] from 32 bits, for log().
+inline double OpenUnit32(uint32_t x) { return (static_cast<double>(x >> 8) + 1.0) * 0x1.0p-24; }
+inline double OpenUnit64(uint32_t hi, uint32_t lo) { return 1.0 - philox::ToDouble(hi, lo); }
+
+// Standard normals from one block: 4 for float (24-bit uniforms), 2 for double.
+template <typename T>
+int NormalsFromBlock(const philox::Block& x, double* z) {
+  if constexpr (std::is_same_v<T, float>) {
+    BoxMuller(OpenUnit32(x[0]), philox::ToFloat(x[1]), &z[0], &z[1]);
+    BoxMuller(OpenUnit32(x[2]), philox::ToFloat(x[3]), &z[2], &z[3]);
+    return 4;
+  } else {
+    BoxMuller(OpenUnit64(x[0], x[1]), philox::ToDouble(x[2], x[3]), &z[0], &z[1]);
+    return 2;
+  }
+}
+
+void RandomShape(InferenceContext& c) {
+  const Shape& shape = c.attr<Shape>("shape");
+  if (!shape.fully_defined()) c.Fail("shape ", shape, " must be fully defined");
+  c.set_output(0, c.attr<DType>("dtype"), shape);
+}
+
+void FloatOnly(InferenceContext& c) {
+  DType dtype = c.attr<DType>("dtype");
+  if (!IsFloating(dtype)) c.Fail("dtype must be float32 or float64, got ", DTypeName(dtype));
+  RandomShape(c);
+}
+
+constexpr const char* kRandomNoGradient = "random numbers do not depend on any input";
+
+const OpDef& RandomUniformOp() {
+  static const OpDef op = {
+      .name = "RandomUniform",
+      .num_inputs = 0,
+      .stateful = true,
+      .shape = FloatOnly,
+      .kernel =
+          [](KernelContext& c) {
+            Tensor y = c.AllocateOutput(0, c.attr<Shape>("shape"));
+            const double lo = c.attr<double>("minval"), span = c.attr<double>("maxval") - lo;
+            const Stream stream = NextStream(c);
+            SwitchFloat(y.dtype(), "RandomUniform", [&](auto tag) {
+              using T = decltype(tag);
+              T* out = y.data<T>();
+              const T tlo = static_cast<T>(lo), tspan = static_cast<T>(span);
+              if constexpr (std::is_same_v<T, float>) {
+                FillBlocks(c, stream, y.NumElements(), 4, [&](const philox::Block& x, int64_t first, int64_t n) {
+                  for (int64_t k = 0; k < n; ++k) out[first + k] = tlo + tspan * philox::ToFloat(x[k]);
+                });
+              } else {
+                FillBlocks(c, stream, y.NumElements(), 2, [&](const philox::Block& x, int64_t first, int64_t n) {
+                  for (int64_t k = 0; k < n; ++k)
+                    out[first + k] = tlo + tspan * philox::ToDouble(x[2 * k], x[2 * k + 1]);
+                });
+              }
+              return 0;
+            });
+          },
+      .no_gradient = kRandomNoGradient,
+  };
+  return op;
+}
+
+const OpDef& RandomNormalOp() {
+  static const OpDef op = {
+      .name = "RandomNormal",
+      .num_inputs = 0,
+      .stateful = true,
+      .shape = FloatOnly,
+      .kernel =
+          [](KernelContext& c) {
+            Tensor y = c.AllocateOutput(0, c.attr<Shape>("shape"));
+            const double mean = c.attr<double>("mean"), stddev = c.attr<double>("stddev");
+            const Stream stream = NextStream(c);
+            SwitchFloat(y.dtype(), "RandomNormal", [&](auto tag) {
+              using T = decltype(tag);
+              T* out = y.data<T>();
+              const int per_block = std::is_same_v<T, float> ? 4 : 2;
+              FillBlocks(c, stream, y.NumElements(), per_block, [&](const philox::Block& x, int64_t first, int64_t n) {
+                double z[4];
+                NormalsFromBlock<T>(x, z);
+                for (int64_t k = 0; k < n; ++k) out[first + k] = static_cast<T>(mean + stddev * z[k]);
+              });
+              return 0;
+            });
+          },
+      .no_gradient = kRandomNoGradient,
+  };
+  return op;
+}
+
+const OpDef& TruncatedNormalOp() {
+  static const OpDef op = {
+      .name = "TruncatedNormal",
+      .num_inputs = 0,
+      .stateful = true,
+      .shape = FloatOnly,
+      .kernel =
+          [](KernelContext& c) {
+            Tensor y = c.AllocateOutput(0, c.attr<Shape>("shape"));
+            const double mean = c.attr<double>("mean"), stddev = c.attr<double>("stddev");
+            const Stream stream = NextStream(c);
+            SwitchFloat(y.dtype(), "TruncatedNormal", [&](auto tag) {
+              using T = decltype(tag);
+              T* out = y.data<T>();
+              // Element i has its own sub-stream (block i, attempt a), so rejection never
+              // shifts other elements' numbers. P(a block has no sample within 2 sigma)
+              // is 0.0455^2 for double, 0.0455^4 for float.
+              c.pool().ParallelFor(y.NumElements(), 1024, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) {
+                  double value = 0;
+                  for (uint32_t attempt = 0;; ++attempt) {
+                    double z[4];
+                    const int count = NormalsFromBlock<T>(stream.At(i, attempt), z);
+                    int k = 0;
+                    while (k < count && std::abs(z[k]) > 2.0) ++k;
+                    if (k < count) {
+                      value = z[k];
+                      break;
+                    }
+                  }
+                  out[i] = static_cast<T>(mean + stddev * value);
+                }
+              });
+              return 0;
+            });
+          },
+      .no_gradient = kRandomNoGradient,
+  };
+  return op;
+}
+
+const OpDef& RandomUniformIntOp() {
+  static const OpDef op = {
+      .name = "RandomUniformInt",
+      .num_inputs = 0,
+      .stateful = true,
+      .shape =
+          [](InferenceContext& c) {
+            DType dtype = c.attr<DType>("dtype");
+            if (dtype != kInt32 && dtype != kInt64) {
+              c.Fail("dtype must be int32 or int64, got ", DTypeName(dtype));
+            }
+            const int64_t lo = c.attr<int64_t>("minval"), hi = c.attr<int64_t>("maxval");
+            if (lo >= hi) c.Fail("minval ", lo, " must be less than maxval ", hi);
+            if (dtype == kInt32 && (lo < INT32_MIN || hi - 1 > INT32_MAX)) {
+              c.Fail("[", lo, ", ", hi, ") does not fit int32");
+            }
+            RandomShape(c);
+          },
+      .kernel =
+          [](KernelContext& c) {
+            Tensor y = c.AllocateOutput(0, c.attr<Shape>("shape"));
+            const int64_t lo = c.attr<int64_t>("minval");
+            const uint64_t range = static_cast<uint64_t>(c.attr<int64_t>("maxval")) - static_cast<uint64_t>(lo);
+            const Stream stream = NextStream(c);
+            auto fill = [&](auto* out) {
+              using T = std::remove_pointer_t<decltype(out)>;
+              // Modulo reduction, like TF; the bias is below range / 2^32 (2^64 for wide).
+              if (range <= (uint64_t{1} << 32)) {
+                FillBlocks(c, stream, y.NumElements(), 4, [&](const philox::Block& x, int64_t first, int64_t n) {
+                  for (int64_t k = 0; k < n; ++k) out[first + k] = static_cast<T>(lo + static_cast<int64_t>(x[k] % range));
+                });
+              } else {
+                FillBlocks(c, stream, y.NumElements(), 2, [&](const philox::Block& x, int64_t first, int64_t n) {
+                  for (int64_t k = 0; k < n; ++k) {
+                    const uint64_t bits = (static_cast<uint64_t>(x[2 * k]) << 32) | x[2 * k + 1];
+                    out[first + k] = static_cast<T>(static_cast<uint64_t>(lo) + bits % range);
+                  }
+                });
+              }
+            };
+            if (y.dtype() == kInt32) fill(y.data<int32_t>());
+            else fill(y.data<int64_t>());
+          },
+      .no_gradient = kRandomNoGradient,
+  };
+  return op;
+}
+
+const OpDef& DropoutGradOp();
+
+// Outputs y = x * mask and mask (0 or 1 / (1 - rate), x's dtype).
+const OpDef& DropoutOp() {
+  static const OpDef op = {
+      .name = "Dropout",
+      .num_inputs = 1,
+      .stateful = true,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kFloat32, kFloat64});
+            const double rate = c.attr<double>("rate");
+            if (!(rate >= 0 && rate < 1)) c.Fail("rate must be in [0, 1), got ", rate);
+            c.set_output(0, c.input_dtype(0), c.input_shape(0));
+            c.set_output(1, c.input_dtype(0), c.input_shape(0));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& x = c.input(0);
+            const float rate = static_cast<float>(c.attr<double>("rate"));
+            const double scale = 1.0 / (1.0 - c.attr<double>("rate"));
+            Tensor y = c.AllocateOutput(0, x.shape());
+            Tensor mask = c.AllocateOutput(1, x.shape());
+            const Stream stream = NextStream(c);
+            SwitchFloat(x.dtype(), "Dropout", [&](auto tag) {
+              using T = decltype(tag);
+              const T* in = x.data<T>();
+              T* out = y.data<T>();
+              T* m = mask.data<T>();
+              const T keep_value = static_cast<T>(scale);
+              FillBlocks(c, stream, x.NumElements(), 4, [&](const philox::Block& bits, int64_t first, int64_t n) {
+                for (int64_t k = 0; k < n; ++k) {
+                  const T mk = philox::ToFloat(bits[k]) >= rate ? keep_value : T(0);
+                  m[first + k] = mk;
+                  out[first + k] = in[first + k] * mk;
+                }
+              });
+              return 0;
+            });
+          },
+      .grad =
+          [](const GradContext& g) -> std::vector<GradOutput> {
+            // y = x * mask with mask independent of x: dx = dy * mask.
+            if (!g.grad(0).valid()) return {GradOutput()};
+            return {g.scope().AddNode(DropoutGradOp(), {g.grad(0), g.output(1)}, {}, "DropoutGrad")->output(0)};
+          },
+  };
+  return op;
+}
+
+// dy * mask, element-wise.
+const OpDef& DropoutGradOp() {
+  static const OpDef op = {
+      .name = "DropoutGrad",
+      .num_inputs = 2,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectSameDType(0, 1);
+            c.set_output(0, c.input_dtype(0), c.input_shape(0).MergeWith(c.input_shape(1)));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& dy = c.input(0);
+            const Tensor& mask = c.input(1);
+            if (dy.shape() != mask.shape()) c.Fail("gradient ", dy.shape(), " vs mask ", mask.shape());
+            Tensor dx = c.ForwardInputOrAllocate(0, 0, dy.shape());
+            SwitchFloat(dy.dtype(), "DropoutGrad", [&](auto tag) {
+              using T = decltype(tag);
+              const T* g = c.input(0).data<T>();
+              const T* m = mask.data<T>();
+              T* out = dx.data<T>();
+              c.pool().ParallelFor(dx.NumElements(), 16384, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) out[i] = g[i] * m[i];
+              });
+              return 0;
+            });
+          },
+      .grad =
+          [](const GradContext& g) -> std::vector<GradOutput> {
+            return {g.scope().AddNode(DropoutGradOp(), {g.grad(0), g.input(1)}, {}, "DropoutGrad")->output(0),
+                    GradOutput()};
+          },
+  };
+  return op;
+}
+
+// TF1's get_seed: (graph seed, op seed) -> the op's (seed, seed2); (0, 0) means
+// nondeterministic. Call right before adding the node (the node id is the next one).
+std::pair<int64_t, int64_t> OpSeeds(const Scope& scope, int64_t op_seed) {
+  const int64_t graph_seed = scope.graph().seed();
+  int64_t seed = 0, seed2 = 0;
+  if (graph_seed >= 0) {
+    seed = graph_seed;
+    seed2 = op_seed >= 0 ? op_seed : scope.graph().num_nodes();
+  } else if (op_seed >= 0) {
+    seed = kDefaultGraphSeed;
+    seed2 = op_seed;
+  } else {
+    return {0, 0};
+  }
+  if (seed == 0 && seed2 == 0) seed2 = INT32_MAX;  // (0, 0) would mean "no seed"
+  return {seed, seed2};
+}
+
+Output AddRandom(const Scope& scope, const OpDef& op, const Shape& shape, DType dtype,
+                 int64_t op_seed, AttrMap attrs) {
+  if (!shape.fully_defined()) {
+    throw InvalidArgument(op.name, " '", scope.FullName(op.name), "': shape ", shape,
+                          " must be fully defined");
+  }
+  auto [seed, seed2] = OpSeeds(scope, op_seed);
+  attrs.Set("shape", shape);
+  attrs.Set("dtype", dtype);
+  attrs.Set("seed", seed);
+  attrs.Set("seed2", seed2);
+  return scope.AddNode(op, {}, std::move(attrs), op.name)->output(0);
+}
+
+}  // namespace
+
+Output RandomNormal(const Scope& scope, const Shape& shape, DType dtype, double mean,
+                    double stddev, int64_t seed) {
+  return AddRandom(scope, RandomNormalOp(), shape, dtype, seed,
+                   {{"mean", mean}, {"stddev", stddev}});
+}
+
+Output TruncatedNormal(const Scope& scope, const Shape& shape, DType dtype, double mean,
+                       double stddev, int64_t seed) {
+  return AddRandom(scope, TruncatedNormalOp(), shape, dtype, seed,
+                   {{"mean", mean}, {"stddev", stddev}});
+}
+
+Output RandomUniform(const Scope& scope, const Shape& shape, DType dtype, double minval,
+                     double maxval, int64_t seed) {
+  return AddRandom(scope, RandomUniformOp(), shape, dtype, seed,
+                   {{"minval", minval}, {"maxval", maxval}});
+}
+
+Output RandomUniformInt(const Scope& scope, const Shape& shape, int64_t minval, int64_t maxval,
+                        DType dtype, int64_t seed) {
+  return AddRandom(scope, RandomUniformIntOp(), shape, dtype, seed,
+                   {{"minval", minval}, {"maxval", maxval}});
+}
+
+Output Dropout(const Scope& scope, Input x, double rate, int64_t seed) {
+  Output xo = AsOutput(scope, x);
+  if (rate == 0) return xo;
+  auto [s1, s2] = OpSeeds(scope, seed);
+  return scope.AddNode(DropoutOp(), {xo}, {{"rate", rate}, {"seed", s1}, {"seed2", s2}}, "Dropout")
+      ->output(0);
+}
+
+void RegisterRandomOps(OpRegistry& registry) {
+  for (const OpDef* op : {&RandomUniformOp(), &RandomNormalOp(), &TruncatedNormalOp(),
+                          &RandomUniformIntOp(), &DropoutOp(), &DropoutGradOp()}) {
+    registry.Register(*op);
+  }
+}
+
+}  // namespace loom
