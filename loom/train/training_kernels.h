@@ -1,0 +1,123 @@
+#ifndef LOOM_TRAIN_TRAINING_KERNELS_H_
+#define LOOM_TRAIN_TRAINING_KERNELS_H_
+
+// Internal to training_ops.cc: the two drivers every fused update kernel goes through.
+// An update is a class template Update<T> with
+//   static constexpr int kNumRefs;                      // the variable, then its slots
+//   static Update Make(const KernelContext& c);         // reads the scalar inputs
+//   void operator()(T* const* refs, const T* grad, int64_t n) const;
+// operator() updates n contiguous elements of every ref from n gradient elements; the
+// drivers call it on chunks of a dense variable (from the thread pool) or on each touched
+// row of a sparse update, so one piece of math serves both.
+#include <algorithm>
+#include <array>
+#include <mutex>
+#include <vector>
+
+#include "loom/graph/op_def.h"
+#include "loom/ops/state.h"
+
+namespace loom::train::internal {
+
+// Elements per thread-pool chunk: below this a loop stays on the calling thread.
+inline constexpr int64_t kMinParallelChunk = 32 * 1024;
+
+// Locks the variables named by ref inputs [0, num_refs) in address order (so two ops
+// sharing variables never deadlock), checks they are initialized and shaped alike, and
+// makes their buffers exclusively theirs (copy-on-write), for the object's lifetime.
+class LockedRefs {
+ public:
+  LockedRefs(const KernelContext& c, int num_refs);
+  LockedRefs(const LockedRefs&) = delete;
+  LockedRefs& operator=(const LockedRefs&) = delete;
+  Tensor& value(int i) { return *values_[i]; }
+
+ private:
+  std::vector<std::unique_lock<std::mutex>> locks_;
+  std::vector<Tensor*> values_;
+};
+
+// The scalar input i as a double (float32, float64, int32 or int64).
+double ScalarInput(const KernelContext& c, int i);
+
+// Checks a dense gradient against the variable's dtype and shape.
+void CheckDenseGrad(const KernelContext& c, const Tensor& var, const Tensor& grad);
+
+// The rows a sparse gradient touches. Without duplicate indices, rows[k] receives values
+// row k and slot_of is empty. With duplicates, rows holds each index once (in order of
+// first appearance) and slot_of[i] is the position in rows of indices[i]; the values
+// rows are then summed per position before the update.
+struct RowGroups {
+  std::vector<int64_t> rows;
+  std::vector<int64_t> slot_of;
+};
+// Checks values/indices against the variable and groups the indices. Returns the row size.
+int64_t GroupSparseRows(const KernelContext& c, const Tensor& var, const Tensor& values,
+                        const Tensor& indices, RowGroups& groups);
+
+template <template <typename> class Update>
+void DenseApplyKernel(KernelContext& c) {
+  constexpr int kRefs = Update<float>::kNumRefs;
+  LockedRefs refs(c, kRefs);
+  const Tensor& grad = c.input(c.num_inputs() - 1);
+  CheckDenseGrad(c, refs.value(0), grad);
+  SwitchFloat(refs.value(0).dtype(), c.node().op(), [&](auto tag) {
+    using T = decltype(tag);
+    const Update<T> update = Update<T>::Make(c);
+    std::array<T*, kRefs> base;
+    for (int i = 0; i < kRefs; ++i) base[i] = refs.value(i).template data<T>();
+    const T* g = grad.data<T>();
+    c.pool().ParallelFor(grad.NumElements(), kMinParallelChunk, [&](int64_t b, int64_t e) {
+      std::array<T*, kRefs> r;
+      for (int i = 0; i < kRefs; ++i) r[i] = base[i] + b;
+      update(r.data(), g + b, e - b);
+    });
+    return 0;
+  });
+}
+
+// Inputs end with values [n, row...] and indices [n]. Touches only the indexed rows.
+template <template <typename> class Update>
+void SparseApplyKernel(KernelContext& c) {
+  constexpr int kRefs = Update<float>::kNumRefs;
+  LockedRefs refs(c, kRefs);
+  const Tensor& values = c.input(c.num_inputs() - 2);
+  const Tensor& indices = c.input(c.num_inputs() - 1);
+  RowGroups groups;
+  const int64_t row_size = GroupSparseRows(c, refs.value(0), values, indices, groups);
+  SwitchFloat(refs.value(0).dtype(), c.node().op(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* v = values.data<T>();
+    std::vector<T> summed;
+    if (!groups.slot_of.empty()) {
+      // Duplicate indices: one update per row with the rows' gradients summed (TF1's
+      // _apply_sparse_duplicate_indices), so a row is never updated twice concurrently.
+      summed.assign(groups.rows.size() * row_size, T(0));
+      for (size_t i = 0; i < groups.slot_of.size(); ++i) {
+        T* dst = summed.data() + groups.slot_of[i] * row_size;
+        const T* src = v + static_cast<int64_t>(i) * row_size;
+        for (int64_t j = 0; j < row_size; ++j) dst[j] += src[j];
+      }
+      v = summed.data();
+    }
+    const Update<T> update = Update<T>::Make(c);
+    std::array<T*, kRefs> base;
+    for (int i = 0; i < kRefs; ++i) base[i] = refs.value(i).template data<T>();
+    const int64_t rows_per_chunk =
+        std::max<int64_t>(1, kMinParallelChunk / std::max<int64_t>(1, row_size));
+    c.pool().ParallelFor(static_cast<int64_t>(groups.rows.size()), rows_per_chunk,
+                         [&](int64_t b, int64_t e) {
+                           std::array<T*, kRefs> r;
+                           for (int64_t k = b; k < e; ++k) {
+                             const int64_t offset = groups.rows[k] * row_size;
+                             for (int i = 0; i < kRefs; ++i) r[i] = base[i] + offset;
+                             update(r.data(), v + k * row_size, row_size);
+                           }
+                         });
+    return 0;
+  });
+}
+
+}  // namespace loom::train::internal
+
+#endif  // LOOM_TRAIN_TRAINING_KERNELS_H_
