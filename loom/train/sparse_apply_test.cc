@@ -2,15 +2,20 @@
 // other rows and their slots alone, sum duplicate indices, and never densify.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
 
+#include "loom/ops/array.h"
+#include "loom/ops/math.h"
+#include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/session.h"
 #include "loom/train/adagrad.h"
 #include "loom/train/adam.h"
 #include "loom/train/ftrl.h"
+#include "loom/train/global_step.h"
 #include "loom/train/gradient_descent.h"
 #include "loom/train/momentum.h"
 #include "loom/train/rmsprop.h"
@@ -206,6 +211,42 @@ TEST(SparseApplyTest, UpdatesCopyOnWriteSoFetchedValuesNeverChange) {
   session.RunTarget(step);
   EXPECT_EQ(before.data<double>()[0], 1.0);
   EXPECT_EQ(session.Eval(w).data<double>()[0], 0.0);
+}
+
+}  // namespace
+}  // namespace loom::train
+
+// End to end with the real ops: Gather over an embedding table gives a sparse gradient,
+// which Minimize applies to the gathered rows only.
+namespace loom::train {
+namespace {
+
+TEST(SparseApplyTest, MinimizeThroughGatherUpdatesOnlyGatheredRows) {
+  Graph graph;
+  Scope s(graph);
+  auto table = Variable(s.WithOpName("embeddings"), Tensor::FromVector(Table(), {kRows, kCols}));
+  auto rows = Gather(s, table, Tensor::FromVector<int64_t>({4, 0, 4}));
+  auto loss = Sum(s, Square(s, rows));
+  Adagrad opt({.learning_rate = 0.1});
+  std::vector<GradAndVar> grads = opt.ComputeGradients(s, loss);
+  ASSERT_EQ(grads.size(), 1u);
+  EXPECT_TRUE(grads[0].first.is_sparse());
+  Operation train = opt.ApplyGradients(s, grads, GlobalStep(s));
+  Session session(graph);
+  session.RunTarget(GlobalVariablesInitializer(s));
+  session.RunTarget(train);
+  Tensor after = session.ReadVariable("embeddings");
+  const std::vector<double> init = Table();
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t j = 0; j < kCols; ++j) {
+      const int64_t k = r * kCols + j;
+      const double w = init[k];
+      // d/dw of sum(w^2) over the gathered copies: row 4 twice, row 0 once.
+      const double g = r == 4 ? 4 * w : r == 0 ? 2 * w : 0.0;
+      const double expected = g == 0 ? w : w - 0.1 * g / std::sqrt(0.1 + g * g);
+      EXPECT_NEAR(after.data<double>()[k], expected, 1e-12) << "row " << r;
+    }
+  }
 }
 
 }  // namespace
