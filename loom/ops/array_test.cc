@@ -466,7 +466,9 @@ TEST(GatherTest, BatchOfRowsIsFastAndCorrect) {
     us = std::min(us, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
   }
   std::cout << "Gather 256x784 float: " << us << " us per Run (including session overhead)\n";
+#ifndef __SANITIZE_ADDRESS__  // sanitizers make every copy several times slower
   EXPECT_LT(us, 5000);  // a loose bound: ~0.8 MB of copying takes ~0.1 ms
+#endif
 }
 
 // ---- OneHot, Tile, Pad ------------------------------------------------------------------
