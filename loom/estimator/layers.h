@@ -1,0 +1,175 @@
+#ifndef LOOM_ESTIMATOR_LAYERS_H_
+#define LOOM_ESTIMATOR_LAYERS_H_
+
+// Layers for model functions, TF1's tf.layers: each call builds one layer's ops and
+// variables in a fresh name scope made unique like TF's ("dense", "dense_1", ...), so
+// variables are named "dense/kernel", "dense_1/bias", "conv2d/kernel" as checkpoints
+// written by TF name them.
+//
+//   namespace L = loom::layers;
+//   auto conv = L::Conv2D(s, x, {.filters = 32, .kernel_size = {5, 5}, .padding = "same",
+//                                .activation = loom::Relu});
+//   auto pool = L::MaxPooling2D(s, conv, {.pool_size = {2, 2}, .strides = 2});
+//   auto h = L::Dense(s, L::Flatten(s, pool), {.units = 1024, .activation = loom::Relu});
+//   h = L::Dropout(s, h, {.rate = 0.4, .training = mode == loom::Mode::kTrain});
+//
+// Variables' initial-value ops sit under "<layer>/<variable>_initializer". Images are NHWC.
+//
+// Batch normalization and the UPDATE_OPS collection: in training, BatchNormalization
+// adds ops that move moving_mean / moving_variance toward the batch statistics. TF1 put
+// them in the UPDATE_OPS collection; Loom has no collections, so each such group is a
+// node of op "LayerUpdates", found by UpdateOps(graph). A model function (or the
+// Estimator) runs them with the train op, TF1's idiom:
+//   auto train_op = Group(s, {optimizer.Minimize(s, loss), L::UpdateOp(s)});
+// or builds the train op under s.WithControlDependencies(L::UpdateOps(s.graph())).
+// Thread-safety: like every graph builder, single-threaded.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/estimator/initializers.h"
+#include "loom/graph/op_def.h"
+
+namespace loom::layers {
+
+// An activation: any callable Output(const Scope&, Input), e.g. loom::Relu, loom::Tanh,
+// loom::Sigmoid, loom::Elu, loom::Relu6, loom::Softplus passed directly. Empty: linear.
+using Activation = std::function<Output(const Scope&, Input)>;
+// Activations whose ops take extra arguments, bound.
+Activation LeakyReluActivation(double alpha = 0.2);
+Activation SoftmaxActivation(int axis = -1);
+
+// A penalty on a variable (e.g. L2Regularizer): the returned scalar is what the model
+// function adds to its loss. TF1 collected them in REGULARIZATION_LOSSES; Loom returns
+// them from RegularizationLosses(graph) (nodes under "<layer>/<variable>_regularizer").
+// A 2-D size: `.kernel_size = {5, 5}`, `.strides = 2` (both dims). {0, 0} means unset.
+struct Size2D {
+  int64_t height = 0;
+  int64_t width = 0;
+  Size2D() = default;
+  Size2D(int64_t both) : height(both), width(both) {}
+  Size2D(int64_t h, int64_t w) : height(h), width(w) {}
+  bool set() const { return height > 0 && width > 0; }
+};
+
+using Regularizer = std::function<Output(const Scope&, Output variable)>;
+// scale * sum(w^2) / 2 (tf.contrib.layers.l2_regularizer).
+Regularizer L2Regularizer(double scale);
+// scale * sum(|w|).
+Regularizer L1Regularizer(double scale);
+// Every regularization penalty built so far in `graph`, in creation order.
+std::vector<Output> RegularizationLosses(const Graph& graph);
+
+struct DenseOptions {
+  // Output size. REQUIRES: > 0.
+  int64_t units = 0;
+  Activation activation;  // Default: none (linear)
+  bool use_bias = true;   // Default: true
+  // Default: GlorotUniform() (tf.layers' default through the variable scope).
+  initializers::Initializer kernel_initializer;
+  // Default: Zeros().
+  initializers::Initializer bias_initializer;
+  Regularizer kernel_regularizer;  // Default: none
+  Regularizer bias_regularizer;    // Default: none
+  bool trainable = true;           // Default: true
+  // Scope name. Default: "dense".
+  std::string name = "dense";
+};
+// activation(inputs . kernel + bias); kernel [in, units] from inputs' last dim (which
+// must be known). Inputs of rank > 2 are multiplied along their last dim.
+Output Dense(const Scope& scope, Input inputs, DenseOptions options);
+
+struct Conv2DOptions {
+  int64_t filters = 0;                      // REQUIRES: > 0
+  Size2D kernel_size;                       // REQUIRES: set
+  Size2D strides = 1;                       // Default: 1
+  std::string padding = "valid";            // "valid" or "same" (any case). Default: "valid"
+  Activation activation;                    // Default: none
+  bool use_bias = true;                     // Default: true
+  initializers::Initializer kernel_initializer;  // Default: GlorotUniform()
+  initializers::Initializer bias_initializer;    // Default: Zeros()
+  Regularizer kernel_regularizer;           // Default: none
+  Regularizer bias_regularizer;             // Default: none
+  bool trainable = true;                    // Default: true
+  std::string name = "conv2d";              // Default: "conv2d"
+};
+// NHWC input; kernel [kh, kw, in_channels, filters] (HWIO), bias [filters].
+Output Conv2D(const Scope& scope, Input inputs, Conv2DOptions options);
+
+struct Pooling2DOptions {
+  Size2D pool_size;                // REQUIRES: set
+  Size2D strides;                  // Default: pool_size (Keras' default)
+  std::string padding = "valid";   // Default: "valid"
+  std::string name;                // Default: "max_pooling2d" / "average_pooling2d"
+};
+Output MaxPooling2D(const Scope& scope, Input inputs, Pooling2DOptions options);
+// Padding cells are not counted in the mean (TF).
+Output AveragePooling2D(const Scope& scope, Input inputs, Pooling2DOptions options);
+
+// [batch, ...] -> [batch, prod(...)]. REQUIRES: all but the batch dim known.
+Output Flatten(const Scope& scope, Input inputs);
+
+struct DropoutOptions {
+  double rate = 0.5;  // Fraction dropped. Default: 0.5
+  // Known when the graph is built (the model function's mode). false: the identity.
+  // Default: false (tf.layers.dropout's default).
+  bool training = false;
+  int64_t seed = kNoSeed;  // Default: kNoSeed
+  std::string name = "dropout";  // Default: "dropout"
+};
+// Inverted dropout in training (survivors scaled by 1 / (1 - rate)); else inputs.
+Output Dropout(const Scope& scope, Input inputs, DropoutOptions options = {});
+
+struct BatchNormalizationOptions {
+  // The channel (feature) axis; statistics are over all other axes. Default: -1.
+  int64_t axis = -1;
+  double momentum = 0.99;  // Default: 0.99
+  double epsilon = 1e-3;   // Default: 1e-3
+  bool center = true;      // Learn beta (offset). Default: true
+  bool scale = true;       // Learn gamma (multiplier). Default: true
+  // Batch statistics and moving-average updates when true; moving statistics when false.
+  // Known when the graph is built. Default: false (tf.layers' default).
+  bool training = false;
+  initializers::Initializer beta_initializer;             // Default: Zeros()
+  initializers::Initializer gamma_initializer;            // Default: Ones()
+  initializers::Initializer moving_mean_initializer;      // Default: Zeros()
+  initializers::Initializer moving_variance_initializer;  // Default: Ones()
+  bool trainable = true;                  // gamma and beta. Default: true
+  std::string name = "batch_normalization";  // Default: "batch_normalization"
+};
+// gamma * (x - mean) / sqrt(var + epsilon) + beta, with variables "<scope>/gamma",
+// "beta", "moving_mean", "moving_variance" (the moving ones not trainable, but saved).
+// In training, mean/var are the batch's (variance biased, divided by n, as TF's
+// non-fused path) and a LayerUpdates node (see UpdateOps) assigns
+//   moving -= (moving - batch) * (1 - momentum).
+// The channel dim must be known.
+Output BatchNormalization(const Scope& scope, Input inputs,
+                          BatchNormalizationOptions options = {});
+
+// The pending moving-statistics updates of every training-mode layer built in `graph`
+// (TF1's tf.get_collection(UPDATE_OPS)); empty when there are none.
+std::vector<Operation> UpdateOps(const Graph& graph);
+// Group(UpdateOps(scope.graph())), or a NoOp when there are none.
+Operation UpdateOp(const Scope& scope);
+
+struct EmbeddingOptions {
+  int64_t input_dim = 0;   // Vocabulary size. REQUIRES: > 0
+  int64_t output_dim = 0;  // Embedding width. REQUIRES: > 0
+  // Default: RandomUniform({-0.05, 0.05}) (Keras' default).
+  initializers::Initializer embeddings_initializer;
+  bool trainable = true;           // Default: true
+  std::string name = "embedding";  // Default: "embedding"
+};
+// Variable "<scope>/embeddings" [input_dim, output_dim], looked up with Gather so its
+// gradient is sparse (IndexedSlices): ids [...] -> [..., output_dim].
+Output Embedding(const Scope& scope, Input ids, EmbeddingOptions options);
+// Rows of params for ids (tf.nn.embedding_lookup with one shard): Gather on axis 0.
+Output EmbeddingLookup(const Scope& scope, Input params, Input ids);
+
+void RegisterLayerOps(OpRegistry& registry);
+
+}  // namespace loom::layers
+
+#endif  // LOOM_ESTIMATOR_LAYERS_H_

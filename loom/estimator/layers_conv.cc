@@ -1,0 +1,76 @@
+// Conv2D and the 2-D pooling layers (NHWC).
+#include "loom/estimator/layers_internal.h"
+#include "loom/ops/nn.h"
+
+namespace loom::layers {
+
+using internal::Activate;
+using internal::CheckFloatInput;
+using internal::MakeVariable;
+using internal::NormalizePadding;
+
+Output Conv2D(const Scope& scope, Input inputs, Conv2DOptions options) {
+  Output x = AsOutput(scope, inputs);
+  Scope layer = scope.NewSubScope(options.name);
+  CheckFloatInput(x, layer.prefix(), 4);
+  if (x.shape().rank() != 4) {
+    throw InvalidArgument("layer '", layer.prefix(), "': inputs must be NHWC (rank 4), got ",
+                          x.shape());
+  }
+  if (options.filters <= 0 || !options.kernel_size.set() || !options.strides.set()) {
+    throw InvalidArgument("layer '", layer.prefix(),
+                          "': filters, kernel_size and strides must be positive");
+  }
+  const int64_t channels = x.shape().dim(3);
+  if (channels == kUnknownDim) {
+    throw InvalidArgument("layer '", layer.prefix(), "': the channel dim of the inputs (shape ",
+                          x.shape(), ") must be known to size the kernel");
+  }
+  const std::string padding = NormalizePadding(options.padding, layer.prefix());
+  Variable kernel = MakeVariable(
+      layer, "kernel",
+      {options.kernel_size.height, options.kernel_size.width, channels, options.filters},
+      x.dtype(), options.kernel_initializer, initializers::GlorotUniform(), options.trainable,
+      options.kernel_regularizer);
+  Output y = loom::Conv2D(layer.WithOpName("Conv2D"), x, kernel,
+                          {options.strides.height, options.strides.width}, padding);
+  if (options.use_bias) {
+    Variable bias = MakeVariable(layer, "bias", {options.filters}, x.dtype(),
+                                 options.bias_initializer, initializers::Zeros(),
+                                 options.trainable, options.bias_regularizer);
+    y = BiasAdd(layer.WithOpName("BiasAdd"), y, bias);
+  }
+  return Activate(layer, options.activation, y);
+}
+
+namespace {
+
+template <typename PoolFn>
+Output Pool(const Scope& scope, Input inputs, const Pooling2DOptions& options,
+            const char* default_name, PoolFn pool) {
+  Output x = AsOutput(scope, inputs);
+  Scope layer = scope.NewSubScope(options.name.empty() ? default_name : options.name);
+  CheckFloatInput(x, layer.prefix(), 4);
+  if (!options.pool_size.set()) {
+    throw InvalidArgument("layer '", layer.prefix(), "': pool_size must be set and positive");
+  }
+  const Size2D strides = options.strides.set() ? options.strides : options.pool_size;
+  return pool(layer, x, {options.pool_size.height, options.pool_size.width},
+              {strides.height, strides.width}, NormalizePadding(options.padding, layer.prefix()));
+}
+
+}  // namespace
+
+Output MaxPooling2D(const Scope& scope, Input inputs, Pooling2DOptions options) {
+  return Pool(scope, inputs, options, "max_pooling2d",
+              [](const Scope& s, Output x, std::vector<int64_t> k, std::vector<int64_t> st,
+                 const std::string& p) { return MaxPool(s.WithOpName("MaxPool"), x, k, st, p); });
+}
+
+Output AveragePooling2D(const Scope& scope, Input inputs, Pooling2DOptions options) {
+  return Pool(scope, inputs, options, "average_pooling2d",
+              [](const Scope& s, Output x, std::vector<int64_t> k, std::vector<int64_t> st,
+                 const std::string& p) { return AvgPool(s.WithOpName("AvgPool"), x, k, st, p); });
+}
+
+}  // namespace loom::layers

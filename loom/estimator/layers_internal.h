@@ -1,0 +1,34 @@
+#ifndef LOOM_ESTIMATOR_LAYERS_INTERNAL_H_
+#define LOOM_ESTIMATOR_LAYERS_INTERNAL_H_
+
+// Helpers shared by the layer files (not part of the public API).
+#include <string>
+
+#include "loom/estimator/layers.h"
+#include "loom/ops/state.h"
+
+namespace loom::layers::internal {
+
+// A variable named "<layer>/<name>" whose initial value (from `init`, or `fallback` when
+// init is empty) is built under "<layer>/<name>_initializer". With a regularizer, its
+// penalty is recorded as a RegularizationLoss node under "<layer>/<name>_regularizer".
+Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& shape,
+                      DType dtype, const initializers::Initializer& init,
+                      const initializers::Initializer& fallback, bool trainable,
+                      const Regularizer& regularizer = {});
+
+// The activation applied in `layer`, or x itself when empty.
+Output Activate(const Scope& layer, const Activation& activation, Output x);
+
+// "SAME" / "VALID" from any case; throws InvalidArgument naming `layer` otherwise.
+std::string NormalizePadding(const std::string& padding, const std::string& layer);
+
+// Checks x is float32/float64 with known rank >= min_rank; names the layer.
+void CheckFloatInput(const Output& x, const std::string& layer, int min_rank);
+
+const OpDef& RegularizationLossOp();
+const OpDef& LayerUpdatesOp();
+
+}  // namespace loom::layers::internal
+
+#endif  // LOOM_ESTIMATOR_LAYERS_INTERNAL_H_
