@@ -78,7 +78,7 @@ struct TFRecordStats {
 
 struct TFRecordOptions {
   // "" (or "NONE"), "GZIP" or "ZLIB", TF's compression_type. Default: "".
-  std::string compression;
+  std::string compression = "";
   // Skip records that fail a CRC check (counted in stats) instead of throwing DataLoss.
   // Default: false.
   bool skip_corrupt_records = false;
@@ -87,7 +87,7 @@ struct TFRecordOptions {
   // Default: nullptr, Env::Default().
   Env* env = nullptr;
   // Default: nullptr (no counting).
-  std::shared_ptr<TFRecordStats> stats;
+  std::shared_ptr<TFRecordStats> stats = nullptr;
 };
 
 // Component name of TFRecordDataset's scalar string elements.
@@ -122,7 +122,7 @@ Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
 
 struct TextFileOptions {
   // "" (or "NONE"), "GZIP" or "ZLIB". Default: "".
-  std::string compression;
+  std::string compression = "";
   // Bytes read at a time. Default: 256 KiB.
   size_t buffer_size = 256 << 10;
   // Default: nullptr, Env::Default().
@@ -142,14 +142,14 @@ struct CsvDatasetOptions {
   bool use_quote_delim = true;
   // 0-based, strictly increasing file columns to return; empty returns all.
   // Default: empty.
-  std::vector<int> select_cols;
+  std::vector<int> select_cols = {};
   // A field equal to this counts as missing. Default: "" (only empty fields).
-  std::string na_value;
+  std::string na_value = "";
   // Component names, one per returned column. Default: empty, meaning the header's names
   // with `header`, else "col<i>" with i the 0-based file column.
-  std::vector<std::string> column_names;
+  std::vector<std::string> column_names = {};
   // File-level options (compression, buffer size, Env).
-  TextFileOptions file;
+  TextFileOptions file = {};
 };
 
 // One element per record: a scalar per returned column. record_defaults, as TF's: one
