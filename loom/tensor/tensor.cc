@@ -1,21 +1,82 @@
 #include "loom/tensor/tensor.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <unordered_map>
 #include <new>
 #include <sstream>
 
 #include "loom/base/error.h"
 
 namespace loom {
+namespace {
+
+// Keeps freed tensor buffers for reuse. A training step allocates the same sizes every
+// step; returning them to the OS (glibc unmaps or trims large blocks) made every step pay
+// first-touch page faults that cost more than the kernels themselves. Only buffers up to
+// kMaxCachedBuffer are kept, kMaxCachedTotal in all, so a large dataset freed by the user
+// goes straight back to the OS.
+class BufferCache {
+ public:
+  static constexpr size_t kMinCachedBuffer = size_t{16} << 10;
+  static constexpr size_t kMaxCachedBuffer = size_t{64} << 20;
+  static constexpr size_t kMaxCachedTotal = size_t{512} << 20;
+
+  static BufferCache& Get() {
+    static BufferCache* cache = new BufferCache();  // never destroyed: buffers outlive statics
+    return *cache;
+  }
+
+  void* Take(size_t rounded) {
+    if (rounded < kMinCachedBuffer || rounded > kMaxCachedBuffer) {
+      return std::aligned_alloc(kTensorAlignment, rounded);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(rounded);
+      if (it != free_.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        cached_ -= rounded;
+        return p;
+      }
+    }
+    return std::aligned_alloc(kTensorAlignment, rounded);
+  }
+
+  void Give(void* p, size_t rounded) {
+    if (rounded >= kMinCachedBuffer && rounded <= kMaxCachedBuffer) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cached_ + rounded <= kMaxCachedTotal) {
+        free_[rounded].push_back(p);
+        cached_ += rounded;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t cached_ = 0;
+};
+
+size_t RoundedSize(size_t bytes) {
+  // aligned_alloc needs a multiple of the alignment; page multiples keep size classes few.
+  size_t unit = bytes >= BufferCache::kMinCachedBuffer ? 4096 : kTensorAlignment;
+  size_t rounded = (bytes + unit - 1) / unit * unit;
+  return rounded == 0 ? kTensorAlignment : rounded;
+}
+
+}  // namespace
 
 std::shared_ptr<Buffer> Buffer::Allocate(DType dtype, int64_t num_elements) {
   LOOM_CHECK(num_elements >= 0);
   auto buffer = std::shared_ptr<Buffer>(new Buffer());
   size_t bytes = static_cast<size_t>(num_elements) * DTypeSize(dtype);
-  // aligned_alloc needs a size that is a multiple of the alignment.
-  size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  if (rounded == 0) rounded = kTensorAlignment;
-  void* data = std::aligned_alloc(kTensorAlignment, rounded);
+  const size_t rounded = RoundedSize(bytes);
+  void* data = BufferCache::Get().Take(rounded);
   if (data == nullptr) {
     throw ResourceExhausted("cannot allocate ", bytes, " bytes for a ", DTypeName(dtype),
                             " tensor of ", num_elements, " elements");
@@ -45,7 +106,7 @@ Buffer::~Buffer() {
   if (owned_) {
     auto* strings = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < num_strings_; ++i) strings[i].~basic_string();
-    std::free(data_);
+    BufferCache::Get().Give(data_, RoundedSize(bytes_));
   } else if (release_) {
     release_();
   }

@@ -1,0 +1,163 @@
+// Loom's side of the core benchmarks (bench/run_core.sh runs it beside bench/torch_peer.py).
+// Same models, batch sizes and thread counts as the PyTorch script; data already in memory
+// and fed each step (feeding shares the buffer, no copy). Prints one JSON line.
+//
+// Usage: core_bench MODEL THREADS [STEPS]
+//   MODEL: mlp | softreg | convnet | mlp_gemm (the MLP step's matrix products alone,
+//          through the same BLAS: the GEMM-only bound)
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+
+#include "loom/ops/array.h"
+#include "loom/ops/blas.h"
+#include "loom/ops/math.h"
+#include "loom/ops/matmul.h"
+#include "loom/ops/nn.h"
+#include "loom/ops/random.h"
+#include "loom/ops/reduce.h"
+#include "loom/ops/state.h"
+#include "loom/runtime/session.h"
+#include "loom/train/adam.h"
+#include "loom/train/gradient_descent.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+loom::Tensor RandomTensor(const loom::Shape& shape, uint64_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist;
+  loom::Tensor t(loom::kFloat32, shape);
+  for (float& v : t.flat<float>()) v = dist(rng);
+  return t;
+}
+
+loom::Tensor RandomLabels(int64_t n, uint64_t seed) {
+  std::mt19937 rng(seed);
+  loom::Tensor t(loom::kInt64, {n});
+  for (int64_t& v : t.flat<int64_t>()) v = rng() % 10;
+  return t;
+}
+
+loom::Output Dense(const loom::Scope& parent, loom::Output x, int64_t units, bool relu) {
+  loom::Scope s = parent.NewSubScope("dense");
+  const int64_t fan_in = x.shape().dim(-1);
+  const double limit = std::sqrt(6.0 / double(fan_in + units));
+  loom::Variable w(s.WithOpName("kernel"),
+                   loom::RandomUniform(s, {fan_in, units}, loom::kFloat32, -limit, limit, 1));
+  loom::Variable b(s.WithOpName("bias"), loom::Tensor::Zeros(loom::kFloat32, {units}));
+  loom::Output y = loom::BiasAdd(s, loom::MatMul(s, x, w), b);
+  return relu ? loom::Relu(s, y) : y;
+}
+
+loom::Output Conv(const loom::Scope& parent, loom::Output x, int64_t filters) {
+  loom::Scope s = parent.NewSubScope("conv2d");
+  const int64_t in = x.shape().dim(-1);
+  const double limit = std::sqrt(6.0 / double(25 * in + 25 * filters));
+  loom::Variable w(s.WithOpName("kernel"),
+                   loom::RandomUniform(s, {5, 5, in, filters}, loom::kFloat32, -limit, limit, 2));
+  loom::Variable b(s.WithOpName("bias"), loom::Tensor::Zeros(loom::kFloat32, {filters}));
+  return loom::Relu(s, loom::BiasAdd(s, loom::Conv2D(s, x, w, {1, 1, 1, 1}, "SAME"), b));
+}
+
+double TimeSteps(int steps, const std::function<void()>& step) {
+  for (int i = 0; i < std::max(5, steps / 10); ++i) step();
+  auto start = Clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s mlp|softreg|convnet|mlp_gemm THREADS [STEPS]\n", argv[0]);
+    return 2;
+  }
+  const std::string model = argv[1];
+  const int threads = std::atoi(argv[2]);
+  const int steps = argc > 3 ? std::atoi(argv[3]) : 200;
+
+  if (model == "mlp_gemm") {
+    loom::SetBlasThreads(threads);
+    const int64_t b = 256;
+    loom::Tensor x = RandomTensor({b, 784}, 1), w1 = RandomTensor({784, 512}, 2),
+                 w2 = RandomTensor({512, 512}, 3), w3 = RandomTensor({512, 10}, 4);
+    loom::Tensor h1(loom::kFloat32, {b, 512}), h2(loom::kFloat32, {b, 512}),
+        o(loom::kFloat32, {b, 10}), g1(loom::kFloat32, {784, 512}),
+        g2(loom::kFloat32, {512, 512}), g3(loom::kFloat32, {512, 10}),
+        d2(loom::kFloat32, {b, 512}), d1(loom::kFloat32, {b, 512});
+    auto f = [](loom::Tensor& t) { return t.data<float>(); };
+    double secs = TimeSteps(steps, [&] {
+      // forward
+      loom::Gemm(false, false, b, 512, 784, 1.f, f(x), 784, f(w1), 512, 0.f, f(h1), 512);
+      loom::Gemm(false, false, b, 512, 512, 1.f, f(h1), 512, f(w2), 512, 0.f, f(h2), 512);
+      loom::Gemm(false, false, b, 10, 512, 1.f, f(h2), 512, f(w3), 10, 0.f, f(o), 10);
+      // backward: dW3 = h2^T do, dh2 = do W3^T, dW2 = h1^T dh2, dh1 = dh2 W2^T, dW1 = x^T dh1
+      loom::Gemm(true, false, 512, 10, b, 1.f, f(h2), 512, f(o), 10, 0.f, f(g3), 10);
+      loom::Gemm(false, true, b, 512, 10, 1.f, f(o), 10, f(w3), 10, 0.f, f(d2), 512);
+      loom::Gemm(true, false, 512, 512, b, 1.f, f(h1), 512, f(d2), 512, 0.f, f(g2), 512);
+      loom::Gemm(false, true, b, 512, 512, 1.f, f(d2), 512, f(w2), 512, 0.f, f(d1), 512);
+      loom::Gemm(true, false, 784, 512, b, 1.f, f(x), 784, f(d1), 512, 0.f, f(g1), 512);
+    });
+    std::printf("{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
+                "\"ms_per_step\": %.4f}\n", model.c_str(), threads, steps / secs, 1000 * secs / steps);
+    return 0;
+  }
+
+  loom::Graph graph({.seed = 1});
+  loom::Scope s(graph);
+  int64_t batch = 0;
+  loom::Output x, logits;
+  if (model == "mlp") {
+    batch = 256;
+    x = loom::Placeholder(s.WithOpName("x"), loom::kFloat32, {-1, 784});
+    logits = Dense(s, Dense(s, Dense(s, x, 512, true), 512, true), 10, false);
+  } else if (model == "softreg") {
+    batch = 32;
+    x = loom::Placeholder(s.WithOpName("x"), loom::kFloat32, {-1, 784});
+    logits = Dense(s, x, 10, false);
+  } else if (model == "convnet") {
+    batch = 64;
+    x = loom::Placeholder(s.WithOpName("x"), loom::kFloat32, {-1, 28, 28, 1});
+    auto pool1 = loom::MaxPool(s, Conv(s, x, 32), {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
+    auto pool2 = loom::MaxPool(s, Conv(s, pool1, 64), {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
+    auto dense = Dense(s, loom::Reshape(s, pool2, {-1, 7 * 7 * 64}), 1024, true);
+    logits = Dense(s, loom::Dropout(s, dense, 0.4, 3), 10, false);
+  } else {
+    std::fprintf(stderr, "unknown model %s\n", model.c_str());
+    return 2;
+  }
+  auto labels = loom::Placeholder(s.WithOpName("labels"), loom::kInt64, {-1});
+  auto loss = loom::Mean(s, loom::SparseSoftmaxCrossEntropyWithLogits(s, labels, logits));
+  loom::Operation train_op =
+      model == "softreg"
+          ? loom::train::GradientDescent({.learning_rate = 0.1}).Minimize(s, loss)
+          : loom::train::Adam({.learning_rate = 1e-3}).Minimize(s, loss);
+  auto init = loom::GlobalVariablesInitializer(s);
+  graph.Finalize();
+
+  loom::Session session(graph, {.intra_op_threads = threads});
+  session.RunTarget(init);
+  loom::Shape x_shape = model == "convnet" ? loom::Shape{batch, 28, 28, 1} : loom::Shape{batch, 784};
+  loom::FeedList feeds = {{x, RandomTensor(x_shape, 5)}, {labels, RandomLabels(batch, 6)}};
+  if (argc > 4 && std::string(argv[4]) == "trace") {  // per-op time of one step, for tuning
+    loom::RunOptions options{.trace = true};
+    loom::RunMetadata metadata;
+    session.Run(feeds, {}, {train_op});
+    session.Run(feeds, {}, {train_op}, &options, &metadata);
+    for (const auto& st : metadata.step_stats) {
+      std::printf("%8lld us  %-24s %s\n", (long long)(st.end_micros - st.start_micros),
+                  st.op.c_str(), st.node_name.c_str());
+    }
+  }
+  double secs = TimeSteps(steps, [&] { session.Run(feeds, {}, {train_op}); });
+  std::printf("{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
+              "\"ms_per_step\": %.4f}\n", model.c_str(), threads, steps / secs, 1000 * secs / steps);
+  return 0;
+}
