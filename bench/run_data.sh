@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Input pipeline benchmarks (issue 3), Loom beside PyTorch's DataLoader on this machine.
+# Usage: bench/run_data.sh BUILD_DIR [ROWS]
+set -euo pipefail
+build=${1:-build}
+rows=${2:-1000000}
+here=$(dirname "$0")
+echo "-- FromTensorSlices -> Shuffle(100000) -> Repeat -> Batch(256) -> Prefetch(2), $rows x 784"
+"$build/loom/data/data_pipeline_bench" "$rows" 3000
+/usr/bin/python3 "$here/torch_dataloader.py" "$rows" 500
+echo "-- the same over a memory-mapped .npy; TFRecord read + parse vs raw read"
+"$build/loom/data/data_files_bench" "$rows" 200000 /tmp 5
