@@ -89,8 +89,20 @@ std::string Saver::Save(Session& session, const std::string& prefix,
   if (options_.save_iterators) {
     for (const std::string& name : data::IteratorResourceNames(session.resources())) {
       auto* it = session.resources().Lookup<data::IteratorResource>(name);
-      if (it == nullptr || !it->initialized()) continue;
-      const std::string blob = it->Save();
+      if (it == nullptr) continue;
+      std::string blob;
+      {
+        std::lock_guard<std::mutex> lock(it->mu);
+        if (it->iterator) {
+          blob = it->iterator->Save();
+        } else if (!it->pending_restore.empty()) {
+          // Restored but not re-created yet (a one-shot iterator before its first
+          // GetNext): keep the restored position, or a save now would lose it.
+          blob = it->pending_restore;
+        } else {
+          continue;
+        }
+      }
       Tensor t(kUInt8, Shape{static_cast<int64_t>(blob.size())});
       if (!blob.empty()) std::memcpy(t.raw_data(), blob.data(), blob.size());
       tensors.emplace_back(name, std::move(t));

@@ -279,8 +279,15 @@ TEST(Saver, IteratorStateResumesMidEpoch) {
   EXPECT_TRUE(entries[1].is_iterator_state);
   EXPECT_EQ(entries[1].dtype, kUInt8);
   {
+    // Restored before the iterator exists (the state is pending), then saved at once, as
+    // CheckpointSaverHook does in AfterCreateSession: the position must survive.
     Session session(graph);
-    ASSERT_TRUE(saver.RestoreLatest(session, dir.path()));  // before the iterator exists
+    ASSERT_TRUE(saver.RestoreLatest(session, dir.path()));
+    saver.Save(session, dir.Join("model.ckpt"), 3);
+  }
+  {
+    Session session(graph);
+    ASSERT_EQ(saver.RestoreLatest(session, dir.path()), dir.Join("model.ckpt-3"));
     for (int i = 0; i < 4; ++i) resumed.push_back(session.Eval(next).scalar<int64_t>());
     EXPECT_THROW(session.Eval(next), Error);
   }
