@@ -1,0 +1,502 @@
+#include "loom/cli/job.h"
+
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "loom/base/error.h"
+#include "loom/data/file_sources.h"
+#include "loom/estimator/canned.h"
+#include "loom/ops/math.h"
+
+namespace loom::cli {
+namespace fc = feature_column;
+namespace {
+
+// Reads one TOML table, remembering which keys were used so that the rest are errors.
+class Table {
+ public:
+  Table(const toml::table& table, std::string name, const std::string& path)
+      : table_(table), name_(std::move(name)), path_(path) {}
+
+  std::string Where(const toml::node* node) const {
+    std::ostringstream out;
+    out << path_;
+    if (node != nullptr && node->source().begin.line > 0) out << ":" << node->source().begin.line;
+    return out.str();
+  }
+  [[noreturn]] void Fail(const std::string& key, const std::string& what) const {
+    throw InvalidArgument(Where(table_.get(key) ? table_.get(key) : &table_), ": [", name_,
+                          "] key '", key, "': ", what);
+  }
+  const toml::node* Get(const std::string& key) {
+    used_.insert(key);
+    return table_.get(key);
+  }
+  std::optional<std::string> String(const std::string& key) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_string()) Fail(key, "expected a string");
+    return n->as_string()->get();
+  }
+  std::optional<int64_t> Int(const std::string& key) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_integer()) Fail(key, "expected an integer");
+    return n->as_integer()->get();
+  }
+  std::optional<double> Double(const std::string& key) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return std::nullopt;
+    if (n->is_integer()) return static_cast<double>(n->as_integer()->get());
+    if (!n->is_floating_point()) Fail(key, "expected a number");
+    return n->as_floating_point()->get();
+  }
+  std::optional<bool> Bool(const std::string& key) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_boolean()) Fail(key, "expected true or false");
+    return n->as_boolean()->get();
+  }
+  std::vector<int64_t> Ints(const std::string& key) {
+    std::vector<int64_t> out;
+    const toml::node* n = Get(key);
+    if (n == nullptr) return out;
+    if (!n->is_array()) Fail(key, "expected an array of integers");
+    for (const auto& e : *n->as_array()) {
+      if (!e.is_integer()) Fail(key, "expected an array of integers");
+      out.push_back(e.as_integer()->get());
+    }
+    return out;
+  }
+  std::vector<double> Doubles(const std::string& key) {
+    std::vector<double> out;
+    const toml::node* n = Get(key);
+    if (n == nullptr) return out;
+    if (!n->is_array()) Fail(key, "expected an array of numbers");
+    for (const auto& e : *n->as_array()) {
+      if (e.is_integer()) out.push_back(static_cast<double>(e.as_integer()->get()));
+      else if (e.is_floating_point()) out.push_back(e.as_floating_point()->get());
+      else Fail(key, "expected an array of numbers");
+    }
+    return out;
+  }
+  std::vector<std::string> Strings(const std::string& key) {
+    std::vector<std::string> out;
+    const toml::node* n = Get(key);
+    if (n == nullptr) return out;
+    if (n->is_string()) return {n->as_string()->get()};
+    if (!n->is_array()) Fail(key, "expected an array of strings");
+    for (const auto& e : *n->as_array()) {
+      if (!e.is_string()) Fail(key, "expected an array of strings");
+      out.push_back(e.as_string()->get());
+    }
+    return out;
+  }
+  const toml::table* SubTable(const std::string& key) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return nullptr;
+    if (!n->is_table()) Fail(key, "expected a table");
+    return n->as_table();
+  }
+  // Every key the job did not read is an error.
+  void CheckAllUsed() const {
+    for (const auto& [k, v] : table_) {
+      std::string key(k.str());
+      if (!used_.count(key)) {
+        throw InvalidArgument(Where(&v), ": [", name_, "] unknown key '", key, "'");
+      }
+    }
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  const toml::table& table_;
+  std::string name_;
+  std::string path_;
+  std::set<std::string> used_;
+};
+
+const std::set<std::string> kModelTypes = {
+    "linear_classifier",     "linear_regressor",     "dnn_classifier",
+    "dnn_regressor",         "dnn_linear_classifier", "dnn_linear_regressor"};
+
+// Data paths in a job are relative to the job file's directory.
+std::string Resolve(const std::string& file, const std::string& job_path) {
+  if (file.empty() || file[0] == '/') return file;
+  std::string dir = Dirname(job_path);
+  return dir.empty() || dir == "." ? file : JoinPath(dir, file);
+}
+
+DataSource ParseSource(const toml::table& t, const std::string& name, const std::string& path) {
+  Table table(t, name, path);
+  DataSource s;
+  s.format = table.String("format").value_or("");
+  if (s.format == "idx") {
+    s.images = table.String("images").value_or("");
+    s.labels = table.String("labels").value_or("");
+    if (s.images.empty()) table.Fail("images", "an idx source needs 'images'");
+    s.images = Resolve(s.images, path);
+    if (!s.labels.empty()) s.labels = Resolve(s.labels, path);
+  } else if (s.format == "npy") {
+    if (const toml::table* arrays = table.SubTable("arrays")) {
+      for (const auto& [k, v] : *arrays) {
+        if (!v.is_string()) table.Fail("arrays", "values must be file names");
+        s.arrays[std::string(k.str())] = Resolve(v.as_string()->get(), path);
+      }
+    }
+    if (s.arrays.empty()) table.Fail("arrays", "an npy source needs arrays = { x = \"x.npy\", ... }");
+  } else if (s.format == "csv" || s.format == "tfrecord") {
+    s.files = table.Strings("files");
+    if (s.files.empty()) table.Fail("files", "expected one or more file names or globs");
+    for (std::string& f : s.files) f = Resolve(f, path);
+    s.compression = table.String("compression").value_or("");
+    if (s.format == "csv") {
+      s.header = table.Bool("header").value_or(false);
+      s.columns = table.Strings("columns");
+      const toml::node* d = table.Get("defaults");
+      if (d == nullptr || !d->is_array()) table.Fail("defaults", "expected an array, one per column");
+      for (const auto& e : *d->as_array()) {
+        if (e.is_integer()) s.defaults.push_back(Tensor::Scalar<int64_t>(e.as_integer()->get()));
+        else if (e.is_floating_point())
+          s.defaults.push_back(Tensor::Scalar<float>(static_cast<float>(e.as_floating_point()->get())));
+        else if (e.is_string()) s.defaults.push_back(Tensor::ScalarString(e.as_string()->get()));
+        else table.Fail("defaults", "each default is an integer, a float or a string");
+      }
+      if (s.columns.size() != s.defaults.size())
+        table.Fail("defaults", "need exactly one default per entry of 'columns'");
+    } else {
+      const toml::table* feats = table.SubTable("features");
+      if (feats == nullptr) table.Fail("features", "a tfrecord source needs features = { name = { dtype = \"float32\", shape = [..] } }");
+      for (const auto& [k, v] : *feats) {
+        if (!v.is_table()) table.Fail("features", "each feature is a table { dtype, shape }");
+        Table ft(*v.as_table(), name + ".features." + std::string(k.str()), path);
+        std::string dt = ft.String("dtype").value_or("float32");
+        DType dtype = dt == "int64" ? kInt64 : dt == "string" ? kString : kFloat32;
+        if (dt != "int64" && dt != "string" && dt != "float32")
+          ft.Fail("dtype", "expected float32, int64 or string");
+        std::vector<int64_t> dims = ft.Ints("shape");
+        ft.CheckAllUsed();
+        s.example_features[std::string(k.str())] = {dtype, Shape(dims)};
+      }
+    }
+  } else {
+    table.Fail("format", "expected \"idx\", \"npy\", \"csv\" or \"tfrecord\"");
+  }
+  table.CheckAllUsed();
+  return s;
+}
+
+// Casts the labels of a batch to what the head wants: int64 class ids or float32 values.
+Tensor CastLabels(const Tensor& t, bool classifier) {
+  DType want = classifier ? kInt64 : kFloat32;
+  if (t.dtype() == want || t.dtype() == kString) return t;
+  Tensor out = Tensor::Zeros(want, t.shape());
+  auto convert = [&](auto* dst) {
+    using D = std::remove_pointer_t<decltype(dst)>;
+    int64_t n = t.NumElements();
+    switch (t.dtype()) {
+      case kUInt8: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<uint8_t>()[i]); break;
+      case kInt32: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<int32_t>()[i]); break;
+      case kInt64: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<int64_t>()[i]); break;
+      case kFloat32: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<float>()[i]); break;
+      case kFloat64: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<double>()[i]); break;
+      default: throw InvalidArgument("labels of dtype ", DTypeName(t.dtype()), " are not supported");
+    }
+  };
+  if (classifier) convert(out.data<int64_t>());
+  else convert(out.data<float>());
+  return out;
+}
+
+data::Dataset SourceDataset(const DataSource& s) {
+  if (s.format == "idx") {
+    return s.labels.empty() ? data::FromIdx(s.images) : data::FromIdx(s.images, s.labels);
+  }
+  if (s.format == "npy") return data::FromNpy(s.arrays);
+  if (s.format == "csv") {
+    return data::CsvDataset(s.files, s.defaults,
+                            {.header = s.header, .column_names = s.columns,
+                             .file = {.compression = s.compression}});
+  }
+  return data::TFRecordDataset(s.files, {.compression = s.compression});
+}
+
+}  // namespace
+
+bool Job::is_classifier() const { return model_type.ends_with("classifier"); }
+
+Job ParseJob(const std::string& text, const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    throw InvalidArgument(path, ":", e.source().begin.line, ":", e.source().begin.column, ": ",
+                          e.description());
+  }
+  Job job;
+  job.path = path;
+  job.text = text;
+  Table top(root, "", path);
+
+  // [model]
+  const toml::table* model = top.SubTable("model");
+  if (model == nullptr) throw InvalidArgument(path, ": missing the [model] table");
+  {
+    Table t(*model, "model", path);
+    job.model_type = t.String("type").value_or("");
+    if (!kModelTypes.count(job.model_type))
+      t.Fail("type", "expected one of linear_classifier, linear_regressor, dnn_classifier, "
+                     "dnn_regressor, dnn_linear_classifier, dnn_linear_regressor");
+    job.hidden_units = t.Ints("hidden_units");
+    if (job.model_type.starts_with("dnn") && job.hidden_units.empty() &&
+        job.model_type.find("linear") == std::string::npos)
+      t.Fail("hidden_units", "a DNN needs hidden_units, e.g. [256, 128]");
+    job.n_classes = t.Int("n_classes").value_or(2);
+    job.label_dimension = t.Int("label_dimension").value_or(1);
+    job.dropout = t.Double("dropout");
+    job.batch_norm = t.Bool("batch_norm").value_or(false);
+    job.linear_features = t.Strings("linear_features");
+    job.dnn_features = t.Strings("dnn_features");
+    t.CheckAllUsed();
+  }
+  if (const toml::table* opt = top.SubTable("optimizer")) {
+    Table t(*opt, "optimizer", path);
+    job.optimizer = t.String("name").value_or("");
+    job.learning_rate = t.Double("learning_rate");
+    job.linear_optimizer = t.String("linear_name").value_or("");
+    job.linear_learning_rate = t.Double("linear_learning_rate");
+    t.CheckAllUsed();
+  }
+  if (const toml::table* rc = top.SubTable("run_config")) {
+    Table t(*rc, "run_config", path);
+    RunConfig& c = job.run_config;
+    c.model_dir = t.String("model_dir").value_or("");
+    if (auto v = t.Int("tf_random_seed")) c.tf_random_seed = *v;
+    c.save_summary_steps = t.Int("save_summary_steps").value_or(c.save_summary_steps);
+    if (auto v = t.Int("save_checkpoints_steps")) c.save_checkpoints_steps = *v;
+    if (auto v = t.Double("save_checkpoints_secs")) c.save_checkpoints_secs = *v;
+    c.keep_checkpoint_max = static_cast<int>(t.Int("keep_checkpoint_max").value_or(c.keep_checkpoint_max));
+    c.log_step_count_steps = t.Int("log_step_count_steps").value_or(c.log_step_count_steps);
+    t.CheckAllUsed();
+  }
+  if (job.run_config.model_dir.empty())
+    throw InvalidArgument(path, ": [run_config] key 'model_dir' is required");
+  if (const toml::table* tr = top.SubTable("train")) {
+    Table t(*tr, "train", path);
+    job.steps = t.Int("steps");
+    job.max_steps = t.Int("max_steps");
+    job.batch_size = t.Int("batch_size").value_or(job.batch_size);
+    job.shuffle_buffer = t.Int("shuffle_buffer").value_or(job.shuffle_buffer);
+    if (auto v = t.Int("seed")) job.seed = static_cast<uint64_t>(*v);
+    if (job.steps && job.max_steps) t.Fail("steps", "give steps or max_steps, not both");
+    if (job.batch_size <= 0) t.Fail("batch_size", "must be > 0");
+    t.CheckAllUsed();
+  }
+  if (const toml::table* ev = top.SubTable("eval")) {
+    Table t(*ev, "eval", path);
+    job.eval_steps = t.Int("steps");
+    t.CheckAllUsed();
+  }
+  if (const toml::table* ex = top.SubTable("export")) {
+    Table t(*ex, "export", path);
+    job.export_dir = t.String("dir").value_or("");
+    t.CheckAllUsed();
+  }
+  if (const toml::table* d = top.SubTable("data")) {
+    Table t(*d, "data", path);
+    job.label_key = t.String("label_key").value_or("label");
+    for (const char* split : {"train", "eval", "predict"}) {
+      if (const toml::table* s = t.SubTable(split))
+        job.data[split] = ParseSource(*s, std::string("data.") + split, path);
+    }
+    t.CheckAllUsed();
+  }
+  if (const toml::node* feats = top.Get("features")) {
+    if (!feats->is_array_of_tables())
+      throw InvalidArgument(top.Where(feats), ": 'features' must be [[features]] tables");
+    for (const auto& f : *feats->as_array()) {
+      Table t(*f.as_table(), "features", path);
+      FeatureSpec spec;
+      spec.name = t.String("name").value_or("");
+      if (spec.name.empty()) t.Fail("name", "every feature needs a name");
+      spec.type = t.String("type").value_or("numeric");
+      std::vector<int64_t> shape = t.Ints("shape");
+      if (!shape.empty()) spec.shape = shape;
+      spec.scale = t.Double("scale").value_or(1.0);
+      spec.shift = t.Double("shift").value_or(0.0);
+      spec.boundaries = t.Doubles("boundaries");
+      spec.num_buckets = t.Int("num_buckets").value_or(0);
+      spec.vocabulary = t.Strings("vocabulary");
+      spec.embedding_dimension = t.Int("embedding_dimension").value_or(0);
+      static const std::set<std::string> kTypes = {"numeric", "bucketized", "identity",
+                                                   "vocabulary", "hash"};
+      if (!kTypes.count(spec.type))
+        t.Fail("type", "expected numeric, bucketized, identity, vocabulary or hash");
+      if ((spec.type == "identity" || spec.type == "hash") && spec.num_buckets <= 0)
+        t.Fail("num_buckets", "needs num_buckets > 0");
+      if (spec.type == "vocabulary" && spec.vocabulary.empty())
+        t.Fail("vocabulary", "needs a non-empty vocabulary");
+      if (spec.type == "bucketized" && spec.boundaries.empty())
+        t.Fail("boundaries", "needs boundaries");
+      t.CheckAllUsed();
+      job.features.push_back(std::move(spec));
+    }
+  }
+  if (job.features.empty()) throw InvalidArgument(path, ": the job needs at least one [[features]]");
+  top.CheckAllUsed();
+  return job;
+}
+
+Job LoadJob(const std::string& path) {
+  Env* env = Env::Default();
+  if (!env->FileExists(path)) throw NotFound("job file '", path, "' does not exist");
+  return ParseJob(ReadFileToString(env, path), path);
+}
+
+namespace {
+
+fc::DenseColumnPtr Numeric(const FeatureSpec& f) {
+  fc::NumericOptions options{.shape = Shape(f.shape)};
+  if (f.scale != 1.0 || f.shift != 0.0) {
+    float scale = static_cast<float>(f.scale), shift = static_cast<float>(f.shift);
+    options.normalizer_fn = [scale, shift](const Scope& s, Output x) {
+      if (shift != 0.0f) x = Add(s, x, shift);
+      return Mul(s, x, scale);
+    };
+  }
+  return fc::NumericColumn(f.name, options);
+}
+
+fc::CategoricalColumnPtr Categorical(const FeatureSpec& f) {
+  if (f.type == "bucketized") return fc::BucketizedColumn(Numeric(f), f.boundaries);
+  if (f.type == "identity") return fc::CategoricalColumnWithIdentity(f.name, f.num_buckets);
+  if (f.type == "vocabulary") return fc::CategoricalColumnWithVocabularyList(f.name, f.vocabulary);
+  return fc::CategoricalColumnWithHashBucket(f.name, f.num_buckets);
+}
+
+// A column for a linear model: numeric columns as they are, categorical ones as ids.
+fc::FeatureColumnPtr LinearColumn(const FeatureSpec& f) {
+  if (f.type == "numeric") return Numeric(f);
+  return Categorical(f);
+}
+
+// A column for a DNN: categorical ones embedded or one-hot.
+fc::DenseColumnPtr DenseColumn(const FeatureSpec& f) {
+  if (f.type == "numeric") return Numeric(f);
+  if (f.embedding_dimension > 0)
+    return fc::EmbeddingColumn(Categorical(f), {.dimension = f.embedding_dimension});
+  return fc::IndicatorColumn(Categorical(f));
+}
+
+bool Wanted(const std::vector<std::string>& names, const FeatureSpec& f) {
+  return names.empty() || std::find(names.begin(), names.end(), f.name) != names.end();
+}
+
+OptimizerSpec Optimizer(const std::string& name, std::optional<double> lr) {
+  if (name.empty()) return OptimizerSpec();
+  if (lr) return OptimizerSpec(name, *lr);
+  return OptimizerSpec(name);
+}
+
+}  // namespace
+
+std::unique_ptr<Estimator> MakeEstimator(const Job& job) {
+  std::vector<fc::FeatureColumnPtr> linear;
+  std::vector<fc::DenseColumnPtr> dense;
+  for (const FeatureSpec& f : job.features) {
+    if (Wanted(job.linear_features, f)) linear.push_back(LinearColumn(f));
+    if (Wanted(job.dnn_features, f)) dense.push_back(DenseColumn(f));
+  }
+  OptimizerSpec opt = Optimizer(job.optimizer, job.learning_rate);
+  const RunConfig& rc = job.run_config;
+  const std::string& t = job.model_type;
+  if (t == "linear_classifier")
+    return std::make_unique<LinearClassifier>(
+        LinearClassifierOptions{.feature_columns = linear, .n_classes = job.n_classes, .optimizer = opt}, rc);
+  if (t == "linear_regressor")
+    return std::make_unique<LinearRegressor>(
+        LinearRegressorOptions{.feature_columns = linear, .label_dimension = job.label_dimension,
+                               .optimizer = opt}, rc);
+  if (t == "dnn_classifier")
+    return std::make_unique<DNNClassifier>(
+        DNNClassifierOptions{.hidden_units = job.hidden_units, .feature_columns = dense,
+                             .n_classes = job.n_classes, .optimizer = opt, .dropout = job.dropout,
+                             .batch_norm = job.batch_norm}, rc);
+  if (t == "dnn_regressor")
+    return std::make_unique<DNNRegressor>(
+        DNNRegressorOptions{.hidden_units = job.hidden_units, .feature_columns = dense,
+                            .label_dimension = job.label_dimension, .optimizer = opt,
+                            .dropout = job.dropout, .batch_norm = job.batch_norm}, rc);
+  OptimizerSpec linear_opt = Optimizer(job.linear_optimizer, job.linear_learning_rate);
+  if (t == "dnn_linear_classifier")
+    return std::make_unique<DNNLinearCombinedClassifier>(
+        DNNLinearCombinedClassifierOptions{
+            .linear_feature_columns = linear, .linear_optimizer = linear_opt,
+            .dnn_feature_columns = dense, .dnn_optimizer = opt, .dnn_hidden_units = job.hidden_units,
+            .dnn_dropout = job.dropout, .batch_norm = job.batch_norm, .n_classes = job.n_classes}, rc);
+  return std::make_unique<DNNLinearCombinedRegressor>(
+      DNNLinearCombinedRegressorOptions{
+          .linear_feature_columns = linear, .linear_optimizer = linear_opt,
+          .dnn_feature_columns = dense, .dnn_optimizer = opt, .dnn_hidden_units = job.hidden_units,
+          .dnn_dropout = job.dropout, .batch_norm = job.batch_norm,
+          .label_dimension = job.label_dimension}, rc);
+}
+
+InputFn MakeInputFn(const Job& job, const std::string& split, bool training) {
+  auto it = job.data.find(split);
+  if (it == job.data.end()) {
+    throw InvalidArgument(job.path, ": the job has no [data.", split, "] source");
+  }
+  DataSource source = it->second;
+  bool classifier = job.is_classifier();
+  std::string label_key = job.label_key;
+  int64_t batch = job.batch_size, buffer = job.shuffle_buffer;
+  std::optional<uint64_t> seed = job.seed;
+  // Without steps or max_steps, training makes one pass over the data.
+  bool repeat = training && (job.steps || job.max_steps);
+  return [=](Scope&) -> InputFnResult {
+    data::Dataset ds = SourceDataset(source);
+    if (training) ds = ds.Shuffle(buffer, {.seed = seed});
+    if (repeat) ds = ds.Repeat();
+    ds = ds.Batch(batch);
+    if (source.format == "tfrecord") {
+      ExampleSpec spec;
+      for (const auto& [name, f] : source.example_features)
+        spec.fixed[name] = {.dtype = f.first, .shape = f.second};
+      ds = data::ParseExamples(ds, spec);
+    }
+    ds = ds.Map([label_key, classifier](data::Element e) {
+      auto l = e.find(label_key);
+      if (l != e.end()) l->second = CastLabels(l->second, classifier);
+      return e;
+    });
+    ds = ds.Prefetch(2);
+    std::optional<std::string> key;
+    if (ds.spec().count(label_key)) key = label_key;
+    else key = std::string();
+    return InputFnResult(ds, key);
+  };
+}
+
+ServingInputReceiverFn MakeServingInputFn(const Job& job) {
+  std::map<std::string, data::TensorSpec> features;
+  auto it = job.data.find("predict");
+  if (it == job.data.end()) it = job.data.find("eval");
+  if (it == job.data.end()) it = job.data.find("train");
+  if (it == job.data.end()) throw InvalidArgument(job.path, ": the job has no [data] source");
+  data::Dataset ds = SourceDataset(it->second);
+  if (it->second.format == "tfrecord") {
+    ExampleSpec spec;
+    for (const auto& [name, f] : it->second.example_features)
+      spec.fixed[name] = {.dtype = f.first, .shape = f.second};
+    ds = data::ParseExamples(ds, spec);
+  }
+  for (const auto& [name, spec] : ds.spec()) {
+    if (name != job.label_key) features[name] = spec;
+  }
+  return RawServingInputReceiverFn(features);
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,100 @@
+#include "loom/cli/progress.h"
+
+#include <chrono>
+#include <string>
+
+#include "loom/graph/graph.h"
+#include "loom/train/global_step.h"
+
+namespace loom::cli {
+namespace {
+
+std::string FormatDuration(double secs) {
+  int64_t s = static_cast<int64_t>(secs + 0.5);
+  char buf[32];
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "%lldh%02lldm", (long long)(s / 3600), (long long)(s / 60 % 60));
+  else std::snprintf(buf, sizeof buf, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+  return buf;
+}
+
+class ProgressHook : public train::SessionRunHook {
+ public:
+  explicit ProgressHook(ProgressOptions options) : options_(options) {}
+
+  void Begin(Graph& graph) override {
+    step_ = train::GetGlobalStep(graph);
+    for (int i = 0; i < graph.num_nodes(); ++i) {
+      Node* node = graph.node(i);
+      if (node == nullptr || node->op() != "ScalarSummary" || node->num_inputs() < 1) continue;
+      if (node->attrs().GetOr<std::string>("tag", "") == "loss") loss_ = node->input(0);
+    }
+  }
+  void AfterCreateSession(Session& session) override {
+    // The step counts from the restored global step; each run advances it by one.
+    if (step_.node != nullptr) {
+      Tensor t = session.Eval(step_);
+      first_step_ = t.dtype() == kInt64 ? t.data<int64_t>()[0] : t.data<int32_t>()[0];
+    } else {
+      first_step_ = 0;
+    }
+    start_ = Clock::now();
+    last_print_ = start_;
+  }
+  train::SessionRunArgs BeforeRun(train::SessionRunContext&) override {
+    train::SessionRunArgs args;
+    if (loss_.node != nullptr) args.fetches.push_back(loss_);
+    return args;
+  }
+  void AfterRun(train::SessionRunContext&, const train::SessionRunValues& values) override {
+    int64_t step = first_step_ + ++steps_run_;
+    double loss = loss_.node != nullptr ? values.results[0].data<float>()[0] : 0.0;
+    last_step_ = step;
+    last_loss_ = loss;
+    auto now = Clock::now();
+    double since_print = std::chrono::duration<double>(now - last_print_).count();
+    bool due = options_.tty ? since_print >= 0.2 : (step % options_.every_steps == 0);
+    if (due) Print(now, false);
+  }
+  void End(Session&) override {
+    if (last_step_ > 0) Print(Clock::now(), true);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void Print(Clock::time_point now, bool final) {
+    last_print_ = now;
+    double elapsed = std::chrono::duration<double>(now - start_).count();
+    double rate = elapsed > 0 ? (last_step_ - first_step_) / elapsed : 0;
+    std::string line = "step " + std::to_string(last_step_);
+    if (options_.max_steps) line += "/" + std::to_string(*options_.max_steps);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "  loss %.4f  %.1f steps/s", last_loss_, rate);
+    line += buf;
+    if (options_.max_steps && rate > 0 && !final) {
+      line += "  ETA " + FormatDuration((*options_.max_steps - last_step_) / rate);
+    }
+    if (final) line += "  (" + FormatDuration(elapsed) + ")";
+    if (options_.tty) {
+      std::fprintf(options_.out, "\r\033[K%s%s", line.c_str(), final ? "\n" : "");
+    } else {
+      std::fprintf(options_.out, "%s\n", line.c_str());
+    }
+    std::fflush(options_.out);
+  }
+
+  ProgressOptions options_;
+  Output step_;
+  Output loss_;
+  Clock::time_point start_, last_print_;
+  int64_t steps_run_ = 0, first_step_ = 0, last_step_ = 0;
+  double last_loss_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<train::SessionRunHook> NewProgressHook(ProgressOptions options) {
+  return std::make_shared<ProgressHook>(options);
+}
+
+}  // namespace loom::cli

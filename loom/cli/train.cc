@@ -1,0 +1,232 @@
+// train, evaluate, predict, export and demo: a job file (job.h) handed to the Estimator.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "loom/base/env.h"
+#include "loom/base/error.h"
+#include "loom/base/logging.h"
+#include "loom/cli/commands.h"
+#include "loom/cli/default_job.h"
+#include "loom/cli/job.h"
+#include "loom/cli/progress.h"
+#include "loom/io/npy.h"
+
+namespace loom::cli {
+namespace {
+
+// Flags shared by the job subcommands.
+struct JobFlags {
+  std::string job_path;
+  std::string model_dir;            // overrides [run_config] model_dir
+  std::optional<int64_t> max_steps;  // overrides [train]
+};
+
+void AddJobFlags(CLI::App* cmd, JobFlags& flags) {
+  cmd->add_option("JOB", flags.job_path, "job file (TOML, see docs/cli.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--model-dir", flags.model_dir, "override [run_config] model_dir");
+}
+
+Job Load(const JobFlags& flags) {
+  Job job = LoadJob(flags.job_path);
+  if (!flags.model_dir.empty()) job.run_config.model_dir = flags.model_dir;
+  if (flags.max_steps) {
+    job.max_steps = flags.max_steps;
+    job.steps.reset();
+  }
+  return job;
+}
+
+TrainResult RunTrain(const Job& job, Estimator& estimator) {
+  Env* env = Env::Default();
+  env->CreateDirs(job.run_config.model_dir);
+  // The job travels with its checkpoints: `loom report` and people read it from there.
+  WriteFileAtomically(env, JoinPath(job.run_config.model_dir, "job.toml"), job.text);
+  bool tty = isatty(fileno(stderr));
+  if (tty) SetMinLogLevel(LogLevel::kWarning);
+  int64_t every = job.run_config.log_step_count_steps > 0 ? job.run_config.log_step_count_steps : 100;
+  TrainOptions options{.steps = job.steps, .max_steps = job.max_steps};
+  options.hooks.push_back(NewProgressHook({.tty = tty, .every_steps = every, .max_steps = job.max_steps}));
+  TrainResult result = estimator.Train(MakeInputFn(job, "train", /*training=*/true), std::move(options));
+  SetMinLogLevel(LogLevel::kInfo);
+  std::printf("trained to global step %lld", static_cast<long long>(result.global_step));
+  if (result.final_loss) std::printf(", final loss %.4f", *result.final_loss);
+  std::printf("\n");
+  if (auto ckpt = estimator.LatestCheckpoint()) std::printf("checkpoint:  %s.safetensors\n", ckpt->c_str());
+  std::printf("event files: %s (tensorboard --logdir %s)\n", job.run_config.model_dir.c_str(),
+              job.run_config.model_dir.c_str());
+  return result;
+}
+
+std::map<std::string, double> RunEvaluate(const Job& job, Estimator& estimator) {
+  std::string split = job.data.count("eval") ? "eval" : "train";
+  auto metrics = estimator.Evaluate(MakeInputFn(job, split, /*training=*/false),
+                                    {.steps = job.eval_steps});
+  for (const auto& [name, value] : metrics) std::printf("%s = %.6g\n", name.c_str(), value);
+  std::printf("eval event files: %s\n", JoinPath(job.run_config.model_dir, "eval").c_str());
+  return metrics;
+}
+
+// Concatenates batches along dim 0.
+Tensor Concat(const std::vector<Tensor>& parts) {
+  LOOM_CHECK(!parts.empty());
+  std::vector<int64_t> dims = parts[0].shape().dims();
+  if (dims.empty()) dims.push_back(1);
+  int64_t rows = 0;
+  for (const Tensor& p : parts) rows += p.shape().rank() == 0 ? 1 : p.shape().dim(0);
+  dims[0] = rows;
+  Tensor out = Tensor::Zeros(parts[0].dtype(), Shape(dims));
+  char* dst = static_cast<char*>(out.raw_data());
+  for (const Tensor& p : parts) {
+    std::memcpy(dst, p.raw_data(), p.TotalBytes());
+    dst += p.TotalBytes();
+  }
+  return out;
+}
+
+std::string Cell(const Tensor& t, int64_t i) {
+  char buf[64];
+  switch (t.dtype()) {
+    case kFloat32: std::snprintf(buf, sizeof buf, "%.6g", t.data<float>()[i]); return buf;
+    case kFloat64: std::snprintf(buf, sizeof buf, "%.9g", t.data<double>()[i]); return buf;
+    case kInt32: return std::to_string(t.data<int32_t>()[i]);
+    case kInt64: return std::to_string(t.data<int64_t>()[i]);
+    case kUInt8: return std::to_string(t.data<uint8_t>()[i]);
+    case kBool: return t.data<bool>()[i] ? "1" : "0";
+    case kString: return t.data<std::string>()[i];
+    default: return "?";
+  }
+}
+
+void RunPredict(const Job& job, Estimator& estimator, const std::string& out_path,
+                std::vector<std::string> keys) {
+  std::string split = job.data.count("predict") ? "predict" : job.data.count("eval") ? "eval" : "train";
+  bool npy = out_path.ends_with(".npy");
+  if (!npy && !out_path.ends_with(".csv"))
+    throw InvalidArgument("--out '", out_path, "': expected a .csv or .npy file name");
+  if (npy && keys.empty()) keys = {job.is_classifier() ? "probabilities" : "predictions"};
+  if (npy && keys.size() != 1)
+    throw InvalidArgument("--out '", out_path, "': a .npy file holds one prediction key; give one --key");
+  std::map<std::string, std::vector<Tensor>> batches;
+  for (const Prediction& batch : estimator.Predict(
+           MakeInputFn(job, split, false), {.predict_keys = keys, .yield_single_examples = false})) {
+    for (const auto& [k, v] : batch) batches[k].push_back(v);
+  }
+  if (batches.empty()) throw InvalidArgument("no predictions: [data.", split, "] is empty");
+  Env* env = Env::Default();
+  if (npy) {
+    WriteNpy(env, out_path, Concat(batches.begin()->second));
+  } else {
+    std::map<std::string, Tensor> all;
+    for (const auto& [k, v] : batches) all[k] = Concat(v);
+    std::string text;
+    int64_t rows = all.begin()->second.shape().dim(0);
+    // Header: key, or key_j for each of a row's values.
+    std::vector<std::string> header;
+    for (const auto& [k, t] : all) {
+      int64_t width = t.NumElements() / std::max<int64_t>(rows, 1);
+      for (int64_t j = 0; j < width; ++j) header.push_back(width == 1 ? k : k + "_" + std::to_string(j));
+    }
+    for (size_t j = 0; j < header.size(); ++j) text += (j ? "," : "") + header[j];
+    text += "\n";
+    for (int64_t r = 0; r < rows; ++r) {
+      bool first = true;
+      for (const auto& [k, t] : all) {
+        int64_t width = t.NumElements() / rows;
+        for (int64_t j = 0; j < width; ++j) {
+          text += (first ? "" : ",") + Cell(t, r * width + j);
+          first = false;
+        }
+      }
+      text += "\n";
+    }
+    WriteFileAtomically(env, out_path, text);
+  }
+  std::printf("predictions: %s\n", out_path.c_str());
+}
+
+}  // namespace
+
+void AddJobCommands(CLI::App& app) {
+  auto run = [](auto&& body) {
+    return [body] { body(); };
+  };
+  {
+    auto flags = std::make_shared<JobFlags>();
+    CLI::App* cmd = app.add_subcommand("train", "train the model a job file describes");
+    AddJobFlags(cmd, *flags);
+    cmd->add_option("--max-steps", flags->max_steps, "override [train] steps / max_steps");
+    auto evaluate = std::make_shared<bool>(false);
+    cmd->add_flag("--evaluate", *evaluate, "evaluate on [data.eval] after training");
+    cmd->callback(run([flags, evaluate] {
+      Job job = Load(*flags);
+      auto estimator = MakeEstimator(job);
+      RunTrain(job, *estimator);
+      if (*evaluate) RunEvaluate(job, *estimator);
+    }));
+  }
+  {
+    auto flags = std::make_shared<JobFlags>();
+    CLI::App* cmd = app.add_subcommand("evaluate", "evaluate the newest checkpoint on [data.eval]");
+    AddJobFlags(cmd, *flags);
+    cmd->callback(run([flags] {
+      Job job = Load(*flags);
+      RunEvaluate(job, *MakeEstimator(job));
+    }));
+  }
+  {
+    auto flags = std::make_shared<JobFlags>();
+    auto out = std::make_shared<std::string>();
+    auto keys = std::make_shared<std::vector<std::string>>();
+    CLI::App* cmd = app.add_subcommand(
+        "predict", "predict [data.predict] (else [data.eval]) and write the predictions");
+    AddJobFlags(cmd, *flags);
+    cmd->add_option("--out,-o", *out, "output file: .csv (all keys) or .npy (one key)")->required();
+    cmd->add_option("--key", *keys, "prediction keys to write (default: all for CSV, "
+                                     "probabilities / predictions for .npy)");
+    cmd->callback(run([flags, out, keys] {
+      Job job = Load(*flags);
+      RunPredict(job, *MakeEstimator(job), *out, *keys);
+    }));
+  }
+  {
+    auto flags = std::make_shared<JobFlags>();
+    auto dir = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand("export", "export the newest checkpoint as a SavedModel");
+    AddJobFlags(cmd, *flags);
+    cmd->add_option("--export-dir", *dir, "base directory (default: [export] dir, else MODEL_DIR/export)");
+    cmd->callback(run([flags, dir] {
+      Job job = Load(*flags);
+      std::string base = !dir->empty() ? *dir : !job.export_dir.empty() ? job.export_dir
+                                              : JoinPath(job.run_config.model_dir, "export");
+      std::string path = MakeEstimator(job)->ExportSavedModel(base, MakeServingInputFn(job));
+      std::printf("export: %s\n", path.c_str());
+    }));
+  }
+  {
+    auto model_dir = std::make_shared<std::string>("/tmp/loom_demo");
+    auto max_steps = std::make_shared<std::optional<int64_t>>();
+    CLI::App* cmd = app.add_subcommand(
+        "demo", "train and evaluate the built-in job: a DNNClassifier on Fashion-MNIST");
+    cmd->add_option("--model-dir", *model_dir, "where to train")->capture_default_str();
+    cmd->add_option("--max-steps", *max_steps, "override the job's max_steps");
+    cmd->callback(run([model_dir, max_steps] {
+      Job job = ParseJob(kDefaultJobText, "fashion_mnist_dnn.toml (built in)");
+      job.run_config.model_dir = *model_dir;
+      if (*max_steps) job.max_steps = **max_steps;
+      auto estimator = MakeEstimator(job);
+      RunTrain(job, *estimator);
+      auto metrics = RunEvaluate(job, *estimator);
+      if (metrics.count("accuracy")) std::printf("test accuracy: %.4f\n", metrics["accuracy"]);
+      std::printf("report: loom report %s\n", model_dir->c_str());
+    }));
+  }
+}
+
+}  // namespace loom::cli
