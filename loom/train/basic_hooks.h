@@ -6,6 +6,7 @@
 // one of the two. Hooks that read the global step find it in Begin with GetGlobalStep
 // (global_step.h) and throw FailedPrecondition when the graph has none.
 //   StopAtStepHook        request a stop at last_step, or num_steps after the session starts
+//                         (a session restored at or past last_step runs no step at all)
 //   StepCounterHook       log and write "global_step/sec"
 //   LoggingTensorHook     log named tensors every N iterations / seconds, or at the end
 //   CheckpointSaverHook   save at the start, periodically and at the end (with listeners)
@@ -50,6 +51,7 @@ class StopAtStepHook : public SessionRunHook {
   StopAtStepOptions options_;
   std::optional<int64_t> last_step_;
   Output global_step_;
+  bool reached_at_start_ = false;  // the session started at or past last_step
 };
 
 struct StepCounterOptions {

@@ -111,6 +111,10 @@ std::vector<Tensor> MonitoredSession::HookedRun(Session& session, const SessionR
   std::vector<SessionRunArgs> extra;
   extra.reserve(hooks_.size());
   for (auto& hook : hooks_) extra.push_back(hook->BeforeRun(context));
+  if (context.stop_requested()) {  // a stop requested before the run cancels the step
+    should_stop_ = true;
+    return {};
+  }
 
   // One Run: the caller's args first, then each hook's, in hook order.
   FeedList feeds = args.feeds;

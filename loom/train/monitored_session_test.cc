@@ -55,6 +55,25 @@ TEST(MonitoredSessionLifecycle, CleanStopAtStep) {
   EXPECT_THROW(session->RunTarget(m.train_op), Error);
 }
 
+TEST(MonitoredSessionLifecycle, StartingAtLastStepRunsNoStep) {
+  TempDir dir;
+  Log log;
+  for (int run = 0; run < 2; ++run) {
+    TinyModel m;
+    auto a = std::make_shared<RecordingHook>("A", &log);
+    auto stop = std::make_shared<StopAtStepHook>(StopAtStepOptions{.last_step = 2});
+    auto b = std::make_shared<RecordingHook>("B", &log);
+    auto session = SingularMonitoredSession(m.graph, {a, stop, b}, {.checkpoint_dir = dir.path()});
+    log.clear();
+    while (!session->ShouldStop()) session->RunTarget(m.train_op);
+    EXPECT_EQ(StepValue(session->raw_session().Eval(m.step)), 2);
+    Saver(m.graph).Save(session->raw_session(), dir.Join("model.ckpt"), 2);
+    session->Close();
+  }
+  // The second session was restored at step 2: its only step is cancelled in BeforeRun.
+  EXPECT_EQ(log, Concat({{"A.BeforeRun", "B.BeforeRun"}, kEnd}));
+}
+
 TEST(MonitoredSessionLifecycle, StopAtStepNumStepsCountsFromRestoredStep) {
   TinyModel m;
   auto stop = std::make_shared<StopAtStepHook>(StopAtStepOptions{.num_steps = 2});

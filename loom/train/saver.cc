@@ -129,7 +129,7 @@ std::string Saver::Save(Session& session, const std::string& prefix,
   WriteSafetensors(env, file, tensors, metadata, {.atomic = true});
   tensors.clear();  // drop the views so the next in-place update needs no copy
 
-  // 4-5. The state file, then pruning (the state file never names a deleted file).
+  // 4-5. Pruning, then the state file.
   RecordAndPrune(path, now);
   return path;
 }
@@ -153,14 +153,8 @@ void Saver::RecordAndPrune(const std::string& path, double time) {
     }
     doomed.push_back(k);
   }
-  CheckpointState state;
-  state.model_checkpoint_path = path;
-  for (const Kept& k : last_checkpoints_) {
-    state.all_model_checkpoint_paths.push_back(k.path);
-    state.all_model_checkpoint_timestamps.push_back(k.time);
-  }
-  state.last_preserved_timestamp = next_keep_time_ - options_.keep_checkpoint_every_n_hours * 3600;
-  WriteCheckpointState(env, Dirname(path), state);
+  // Prune before the state file names the survivors: a crash in between leaves a state
+  // file that lists a deleted checkpoint (skipped on restore), never an orphaned file.
   for (const Kept& k : doomed) {
     const std::string file = CheckpointFilePath(k.path);
     try {
@@ -169,6 +163,14 @@ void Saver::RecordAndPrune(const std::string& path, double time) {
       LOOM_LOG(WARNING) << "cannot delete old checkpoint '" << file << "': " << e.what();
     }
   }
+  CheckpointState state;
+  state.model_checkpoint_path = path;
+  for (const Kept& k : last_checkpoints_) {
+    state.all_model_checkpoint_paths.push_back(k.path);
+    state.all_model_checkpoint_timestamps.push_back(k.time);
+  }
+  state.last_preserved_timestamp = next_keep_time_ - options_.keep_checkpoint_every_n_hours * 3600;
+  WriteCheckpointState(env, Dirname(path), state);
 }
 
 std::vector<std::string> Saver::last_checkpoints() const {

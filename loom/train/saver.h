@@ -17,10 +17,12 @@
 //   3. the file is streamed to "<path>.tmp.<pid>.<n>" straight from the buffers (so a
 //      checkpoint above 2 GiB needs no second copy), fsynced, renamed over the final
 //      name, and the directory is fsynced;
-//   4. the `checkpoint` state file is rewritten the same crash-safe way;
-//   5. checkpoints beyond max_to_keep are deleted, oldest first, except one per
-//      keep_checkpoint_every_n_hours.
-// A crash at any point leaves the previous checkpoint and state file intact.
+//   4. checkpoints beyond max_to_keep are deleted, oldest first, except one per
+//      keep_checkpoint_every_n_hours;
+//   5. the `checkpoint` state file is rewritten the same crash-safe way.
+// A crash at any point leaves the previous checkpoint intact, and never an old checkpoint
+// that no state file lists (at worst the state file still lists a deleted one, which
+// restoring skips, and misses the newest, which restoring finds by its name).
 //
 // Restoring the latest (RestoreLatest / LatestValidCheckpoint) takes the newest checkpoint
 // in the directory whose header parses and whose checksum matches, logging a warning

@@ -17,6 +17,10 @@
 //         merged (a tensor fed twice, by the caller or any hook, is InvalidArgument);
 //      c. AfterRun(context, values) on every hook, in order; values.results holds that
 //         hook's own fetches. Any hook may call context.RequestStop().
+//      A stop requested during 5a cancels the step: every BeforeRun still runs, then no
+//      Session::Run and no AfterRun, and the caller gets an empty result (a Loom addition;
+//      TF runs the step anyway. StopAtStepHook uses it so that a session restored at or
+//      past last_step does not train one step too many).
 //   6. On a clean stop (a stop request, end of input = OutOfRange, or Close() by the
 //      caller), End(session) on every hook, in order.
 //      On any other error End does NOT run and the error propagates to the caller.

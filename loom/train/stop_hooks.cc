@@ -19,13 +19,22 @@ StopAtStepHook::StopAtStepHook(StopAtStepOptions options) : options_(options) {
 void StopAtStepHook::Begin(Graph& graph) { global_step_ = RequireGlobalStep(graph, "StopAtStepHook"); }
 
 void StopAtStepHook::AfterCreateSession(Session& session) {
+  const int64_t step = StepValue(session.Eval(global_step_));
   // Counted from the first session only: a recovered session keeps the same last step.
-  if (!last_step_) last_step_ = StepValue(session.Eval(global_step_)) + *options_.num_steps;
+  if (!last_step_) last_step_ = step + *options_.num_steps;
+  reached_at_start_ = step >= *last_step_;
 }
 
-SessionRunArgs StopAtStepHook::BeforeRun(SessionRunContext&) { return {.fetches = {global_step_}}; }
+SessionRunArgs StopAtStepHook::BeforeRun(SessionRunContext& context) {
+  if (reached_at_start_) {
+    context.RequestStop();  // cancels the step (see session_run_hook.h)
+    return {};
+  }
+  return {.fetches = {global_step_}};
+}
 
 void StopAtStepHook::AfterRun(SessionRunContext& context, const SessionRunValues& values) {
+  if (values.results.empty()) return;
   // The fetched value may predate this step's increment: check the current one.
   if (StepValue(values.results[0]) + 1 >= *last_step_ &&
       StepValue(context.session().Eval(global_step_)) >= *last_step_) {
