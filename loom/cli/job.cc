@@ -467,11 +467,17 @@ InputFn MakeInputFn(const Job& job, const std::string& split, bool training) {
         spec.fixed[name] = {.dtype = f.first, .shape = f.second};
       ds = data::ParseExamples(ds, spec);
     }
-    ds = ds.Map([label_key, classifier](data::Element e) {
-      auto l = e.find(label_key);
-      if (l != e.end()) l->second = CastLabels(l->second, classifier);
-      return e;
-    });
+    data::ElementSpec spec = ds.spec();
+    if (auto l = spec.find(label_key); l != spec.end() && l->second.dtype != kString) {
+      l->second.dtype = classifier ? kInt64 : kFloat32;
+      ds = ds.Map(
+          [label_key, classifier](data::Element e) {
+            auto l = e.find(label_key);
+            if (l != e.end()) l->second = CastLabels(l->second, classifier);
+            return e;
+          },
+          {.output_spec = spec});
+    }
     ds = ds.Prefetch(2);
     std::optional<std::string> key;
     if (ds.spec().count(label_key)) key = label_key;

@@ -73,6 +73,13 @@ std::map<std::string, double> RunEvaluate(const Job& job, Estimator& estimator) 
   return metrics;
 }
 
+void RunExport(const Job& job, Estimator& estimator, const std::string& dir) {
+  std::string base = !dir.empty() ? dir : !job.export_dir.empty() ? job.export_dir
+                                        : JoinPath(job.run_config.model_dir, "export");
+  std::string path = estimator.ExportSavedModel(base, MakeServingInputFn(job));
+  std::printf("export: %s\n", path.c_str());
+}
+
 // Concatenates batches along dim 0.
 Tensor Concat(const std::vector<Tensor>& parts) {
   LOOM_CHECK(!parts.empty());
@@ -82,6 +89,12 @@ Tensor Concat(const std::vector<Tensor>& parts) {
   for (const Tensor& p : parts) rows += p.shape().rank() == 0 ? 1 : p.shape().dim(0);
   dims[0] = rows;
   Tensor out = Tensor::Zeros(parts[0].dtype(), Shape(dims));
+  if (out.dtype() == kString) {  // std::string elements are objects, not bytes
+    std::string* dst = out.data<std::string>();
+    for (const Tensor& p : parts)
+      dst = std::copy(p.data<std::string>(), p.data<std::string>() + p.NumElements(), dst);
+    return out;
+  }
   char* dst = static_cast<char*>(out.raw_data());
   for (const Tensor& p : parts) {
     std::memcpy(dst, p.raw_data(), p.TotalBytes());
@@ -163,12 +176,15 @@ void AddJobCommands(CLI::App& app) {
     AddJobFlags(cmd, *flags);
     cmd->add_option("--max-steps", flags->max_steps, "override [train] steps / max_steps");
     auto evaluate = std::make_shared<bool>(false);
+    auto export_model = std::make_shared<bool>(false);
     cmd->add_flag("--evaluate", *evaluate, "evaluate on [data.eval] after training");
-    cmd->callback(run([flags, evaluate] {
+    cmd->add_flag("--export", *export_model, "export a SavedModel after training (see export)");
+    cmd->callback(run([flags, evaluate, export_model] {
       Job job = Load(*flags);
       auto estimator = MakeEstimator(job);
       RunTrain(job, *estimator);
       if (*evaluate) RunEvaluate(job, *estimator);
+      if (*export_model) RunExport(job, *estimator, "");
     }));
   }
   {
@@ -203,10 +219,7 @@ void AddJobCommands(CLI::App& app) {
     cmd->add_option("--export-dir", *dir, "base directory (default: [export] dir, else MODEL_DIR/export)");
     cmd->callback(run([flags, dir] {
       Job job = Load(*flags);
-      std::string base = !dir->empty() ? *dir : !job.export_dir.empty() ? job.export_dir
-                                              : JoinPath(job.run_config.model_dir, "export");
-      std::string path = MakeEstimator(job)->ExportSavedModel(base, MakeServingInputFn(job));
-      std::printf("export: %s\n", path.c_str());
+      RunExport(job, *MakeEstimator(job), *dir);
     }));
   }
   {
