@@ -56,7 +56,8 @@ class ProgressHook : public train::SessionRunHook {
     if (due) Print(now, false);
   }
   void End(Session&) override {
-    if (last_step_ > 0) Print(Clock::now(), true);
+    // A plain line already printed for this step is not repeated.
+    if (last_step_ > 0 && (options_.tty || last_step_ != printed_step_)) Print(Clock::now(), true);
   }
 
  private:
@@ -64,6 +65,7 @@ class ProgressHook : public train::SessionRunHook {
 
   void Print(Clock::time_point now, bool final) {
     last_print_ = now;
+    printed_step_ = last_step_;
     double elapsed = std::chrono::duration<double>(now - start_).count();
     double rate = elapsed > 0 ? (last_step_ - first_step_) / elapsed : 0;
     std::string line = "step " + std::to_string(last_step_);
@@ -87,7 +89,7 @@ class ProgressHook : public train::SessionRunHook {
   Output step_;
   Output loss_;
   Clock::time_point start_, last_print_;
-  int64_t steps_run_ = 0, first_step_ = 0, last_step_ = 0;
+  int64_t steps_run_ = 0, first_step_ = 0, last_step_ = 0, printed_step_ = -1;
   double last_loss_ = 0;
 };
 
