@@ -1,0 +1,171 @@
+#ifndef LOOM_ESTIMATOR_ESTIMATOR_H_
+#define LOOM_ESTIMATOR_ESTIMATOR_H_
+
+// Estimator: TF1's tf.estimator.Estimator. It owns the loop around a model function —
+// building the graph, creating, restoring and checkpointing the session, hooks, summaries
+// and exports — for training, evaluation and prediction.
+//
+//   loom::Estimator estimator(ModelFn, {.model_dir = "runs/1", .tf_random_seed = 42});
+//   estimator.Train(train_input_fn, {.max_steps = 10000});
+//   auto metrics = estimator.Evaluate(eval_input_fn);   // {"loss", "global_step", ...}
+//   for (const auto& p : estimator.Predict(predict_input_fn)) Use(p.at("classes"));
+//
+// Train, in order:
+//   1. max_steps already reached by the newest checkpoint: logged, nothing else happens;
+//   2. a fresh Graph (seed: tf_random_seed), the global step, input_fn, model_fn(kTrain),
+//      ValidateEstimatorSpec, a "loss" scalar summary;
+//   3. a MonitoredSession restored from the newest checkpoint in model_dir (else
+//      initialized, then warm-started), with the hooks in this order:
+//        dataset initializer, options.hooks, StopAtStepHook (steps / max_steps),
+//        NanTensorHook, LoggingTensorHook (loss, step), spec.training_hooks,
+//        CheckpointSaverHook (with saving_listeners), spec.training_chief_hooks,
+//        StepCounterHook, SummarySaverHook.
+//      (TF runs chief hooks first; here the iterator is initialized — and a restored
+//      position applied — before the first checkpoint is taken, so every checkpoint holds
+//      the input position.)
+//   4. train_op and loss run until a stop request or end of input; the final loss is logged.
+// Evaluate and Predict restore a checkpoint (the newest in model_dir unless given; none is
+// FailedPrecondition), never the input position. Unlike TF1, when the call has no hooks
+// and input_fn returns a Dataset, the graph and session are cached per mode and reused:
+// a call with a Dataset of the same spec only resets the iterator and the metrics, and a
+// newer checkpoint is restored into the cached session instead of rebuilding it.
+// Thread-safety: an Estimator is used from one thread at a time.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/estimator/estimator_spec.h"
+#include "loom/estimator/input_fn.h"
+#include "loom/estimator/mode.h"
+#include "loom/estimator/prediction_range.h"
+#include "loom/estimator/run_config.h"
+#include "loom/estimator/saved_model.h"
+#include "loom/estimator/warm_start.h"
+#include "loom/train/basic_hooks.h"
+
+namespace loom {
+
+// The hook types under loom::, as tf.estimator re-exports them (tf.estimator.SessionRunHook).
+using train::CheckpointSaverListener;
+using train::HookList;
+using train::SessionRunArgs;
+using train::SessionRunContext;
+using train::SessionRunHook;
+using train::SessionRunValues;
+
+using ModelFn =
+    std::function<EstimatorSpec(Scope& scope, const Features& features, Output labels, Mode mode,
+                                const Params& params, const RunConfig& config)>;
+// The short form without params and config.
+using SimpleModelFn =
+    std::function<EstimatorSpec(Scope& scope, const Features& features, Output labels, Mode mode)>;
+
+struct TrainOptions {
+  HookList hooks;
+  // Train this many steps beyond the current global step... Default: unset.
+  std::optional<int64_t> steps;
+  // ...or until the global step reaches this (at most one of the two; neither trains
+  // until input_fn's data ends). Default: unset.
+  std::optional<int64_t> max_steps;
+  // Called around every checkpoint (before/after save, at the end).
+  std::vector<std::shared_ptr<CheckpointSaverListener>> saving_listeners;
+};
+
+struct TrainResult {
+  // The loss of the last step run; unset when no step ran.
+  std::optional<double> final_loss;
+  // The global step at the end (that of the checkpoint when training was skipped).
+  int64_t global_step = 0;
+  // Steps run by this call.
+  int64_t steps_run = 0;
+};
+
+struct EvaluateOptions {
+  // Evaluate this many batches. Default: unset, until input_fn's data ends.
+  std::optional<int64_t> steps;
+  HookList hooks;
+  // Evaluate this checkpoint. Default: "", the newest in model_dir.
+  std::string checkpoint_path;
+  // Results go to model_dir/eval_<name> ("eval" when empty). Default: "".
+  std::string name;
+};
+
+struct PredictOptions {
+  // Only these predictions. Default: empty, all.
+  std::vector<std::string> predict_keys;
+  HookList hooks;
+  // Default: "", the newest checkpoint in model_dir.
+  std::string checkpoint_path;
+  // Yield one example at a time (each tensor without the batch dim) instead of batches.
+  // Default: true.
+  bool yield_single_examples = true;
+};
+
+struct ExportOptions {
+  // Default: "", the newest checkpoint in model_dir.
+  std::string checkpoint_path;
+};
+
+class Estimator {
+ public:
+  Estimator(ModelFn model_fn, RunConfig config = {}, Params params = {},
+            std::optional<WarmStartSettings> warm_start_from = std::nullopt);
+  Estimator(SimpleModelFn model_fn, RunConfig config = {}, Params params = {},
+            std::optional<WarmStartSettings> warm_start_from = std::nullopt);
+  ~Estimator();
+  Estimator(const Estimator&) = delete;
+  Estimator& operator=(const Estimator&) = delete;
+
+  // See the header comment. Throws InvalidArgument for steps and max_steps together or
+  // either <= 0, and whatever the model function, input or hooks throw.
+  TrainResult Train(const InputFn& input_fn, TrainOptions options = {});
+
+  // The eval_metric_ops' values plus "loss" (mean over batches) and "global_step" (the
+  // checkpoint's), also written as scalar summaries at that step to model_dir/eval[_name].
+  // Throws FailedPrecondition when there is no checkpoint, InvalidArgument when a metric
+  // is named "loss" or steps <= 0.
+  std::map<std::string, double> Evaluate(const InputFn& input_fn, EvaluateOptions options = {});
+
+  // A lazy range of predictions (see PredictionRange): the graph runs batch by batch as
+  // the range is iterated. Throws FailedPrecondition when there is no checkpoint,
+  // InvalidArgument for an unknown predict key.
+  PredictionRange Predict(const InputFn& input_fn, PredictOptions options = {});
+
+  // Writes export_dir_base/<unix seconds>/ (saved_model.h) from the model in mode
+  // kPredict fed by serving_input_fn, with the variables of the checkpoint. Returns the
+  // directory. Throws FailedPrecondition when there is no checkpoint.
+  std::string ExportSavedModel(const std::string& export_dir_base,
+                               const ServingInputReceiverFn& serving_input_fn,
+                               ExportOptions options = {});
+
+  const std::string& model_dir() const { return config_.model_dir; }
+  const RunConfig& config() const { return config_; }
+  const Params& params() const { return params_; }
+  // The newest valid checkpoint in model_dir (path without extension).
+  std::optional<std::string> LatestCheckpoint() const;
+  // Variable names and values of the newest checkpoint (TF's get_variable_names/value).
+  std::vector<std::string> GetVariableNames() const;
+  Tensor GetVariableValue(const std::string& name) const;
+  // How many times the model function has been called (each builds a graph).
+  int64_t model_fn_calls() const { return model_fn_calls_; }
+
+ private:
+  struct Caches;
+  friend struct EstimatorInternals;
+
+  Env* env() const { return config_.env; }
+  ModelFn model_fn_;
+  RunConfig config_;
+  Params params_;
+  std::optional<WarmStartSettings> warm_start_;
+  int64_t model_fn_calls_ = 0;
+  std::unique_ptr<Caches> caches_;  // the per-mode graph caches and eval FileWriters
+};
+
+}  // namespace loom
+
+#endif  // LOOM_ESTIMATOR_ESTIMATOR_H_

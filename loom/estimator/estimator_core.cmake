@@ -1,0 +1,34 @@
+# The Estimator core (included by loom/estimator/CMakeLists.txt): Estimator, EstimatorSpec,
+# RunConfig, input functions, SavedModel export/serving, warm start, train_and_evaluate.
+set(_loom_estimator_core_srcs
+  run_config.cc
+  estimator_spec.cc
+  input_fn.cc
+  prediction_range.cc
+  estimator.cc
+  estimator_train.cc
+  estimator_evaluate.cc
+  estimator_predict.cc
+  export.cc
+  saved_model.cc
+  all_ops.cc
+  warm_start.cc
+  train_and_evaluate.cc)
+list(TRANSFORM _loom_estimator_core_srcs PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
+list(APPEND LOOM_ESTIMATOR_SRCS ${_loom_estimator_core_srcs})
+# saved_model.cc writes its JSON with nlohmann_json; loom_estimator is created after this
+# file is included, hence the deferred call.
+cmake_language(DEFER CALL target_link_libraries loom_estimator PUBLIC nlohmann_json::nlohmann_json)
+
+# A training process the kill/resume test starts, SIGKILLs and restarts.
+add_executable(estimator_kill_helper ${CMAKE_CURRENT_LIST_DIR}/estimator_kill_helper.cc)
+cmake_language(DEFER CALL target_link_libraries estimator_kill_helper PRIVATE loom_estimator)
+loom_test(estimator_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/estimator_test.cc
+       ${CMAKE_CURRENT_LIST_DIR}/estimator_export_test.cc
+       ${CMAKE_CURRENT_LIST_DIR}/estimator_kill_test.cc
+  DEPS loom_estimator
+  TIMEOUT 600)
+add_dependencies(estimator_test estimator_kill_helper)
+target_compile_definitions(estimator_test PRIVATE
+  LOOM_ESTIMATOR_KILL_HELPER="$<TARGET_FILE:estimator_kill_helper>")

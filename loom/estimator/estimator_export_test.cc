@@ -1,0 +1,194 @@
+// ExportSavedModel + SavedModelPredictor, warm start, TrainAndEvaluate with exporters.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/estimator/estimator.h"
+#include "loom/estimator/estimator_test_util.h"
+#include "loom/estimator/train_and_evaluate.h"
+
+namespace loom {
+namespace {
+
+using estimator_testing::LinearData;
+using estimator_testing::LinearModelFn;
+using estimator_testing::MakeLinearData;
+using estimator_testing::TempDir;
+
+RunConfig Config(const std::string& dir) {
+  return {.model_dir = dir,
+          .tf_random_seed = 1,
+          .save_checkpoints_steps = 20,
+          .log_step_count_steps = 0};
+}
+
+InputFn TrainInput(const LinearData& d) {
+  return ArrayInputFn({.x = {{"x", d.x}},
+                       .y = d.y,
+                       .batch_size = 8,
+                       .num_epochs = std::nullopt,
+                       .shuffle = true,
+                       .seed = 3});
+}
+
+ServingInputReceiverFn Serving() {
+  return RawServingInputReceiverFn({{"x", {kFloat32, Shape({2})}}});
+}
+
+TEST(SavedModelTest, ExportLoadPredictMatchesEstimator) {
+  TempDir dir;
+  LinearData train = MakeLinearData(128, 1);
+  LinearData data = MakeLinearData(12, 4);
+  Estimator estimator(LinearModelFn, Config(dir.path()));
+  EXPECT_THROW(estimator.ExportSavedModel(dir.Join("export"), Serving()), Error);  // no checkpoint
+  estimator.Train(TrainInput(train), {.steps = 25});
+
+  const std::string export_dir = estimator.ExportSavedModel(dir.Join("export"), Serving());
+  EXPECT_EQ(Dirname(export_dir), dir.Join("export"));
+  Env* env = Env::Default();
+  EXPECT_TRUE(env->FileExists(JoinPath(export_dir, "graph.pb")));
+  EXPECT_TRUE(env->FileExists(JoinPath(export_dir, "variables/variables.safetensors")));
+  auto doc = nlohmann::json::parse(ReadFileToString(env, JoinPath(export_dir, "saved_model.json")));
+  EXPECT_EQ(doc["format"], "loom-saved-model-1");
+  EXPECT_EQ(doc["global_step"], "25");
+  const auto& sig = doc["signatures"]["serving_default"];
+  EXPECT_EQ(sig["method_name"], "tensorflow/serving/predict");
+  EXPECT_EQ(sig["inputs"]["x"]["name"], "x:0");
+  EXPECT_EQ(sig["inputs"]["x"]["shape"], nlohmann::json({-1, 2}));
+  EXPECT_TRUE(sig["outputs"].contains("predictions"));
+
+  // A second export in the same second gets its own directory.
+  const std::string second = estimator.ExportSavedModel(dir.Join("export"), Serving());
+  EXPECT_NE(second, export_dir);
+
+  auto predictor = SavedModelPredictor::Load(export_dir);
+  EXPECT_EQ(predictor->global_step(), 25);
+  std::map<std::string, Tensor> served = predictor->Predict({{"x", data.x}});
+  InputFn predict_fn = ArrayInputFn({.x = {{"x", data.x}}, .batch_size = 12, .shuffle = false});
+  std::vector<Prediction> batches =
+      estimator.Predict(predict_fn, {.yield_single_examples = false}).ToVector();
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_TRUE(served.at("predictions").Equals(batches[0].at("predictions")));
+  EXPECT_TRUE(served.at("double").Equals(batches[0].at("double")));
+
+  EXPECT_THROW(predictor->Predict({}), Error);
+  EXPECT_THROW(predictor->Predict({{"x", data.x}, {"z", data.x}}), Error);
+  EXPECT_THROW(predictor->Predict({{"x", data.x}}, "nope"), Error);
+}
+
+TEST(SavedModelTest, ExportOutputsBecomeSignatures) {
+  TempDir dir;
+  LinearData train = MakeLinearData(64, 1);
+  Estimator estimator(
+      [](Scope& s, const Features& f, Output labels, Mode mode, const Params& p,
+         const RunConfig& c) {
+        EstimatorSpec spec = estimator_testing::LinearModelFn(s, f, labels, mode, p, c);
+        if (mode == Mode::kPredict) {
+          spec.export_outputs = {{"regress", RegressionOutput(spec.predictions.at("predictions"))}};
+        }
+        return spec;
+      },
+      Config(dir.path()));
+  estimator.Train(TrainInput(train), {.steps = 3});
+  auto predictor =
+      SavedModelPredictor::Load(estimator.ExportSavedModel(dir.Join("export"), Serving()));
+  ASSERT_EQ(predictor->signatures().size(), 2u);  // "regress" and its copy as the default
+  EXPECT_EQ(predictor->signatures().at("serving_default").method_name,
+            "tensorflow/serving/regress");
+  auto out = predictor->Predict({{"x", MakeLinearData(3).x}}, "regress");
+  EXPECT_EQ(out.at("outputs").shape(), Shape({3, 1}));
+}
+
+// The same model with its weight renamed.
+EstimatorSpec RenamedModelFn(Scope& s, const Features& f, Output labels, Mode mode) {
+  Variable w(s.WithOpName("new_w"), RandomNormal(s, {2, 1}, kFloat32, 0.0, 0.1));
+  Variable b(s.WithOpName("b"), Const(s, Tensor::FromVector<float>({0.f}, {1})));
+  Output prediction = Add(s, MatMul(s, f.at("x"), w), b);
+  if (mode == Mode::kPredict) return {.mode = mode, .predictions = {{"predictions", prediction}}};
+  Output loss = Mean(s, Square(s, Sub(s, prediction, labels)));
+  return {
+      .mode = mode,
+      .loss = loss,
+      .train_op =
+          train::GradientDescent({.learning_rate = 0.0}).Minimize(s, loss, train::GlobalStep(s))};
+}
+
+TEST(WarmStartTest, MapsNamesAndOnlyAppliesWithoutACheckpoint) {
+  TempDir source_dir, target_dir, plain_dir;
+  LinearData train = MakeLinearData(128, 1);
+  Estimator source(LinearModelFn, Config(source_dir.path()));
+  source.Train(TrainInput(train), {.steps = 40});
+  Tensor w = source.GetVariableValue("w");
+  Tensor b = source.GetVariableValue("b");
+
+  // Only "new_w" (from "w"); b keeps its initial zero. The learning rate is 0, so the
+  // checkpoint after one step shows the warm-started values.
+  Estimator target(RenamedModelFn, Config(target_dir.path()), {},
+                   WarmStartSettings{.ckpt_to_initialize_from = source_dir.path(),
+                                     .vars_to_warm_start = "new_",
+                                     .var_name_to_prev_var_name = {{"new_w", "w"}}});
+  target.Train(TrainInput(train), {.steps = 1});
+  EXPECT_TRUE(target.GetVariableValue("new_w").Equals(w));
+  EXPECT_EQ(target.GetVariableValue("b").data<float>()[0], 0.f);
+  EXPECT_NE(b.data<float>()[0], 0.f);
+
+  // Without the map the checkpoint lacks "new_w": a clear error.
+  Estimator unmapped(RenamedModelFn, Config(plain_dir.path()), {},
+                     WarmStartSettings{.ckpt_to_initialize_from = source_dir.path()});
+  try {
+    unmapped.Train(TrainInput(train), {.steps = 1});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("new_w"), std::string::npos) << e.what();
+  }
+
+  // Once the target has a checkpoint, training resumes from it, not from the warm start.
+  Estimator source2(LinearModelFn, Config(source_dir.path()));
+  source2.Train(TrainInput(train), {.steps = 40});
+  target.Train(TrainInput(train), {.steps = 1});
+  EXPECT_TRUE(target.GetVariableValue("new_w").Equals(w));
+  EXPECT_FALSE(source2.GetVariableValue("w").Equals(w));
+}
+
+TEST(TrainAndEvaluateTest, EvaluatesAfterCheckpointsAndExports) {
+  TempDir dir;
+  LinearData train = MakeLinearData(256, 1);
+  LinearData eval = MakeLinearData(32, 2);
+  // A small learning rate keeps the eval loss falling through step 60.
+  Estimator estimator(LinearModelFn, Config(dir.path()), {{"learning_rate", 0.02}});
+  auto latest = std::make_shared<LatestExporter>("latest", Serving(), /*exports_to_keep=*/2);
+  auto best = std::make_shared<BestExporter>("best", Serving());
+  auto final_exporter = std::make_shared<FinalExporter>("final", Serving());
+  InputFn eval_fn =
+      ArrayInputFn({.x = {{"x", eval.x}}, .y = eval.y, .batch_size = 16, .shuffle = false});
+  TrainAndEvaluateResult result =
+      TrainAndEvaluate(estimator, {.input_fn = TrainInput(train), .max_steps = 60},
+                       {.input_fn = eval_fn,
+                        .steps = std::nullopt,
+                        .exporters = {latest, best, final_exporter},
+                        .start_delay_secs = 0,
+                        .throttle_secs = 1e-6});
+  // Checkpoints at 20, 40, 60 are evaluated (the one at 0 is skipped).
+  EXPECT_EQ(result.evaluations, 3);
+  EXPECT_EQ(result.eval_result.at("global_step"), 60);
+  Env* env = Env::Default();
+  EXPECT_EQ(env->GetChildren(dir.Join("export/latest")).size(), 2u);
+  EXPECT_EQ(env->GetChildren(dir.Join("export/final")).size(), 1u);
+  ASSERT_TRUE(best->best().has_value());
+  EXPECT_EQ(best->best()->at("global_step"), 60);  // the loss kept falling
+  // 3 latest + 3 best + 1 final.
+  EXPECT_EQ(result.export_results.size(), 7u);
+  EXPECT_EQ(estimator.model_fn_calls(), 1 + 1 + 7) << "eval graph built once, one per export";
+
+  // Run again: max_steps reached, nothing trained; one evaluation of what is there.
+  TrainAndEvaluateResult again =
+      TrainAndEvaluate(estimator, {.input_fn = TrainInput(train), .max_steps = 60},
+                       {.input_fn = eval_fn, .start_delay_secs = 0, .throttle_secs = 1});
+  EXPECT_EQ(again.evaluations, 1);
+  EXPECT_THROW(TrainAndEvaluate(estimator, {.input_fn = TrainInput(train)},
+                                {.input_fn = eval_fn, .throttle_secs = 0}),
+               Error);
+}
+
+}  // namespace
+}  // namespace loom

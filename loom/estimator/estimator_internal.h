@@ -1,0 +1,113 @@
+#ifndef LOOM_ESTIMATOR_ESTIMATOR_INTERNAL_H_
+#define LOOM_ESTIMATOR_ESTIMATOR_INTERNAL_H_
+
+// Shared by estimator*.cc and export.cc; not part of the public API.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "loom/data/dataset.h"
+#include "loom/estimator/estimator.h"
+#include "loom/ops/state.h"
+#include "loom/train/file_writer.h"
+#include "loom/train/scaffold.h"
+
+namespace loom {
+
+// A graph built by input_fn and model_fn for one mode.
+struct ModelGraph {
+  std::unique_ptr<Graph> graph;
+  EstimatorSpec spec;
+  Variable global_step;
+  // Set when input_fn returned a Dataset: the Estimator's iterator over it (a
+  // reinitializable one, reset on the host by DatasetInitializerHook or the cache).
+  std::optional<data::Dataset> dataset;
+  data::ElementSpec input_spec;
+  std::string iterator_resource;  // the IteratorResource's name in the Session
+  // input_fn added nodes itself (an iterator of its own, placeholders): the graph is
+  // specific to that call and cannot be reused for another input.
+  bool input_built_nodes = false;
+};
+
+// TF's _DatasetInitializerHook: (re)starts the Estimator's iterator over the dataset in
+// AfterCreateSession, so a position restored from a checkpoint is applied then.
+class DatasetInitializerHook : public train::SessionRunHook {
+ public:
+  DatasetInitializerHook(data::Dataset dataset, std::string resource)
+      : dataset_(std::move(dataset)), resource_(std::move(resource)) {}
+  void AfterCreateSession(Session& session) override;
+
+ private:
+  data::Dataset dataset_;
+  std::string resource_;
+};
+
+// Replaces the iterator named `resource` in the session by a fresh one over `dataset`
+// (applying a restored position pending there).
+void ResetIterator(Session& session, const std::string& resource, const data::Dataset& dataset);
+
+// An evaluation graph: the model in kEval plus the metrics.
+struct EvalGraph {
+  ModelGraph model;
+  // The spec's metrics plus "loss" (the mean of the loss over batches).
+  std::map<std::string, Output> metric_values;
+  Operation update_op;
+  std::shared_ptr<train::Scaffold> scaffold;
+  // When cached: the session and the checkpoint it holds (CheckpointStamp).
+  std::unique_ptr<Session> session;
+  std::string checkpoint_stamp;
+};
+
+// A prediction graph (model in kPredict); cached like EvalGraph.
+struct PredictGraph {
+  ModelGraph model;
+  std::shared_ptr<train::Scaffold> scaffold;
+  std::unique_ptr<Session> session;
+  std::string checkpoint_stamp;
+  ~PredictGraph() { session.reset(); }  // the session before the graph it runs
+};
+
+struct Estimator::Caches {
+  std::unique_ptr<EvalGraph> eval;
+  // Shared with a live PredictionRange while one iterates it.
+  std::shared_ptr<PredictGraph> predict;
+  // One FileWriter per eval directory (TF's FileWriterCache).
+  std::map<std::string, std::shared_ptr<train::FileWriter>> eval_writers;
+};
+
+struct EstimatorInternals {
+  // A fresh graph: global step, input_fn (a Dataset gets a reinitializable iterator),
+  // model_fn(mode), ValidateEstimatorSpec. Labels are dropped in kPredict.
+  static ModelGraph BuildModelGraph(Estimator& estimator, const InputFn& input_fn, Mode mode);
+  // `path`, or the newest checkpoint in model_dir; FailedPrecondition naming `what` when
+  // there is none, NotFound when `path` does not exist.
+  static std::string ResolveCheckpoint(const Estimator& estimator, const std::string& path,
+                                       std::string_view what);
+  // The Train hooks, in the order estimator.h documents.
+  static train::HookList TrainingHooks(const Estimator& estimator, const ModelGraph& model,
+                                       const TrainOptions& options,
+                                       const std::shared_ptr<train::Scaffold>& scaffold);
+  // Calls input_fn in a scratch graph: the Dataset when it returns one without building
+  // nodes (so a cached graph can be reused), else nullopt.
+  static std::optional<data::Dataset> ProbeDataset(const Estimator& estimator,
+                                                   const InputFn& input_fn);
+  static Estimator::Caches& caches(Estimator& estimator) { return *estimator.caches_; }
+};
+
+// A Scaffold whose default Saver restores variables only (not input positions): what
+// Evaluate, Predict and exports use.
+std::shared_ptr<train::Scaffold> VariablesOnlyScaffold(const EstimatorSpec& spec, Env* env);
+
+// Identifies a checkpoint's contents: its path and the wall time in its header.
+std::string CheckpointStamp(Env* env, const std::string& path);
+// The global step stored in a checkpoint.
+int64_t CheckpointGlobalStep(Env* env, const std::string& path);
+// True when an iterator made for `built` can iterate a dataset of spec `other`.
+bool SpecsCompatible(const data::ElementSpec& built, const data::ElementSpec& other);
+// A scalar tensor's value as a double (any real dtype).
+double ScalarToDouble(const Tensor& t);
+
+}  // namespace loom
+
+#endif  // LOOM_ESTIMATOR_ESTIMATOR_INTERNAL_H_

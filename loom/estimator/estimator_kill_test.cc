@@ -1,0 +1,123 @@
+// Kill/resume: a training process SIGKILLed several times and restarted with the same
+// Train(max_steps) call ends with exactly the variables and metrics of an uninterrupted
+// run. Needs checkpoints that hold the input position (the Saver writes iterator states).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "loom/estimator/estimator.h"
+#include "loom/estimator/estimator_test_util.h"
+#include "loom/train/saver.h"
+
+namespace loom {
+namespace {
+
+using estimator_testing::TempDir;
+
+constexpr int64_t kMaxSteps = 200;
+
+pid_t StartHelper(const std::string& model_dir, int sleep_us) {
+  const std::string steps = std::to_string(kMaxSteps);
+  const std::string sleep = std::to_string(sleep_us);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl(LOOM_ESTIMATOR_KILL_HELPER, LOOM_ESTIMATOR_KILL_HELPER, model_dir.c_str(),
+            steps.c_str(), sleep.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int WaitFor(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+// The step of the newest checkpoint the state file names (-1: none yet).
+int64_t StateFileStep(const std::string& dir) {
+  try {
+    std::optional<std::string> path = train::LatestCheckpoint(Env::Default(), dir);
+    if (!path) return -1;
+    return std::stoll(path->substr(path->rfind('-') + 1));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+int64_t CheckpointStep(const std::string& dir) {
+  Estimator probe(estimator_testing::LinearModelFn, {.model_dir = dir});
+  if (!probe.LatestCheckpoint()) return -1;
+  return train::StepValue(probe.GetVariableValue("global_step"));
+}
+
+TEST(EstimatorKillTest, KilledAndRestartedRunMatchesUninterruptedRun) {
+  TempDir reference, killed;
+  {
+    const int status = WaitFor(StartHelper(reference.path(), 0));
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "reference run failed";
+  }
+  ASSERT_EQ(CheckpointStep(reference.path()), kMaxSteps);
+
+  // Kill the run a few times, each time shortly after it wrote a new checkpoint (polled
+  // from the state file), so each restart must resume mid-run — whatever the machine's load.
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<int> extra_ms(0, 25);
+  int kills_mid_run = 0;
+  std::vector<int64_t> steps_after_kill;
+  int64_t last_step = -1;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    pid_t pid = StartHelper(killed.path(), 4000);
+    int status = 0;
+    bool exited = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        exited = true;
+        break;
+      }
+      if (StateFileStep(killed.path()) > last_step) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (!exited) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(extra_ms(rng)));
+      ::kill(pid, SIGKILL);
+      status = WaitFor(pid);
+    }
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ++kills_mid_run;
+    last_step = StateFileStep(killed.path());
+    steps_after_kill.push_back(last_step);
+  }
+  EXPECT_GE(kills_mid_run, 3);
+  // Each restart resumed from the previous one's checkpoint and got further.
+  for (size_t i = 1; i < steps_after_kill.size(); ++i) {
+    EXPECT_GT(steps_after_kill[i], steps_after_kill[i - 1]) << "restart " << i << " did not resume";
+  }
+  EXPECT_LT(steps_after_kill.front(), kMaxSteps);
+  {
+    const int status = WaitFor(StartHelper(killed.path(), 0));
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "final run failed";
+  }
+
+  Estimator a(estimator_testing::LinearModelFn,
+              {.model_dir = reference.path(), .log_step_count_steps = 0});
+  Estimator b(estimator_testing::LinearModelFn,
+              {.model_dir = killed.path(), .log_step_count_steps = 0});
+  for (const std::string& name : {"global_step", "w", "b"}) {
+    EXPECT_TRUE(a.GetVariableValue(name).Equals(b.GetVariableValue(name)))
+        << name << ": " << a.GetVariableValue(name).DebugString() << " vs "
+        << b.GetVariableValue(name).DebugString();
+  }
+  estimator_testing::LinearData eval = estimator_testing::MakeLinearData(50, 99);
+  InputFn eval_fn =
+      ArrayInputFn({.x = {{"x", eval.x}}, .y = eval.y, .batch_size = 10, .shuffle = false});
+  EXPECT_EQ(a.Evaluate(eval_fn), b.Evaluate(eval_fn));
+}
+
+}  // namespace
+}  // namespace loom

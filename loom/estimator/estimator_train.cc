@@ -1,0 +1,162 @@
+// Estimator::Train (TF's _train_model_default / _train_with_estimator_spec).
+#include "loom/base/logging.h"
+#include "loom/estimator/estimator.h"
+#include "loom/estimator/estimator_internal.h"
+#include "loom/estimator/warm_start.h"
+#include "loom/train/monitored_session.h"
+#include "loom/train/summary.h"
+
+namespace loom {
+
+train::HookList EstimatorInternals::TrainingHooks(
+    const Estimator& est, const ModelGraph& model, const TrainOptions& options,
+    const std::shared_ptr<train::Scaffold>& scaffold) {
+  const RunConfig& config = est.config_;
+  Env* env = est.env();
+  const EstimatorSpec& spec = model.spec;
+  train::HookList hooks;
+  if (model.dataset) {
+    hooks.push_back(
+        std::make_shared<DatasetInitializerHook>(*model.dataset, model.iterator_resource));
+  }
+  hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());
+  if (options.steps) {
+    hooks.push_back(std::make_shared<train::StopAtStepHook>(
+        train::StopAtStepOptions{.num_steps = options.steps}));
+  } else if (options.max_steps) {
+    hooks.push_back(std::make_shared<train::StopAtStepHook>(
+        train::StopAtStepOptions{.last_step = options.max_steps}));
+  }
+  hooks.push_back(std::make_shared<train::NanTensorHook>(spec.loss));
+  if (config.log_step_count_steps > 0) {
+    hooks.push_back(std::make_shared<train::LoggingTensorHook>(
+        std::vector<std::pair<std::string, Output>>{{"loss", spec.loss},
+                                                    {"step", model.global_step}},
+        train::LoggingTensorOptions{.every_n_iter = config.log_step_count_steps, .env = env}));
+  }
+  hooks.insert(hooks.end(), spec.training_hooks.begin(), spec.training_hooks.end());
+
+  // One FileWriter for model_dir, shared by the hooks that write there (TF's cache).
+  std::shared_ptr<train::FileWriter> writer;
+  auto model_dir_writer = [&] {
+    if (!writer) {
+      writer = std::make_shared<train::FileWriter>(est.model_dir(),
+                                                   train::FileWriterOptions{.env = env});
+    }
+    return writer;
+  };
+  bool user_saver = false;
+  for (const auto* list : {&options.hooks, &spec.training_hooks, &spec.training_chief_hooks}) {
+    for (const auto& hook : *list) {
+      user_saver = user_saver || dynamic_cast<train::CheckpointSaverHook*>(hook.get()) != nullptr;
+    }
+  }
+  const CheckpointSchedule schedule = EffectiveCheckpointSchedule(config);
+  if (!options.saving_listeners.empty() && (user_saver || !schedule.enabled())) {
+    throw InvalidArgument(
+        "Train: saving_listeners need the Estimator's CheckpointSaverHook: ",
+        user_saver ? "a hook passed in is a CheckpointSaverHook already; give it the listeners"
+                   : "set RunConfig::save_checkpoints_steps or save_checkpoints_secs");
+  }
+  if (schedule.enabled() && !user_saver) {
+    hooks.push_back(std::make_shared<train::CheckpointSaverHook>(
+        est.model_dir(), train::CheckpointSaverOptions{.save_secs = schedule.secs,
+                                                       .save_steps = schedule.steps,
+                                                       .scaffold = scaffold,
+                                                       .listeners = options.saving_listeners,
+                                                       .summary_writer = model_dir_writer(),
+                                                       .env = env}));
+  }
+  hooks.insert(hooks.end(), spec.training_chief_hooks.begin(), spec.training_chief_hooks.end());
+  if (config.log_step_count_steps > 0) {
+    hooks.push_back(std::make_shared<train::StepCounterHook>(
+        train::StepCounterOptions{.every_n_steps = config.log_step_count_steps,
+                                  .summary_writer = model_dir_writer(),
+                                  .env = env}));
+  }
+  if (config.save_summary_steps > 0) {
+    hooks.push_back(std::make_shared<train::SummarySaverHook>(
+        train::SummarySaverOptions{.save_steps = config.save_summary_steps,
+                                   .summary_writer = model_dir_writer(),
+                                   .scaffold = scaffold,
+                                   .env = env}));
+  }
+  return hooks;
+}
+
+TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
+  if (options.steps && options.max_steps) {
+    throw InvalidArgument("Train: steps (", *options.steps, ") and max_steps (", *options.max_steps,
+                          ") cannot both be given: steps counts from the current global step, "
+                          "max_steps is absolute");
+  }
+  if (options.steps && *options.steps <= 0) {
+    throw InvalidArgument("Train: steps must be > 0, given ", *options.steps);
+  }
+  if (options.max_steps && *options.max_steps <= 0) {
+    throw InvalidArgument("Train: max_steps must be > 0, given ", *options.max_steps);
+  }
+  for (const auto& hook : options.hooks) {
+    if (hook == nullptr) throw InvalidArgument("Train: a null hook in options.hooks");
+  }
+  TrainResult result;
+  if (options.max_steps) {
+    if (std::optional<std::string> ckpt = LatestCheckpoint()) {
+      const int64_t step = CheckpointGlobalStep(env(), *ckpt);
+      if (step >= *options.max_steps) {
+        LOOM_LOG(INFO) << "Skipping training since max_steps has already saved: the checkpoint "
+                       << *ckpt << " is at global step " << step << " >= max_steps "
+                       << *options.max_steps << "; nothing to do";
+        result.global_step = step;
+        return result;
+      }
+    }
+  }
+
+  ModelGraph model = EstimatorInternals::BuildModelGraph(*this, input_fn, Mode::kTrain);
+  Scope root(*model.graph);
+  train::ScalarSummary(root, "loss", model.spec.loss);
+  auto scaffold = model.spec.scaffold ? model.spec.scaffold : std::make_shared<train::Scaffold>();
+  if (!scaffold->saver) {
+    scaffold->saver_options.max_to_keep = config_.keep_checkpoint_max;
+    scaffold->saver_options.keep_checkpoint_every_n_hours = config_.keep_checkpoint_every_n_hours;
+    if (scaffold->saver_options.env == nullptr) scaffold->saver_options.env = env();
+  }
+  if (warm_start_) {
+    // Only when nothing is restored: a checkpoint in model_dir wins, as in TF.
+    scaffold->init_fn = [previous = scaffold->init_fn, settings = *warm_start_,
+                         env = env()](Session& session) {
+      if (previous) previous(session);
+      WarmStart(session, settings, env);
+    };
+  }
+  train::HookList hooks = EstimatorInternals::TrainingHooks(*this, model, options, scaffold);
+
+  double last_loss = 0;
+  {
+    train::MonitoredSession session(
+        train::NewSessionCreator(*model.graph, {.scaffold = scaffold,
+                                                .checkpoint_dir = config_.model_dir,
+                                                .session_options = config_.session_config}),
+        hooks);
+    while (!session.ShouldStop()) {
+      std::vector<Tensor> values = session.Run({}, {model.spec.loss}, {model.spec.train_op});
+      if (values.empty()) break;  // end of input
+      last_loss = ScalarToDouble(values[0]);
+      ++result.steps_run;
+    }
+    result.global_step = train::StepValue(session.raw_session().Eval(model.global_step));
+    session.Close();
+  }
+  if (result.steps_run == 0) {
+    LOOM_LOG(WARNING) << "Training with estimator made no steps. Perhaps input is empty or "
+                      << "misspecified.";
+  } else {
+    result.final_loss = last_loss;
+    LOOM_LOG(INFO) << "Loss for final step: " << last_loss << " (global step " << result.global_step
+                   << ").";
+  }
+  return result;
+}
+
+}  // namespace loom

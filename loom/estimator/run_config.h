@@ -1,0 +1,63 @@
+#ifndef LOOM_ESTIMATOR_RUN_CONFIG_H_
+#define LOOM_ESTIMATOR_RUN_CONFIG_H_
+
+// RunConfig: TF1's tf.estimator.RunConfig, how an Estimator runs — where it keeps
+// checkpoints and summaries, how often it writes them, the graph seed and the Session's
+// options. A value type with TF's defaults; Estimator validates it at construction.
+//
+//   loom::Estimator estimator(ModelFn, {.model_dir = "runs/1", .tf_random_seed = 42,
+//                                       .save_checkpoints_steps = 500});
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "loom/base/env.h"
+#include "loom/runtime/session.h"
+
+namespace loom {
+
+struct RunConfig {
+  // Checkpoints, event files and eval/ directories go here. Default: "", a new temporary
+  // directory (with a warning), as in TF.
+  std::string model_dir;
+  // The graph-level seed of every graph the Estimator builds (Graph::seed). Default: unset,
+  // random ops without a seed of their own are nondeterministic.
+  std::optional<int64_t> tf_random_seed;
+  // Write the merged summaries (the "loss" scalar and any the model adds) every N steps;
+  // <= 0 disables. Default: 100.
+  int64_t save_summary_steps = 100;
+  // Checkpoint every N steps or every N seconds: at most one may be set. When neither is
+  // set, every 600 seconds (TF's default). A value <= 0 disables checkpoints.
+  std::optional<int64_t> save_checkpoints_steps;
+  std::optional<double> save_checkpoints_secs;
+  // Checkpoints kept; older ones are deleted. 0 keeps all. Default: 5.
+  int keep_checkpoint_max = 5;
+  // Additionally keep one checkpoint per this many hours. Default: 10000 (never).
+  double keep_checkpoint_every_n_hours = 10000;
+  // Log "loss = ..., step = ..." and write global_step/sec every N steps; <= 0 disables.
+  // Default: 100.
+  int64_t log_step_count_steps = 100;
+  // Options of every Session the Estimator creates (TF's session_config).
+  SessionOptions session_config;
+  // The file system for checkpoints, summaries and exports. Default: nullptr,
+  // Env::Default().
+  Env* env = nullptr;
+};
+
+// Throws InvalidArgument naming the fields when both save_checkpoints_steps and
+// save_checkpoints_secs are set, or keep_checkpoint_max / keep_checkpoint_every_n_hours
+// is negative.
+void ValidateRunConfig(const RunConfig& config);
+
+// The checkpoint schedule after TF's defaulting: exactly one of the two is set when
+// checkpoints are enabled, neither when disabled.
+struct CheckpointSchedule {
+  std::optional<int64_t> steps;
+  std::optional<double> secs;
+  bool enabled() const { return steps.has_value() || secs.has_value(); }
+};
+CheckpointSchedule EffectiveCheckpointSchedule(const RunConfig& config);
+
+}  // namespace loom
+
+#endif  // LOOM_ESTIMATOR_RUN_CONFIG_H_
