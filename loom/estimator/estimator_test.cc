@@ -127,7 +127,7 @@ TEST(ArrayInputFnTest, ValidatesArraysAndIsZeroCopy) {
             ArrayInputFn({.x = {{"x", d.x}}, .y = Tensor(kFloat32, {9, 1}), .shuffle = false});
           },
           ErrorCode::kInvalidArgument)
-          .find("has 9 examples"),
+          .find("'x' has 10 examples but 'label' has 9"),
       std::string::npos);
   InputFn fn = ArrayInputFn({.x = {{"x", d.x}}, .y = d.y, .batch_size = 4, .shuffle = false});
   Graph g;
