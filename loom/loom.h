@@ -35,5 +35,7 @@
 #include "loom/train/monitored_session.h"
 #include "loom/train/rmsprop.h"
 #include "loom/train/saver.h"
+#include "loom/train/file_writer.h"
+#include "loom/train/summary.h"
 
 #endif  // LOOM_LOOM_H_
