@@ -1,6 +1,7 @@
 #include "loom/estimator/all_ops.h"
 
 #include "loom/data/iterator_ops.h"
+#include "loom/estimator/feature_column_ops.h"
 #include "loom/estimator/layers.h"
 #include "loom/estimator/metrics.h"
 #include "loom/ops/array.h"
@@ -29,6 +30,7 @@ const OpRegistry& AllOps() {
     train::RegisterSummaryOps(*r);
     layers::RegisterLayerOps(*r);
     metrics::RegisterMetricOps(*r);
+    feature_column::RegisterFeatureColumnOps(*r);
     return r;
   }();
   return *registry;
