@@ -10,7 +10,7 @@
 //   classifier.evaluate(tf.estimator.inputs.numpy_input_fn({"x": x_test}, y_test, shuffle=False))
 //
 // Usage: dnn_fashion_mnist [--data DIR] [--steps N] [--limit N] [--model_dir DIR]
-//                          [--learning_rate F] [--batch_size N]
+//                          [--learning_rate F] [--batch_size N] [--dropout F]
 //   --limit trains and tests on the first N images (the test suite uses a small N).
 //   Without --model_dir a fresh temporary directory is used (so training starts anew).
 #include <cstdio>
@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   int64_t limit = 0;
   int64_t batch_size = 128;
   double learning_rate = 1e-3;
+  double dropout = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--data")) data_dir = argv[i + 1];
     else if (!std::strcmp(argv[i], "--steps")) steps = std::atoll(argv[i + 1]);
@@ -58,10 +59,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--model_dir")) model_dir = argv[i + 1];
     else if (!std::strcmp(argv[i], "--learning_rate")) learning_rate = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--batch_size")) batch_size = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--dropout")) dropout = std::atof(argv[i + 1]);
     else {
       std::fprintf(stderr,
                    "unknown flag %s; usage: %s [--data DIR] [--steps N] [--limit N] "
-                   "[--model_dir DIR] [--learning_rate F] [--batch_size N]\n",
+                   "[--model_dir DIR] [--learning_rate F] [--batch_size N] [--dropout F]\n",
                    argv[i], argv[0]);
       return 2;
     }
@@ -82,7 +84,8 @@ int main(int argc, char** argv) {
         {.hidden_units = {512, 256},
          .feature_columns = {fc::NumericColumn("x", {.shape = {784}})},
          .n_classes = 10,
-         .optimizer = loom::OptimizerSpec("Adam", learning_rate)},
+         .optimizer = loom::OptimizerSpec("Adam", learning_rate),
+         .dropout = dropout},
         {.model_dir = model_dir, .tf_random_seed = 42, .save_checkpoints_steps = 1000});
 
     auto train_input = loom::ArrayInputFn({.x = {{"x", train_x}},

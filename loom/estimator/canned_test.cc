@@ -143,6 +143,26 @@ TEST(CannedEstimatorTest, LinearClassifierLearnsTheCross) {
   }
   EXPECT_EQ(count, 1000);
   EXPECT_NEAR(static_cast<double>(correct) / count, m["accuracy"], 1e-6);
+
+  // Exported and served without the model function: the vocabulary lookup, bucketize and
+  // cross ops load from the registry, and the classification signature is the default.
+  std::string exported = classifier.ExportSavedModel(
+      dir.Join("export"), RawServingInputReceiverFn({{"age", {kFloat32, Shape{}}},
+                                                     {"city", {kString, Shape{}}},
+                                                     {"job", {kInt64, Shape{}}}}));
+  auto predictor = SavedModelPredictor::Load(exported);
+  auto served = predictor->Predict({{"age", TestData().x.at("age").Slice(0, 3)},
+                                    {"city", TestData().x.at("city").Slice(0, 3)},
+                                    {"job", TestData().x.at("job").Slice(0, 3)}});
+  ASSERT_EQ(served.at("scores").shape(), (Shape{3, 2}));
+  ASSERT_EQ(served.at("classes").dtype(), kString);
+  int row = 0;
+  for (const auto& p : classifier.Predict(TestInput(Tensor()))) {
+    EXPECT_EQ(served.at("classes").flat<std::string>()[row], p.at("classes").flat<std::string>()[0]);
+    EXPECT_NEAR(served.at("scores").flat<float>()[2 * row + 1],
+                p.at("probabilities").flat<float>()[1], 1e-6);
+    if (++row == 3) break;
+  }
 }
 
 TEST(CannedEstimatorTest, LinearRegressorBeatsTheMean) {
@@ -228,7 +248,11 @@ TEST(CannedEstimatorTest, DNNLinearCombinedClassifierWithDefaultOptimizers) {
               m["accuracy"], m["auc"], baseline);
   EXPECT_GT(m["accuracy"], 0.88);
   EXPECT_GT(m["accuracy"], baseline + 0.3);
-  EXPECT_TRUE(HasVariable(classifier, "linear/linear_model/bias_weights"));
+  // Both parts trained, each with its default optimizer: the slots of FTRL (linear) and
+  // Adagrad (dnn) moved from their initial accumulator value 0.1.
+  EXPECT_GT(classifier.GetVariableValue("linear/linear_model/bias_weights/Ftrl").scalar<float>(),
+            0.2f);
+  EXPECT_GT(classifier.GetVariableValue("dnn/logits/bias/Adagrad").scalar<float>(), 0.2f);
   EXPECT_TRUE(HasVariable(classifier, "dnn/hiddenlayer_0/kernel"));
 }
 
@@ -271,18 +295,5 @@ TEST(CannedEstimatorTest, ConfigurationErrorsAreClear) {
   EXPECT_NE(err.find("feature column 'income'"), std::string::npos) << err;
 }
 
-}  // namespace
-}  // namespace loom
-namespace loom {
-namespace {
-TEST(ScratchTest, Names) {
-  TempDir dir;
-  DNNLinearCombinedClassifier classifier({.linear_feature_columns = LinearColumns(),
-                                          .dnn_feature_columns = DnnColumns(),
-                                          .dnn_hidden_units = {16}},
-                                         Config(dir));
-  classifier.Train(TrainInput(TrainData().binary), {.max_steps = 600});
-  for (auto& n : classifier.GetVariableNames()) std::printf("%s %s\n", n.c_str(), classifier.GetVariableValue(n).DebugString(4).c_str());
-}
 }  // namespace
 }  // namespace loom

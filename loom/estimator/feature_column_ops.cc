@@ -21,6 +21,13 @@ uint64_t Fmix64(uint64_t k) {
   return k;
 }
 
+// A list attribute that may be empty: a serialized graph does not keep an empty list's
+// element kind, so an empty list may come back as another list kind.
+template <typename T>
+std::vector<T> ListAttr(const Node& node, const std::string& name) {
+  return node.attrs().GetOr<std::vector<T>>(name, {});
+}
+
 bool IsIntegerKey(DType dtype) { return dtype == kInt32 || dtype == kInt64; }
 
 // The i-th key of an integer tensor as int64.
@@ -54,7 +61,7 @@ const OpDef& BucketizeOp() {
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
-            const auto& b = c.attr<std::vector<double>>("boundaries");
+            const std::vector<double> b = ListAttr<double>(c.node(), "boundaries");
             for (size_t i = 1; i < b.size(); ++i) {
               if (!(b[i - 1] < b[i])) {
                 c.Fail("boundaries must be sorted strictly ascending; entries ", i - 1, " and ",
@@ -66,7 +73,7 @@ const OpDef& BucketizeOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            const auto& b = c.attr<std::vector<double>>("boundaries");
+            const std::vector<double> b = ListAttr<double>(c.node(), "boundaries");
             Tensor out = c.AllocateOutput(0, x.shape());
             int64_t* o = out.data<int64_t>();
             SwitchNumeric(x.dtype(), "Bucketize", [&](auto tag) {
@@ -345,7 +352,7 @@ const OpDef& IdsToStringsOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& ids = c.input(0);
-            const auto& vocab = c.attr<std::vector<std::string>>("vocabulary");
+            const std::vector<std::string> vocab = ListAttr<std::string>(c.node(), "vocabulary");
             Tensor out = c.AllocateOutput(0, ids.shape());
             std::string* o = out.data<std::string>();
             for (int64_t i = 0; i < ids.NumElements(); ++i) {
