@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 
+#include "examples/fashion_mnist_data.h"
 #include "loom/base/env.h"
 #include "loom/data/dataset.h"
 #include "loom/io/idx.h"
@@ -29,23 +30,6 @@
 #include "loom/train/global_step.h"
 
 namespace {
-
-// Images as float32 in [0, 1], flattened to [n, 784]; labels as int64.
-std::pair<loom::Tensor, loom::Tensor> LoadSplit(const std::string& dir, const std::string& prefix,
-                                                int64_t limit) {
-  loom::Env* env = loom::Env::Default();
-  loom::Tensor images = loom::ReadIdx(env, loom::JoinPath(dir, prefix + "-images-idx3-ubyte.gz"));
-  loom::Tensor labels = loom::ReadIdx(env, loom::JoinPath(dir, prefix + "-labels-idx1-ubyte.gz"));
-  int64_t n = images.dim(0);
-  if (limit > 0 && limit < n) n = limit;
-  loom::Tensor x(loom::kFloat32, {n, 784});
-  loom::Tensor y(loom::kInt64, {n});
-  const uint8_t* pixels = images.data<uint8_t>();
-  float* xf = x.data<float>();
-  for (int64_t i = 0; i < n * 784; ++i) xf[i] = pixels[i] / 255.0f;
-  for (int64_t i = 0; i < n; ++i) y.data<int64_t>()[i] = labels.data<uint8_t>()[i];
-  return {x, y};
-}
 
 // A fully connected layer: relu(x W + b) when `relu`, else x W + b.
 loom::Output Dense(const loom::Scope& parent, loom::Output x, int64_t units, bool relu,
@@ -79,8 +63,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    auto [train_x, train_y] = LoadSplit(data_dir, "train", limit);
-    auto [test_x, test_y] = LoadSplit(data_dir, "t10k", limit);
+    auto [train_x, train_y] = examples::LoadFashionMnist(data_dir, "train", limit);
+    auto [test_x, test_y] = examples::LoadFashionMnist(data_dir, "t10k", limit);
     const int64_t batch_size = 256;
 
     loom::Graph graph({.seed = 42});
