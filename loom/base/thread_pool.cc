@@ -83,10 +83,10 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
     for (int64_t c = 1; c < num_chunks; ++c) {
       queue_.push_back([&, c] {
         run_chunk(c);
-        if (shared.remaining.fetch_sub(1) == 1) {
-          std::lock_guard<std::mutex> lock(shared.mu);
-          shared.done.notify_one();
-        }
+        // Count down under the mutex: the caller cannot see zero, return and destroy
+        // `shared` (it lives on the caller's stack) while this worker still touches it.
+        std::lock_guard<std::mutex> lock(shared.mu);
+        if (--shared.remaining == 0) shared.done.notify_one();
       });
     }
   }
