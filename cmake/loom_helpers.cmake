@@ -1,4 +1,6 @@
-# loom_library(NAME SRCS ... DEPS ...): one layer's library, e.g. loom_base.
+# loom_library(NAME SRCS ... DEPS ...): one layer's library, e.g. loom_base. Each is
+# recorded in the global property LOOM_LIBRARIES, which the install rules at the end of the
+# top-level CMakeLists.txt export as Loom::<name without loom_> (Loom::base, ...).
 function(loom_library name)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
   add_library(${name} ${ARG_SRCS})
@@ -6,6 +8,9 @@ function(loom_library name)
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}>
     $<INSTALL_INTERFACE:include>)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  # The public headers use C++20; a program linking the library compiles as C++20 too.
+  target_compile_features(${name} PUBLIC cxx_std_20)
+  set_property(GLOBAL APPEND PROPERTY LOOM_LIBRARIES ${name})
 endfunction()
 
 # loom_test(NAME SRCS ... DEPS ... [LABELS ...] [TIMEOUT s]): a GoogleTest binary run by CTest.

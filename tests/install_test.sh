@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `cmake --install` and find_package(Loom): installs BUILD_DIR into a fresh prefix, checks
+# the layout, then configures, builds and runs tests/install_consumer against the prefix
+# alone, and runs the installed `loom` on the checkpoint the program wrote. Fails on any
+# step. Usage: install_test.sh CMAKE SOURCE_DIR BUILD_DIR
+set -euo pipefail
+cmake=$1 src=$2 build=$3
+# A fixed directory (wiped first), so a ccache hit is possible on the consumer's compile.
+work=$build/install_test
+prefix=$work/prefix
+rm -rf "$work"
+mkdir -p "$work"
+
+"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log"
+for f in bin/loom include/loom/loom.h include/loom/io/proto/graph.pb.h \
+         lib/libloom_estimator.a lib/cmake/Loom/LoomConfig.cmake \
+         lib/cmake/Loom/LoomConfigVersion.cmake lib/cmake/Loom/LoomTargets.cmake; do
+  [[ -e $prefix/$f ]] || { echo "install_test: $prefix/$f was not installed"; exit 1; }
+done
+if [[ -e $prefix/include/loom/cli || -e $prefix/include/loom/data/test_util.h ]]; then
+  echo "install_test: the command's or the tests' headers were installed"
+  exit 1
+fi
+
+configure=(-S "$src/tests/install_consumer" -B "$work/consumer" -DCMAKE_BUILD_TYPE=Release
+           -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+if command -v ninja >/dev/null; then configure+=(-G Ninja); fi
+if command -v ccache >/dev/null; then configure+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+"$cmake" "${configure[@]}" >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
+# The package found must be the one just installed, not a build tree.
+grep -q "from $prefix/lib/cmake/Loom" "$work/configure.log" ||
+  { echo "install_test: find_package(Loom) did not use $prefix:"; cat "$work/configure.log"; exit 1; }
+"$cmake" --build "$work/consumer" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+
+out=$("$work/consumer/install_consumer" "$work/model" 2>"$work/run.log") ||
+  { echo "install_test: install_consumer failed: $out"; tail -20 "$work/run.log"; exit 1; }
+echo "$out"
+[[ $out == *"install_consumer: rmse "*" after 200 steps"* ]] ||
+  { echo "install_test: unexpected output"; exit 1; }
+
+inspect=$("$prefix/bin/loom" inspect "$work/model")
+[[ $inspect == *"global step: 200"* ]] ||
+  { echo "install_test: the installed loom did not read the checkpoint:"; echo "$inspect"; exit 1; }
+echo "installed loom reads the consumer's checkpoint (global step 200)"
