@@ -1,14 +1,25 @@
 #include "loom/cli/job.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
 #include <toml++/toml.h>
 
 #include "loom/base/error.h"
+#include "loom/base/strcat.h"
 #include "loom/data/file_sources.h"
 #include "loom/estimator/canned.h"
 #include "loom/ops/math.h"
+#include "loom/train/adagrad.h"
+#include "loom/train/adam.h"
+#include "loom/train/ftrl.h"
+#include "loom/train/global_step.h"
+#include "loom/train/gradient_descent.h"
+#include "loom/train/learning_rate.h"
+#include "loom/train/momentum.h"
+#include "loom/train/rmsprop.h"
+#include "loom/train/summary.h"
 
 namespace loom::cli {
 namespace fc = feature_column;
@@ -188,6 +199,69 @@ DataSource ParseSource(const toml::table& t, const std::string& name, const std:
   return s;
 }
 
+// OptimizerSpec's names (canned.h).
+const std::set<std::string> kOptimizerNames = {"Adagrad", "Adam", "Ftrl", "RMSProp", "SGD",
+                                               "Momentum"};
+
+// [optimizer.schedule]: the keys each type takes.
+const std::map<std::string, std::vector<std::string>> kScheduleKeys = {
+    {"exponential_decay", {"decay_steps", "decay_rate", "staircase"}},
+    {"piecewise_constant", {"boundaries", "values"}},
+    {"polynomial_decay", {"decay_steps", "end_learning_rate", "power", "cycle"}},
+    {"cosine_decay", {"decay_steps", "alpha"}}};
+
+ScheduleSpec ParseSchedule(const toml::table& t, const std::string& name, const std::string& path) {
+  Table table(t, name, path);
+  ScheduleSpec s;
+  s.type = table.String("type").value_or("");
+  auto keys = kScheduleKeys.find(s.type);
+  if (keys == kScheduleKeys.end()) {
+    table.Fail("type", "expected \"exponential_decay\", \"piecewise_constant\", "
+                       "\"polynomial_decay\" or \"cosine_decay\"");
+  }
+  // A key of another type (decay_rate in a cosine_decay) gets a message listing the right ones.
+  for (const auto& [k, v] : t) {
+    std::string key(k.str());
+    if (key == "type" || std::ranges::count(keys->second, key)) continue;
+    std::string list;
+    for (const std::string& known : keys->second) list += (list.empty() ? "" : ", ") + known;
+    table.Fail(key, StrCat("not a key of ", s.type, " (it takes ", list, ")"));
+  }
+  if (s.type == "piecewise_constant") {
+    s.boundaries = table.Ints("boundaries");
+    s.values = table.Doubles("values");
+    if (s.boundaries.empty()) table.Fail("boundaries", "expected the steps where the rate changes, e.g. [1000, 2000]");
+    for (size_t i = 1; i < s.boundaries.size(); ++i) {
+      if (s.boundaries[i] <= s.boundaries[i - 1]) table.Fail("boundaries", "must increase");
+    }
+    if (s.values.size() != s.boundaries.size() + 1) {
+      table.Fail("values", StrCat("expected ", s.boundaries.size() + 1,
+                                  " rates (one more than boundaries), got ", s.values.size()));
+    }
+  } else {
+    std::optional<int64_t> steps = table.Int("decay_steps");
+    if (!steps || *steps <= 0) table.Fail("decay_steps", "expected an integer > 0");
+    s.decay_steps = *steps;
+  }
+  if (s.type == "exponential_decay") {
+    std::optional<double> rate = table.Double("decay_rate");
+    if (!rate || *rate <= 0) table.Fail("decay_rate", "expected a number > 0, e.g. 0.96");
+    s.decay_rate = *rate;
+    s.staircase = table.Bool("staircase").value_or(false);
+  } else if (s.type == "polynomial_decay") {
+    s.end_learning_rate = table.Double("end_learning_rate").value_or(s.end_learning_rate);
+    s.power = table.Double("power").value_or(s.power);
+    s.cycle = table.Bool("cycle").value_or(false);
+    if (s.end_learning_rate < 0) table.Fail("end_learning_rate", "must be >= 0");
+    if (s.power <= 0) table.Fail("power", "must be > 0");
+  } else if (s.type == "cosine_decay") {
+    s.alpha = table.Double("alpha").value_or(0.0);
+    if (s.alpha < 0 || s.alpha > 1) table.Fail("alpha", "must be in [0, 1]");
+  }
+  table.CheckAllUsed();
+  return s;
+}
+
 // Casts the labels of a batch to what the head wants: int64 class ids or float32 values.
 Tensor CastLabels(const Tensor& t, bool classifier) {
   DType want = classifier ? kInt64 : kFloat32;
@@ -267,6 +341,34 @@ Job ParseJob(const std::string& text, const std::string& path) {
     job.learning_rate = t.Double("learning_rate");
     job.linear_optimizer = t.String("linear_name").value_or("");
     job.linear_learning_rate = t.Double("linear_learning_rate");
+    for (const char* key : {"name", "linear_name"}) {
+      const std::string& name = std::string(key) == "name" ? job.optimizer : job.linear_optimizer;
+      if (!name.empty() && !kOptimizerNames.count(name))
+        t.Fail(key, "expected Adagrad, Adam, Ftrl, RMSProp, SGD or Momentum");
+    }
+    if (const toml::table* s = t.SubTable("schedule"))
+      job.schedule = ParseSchedule(*s, "optimizer.schedule", path);
+    if (const toml::table* s = t.SubTable("linear_schedule")) {
+      if (!job.model_type.starts_with("dnn_linear"))
+        t.Fail("linear_schedule", "only dnn_linear_* models have a separate linear optimizer; "
+                                  "use [optimizer.schedule]");
+      job.linear_schedule = ParseSchedule(*s, "optimizer.linear_schedule", path);
+    }
+    // A schedule decays the optimizer's learning_rate (piecewise_constant has its own
+    // values), so both are given rather than taken from the estimator's defaults.
+    auto check = [&](const std::optional<ScheduleSpec>& schedule, const char* schedule_key,
+                     const std::string& name, const char* name_key,
+                     const std::optional<double>& rate, const char* rate_key) {
+      if (!schedule) return;
+      if (name.empty()) t.Fail(schedule_key, StrCat("a schedule needs the optimizer's '", name_key, "'"));
+      if (schedule->type == "piecewise_constant" && rate)
+        t.Fail(rate_key, "piecewise_constant takes its rates from the schedule's 'values'; remove it");
+      if (schedule->type != "piecewise_constant" && !rate)
+        t.Fail(schedule_key, StrCat("the schedule decays '", rate_key, "'; set it"));
+    };
+    check(job.schedule, "schedule", job.optimizer, "name", job.learning_rate, "learning_rate");
+    check(job.linear_schedule, "linear_schedule", job.linear_optimizer, "linear_name",
+          job.linear_learning_rate, "linear_learning_rate");
     t.CheckAllUsed();
   }
   if (const toml::table* rc = top.SubTable("run_config")) {
@@ -394,7 +496,83 @@ bool Wanted(const std::vector<std::string>& names, const FeatureSpec& f) {
   return names.empty() || std::find(names.begin(), names.end(), f.name) != names.end();
 }
 
-OptimizerSpec Optimizer(const std::string& name, std::optional<double> lr) {
+// The schedule's learning rate at `global_step` (learning_rate.h); `learning_rate` is the
+// starting rate (piecewise_constant ignores it).
+Output ScheduleOutput(const Scope& scope, const ScheduleSpec& s, Output global_step,
+                      double learning_rate) {
+  if (s.type == "exponential_decay") {
+    return train::ExponentialDecay(scope, learning_rate, global_step, s.decay_steps, s.decay_rate,
+                                   s.staircase);
+  }
+  if (s.type == "piecewise_constant")
+    return train::PiecewiseConstant(scope, global_step, s.boundaries, s.values);
+  if (s.type == "polynomial_decay") {
+    return train::PolynomialDecay(scope, learning_rate, global_step, s.decay_steps,
+                                  s.end_learning_rate, s.power, s.cycle);
+  }
+  return train::CosineDecay(scope, learning_rate, global_step, s.decay_steps, s.alpha);
+}
+
+// An optimizer `Base` whose learning rate follows a schedule of the global step, with the
+// rate written as the scalar summary `tag`. OptimizerSpec's factory gets no Scope, so the
+// schedule cannot exist when the optimizer is made: it is built in Prepare, the first step
+// of ApplyGradients that is given the graph, and the optimizer is then re-made from its
+// options with the schedule's Output as learning rate. CreateSlots is deferred until
+// after that, so re-making it drops nothing (both are idempotent, as Optimizer requires).
+template <typename Base, typename Options>
+class Scheduled final : public Base {
+ public:
+  Scheduled(ScheduleSpec schedule, double learning_rate, std::string tag)
+      : Base(Options{}), schedule_(std::move(schedule)), learning_rate_(learning_rate),
+        tag_(std::move(tag)) {}
+
+ protected:
+  void CreateSlots(const std::vector<Output>& vars) override { vars_ = vars; }
+  void Prepare(const Scope& scope) override {
+    if (!rate_.valid()) {
+      Scope root(scope.graph());
+      rate_ = ScheduleOutput(root, schedule_, train::GlobalStep(root), learning_rate_);
+      train::ScalarSummary(root, tag_, rate_);
+      Base::operator=(Base(Options{.learning_rate = rate_}));
+    }
+    Base::CreateSlots(vars_);
+    Base::Prepare(scope);
+  }
+
+ private:
+  ScheduleSpec schedule_;
+  double learning_rate_;
+  std::string tag_;
+  std::vector<Output> vars_;
+  Output rate_;
+};
+
+std::unique_ptr<train::Optimizer> MakeScheduled(const std::string& name, double learning_rate,
+                                                const ScheduleSpec& schedule,
+                                                const std::string& tag) {
+  if (name == "Adagrad")
+    return std::make_unique<Scheduled<train::Adagrad, train::AdagradOptions>>(schedule, learning_rate, tag);
+  if (name == "Adam")
+    return std::make_unique<Scheduled<train::Adam, train::AdamOptions>>(schedule, learning_rate, tag);
+  if (name == "Ftrl")
+    return std::make_unique<Scheduled<train::Ftrl, train::FtrlOptions>>(schedule, learning_rate, tag);
+  if (name == "RMSProp")
+    return std::make_unique<Scheduled<train::RMSProp, train::RMSPropOptions>>(schedule, learning_rate, tag);
+  if (name == "SGD") {
+    return std::make_unique<Scheduled<train::GradientDescent, train::GradientDescentOptions>>(
+        schedule, learning_rate, tag);
+  }
+  return std::make_unique<Scheduled<train::Momentum, train::MomentumOptions>>(schedule, learning_rate, tag);
+}
+
+// REQUIRES: a schedule comes with a name (checked by ParseJob).
+OptimizerSpec Optimizer(const std::string& name, std::optional<double> lr,
+                        const std::optional<ScheduleSpec>& schedule, const std::string& tag) {
+  if (schedule) {
+    return OptimizerSpec([name, rate = lr.value_or(0.0), schedule = *schedule, tag] {
+      return MakeScheduled(name, rate, schedule, tag);
+    });
+  }
   if (name.empty()) return OptimizerSpec();
   if (lr) return OptimizerSpec(name, *lr);
   return OptimizerSpec(name);
@@ -409,7 +587,7 @@ std::unique_ptr<Estimator> MakeEstimator(const Job& job) {
     if (Wanted(job.linear_features, f)) linear.push_back(LinearColumn(f));
     if (Wanted(job.dnn_features, f)) dense.push_back(DenseColumn(f));
   }
-  OptimizerSpec opt = Optimizer(job.optimizer, job.learning_rate);
+  OptimizerSpec opt = Optimizer(job.optimizer, job.learning_rate, job.schedule, "learning_rate");
   const RunConfig& rc = job.run_config;
   const std::string& t = job.model_type;
   if (t == "linear_classifier")
@@ -429,7 +607,8 @@ std::unique_ptr<Estimator> MakeEstimator(const Job& job) {
         DNNRegressorOptions{.hidden_units = job.hidden_units, .feature_columns = dense,
                             .label_dimension = job.label_dimension, .optimizer = opt,
                             .dropout = job.dropout, .batch_norm = job.batch_norm}, rc);
-  OptimizerSpec linear_opt = Optimizer(job.linear_optimizer, job.linear_learning_rate);
+  OptimizerSpec linear_opt = Optimizer(job.linear_optimizer, job.linear_learning_rate,
+                                       job.linear_schedule, "linear_learning_rate");
   if (t == "dnn_linear_classifier")
     return std::make_unique<DNNLinearCombinedClassifier>(
         DNNLinearCombinedClassifierOptions{

@@ -2,10 +2,10 @@
 #define LOOM_CLI_JOB_H_
 
 // A job file (TOML, docs/cli.md): data sources, feature columns, a canned model, its
-// optimizer and the RunConfig, parsed into a Job. Every error is an InvalidArgument whose
-// message names the file, the line and the key ("job.toml:12: [model] unknown key
-// 'hidden'"); unknown keys are errors. The Job then builds the library objects: the
-// canned Estimator and the input functions. Nothing here trains; see train.cc.
+// optimizer and learning-rate schedule, and the RunConfig, parsed into a Job. Every error
+// is an InvalidArgument whose message names the file, the line and the key ("job.toml:12:
+// [model] unknown key 'hidden'"); unknown keys are errors. The Job then builds the library
+// objects: the canned Estimator and the input functions. Nothing here trains; see train.cc.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -46,6 +46,21 @@ struct FeatureSpec {
   int64_t embedding_dimension = 0;  // categorical in a DNN: embedding, else indicator
 };
 
+// [optimizer.schedule] (and [optimizer.linear_schedule]): a learning-rate schedule of the
+// global step, one of learning_rate.h's; the optimizer's learning_rate is its starting rate.
+struct ScheduleSpec {
+  std::string type;  // exponential_decay, piecewise_constant, polynomial_decay, cosine_decay
+  int64_t decay_steps = 0;          // all but piecewise_constant, > 0
+  double decay_rate = 0;            // exponential_decay, > 0
+  bool staircase = false;           // exponential_decay
+  std::vector<int64_t> boundaries;  // piecewise_constant, increasing
+  std::vector<double> values;       // piecewise_constant, one more than boundaries
+  double end_learning_rate = 1e-4;  // polynomial_decay
+  double power = 1.0;               // polynomial_decay
+  bool cycle = false;               // polynomial_decay
+  double alpha = 0.0;               // cosine_decay, in [0, 1]
+};
+
 struct Job {
   std::string path;  // the job file
   std::string text;  // its contents (saved into model_dir)
@@ -62,6 +77,9 @@ struct Job {
   std::optional<double> learning_rate;
   std::string linear_optimizer = "";
   std::optional<double> linear_learning_rate;
+  // The schedules' learning rates are written as the scalar summaries "learning_rate" and
+  // "linear_learning_rate".
+  std::optional<ScheduleSpec> schedule, linear_schedule;
   // [run_config]
   RunConfig run_config;
   // [train]
