@@ -270,26 +270,36 @@ std::string ScheduleJob(const std::string& dir, const std::string& schedule) {
 // Each schedule trains, and its rate reaches the value its formula gives after the decay
 // (the summaries come every 10 steps; the last is at step 40 or 50). piecewise_constant
 // drops to 0, after which Adam must leave the weights as they are: the schedule really
-// is the optimizer's learning rate, not only a summary.
+// is the optimizer's learning rate, not only a summary. A wide & deep model takes one
+// schedule per part.
 TEST(CliTest, LearningRateSchedulesTrain) {
   struct Case {
-    std::string name, schedule, last_rate;
+    std::string name, schedule;
+    std::vector<std::pair<std::string, std::string>> last_rates;  // tag -> value
+    std::string model = "dnn_classifier";
   };
+  const std::string exponential =
+      "[optimizer.schedule]\ntype = \"exponential_decay\"\ndecay_steps = 20\ndecay_rate = 0.5\n"
+      "staircase = true\n";
   const std::vector<Case> cases = {
-      {"exponential", "learning_rate = 0.1\n[optimizer.schedule]\ntype = \"exponential_decay\"\n"
-                      "decay_steps = 20\ndecay_rate = 0.5\nstaircase = true\n", "0.025"},
+      {"exponential", "learning_rate = 0.1\n" + exponential, {{"learning_rate", "0.025"}}},
       {"piecewise", "[optimizer.schedule]\ntype = \"piecewise_constant\"\nboundaries = [20]\n"
-                    "values = [0.05, 0.0]\n", "0"},
+                    "values = [0.05, 0.0]\n", {{"learning_rate", "0"}}},
       {"polynomial", "learning_rate = 0.1\n[optimizer.schedule]\ntype = \"polynomial_decay\"\n"
-                     "decay_steps = 30\nend_learning_rate = 0.01\npower = 2.0\n", "0.01"},
+                     "decay_steps = 30\nend_learning_rate = 0.01\npower = 2.0\n",
+       {{"learning_rate", "0.01"}}},
       {"cosine", "learning_rate = 0.1\n[optimizer.schedule]\ntype = \"cosine_decay\"\n"
-                 "decay_steps = 30\nalpha = 0.1\n", "0.01"},
+                 "decay_steps = 30\nalpha = 0.1\n", {{"learning_rate", "0.01"}}},
+      {"wide_and_deep", "learning_rate = 0.1\nlinear_name = \"Ftrl\"\n" + exponential +
+                            "[optimizer.linear_schedule]\ntype = \"piecewise_constant\"\n"
+                            "boundaries = [20]\nvalues = [0.2, 0.02]\n",
+       {{"learning_rate", "0.025"}, {"linear_learning_rate", "0.02"}}, "dnn_linear_classifier"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     std::string dir = TempDir("schedule_" + c.name);
     WriteCsv(dir + "/d.csv");
-    std::string job = ScheduleJob(dir, c.schedule);
+    std::string job = Replace(ScheduleJob(dir, c.schedule), "\"dnn_classifier\"", "\"" + c.model + "\"");
     job = Replace(job, "save_checkpoints_steps = 100", "save_checkpoints_steps = 10\nkeep_checkpoint_max = 10");
     Write(dir + "/job.toml", job);
     Result r = Loom("train " + dir + "/job.toml --max-steps 50");
@@ -299,9 +309,11 @@ TEST(CliTest, LearningRateSchedulesTrain) {
     ASSERT_FALSE(events.empty());
     r = Loom("inspect " + events);
     ASSERT_EQ(r.code, 0) << r.output;
-    std::string line = TagLine(r.output, "learning_rate");
-    ASSERT_FALSE(line.empty()) << r.output;
-    EXPECT_TRUE(line.ends_with("= " + c.last_rate)) << line;
+    for (const auto& [tag, rate] : c.last_rates) {
+      std::string line = TagLine(r.output, tag);
+      ASSERT_FALSE(line.empty()) << tag << " in " << r.output;
+      EXPECT_TRUE(line.ends_with("= " + rate)) << line;
+    }
     if (c.name == "piecewise") {
       auto kernel = [&](int step) {
         return loom::ReadSafetensors(
@@ -363,6 +375,8 @@ TEST(CliTest, ScheduleErrorsNameFileLineAndKey) {
        "the schedule decays 'learning_rate'"},
       {"learning_rate = 0.1\n[optimizer.schedule]\ntype = \"exponential_decay\"\n"
        "decay_steps = \"ten\"\n", ":11", "key 'decay_steps': expected an integer"},
+      {"learning_rate = 0.1\n[optimizer.linear_schedule]\ntype = \"cosine_decay\"\n"
+       "decay_steps = 10\n", ":9", "key 'linear_schedule': only dnn_linear_* models"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.schedule);
