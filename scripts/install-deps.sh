@@ -14,6 +14,7 @@ packages=(
   libcli11-dev               # the `loom` command line
   libtomlplusplus-dev        # job files for `loom train`
   dataset-fashion-mnist      # the demo's data
+  chromium                   # the report render test (cli_test: headless Chromium)
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch python3-numpy)
