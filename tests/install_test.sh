@@ -11,7 +11,8 @@ prefix=$work/prefix
 rm -rf "$work"
 mkdir -p "$work"
 
-"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log"
+"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
+  { cat "$work/install.log"; echo "install_test: cmake --install failed (is the build complete?)"; exit 1; }
 for f in bin/loom include/loom/loom.h include/loom/io/proto/graph.pb.h \
          lib/libloom_estimator.a lib/cmake/Loom/LoomConfig.cmake \
          lib/cmake/Loom/LoomConfigVersion.cmake lib/cmake/Loom/LoomTargets.cmake; do
