@@ -284,24 +284,33 @@ TEST(CliTest, LearningRateSchedulesTrain) {
       "staircase = true\n";
   const std::vector<Case> cases = {
       {"exponential", "learning_rate = 0.1\n" + exponential, {{"learning_rate", "0.025"}}},
-      {"piecewise", "[optimizer.schedule]\ntype = \"piecewise_constant\"\nboundaries = [20]\n"
-                    "values = [0.05, 0.0]\n", {{"learning_rate", "0"}}},
-      {"polynomial", "learning_rate = 0.1\n[optimizer.schedule]\ntype = \"polynomial_decay\"\n"
-                     "decay_steps = 30\nend_learning_rate = 0.01\npower = 2.0\n",
+      {"piecewise",
+       "[optimizer.schedule]\ntype = \"piecewise_constant\"\nboundaries = [20]\n"
+       "values = [0.05, 0.0]\n",
+       {{"learning_rate", "0"}}},
+      {"polynomial",
+       "learning_rate = 0.1\n[optimizer.schedule]\ntype = \"polynomial_decay\"\n"
+       "decay_steps = 30\nend_learning_rate = 0.01\npower = 2.0\n",
        {{"learning_rate", "0.01"}}},
-      {"cosine", "learning_rate = 0.1\n[optimizer.schedule]\ntype = \"cosine_decay\"\n"
-                 "decay_steps = 30\nalpha = 0.1\n", {{"learning_rate", "0.01"}}},
-      {"wide_and_deep", "learning_rate = 0.1\nlinear_name = \"Ftrl\"\n" + exponential +
-                            "[optimizer.linear_schedule]\ntype = \"piecewise_constant\"\n"
-                            "boundaries = [20]\nvalues = [0.2, 0.02]\n",
-       {{"learning_rate", "0.025"}, {"linear_learning_rate", "0.02"}}, "dnn_linear_classifier"},
+      {"cosine",
+       "learning_rate = 0.1\n[optimizer.schedule]\ntype = \"cosine_decay\"\n"
+       "decay_steps = 30\nalpha = 0.1\n",
+       {{"learning_rate", "0.01"}}},
+      {"wide_and_deep",
+       "learning_rate = 0.1\nlinear_name = \"Ftrl\"\n" + exponential +
+           "[optimizer.linear_schedule]\ntype = \"piecewise_constant\"\n"
+           "boundaries = [20]\nvalues = [0.2, 0.02]\n",
+       {{"learning_rate", "0.025"}, {"linear_learning_rate", "0.02"}},
+       "dnn_linear_classifier"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     std::string dir = TempDir("schedule_" + c.name);
     WriteCsv(dir + "/d.csv");
-    std::string job = Replace(ScheduleJob(dir, c.schedule), "\"dnn_classifier\"", "\"" + c.model + "\"");
-    job = Replace(job, "save_checkpoints_steps = 100", "save_checkpoints_steps = 10\nkeep_checkpoint_max = 10");
+    std::string job =
+        Replace(ScheduleJob(dir, c.schedule), "\"dnn_classifier\"", "\"" + c.model + "\"");
+    job = Replace(job, "save_checkpoints_steps = 100",
+                  "save_checkpoints_steps = 10\nkeep_checkpoint_max = 10");
     Write(dir + "/job.toml", job);
     Result r = Loom("train " + dir + "/job.toml --max-steps 50");
     ASSERT_EQ(r.code, 0) << r.output;
@@ -365,19 +374,25 @@ TEST(CliTest, ScheduleErrorsNameFileLineAndKey) {
       {"learning_rate = 0.1\n[optimizer.schedule]\ntype = \"linear_decay\"\n", ":10",
        "[optimizer.schedule] key 'type': expected \"exponential_decay\""},
       {"learning_rate = 0.1\n[optimizer.schedule]\ntype = \"cosine_decay\"\ndecay_steps = 10\n"
-       "decay_rate = 0.5\n", ":12", "key 'decay_rate': not a key of cosine_decay (it takes decay_steps, alpha)"},
+       "decay_rate = 0.5\n",
+       ":12", "key 'decay_rate': not a key of cosine_decay (it takes decay_steps, alpha)"},
       {"learning_rate = 0.1\n[optimizer.schedule]\ntype = \"exponential_decay\"\ndecay_steps = 0\n"
-       "decay_rate = 0.5\n", ":11", "key 'decay_steps': expected an integer > 0"},
+       "decay_rate = 0.5\n",
+       ":11", "key 'decay_steps': expected an integer > 0"},
       {"[optimizer.schedule]\ntype = \"piecewise_constant\"\nboundaries = [10, 20]\n"
-       "values = [0.1, 0.01]\n", ":11", "key 'values': expected 3 rates"},
+       "values = [0.1, 0.01]\n",
+       ":11", "key 'values': expected 3 rates"},
       {"[optimizer.schedule]\ntype = \"piecewise_constant\"\nboundaries = [20, 10]\n"
-       "values = [0.1, 0.01, 0.001]\n", ":10", "key 'boundaries': must increase"},
+       "values = [0.1, 0.01, 0.001]\n",
+       ":10", "key 'boundaries': must increase"},
       {"[optimizer.schedule]\ntype = \"polynomial_decay\"\ndecay_steps = 10\n", ":8",
        "the schedule decays 'learning_rate'"},
       {"learning_rate = 0.1\n[optimizer.schedule]\ntype = \"exponential_decay\"\n"
-       "decay_steps = \"ten\"\n", ":11", "key 'decay_steps': expected an integer"},
+       "decay_steps = \"ten\"\n",
+       ":11", "key 'decay_steps': expected an integer"},
       {"learning_rate = 0.1\n[optimizer.linear_schedule]\ntype = \"cosine_decay\"\n"
-       "decay_steps = 10\n", ":9", "key 'linear_schedule': only dnn_linear_* models"},
+       "decay_steps = 10\n",
+       ":9", "key 'linear_schedule': only dnn_linear_* models"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.schedule);

@@ -200,8 +200,8 @@ DataSource ParseSource(const toml::table& t, const std::string& name, const std:
 }
 
 // OptimizerSpec's names (canned.h).
-const std::set<std::string> kOptimizerNames = {"Adagrad", "Adam", "Ftrl", "RMSProp", "SGD",
-                                               "Momentum"};
+const std::set<std::string> kOptimizerNames = {"Adagrad", "Adam", "Ftrl",
+                                               "RMSProp", "SGD",  "Momentum"};
 
 // [optimizer.schedule]: the keys each type takes.
 const std::map<std::string, std::vector<std::string>> kScheduleKeys = {
@@ -216,8 +216,9 @@ ScheduleSpec ParseSchedule(const toml::table& t, const std::string& name, const 
   s.type = table.String("type").value_or("");
   auto keys = kScheduleKeys.find(s.type);
   if (keys == kScheduleKeys.end()) {
-    table.Fail("type", "expected \"exponential_decay\", \"piecewise_constant\", "
-                       "\"polynomial_decay\" or \"cosine_decay\"");
+    table.Fail("type",
+               "expected \"exponential_decay\", \"piecewise_constant\", "
+               "\"polynomial_decay\" or \"cosine_decay\"");
   }
   // A key of another type (decay_rate in a cosine_decay) gets a message listing the right ones.
   for (const auto& [k, v] : t) {
@@ -230,7 +231,8 @@ ScheduleSpec ParseSchedule(const toml::table& t, const std::string& name, const 
   if (s.type == "piecewise_constant") {
     s.boundaries = table.Ints("boundaries");
     s.values = table.Doubles("values");
-    if (s.boundaries.empty()) table.Fail("boundaries", "expected the steps where the rate changes, e.g. [1000, 2000]");
+    if (s.boundaries.empty())
+      table.Fail("boundaries", "expected the steps where the rate changes, e.g. [1000, 2000]");
     for (size_t i = 1; i < s.boundaries.size(); ++i) {
       if (s.boundaries[i] <= s.boundaries[i - 1]) table.Fail("boundaries", "must increase");
     }
@@ -350,8 +352,9 @@ Job ParseJob(const std::string& text, const std::string& path) {
       job.schedule = ParseSchedule(*s, "optimizer.schedule", path);
     if (const toml::table* s = t.SubTable("linear_schedule")) {
       if (!job.model_type.starts_with("dnn_linear"))
-        t.Fail("linear_schedule", "only dnn_linear_* models have a separate linear optimizer; "
-                                  "use [optimizer.schedule]");
+        t.Fail("linear_schedule",
+               "only dnn_linear_* models have a separate linear optimizer; "
+               "use [optimizer.schedule]");
       job.linear_schedule = ParseSchedule(*s, "optimizer.linear_schedule", path);
     }
     // A schedule decays the optimizer's learning_rate (piecewise_constant has its own
@@ -360,9 +363,11 @@ Job ParseJob(const std::string& text, const std::string& path) {
                      const std::string& name, const char* name_key,
                      const std::optional<double>& rate, const char* rate_key) {
       if (!schedule) return;
-      if (name.empty()) t.Fail(schedule_key, StrCat("a schedule needs the optimizer's '", name_key, "'"));
+      if (name.empty())
+        t.Fail(schedule_key, StrCat("a schedule needs the optimizer's '", name_key, "'"));
       if (schedule->type == "piecewise_constant" && rate)
-        t.Fail(rate_key, "piecewise_constant takes its rates from the schedule's 'values'; remove it");
+        t.Fail(rate_key,
+               "piecewise_constant takes its rates from the schedule's 'values'; remove it");
       if (schedule->type != "piecewise_constant" && !rate)
         t.Fail(schedule_key, StrCat("the schedule decays '", rate_key, "'; set it"));
     };
@@ -523,7 +528,9 @@ template <typename Base, typename Options>
 class Scheduled final : public Base {
  public:
   Scheduled(ScheduleSpec schedule, double learning_rate, std::string tag)
-      : Base(Options{}), schedule_(std::move(schedule)), learning_rate_(learning_rate),
+      : Base(Options{}),
+        schedule_(std::move(schedule)),
+        learning_rate_(learning_rate),
         tag_(std::move(tag)) {}
 
  protected:
@@ -547,22 +554,24 @@ class Scheduled final : public Base {
   Output rate_;
 };
 
+template <typename Base, typename Options>
+std::unique_ptr<train::Optimizer> NewScheduled(const ScheduleSpec& schedule,
+                                               double learning_rate, const std::string& tag) {
+  return std::make_unique<Scheduled<Base, Options>>(schedule, learning_rate, tag);
+}
+
+// `name` is one of kOptimizerNames.
 std::unique_ptr<train::Optimizer> MakeScheduled(const std::string& name, double learning_rate,
-                                                const ScheduleSpec& schedule,
-                                                const std::string& tag) {
-  if (name == "Adagrad")
-    return std::make_unique<Scheduled<train::Adagrad, train::AdagradOptions>>(schedule, learning_rate, tag);
-  if (name == "Adam")
-    return std::make_unique<Scheduled<train::Adam, train::AdamOptions>>(schedule, learning_rate, tag);
-  if (name == "Ftrl")
-    return std::make_unique<Scheduled<train::Ftrl, train::FtrlOptions>>(schedule, learning_rate, tag);
-  if (name == "RMSProp")
-    return std::make_unique<Scheduled<train::RMSProp, train::RMSPropOptions>>(schedule, learning_rate, tag);
+                                                const ScheduleSpec& s, const std::string& tag) {
+  using namespace train;
+  if (name == "Adagrad") return NewScheduled<Adagrad, AdagradOptions>(s, learning_rate, tag);
+  if (name == "Adam") return NewScheduled<Adam, AdamOptions>(s, learning_rate, tag);
+  if (name == "Ftrl") return NewScheduled<Ftrl, FtrlOptions>(s, learning_rate, tag);
+  if (name == "RMSProp") return NewScheduled<RMSProp, RMSPropOptions>(s, learning_rate, tag);
   if (name == "SGD") {
-    return std::make_unique<Scheduled<train::GradientDescent, train::GradientDescentOptions>>(
-        schedule, learning_rate, tag);
+    return NewScheduled<GradientDescent, GradientDescentOptions>(s, learning_rate, tag);
   }
-  return std::make_unique<Scheduled<train::Momentum, train::MomentumOptions>>(schedule, learning_rate, tag);
+  return NewScheduled<Momentum, MomentumOptions>(s, learning_rate, tag);
 }
 
 // REQUIRES: a schedule comes with a name (checked by ParseJob).

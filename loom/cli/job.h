@@ -49,10 +49,10 @@ struct FeatureSpec {
 // [optimizer.schedule] (and [optimizer.linear_schedule]): a learning-rate schedule of the
 // global step, one of learning_rate.h's; the optimizer's learning_rate is its starting rate.
 struct ScheduleSpec {
-  std::string type;  // exponential_decay, piecewise_constant, polynomial_decay, cosine_decay
-  int64_t decay_steps = 0;          // all but piecewise_constant, > 0
-  double decay_rate = 0;            // exponential_decay, > 0
-  bool staircase = false;           // exponential_decay
+  std::string type;         // exponential_decay, piecewise_constant, polynomial_decay, cosine_decay
+  int64_t decay_steps = 0;  // all but piecewise_constant, > 0
+  double decay_rate = 0;    // exponential_decay, > 0
+  bool staircase = false;   // exponential_decay
   std::vector<int64_t> boundaries;  // piecewise_constant, increasing
   std::vector<double> values;       // piecewise_constant, one more than boundaries
   double end_learning_rate = 1e-4;  // polynomial_decay
