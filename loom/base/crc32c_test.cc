@@ -34,6 +34,24 @@ TEST(Crc32cTest, PortableMatchesDispatchedOnEveryLengthAndAlignment) {
   }
 }
 
+// Lengths past 3 x 256 and 3 x 8192 bytes take the three-stream hardware loop, whose
+// partial CRCs are merged by the zero-byte operators; the portable loop is the reference.
+TEST(Crc32cTest, PortableMatchesDispatchedOnLongBuffers) {
+  std::mt19937 rng(7);
+  std::string data(60000, '\0');
+  for (char& c : data) c = static_cast<char>(rng());
+  for (size_t start : {size_t{0}, size_t{3}}) {
+    for (size_t n = 700; n + start <= data.size(); n += 1 + n / 5) {
+      const uint32_t init = static_cast<uint32_t>(rng());
+      ASSERT_EQ(Extend(init, data.data() + start, n), ExtendPortable(init, data.data() + start, n))
+          << "start=" << start << " n=" << n;
+    }
+  }
+  for (size_t n : {size_t{768}, size_t{769}, size_t{3 * 8192}, size_t{3 * 8192 + 768 + 5}}) {
+    ASSERT_EQ(Value(data.data(), n), ExtendPortable(0, data.data(), n)) << "n=" << n;
+  }
+}
+
 TEST(Crc32cTest, ExtendEqualsValueOfConcatenation) {
   std::string a = "hello ", b = "world, this is longer than eight bytes";
   EXPECT_EQ(Extend(Value(a), b.data(), b.size()), Value(a + b));
