@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "loom/base/crc32c.h"
 #include "loom/base/error.h"
@@ -30,6 +31,72 @@ bool HeaderValid(const char* header) {
   return crc32c::Unmask(DecodeFixed32(header + 8)) == crc32c::Value(header, 8);
 }
 
+// Reads the stream below in blocks of buffer_size, so that the three small reads of a
+// record (header, data, footer) cost no system call each. Positions are those of the
+// stream below. The end of the stream is never cached: a Read at the end asks the stream
+// below again, which is how a reader picks up records appended to a file being written.
+// A Seek inside the buffered block is served from it, except a backward Seek on a stream
+// that cannot rewind (OpenSequential), which goes to that stream and fails there as before.
+class BufferedInputStream final : public InputStream {
+ public:
+  BufferedInputStream(std::unique_ptr<InputStream> in, size_t buffer_size, bool can_rewind)
+      : in_(std::move(in)), buffer_(std::max<size_t>(buffer_size, 1024)),
+        can_rewind_(can_rewind), start_(in_->Tell()) {}
+
+  size_t Read(size_t n, char* out) override {
+    size_t got = Take(n, out);
+    while (got < n) {
+      if (n - got >= buffer_.size()) {  // large reads bypass the buffer
+        start_ = in_->Tell();
+        pos_ = end_ = 0;
+        const size_t k = in_->Read(n - got, out + got);
+        got += k;
+        start_ += k;
+        break;
+      }
+      start_ = in_->Tell();
+      pos_ = 0;
+      end_ = in_->Read(buffer_.size(), buffer_.data());
+      if (end_ == 0) break;
+      got += Take(n - got, out + got);
+    }
+    return got;
+  }
+  uint64_t Tell() const override { return start_ + pos_; }
+  void Seek(uint64_t position) override {
+    if (position >= start_ && position <= start_ + end_ &&
+        (can_rewind_ || position >= Tell())) {
+      pos_ = position - start_;
+      return;
+    }
+    in_->Seek(position);
+    start_ = in_->Tell();
+    pos_ = end_ = 0;
+  }
+  std::optional<uint64_t> Remaining() const override {
+    std::optional<uint64_t> below = in_->Remaining();
+    if (!below) return std::nullopt;
+    return *below + (end_ - pos_);
+  }
+  bool Complete() const override { return in_->Complete(); }
+  uint64_t RawPosition() const override { return in_->RawPosition(); }
+
+ private:
+  size_t Take(size_t n, char* out) {
+    const size_t k = std::min(n, end_ - pos_);
+    std::memcpy(out, buffer_.data() + pos_, k);
+    pos_ += k;
+    return k;
+  }
+
+  std::unique_ptr<InputStream> in_;
+  std::vector<char> buffer_;
+  bool can_rewind_;
+  uint64_t start_;  // stream position of buffer_[0]
+  size_t pos_ = 0;  // next unread byte of buffer_
+  size_t end_ = 0;  // bytes of buffer_ that hold data
+};
+
 }  // namespace
 
 std::unique_ptr<RecordReader> RecordReader::Open(Env* env, const std::string& path,
@@ -40,15 +107,22 @@ std::unique_ptr<RecordReader> RecordReader::Open(Env* env, const std::string& pa
 
 std::unique_ptr<RecordReader> RecordReader::OpenSequential(Env* env, const std::string& path,
                                                            const RecordReaderOptions& options) {
-  return std::make_unique<RecordReader>(
-      NewSequentialInputStream(env->NewSequentialFile(path), path), path, options);
+  return std::unique_ptr<RecordReader>(
+      new RecordReader(NewSequentialInputStream(env->NewSequentialFile(path), path), path,
+                       options, /*can_rewind=*/false));
 }
 
 RecordReader::RecordReader(std::unique_ptr<InputStream> file, std::string path,
                            const RecordReaderOptions& options)
+    : RecordReader(std::move(file), std::move(path), options, /*can_rewind=*/true) {}
+
+RecordReader::RecordReader(std::unique_ptr<InputStream> file, std::string path,
+                           const RecordReaderOptions& options, bool can_rewind)
     : path_(std::move(path)), options_(options) {
-  stream_ = NewDecompressingInputStream(std::move(file), options_.compression, path_,
-                                        options_.buffer_size);
+  stream_ = std::make_unique<BufferedInputStream>(
+      NewDecompressingInputStream(std::move(file), options_.compression, path_,
+                                  options_.buffer_size),
+      options_.buffer_size, can_rewind);
 }
 
 void RecordReader::Seek(uint64_t offset) {

@@ -45,7 +45,8 @@ struct RecordReaderOptions {
   // record, so a later ReadRecord retries it once the writer has appended the rest.
   // Default: false (a truncated record throws DataLoss).
   bool truncated_record_is_eof = false;
-  // Compressed bytes read from the file at a time. Default: 256 KiB.
+  // Bytes read from the file at a time (compressed bytes for a compressed file; the
+  // decompressed stream is read in blocks of the same size). Default: 256 KiB.
   size_t buffer_size = 256 << 10;
 };
 
@@ -58,6 +59,8 @@ class RecordReader {
   static std::unique_ptr<RecordReader> OpenSequential(Env* env, const std::string& path,
                                                       const RecordReaderOptions& options);
   // Reads frames from `file` (raw file bytes; the reader adds decompression per options).
+  // `file` is read in blocks of options.buffer_size; a backward Seek within the block
+  // last read is served from memory, so `file` should be able to rewind.
   RecordReader(std::unique_ptr<InputStream> file, std::string path,
                const RecordReaderOptions& options);
   RecordReader(const RecordReader&) = delete;
@@ -78,6 +81,10 @@ class RecordReader {
   const std::string& path() const { return path_; }
 
  private:
+  // can_rewind: false for a sequential file, whose backward Seek must fail as documented
+  // even where the buffer still holds the bytes.
+  RecordReader(std::unique_ptr<InputStream> file, std::string path,
+               const RecordReaderOptions& options, bool can_rewind);
   // Reads up to n bytes appended to *out, growing it only as data arrives.
   size_t ReadInto(uint64_t n, std::string* out);
   // Handles a record cut short at `start`: false (end of file) or DataLoss.
