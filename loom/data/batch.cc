@@ -30,7 +30,7 @@ class BatchIterator : public Iterator {
     consumed_ += elements.size();
     if (elements.empty()) return std::nullopt;
     if (drop_remainder_ && static_cast<int64_t>(elements.size()) < batch_size_) return std::nullopt;
-    return StackElements(elements, input_->spec(), "Batch", first);
+    return StackElements(std::move(elements), input_->spec(), "Batch", first);
   }
   void SaveInternal(StateWriter& w) override {
     w.Write<int64_t>(consumed_);
@@ -81,7 +81,7 @@ class BatchDataset : public DatasetImpl {
 
 }  // namespace
 
-Element StackElements(const std::vector<Element>& elements, const ElementSpec& spec,
+Element StackElements(std::vector<Element>&& elements, const ElementSpec& spec,
                       const std::string& stage, int64_t first_index) {
   Element out;
   const int64_t n = static_cast<int64_t>(elements.size());
@@ -100,7 +100,14 @@ Element StackElements(const std::vector<Element>& elements, const ElementSpec& s
     if (first.dtype() == DType::kString) {
       std::string* dst = batch.data<std::string>();
       for (int64_t k = 0; k < n; ++k) {
-        for (const std::string& s : elements[k].at(name).flat<std::string>()) *dst++ = s;
+        Tensor& t = elements[k].at(name);
+        const int64_t count = t.NumElements();
+        std::string* src = t.data<std::string>();
+        if (t.BufferIsUnique()) {  // nobody else can see these strings: take them
+          for (int64_t j = 0; j < count; ++j) *dst++ = std::move(src[j]);
+        } else {
+          dst = std::copy(src, src + count, dst);
+        }
       }
     } else {
       const size_t bytes = first.TotalBytes();

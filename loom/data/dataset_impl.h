@@ -144,8 +144,9 @@ std::unique_ptr<Iterator> MakeGatherPrefetchIterator(const DatasetImpl::GatherPl
 
 // Stacks equally shaped elements into a batch; `stage` names the caller in errors, which
 // name the element's index in the input (first_index + position), the component and both
-// shapes.
-Element StackElements(const std::vector<Element>& elements, const ElementSpec& spec,
+// shapes. Consumes `elements`: string values are moved, not copied, out of tensors whose
+// buffer no other Tensor shares.
+Element StackElements(std::vector<Element>&& elements, const ElementSpec& spec,
                       const std::string& stage, int64_t first_index);
 
 // Throws InvalidArgument "<stage>: <message>" unless `condition`.

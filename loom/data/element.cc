@@ -25,19 +25,20 @@ ElementSpec SpecOf(const Element& element) {
   return spec;
 }
 
-void CheckElement(const ElementSpec& spec, const Element& element, const std::string& context) {
-  bool ok = element.size() == spec.size();
-  if (ok) {
-    auto s = spec.begin();
-    for (auto e = element.begin(); e != element.end(); ++e, ++s) {
-      if (e->first != s->first || !e->second.defined() || e->second.dtype() != s->second.dtype ||
-          !e->second.shape().IsCompatibleWith(s->second.shape)) {
-        ok = false;
-        break;
-      }
+bool ElementMatchesSpec(const ElementSpec& spec, const Element& element) {
+  if (element.size() != spec.size()) return false;
+  auto s = spec.begin();
+  for (auto e = element.begin(); e != element.end(); ++e, ++s) {
+    if (e->first != s->first || !e->second.defined() || e->second.dtype() != s->second.dtype ||
+        !e->second.shape().IsCompatibleWith(s->second.shape)) {
+      return false;
     }
   }
-  if (ok) return;
+  return true;
+}
+
+void CheckElement(const ElementSpec& spec, const Element& element, const std::string& context) {
+  if (ElementMatchesSpec(spec, element)) return;
   for (const auto& [name, ts] : spec) {
     auto it = element.find(name);
     if (it == element.end() || !it->second.defined()) {

@@ -26,6 +26,9 @@ using Element = std::map<std::string, Tensor>;
 std::string SpecString(const ElementSpec& spec);
 // The spec of a concrete element (fully defined shapes).
 ElementSpec SpecOf(const Element& element);
+// True when `element` has exactly the spec's components with the spec's dtypes and
+// compatible shapes (the check CheckElement makes, without building a message).
+bool ElementMatchesSpec(const ElementSpec& spec, const Element& element);
 // Throws InvalidArgument, prefixed with `context`, unless `element` has exactly the spec's
 // components with the spec's dtypes and compatible shapes.
 void CheckElement(const ElementSpec& spec, const Element& element, const std::string& context);
