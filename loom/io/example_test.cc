@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -183,6 +186,202 @@ TEST(ExampleBuilderTest, AddTensorFlattensAndConverts) {
   EXPECT_EQ(features.at("i").int64_list().value(1), -6);
   EXPECT_EQ(features.at("s").bytes_list().value(0), "hi");
   EXPECT_THROW(b.AddTensor("d", Tensor::Scalar<double>(1.0)), Error);
+}
+
+// ---- The wire decoder (example_wire.h) against libprotobuf. ----
+// Records are parsed from their bytes where the decoder accepts them and by libprotobuf
+// otherwise; either way the result must be what libprotobuf's reading of the record gives.
+// ProtobufReading computes that directly from a proto::Example for the spec
+// {a: float32, b: int64, c: string}, all ragged.
+
+struct Reading {
+  std::optional<ErrorCode> error;
+  std::vector<float> a;
+  std::vector<int64_t> b;
+  std::vector<std::string> c;
+  // Floats compare by their bits: a damaged record may hold NaNs.
+  bool operator==(const Reading& o) const {
+    return error == o.error && b == o.b && c == o.c && a.size() == o.a.size() &&
+           std::memcmp(a.data(), o.a.data(), a.size() * sizeof(float)) == 0;
+  }
+};
+
+Reading Failed(ErrorCode code) {
+  Reading r;
+  r.error = code;
+  return r;
+}
+
+void PrintTo(const Reading& r, std::ostream* os) {
+  if (r.error) {
+    *os << "error " << static_cast<int>(*r.error);
+    return;
+  }
+  *os << "a=[";
+  for (float v : r.a) *os << v << " ";
+  *os << "] b=[";
+  for (int64_t v : r.b) *os << v << " ";
+  *os << "] c=[";
+  for (const auto& v : r.c) *os << "'" << v << "' ";
+  *os << "]";
+}
+
+ExampleSpec AbcSpec() {
+  ExampleSpec spec;
+  spec.var_len["a"] = {.dtype = kFloat32};
+  spec.var_len["b"] = {.dtype = kInt64};
+  spec.var_len["c"] = {.dtype = kString};
+  return spec;
+}
+
+Reading ProtobufReading(const std::string& record) {
+  proto::Example ex;
+  if (!ex.ParseFromString(record)) return Failed(ErrorCode::kDataLoss);
+  Reading r;
+  const auto& map = ex.features().feature();
+  auto kind_is = [&](const char* name, proto::Feature::KindCase kind) {
+    auto it = map.find(name);
+    return it == map.end() || it->second.kind_case() == kind ||
+           it->second.kind_case() == proto::Feature::KIND_NOT_SET;
+  };
+  if (!kind_is("a", proto::Feature::kFloatList) || !kind_is("b", proto::Feature::kInt64List) ||
+      !kind_is("c", proto::Feature::kBytesList)) {
+    return Failed(ErrorCode::kInvalidArgument);
+  }
+  if (map.count("a")) r.a.assign(map.at("a").float_list().value().begin(), map.at("a").float_list().value().end());
+  if (map.count("b")) r.b.assign(map.at("b").int64_list().value().begin(), map.at("b").int64_list().value().end());
+  if (map.count("c")) r.c.assign(map.at("c").bytes_list().value().begin(), map.at("c").bytes_list().value().end());
+  return r;
+}
+
+Reading LoomReading(const std::string& record) {
+  Reading r;
+  try {
+    ParsedFeatures out = ParseExample(record, AbcSpec());
+    r.a = Values<float>(out["a"].values);
+    r.b = Values<int64_t>(out["b"].values);
+    r.c = Values<std::string>(out["c"].values);
+  } catch (const Error& e) {
+    return Failed(e.code());
+  }
+  return r;
+}
+
+// Wire-format pieces for hand-made records.
+std::string Varint(uint64_t v) {
+  std::string out;
+  do {
+    out.push_back(static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+    v >>= 7;
+  } while (v != 0);
+  return out;
+}
+std::string Field(int number, const std::string& payload) {  // length-delimited
+  return Varint(static_cast<uint64_t>(number) << 3 | 2) + Varint(payload.size()) + payload;
+}
+std::string Fixed32(float f) {
+  std::string out(4, '\0');
+  std::memcpy(out.data(), &f, 4);
+  return out;
+}
+std::string Entry(const std::string& key, const std::string& feature) {
+  return Field(1, Field(1, key) + Field(2, feature));
+}
+std::string Record(const std::string& entries) { return Field(1, entries); }
+std::string FloatList(const std::string& packed) { return Field(2, Field(1, packed)); }
+std::string Int64List(const std::string& packed) { return Field(3, Field(1, packed)); }
+std::string BytesList(const std::vector<std::string>& values) {
+  std::string list;
+  for (const auto& v : values) list += Field(1, v);
+  return Field(1, list);
+}
+
+std::vector<std::string> UnusualRecords() {
+  const std::string floats = Fixed32(1.5f) + Fixed32(-2);
+  return {
+      // The form Loom, TF and Beam write, features in any order, value before key.
+      ExampleBuilder().AddFloats("a", {1, 2}).AddInt64s("b", {-1, 1LL << 62}).AddBytes("c", {"x", ""}).Serialize(),
+      Record(Entry("c", BytesList({"p"})) + Entry("a", FloatList(floats))),
+      Record(Field(1, Field(2, Int64List(Varint(5))) + Field(1, "b"))),
+      // Unpacked numeric lists (tag 0x15 fixed32, 0x08 varint) and split packed lists.
+      Record(Entry("a", Field(2, "\x15" + Fixed32(3) + "\x15" + Fixed32(4)))),
+      Record(Entry("b", Field(3, "\x08" + Varint(7) + "\x08" + Varint(8)))),
+      Record(Entry("a", Field(2, Field(1, Fixed32(1)) + Field(1, Fixed32(2))))),
+      // A Feature holding two lists: the same kind merges, another kind replaces.
+      Record(Entry("a", FloatList(Fixed32(1)) + FloatList(Fixed32(2)))),
+      Record(Entry("a", FloatList(Fixed32(1)) + Int64List(Varint(3)))),
+      Record(Entry("b", FloatList(Fixed32(1)) + Int64List(Varint(3)))),
+      // A key twice (the last wins), the features field twice (merged).
+      Record(Entry("b", Int64List(Varint(1))) + Entry("b", Int64List(Varint(2)))),
+      Record(Entry("zz", Int64List(Varint(1))) + Entry("zz", FloatList(floats))),
+      Record(Entry("a", FloatList(floats))) + Record(Entry("b", Int64List(Varint(9)))),
+      // Unknown fields at each level, a map entry without key or value.
+      Record(Entry("b", Int64List(Varint(1)))) + "\x10\x05",
+      Record(Entry("b", Int64List(Varint(1))) + "\x18\x01"),
+      Record(Field(1, Field(1, "b") + Field(2, Int64List(Varint(1))) + "\x1d" + Fixed32(0))),
+      Record(Entry("b", Field(3, Field(1, Varint(1)) + Field(2, "zz")))),
+      Record(Field(1, Field(2, Int64List(Varint(1))))),
+      Record(Field(1, Field(1, "a"))),
+      // Keys beyond ASCII: valid UTF-8 reads, invalid UTF-8 is rejected by proto3.
+      Record(Entry("\xc3\xa9", Int64List(Varint(1))) + Entry("b", Int64List(Varint(2)))),
+      Record(Entry("\xff", Int64List(Varint(1))) + Entry("b", Int64List(Varint(2)))),
+      // Ten-byte varints, a bad packed length, truncation, wire types protobuf rejects.
+      Record(Entry("b", Int64List(Varint(~0ULL) + Varint(1ULL << 63)))),
+      Record(Entry("b", Int64List(std::string(9, '\xff') + "\x7f"))),
+      Record(Entry("a", FloatList("\x01\x02\x03"))),
+      Record(Entry("a", FloatList(floats))).substr(0, 9),
+      Record(Entry("b", Int64List("\x80"))),
+      Record(Entry("b", Int64List(Varint(1)))) + "\x0f",
+      std::string("\x00\x01", 2),
+      "",
+      Record(""),
+  };
+}
+
+TEST(ParseExampleWireTest, UnusualEncodingsReadAsLibprotobufReadsThem) {
+  const auto records = UnusualRecords();
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(LoomReading(records[i]), ProtobufReading(records[i])) << "record " << i;
+  }
+  // Spot checks that the reference itself reads protobuf's rules.
+  EXPECT_EQ(ProtobufReading(records[9]).b, std::vector<int64_t>{2});
+  EXPECT_EQ(ProtobufReading(records[6]).a, (std::vector<float>{1, 2}));
+  EXPECT_EQ(ProtobufReading(records[19]).error, ErrorCode::kDataLoss);
+}
+
+TEST(ParseExampleWireTest, DamagedRecordsReadAsLibprotobufReadsThem) {
+  // Every record above with one byte changed, one byte dropped, or cut short.
+  std::mt19937 rng(3);
+  int checked = 0;
+  for (const std::string& base : UnusualRecords()) {
+    for (int round = 0; round < 200 && !base.empty(); ++round) {
+      std::string r = base;
+      const size_t at = rng() % r.size();
+      switch (round % 3) {
+        case 0: r[at] = static_cast<char>(rng()); break;
+        case 1: r.erase(at, 1); break;
+        default: r.resize(at); break;
+      }
+      ASSERT_EQ(LoomReading(r), ProtobufReading(r))
+          << "base " << checked << " round " << round << " bytes " << ::testing::PrintToString(r);
+    }
+    ++checked;
+  }
+}
+
+TEST(ParseExampleWireTest, BatchMixesDecodedAndLibprotobufRecords) {
+  const auto records = UnusualRecords();
+  std::vector<std::string> batch = {records[0], records[3], records[9], records[1]};
+  ParsedFeatures out = ParseExampleBatch(batch, AbcSpec());
+  std::vector<float> a;
+  std::vector<int64_t> splits = {0};
+  for (const auto& r : batch) {
+    Reading want = ProtobufReading(r);
+    a.insert(a.end(), want.a.begin(), want.a.end());
+    splits.push_back(static_cast<int64_t>(a.size()));
+  }
+  EXPECT_EQ(Values<float>(out["a"].values), a);
+  EXPECT_EQ(Values<int64_t>(out["a"].row_splits), splits);
 }
 
 }  // namespace
