@@ -60,58 +60,35 @@ bool NextRecord(internal::TextFileReader& in, const CsvConfig& c, std::string* r
 class CsvIterator : public Iterator {
  public:
   CsvIterator(ElementSpec spec, std::shared_ptr<const CsvConfig> config)
-      : Iterator(kStage, std::move(spec)), config_(std::move(config)) {}
+      : Iterator(kStage, std::move(spec)),
+        config_(std::move(config)),
+        walk_(kStage, config_->files, [c = config_.get()](const std::string& path, bool restoring) {
+          auto reader = std::make_unique<internal::TextFileReader>(c->env, path, c->compression,
+                                                                   c->options.file.buffer_size);
+          std::string header;
+          int64_t line = 0;
+          if (!restoring && c->options.header) NextRecord(*reader, *c, &header, &line);
+          return reader;
+        }) {}
 
  protected:
   std::optional<Element> GetNextInternal() override {
     std::string record;
     int64_t line = 0;
-    while (file_index_ < config_->files.size()) {
-      if (!reader_) Open();
-      if (NextRecord(*reader_, *config_, &record, &line)) return Parse(record, line);
-      reader_.reset();
-      ++file_index_;
+    if (!walk_.Next([&](internal::TextFileReader& r) {
+          return NextRecord(r, *config_, &record, &line);
+        })) {
+      return std::nullopt;
     }
-    return std::nullopt;
+    return Parse(record, line);
   }
-
-  void SaveInternal(StateWriter& w) override {
-    w.Write<uint64_t>(file_index_);
-    w.Write<uint8_t>(reader_ != nullptr);
-    w.Write<uint64_t>(reader_ ? reader_->offset() : 0);
-    w.Write<int64_t>(reader_ ? reader_->lines_read() : 0);
-  }
-
-  void RestoreInternal(StateReader& r) override {
-    const uint64_t file_index = r.Read<uint64_t>();
-    const bool open = r.Read<uint8_t>() != 0;
-    const uint64_t offset = r.Read<uint64_t>();
-    const int64_t lines = r.Read<int64_t>();
-    if (file_index > config_->files.size() || (open && file_index == config_->files.size())) {
-      throw InvalidArgument(kStage, ": iterator state is at file ", file_index, " of a list of ",
-                            config_->files.size(), ": it was saved over different files");
-    }
-    reader_.reset();
-    file_index_ = file_index;
-    if (open) {
-      Open(/*skip_header=*/false);
-      reader_->Seek(offset, lines);
-    }
-  }
+  void SaveInternal(StateWriter& w) override { walk_.Save(w); }
+  void RestoreInternal(StateReader& r) override { walk_.Restore(r); }
 
  private:
-  void Open(bool skip_header = true) {
-    reader_ = std::make_unique<internal::TextFileReader>(
-        config_->env, config_->files[file_index_], config_->compression,
-        config_->options.file.buffer_size);
-    std::string header;
-    int64_t line = 0;
-    if (skip_header && config_->options.header) NextRecord(*reader_, *config_, &header, &line);
-  }
-
   Element Parse(const std::string& record, int64_t line) const {
     const CsvConfig& c = *config_;
-    const std::string& path = reader_->path();
+    const std::string& path = walk_.reader()->path();
     const std::vector<std::string> fields = ParseCsvRecord(
         record, c.options.field_delim, c.options.use_quote_delim, FileLine(path, line));
     const size_t needed = c.all_columns ? c.defaults.size() : c.file_columns.back() + 1;
@@ -141,8 +118,7 @@ class CsvIterator : public Iterator {
   }
 
   std::shared_ptr<const CsvConfig> config_;
-  uint64_t file_index_ = 0;
-  std::unique_ptr<internal::TextFileReader> reader_;
+  internal::FileWalk<internal::TextFileReader> walk_;
 };
 
 class CsvSource : public DatasetImpl {

@@ -1,5 +1,6 @@
-// Shared by the streaming file sources: file-list expansion, compression options and the
-// offset-tracking text reader (file_sources_internal.h).
+// Shared by the streaming file sources: file-list expansion, compression options, the
+// check of a restored file position and the offset-tracking text reader
+// (file_sources_internal.h).
 #include <algorithm>
 
 #include "loom/data/file_sources_internal.h"
@@ -43,6 +44,14 @@ Compression ParseCompressionOption(const std::string& name, const std::string& s
     return ParseCompression(name);
   } catch (const Error& e) {
     throw WithContext(e, stage, " compression option");
+  }
+}
+
+void CheckFilePosition(const std::string& stage, uint64_t file_index, bool open,
+                       size_t num_files) {
+  if (file_index > num_files || (open && file_index == num_files)) {
+    throw InvalidArgument(stage, ": iterator state is at file ", file_index, " of a list of ",
+                          num_files, ": it was saved over different files");
   }
 }
 

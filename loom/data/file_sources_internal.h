@@ -2,6 +2,7 @@
 #define LOOM_DATA_FILE_SOURCES_INTERNAL_H_
 
 // Pieces shared by the file sources (file_sources.h); not a public API.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,78 @@ class TextFileReader {
   std::string buffer_;
   size_t pos_ = 0;
   int64_t lines_read_ = 0;
+};
+
+// Throws InvalidArgument naming `stage` unless a saved position (file_index, whether a
+// file was open) fits a list of num_files files.
+void CheckFilePosition(const std::string& stage, uint64_t file_index, bool open,
+                       size_t num_files);
+
+// The walk of a streaming source (TFRecord, text lines, CSV) through its list of files,
+// one Reader open at a time, and the save/restore of its place: the file's index, whether
+// it is open, the reader's offset() and, for a Reader with lines_read() (TextFileReader),
+// the line count. Reader needs offset() and Seek(offset) or Seek(offset, lines_read).
+// Not thread-safe; owned by one iterator.
+template <typename Reader>
+class FileWalk {
+ public:
+  // open(path, restoring) opens a file; `restoring` is true when Restore opens it and then
+  // seeks to the saved place (so a CSV header is skipped only when it is false).
+  using OpenFn = std::function<std::unique_ptr<Reader>(const std::string& path, bool restoring)>;
+
+  // REQUIRES: `files` outlives the walk.
+  FileWalk(std::string stage, const std::vector<std::string>& files, OpenFn open)
+      : stage_(std::move(stage)), files_(files), open_(std::move(open)) {}
+
+  // Calls read(Reader&) -> bool on the open file until it returns true, opening the next
+  // file whenever the current one is done (read returned false). False after the last file.
+  template <typename ReadFn>
+  bool Next(const ReadFn& read) {
+    while (file_index_ < files_.size()) {
+      if (!reader_) reader_ = open_(files_[file_index_], /*restoring=*/false);
+      if (read(*reader_)) return true;
+      reader_.reset();
+      ++file_index_;
+    }
+    return false;
+  }
+
+  // The open reader, or null between files.
+  Reader* reader() const { return reader_.get(); }
+
+  void Save(StateWriter& w) const {
+    w.Write<uint64_t>(file_index_);
+    w.Write<uint8_t>(reader_ != nullptr);
+    w.Write<uint64_t>(reader_ ? reader_->offset() : 0);
+    if constexpr (kTracksLines) w.Write<int64_t>(reader_ ? reader_->lines_read() : 0);
+  }
+
+  void Restore(StateReader& r) {
+    const uint64_t file_index = r.Read<uint64_t>();
+    const bool open = r.Read<uint8_t>() != 0;
+    const uint64_t offset = r.Read<uint64_t>();
+    int64_t lines = 0;
+    if constexpr (kTracksLines) lines = r.Read<int64_t>();
+    CheckFilePosition(stage_, file_index, open, files_.size());
+    reader_.reset();
+    file_index_ = file_index;
+    if (!open) return;
+    reader_ = open_(files_[file_index_], /*restoring=*/true);
+    if constexpr (kTracksLines) {
+      reader_->Seek(offset, lines);
+    } else if (offset > 0) {
+      reader_->Seek(offset);
+    }
+  }
+
+ private:
+  static constexpr bool kTracksLines = requires(const Reader& reader) { reader.lines_read(); };
+
+  std::string stage_;
+  const std::vector<std::string>& files_;
+  OpenFn open_;
+  uint64_t file_index_ = 0;
+  std::unique_ptr<Reader> reader_;
 };
 
 }  // namespace loom::data::internal

@@ -18,53 +18,27 @@ struct TextLineConfig {
 class TextLineIterator : public Iterator {
  public:
   TextLineIterator(ElementSpec spec, std::shared_ptr<const TextLineConfig> config)
-      : Iterator(kStage, std::move(spec)), config_(std::move(config)) {}
+      : Iterator(kStage, std::move(spec)),
+        config_(std::move(config)),
+        walk_(kStage, config_->files, [c = config_.get()](const std::string& path, bool) {
+          return std::make_unique<internal::TextFileReader>(c->env, path, c->compression,
+                                                            c->buffer_size);
+        }) {}
 
  protected:
   std::optional<Element> GetNextInternal() override {
-    while (file_index_ < config_->files.size()) {
-      if (!reader_) Open();
-      Tensor line(DType::kString, Shape{});
-      if (reader_->ReadLine(line.data<std::string>())) return Element{{kLineKey, std::move(line)}};
-      reader_.reset();
-      ++file_index_;
+    Tensor line(DType::kString, Shape{});
+    if (!walk_.Next([&](internal::TextFileReader& r) { return r.ReadLine(line.data<std::string>()); })) {
+      return std::nullopt;
     }
-    return std::nullopt;
+    return Element{{kLineKey, std::move(line)}};
   }
-
-  void SaveInternal(StateWriter& w) override {
-    w.Write<uint64_t>(file_index_);
-    w.Write<uint8_t>(reader_ != nullptr);
-    w.Write<uint64_t>(reader_ ? reader_->offset() : 0);
-    w.Write<int64_t>(reader_ ? reader_->lines_read() : 0);
-  }
-
-  void RestoreInternal(StateReader& r) override {
-    const uint64_t file_index = r.Read<uint64_t>();
-    const bool open = r.Read<uint8_t>() != 0;
-    const uint64_t offset = r.Read<uint64_t>();
-    const int64_t lines = r.Read<int64_t>();
-    if (file_index > config_->files.size() || (open && file_index == config_->files.size())) {
-      throw InvalidArgument(kStage, ": iterator state is at file ", file_index, " of a list of ",
-                            config_->files.size(), ": it was saved over different files");
-    }
-    reader_.reset();
-    file_index_ = file_index;
-    if (open) {
-      Open();
-      reader_->Seek(offset, lines);
-    }
-  }
+  void SaveInternal(StateWriter& w) override { walk_.Save(w); }
+  void RestoreInternal(StateReader& r) override { walk_.Restore(r); }
 
  private:
-  void Open() {
-    reader_ = std::make_unique<internal::TextFileReader>(
-        config_->env, config_->files[file_index_], config_->compression, config_->buffer_size);
-  }
-
   std::shared_ptr<const TextLineConfig> config_;
-  uint64_t file_index_ = 0;
-  std::unique_ptr<internal::TextFileReader> reader_;
+  internal::FileWalk<internal::TextFileReader> walk_;
 };
 
 class TextLineSource : public DatasetImpl {

@@ -20,53 +20,32 @@ struct TFRecordConfig {
 class TFRecordIterator : public Iterator {
  public:
   TFRecordIterator(ElementSpec spec, std::shared_ptr<const TFRecordConfig> config)
-      : Iterator(kStage, std::move(spec)), config_(std::move(config)) {}
+      : Iterator(kStage, std::move(spec)),
+        config_(std::move(config)),
+        walk_(kStage, config_->files, [this](const std::string& path, bool) {
+          skipped_seen_ = 0;
+          return RecordReader::Open(config_->env, path, config_->reader);
+        }) {}
 
  protected:
   std::optional<Element> GetNextInternal() override {
-    const auto& files = config_->files;
-    while (file_index_ < files.size()) {
-      if (!reader_) Open(0);
-      Tensor record(DType::kString, Shape{});
-      const bool got = reader_->ReadRecord(record.data<std::string>());
-      CountSkipped();
-      if (got) {
-        if (config_->stats) config_->stats->records_read.fetch_add(1, std::memory_order_relaxed);
-        return Element{{kRecordKey, std::move(record)}};
-      }
-      reader_.reset();
-      ++file_index_;
+    Tensor record(DType::kString, Shape{});
+    if (!walk_.Next([&](RecordReader& r) {
+          const bool got = r.ReadRecord(record.data<std::string>());
+          CountSkipped(r);
+          return got;
+        })) {
+      return std::nullopt;
     }
-    return std::nullopt;
+    if (config_->stats) config_->stats->records_read.fetch_add(1, std::memory_order_relaxed);
+    return Element{{kRecordKey, std::move(record)}};
   }
-
-  void SaveInternal(StateWriter& w) override {
-    w.Write<uint64_t>(file_index_);
-    w.Write<uint8_t>(reader_ != nullptr);
-    w.Write<uint64_t>(reader_ ? reader_->offset() : 0);
-  }
-
-  void RestoreInternal(StateReader& r) override {
-    const uint64_t file_index = r.Read<uint64_t>();
-    const bool open = r.Read<uint8_t>() != 0;
-    const uint64_t offset = r.Read<uint64_t>();
-    if (file_index > config_->files.size() || (open && file_index == config_->files.size())) {
-      throw InvalidArgument(kStage, ": iterator state is at file ", file_index, " of a list of ",
-                            config_->files.size(), ": it was saved over different files");
-    }
-    reader_.reset();
-    file_index_ = file_index;
-    if (open) Open(offset);
-  }
+  void SaveInternal(StateWriter& w) override { walk_.Save(w); }
+  void RestoreInternal(StateReader& r) override { walk_.Restore(r); }
 
  private:
-  void Open(uint64_t offset) {
-    reader_ = RecordReader::Open(config_->env, config_->files[file_index_], config_->reader);
-    skipped_seen_ = 0;
-    if (offset > 0) reader_->Seek(offset);
-  }
-  void CountSkipped() {
-    const uint64_t skipped = reader_->corrupt_records();
+  void CountSkipped(const RecordReader& reader) {
+    const uint64_t skipped = reader.corrupt_records();
     if (skipped != skipped_seen_ && config_->stats) {
       config_->stats->corrupt_records_skipped.fetch_add(skipped - skipped_seen_,
                                                         std::memory_order_relaxed);
@@ -75,9 +54,8 @@ class TFRecordIterator : public Iterator {
   }
 
   std::shared_ptr<const TFRecordConfig> config_;
-  uint64_t file_index_ = 0;
-  std::unique_ptr<RecordReader> reader_;
   uint64_t skipped_seen_ = 0;
+  internal::FileWalk<RecordReader> walk_;
 };
 
 class TFRecordSource : public DatasetImpl {
