@@ -2,11 +2,16 @@
 //  1. Shuffle(100000) -> Repeat -> Batch(256) -> Prefetch(2) over a memory-mapped .npy of
 //     N x 784 float32 (+ int64 labels), batches/s, beside the same pipeline over in-memory
 //     FromTensorSlices of the same arrays.
-//  2. TFRecord: raw read loop over the file (MB/s), TFRecordDataset alone, and
+//  2. TFRecord, MB/s of file bytes: a raw read loop over the file (the ceiling); the
+//     RecordReader alone (framing + both CRCs, no Dataset); TFRecordDataset alone;
+//     libprotobuf parsing each record into a proto::Example (the peer: what TF1 code that
+//     parses with the generated protobuf classes does, with no tensors built); and
 //     TFRecordDataset -> Batch(256) -> ParseExamples (784 floats + a label per Example).
 //
-//   data_files_bench [N=1000000] [records=200000] [dir=/tmp] [seconds=5]
+//   data_files_bench [N=1000000] [records=200000] [dir=/tmp] [seconds=5] [only]
 //
+// `only`: run just the TFRecord measurements whose name contains it (for profiling).
+// N = 0 skips part 1; records = 0 skips part 2.
 // N = 1,000,000 writes a 3.1 GB .npy into dir (and holds the same arrays in memory);
 // the files are deleted at the end.
 #include <chrono>
@@ -16,8 +21,10 @@
 #include <vector>
 
 #include "loom/data/file_sources.h"
+#include "loom/io/example.h"
 #include "loom/io/example_builder.h"
 #include "loom/io/npy.h"
+#include "loom/io/record_reader.h"
 #include "loom/io/record_writer.h"
 
 namespace loom::data {
@@ -73,7 +80,8 @@ void BenchNpy(int64_t n, const std::string& dir, double seconds) {
   env->DeleteFile(yp);
 }
 
-void BenchTFRecord(int64_t records, const std::string& dir, double seconds) {
+void BenchTFRecord(int64_t records, const std::string& dir, double seconds,
+                   const std::string& only) {
   Env* env = Env::Default();
   const std::string path = JoinPath(dir, "loom_bench.tfrecord");
   {
@@ -86,45 +94,81 @@ void BenchTFRecord(int64_t records, const std::string& dir, double seconds) {
     writer->Close();
   }
   const double mb = env->GetFileSize(path) / 1e6;
-  auto report = [&](const char* what, double secs, int passes) {
-    std::printf("{\"bench\":\"tfrecord\",\"what\":\"%s\",\"records\":%lld,\"file_mb\":%.1f,"
-                "\"mb_per_s\":%.1f}\n", what, static_cast<long long>(records), mb, mb * passes / secs);
-    std::fflush(stdout);
-  };
-  // Each measurement repeats whole passes until `seconds` have elapsed (page cache warm).
-  auto timed = [&](auto&& pass) {
+  // Runs `pass` once to warm up (page cache, allocator), then repeats whole passes until
+  // `seconds` have elapsed, and prints MB/s of file bytes. Skipped unless `what` contains
+  // `only`.
+  auto measure = [&](const char* what, auto&& pass) {
+    if (std::string(what).find(only) == std::string::npos) return;
     pass();
     int passes = 0;
     const auto start = Clock::now();
     do { pass(); ++passes; } while (Seconds(start) < seconds);
-    return std::pair{Seconds(start), passes};
+    std::printf("{\"bench\":\"tfrecord\",\"what\":\"%s\",\"records\":%lld,\"file_mb\":%.1f,"
+                "\"mb_per_s\":%.1f}\n", what, static_cast<long long>(records), mb,
+                mb * passes / Seconds(start));
+    std::fflush(stdout);
   };
 
   std::vector<char> buffer(1 << 20);
-  auto [raw_s, raw_n] = timed([&] {
+  measure("raw_read_loop", [&] {
     auto file = env->NewSequentialFile(path);
     uint64_t total = 0;
     while (size_t got = file->Read(buffer.size(), buffer.data())) total += got;
     if (total == 0) std::printf("#");
   });
-  report("raw_read_loop", raw_s, raw_n);
+
+  std::string record;
+  measure("RecordReader", [&] {
+    auto reader = RecordReader::Open(env, path, {});
+    while (reader->ReadRecord(&record)) {}
+  });
+
+  measure("RecordReader+protobuf_Example_parse", [&] {
+    auto reader = RecordReader::Open(env, path, {});
+    proto::Example example;
+    int64_t values = 0;
+    while (reader->ReadRecord(&record)) {
+      if (!example.ParseFromString(record)) std::printf("#");
+      values += example.features().feature().size();
+    }
+    if (values == 0) std::printf("#");
+  });
 
   Dataset records_ds = TFRecordDataset({path});
-  auto [read_s, read_n] = timed([&] {
+  measure("TFRecordDataset", [&] {
     auto it = records_ds.MakeIterator();
     while (it->GetNext()) {}
   });
-  report("TFRecordDataset", read_s, read_n);
+
+  Dataset batched = records_ds.Batch(kBatch);
+  measure("TFRecordDataset+Batch256", [&] {
+    auto it = batched.MakeIterator();
+    while (it->GetNext()) {}
+  });
 
   ExampleSpec spec;
   spec.fixed["image"] = {.dtype = kFloat32, .shape = {kCols}};
   spec.fixed["label"] = {.dtype = kInt64};
+  // ParseExampleBatch alone, over batches of records already in memory.
+  std::vector<std::vector<std::string>> record_batches;
+  if (std::string("ParseExampleBatch(in_memory)").find(only) != std::string::npos) {
+    auto reader = RecordReader::Open(env, path, {});
+    while (reader->ReadRecord(&record)) {
+      if (record_batches.empty() || record_batches.back().size() == kBatch) {
+        record_batches.emplace_back();
+      }
+      record_batches.back().push_back(record);
+    }
+  }
+  measure("ParseExampleBatch(in_memory)", [&] {
+    for (const auto& b : record_batches) ParseExampleBatch(b, spec);
+  });
+
   Dataset parsed = ParseExamples(records_ds.Batch(kBatch), spec);
-  auto [parse_s, parse_n] = timed([&] {
+  measure("TFRecordDataset+Batch256+ParseExamples", [&] {
     auto it = parsed.MakeIterator();
     while (it->GetNext()) {}
   });
-  report("TFRecordDataset+Batch256+ParseExamples", parse_s, parse_n);
   env->DeleteFile(path);
 }
 
@@ -136,9 +180,10 @@ int main(int argc, char** argv) {
   const int64_t records = argc > 2 ? std::atoll(argv[2]) : 200000;
   const std::string dir = argc > 3 ? argv[3] : "/tmp";
   const double seconds = argc > 4 ? std::atof(argv[4]) : 5.0;
+  const std::string only = argc > 5 ? argv[5] : "";
   try {
-    loom::data::BenchNpy(n, dir, seconds);
-    loom::data::BenchTFRecord(records, dir, seconds);
+    if (n > 0) loom::data::BenchNpy(n, dir, seconds);
+    if (records > 0) loom::data::BenchTFRecord(records, dir, seconds, only);
   } catch (const loom::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

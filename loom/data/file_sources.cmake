@@ -20,3 +20,6 @@ loom_test(data_file_sources_test
 # Not a test: bench/data_files_bench.cc, run by hand (see its header).
 add_executable(data_files_bench ${PROJECT_SOURCE_DIR}/bench/data_files_bench.cc)
 target_link_libraries(data_files_bench PRIVATE loom_data)
+# Not a test: bench/data_memory_bench.cc, peak memory over a 4 GiB dataset (see its header).
+add_executable(data_memory_bench ${PROJECT_SOURCE_DIR}/bench/data_memory_bench.cc)
+target_link_libraries(data_memory_bench PRIVATE loom_data)
