@@ -99,8 +99,10 @@ TEST_F(RealFilesTest, TFRecordFilesReadAndParseThroughTheDatasets) {
     int64_t parsed = 0;
     auto batches = ParseExamples(records.Batch(32), spec).MakeIterator();
     bool first_batch = true;
+    const auto& first_example = want.at("first_example");
+    const std::string feature = first_example.begin().key();
+    const auto& value = first_example.begin().value();
     while (auto b = batches->GetNext()) {
-      const auto& [feature, value] = *want.at("first_example").items().begin();
       const Tensor& splits = b->at(feature + "_row_splits");
       if (first_batch) {
         ExpectValues(b->at(feature), splits.flat<int64_t>()[0], splits.flat<int64_t>()[1],
