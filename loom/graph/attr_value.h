@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -23,11 +24,11 @@ class AttrMap {
   AttrMap() = default;
   AttrMap(std::initializer_list<std::pair<const std::string, AttrValue>> init) : map_(init) {}
 
-  bool Has(const std::string& name) const { return map_.count(name) > 0; }
+  bool Has(std::string_view name) const { return map_.find(name) != map_.end(); }
   void Set(const std::string& name, AttrValue value) { map_[name] = std::move(value); }
   // Throws InvalidArgument when missing or of another kind; `owner` names the node.
   template <typename T>
-  const T& Get(const std::string& name, std::string_view owner = "") const {
+  const T& Get(std::string_view name, std::string_view owner = "") const {
     auto it = map_.find(name);
     if (it == map_.end()) throw InvalidArgument(owner, ": missing attribute '", name, "'");
     const T* value = std::get_if<T>(&it->second);
@@ -37,17 +38,23 @@ class AttrMap {
     }
     return *value;
   }
+  // nullptr when missing or of another kind.
   template <typename T>
-  T GetOr(const std::string& name, T fallback) const {
+  const T* Find(std::string_view name) const {
+    auto it = map_.find(name);
+    return it == map_.end() ? nullptr : std::get_if<T>(&it->second);
+  }
+  template <typename T>
+  T GetOr(std::string_view name, T fallback) const {
     auto it = map_.find(name);
     if (it == map_.end()) return fallback;
     const T* value = std::get_if<T>(&it->second);
     return value ? *value : fallback;
   }
-  const std::map<std::string, AttrValue>& map() const { return map_; }
+  const std::map<std::string, AttrValue, std::less<>>& map() const { return map_; }
 
  private:
-  std::map<std::string, AttrValue> map_;
+  std::map<std::string, AttrValue, std::less<>> map_;
 };
 
 // "3", "0.5", "[1,2]", "float32", "<tensor float32[2]>" for messages and debugging.

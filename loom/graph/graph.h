@@ -75,8 +75,9 @@ class Node {
   const AttrMap& attrs() const { return attrs_; }
   // Throws InvalidArgument naming this node when missing or of another kind.
   template <typename T>
-  const T& attr(const std::string& name) const {
-    return attrs_.Get<T>(name, description());
+  const T& attr(std::string_view name) const {
+    if (const T* value = attrs_.Find<T>(name)) return *value;  // the hot path: no message
+    return attrs_.Get<T>(name, description());                 // throws
   }
   // "MatMul 'dense/MatMul'" for error messages.
   std::string description() const;

@@ -90,7 +90,7 @@ class InferenceContext {
   // The value of input i when its producer is a Const node, else nullptr.
   const Tensor* input_constant(int i) const;
   template <typename T>
-  const T& attr(const std::string& name) const {
+  const T& attr(std::string_view name) const {
     return node_.attr<T>(name);
   }
 
@@ -135,7 +135,7 @@ class KernelContext {
   // Undefined for ref inputs (use variable(i)).
   const Tensor& input(int i) const { return inputs_[i]; }
   template <typename T>
-  const T& attr(const std::string& name) const {
+  const T& attr(std::string_view name) const {
     return node_.attr<T>(name);
   }
 
@@ -180,7 +180,7 @@ class GradContext {
   // The incoming gradient of output i; invalid when none flows into it.
   const Output& grad(int i = 0) const { return grads_[i]; }
   template <typename T>
-  const T& attr(const std::string& name) const {
+  const T& attr(std::string_view name) const {
     return node_.attr<T>(name);
   }
 

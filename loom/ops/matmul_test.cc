@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "loom/ops/blas.h"
 #include "loom/ops/math.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
@@ -144,6 +147,53 @@ TEST(MatMulGradTest, BatchMatMulBroadcastBatchDims) {
                 },
                 {RandomDoubles({3, 4}, 1), RandomDoubles({2, 5, 4}, 2)}),
             1e-6);
+}
+
+}  // namespace
+}  // namespace loom
+
+namespace loom {
+namespace {
+
+// The float32 Gemm has its own AVX-512 path for narrow products (n <= 16); check it (and
+// the BLAS path it hands the rest to) against a float64 reference over every transpose,
+// row remainders, leading dimensions wider than the matrices, and alpha / beta.
+TEST(GemmTest, Float32NarrowAndWideProductsMatchFloat64Reference) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (int64_t m : {1, 3, 8, 13, 37})
+        for (int64_t n : {1, 7, 10, 16, 17})
+          for (int64_t k : {0, 1, 5, 64}) {
+            for (auto [alpha, beta] : {std::pair{1.f, 0.f}, std::pair{0.5f, 1.f}, std::pair{2.f, -0.25f}}) {
+              SCOPED_TRACE(testing::Message() << "ta=" << ta << " tb=" << tb << " m=" << m
+                                              << " n=" << n << " k=" << k << " alpha=" << alpha
+                                              << " beta=" << beta);
+              const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
+              std::vector<float> a((ta ? k : m) * lda), b((tb ? n : k) * ldb), c(m * ldc);
+              for (float& v : a) v = dist(rng);
+              for (float& v : b) v = dist(rng);
+              for (float& v : c) v = dist(rng);
+              std::vector<float> before = c;
+              Gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < ldc; ++j) {
+                  if (j >= n) {  // padding between rows is never touched
+                    ASSERT_EQ(c[i * ldc + j], before[i * ldc + j]);
+                    continue;
+                  }
+                  double want = 0;
+                  for (int64_t l = 0; l < k; ++l) {
+                    const double av = ta ? a[l * lda + i] : a[i * lda + l];
+                    const double bv = tb ? b[j * ldb + l] : b[l * ldb + j];
+                    want += av * bv;
+                  }
+                  want = alpha * want + beta * before[i * ldc + j];
+                  ASSERT_NEAR(c[i * ldc + j], want, 1e-4 * (1 + k)) << "at " << i << "," << j;
+                }
+            }
+          }
 }
 
 }  // namespace

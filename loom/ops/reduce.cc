@@ -15,18 +15,18 @@ using internal::kMinParallelChunk;
 // Axes.
 
 // mask[d] is true for the dims `axes` names (all dims when empty). Throws InvalidArgument
-// prefixed with `who` for an axis out of range or repeated.
-std::vector<bool> ReduceMask(std::string_view who, const Shape& shape,
+// naming `who` for an axis out of range or repeated.
+std::vector<bool> ReduceMask(const Node& who, const Shape& shape,
                              const std::vector<int64_t>& axes) {
   const int rank = shape.rank();
   std::vector<bool> mask(rank, axes.empty());
   for (int64_t axis : axes) {
     const int64_t d = axis < 0 ? axis + rank : axis;
     if (d < 0 || d >= rank) {
-      throw InvalidArgument(who, ": axis ", axis, " is out of range for shape ", shape,
+      throw InvalidArgument(who.description(), ": axis ", axis, " is out of range for shape ", shape,
                             " (rank ", rank, ")");
     }
-    if (mask[d]) throw InvalidArgument(who, ": axis ", axis, " is listed twice");
+    if (mask[d]) throw InvalidArgument(who.description(), ": axis ", axis, " is listed twice");
     mask[d] = true;
   }
   return mask;
@@ -192,14 +192,14 @@ void ReduceShape(InferenceContext& c) {
   c.ExpectDType(0, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
   const Shape& x = c.input_shape(0);
   if (!x.rank_known()) return c.set_output(0, c.input_dtype(0), Shape::Unknown());
-  auto mask = ReduceMask(c.node().description(), x, c.attr<std::vector<int64_t>>("axes"));
+  auto mask = ReduceMask(c.node(), x, c.attr<std::vector<int64_t>>("axes"));
   c.set_output(0, c.input_dtype(0), ReducedShape(x, mask, c.attr<bool>("keep_dims")));
 }
 
 template <typename R, bool kMean = false>
 void ReduceKernel(KernelContext& c) {
   const Tensor& x = c.input(0);
-  auto mask = ReduceMask(c.node().description(), x.shape(), c.attr<std::vector<int64_t>>("axes"));
+  auto mask = ReduceMask(c.node(), x.shape(), c.attr<std::vector<int64_t>>("axes"));
   const Shape out_shape = ReducedShape(x.shape(), mask, c.attr<bool>("keep_dims"));
   SwitchNumeric(x.dtype(), c.node().op(), [&](auto tag) {
     using T = decltype(tag);
@@ -278,7 +278,7 @@ const OpDef& ProdExclusiveOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            auto mask = ReduceMask(c.node().description(), x.shape(),
+            auto mask = ReduceMask(c.node(), x.shape(),
                                    c.attr<std::vector<int64_t>>("axes"));
             Tensor out = c.AllocateOutput(0, x.shape());
             SwitchFloat(x.dtype(), "ProdExclusive", [&](auto tag) {
@@ -365,7 +365,7 @@ template <bool kMax>
 void ArgKernel(KernelContext& c) {
   const Tensor& x = c.input(0);
   const int64_t axis_attr = c.attr<int64_t>("axis");
-  auto mask = ReduceMask(c.node().description(), x.shape(), {axis_attr});
+  auto mask = ReduceMask(c.node(), x.shape(), {axis_attr});
   int axis = 0;
   while (!mask[axis]) ++axis;
   const int64_t n = x.dim(axis);
@@ -410,7 +410,7 @@ void ArgShape(InferenceContext& c) {
   c.ExpectDType(0, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
   const Shape& x = c.input_shape(0);
   if (!x.rank_known()) return c.set_output(0, kInt64, Shape::Unknown());
-  auto mask = ReduceMask(c.node().description(), x, {c.attr<int64_t>("axis")});
+  auto mask = ReduceMask(c.node(), x, {c.attr<int64_t>("axis")});
   c.set_output(0, kInt64, ReducedShape(x, mask, false));
 }
 
@@ -440,7 +440,7 @@ const OpDef& ArgMinOp() {
 Shape AlignedShape(const KernelContext& c, const Shape& x_shape, const Shape& like_shape,
                    const std::vector<int64_t>& axes) {
   if (axes.empty() || x_shape.rank() == like_shape.rank()) return x_shape;
-  auto mask = ReduceMask(c.node().description(), like_shape, axes);
+  auto mask = ReduceMask(c.node(), like_shape, axes);
   std::vector<int64_t> dims;
   int next = 0;
   for (int d = 0; d < like_shape.rank(); ++d) {

@@ -121,13 +121,27 @@ const OpDef& AssignOp() {
   return op;
 }
 
+// AssignAdd / AssignSub: the value has the variable's shape, or is a scalar added to
+// every element (a Loom extension; TF1 requires the same shape).
+void AssignUpdateShape(InferenceContext& c) {
+  c.ExpectSameDType(0, 1);
+  const Shape& value = c.input_shape(1);
+  const bool scalar = value.rank_known() && value.rank() == 0;
+  if (!scalar && !c.input_shape(0).IsCompatibleWith(value)) {
+    c.Fail("cannot update variable '", c.input(0).node->name(), "' of shape ",
+           c.input_shape(0), " with a value of shape ", value,
+           ": use the variable's shape or a scalar");
+  }
+  c.set_output(0, c.input_dtype(0), c.input_shape(0));
+}
+
 void AssignUpdateKernel(KernelContext& c, int sign) {
   VariableResource& var = c.variable(0);
   std::lock_guard<std::mutex> lock(var.mu);
   CheckInitialized(c, var, 0);
   Tensor& dst = MutableVariableValue(var);
   const Tensor& value = c.input(1);
-  if (value.NumElements() != dst.NumElements() && value.NumElements() != 1) {
+  if (value.shape() != dst.shape() && value.NumElements() != 1) {
     c.Fail("update of shape ", value.shape(), " does not match variable shape ", dst.shape());
   }
   AddInPlace(dst, value, sign);
@@ -140,7 +154,7 @@ const OpDef& AssignAddOp() {
       .num_inputs = 2,
       .ref_inputs = {0},
       .stateful = true,
-      .shape = AssignShape,
+      .shape = AssignUpdateShape,
       .kernel = [](KernelContext& c) { AssignUpdateKernel(c, +1); },
       .no_gradient = "assignments are not differentiable",
   };
@@ -153,7 +167,7 @@ const OpDef& AssignSubOp() {
       .num_inputs = 2,
       .ref_inputs = {0},
       .stateful = true,
-      .shape = AssignShape,
+      .shape = AssignUpdateShape,
       .kernel = [](KernelContext& c) { AssignUpdateKernel(c, -1); },
       .no_gradient = "assignments are not differentiable",
   };

@@ -43,6 +43,8 @@ struct Variable : public Output {
 
 // Sets `variable` (a Variable node's output) to value, and outputs the new value.
 Output Assign(const Scope& scope, Output variable, Input value);
+// AssignAdd / AssignSub add / subtract a value of the variable's shape, or a scalar
+// (to every element).
 Output AssignAdd(const Scope& scope, Output variable, Input value);
 Output AssignSub(const Scope& scope, Output variable, Input value);
 

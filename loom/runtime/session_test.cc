@@ -80,6 +80,27 @@ TEST(SessionTest, VariablesInitializeAssignAndPersist) {
   EXPECT_EQ(graph.FindNode("w/Assign")->op(), "Assign");
 }
 
+TEST(SessionTest, AssignAddTakesTheVariablesShapeOrAScalar) {
+  Graph graph;
+  Scope s(graph);
+  Variable w(s.WithOpName("w"), Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3}));
+  auto add_scalar = AssignAdd(s, w, 10.0f);
+  auto sub_scalar = AssignSub(s, w, 1.0f);
+  std::string message;
+  EXPECT_EQ(CodeOf([&] { AssignAdd(s, w, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {3, 2})); },
+                   &message),
+            ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("'w' of shape [2,3]"), std::string::npos) << message;
+  EXPECT_NE(message.find("[3,2]"), std::string::npos) << message;
+  Session session(graph);
+  session.RunTarget(GlobalVariablesInitializer(s));
+  session.RunTarget(add_scalar);
+  session.RunTarget(sub_scalar);
+  Tensor after = session.Eval(w);
+  EXPECT_EQ(after.flat<float>()[0], 10);
+  EXPECT_EQ(after.flat<float>()[5], 15);
+}
+
 TEST(SessionTest, PrunesToWhatFetchesNeed) {
   Graph graph;
   Scope s(graph);

@@ -28,9 +28,8 @@ class BufferCache {
   }
 
   void* Take(size_t rounded) {
-    if (rounded < kMinCachedBuffer || rounded > kMaxCachedBuffer) {
-      return std::aligned_alloc(kTensorAlignment, rounded);
-    }
+    if (rounded < kMinCachedBuffer) return SmallTake(rounded);
+    if (rounded > kMaxCachedBuffer) return std::aligned_alloc(kTensorAlignment, rounded);
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = free_.find(rounded);
@@ -45,7 +44,8 @@ class BufferCache {
   }
 
   void Give(void* p, size_t rounded) {
-    if (rounded >= kMinCachedBuffer && rounded <= kMaxCachedBuffer) {
+    if (rounded < kMinCachedBuffer) return SmallGive(p, rounded);
+    if (rounded <= kMaxCachedBuffer) {
       std::lock_guard<std::mutex> lock(mu_);
       if (cached_ + rounded <= kMaxCachedTotal) {
         free_[rounded].push_back(p);
@@ -57,6 +57,54 @@ class BufferCache {
   }
 
  private:
+  // Small buffers (below kMinCachedBuffer, sizes rounded to power-of-two classes) are
+  // recycled through per-thread free lists, without a lock: a small-model step allocates
+  // a few dozen of them, and aligned_alloc's slow path cost more than the kernels.
+  static constexpr int kSmallClasses = 9;          // 64 B .. 16 KiB / 2
+  static constexpr size_t kSmallPerClass = 64;     // at most 64 free buffers per class per thread
+  struct SmallLists {
+    std::vector<void*> free[kSmallClasses];
+    ~SmallLists() {
+      for (auto& list : free)
+        for (void* p : list) std::free(p);
+    }
+  };
+  static int SmallClass(size_t rounded) {
+    int c = 0;
+    while ((size_t{kTensorAlignment} << c) < rounded) ++c;
+    return c;
+  }
+  // Set when this thread's lists are destroyed (thread exit), after which buffers freed on
+  // the thread (static tensors at process exit) go straight back to malloc.
+  static inline thread_local bool small_gone_ = false;
+  static SmallLists& Small() {
+    thread_local struct Holder {
+      SmallLists lists;
+      ~Holder() { small_gone_ = true; }
+    } holder;
+    return holder.lists;
+  }
+  static void* SmallTake(size_t rounded) {
+    const int c = SmallClass(rounded);
+    if (small_gone_) return std::aligned_alloc(kTensorAlignment, size_t{kTensorAlignment} << c);
+    auto& list = Small().free[c];
+    if (!list.empty()) {
+      void* p = list.back();
+      list.pop_back();
+      return p;
+    }
+    return std::aligned_alloc(kTensorAlignment, size_t{kTensorAlignment} << c);
+  }
+  static void SmallGive(void* p, size_t rounded) {
+    if (small_gone_) return std::free(p);
+    auto& list = Small().free[SmallClass(rounded)];
+    if (list.size() < kSmallPerClass) {
+      list.push_back(p);
+    } else {
+      std::free(p);
+    }
+  }
+
   std::mutex mu_;
   std::unordered_map<size_t, std::vector<void*>> free_;
   size_t cached_ = 0;
@@ -64,16 +112,20 @@ class BufferCache {
 
 size_t RoundedSize(size_t bytes) {
   // aligned_alloc needs a multiple of the alignment; page multiples keep size classes few.
-  size_t unit = bytes >= BufferCache::kMinCachedBuffer ? 4096 : kTensorAlignment;
-  size_t rounded = (bytes + unit - 1) / unit * unit;
-  return rounded == 0 ? kTensorAlignment : rounded;
+  // Small sizes use power-of-two classes so that every buffer of a class is interchangeable.
+  if (bytes < BufferCache::kMinCachedBuffer) {
+    size_t rounded = kTensorAlignment;
+    while (rounded < bytes) rounded <<= 1;
+    return rounded;
+  }
+  return (bytes + 4095) / 4096 * 4096;
 }
 
 }  // namespace
 
 std::shared_ptr<Buffer> Buffer::Allocate(DType dtype, int64_t num_elements) {
   LOOM_CHECK(num_elements >= 0);
-  auto buffer = std::shared_ptr<Buffer>(new Buffer());
+  auto buffer = std::make_shared<Buffer>(Private{});
   size_t bytes = static_cast<size_t>(num_elements) * DTypeSize(dtype);
   const size_t rounded = RoundedSize(bytes);
   void* data = BufferCache::Get().Take(rounded);
@@ -94,7 +146,7 @@ std::shared_ptr<Buffer> Buffer::Allocate(DType dtype, int64_t num_elements) {
 
 std::shared_ptr<Buffer> Buffer::Borrow(void* data, size_t bytes,
                                        std::function<void()> release) {
-  auto buffer = std::shared_ptr<Buffer>(new Buffer());
+  auto buffer = std::make_shared<Buffer>(Private{});
   buffer->data_ = data;
   buffer->bytes_ = bytes;
   buffer->owned_ = false;

@@ -39,7 +39,12 @@ class Buffer {
   bool owned() const { return owned_; }
 
  private:
-  Buffer() = default;
+  struct Private {};
+
+ public:
+  explicit Buffer(Private) {}  // for make_shared inside Allocate / Borrow only
+
+ private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
   bool owned_ = false;
