@@ -4,130 +4,120 @@
 #include <set>
 #include <sstream>
 
-#include <toml++/toml.h>
-
 #include "loom/base/error.h"
 #include "loom/base/strcat.h"
+#include "loom/cli/schedule.h"
 #include "loom/data/file_sources.h"
 #include "loom/estimator/canned.h"
 #include "loom/ops/math.h"
-#include "loom/train/adagrad.h"
-#include "loom/train/adam.h"
-#include "loom/train/ftrl.h"
-#include "loom/train/global_step.h"
-#include "loom/train/gradient_descent.h"
-#include "loom/train/learning_rate.h"
-#include "loom/train/momentum.h"
-#include "loom/train/rmsprop.h"
-#include "loom/train/summary.h"
 
 namespace loom::cli {
 namespace fc = feature_column;
+
+Table::Table(const toml::table& table, std::string name, const std::string& path)
+    : table_(table), name_(std::move(name)), path_(path) {}
+
+std::string Table::Where(const toml::node* node) const {
+  std::ostringstream out;
+  out << path_;
+  if (node != nullptr && node->source().begin.line > 0) out << ":" << node->source().begin.line;
+  return out.str();
+}
+
+void Table::Fail(const std::string& key, const std::string& what) const {
+  throw InvalidArgument(Where(table_.get(key) ? table_.get(key) : &table_), ": [", name_,
+                        "] key '", key, "': ", what);
+}
+
+const toml::node* Table::Get(const std::string& key) {
+  used_.insert(key);
+  return table_.get(key);
+}
+
+std::optional<std::string> Table::String(const std::string& key) {
+  const toml::node* n = Get(key);
+  if (n == nullptr) return std::nullopt;
+  if (!n->is_string()) Fail(key, "expected a string");
+  return n->as_string()->get();
+}
+
+std::optional<int64_t> Table::Int(const std::string& key) {
+  const toml::node* n = Get(key);
+  if (n == nullptr) return std::nullopt;
+  if (!n->is_integer()) Fail(key, "expected an integer");
+  return n->as_integer()->get();
+}
+
+std::optional<double> Table::Double(const std::string& key) {
+  const toml::node* n = Get(key);
+  if (n == nullptr) return std::nullopt;
+  if (n->is_integer()) return static_cast<double>(n->as_integer()->get());
+  if (!n->is_floating_point()) Fail(key, "expected a number");
+  return n->as_floating_point()->get();
+}
+
+std::optional<bool> Table::Bool(const std::string& key) {
+  const toml::node* n = Get(key);
+  if (n == nullptr) return std::nullopt;
+  if (!n->is_boolean()) Fail(key, "expected true or false");
+  return n->as_boolean()->get();
+}
+
+std::vector<int64_t> Table::Ints(const std::string& key) {
+  std::vector<int64_t> out;
+  const toml::node* n = Get(key);
+  if (n == nullptr) return out;
+  if (!n->is_array()) Fail(key, "expected an array of integers");
+  for (const auto& e : *n->as_array()) {
+    if (!e.is_integer()) Fail(key, "expected an array of integers");
+    out.push_back(e.as_integer()->get());
+  }
+  return out;
+}
+
+std::vector<double> Table::Doubles(const std::string& key) {
+  std::vector<double> out;
+  const toml::node* n = Get(key);
+  if (n == nullptr) return out;
+  if (!n->is_array()) Fail(key, "expected an array of numbers");
+  for (const auto& e : *n->as_array()) {
+    if (e.is_integer()) out.push_back(static_cast<double>(e.as_integer()->get()));
+    else if (e.is_floating_point()) out.push_back(e.as_floating_point()->get());
+    else Fail(key, "expected an array of numbers");
+  }
+  return out;
+}
+
+std::vector<std::string> Table::Strings(const std::string& key) {
+  std::vector<std::string> out;
+  const toml::node* n = Get(key);
+  if (n == nullptr) return out;
+  if (n->is_string()) return {n->as_string()->get()};
+  if (!n->is_array()) Fail(key, "expected an array of strings");
+  for (const auto& e : *n->as_array()) {
+    if (!e.is_string()) Fail(key, "expected an array of strings");
+    out.push_back(e.as_string()->get());
+  }
+  return out;
+}
+
+const toml::table* Table::SubTable(const std::string& key) {
+  const toml::node* n = Get(key);
+  if (n == nullptr) return nullptr;
+  if (!n->is_table()) Fail(key, "expected a table");
+  return n->as_table();
+}
+
+void Table::CheckAllUsed() const {
+  for (const auto& [k, v] : table_) {
+    std::string key(k.str());
+    if (!used_.count(key)) {
+      throw InvalidArgument(Where(&v), ": [", name_, "] unknown key '", key, "'");
+    }
+  }
+}
+
 namespace {
-
-// Reads one TOML table, remembering which keys were used so that the rest are errors.
-class Table {
- public:
-  Table(const toml::table& table, std::string name, const std::string& path)
-      : table_(table), name_(std::move(name)), path_(path) {}
-
-  std::string Where(const toml::node* node) const {
-    std::ostringstream out;
-    out << path_;
-    if (node != nullptr && node->source().begin.line > 0) out << ":" << node->source().begin.line;
-    return out.str();
-  }
-  [[noreturn]] void Fail(const std::string& key, const std::string& what) const {
-    throw InvalidArgument(Where(table_.get(key) ? table_.get(key) : &table_), ": [", name_,
-                          "] key '", key, "': ", what);
-  }
-  const toml::node* Get(const std::string& key) {
-    used_.insert(key);
-    return table_.get(key);
-  }
-  std::optional<std::string> String(const std::string& key) {
-    const toml::node* n = Get(key);
-    if (n == nullptr) return std::nullopt;
-    if (!n->is_string()) Fail(key, "expected a string");
-    return n->as_string()->get();
-  }
-  std::optional<int64_t> Int(const std::string& key) {
-    const toml::node* n = Get(key);
-    if (n == nullptr) return std::nullopt;
-    if (!n->is_integer()) Fail(key, "expected an integer");
-    return n->as_integer()->get();
-  }
-  std::optional<double> Double(const std::string& key) {
-    const toml::node* n = Get(key);
-    if (n == nullptr) return std::nullopt;
-    if (n->is_integer()) return static_cast<double>(n->as_integer()->get());
-    if (!n->is_floating_point()) Fail(key, "expected a number");
-    return n->as_floating_point()->get();
-  }
-  std::optional<bool> Bool(const std::string& key) {
-    const toml::node* n = Get(key);
-    if (n == nullptr) return std::nullopt;
-    if (!n->is_boolean()) Fail(key, "expected true or false");
-    return n->as_boolean()->get();
-  }
-  std::vector<int64_t> Ints(const std::string& key) {
-    std::vector<int64_t> out;
-    const toml::node* n = Get(key);
-    if (n == nullptr) return out;
-    if (!n->is_array()) Fail(key, "expected an array of integers");
-    for (const auto& e : *n->as_array()) {
-      if (!e.is_integer()) Fail(key, "expected an array of integers");
-      out.push_back(e.as_integer()->get());
-    }
-    return out;
-  }
-  std::vector<double> Doubles(const std::string& key) {
-    std::vector<double> out;
-    const toml::node* n = Get(key);
-    if (n == nullptr) return out;
-    if (!n->is_array()) Fail(key, "expected an array of numbers");
-    for (const auto& e : *n->as_array()) {
-      if (e.is_integer()) out.push_back(static_cast<double>(e.as_integer()->get()));
-      else if (e.is_floating_point()) out.push_back(e.as_floating_point()->get());
-      else Fail(key, "expected an array of numbers");
-    }
-    return out;
-  }
-  std::vector<std::string> Strings(const std::string& key) {
-    std::vector<std::string> out;
-    const toml::node* n = Get(key);
-    if (n == nullptr) return out;
-    if (n->is_string()) return {n->as_string()->get()};
-    if (!n->is_array()) Fail(key, "expected an array of strings");
-    for (const auto& e : *n->as_array()) {
-      if (!e.is_string()) Fail(key, "expected an array of strings");
-      out.push_back(e.as_string()->get());
-    }
-    return out;
-  }
-  const toml::table* SubTable(const std::string& key) {
-    const toml::node* n = Get(key);
-    if (n == nullptr) return nullptr;
-    if (!n->is_table()) Fail(key, "expected a table");
-    return n->as_table();
-  }
-  // Every key the job did not read is an error.
-  void CheckAllUsed() const {
-    for (const auto& [k, v] : table_) {
-      std::string key(k.str());
-      if (!used_.count(key)) {
-        throw InvalidArgument(Where(&v), ": [", name_, "] unknown key '", key, "'");
-      }
-    }
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  const toml::table& table_;
-  std::string name_;
-  std::string path_;
-  std::set<std::string> used_;
-};
 
 const std::set<std::string> kModelTypes = {
     "linear_classifier",     "linear_regressor",     "dnn_classifier",
@@ -202,67 +192,6 @@ DataSource ParseSource(const toml::table& t, const std::string& name, const std:
 // OptimizerSpec's names (canned.h).
 const std::set<std::string> kOptimizerNames = {"Adagrad", "Adam", "Ftrl",
                                                "RMSProp", "SGD",  "Momentum"};
-
-// [optimizer.schedule]: the keys each type takes.
-const std::map<std::string, std::vector<std::string>> kScheduleKeys = {
-    {"exponential_decay", {"decay_steps", "decay_rate", "staircase"}},
-    {"piecewise_constant", {"boundaries", "values"}},
-    {"polynomial_decay", {"decay_steps", "end_learning_rate", "power", "cycle"}},
-    {"cosine_decay", {"decay_steps", "alpha"}}};
-
-ScheduleSpec ParseSchedule(const toml::table& t, const std::string& name, const std::string& path) {
-  Table table(t, name, path);
-  ScheduleSpec s;
-  s.type = table.String("type").value_or("");
-  auto keys = kScheduleKeys.find(s.type);
-  if (keys == kScheduleKeys.end()) {
-    table.Fail("type",
-               "expected \"exponential_decay\", \"piecewise_constant\", "
-               "\"polynomial_decay\" or \"cosine_decay\"");
-  }
-  // A key of another type (decay_rate in a cosine_decay) gets a message listing the right ones.
-  for (const auto& [k, v] : t) {
-    std::string key(k.str());
-    if (key == "type" || std::ranges::count(keys->second, key)) continue;
-    std::string list;
-    for (const std::string& known : keys->second) list += (list.empty() ? "" : ", ") + known;
-    table.Fail(key, StrCat("not a key of ", s.type, " (it takes ", list, ")"));
-  }
-  if (s.type == "piecewise_constant") {
-    s.boundaries = table.Ints("boundaries");
-    s.values = table.Doubles("values");
-    if (s.boundaries.empty())
-      table.Fail("boundaries", "expected the steps where the rate changes, e.g. [1000, 2000]");
-    for (size_t i = 1; i < s.boundaries.size(); ++i) {
-      if (s.boundaries[i] <= s.boundaries[i - 1]) table.Fail("boundaries", "must increase");
-    }
-    if (s.values.size() != s.boundaries.size() + 1) {
-      table.Fail("values", StrCat("expected ", s.boundaries.size() + 1,
-                                  " rates (one more than boundaries), got ", s.values.size()));
-    }
-  } else {
-    std::optional<int64_t> steps = table.Int("decay_steps");
-    if (!steps || *steps <= 0) table.Fail("decay_steps", "expected an integer > 0");
-    s.decay_steps = *steps;
-  }
-  if (s.type == "exponential_decay") {
-    std::optional<double> rate = table.Double("decay_rate");
-    if (!rate || *rate <= 0) table.Fail("decay_rate", "expected a number > 0, e.g. 0.96");
-    s.decay_rate = *rate;
-    s.staircase = table.Bool("staircase").value_or(false);
-  } else if (s.type == "polynomial_decay") {
-    s.end_learning_rate = table.Double("end_learning_rate").value_or(s.end_learning_rate);
-    s.power = table.Double("power").value_or(s.power);
-    s.cycle = table.Bool("cycle").value_or(false);
-    if (s.end_learning_rate < 0) table.Fail("end_learning_rate", "must be >= 0");
-    if (s.power <= 0) table.Fail("power", "must be > 0");
-  } else if (s.type == "cosine_decay") {
-    s.alpha = table.Double("alpha").value_or(0.0);
-    if (s.alpha < 0 || s.alpha > 1) table.Fail("alpha", "must be in [0, 1]");
-  }
-  table.CheckAllUsed();
-  return s;
-}
 
 // Casts the labels of a batch to what the head wants: int64 class ids or float32 values.
 Tensor CastLabels(const Tensor& t, bool classifier) {
@@ -501,87 +430,10 @@ bool Wanted(const std::vector<std::string>& names, const FeatureSpec& f) {
   return names.empty() || std::find(names.begin(), names.end(), f.name) != names.end();
 }
 
-// The schedule's learning rate at `global_step` (learning_rate.h); `learning_rate` is the
-// starting rate (piecewise_constant ignores it).
-Output ScheduleOutput(const Scope& scope, const ScheduleSpec& s, Output global_step,
-                      double learning_rate) {
-  if (s.type == "exponential_decay") {
-    return train::ExponentialDecay(scope, learning_rate, global_step, s.decay_steps, s.decay_rate,
-                                   s.staircase);
-  }
-  if (s.type == "piecewise_constant")
-    return train::PiecewiseConstant(scope, global_step, s.boundaries, s.values);
-  if (s.type == "polynomial_decay") {
-    return train::PolynomialDecay(scope, learning_rate, global_step, s.decay_steps,
-                                  s.end_learning_rate, s.power, s.cycle);
-  }
-  return train::CosineDecay(scope, learning_rate, global_step, s.decay_steps, s.alpha);
-}
-
-// An optimizer `Base` whose learning rate follows a schedule of the global step, with the
-// rate written as the scalar summary `tag`. OptimizerSpec's factory gets no Scope, so the
-// schedule cannot exist when the optimizer is made: it is built in Prepare, the first step
-// of ApplyGradients that is given the graph, and the optimizer is then re-made from its
-// options with the schedule's Output as learning rate. CreateSlots is deferred until
-// after that, so re-making it drops nothing (both are idempotent, as Optimizer requires).
-template <typename Base, typename Options>
-class Scheduled final : public Base {
- public:
-  Scheduled(ScheduleSpec schedule, double learning_rate, std::string tag)
-      : Base(Options{}),
-        schedule_(std::move(schedule)),
-        learning_rate_(learning_rate),
-        tag_(std::move(tag)) {}
-
- protected:
-  void CreateSlots(const std::vector<Output>& vars) override { vars_ = vars; }
-  void Prepare(const Scope& scope) override {
-    if (!rate_.valid()) {
-      Scope root(scope.graph());
-      rate_ = ScheduleOutput(root, schedule_, train::GlobalStep(root), learning_rate_);
-      train::ScalarSummary(root, tag_, rate_);
-      Base::operator=(Base(Options{.learning_rate = rate_}));
-    }
-    Base::CreateSlots(vars_);
-    Base::Prepare(scope);
-  }
-
- private:
-  ScheduleSpec schedule_;
-  double learning_rate_;
-  std::string tag_;
-  std::vector<Output> vars_;
-  Output rate_;
-};
-
-template <typename Base, typename Options>
-std::unique_ptr<train::Optimizer> NewScheduled(const ScheduleSpec& schedule,
-                                               double learning_rate, const std::string& tag) {
-  return std::make_unique<Scheduled<Base, Options>>(schedule, learning_rate, tag);
-}
-
-// `name` is one of kOptimizerNames.
-std::unique_ptr<train::Optimizer> MakeScheduled(const std::string& name, double learning_rate,
-                                                const ScheduleSpec& s, const std::string& tag) {
-  using namespace train;
-  if (name == "Adagrad") return NewScheduled<Adagrad, AdagradOptions>(s, learning_rate, tag);
-  if (name == "Adam") return NewScheduled<Adam, AdamOptions>(s, learning_rate, tag);
-  if (name == "Ftrl") return NewScheduled<Ftrl, FtrlOptions>(s, learning_rate, tag);
-  if (name == "RMSProp") return NewScheduled<RMSProp, RMSPropOptions>(s, learning_rate, tag);
-  if (name == "SGD") {
-    return NewScheduled<GradientDescent, GradientDescentOptions>(s, learning_rate, tag);
-  }
-  return NewScheduled<Momentum, MomentumOptions>(s, learning_rate, tag);
-}
-
 // REQUIRES: a schedule comes with a name (checked by ParseJob).
 OptimizerSpec Optimizer(const std::string& name, std::optional<double> lr,
                         const std::optional<ScheduleSpec>& schedule, const std::string& tag) {
-  if (schedule) {
-    return OptimizerSpec([name, rate = lr.value_or(0.0), schedule = *schedule, tag] {
-      return MakeScheduled(name, rate, schedule, tag);
-    });
-  }
+  if (schedule) return OptimizerSpec(name, ScheduleLearningRate(*schedule, lr.value_or(0.0), tag));
   if (name.empty()) return OptimizerSpec();
   if (lr) return OptimizerSpec(name, *lr);
   return OptimizerSpec(name);

@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "loom/estimator/estimator.h"
@@ -38,38 +39,71 @@
 
 namespace loom {
 
-// The optimizer of a canned estimator: TF's short name ("Adagrad", "Adam", "Ftrl",
-// "RMSProp", "SGD"; "Momentum" too) with an optional learning rate, or a factory that makes
-// a new optimizer for each graph the Estimator builds (optimizers hold per-graph slots).
+// The optimizer of a canned estimator, TF's `optimizer` argument: TF's short name
+// ("Adagrad", "Adam", "Ftrl", "RMSProp", "SGD"; "Momentum" too) with an optional learning
+// rate, or a factory. The learning rate is a number or a function that builds it in the
+// model's graph: a schedule of the global step, as TF's
+// `learning_rate=tf.train.exponential_decay(..., tf.train.get_global_step())`. A factory
+// makes a new optimizer for each graph the Estimator builds (optimizers hold per-graph
+// slots); it may take the model function's Scope, as TF's optimizer callable is called
+// inside the model function, to build hyperparameters such as a schedule in that graph.
+// Functions and factories run once per training graph, while the model function builds it.
 //   .optimizer = "Adam"                        // the estimator's default learning rate
 //   .optimizer = loom::OptimizerSpec("Adam", 1e-3)
+//   .optimizer = loom::OptimizerSpec("Adam", [](const loom::Scope& s) {
+//     return loom::train::ExponentialDecay(s, 1e-3, loom::train::GlobalStep(s),
+//                                          /*decay_steps=*/1000, /*decay_rate=*/0.96);
+//   })
+//   .optimizer = [](const loom::Scope& s) {
+//     loom::Output lr = loom::train::ExponentialDecay(s, 0.1, loom::train::GlobalStep(s), 1000,
+//                                                     0.96);
+//     return std::make_unique<loom::train::Momentum>(
+//         loom::train::MomentumOptions{.learning_rate = lr, .momentum = 0.95});
+//   }
 //   .optimizer = [] { return std::make_unique<loom::train::Momentum>(
 //                         loom::train::MomentumOptions{.learning_rate = 0.1}); }
 class OptimizerSpec {
  public:
-  using Factory = std::function<std::unique_ptr<train::Optimizer>()>;
+  // Builds the learning rate (a float scalar) in the given graph.
+  using LearningRateFn = std::function<Output(const Scope&)>;
+  using Factory = std::function<std::unique_ptr<train::Optimizer>(const Scope&)>;
+
   // The estimator's default optimizer.
   OptimizerSpec() = default;
   OptimizerSpec(const char* name) : name_(name) {}
   OptimizerSpec(std::string name) : name_(std::move(name)) {}
   OptimizerSpec(std::string name, double learning_rate)
       : name_(std::move(name)), learning_rate_(learning_rate) {}
+  OptimizerSpec(std::string name, LearningRateFn learning_rate)
+      : name_(std::move(name)), learning_rate_fn_(std::move(learning_rate)) {}
+  // A factory taking the model function's Scope.
   template <typename F>
-    requires std::convertible_to<std::invoke_result_t<F&>, std::unique_ptr<train::Optimizer>>
+    requires std::invocable<F&, const Scope&> &&
+             std::convertible_to<std::invoke_result_t<F&, const Scope&>,
+                                 std::unique_ptr<train::Optimizer>>
   OptimizerSpec(F factory)
-      : factory_([f = std::move(factory)]() mutable -> std::unique_ptr<train::Optimizer> {
-          return f();
-        }) {}
+      : factory_([f = std::move(factory)](const Scope& scope) mutable
+                     -> std::unique_ptr<train::Optimizer> { return f(scope); }) {}
+  // A factory taking nothing.
+  template <typename F>
+    requires std::invocable<F&> &&
+             std::convertible_to<std::invoke_result_t<F&>, std::unique_ptr<train::Optimizer>>
+  OptimizerSpec(F factory)
+      : factory_([f = std::move(factory)](const Scope&) mutable
+                     -> std::unique_ptr<train::Optimizer> { return f(); }) {}
 
-  // A new optimizer: the factory's, or by name (unset: `default_name`) with the learning
-  // rate given (unset: `default_learning_rate`). Throws InvalidArgument for an unknown
-  // name, listing the known ones.
-  std::unique_ptr<train::Optimizer> Make(const std::string& default_name,
+  // A new optimizer for the graph of `scope` (the model function's): the factory's, or by
+  // name (unset: `default_name`) with the learning rate given, built under `scope` when it
+  // is a function (unset: `default_learning_rate`). Throws InvalidArgument for an unknown
+  // name, listing the known ones, a factory returning null and a learning-rate function
+  // returning an invalid Output.
+  std::unique_ptr<train::Optimizer> Make(const Scope& scope, const std::string& default_name,
                                          double default_learning_rate) const;
 
  private:
   std::string name_;
   std::optional<double> learning_rate_;
+  LearningRateFn learning_rate_fn_;
   Factory factory_;
 };
 

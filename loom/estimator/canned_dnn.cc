@@ -55,7 +55,7 @@ ModelFn DnnModelFn(std::string estimator, DnnConfig config, OptimizerSpec optimi
     Output logits = DnnLogits(s, features, config, head->logits_dimension(), mode);
     return head->CreateEstimatorSpec(
         s, features, mode, logits, labels, [&](const Scope& ts, Output loss) {
-          auto opt = optimizer.Make("Adagrad", kDnnLearningRate);
+          auto opt = optimizer.Make(ts, "Adagrad", kDnnLearningRate);
           Operation minimize = opt->Minimize(ts, loss, train::GlobalStep(ts),
                                              TrainableVariablesUnder(ts.graph(), "dnn/"));
           // Batch-norm moving statistics update with every step (TF's UPDATE_OPS). Grouped

@@ -45,11 +45,11 @@ ModelFn CombinedModelFn(CombinedConfig config, std::shared_ptr<const Head> head)
           std::unique_ptr<train::Optimizer> linear_opt, dnn_opt;
           if (has_linear) {
             linear_opt = config.linear_optimizer.Make(
-                "Ftrl", LinearLearningRate(config.linear_columns.size()));
+                ts, "Ftrl", LinearLearningRate(config.linear_columns.size()));
             updates.push_back(linear_opt->Minimize(ts, loss, Output(), linear_vars));
           }
           if (has_dnn) {
-            dnn_opt = config.dnn_optimizer.Make("Adagrad", kDnnLearningRate);
+            dnn_opt = config.dnn_optimizer.Make(ts, "Adagrad", kDnnLearningRate);
             updates.push_back(dnn_opt->Minimize(ts, loss, Output(), dnn_vars));
             updates.push_back(layers::UpdateOp(ts));  // batch-norm moving statistics
           }

@@ -1,5 +1,7 @@
 // OptimizerSpec, the pieces shared by canned model functions, and the linear estimators.
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "loom/estimator/canned_internal.h"
 #include "loom/train/adagrad.h"
@@ -12,15 +14,30 @@
 
 namespace loom {
 
-std::unique_ptr<train::Optimizer> OptimizerSpec::Make(const std::string& default_name,
+std::unique_ptr<train::Optimizer> OptimizerSpec::Make(const Scope& scope,
+                                                      const std::string& default_name,
                                                       double default_learning_rate) const {
   if (factory_) {
-    std::unique_ptr<train::Optimizer> optimizer = factory_();
+    std::unique_ptr<train::Optimizer> optimizer = factory_(scope);
     if (optimizer == nullptr) throw InvalidArgument("optimizer factory returned null");
     return optimizer;
   }
   const std::string& name = name_.empty() ? default_name : name_;
-  const double lr = learning_rate_.value_or(default_learning_rate);
+  static const char* const kNames[] = {"Adagrad", "Adam", "Ftrl", "RMSProp", "SGD", "Momentum"};
+  if (std::find(std::begin(kNames), std::end(kNames), name) == std::end(kNames)) {
+    throw InvalidArgument("unknown optimizer name '", name,
+                          "'; use one of Adagrad, Adam, Ftrl, RMSProp, SGD, Momentum, or pass a "
+                          "factory returning a train::Optimizer");
+  }
+  Input lr = learning_rate_.value_or(default_learning_rate);
+  if (learning_rate_fn_) {
+    Output rate = learning_rate_fn_(scope);
+    if (!rate.valid()) {
+      throw InvalidArgument("the learning-rate function of optimizer '", name,
+                            "' returned an invalid Output");
+    }
+    lr = rate;
+  }
   if (name == "Adagrad") return std::make_unique<train::Adagrad>(train::AdagradOptions{.learning_rate = lr});
   if (name == "Adam") return std::make_unique<train::Adam>(train::AdamOptions{.learning_rate = lr});
   if (name == "Ftrl") return std::make_unique<train::Ftrl>(train::FtrlOptions{.learning_rate = lr});
@@ -28,12 +45,7 @@ std::unique_ptr<train::Optimizer> OptimizerSpec::Make(const std::string& default
   if (name == "SGD") {
     return std::make_unique<train::GradientDescent>(train::GradientDescentOptions{.learning_rate = lr});
   }
-  if (name == "Momentum") {
-    return std::make_unique<train::Momentum>(train::MomentumOptions{.learning_rate = lr});
-  }
-  throw InvalidArgument("unknown optimizer name '", name,
-                        "'; use one of Adagrad, Adam, Ftrl, RMSProp, SGD, Momentum, or pass a "
-                        "factory returning a train::Optimizer");
+  return std::make_unique<train::Momentum>(train::MomentumOptions{.learning_rate = lr});
 }
 
 namespace canned_internal {
@@ -95,7 +107,7 @@ ModelFn LinearModelFn(LinearConfig config, std::shared_ptr<const Head> head) {
     return head->CreateEstimatorSpec(
         s, features, mode, logits, labels, [&](const Scope& ts, Output loss) {
           auto optimizer =
-              config.optimizer.Make("Ftrl", LinearLearningRate(config.columns.size()));
+              config.optimizer.Make(ts, "Ftrl", LinearLearningRate(config.columns.size()));
           return optimizer->Minimize(ts, loss, train::GlobalStep(ts),
                                      TrainableVariablesUnder(ts.graph(), "linear/"));
         });

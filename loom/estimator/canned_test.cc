@@ -8,11 +8,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
+#include <utility>
 
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/ops/math.h"
 #include "loom/train/adam.h"
+#include "loom/train/global_step.h"
+#include "loom/train/gradient_descent.h"
+#include "loom/train/learning_rate.h"
 
 namespace loom {
 namespace {
@@ -271,6 +276,47 @@ TEST(CannedEstimatorTest, DNNLinearCombinedRegressorBeatsTheMean) {
   EXPECT_LT(m["average_loss"], 0.15 * baseline);
 }
 
+// A learning-rate schedule given through either form that builds it in the model's graph
+// (a name with a learning-rate function, or a factory taking the Scope) is followed: the
+// rate is 0.05 up to step 99 and 0 after (PiecewiseConstant gives values[0] while the step
+// <= boundaries[0], and the update of step t reads t), so plain SGD moves the weights in the
+// first 100 steps and leaves them exactly as they are in the next 100.
+TEST(CannedEstimatorTest, ScheduledOptimizerFollowsTheSchedule) {
+  auto schedule = [](const Scope& s) {
+    return train::PiecewiseConstant(s, train::GlobalStep(s), {99}, {0.05, 0.0});
+  };
+  const std::vector<std::pair<std::string, OptimizerSpec>> cases = {
+      {"name and learning-rate function", OptimizerSpec("SGD", schedule)},
+      {"factory taking the Scope", [schedule](const Scope& s) {
+         return std::make_unique<train::GradientDescent>(
+             train::GradientDescentOptions{.learning_rate = schedule(s)});
+       }}};
+  for (const auto& [name, optimizer] : cases) {
+    SCOPED_TRACE(name);
+    TempDir dir;
+    LinearRegressor regressor({.feature_columns = LinearColumns(), .optimizer = optimizer},
+                              Config(dir));
+    regressor.Train(TrainInput(TrainData().value), {.max_steps = 100});
+    std::map<std::string, Tensor> at_100;
+    double total = 0;
+    for (const std::string& var : regressor.GetVariableNames()) {
+      if (!var.starts_with("linear/linear_model/")) continue;
+      at_100[var] = regressor.GetVariableValue(var);
+      for (float v : at_100[var].flat<float>()) total += std::abs(v);
+    }
+    ASSERT_EQ(at_100.size(), 5u);  // four columns' weights and the bias, no slots
+    EXPECT_GT(total, 0.5);         // trained from zeros at rate 0.05
+    EXPECT_EQ(regressor.Train(TrainInput(TrainData().value), {.max_steps = 200}).global_step, 200);
+    for (const auto& [var, before] : at_100) {
+      Tensor after = regressor.GetVariableValue(var);
+      ASSERT_EQ(after.NumElements(), before.NumElements()) << var;
+      for (int64_t i = 0; i < after.NumElements(); ++i) {
+        ASSERT_EQ(after.data<float>()[i], before.data<float>()[i]) << var << "[" << i << "]";
+      }
+    }
+  }
+}
+
 TEST(CannedEstimatorTest, ConfigurationErrorsAreClear) {
   auto message = [](auto&& fn) -> std::string {
     try {
@@ -280,7 +326,14 @@ TEST(CannedEstimatorTest, ConfigurationErrorsAreClear) {
     }
     return "no error";
   };
-  EXPECT_NE(message([] { OptimizerSpec("Adamax").Make("Adagrad", 0.05); }).find("Adagrad, Adam"),
+  Graph graph;
+  Scope s(graph);
+  EXPECT_NE(
+      message([&] { OptimizerSpec("Adamax").Make(s, "Adagrad", 0.05); }).find("Adagrad, Adam"),
+      std::string::npos);
+  auto invalid_rate = [](const Scope&) { return Output(); };
+  EXPECT_NE(message([&] { OptimizerSpec("SGD", invalid_rate).Make(s, "", 0); })
+                .find("learning-rate function of optimizer 'SGD'"),
             std::string::npos);
   EXPECT_NE(message([] { DNNClassifier({.feature_columns = DnnColumns()}); }).find("hidden_units"),
             std::string::npos);
