@@ -43,7 +43,7 @@ class FoundFeatures {
     slots_.resize(records.size() * names_.size());
     auto slot_of = [this](std::string_view key) { return SlotOf(key); };
     for (size_t i = 0; i < records.size(); ++i) {
-      example_wire::FeatureSlot* row = &slots_[i * names_.size()];
+      example_wire::FeatureSlot* row = slots_.data() + i * names_.size();
       if (example_wire::DecodeExample(records[i], slot_of, row)) continue;
       std::fill_n(row, names_.size(), example_wire::FeatureSlot{});
       protos_.push_back(std::make_unique<proto::Example>(

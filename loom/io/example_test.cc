@@ -202,7 +202,7 @@ struct Reading {
   // Floats compare by their bits: a damaged record may hold NaNs.
   bool operator==(const Reading& o) const {
     return error == o.error && b == o.b && c == o.c && a.size() == o.a.size() &&
-           std::memcmp(a.data(), o.a.data(), a.size() * sizeof(float)) == 0;
+           (a.empty() || std::memcmp(a.data(), o.a.data(), a.size() * sizeof(float)) == 0);
   }
 };
 
