@@ -10,6 +10,7 @@
 #include <string>
 
 #include "loom/cli/job.h"
+#include "loom/cli/toml_table.h"
 #include "loom/estimator/canned.h"
 
 namespace loom::cli {

@@ -1,0 +1,49 @@
+#ifndef LOOM_CLI_TOML_TABLE_H_
+#define LOOM_CLI_TOML_TABLE_H_
+
+// The job file's TOML reader for the parsers (job.cc, schedule.cc): typed getters whose
+// errors name the file, the line and the key, and a check that every key was read.
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+namespace loom::cli {
+
+// Reads one TOML table of the job file, `name` in messages ("optimizer.schedule"), and
+// remembers which keys were read, so that the rest are errors. The typed getters return
+// nullopt (or empty) for a missing key and throw InvalidArgument naming the file, line and
+// key for one of the wrong type. Borrows `table`, which must outlive it.
+class Table {
+ public:
+  Table(const toml::table& table, std::string name, const std::string& path);
+
+  // "path:line" of `node` (just the path when it has no line).
+  std::string Where(const toml::node* node) const;
+  [[noreturn]] void Fail(const std::string& key, const std::string& what) const;
+  const toml::node* Get(const std::string& key);
+  std::optional<std::string> String(const std::string& key);
+  std::optional<int64_t> Int(const std::string& key);
+  std::optional<double> Double(const std::string& key);  // an integer or a float
+  std::optional<bool> Bool(const std::string& key);
+  std::vector<int64_t> Ints(const std::string& key);
+  std::vector<double> Doubles(const std::string& key);
+  std::vector<std::string> Strings(const std::string& key);  // one string or an array
+  const toml::table* SubTable(const std::string& key);
+  // Throws InvalidArgument for the first key not read.
+  void CheckAllUsed() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  const toml::table& table_;
+  std::string name_;
+  std::string path_;
+  std::set<std::string> used_;
+};
+
+}  // namespace loom::cli
+
+#endif  // LOOM_CLI_TOML_TABLE_H_
