@@ -176,6 +176,24 @@ std::shared_ptr<train::Scaffold> VariablesOnlyScaffold(const EstimatorSpec& spec
   return scaffold;
 }
 
+void PrepareCachedSession(const ModelGraph& model, train::Scaffold& scaffold,
+                          std::unique_ptr<Session>& session, std::string& stamp,
+                          const data::Dataset& dataset, const std::string& checkpoint,
+                          const RunConfig& config) {
+  if (!session) {
+    scaffold.Finalize(*model.graph);
+    session = std::make_unique<Session>(*model.graph, config.session_config);
+  }
+  const std::string current = CheckpointStamp(config.env, checkpoint);
+  if (current != stamp) {
+    stamp.clear();  // a failed restore leaves the session holding no known checkpoint
+    scaffold.saver->Restore(*session, checkpoint, {.restore_iterators = false});
+    stamp = current;
+  }
+  if (scaffold.local_init_op.valid()) session->Run({}, {}, {scaffold.local_init_op});
+  ResetIterator(*session, model.iterator_resource, dataset);
+}
+
 std::string CheckpointStamp(Env* env, const std::string& path) {
   SafetensorsIndex index = ReadSafetensorsIndex(env, train::CheckpointFilePath(path));
   auto it = index.metadata.find("wall_time");

@@ -83,18 +83,8 @@ std::map<std::string, double> ToResults(const EvalGraph& g, const std::vector<Te
 std::map<std::string, double> RunCached(EvalGraph& g, const data::Dataset& dataset,
                                         const std::string& checkpoint, std::optional<int64_t> steps,
                                         const RunConfig& config) {
-  if (!g.session) {
-    g.scaffold->Finalize(*g.model.graph);
-    g.session = std::make_unique<Session>(*g.model.graph, config.session_config);
-  }
-  const std::string stamp = CheckpointStamp(config.env, checkpoint);
-  if (stamp != g.checkpoint_stamp) {
-    g.checkpoint_stamp.clear();
-    g.scaffold->saver->Restore(*g.session, checkpoint, {.restore_iterators = false});
-    g.checkpoint_stamp = stamp;
-  }
-  if (g.scaffold->local_init_op.valid()) g.session->Run({}, {}, {g.scaffold->local_init_op});
-  ResetIterator(*g.session, g.model.iterator_resource, dataset);
+  PrepareCachedSession(g.model, *g.scaffold, g.session, g.checkpoint_stamp, dataset, checkpoint,
+                       config);
   for (int64_t n = 0; !steps || n < *steps; ++n) {
     try {
       g.session->Run({}, {}, {g.update_op});

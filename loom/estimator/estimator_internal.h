@@ -101,6 +101,14 @@ std::shared_ptr<train::Scaffold> VariablesOnlyScaffold(const EstimatorSpec& spec
 
 // Identifies a checkpoint's contents: its path and the wall time in its header.
 std::string CheckpointStamp(Env* env, const std::string& path);
+// The cached Evaluate / Predict path: makes the Session on first use, restores `checkpoint`
+// into it unless `stamp` says it already holds it, runs the local init op and resets the
+// model's iterator over `dataset`. `session` and `stamp` are the cache's (EvalGraph,
+// PredictGraph).
+void PrepareCachedSession(const ModelGraph& model, train::Scaffold& scaffold,
+                          std::unique_ptr<Session>& session, std::string& stamp,
+                          const data::Dataset& dataset, const std::string& checkpoint,
+                          const RunConfig& config);
 // The global step stored in a checkpoint.
 int64_t CheckpointGlobalStep(Env* env, const std::string& path);
 // True when an iterator made for `built` can iterate a dataset of spec `other`.

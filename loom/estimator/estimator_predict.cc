@@ -100,22 +100,6 @@ std::unique_ptr<PredictGraph> BuildPredictGraph(Estimator& est, const InputFn& i
   return g;
 }
 
-void PrepareCached(PredictGraph& g, const data::Dataset& dataset, const std::string& checkpoint,
-                   const RunConfig& config) {
-  if (!g.session) {
-    g.scaffold->Finalize(*g.model.graph);
-    g.session = std::make_unique<Session>(*g.model.graph, config.session_config);
-  }
-  const std::string stamp = CheckpointStamp(config.env, checkpoint);
-  if (stamp != g.checkpoint_stamp) {
-    g.checkpoint_stamp.clear();
-    g.scaffold->saver->Restore(*g.session, checkpoint, {.restore_iterators = false});
-    g.checkpoint_stamp = stamp;
-  }
-  if (g.scaffold->local_init_op.valid()) g.session->Run({}, {}, {g.scaffold->local_init_op});
-  ResetIterator(*g.session, g.model.iterator_resource, dataset);
-}
-
 }  // namespace
 
 PredictionRange Estimator::Predict(const InputFn& input_fn, PredictOptions options) {
@@ -133,7 +117,9 @@ PredictionRange Estimator::Predict(const InputFn& input_fn, PredictOptions optio
     if (dataset && SpecsCompatible(caches.predict->model.input_spec, dataset->spec())) {
       Fetches fetches =
           SelectPredictions(caches.predict->model.spec.predictions, options.predict_keys);
-      PrepareCached(*caches.predict, *dataset, checkpoint, config_);
+      PredictGraph& p = *caches.predict;
+      PrepareCachedSession(p.model, *p.scaffold, p.session, p.checkpoint_stamp, *dataset,
+                           checkpoint, config_);
       return PredictionRange(std::make_unique<CachedSource>(caches.predict, std::move(fetches)),
                              options.yield_single_examples);
     }
@@ -144,7 +130,9 @@ PredictionRange Estimator::Predict(const InputFn& input_fn, PredictOptions optio
                          !g->model.input_built_nodes && g->model.spec.prediction_hooks.empty();
   if (cacheable) {
     caches.predict = std::shared_ptr<PredictGraph>(std::move(g));
-    PrepareCached(*caches.predict, *caches.predict->model.dataset, checkpoint, config_);
+    PredictGraph& p = *caches.predict;
+    PrepareCachedSession(p.model, *p.scaffold, p.session, p.checkpoint_stamp, *p.model.dataset,
+                         checkpoint, config_);
     return PredictionRange(std::make_unique<CachedSource>(caches.predict, std::move(fetches)),
                            options.yield_single_examples);
   }
