@@ -92,6 +92,15 @@ Output ExampleWeights(const Scope& s, const std::string& head, const Features& f
   return Reshape(s, Cast(s, w, kFloat32), std::vector<int64_t>{-1, 1});
 }
 
+// The binary and multi-class heads' signatures (TF's _classification_output): the default
+// serving signature and "classification" classify, "predict" returns every prediction.
+std::map<std::string, ExportOutput> ClassificationExportOutputs(const Predictions& p) {
+  ExportOutput classification = ClassificationOutput(p.at("probabilities"), p.at("classes"));
+  return {{std::string(kDefaultServingSignature), classification},
+          {"classification", classification},
+          {"predict", PredictOutput(p)}};
+}
+
 // ---- binary ---------------------------------------------------------------------------------
 
 class BinaryClassHeadImpl : public Head {
@@ -155,10 +164,7 @@ class BinaryClassHeadImpl : public Head {
   }
 
   std::map<std::string, ExportOutput> CreateExportOutputs(const Predictions& p) const override {
-    ExportOutput classification = ClassificationOutput(p.at("probabilities"), p.at("classes"));
-    return {{std::string(kDefaultServingSignature), classification},
-            {"classification", classification},
-            {"predict", PredictOutput(p)}};
+    return ClassificationExportOutputs(p);
   }
 
  private:
@@ -222,10 +228,7 @@ class MultiClassHeadImpl : public Head {
   }
 
   std::map<std::string, ExportOutput> CreateExportOutputs(const Predictions& p) const override {
-    ExportOutput classification = ClassificationOutput(p.at("probabilities"), p.at("classes"));
-    return {{std::string(kDefaultServingSignature), classification},
-            {"classification", classification},
-            {"predict", PredictOutput(p)}};
+    return ClassificationExportOutputs(p);
   }
 
  private:
