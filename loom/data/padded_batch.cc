@@ -49,7 +49,10 @@ class PaddedBatchIterator : public Iterator {
     }
     const int64_t n = elements.size();
     Element out;
-    for (const auto& [name, ts] : input_->spec()) {
+    // Named references, not structured bindings: clang 14 cannot capture bindings in lambdas.
+    for (const auto& entry : input_->spec()) {
+      const auto& name = entry.first;
+      const auto& ts = entry.second;
       const int rank = elements[0].at(name).rank();
       std::vector<int64_t> target(rank, 0);
       for (int64_t k = 0; k < n; ++k) {

@@ -260,13 +260,18 @@ ParsedFeatures ParseRecords(std::span<const std::string_view> records, const Exa
     }
   };
   int index = 0;
-  for (const auto& [name, f] : spec.fixed) {
+  // Named references, not structured bindings: clang 14 cannot capture bindings in lambdas.
+  for (const auto& entry : spec.fixed) {
+    const auto& name = entry.first;
+    const auto& f = entry.second;
     dispatch(f.dtype, [&](auto tag) {
       ParseFixed<decltype(tag)>(found, batch, index, name, f, record_name, out[name]);
     });
     ++index;
   }
-  for (const auto& [name, f] : spec.var_len) {
+  for (const auto& entry : spec.var_len) {
+    const auto& name = entry.first;
+    const auto& f = entry.second;
     dispatch(f.dtype, [&](auto tag) {
       ParseVarLen<decltype(tag)>(found, batch, index, name, f, record_name, out[name]);
     });
