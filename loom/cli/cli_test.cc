@@ -517,7 +517,7 @@ TEST(CliTest, InspectTFRecordCountsCorruptRecords) {
 
 TEST(CliTest, InspectSharedTestdata) {
   std::string root = LOOM_SHARED_TESTDATA;
-  if (!fs::exists(root + "/tfevents")) GTEST_SKIP() << "no shared testdata at " << root;
+  ASSERT_TRUE(fs::is_directory(root + "/tfevents")) << "no testdata at " << root;
   Result r = Loom("inspect " + root + "/tfevents/lingvo_events.out.tfevents.test");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "bleu/dev");

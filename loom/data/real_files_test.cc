@@ -1,8 +1,8 @@
-// Reads every file in ../shared/testdata/{tfrecord,npy} (written by TensorFlow, Apache
+// Reads every file in testdata/{tfrecord,npy} (written by TensorFlow, Apache
 // Beam, gzip(1) and numpy) THROUGH THE DATASETS and checks the values listed for it in
 // expected.json. The io layer tests the readers themselves (io/shared_testdata_test.cc);
 // this checks the dataset path: file lists, compression options, streaming, parsing with
-// ParseExamples, rows of FromNpy. Skips when the folder is absent.
+// ParseExamples, rows of FromNpy. Fails when the folder is absent.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,10 +22,8 @@ class RealFilesTest : public ::testing::Test {
   void SetUp() override {
     root_ = LOOM_SHARED_TESTDATA;
     const std::string expected_path = JoinPath(root_, "expected.json");
-    if (!Env::Default()->FileExists(expected_path)) {
-      GTEST_SKIP() << "shared test data not found at " << root_
-                   << " (configure with -DLOOM_SHARED_TESTDATA=... to run these tests)";
-    }
+    ASSERT_TRUE(Env::Default()->FileExists(expected_path))
+        << "test data not found at " << root_ << " (the repository's testdata/)";
     expected_ = json::parse(ReadFileToString(Env::Default(), expected_path));
   }
 

@@ -1,6 +1,6 @@
-// Reads the real files in ../shared/testdata (written by TensorFlow, TensorBoard's
+// Reads the real files in testdata/ (written by TensorFlow, TensorBoard's
 // writers, PyTorch, Apache Beam, gzip(1)) and checks every value listed for them in
-// expected.json. Skips when the folder is absent.
+// expected.json. Fails when the folder is absent.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -25,10 +25,8 @@ class SharedTestdataTest : public ::testing::Test {
   void SetUp() override {
     root_ = LOOM_SHARED_TESTDATA;
     const std::string expected_path = JoinPath(root_, "expected.json");
-    if (!Env::Default()->FileExists(expected_path)) {
-      GTEST_SKIP() << "shared test data not found at " << root_
-                   << " (set -DLOOM_SHARED_TESTDATA=... to run these tests)";
-    }
+    ASSERT_TRUE(Env::Default()->FileExists(expected_path))
+        << "test data not found at " << root_ << " (the repository's testdata/)";
     expected_ = json::parse(ReadFileToString(Env::Default(), expected_path));
   }
 
