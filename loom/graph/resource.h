@@ -22,11 +22,21 @@ class Resource {
 };
 
 // A variable's value. Undefined until an initializer or a restore assigns it.
+// Thread-safety: `value` is guarded by `mu`; a Session's kernels, the Saver and the
+// Session's own ReadVariable/WriteVariable may run on different threads (a hook's thread
+// writes while a step reads), so every access, the initialized test included, holds `mu`.
 class VariableResource : public Resource {
  public:
   std::mutex mu;
-  Tensor value;
+  Tensor value;  // guarded by mu
+  // REQUIRES: mu held.
   bool initialized() const { return value.defined(); }
+  // The current value, read under mu: a view sharing the buffer (writers copy on write
+  // when it is shared), undefined when the variable is not initialized.
+  Tensor Read() {
+    std::lock_guard<std::mutex> lock(mu);
+    return value;
+  }
 };
 
 class ResourceMgr {

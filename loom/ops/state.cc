@@ -72,13 +72,13 @@ const OpDef& VariableOp() {
       .kernel =
           [](KernelContext& c) {
             auto* var = c.resources().Lookup<VariableResource>(c.node().name());
-            if (var == nullptr || !var->initialized()) {
+            Tensor value = var != nullptr ? var->Read() : Tensor();
+            if (!value.defined()) {
               throw FailedPrecondition(
                   "attempting to use uninitialized variable '", c.node().name(),
                   "': run GlobalVariablesInitializer() or restore a checkpoint first");
             }
-            std::lock_guard<std::mutex> lock(var->mu);
-            c.set_output(0, var->value);
+            c.set_output(0, std::move(value));
           },
       .no_gradient = "variables are leaves; ask Gradients for d/d(variable) directly",
   };

@@ -50,12 +50,12 @@ bool IsVariable(const Node* node) { return node->op_def().role == OpRole::kVaria
 // `with tf.control_dependencies([update]): tf.identity(v)`).
 Tensor ReadVariableAtStep(ResourceMgr& resources, const Node* node) {
   auto* var = resources.Lookup<VariableResource>(node->name());
-  if (var == nullptr || !var->initialized()) {
+  Tensor value = var != nullptr ? var->Read() : Tensor();
+  if (!value.defined()) {
     throw FailedPrecondition("attempting to use uninitialized variable '", node->name(),
                              "': run GlobalVariablesInitializer() or restore a checkpoint first");
   }
-  std::lock_guard<std::mutex> lock(var->mu);
-  return var->value;
+  return value;
 }
 
 }  // namespace
@@ -285,11 +285,9 @@ void Session::RunTarget(Operation target, const FeedList& feeds) { Run(feeds, {}
 
 Tensor Session::ReadVariable(const std::string& name) {
   auto* var = resources_.Lookup<VariableResource>(name);
-  if (var == nullptr || !var->initialized()) {
-    throw FailedPrecondition("variable '", name, "' is not initialized");
-  }
-  std::lock_guard<std::mutex> lock(var->mu);
-  return var->value.Clone();
+  Tensor value = var != nullptr ? var->Read() : Tensor();
+  if (!value.defined()) throw FailedPrecondition("variable '", name, "' is not initialized");
+  return value.Clone();
 }
 
 void Session::WriteVariable(const std::string& name, const Tensor& value) {
@@ -310,7 +308,7 @@ void Session::WriteVariable(const std::string& name, const Tensor& value) {
 
 bool Session::VariableInitialized(const std::string& name) {
   auto* var = resources_.Lookup<VariableResource>(name);
-  return var != nullptr && var->initialized();
+  return var != nullptr && var->Read().defined();
 }
 
 }  // namespace loom

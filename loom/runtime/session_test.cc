@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "loom/autodiff/gradients.h"
 #include "loom/ops/grad_support.h"
 #include "loom/ops/state.h"
@@ -78,6 +80,36 @@ TEST(SessionTest, VariablesInitializeAssignAndPersist) {
   EXPECT_EQ(after.flat<float>()[0], 21);
   EXPECT_EQ(after.flat<float>()[1], 42);
   EXPECT_EQ(graph.FindNode("w/Assign")->op(), "Assign");
+}
+
+// A hook's thread may write a variable while a step reads it (GlobalStepWaiterHook waits for
+// a chief that moves global_step). Every read, the initialized check included, takes the
+// variable's lock: under ThreadSanitizer (`make tsan`) an unlocked read is a reported race.
+TEST(SessionTest, VariableWrittenFromAnotherThreadWhileStepsReadIt) {
+  Graph graph;
+  Scope s(graph);
+  Variable w(s.WithOpName("w"), Tensor::FromVector<float>({0, 0}));
+  auto read_in_step = Identity(s, w);
+  Session session(graph);
+  constexpr int kWrites = 300;
+  std::thread writer([&] {
+    for (int k = 1; k <= kWrites; ++k) {
+      session.WriteVariable("w", Tensor::FromVector<float>({float(k), float(k)}));
+    }
+  });
+  float last = 0;
+  int seen_initialized = 0;
+  while (last < kWrites) {
+    if (!session.VariableInitialized("w")) continue;
+    ++seen_initialized;
+    for (const Tensor& t : {session.Eval(read_in_step), session.Eval(w), session.ReadVariable("w")}) {
+      ASSERT_EQ(t.flat<float>()[0], t.flat<float>()[1]) << "a torn value";
+      ASSERT_GE(t.flat<float>()[0], last) << "a value older than one read before";
+      last = t.flat<float>()[0];
+    }
+  }
+  writer.join();
+  EXPECT_GT(seen_initialized, 0);
 }
 
 TEST(SessionTest, AssignAddTakesTheVariablesShapeOrAScalar) {

@@ -79,12 +79,12 @@ std::string Saver::Save(Session& session, const std::string& prefix,
   std::vector<std::pair<std::string, Tensor>> tensors;
   for (const std::string& name : var_list_) {
     auto* var = session.resources().Lookup<VariableResource>(name);
-    if (var == nullptr || !var->initialized()) {
+    Tensor value = var != nullptr ? var->Read() : Tensor();
+    if (!value.defined()) {
       throw FailedPrecondition("Saver: variable '", name, "' is not initialized; run the ",
                                "initializer or restore a checkpoint before saving");
     }
-    std::lock_guard<std::mutex> lock(var->mu);
-    tensors.emplace_back(name, var->value);
+    tensors.emplace_back(name, std::move(value));
   }
   if (options_.save_iterators) {
     for (const std::string& name : data::IteratorResourceNames(session.resources())) {
