@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "loom/distribute/distribute_test_util.h"
@@ -24,7 +25,7 @@ struct Launch {
 };
 
 // Runs `command` (stdout and stderr together) and waits, at most timeout_s seconds.
-Launch Run(const std::string& command, int timeout_s = 120) {
+Launch RunCommand(const std::string& command, int timeout_s = 120) {
   Launch launch;
   const std::string full = "timeout -s KILL " + std::to_string(timeout_s) + " " + command + " 2>&1";
   FILE* pipe = popen(full.c_str(), "r");
@@ -54,7 +55,7 @@ class MpiTest : public ::testing::Test {
 
   // Trains to max_steps on np ranks; returns the output.
   Launch Train(int np, const std::string& model_dir, const std::string& out, int64_t max_steps) {
-    Launch l = Run(StrCat(Mpirun(np), LOOM_MPI_WORKER, " train ", model_dir, " ", out, " ", max_steps));
+    Launch l = RunCommand(StrCat(Mpirun(np), LOOM_MPI_WORKER, " train ", model_dir, " ", out, " ", max_steps));
     EXPECT_EQ(l.status, 0) << l.output;
     return l;
   }
@@ -134,7 +135,7 @@ TEST_F(MpiTest, ResumesOnADifferentNumberOfRanksExactly) {
 }
 
 TEST_F(MpiTest, AShorterShardStopsEveryRankAtTheSameStep) {
-  Launch l = Run(StrCat(Mpirun(2), LOOM_MPI_WORKER, " shorter ", Path("model"), " ", Path("out")));
+  Launch l = RunCommand(StrCat(Mpirun(2), LOOM_MPI_WORKER, " shorter ", Path("model"), " ", Path("out")));
   ASSERT_EQ(l.status, 0) << l.output;
   EXPECT_EQ(ReadText(Path("out/rank0/result.txt")), "7 7\n");
   EXPECT_EQ(ReadText(Path("out/rank1/result.txt")), "7 7\n");
@@ -145,7 +146,7 @@ TEST_F(MpiTest, KillingOneRankEndsTheJobNamingTheRank) {
   Launch job;
   std::chrono::steady_clock::time_point ended;
   std::thread runner([&] {
-    job = Run(StrCat(Mpirun(2), LOOM_MPI_WORKER, " forever ", Path("model"), " ", Path("out")), 90);
+    job = RunCommand(StrCat(Mpirun(2), LOOM_MPI_WORKER, " forever ", Path("model"), " ", Path("out")), 90);
     ended = std::chrono::steady_clock::now();
   });
   const std::string pid_file = Path("out/pid1");
@@ -167,7 +168,7 @@ TEST_F(MpiTest, KillingOneRankEndsTheJobNamingTheRank) {
 // one events file.
 TEST_F(MpiTest, LoomTrainUnderMpirun) {
   const std::string job = std::string(LOOM_SOURCE_DIR) + "/examples/jobs/dnn_classifier.toml";
-  Launch l = Run(StrCat(Mpirun(2), LOOM_CLI_PATH, " train ", job, " --model-dir ", Path("model"),
+  Launch l = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " train ", job, " --model-dir ", Path("model"),
                         " --max-steps 40"));
   ASSERT_EQ(l.status, 0) << l.output;
   size_t first = l.output.find("trained to global step 40");
