@@ -1,6 +1,7 @@
 #include "loom/distribute/collective_ops.h"
 
 #include <cstring>
+#include <mutex>
 
 #include "loom/base/check.h"
 
@@ -32,6 +33,43 @@ void ScaleBuffer(DType dtype, void* data, int64_t n, double factor, ThreadPool& 
   Scale(static_cast<double*>(data), n, factor, pool);
 }
 
+// A node's fusion buffer, kept in the Session between steps: allocating (and faulting
+// in) megabytes every step costs more than the copy. Reused only when no tensor from the
+// previous step still views it (a fetched gradient keeps its values).
+class FusionBufferResource : public Resource {
+ public:
+  std::mutex mu;
+  Tensor buffer;
+};
+
+Tensor FusionBuffer(const KernelContext& c, DType dtype, int64_t total) {
+  auto* r = c.resources().LookupOrCreate<FusionBufferResource>(
+      StrCat("loom.distribute/fusion:", c.node().name()));
+  std::lock_guard<std::mutex> lock(r->mu);
+  if (!r->buffer.defined() || !r->buffer.BufferIsUnique() || r->buffer.dtype() != dtype ||
+      r->buffer.NumElements() != total) {
+    r->buffer = Tensor(dtype, Shape{total});
+  }
+  return r->buffer;
+}
+
+template <typename T>
+void ScaledCopy(const T* src, T* dst, int64_t n, double factor, ThreadPool& pool) {
+  const T f = static_cast<T>(factor);
+  pool.ParallelFor(n, 1 << 14, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = src[i] * f;
+  });
+}
+
+void ScaledCopy(DType dtype, const void* src, void* dst, int64_t n, double factor,
+                ThreadPool& pool) {
+  if (dtype == kFloat32) {
+    return ScaledCopy(static_cast<const float*>(src), static_cast<float*>(dst), n, factor, pool);
+  }
+  LOOM_CHECK(dtype == kFloat64) << "collective ops take float32/float64 values";
+  ScaledCopy(static_cast<const double*>(src), static_cast<double*>(dst), n, factor, pool);
+}
+
 const OpDef& AllReduceAverageOp() {
   static const OpDef op = {
       .name = "LoomAllReduceAverage",
@@ -58,19 +96,19 @@ const OpDef& AllReduceAverageOp() {
             const size_t element = DTypeSize(dtype);
             int64_t total = 0;
             for (int i = 0; i < n; ++i) total += c.input(i).NumElements();
-            // The fusion buffer: one message for the whole bucket.
-            Tensor fused(dtype, Shape{total});
+            // The fusion buffer: one message for the whole bucket. Each input is scaled by
+            // 1/size as it is copied in (one pass over the bytes), then summed.
+            Tensor fused = FusionBuffer(c, dtype, total);
             char* base = static_cast<char*>(fused.raw_data());
+            const double scale = 1.0 / comm.size();
             int64_t offset = 0;
             for (int i = 0; i < n; ++i) {
               const Tensor& in = c.input(i);
-              if (in.NumElements() > 0) {
-                std::memcpy(base + offset * element, in.raw_data(), in.TotalBytes());
-              }
+              ScaledCopy(dtype, in.raw_data(), base + offset * element, in.NumElements(), scale,
+                         c.pool());
               offset += in.NumElements();
             }
             comm.AllReduceSum(dtype, base, total);
-            ScaleBuffer(dtype, base, total, 1.0 / comm.size(), c.pool());
             offset = 0;
             for (int i = 0; i < n; ++i) {
               const int64_t count = c.input(i).NumElements();

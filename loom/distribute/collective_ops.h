@@ -9,9 +9,9 @@
 // ranks issue their collectives in the same order.
 //
 //   AllReduceAverage  the mean over ranks of each input, fused: the inputs (one dtype) are
-//                     copied into one buffer, reduced by ONE Communicator::AllReduceSum and
-//                     scaled by 1/size; the outputs are views of that buffer (Horovod's
-//                     tensor fusion: one message per bucket, not per tensor).
+//                     copied, scaled by 1/size, into one buffer and summed by ONE
+//                     Communicator::AllReduceSum; the outputs are views of that buffer
+//                     (Horovod's tensor fusion: one message per bucket, not per tensor).
 //   AllGatherRows     the rows of a sparse gradient (IndexedSlices) from every rank,
 //                     concatenated in rank order, with the values scaled by 1/size (so
 //                     that applying them averages, as for dense); never densified.
