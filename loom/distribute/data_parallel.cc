@@ -68,6 +68,10 @@ RunConfig DataParallelRunConfig(RunConfig config, std::shared_ptr<Communicator> 
     config.session_config.intra_op_threads =
         std::max(1, ThreadPool::DefaultThreadCount() / std::max(1, comm->local_size()));
   }
+  // Rank r's graph seed is tf_random_seed + r: dropout and other random ops draw
+  // independent masks on each rank's rows (the initial values are rank 0's anyway: they
+  // are broadcast), instead of the same mask on every rank.
+  if (config.tf_random_seed && comm != nullptr) *config.tf_random_seed += comm->rank();
   config.train_distribute = DataParallel(std::move(comm), options);
   return config;
 }

@@ -32,9 +32,11 @@ struct DataParallelOptions {
 std::shared_ptr<TrainDistribution> DataParallel(std::shared_ptr<Communicator> comm,
                                                 DataParallelOptions options = {});
 
-// `config` for one rank of the job: train_distribute = DataParallel(comm, options), and,
-// when session_config.intra_op_threads is 0 (the default), cores / (ranks on this
-// machine) threads, so N ranks on one machine do not oversubscribe it.
+// `config` for one rank of the job: train_distribute = DataParallel(comm, options); when
+// session_config.intra_op_threads is 0 (the default), cores / (ranks on this machine)
+// threads, so N ranks on one machine do not oversubscribe it; and tf_random_seed, when
+// set, becomes tf_random_seed + rank, so random ops (dropout) draw independent values on
+// each rank (rank 0 keeps the seed; initial values are rank 0's through the broadcast).
 RunConfig DataParallelRunConfig(RunConfig config, std::shared_ptr<Communicator> comm,
                                 DataParallelOptions options = {});
 

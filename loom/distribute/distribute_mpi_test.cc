@@ -177,6 +177,13 @@ TEST_F(MpiTest, LoomTrainUnderMpirun) {
   EXPECT_NE(l.output.find("2 ranks"), std::string::npos) << l.output;
   EXPECT_EQ(CountEventFiles(Path("model")), 1);
   EXPECT_TRUE(fs::exists(Path("model/checkpoint")));
+
+  // A global batch the ranks cannot share is an error naming both, on every rank at once.
+  Launch three = RunCommand(StrCat(Mpirun(3), LOOM_CLI_PATH, " train ", job, " --model-dir ",
+                                   Path("model3"), " --max-steps 10"));
+  EXPECT_NE(three.status, 0);
+  EXPECT_NE(three.output.find("batch_size 32 is the global batch, which the 3 ranks"),
+            std::string::npos) << three.output;
 }
 
 }  // namespace
