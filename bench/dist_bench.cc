@@ -1,9 +1,10 @@
 // dist_bench: data-parallel communication, run under mpirun (bench/RESULTS.md):
 //   mpirun -np 2 build/bench/dist_bench [iterations]
 // (1) all-reduce of the gradient sizes of the Fashion-MNIST MLP (784-512-512-10) and of
-//     the convnet (examples/fashion_mnist_cnn.cc) through Loom's path — the fused
-//     AllReduceAverage op in a Session, as DistributedOptimizer builds it (copy in with
-//     the 1/N scale, one MPI_Allreduce per bucket) — against a plain MPI_Allreduce loop
+//     the convnet (examples/fashion_mnist_cnn.cc) through Loom's path — a Session step
+//     running the AllReduceSum op as DistributedOptimizer builds it (one bucket: the
+//     gradients copied into the fusion buffer, one MPI_Allreduce) — against a plain
+//     MPI_Allreduce loop
 //     over the same bytes: 9 alternating pairs of repetitions of `iterations` calls, the
 //     medians and the median per-pair ratio.
 // (2) the MLP's training step at a global batch of 256 (Adam, random data): steps/s on
@@ -22,6 +23,7 @@
 #include "loom/distribute/distributed_optimizer.h"
 #include "loom/estimator/layers.h"
 #include "loom/estimator/losses.h"
+#include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/state.h"
 #include "loom/train/adam.h"
@@ -64,8 +66,8 @@ void AllReduceBench(const Model& model, std::shared_ptr<distribute::Communicator
     grads.push_back(Const(s, t));
     total += shape.num_elements();
   }
-  std::vector<Output> averaged = distribute::AllReduceAverage(s, grads);
-  Operation run = Group(s, {Operation(averaged[0])});
+  std::vector<Output> summed = distribute::AllReduceSum(s, grads);
+  Operation run = Group(s, {Operation(summed[0])});
   Session session(graph, {.intra_op_threads = 1});
   distribute::AttachCommunicator(session, comm);
   std::vector<float> buffer(total, 1.0f);
@@ -128,7 +130,7 @@ void MlpStepBench(std::shared_ptr<distribute::Communicator> comm, int iterations
     session.Run(feeds, {}, {train_op}, &options, &metadata);
     for (const NodeExecStats& st : metadata.step_stats) {
       total_us += st.end_micros - st.start_micros;
-      if (st.op == "LoomAllReduceAverage" || st.op == "LoomAllGatherRows") {
+      if (st.op == "LoomAllReduceSum" || st.op == "LoomAllGatherRows") {
         reduce_us += st.end_micros - st.start_micros;
       }
     }
@@ -154,7 +156,7 @@ int main(int argc, char** argv) {
   if (comm->rank() == 0) {
     std::printf("dist_bench: %d ranks, %d calls per repetition\n\n", comm->size(),
                 iterations);
-    std::printf("| gradients | size | plain MPI_Allreduce | Loom AllReduceAverage | plain / Loom |\n");
+    std::printf("| gradients | size | plain MPI_Allreduce | Loom AllReduceSum step | plain / Loom |\n");
     std::printf("|---|---|---|---|---|\n");
   }
   AllReduceBench(mlp, comm, iterations);

@@ -19,20 +19,6 @@ Communicator& RequireCommunicator(const KernelContext& c) {
   return *r->comm;
 }
 
-template <typename T>
-void Scale(T* data, int64_t n, double factor, ThreadPool& pool) {
-  const T f = static_cast<T>(factor);
-  pool.ParallelFor(n, 1 << 14, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) data[i] *= f;
-  });
-}
-
-void ScaleBuffer(DType dtype, void* data, int64_t n, double factor, ThreadPool& pool) {
-  if (dtype == kFloat32) return Scale(static_cast<float*>(data), n, factor, pool);
-  LOOM_CHECK(dtype == kFloat64) << "collective ops take float32/float64 values";
-  Scale(static_cast<double*>(data), n, factor, pool);
-}
-
 // A node's fusion buffer, kept in the Session between steps: allocating (and faulting
 // in) megabytes every step costs more than the copy. Reused only when no tensor from the
 // previous step still views it (a fetched gradient keeps its values).
@@ -53,26 +39,15 @@ Tensor FusionBuffer(const KernelContext& c, DType dtype, int64_t total) {
   return r->buffer;
 }
 
-template <typename T>
-void ScaledCopy(const T* src, T* dst, int64_t n, double factor, ThreadPool& pool) {
-  const T f = static_cast<T>(factor);
-  pool.ParallelFor(n, 1 << 14, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dst[i] = src[i] * f;
-  });
-}
+// A bucket of one input at least this large (a tensor above the fusion threshold) is
+// reduced in place, or copied once, instead of through the fusion buffer. Several inputs
+// are always fused: one collective per bucket, whatever the sizes (on a busy or
+// oversubscribed machine every collective is a rendezvous that costs scheduling latency).
+constexpr int64_t kInPlaceBytes = int64_t{1} << 20;
 
-void ScaledCopy(DType dtype, const void* src, void* dst, int64_t n, double factor,
-                ThreadPool& pool) {
-  if (dtype == kFloat32) {
-    return ScaledCopy(static_cast<const float*>(src), static_cast<float*>(dst), n, factor, pool);
-  }
-  LOOM_CHECK(dtype == kFloat64) << "collective ops take float32/float64 values";
-  ScaledCopy(static_cast<const double*>(src), static_cast<double*>(dst), n, factor, pool);
-}
-
-const OpDef& AllReduceAverageOp() {
+const OpDef& AllReduceSumOp() {
   static const OpDef op = {
-      .name = "LoomAllReduceAverage",
+      .name = "LoomAllReduceSum",
       .num_inputs = kVariadic,
       .stateful = true,  // communicates: never folded or deduplicated
       .shape =
@@ -88,35 +63,68 @@ const OpDef& AllReduceAverageOp() {
           [](KernelContext& c) {
             Communicator& comm = RequireCommunicator(c);
             const int n = c.num_inputs();
-            if (comm.size() == 1) {  // the mean of one value is the value
+            if (comm.size() == 1) {  // the sum over one rank is the value
               for (int i = 0; i < n; ++i) c.set_output(i, c.input(i));
               return;
             }
             const DType dtype = c.input(0).dtype();
             const size_t element = DTypeSize(dtype);
-            int64_t total = 0;
-            for (int i = 0; i < n; ++i) total += c.input(i).NumElements();
-            // The fusion buffer: one message for the whole bucket. Each input is scaled by
-            // 1/size as it is copied in (one pass over the bytes), then summed.
-            Tensor fused = FusionBuffer(c, dtype, total);
-            char* base = static_cast<char*>(fused.raw_data());
-            const double scale = 1.0 / comm.size();
-            int64_t offset = 0;
+            std::vector<int> fused_inputs;
+            int64_t fused_total = 0;
             for (int i = 0; i < n; ++i) {
               const Tensor& in = c.input(i);
-              ScaledCopy(dtype, in.raw_data(), base + offset * element, in.NumElements(), scale,
-                         c.pool());
+              if (n > 1 || static_cast<int64_t>(in.TotalBytes()) < kInPlaceBytes) {
+                fused_inputs.push_back(i);
+                fused_total += in.NumElements();
+                continue;
+              }
+              // In place when this kernel holds the only reference, else one copy.
+              Tensor out = c.ForwardInputOrAllocate(i, i, in.shape());
+              if (out.raw_data() != in.raw_data()) std::memcpy(out.raw_data(), in.raw_data(), in.TotalBytes());
+              comm.AllReduceSum(dtype, out.raw_data(), out.NumElements());
+              c.set_output(i, out);
+            }
+            if (fused_inputs.empty()) return;
+            Tensor fused = FusionBuffer(c, dtype, fused_total);
+            char* base = static_cast<char*>(fused.raw_data());
+            int64_t offset = 0;
+            for (int i : fused_inputs) {
+              const Tensor& in = c.input(i);
+              if (in.NumElements() > 0) std::memcpy(base + offset * element, in.raw_data(), in.TotalBytes());
               offset += in.NumElements();
             }
-            comm.AllReduceSum(dtype, base, total);
+            comm.AllReduceSum(dtype, base, fused_total);
             offset = 0;
-            for (int i = 0; i < n; ++i) {
+            for (int i : fused_inputs) {
               const int64_t count = c.input(i).NumElements();
               c.set_output(i, fused.Slice(offset, offset + count).Reshaped(c.input(i).shape()));
               offset += count;
             }
           },
       .no_gradient = "a collective over ranks applied to gradients; not differentiable",
+  };
+  return op;
+}
+
+const OpDef& ReplicaScaleOp() {
+  static const OpDef op = {
+      .name = "LoomReplicaScale",
+      .num_inputs = 0,
+      .stateful = true,  // depends on the Session's communicator
+      .shape =
+          [](InferenceContext& c) {
+            const DType dtype = c.attr<DType>("dtype");
+            if (dtype != kFloat32 && dtype != kFloat64) c.Fail("dtype must be float32 or float64");
+            c.set_output(0, dtype, Shape{});
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const double scale = 1.0 / RequireCommunicator(c).size();
+            c.set_output(0, c.node().output_dtype(0) == kFloat32
+                                ? Tensor::Scalar<float>(static_cast<float>(scale))
+                                : Tensor::Scalar<double>(scale));
+          },
+      .no_gradient = "a constant of the job (1 / number of ranks)",
   };
   return op;
 }
@@ -164,7 +172,6 @@ const OpDef& AllGatherRowsOp() {
               c.Fail("indices have ", indices.NumElements(), " entries but values have ",
                      values.shape().dim(0), " rows");
             }
-            const double scale = 1.0 / comm.size();
             std::vector<std::string> parts = comm.AllGather(PackRows(indices, values));
             const size_t index_bytes = DTypeSize(indices.dtype());
             int64_t row_elements = 1;
@@ -197,10 +204,6 @@ const OpDef& AllGatherRowsOp() {
               pi += k * index_bytes;
               pv += k * row_bytes;
             }
-            if (scale != 1.0) {
-              ScaleBuffer(values.dtype(), out_values.raw_data(), out_values.NumElements(), scale,
-                          c.pool());
-            }
             c.set_output(0, out_indices);
             c.set_output(1, out_values);
           },
@@ -222,12 +225,16 @@ std::shared_ptr<Communicator> AttachedCommunicator(const ResourceMgr& resources)
   return r == nullptr ? nullptr : r->comm;
 }
 
-std::vector<Output> AllReduceAverage(const Scope& scope, const std::vector<Output>& inputs) {
-  LOOM_CHECK(!inputs.empty()) << "AllReduceAverage: no inputs";
-  Node* node = scope.AddNode(AllReduceAverageOp(), inputs, {}, "AllReduceAverage");
+std::vector<Output> AllReduceSum(const Scope& scope, const std::vector<Output>& inputs) {
+  LOOM_CHECK(!inputs.empty()) << "AllReduceSum: no inputs";
+  Node* node = scope.AddNode(AllReduceSumOp(), inputs, {}, "AllReduceSum");
   std::vector<Output> outputs;
   for (int i = 0; i < node->num_outputs(); ++i) outputs.push_back(node->output(i));
   return outputs;
+}
+
+Output ReplicaScale(const Scope& scope, DType dtype) {
+  return scope.AddNode(ReplicaScaleOp(), {}, {{"dtype", dtype}}, "ReplicaScale")->output(0);
 }
 
 std::pair<Output, Output> AllGatherRows(const Scope& scope, Output indices, Output values) {
@@ -236,7 +243,8 @@ std::pair<Output, Output> AllGatherRows(const Scope& scope, Output indices, Outp
 }
 
 void RegisterDistributeOps(OpRegistry& registry) {
-  registry.Register(AllReduceAverageOp());
+  registry.Register(AllReduceSumOp());
+  registry.Register(ReplicaScaleOp());
   registry.Register(AllGatherRowsOp());
 }
 

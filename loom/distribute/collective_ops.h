@@ -8,14 +8,21 @@
 // Every rank must run the same graph: the Session executes kernels in node order, so the
 // ranks issue their collectives in the same order.
 //
-//   AllReduceAverage  the mean over ranks of each input, fused: the inputs (one dtype) are
-//                     copied, scaled by 1/size, into one buffer and summed by ONE
-//                     Communicator::AllReduceSum; the outputs are views of that buffer
-//                     (Horovod's tensor fusion: one message per bucket, not per tensor).
+//   AllReduceSum      the sum over ranks of each input, fused: the inputs are copied into
+//                     one buffer kept in the Session and reduced by ONE
+//                     Communicator::AllReduceSum (Horovod's tensor fusion: one message per
+//                     bucket, not per tensor). A bucket of a single large input (1 MiB or
+//                     more: a tensor above the fusion threshold) is reduced in place,
+//                     without a copy, when the Session hands the kernel its only reference
+//                     (a gradient consumed by nothing else), else copied once.
 //   AllGatherRows     the rows of a sparse gradient (IndexedSlices) from every rank,
-//                     concatenated in rank order, with the values scaled by 1/size (so
-//                     that applying them averages, as for dense); never densified.
-// Neither is differentiable (they sit after the gradient computation).
+//                     concatenated in rank order (the sum of IndexedSlices); never
+//                     densified.
+//   ReplicaScale      1 / (number of ranks) as a scalar: DistributedOptimizer multiplies
+//                     the loss by it, so the summed gradients are the average without a
+//                     pass over the gradients.
+// AllReduceSum and AllGatherRows are not differentiable (they sit after the gradient
+// computation); ReplicaScale is a constant to Gradients.
 #include <memory>
 #include <vector>
 
@@ -38,13 +45,16 @@ void AttachCommunicator(Session& session, std::shared_ptr<Communicator> comm);
 // The communicator attached to `resources`, or nullptr.
 std::shared_ptr<Communicator> AttachedCommunicator(const ResourceMgr& resources);
 
-// One output per input, same dtype and shape: the average over ranks. REQUIRES: inputs
+// One output per input, same dtype and shape: the sum over ranks. REQUIRES: inputs
 // non-empty, of one float dtype.
-std::vector<Output> AllReduceAverage(const Scope& scope, const std::vector<Output>& inputs);
+std::vector<Output> AllReduceSum(const Scope& scope, const std::vector<Output>& inputs);
 
 // Every rank's rows: indices (int32/int64, [k]) and values ([k, ...]) concatenated over
-// ranks in rank order; values multiplied by 1/size.
+// ranks in rank order.
 std::pair<Output, Output> AllGatherRows(const Scope& scope, Output indices, Output values);
+
+// A scalar of `dtype` (float32/float64): 1 / size of the attached communicator.
+Output ReplicaScale(const Scope& scope, DType dtype);
 
 void RegisterDistributeOps(OpRegistry& registry);
 

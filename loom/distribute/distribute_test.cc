@@ -13,6 +13,7 @@
 #include "loom/distribute/hooks.h"
 #include "loom/distribute/replica_dataset.h"
 #include "loom/estimator/estimator_test_util.h"
+#include "loom/ops/math.h"
 #include "loom/ops/random.h"
 #include "loom/ops/state.h"
 #include "loom/train/monitored_session.h"
@@ -159,7 +160,7 @@ TEST(CollectiveOpsTest, KernelsNeedAnAttachedCommunicator) {
   Graph graph;
   Scope s(graph);
   Output a = Const(s, Tensor::FromVector<float>({1, 2}));
-  std::vector<Output> avg = AllReduceAverage(s, {a});
+  std::vector<Output> avg = AllReduceSum(s, {a});
   Session session(graph);
   try {
     session.Eval(avg[0]);
@@ -177,7 +178,13 @@ TEST(CollectiveOpsTest, AverageAndGatherRowsAcrossRanks) {
     const float r = static_cast<float>(comm->rank());
     Output a = Const(s, Tensor::FromVector<float>({1 + r, 2 * r}));
     Output b = Const(s, Tensor::FromVector<float>({4 * r}, {1, 1}));
-    std::vector<Output> avg = AllReduceAverage(s, {a, b});
+    // A large input (1 MiB and more) is reduced on its own, in place when unshared.
+    Output big = Mul(s, Const(s, Tensor::Zeros(kFloat32, {300000})), Const(s, Tensor::Scalar<float>(1)));
+    big = Add(s, big, Const(s, Tensor::Scalar<float>(r + 1)));
+    std::vector<Output> avg = AllReduceSum(s, {a, big, b});
+    avg.erase(avg.begin() + 1);
+    Output big_sum = AllReduceSum(s, {big})[0];
+    Output scale = ReplicaScale(s, kFloat64);
     // Rank 0 sends one row, rank 1 two rows.
     Tensor idx = comm->rank() == 0 ? Tensor::FromVector<int64_t>({7}) : Tensor::FromVector<int64_t>({1, 7});
     Tensor rows = comm->rank() == 0 ? Tensor::FromVector<float>({2, 4}, {1, 2})
@@ -185,7 +192,11 @@ TEST(CollectiveOpsTest, AverageAndGatherRowsAcrossRanks) {
     auto [gi, gv] = AllGatherRows(s, Const(s, idx), Const(s, rows));
     Session session(graph);
     AttachCommunicator(session, comm);
-    auto out = session.Run({}, {avg[0], avg[1], gi, gv});
+    auto out = session.Run({}, {avg[0], avg[1], gi, gv, big_sum, scale});
+    EXPECT_EQ(out[4].NumElements(), 300000);
+    EXPECT_EQ(out[4].data<float>()[0], 3.0f);  // (0 + 1) + (1 + 1)
+    EXPECT_EQ(out[4].data<float>()[299999], 3.0f);
+    EXPECT_EQ(out[5].data<double>()[0], 0.5);
     std::vector<float> flat(out[0].flat<float>().begin(), out[0].flat<float>().end());
     flat.push_back(out[1].data<float>()[0]);
     EXPECT_EQ(out[1].shape(), (Shape{1, 1}));
@@ -193,7 +204,8 @@ TEST(CollectiveOpsTest, AverageAndGatherRowsAcrossRanks) {
     for (float v : out[3].flat<float>()) flat.push_back(v);
     return flat;
   });
-  const std::vector<float> expected = {1.5f, 1.0f, 2.0f, 7, 1, 7, 1, 2, 3, 4, 5, 6};
+  // Sums, and the rows of both ranks in rank order (the optimizer scales the loss by 1/N).
+  const std::vector<float> expected = {3, 2, 4, 7, 1, 7, 2, 4, 6, 8, 10, 12};
   EXPECT_EQ(results[0], expected);
   EXPECT_EQ(results[1], expected);
 }

@@ -4,6 +4,7 @@
 
 #include "loom/base/check.h"
 #include "loom/distribute/collective_ops.h"
+#include "loom/ops/math.h"
 
 namespace loom::distribute {
 namespace {
@@ -20,13 +21,12 @@ int CountOps(const Graph& graph, std::string_view op) {
   return n;
 }
 
-}  // namespace
-
-std::vector<train::GradAndVar> AverageGradients(const Scope& scope,
-                                                const std::vector<train::GradAndVar>& grads_and_vars,
-                                                DistributedOptimizerOptions options) {
+// Sums grads_and_vars over ranks: dense ones by AllReduceSum in buckets, sparse ones by
+// AllGatherRows.
+std::vector<train::GradAndVar> SumGradients(const Scope& s,
+                                            const std::vector<train::GradAndVar>& grads_and_vars,
+                                            DistributedOptimizerOptions options) {
   std::vector<train::GradAndVar> result = grads_and_vars;
-  Scope s = scope.NewSubScope("distribute");
   // Buckets per dtype, filled in reverse variable order.
   std::map<DType, std::vector<std::vector<size_t>>> buckets;
   std::map<DType, int64_t> open_bytes;
@@ -54,11 +54,35 @@ std::vector<train::GradAndVar> AverageGradients(const Scope& scope,
     for (const std::vector<size_t>& bucket : list) {
       std::vector<Output> inputs;
       for (size_t k : bucket) inputs.push_back(grads_and_vars[k].first.dense);
-      std::vector<Output> averaged = AllReduceAverage(s, inputs);
-      for (size_t j = 0; j < bucket.size(); ++j) result[bucket[j]].first = GradOutput(averaged[j]);
+      std::vector<Output> summed = AllReduceSum(s, inputs);
+      for (size_t j = 0; j < bucket.size(); ++j) result[bucket[j]].first = GradOutput(summed[j]);
     }
   }
   return result;
+}
+
+}  // namespace
+
+std::vector<train::GradAndVar> AverageGradients(const Scope& scope,
+                                                const std::vector<train::GradAndVar>& grads_and_vars,
+                                                DistributedOptimizerOptions options) {
+  Scope s = scope.NewSubScope("distribute");
+  std::vector<train::GradAndVar> scaled = grads_and_vars;
+  std::map<DType, Output> scales;
+  auto scale = [&](DType dtype) {
+    Output& out = scales[dtype];
+    if (!out.valid()) out = ReplicaScale(s, dtype);
+    return out;
+  };
+  for (auto& [g, var] : scaled) {
+    if (!g.valid()) continue;
+    if (g.is_sparse()) {
+      g = GradOutput::Sparse(g.indices, Mul(s, g.values, scale(g.values.dtype())), g.dense_shape);
+    } else {
+      g = GradOutput(Mul(s, g.dense, scale(g.dense.dtype())));
+    }
+  }
+  return SumGradients(s, scaled, options);
 }
 
 DistributedOptimizer::DistributedOptimizer(std::unique_ptr<train::Optimizer> inner,
@@ -71,7 +95,15 @@ DistributedOptimizer::DistributedOptimizer(std::unique_ptr<train::Optimizer> inn
 
 std::vector<train::GradAndVar> DistributedOptimizer::ComputeGradients(
     const Scope& scope, Output loss, const std::vector<Output>& var_list) {
-  return AverageGradients(scope, inner_->ComputeGradients(scope, loss, var_list), options_);
+  if (!loss.valid() || !IsFloating(loss.dtype()) ||
+      (loss.shape().rank_known() && loss.shape().rank() != 0)) {
+    return inner_->ComputeGradients(scope, loss, var_list);  // throws, naming the loss
+  }
+  // d(loss / N) = d(loss) / N: the ranks' summed gradients are the average, with no pass
+  // over the gradients.
+  Scope s = scope.NewSubScope("distribute");
+  Output scaled = Mul(s.WithOpName("scaled_loss"), loss, ReplicaScale(s, loss.dtype()));
+  return SumGradients(s, inner_->ComputeGradients(scope, scaled, var_list), options_);
 }
 
 Operation DistributedOptimizer::ApplyGradients(const Scope& scope,
@@ -100,7 +132,7 @@ Operation DistributedOptimizer::ApplySparse(const Scope&, Output, Output, Output
   return {};
 }
 
-int CountAllReduceBuckets(const Graph& graph) { return CountOps(graph, "LoomAllReduceAverage"); }
+int CountAllReduceBuckets(const Graph& graph) { return CountOps(graph, "LoomAllReduceSum"); }
 int CountAllGatherRows(const Graph& graph) { return CountOps(graph, "LoomAllGatherRows"); }
 
 }  // namespace loom::distribute

@@ -2,14 +2,16 @@
 #define LOOM_DISTRIBUTE_DISTRIBUTED_OPTIMIZER_H_
 
 // DistributedOptimizer: wraps any Loom optimizer so that every rank applies the average of
-// all ranks' gradients (Horovod's hvd.DistributedOptimizer). ComputeGradients computes the
-// local gradients with the wrapped optimizer, then averages them:
+// all ranks' gradients (Horovod's hvd.DistributedOptimizer). ComputeGradients computes,
+// with the wrapped optimizer, the local gradients of loss / N (ReplicaScale; the scale
+// costs nothing: it seeds the backward pass), then sums them over the ranks, which
+// averages:
 //   - dense gradients are grouped by dtype into buckets of at most fusion_threshold_bytes,
 //     in reverse variable order (the backward pass produces the last layer's gradients
-//     first), and each bucket is ONE AllReduceAverage op (collective_ops.h);
+//     first), and each bucket is ONE AllReduceSum op (collective_ops.h);
 //   - sparse gradients (IndexedSlices from Gather / embeddings) are all-gathered as rows
-//     (indices and values, values scaled by 1/size), never densified; duplicate indices
-//     are summed by the sparse update, as in one process.
+//     (indices and values), never densified; duplicate indices are summed by the sparse
+//     update, as in one process.
 // ApplyGradients, the slots and the name are the wrapped optimizer's, so a checkpoint of a
 // distributed run restores into a one-process run and back.
 // With each rank computing the mean loss over its B/N rows of a global batch of B, the
@@ -66,13 +68,14 @@ class DistributedOptimizer : public train::Optimizer {
 };
 
 // The averaging step alone, for a loop that computes its own gradients: returns
-// grads_and_vars with every gradient replaced by its average over ranks (invalid entries
-// stay invalid). Collective at run time: every rank must build the same list.
+// grads_and_vars with every gradient replaced by its average over ranks (each scaled by
+// 1/N, then summed; invalid entries stay invalid). Collective at run time: every rank
+// must build the same list.
 std::vector<train::GradAndVar> AverageGradients(const Scope& scope,
                                                 const std::vector<train::GradAndVar>& grads_and_vars,
                                                 DistributedOptimizerOptions options = {});
 
-// How many AllReduceAverage ops (buckets) `graph` holds, and AllGatherRows ops: what tests
+// How many AllReduceSum ops (buckets) `graph` holds, and AllGatherRows ops: what tests
 // and the Estimator's check ("does this training graph average its gradients?") count.
 int CountAllReduceBuckets(const Graph& graph);
 int CountAllGatherRows(const Graph& graph);
