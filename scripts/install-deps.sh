@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev         # safetensors headers, SavedModel signatures
   libcli11-dev               # the `loom` command line
   libtomlplusplus-dev        # job files for `loom train`
+  libopenmpi-dev openmpi-bin # data-parallel training: `mpirun -np N loom train` (loom/distribute)
   dataset-fashion-mnist      # the demo's data
   chromium                   # the report render test (cli_test: headless Chromium)
 )

@@ -14,6 +14,7 @@
 #include "loom/cli/default_job.h"
 #include "loom/cli/job.h"
 #include "loom/cli/progress.h"
+#include "loom/distribute/data_parallel.h"
 #include "loom/io/npy.h"
 
 namespace loom::cli {
@@ -62,6 +63,49 @@ TrainResult RunTrain(const Job& job, Estimator& estimator) {
   std::printf("event files: %s (tensorboard --logdir %s)\n", job.run_config.model_dir.c_str(),
               job.run_config.model_dir.c_str());
   return result;
+}
+
+std::map<std::string, double> RunEvaluate(const Job& job, Estimator& estimator);
+void RunExport(const Job& job, Estimator& estimator, const std::string& dir);
+
+// `mpirun -np N loom train job.toml` (docs/distribute.md): this process is one rank of a
+// data-parallel job over the same job file. [train] batch_size is the global batch. Rank 0
+// is the chief: it alone writes model_dir, prints progress and the summary, and evaluates
+// or exports afterwards. An error on any rank aborts the whole job (MPI_Abort), so that no
+// rank waits forever for a failed one.
+void TrainOnMpiRanks(Job job, bool evaluate, bool export_model) {
+  std::shared_ptr<distribute::Communicator> comm = distribute::MpiCommunicator();
+  try {
+    if (job.batch_size % comm->size() != 0) {
+      throw InvalidArgument(job.path, ": [train] batch_size ", job.batch_size,
+                            " is the global batch, which the ", comm->size(),
+                            " ranks of this mpirun cannot share evenly; make it a multiple of ",
+                            comm->size(), " or change -np");
+    }
+    job.run_config = distribute::DataParallelRunConfig(job.run_config, comm);
+    const bool chief = comm->rank() == 0;
+    if (chief) {
+      std::printf("training on %d ranks (mpirun): global batch %lld = %d x %lld rows, %d threads "
+                  "per rank\n",
+                  comm->size(), static_cast<long long>(job.batch_size), comm->size(),
+                  static_cast<long long>(job.batch_size / comm->size()),
+                  job.run_config.session_config.intra_op_threads);
+      std::fflush(stdout);
+    } else {
+      SetMinLogLevel(LogLevel::kWarning);  // logs and progress come from rank 0
+    }
+    auto estimator = MakeEstimator(job);
+    if (chief) {
+      RunTrain(job, *estimator);
+      if (evaluate) RunEvaluate(job, *estimator);
+      if (export_model) RunExport(job, *estimator, "");
+    } else {
+      estimator->Train(MakeInputFn(job, "train", /*training=*/true),
+                       {.steps = job.steps, .max_steps = job.max_steps});
+    }
+  } catch (const std::exception& e) {
+    comm->Abort(1, e.what());
+  }
 }
 
 std::map<std::string, double> RunEvaluate(const Job& job, Estimator& estimator) {
@@ -181,6 +225,7 @@ void AddJobCommands(CLI::App& app) {
     cmd->add_flag("--export", *export_model, "export a SavedModel after training (see export)");
     cmd->callback(run([flags, evaluate, export_model] {
       Job job = Load(*flags);
+      if (distribute::LaunchedByMpi()) return TrainOnMpiRanks(std::move(job), *evaluate, *export_model);
       auto estimator = MakeEstimator(job);
       RunTrain(job, *estimator);
       if (*evaluate) RunEvaluate(job, *estimator);

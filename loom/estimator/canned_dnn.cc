@@ -51,11 +51,11 @@ ModelFn DnnModelFn(std::string estimator, DnnConfig config, OptimizerSpec optimi
                    std::shared_ptr<const Head> head) {
   ValidateDnn(estimator, config);
   return [config, optimizer, head](Scope& s, const Features& features, Output labels, Mode mode,
-                                   const Params&, const RunConfig&) {
+                                   const Params&, const RunConfig& run_config) {
     Output logits = DnnLogits(s, features, config, head->logits_dimension(), mode);
     return head->CreateEstimatorSpec(
         s, features, mode, logits, labels, [&](const Scope& ts, Output loss) {
-          auto opt = optimizer.Make(ts, "Adagrad", kDnnLearningRate);
+          auto opt = DistributeOptimizer(run_config, optimizer.Make(ts, "Adagrad", kDnnLearningRate));
           Operation minimize = opt->Minimize(ts, loss, train::GlobalStep(ts),
                                              TrainableVariablesUnder(ts.graph(), "dnn/"));
           // Batch-norm moving statistics update with every step (TF's UPDATE_OPS). Grouped

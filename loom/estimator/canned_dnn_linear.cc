@@ -27,7 +27,7 @@ ModelFn CombinedModelFn(CombinedConfig config, std::shared_ptr<const Head> head)
   }
   if (has_dnn) ValidateDnn(config.estimator, config.dnn);
   return [config, head, has_linear, has_dnn](Scope& s, const Features& features, Output labels,
-                                             Mode mode, const Params&, const RunConfig&) {
+                                             Mode mode, const Params&, const RunConfig& run_config) {
     const int64_t units = head->logits_dimension();
     Output logits;
     if (has_dnn) logits = DnnLogits(s, features, config.dnn, units, mode);
@@ -44,12 +44,14 @@ ModelFn CombinedModelFn(CombinedConfig config, std::shared_ptr<const Head> head)
           std::vector<Operation> updates;
           std::unique_ptr<train::Optimizer> linear_opt, dnn_opt;
           if (has_linear) {
-            linear_opt = config.linear_optimizer.Make(
-                ts, "Ftrl", LinearLearningRate(config.linear_columns.size()));
+            linear_opt = DistributeOptimizer(
+                run_config, config.linear_optimizer.Make(
+                                ts, "Ftrl", LinearLearningRate(config.linear_columns.size())));
             updates.push_back(linear_opt->Minimize(ts, loss, Output(), linear_vars));
           }
           if (has_dnn) {
-            dnn_opt = config.dnn_optimizer.Make(ts, "Adagrad", kDnnLearningRate);
+            dnn_opt = DistributeOptimizer(
+                run_config, config.dnn_optimizer.Make(ts, "Adagrad", kDnnLearningRate));
             updates.push_back(dnn_opt->Minimize(ts, loss, Output(), dnn_vars));
             updates.push_back(layers::UpdateOp(ts));  // batch-norm moving statistics
           }

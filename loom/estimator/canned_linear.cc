@@ -101,13 +101,14 @@ ModelFn LinearModelFn(LinearConfig config, std::shared_ptr<const Head> head) {
     throw InvalidArgument(config.estimator, ": feature_columns is empty");
   }
   return [config, head](Scope& s, const Features& features, Output labels, Mode mode,
-                        const Params&, const RunConfig&) {
+                        const Params&, const RunConfig& run_config) {
     Output logits = LinearLogits(s, features, config.columns, head->logits_dimension(),
                                  config.combiner);
     return head->CreateEstimatorSpec(
         s, features, mode, logits, labels, [&](const Scope& ts, Output loss) {
-          auto optimizer =
-              config.optimizer.Make(ts, "Ftrl", LinearLearningRate(config.columns.size()));
+          auto optimizer = DistributeOptimizer(
+              run_config,
+              config.optimizer.Make(ts, "Ftrl", LinearLearningRate(config.columns.size())));
           return optimizer->Minimize(ts, loss, train::GlobalStep(ts),
                                      TrainableVariablesUnder(ts.graph(), "linear/"));
         });

@@ -112,10 +112,18 @@ ModelGraph EstimatorInternals::BuildModelGraph(Estimator& est, const InputFn& in
   InputFnResult input = input_fn(root);
   Features features;
   Output labels;
+  const TrainDistribution* distribution =
+      mode == Mode::kTrain ? est.config_.train_distribute.get() : nullptr;
+  if (distribution != nullptr && !input.is_dataset()) {
+    throw InvalidArgument("input_fn: distributed training (", distribution->num_replicas(),
+                          " replicas) needs input_fn to return a Dataset, so that the "
+                          "Estimator can shard it and agree on its end; this one built "
+                          "its own tensors");
+  }
   if (input.is_dataset()) {
     m.input_built_nodes = m.graph->num_nodes() != nodes_before;
-    m.dataset = input.dataset();
-    m.input_spec = input.dataset().spec();
+    m.dataset = distribution ? distribution->ReplicaInput(input.dataset()) : input.dataset();
+    m.input_spec = m.dataset->spec();
     auto iterator = data::GraphIterator::FromStructure(root, m.input_spec);
     m.iterator_resource = StrCat(data::kIteratorResourcePrefix, iterator.resource_name());
     std::tie(features, labels) = input.Split(iterator.GetNext());

@@ -24,6 +24,12 @@
 //      position applied — before the first checkpoint is taken, so every checkpoint holds
 //      the input position.)
 //   4. train_op and loss run until a stop request or end of input; the final loss is logged.
+// With RunConfig::train_distribute (data-parallel over MPI, distribution.h), each replica
+// takes its rows of every global batch, only the chief runs the chief-only hooks
+// (CheckpointSaver, SummarySaver, StepCounter, LoggingTensor, training_chief_hooks), and
+// the distribution's hooks run first (broadcast of the chief's state, right after the
+// dataset initializer) and last (stop agreement);
+// Evaluate on a non-chief returns its metrics without writing model_dir/eval.
 // Evaluate and Predict restore a checkpoint (the newest in model_dir unless given; none is
 // FailedPrecondition), never the input position. Unlike TF1, when the call has no hooks
 // and input_fn returns a Dataset, the graph and session are cached per mode and reused:

@@ -166,6 +166,9 @@ std::map<std::string, double> Estimator::Evaluate(const InputFn& input_fn,
   }
 
   const int64_t step = static_cast<int64_t>((*results)["global_step"]);
+  // The eval writer is chief-only work: a replica of a distributed job returns the
+  // metrics but never writes model_dir/eval (no two processes write one file).
+  if (!config_.is_chief()) return *results;
   const std::string eval_dir =
       JoinPath(config_.model_dir, options.name.empty() ? "eval" : "eval_" + options.name);
   auto& writer = caches.eval_writers[eval_dir];

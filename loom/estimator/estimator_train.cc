@@ -19,6 +19,12 @@ train::HookList EstimatorInternals::TrainingHooks(
     hooks.push_back(
         std::make_shared<DatasetInitializerHook>(*model.dataset, model.iterator_resource));
   }
+  const TrainDistribution* distribution = config.train_distribute.get();
+  if (distribution != nullptr) {
+    train::HookList first = distribution->StartHooks(
+        distribution->shards_rows() ? model.iterator_resource : std::string());
+    hooks.insert(hooks.end(), first.begin(), first.end());
+  }
   hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());
   if (options.steps) {
     hooks.push_back(std::make_shared<train::StopAtStepHook>(
@@ -28,13 +34,24 @@ train::HookList EstimatorInternals::TrainingHooks(
         train::StopAtStepOptions{.last_step = options.max_steps}));
   }
   hooks.push_back(std::make_shared<train::NanTensorHook>(spec.loss));
-  if (config.log_step_count_steps > 0) {
+  if (config.log_step_count_steps > 0 && config.is_chief()) {
     hooks.push_back(std::make_shared<train::LoggingTensorHook>(
         std::vector<std::pair<std::string, Output>>{{"loss", spec.loss},
                                                     {"step", model.global_step}},
         train::LoggingTensorOptions{.every_n_iter = config.log_step_count_steps, .env = env}));
   }
   hooks.insert(hooks.end(), spec.training_hooks.begin(), spec.training_hooks.end());
+  auto replica_hooks = [&] {
+    if (distribution == nullptr) return;
+    train::HookList last = distribution->EndHooks();
+    hooks.insert(hooks.end(), last.begin(), last.end());
+  };
+  if (!config.is_chief()) {
+    // Chief-only work: checkpoints, summaries, step counts, logs (no two processes write
+    // the same file).
+    replica_hooks();
+    return hooks;
+  }
 
   // One FileWriter for model_dir, shared by the hooks that write there (TF's cache).
   std::shared_ptr<train::FileWriter> writer;
@@ -81,6 +98,7 @@ train::HookList EstimatorInternals::TrainingHooks(
                                    .scaffold = scaffold,
                                    .env = env}));
   }
+  replica_hooks();
   return hooks;
 }
 
@@ -100,12 +118,21 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
     if (hook == nullptr) throw InvalidArgument("Train: a null hook in options.hooks");
   }
   TrainResult result;
+  const TrainDistribution* distribution = config_.train_distribute.get();
   if (options.max_steps) {
-    if (std::optional<std::string> ckpt = LatestCheckpoint()) {
-      const int64_t step = CheckpointGlobalStep(env(), *ckpt);
+    // Distributed: the chief's checkpoint decides for every replica (model_dir need not
+    // be shared storage).
+    int64_t step = -1;
+    std::optional<std::string> ckpt;
+    if (config_.is_chief()) {
+      ckpt = LatestCheckpoint();
+      if (ckpt) step = CheckpointGlobalStep(env(), *ckpt);
+    }
+    if (distribution != nullptr) step = distribution->BroadcastFromChief(step);
+    if (step >= 0) {
       if (step >= *options.max_steps) {
         LOOM_LOG(INFO) << "Skipping training since max_steps has already saved: the checkpoint "
-                       << *ckpt << " is at global step " << step << " >= max_steps "
+                       << ckpt.value_or("of the chief") << " is at global step " << step << " >= max_steps "
                        << *options.max_steps << "; nothing to do";
         result.global_step = step;
         return result;
@@ -114,6 +141,7 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
   }
 
   ModelGraph model = EstimatorInternals::BuildModelGraph(*this, input_fn, Mode::kTrain);
+  if (distribution != nullptr) distribution->CheckTrainGraph(*model.graph);
   Scope root(*model.graph);
   train::ScalarSummary(root, "loss", model.spec.loss);
   auto scaffold = model.spec.scaffold ? model.spec.scaffold : std::make_shared<train::Scaffold>();
@@ -138,7 +166,7 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
         train::NewSessionCreator(*model.graph, {.scaffold = scaffold,
                                                 .checkpoint_dir = config_.model_dir,
                                                 .session_options = config_.session_config}),
-        hooks);
+        hooks, {.should_recover = distribution == nullptr});
     while (!session.ShouldStop()) {
       std::vector<Tensor> values = session.Run({}, {model.spec.loss}, {model.spec.train_op});
       if (values.empty()) break;  // end of input

@@ -32,4 +32,18 @@ CheckpointSchedule EffectiveCheckpointSchedule(const RunConfig& config) {
   return schedule;
 }
 
+std::unique_ptr<train::Optimizer> DistributeOptimizer(const RunConfig& config,
+                                                      std::unique_ptr<train::Optimizer> optimizer) {
+  if (config.train_distribute == nullptr) return optimizer;
+  return config.train_distribute->WrapOptimizer(std::move(optimizer));
+}
+
+int64_t InputContext::GetPerReplicaBatchSize(int64_t global_batch_size) const {
+  if (num_replicas_in_sync <= 0 || global_batch_size % num_replicas_in_sync != 0) {
+    throw InvalidArgument("the global batch size ", global_batch_size, " is not divisible by ",
+                          "the ", num_replicas_in_sync, " replicas in sync; make it a multiple");
+  }
+  return global_batch_size / num_replicas_in_sync;
+}
+
 }  // namespace loom

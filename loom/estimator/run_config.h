@@ -8,10 +8,12 @@
 //   loom::Estimator estimator(ModelFn, {.model_dir = "runs/1", .tf_random_seed = 42,
 //                                       .save_checkpoints_steps = 500});
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "loom/base/env.h"
+#include "loom/estimator/distribution.h"
 #include "loom/runtime/session.h"
 
 namespace loom {
@@ -42,7 +44,28 @@ struct RunConfig {
   // The file system for checkpoints, summaries and exports. Default: nullptr,
   // Env::Default().
   Env* env = nullptr;
+  // Data-parallel training (TF's train_distribute; distribution.h): set by
+  // distribute::DataParallelRunConfig for an `mpirun` launch. Default: nullptr, one
+  // process.
+  std::shared_ptr<TrainDistribution> train_distribute;
+
+  // TF's RunConfig properties: the chief is replica 0 (always, in one process), and
+  // num_worker_replicas counts the replicas.
+  bool is_chief() const { return train_distribute == nullptr || train_distribute->is_chief(); }
+  int num_worker_replicas() const {
+    return train_distribute == nullptr ? 1 : train_distribute->num_replicas();
+  }
+  int task_id() const { return train_distribute == nullptr ? 0 : train_distribute->replica_id(); }
+  // For an input_fn that shards its own input (see distribution.h).
+  InputContext input_context() const {
+    return train_distribute == nullptr ? InputContext{} : train_distribute->input_context();
+  }
 };
+
+// `optimizer`, made to average across replicas when config trains distributed: what a
+// model function calls on the optimizer it builds (canned estimators do).
+std::unique_ptr<train::Optimizer> DistributeOptimizer(const RunConfig& config,
+                                                      std::unique_ptr<train::Optimizer> optimizer);
 
 // Throws InvalidArgument naming the fields when both save_checkpoints_steps and
 // save_checkpoints_secs are set, or keep_checkpoint_max / keep_checkpoint_every_n_hours

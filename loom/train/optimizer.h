@@ -44,16 +44,19 @@ class Optimizer {
   // variable the loss does not depend on gets an invalid GradOutput. Throws
   // InvalidArgument for a non-scalar or non-float loss, an empty var_list, or an entry
   // that is not a variable.
-  std::vector<GradAndVar> ComputeGradients(const Scope& scope, Output loss,
-                                           const std::vector<Output>& var_list = {});
+  // Virtual (with ApplyGradients and the slot lookups) so that a wrapper can change what
+  // happens between the two, as distribute::DistributedOptimizer averages across ranks.
+  virtual std::vector<GradAndVar> ComputeGradients(const Scope& scope, Output loss,
+                                                   const std::vector<Output>& var_list = {});
 
   // Applies the gradients (entries with an invalid gradient are skipped) and, when
   // global_step is valid (an integer scalar variable), increments it by one after the
   // updates. Returns the op to run each step. Throws InvalidArgument, naming the
   // variables, when no entry has a gradient, and for a gradient whose dtype or shape does
   // not match its variable.
-  Operation ApplyGradients(const Scope& scope, const std::vector<GradAndVar>& grads_and_vars,
-                           Output global_step = Output());
+  virtual Operation ApplyGradients(const Scope& scope,
+                                   const std::vector<GradAndVar>& grads_and_vars,
+                                   Output global_step = Output());
 
   // ComputeGradients then ApplyGradients. Throws InvalidArgument naming the loss and the
   // variables when none of them receives a gradient.
@@ -62,9 +65,9 @@ class Optimizer {
 
   // The slot `slot_name` (see each optimizer: Adam has "m" and "v") made for `var`, or an
   // invalid Output when none exists.
-  Output GetSlot(const Output& var, const std::string& slot_name) const;
+  virtual Output GetSlot(const Output& var, const std::string& slot_name) const;
   // The slot names this optimizer has created, sorted.
-  std::vector<std::string> GetSlotNames() const;
+  virtual std::vector<std::string> GetSlotNames() const;
   // The name scope of its ops and the suffix of its slot variables ("Adam").
   const std::string& name() const { return name_; }
 

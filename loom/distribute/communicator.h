@@ -1,0 +1,76 @@
+#ifndef LOOM_DISTRIBUTE_COMMUNICATOR_H_
+#define LOOM_DISTRIBUTE_COMMUNICATOR_H_
+
+// Communicator: the processes (ranks) of one data-parallel job and the collectives Loom
+// needs between them. Two implementations: MpiCommunicator(), the world of an `mpirun` /
+// `srun` launch (Open MPI moves the bytes), and InProcessCommunicators(n), n ranks that
+// are threads of one process (tests, and anything that wants the semantics without MPI).
+//
+// Every method marked "collective" must be called by every rank, in the same order and
+// with the same sizes (the counts and dtypes, not the contents), as in MPI; a rank that
+// skips one leaves the others waiting. Loom keeps that order by running collectives only
+// from the thread that drives training: graph kernels (collective_ops.h) in plan order,
+// and hooks. Results are identical on every rank (same summation order).
+// Thread-safety: one thread at a time per Communicator object.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/tensor/dtype.h"
+
+namespace loom::distribute {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  // This process's rank in [0, size); rank 0 is the chief.
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // The rank among the ranks on this machine, and how many share it (threads per rank
+  // default to cores / local_size).
+  virtual int local_rank() const = 0;
+  virtual int local_size() const = 0;
+
+  // Collective. Sums `count` elements of `dtype` (float32, float64, int32 or int64) over
+  // all ranks, in place: afterwards every rank holds the same sums.
+  virtual void AllReduceSum(DType dtype, void* data, int64_t count) = 0;
+  // Collective. Every rank's `bytes` (sizes may differ); result[r] is rank r's.
+  virtual std::vector<std::string> AllGather(std::string_view bytes) = 0;
+  // Collective. Replaces `data` (the same size on every rank) by rank `root`'s.
+  virtual void Broadcast(void* data, int64_t bytes, int root) = 0;
+  // Ends every rank of the job now (MPI_Abort): what a rank does when it fails, so that
+  // the others do not wait for it forever. Prints `reason` first.
+  [[noreturn]] virtual void Abort(int exit_code, std::string_view reason) = 0;
+};
+
+// Collective. True on every rank when `value` is true on any rank.
+bool AnyRank(Communicator& comm, bool value);
+// Collective. Rank root's string on every rank (sizes may differ).
+void BroadcastString(Communicator& comm, std::string& value, int root);
+// Collective. Rank root's value on every rank.
+int64_t BroadcastInt(Communicator& comm, int64_t value, int root);
+
+// `n` communicators of one job whose ranks are threads of this process: rank i is
+// result[i], to be driven by its own thread. REQUIRES: n >= 1.
+std::vector<std::shared_ptr<Communicator>> InProcessCommunicators(int n);
+
+// True when this process was started by an MPI launcher (mpirun / mpiexec / srun with
+// PMI): the variables Open MPI, MPICH or Slurm set. `environ` is the process environment
+// (getenv); it is read here and only here, at the launch boundary, like argv.
+bool LaunchedByMpi();
+
+// The job this process is one rank of: MPI_COMM_WORLD (duplicated, so Loom's collectives
+// never mix with the application's). MPI is initialized on the first call
+// (MPI_Init_thread, MPI_THREAD_SERIALIZED) and finalized at process exit; later calls
+// return the same communicator. Throws Unimplemented when Loom was built without MPI and
+// Unavailable when MPI cannot start.
+std::shared_ptr<Communicator> MpiCommunicator();
+// Whether this build has MPI (MpiCommunicator works).
+bool HaveMpi();
+
+}  // namespace loom::distribute
+
+#endif  // LOOM_DISTRIBUTE_COMMUNICATOR_H_

@@ -1,0 +1,190 @@
+// Data-parallel training across processes: launches `mpirun -np N` of
+// distribute_mpi_worker (and of `loom train`) and compares what the ranks wrote. CTest
+// label "mpi"; the environment allows running as root (CI) and oversubscribing.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "loom/distribute/distribute_test_util.h"
+#include "loom/io/npy.h"
+
+namespace loom::distribute {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Launch {
+  int status = -1;
+  std::string output;
+};
+
+// Runs `command` (stdout and stderr together) and waits, at most timeout_s seconds.
+Launch RunCommand(const std::string& command, int timeout_s = 120) {
+  Launch launch;
+  const std::string full = "timeout -s KILL " + std::to_string(timeout_s) + " " + command + " 2>&1";
+  FILE* pipe = popen(full.c_str(), "r");
+  if (pipe == nullptr) return launch;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) launch.output.append(buf, n);
+  const int status = pclose(pipe);
+  launch.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return launch;
+}
+
+std::string Mpirun(int np) {
+  return StrCat(LOOM_MPIRUN, " --oversubscribe --bind-to none -np ", np, " ");
+}
+
+class MpiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("loom_mpi_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Trains to max_steps on np ranks; returns the output.
+  Launch Train(int np, const std::string& model_dir, const std::string& out, int64_t max_steps) {
+    Launch l = RunCommand(StrCat(Mpirun(np), LOOM_MPI_WORKER, " train ", model_dir, " ", out, " ", max_steps));
+    EXPECT_EQ(l.status, 0) << l.output;
+    return l;
+  }
+
+  static std::map<std::string, Tensor> ReadRank(const std::string& out, int rank) {
+    std::map<std::string, Tensor> values;
+    const fs::path dir = fs::path(out) / ("rank" + std::to_string(rank));
+    if (!fs::exists(dir)) return values;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() == ".npy") {
+        values[e.path().stem().string()] = ReadNpy(Env::Default(), e.path().string()).Clone();
+      }
+    }
+    return values;
+  }
+  static std::string ReadText(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  static int CountEventFiles(const std::string& dir) {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      n += e.path().filename().string().starts_with("events.out.tfevents");
+    }
+    return n;
+  }
+
+  fs::path dir_;
+};
+
+void ExpectSameModel(const std::map<std::string, Tensor>& got,
+                     const std::map<std::string, Tensor>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (const auto& [name, value] : want) {
+    if (value.dtype() != kFloat32) continue;
+    EXPECT_LT(distribute_testing::MaxRelativeDifference(got.at(name), value), 1e-5)
+        << name << ": " << what;
+  }
+}
+
+// The equivalence test across processes: 1, 2 and 3 ranks, 200 steps of the MLP
+// (dense and sparse gradients, Adam, shuffling), final weights within 1e-5 relative;
+// every rank holds the same values; only the chief wrote the shared model_dir.
+TEST_F(MpiTest, OneTwoAndThreeRanksTrainTheSameModel) {
+  for (int n : {1, 2, 3}) Train(n, Path("model" + std::to_string(n)), Path("out" + std::to_string(n)), 200);
+  const auto reference = ReadRank(Path("out1"), 0);
+  ASSERT_FALSE(reference.empty());
+  for (int n : {2, 3}) {
+    for (int r = 0; r < n; ++r) {
+      auto values = ReadRank(Path("out" + std::to_string(n)), r);
+      ExpectSameModel(values, reference, StrCat(n, " ranks, rank ", r));
+      EXPECT_EQ(ReadText(Path(StrCat("out", n, "/rank", r, "/result.txt"))), "200 200\n");
+    }
+    // One events file, one checkpoint series: the ranks never wrote the same file.
+    EXPECT_EQ(CountEventFiles(Path("model" + std::to_string(n))), 1);
+    std::set<std::string> names1, namesn;
+    for (const auto& e : fs::directory_iterator(Path("model1")))
+      if (!e.path().filename().string().starts_with("events")) names1.insert(e.path().filename());
+    for (const auto& e : fs::directory_iterator(Path("model" + std::to_string(n))))
+      if (!e.path().filename().string().starts_with("events")) namesn.insert(e.path().filename());
+    EXPECT_EQ(names1, namesn);
+  }
+}
+
+// Checkpoints hold the global input position: training 100 steps on one rank, then
+// resuming to 200 on two, gives the model of 200 uninterrupted steps.
+TEST_F(MpiTest, ResumesOnADifferentNumberOfRanksExactly) {
+  Train(1, Path("straight"), Path("out_straight"), 200);
+  Train(1, Path("resumed"), Path("out_first"), 100);
+  Launch second = Train(2, Path("resumed"), Path("out_resumed"), 200);
+  EXPECT_EQ(second.output.find("does not fit"), std::string::npos) << second.output;
+  const auto want = ReadRank(Path("out_straight"), 0);
+  for (int r = 0; r < 2; ++r) {
+    ExpectSameModel(ReadRank(Path("out_resumed"), r), want, StrCat("resumed, rank ", r));
+    EXPECT_EQ(ReadText(Path(StrCat("out_resumed/rank", r, "/result.txt"))), "200 100\n");
+  }
+}
+
+TEST_F(MpiTest, AShorterShardStopsEveryRankAtTheSameStep) {
+  Launch l = RunCommand(StrCat(Mpirun(2), LOOM_MPI_WORKER, " shorter ", Path("model"), " ", Path("out")));
+  ASSERT_EQ(l.status, 0) << l.output;
+  EXPECT_EQ(ReadText(Path("out/rank0/result.txt")), "7 7\n");
+  EXPECT_EQ(ReadText(Path("out/rank1/result.txt")), "7 7\n");
+}
+
+// SIGKILL on one rank ends the whole job quickly, and the message names the rank.
+TEST_F(MpiTest, KillingOneRankEndsTheJobNamingTheRank) {
+  Launch job;
+  std::chrono::steady_clock::time_point ended;
+  std::thread runner([&] {
+    job = RunCommand(StrCat(Mpirun(2), LOOM_MPI_WORKER, " forever ", Path("model"), " ", Path("out")), 90);
+    ended = std::chrono::steady_clock::now();
+  });
+  const std::string pid_file = Path("out/pid1");
+  for (int i = 0; i < 600 && !fs::exists(pid_file); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // let it train a little
+  const pid_t pid = std::stoi(ReadText(pid_file).empty() ? "0" : ReadText(pid_file));
+  ASSERT_GT(pid, 0) << "rank 1 never started";
+  const auto killed = std::chrono::steady_clock::now();
+  ::kill(pid, SIGKILL);
+  runner.join();
+  EXPECT_NE(job.status, 0);
+  EXPECT_LT(std::chrono::duration<double>(ended - killed).count(), 30.0);
+  EXPECT_NE(job.output.find("rank 1"), std::string::npos) << job.output;
+}
+
+// `mpirun -np 2 loom train job.toml`: the same job file, one progress report (rank 0's),
+// one events file.
+TEST_F(MpiTest, LoomTrainUnderMpirun) {
+  const std::string job = std::string(LOOM_SOURCE_DIR) + "/examples/jobs/dnn_classifier.toml";
+  Launch l = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " train ", job, " --model-dir ", Path("model"),
+                        " --max-steps 40"));
+  ASSERT_EQ(l.status, 0) << l.output;
+  size_t first = l.output.find("trained to global step 40");
+  ASSERT_NE(first, std::string::npos) << l.output;
+  EXPECT_EQ(l.output.find("trained to global step", first + 1), std::string::npos) << l.output;
+  EXPECT_NE(l.output.find("2 ranks"), std::string::npos) << l.output;
+  EXPECT_EQ(CountEventFiles(Path("model")), 1);
+  EXPECT_TRUE(fs::exists(Path("model/checkpoint")));
+
+  // A global batch the ranks cannot share is an error naming both, on every rank at once.
+  Launch three = RunCommand(StrCat(Mpirun(3), LOOM_CLI_PATH, " train ", job, " --model-dir ",
+                                   Path("model3"), " --max-steps 10"));
+  EXPECT_NE(three.status, 0);
+  EXPECT_NE(three.output.find("batch_size 32 is the global batch, which the 3 ranks"),
+            std::string::npos) << three.output;
+}
+
+}  // namespace
+}  // namespace loom::distribute

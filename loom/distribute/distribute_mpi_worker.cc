@@ -1,0 +1,99 @@
+// One rank of the jobs distribute_mpi_test launches with `mpirun -np N`:
+//   distribute_mpi_worker train MODEL_DIR OUT_DIR MAX_STEPS
+//       trains the MLP of distribute_test_util.h (global batch 12) to MAX_STEPS and
+//       writes this rank's final variables to OUT_DIR/rank<r>/<variable>.npy and its
+//       TrainResult to OUT_DIR/rank<r>/result.txt
+//   distribute_mpi_worker shorter MODEL_DIR OUT_DIR
+//       the input_fn shards itself and rank r has 10 - 3r batches; one pass
+//   distribute_mpi_worker forever MODEL_DIR OUT_DIR
+//       writes OUT_DIR/pid<r> and trains without end (the test kills a rank)
+// MODEL_DIR is shared by the ranks (one machine). Any error aborts the whole job.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "loom/base/env.h"
+#include "loom/base/logging.h"
+#include "loom/distribute/distribute_test_util.h"
+#include "loom/io/npy.h"
+
+namespace loom::distribute {
+namespace {
+
+class CaptureVariablesHook : public train::SessionRunHook {
+ public:
+  void End(Session& session) override {
+    for (Node* node : session.graph().Variables()) values[node->name()] = session.ReadVariable(node->name());
+  }
+  std::map<std::string, Tensor> values;
+};
+
+RunConfig WorkerConfig(const std::string& model_dir, std::shared_ptr<Communicator> comm,
+                       DataParallelOptions options = {}) {
+  return DataParallelRunConfig({.model_dir = model_dir,
+                                .tf_random_seed = 42,
+                                .save_summary_steps = 50,
+                                .save_checkpoints_steps = 50,
+                                .log_step_count_steps = 100,
+                                .session_config = {.intra_op_threads = 1}},
+                               comm, options);
+}
+
+void WriteResult(const std::string& dir, const TrainResult& result,
+                 const std::map<std::string, Tensor>& values) {
+  Env* env = Env::Default();
+  env->CreateDirs(dir);
+  for (const auto& [name, value] : values) {
+    std::string file = name;
+    for (char& c : file) if (c == '/') c = '_';
+    WriteNpy(env, JoinPath(dir, file + ".npy"), value);
+  }
+  std::ofstream(JoinPath(dir, "result.txt")) << result.global_step << " " << result.steps_run << "\n";
+}
+
+int Main(int argc, char** argv) {
+  std::shared_ptr<Communicator> comm = MpiCommunicator();
+  if (comm->rank() != 0) SetMinLogLevel(LogLevel::kWarning);
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (argc < 4) comm->Abort(2, "usage: distribute_mpi_worker train|shorter|forever MODEL_DIR OUT_DIR [MAX_STEPS]");
+  const std::string model_dir = argv[2], out = argv[3];
+  const std::string rank_dir = JoinPath(out, "rank" + std::to_string(comm->rank()));
+  const distribute_testing::MlpData data = distribute_testing::MakeMlpData();
+  try {
+    if (mode == "train") {
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm));
+      auto capture = std::make_shared<CaptureVariablesHook>();
+      TrainResult r = est.Train(distribute_testing::MlpInputFn(data, 12),
+                                {.hooks = {capture}, .max_steps = std::stoll(argv[4])});
+      WriteResult(rank_dir, r, capture->values);
+    } else if (mode == "shorter") {
+      RunConfig config = WorkerConfig(model_dir, comm, {.shard_input = false});
+      Estimator est(distribute_testing::MlpModelFn, config);
+      const int64_t batches = 10 - 3 * config.input_context().input_pipeline_id;
+      TrainResult r = est.Train([&](Scope&) -> InputFnResult {
+        return InputFnResult(
+            data::FromTensorSlices({{"x", data.x}, {"id", data.id}, {"label", data.label}})
+                .Batch(6)
+                .Take(batches));
+      });
+      WriteResult(rank_dir, r, {});
+    } else if (mode == "forever") {
+      Env::Default()->CreateDirs(out);
+      std::ofstream(JoinPath(out, "pid" + std::to_string(comm->rank()))) << ::getpid() << "\n";
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm));
+      est.Train(distribute_testing::MlpInputFn(data, 12));
+    } else {
+      comm->Abort(2, "unknown mode " + mode);
+    }
+  } catch (const std::exception& e) {
+    comm->Abort(1, e.what());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace loom::distribute
+
+int main(int argc, char** argv) { return loom::distribute::Main(argc, argv); }

@@ -1,0 +1,94 @@
+#ifndef LOOM_DISTRIBUTE_DISTRIBUTE_TEST_UTIL_H_
+#define LOOM_DISTRIBUTE_DISTRIBUTE_TEST_UTIL_H_
+
+// The model and data the distribute tests train, in-process (distribute_test.cc) and
+// under mpirun (distribute_mpi_worker.cc): an MLP over dense features plus an embedding
+// (so there are dense and sparse gradients), Adam, a shuffled repeated dataset of GLOBAL
+// batches. Header-only.
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+
+#include "loom/distribute/data_parallel.h"
+#include "loom/estimator/estimator.h"
+#include "loom/estimator/layers.h"
+#include "loom/estimator/losses.h"
+#include "loom/ops/array.h"
+#include "loom/ops/nn.h"
+#include "loom/train/adam.h"
+#include "loom/train/global_step.h"
+
+namespace loom::distribute_testing {
+
+inline constexpr int64_t kExamples = 240;
+inline constexpr int64_t kVocabulary = 50;
+
+struct MlpData {
+  Tensor x;      // float32 [n, 8]
+  Tensor id;     // int64 [n], in [0, kVocabulary)
+  Tensor label;  // float32 [n, 1]
+};
+
+inline MlpData MakeMlpData(int64_t n = kExamples, uint32_t seed = 3) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g(0, 1);
+  std::uniform_int_distribution<int64_t> ids(0, kVocabulary - 1);
+  MlpData d{Tensor(kFloat32, {n, 8}), Tensor(kInt64, {n}), Tensor(kFloat32, {n, 1})};
+  for (int64_t i = 0; i < n; ++i) {
+    float y = 0;
+    for (int j = 0; j < 8; ++j) {
+      const float v = g(rng);
+      d.x.data<float>()[i * 8 + j] = v;
+      y += (j % 3 - 1) * v;
+    }
+    d.id.data<int64_t>()[i] = ids(rng);
+    d.label.data<float>()[i] = y + 0.1f * static_cast<float>(d.id.data<int64_t>()[i] % 5);
+  }
+  return d;
+}
+
+// Global batches of `batch` rows, shuffled with a fixed seed, repeated.
+inline InputFn MlpInputFn(const MlpData& d, int64_t batch, bool repeat = true) {
+  return [d, batch, repeat](Scope&) -> InputFnResult {
+    data::Dataset ds = data::FromTensorSlices({{"x", d.x}, {"id", d.id}, {"label", d.label}})
+                           .Shuffle(kExamples, {.seed = 11});
+    if (repeat) ds = ds.Repeat();
+    return InputFnResult(ds.Batch(batch));
+  };
+}
+
+// params "distribute" (bool, default true): wrap the optimizer with DistributeOptimizer.
+inline EstimatorSpec MlpModelFn(Scope& s, const Features& features, Output labels, Mode mode,
+                                const Params& params, const RunConfig& config) {
+  Output embedded = layers::Embedding(s, features.at("id"),
+                                      {.input_dim = kVocabulary, .output_dim = 4});
+  Output h = Concat(s, {features.at("x"), embedded}, 1);
+  h = layers::Dense(s, h, {.units = 16, .activation = Relu, .name = "hidden"});
+  Output prediction = layers::Dense(s, h, {.units = 1, .name = "out"});
+  if (mode == Mode::kPredict) return {.mode = mode, .predictions = {{"predictions", prediction}}};
+  Output loss = losses::MeanSquaredError(s, labels, prediction);
+  const bool wrap = !params.count("distribute") || GetParam<bool>(params, "distribute");
+  std::unique_ptr<train::Optimizer> opt =
+      std::make_unique<train::Adam>(train::AdamOptions{.learning_rate = 0.01});
+  if (wrap) opt = DistributeOptimizer(config, std::move(opt));
+  Operation train_op = opt->Minimize(s, loss, train::GlobalStep(s));
+  return {.mode = mode, .predictions = {{"predictions", prediction}}, .loss = loss,
+          .train_op = train_op};
+}
+
+// max_i |a_i - b_i| / max_i |b_i|: the largest difference relative to the tensor's scale
+// (an element near zero in a trained tensor says nothing about the model's accuracy).
+inline double MaxRelativeDifference(const Tensor& a, const Tensor& b) {
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < a.NumElements(); ++i) {
+    const double x = a.data<float>()[i], y = b.data<float>()[i];
+    diff = std::max(diff, std::abs(x - y));
+    scale = std::max(scale, std::abs(y));
+  }
+  return diff / std::max(scale, 1e-30);
+}
+
+}  // namespace loom::distribute_testing
+
+#endif  // LOOM_DISTRIBUTE_DISTRIBUTE_TEST_UTIL_H_
