@@ -96,8 +96,10 @@ LOOM_BINARY_FUNCTOR(AddF, T, a + b)
 LOOM_BINARY_FUNCTOR(SubF, T, a - b)
 LOOM_BINARY_FUNCTOR(MulF, T, a * b)
 LOOM_BINARY_FUNCTOR(DivF, T, a / b)
-LOOM_BINARY_FUNCTOR(MaximumF, T, a > b ? a : b)
-LOOM_BINARY_FUNCTOR(MinimumF, T, a < b ? a : b)
+// NaN propagates as in numpy's maximum/minimum: `a != a` is true only for NaN (and always
+// false for integers, where it folds away); a NaN `b` wins because `a > b` is false.
+LOOM_BINARY_FUNCTOR(MaximumF, T, a > b || a != a ? a : b)
+LOOM_BINARY_FUNCTOR(MinimumF, T, a < b || a != a ? a : b)
 LOOM_BINARY_FUNCTOR(PowF, T, std::pow(a, b))
 LOOM_BINARY_FUNCTOR(EqualF, bool, a == b)
 LOOM_BINARY_FUNCTOR(NotEqualF, bool, a != b)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "loom/autodiff/gradients.h"
 #include "loom/ops/reduce.h"
@@ -198,6 +199,39 @@ TEST(MathTest, ComparisonsLogicSelectCast) {
   EXPECT_EQ(Values<uint8_t>(session.Eval(Cast(s, Cast(s, a, kInt64), kUInt8))),
             (std::vector<uint8_t>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(Cast(s, a, kFloat32), a);  // no-op cast adds no node
+}
+
+// Maximum and Minimum propagate NaN from either side, as numpy's maximum/minimum do, on
+// the same-shape path, on both broadcast paths (scalar on either side) and in float64.
+TEST(MathTest, MaximumAndMinimumPropagateNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Graph graph;
+  Scope s(graph);
+  auto a = Const(s, Tensor::FromVector<float>({nan, 1, 5, nan, -2}));
+  auto b = Const(s, Tensor::FromVector<float>({0, nan, 3, nan, -1}));
+  Session session(graph);
+  auto expect = [](const Tensor& t, std::vector<float> expected, const char* what) {
+    std::vector<float> v = Values<float>(t);
+    ASSERT_EQ(v.size(), expected.size()) << what;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (std::isnan(expected[i])) {
+        EXPECT_TRUE(std::isnan(v[i])) << what << " element " << i << " = " << v[i];
+      } else {
+        EXPECT_EQ(v[i], expected[i]) << what << " element " << i;
+      }
+    }
+  };
+  expect(session.Eval(Maximum(s, a, b)), {nan, nan, 5, nan, -1}, "Maximum");
+  expect(session.Eval(Minimum(s, a, b)), {nan, nan, 3, nan, -2}, "Minimum");
+  expect(session.Eval(Maximum(s, a, 2.0f)), {nan, 2, 5, nan, 2}, "Maximum(a, scalar)");
+  expect(session.Eval(Minimum(s, 2.0f, b)), {0, nan, 2, nan, -1}, "Minimum(scalar, b)");
+  expect(session.Eval(Maximum(s, a, nan)), {nan, nan, nan, nan, nan}, "Maximum(a, NaN)");
+  auto d = Const(s, Tensor::FromVector<double>({1, std::nan("")}));
+  std::vector<double> dv = Values<double>(session.Eval(Maximum(s, d, 0.0)));
+  EXPECT_EQ(dv[0], 1);
+  EXPECT_TRUE(std::isnan(dv[1]));
+  auto i = Const(s, Tensor::FromVector<int32_t>({3, -4}));
+  EXPECT_EQ(Values<int32_t>(session.Eval(Maximum(s, i, 0))), (std::vector<int32_t>{3, 0}));
 }
 
 TEST(MathTest, ShapeErrorsNameTheNodeAndBothShapes) {

@@ -60,17 +60,17 @@ OpDef GradOpDef(const char* name, int reuse, Fn fn) {
 // Gradient op inputs (TF's order): ReluGrad/Relu6Grad/LeakyReluGrad/SoftplusGrad take
 // (gradients, features), EluGrad (gradients, outputs), SigmoidGrad/TanhGrad (y, dy).
 const OpDef& ReluGradOp() {
-  // d/dx relu(x) = [x > 0]
+  // d/dx relu(x) = [x > 0]; at x = NaN the derivative is NaN too (never a silent 0).
   static const OpDef op = GradOpDef("ReluGrad", 0, [](auto dy, auto x) {
-    return x > 0 ? dy : decltype(dy)(0);
+    return x > 0 ? dy : (x != x ? x : decltype(dy)(0));
   });
   return op;
 }
 
 const OpDef& Relu6GradOp() {
-  // d/dx min(max(x, 0), 6) = [0 < x < 6]
+  // d/dx min(max(x, 0), 6) = [0 < x < 6]; NaN at x = NaN
   static const OpDef op = GradOpDef("Relu6Grad", 0, [](auto dy, auto x) {
-    return x > 0 && x < 6 ? dy : decltype(dy)(0);
+    return x > 0 && x < 6 ? dy : (x != x ? x : decltype(dy)(0));
   });
   return op;
 }
@@ -147,15 +147,21 @@ OpDef ActivationOpDef(const char* name, Fn fn, const OpDef& (*grad_op)(), GradAr
   };
 }
 
+// Relu and Relu6 propagate NaN as numpy's maximum/minimum do: `x <= 0` is false for NaN,
+// so NaN passes through (one unordered compare and a blend per element; still vectorized).
 const OpDef& ReluOp() {
   static const OpDef op = ActivationOpDef(
-      "Relu", [](auto x) { return x > 0 ? x : decltype(x)(0); }, ReluGradOp, GradArgs::kDyX);
+      "Relu", [](auto x) { return x <= 0 ? decltype(x)(0) : x; }, ReluGradOp, GradArgs::kDyX);
   return op;
 }
 
 const OpDef& Relu6Op() {
   static const OpDef op = ActivationOpDef(
-      "Relu6", [](auto x) { return std::min(std::max(x, decltype(x)(0)), decltype(x)(6)); },
+      "Relu6",
+      [](auto x) {
+        const auto low = x <= 0 ? decltype(x)(0) : x;
+        return low > 6 ? decltype(x)(6) : low;
+      },
       Relu6GradOp, GradArgs::kDyX);
   return op;
 }

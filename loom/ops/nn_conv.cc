@@ -463,7 +463,8 @@ void PoolKernel(KernelContext& c) {
           for (int64_t iw = w_lo; iw < w_hi; ++iw) {
             const T* v = x + ((n * g.in_h + ih) * g.in_w + iw) * ch;
             if constexpr (kMax) {
-              for (int64_t j = 0; j < ch; ++j) o[j] = v[j] > o[j] ? v[j] : o[j];
+              // NaN propagates (numpy's maximum): once o[j] is NaN nothing replaces it.
+              for (int64_t j = 0; j < ch; ++j) o[j] = v[j] > o[j] || v[j] != v[j] ? v[j] : o[j];
             } else {
               for (int64_t j = 0; j < ch; ++j) o[j] += v[j];
             }
@@ -504,24 +505,30 @@ void PoolGradKernel(KernelContext& c) {
         if constexpr (kMax) {
           if (h_lo >= h_hi || w_lo >= w_hi) return;
           // Start from the window's first element; later ones win only when strictly
-          // larger (branch-free, so the channel loop vectorizes).
-          const int64_t first = ((n * g.in_h + h_lo) * g.in_w + w_lo) * ch;
-          for (int64_t j = 0; j < ch; ++j) {
-            best[j] = x[first + j];
-            where[j] = first + j;
+          // larger, or when they are the window's first NaN (the element the forward pass
+          // returned), so the gradient goes where the NaN came from. Branch-free, so the
+          // channel loop vectorizes (over restrict locals: through the captured vectors
+          // the trip count could not be computed and the loop stayed scalar).
+          const int64_t nc = ch;
+          T* __restrict bst = best.data();
+          int64_t* __restrict whr = where.data();
+          const int64_t first = ((n * g.in_h + h_lo) * g.in_w + w_lo) * nc;
+          for (int64_t j = 0; j < nc; ++j) {
+            bst[j] = x[first + j];
+            whr[j] = first + j;
           }
           for (int64_t ih = h_lo; ih < h_hi; ++ih) {
             for (int64_t iw = w_lo; iw < w_hi; ++iw) {
-              const int64_t offset = ((n * g.in_h + ih) * g.in_w + iw) * ch;
-              const T* v = x + offset;
-              for (int64_t j = 0; j < ch; ++j) {
-                const bool take = v[j] > best[j];
-                best[j] = take ? v[j] : best[j];
-                where[j] = take ? offset + j : where[j];
+              const int64_t offset = ((n * g.in_h + ih) * g.in_w + iw) * nc;
+              const T* __restrict v = x + offset;
+              for (int64_t j = 0; j < nc; ++j) {
+                const bool take = !(v[j] <= bst[j]) && bst[j] == bst[j];
+                bst[j] = take ? v[j] : bst[j];
+                whr[j] = take ? offset + j : whr[j];
               }
             }
           }
-          for (int64_t j = 0; j < ch; ++j) din[where[j]] += d[j];
+          for (int64_t j = 0; j < nc; ++j) din[whr[j]] += d[j];
         } else {
           const int64_t count = (h_hi - h_lo) * (w_hi - w_lo);
           if (count == 0) return;

@@ -18,6 +18,7 @@ using nn_test::EvalWith;
 using nn_test::ExpectNear;
 using nn_test::InvalidArgumentMessage;
 using nn_test::ToFloat;
+using nn_test::Values;
 
 struct Window {
   int64_t out, pad;
@@ -278,6 +279,29 @@ TEST(NnPoolTest, GradientsPassTheChecker) {
     EXPECT_LT(MaxGradientError([&](const Scope& s, const std::vector<Output>& in) {
                 return AvgPool(s, in[0], {c.kh, c.kw}, {c.sh, c.sw}, c.padding);
               }, {x}), 1e-8) << Describe(c);
+  }
+}
+
+// A NaN in a window makes that window's max NaN (numpy's maximum), wherever it sits in
+// the window, and MaxPool's gradient goes to the first NaN (the value the forward pass
+// returned), not to the largest finite value.
+TEST(NnPoolTest, MaxPoolPropagatesNaNForwardAndRoutesTheGradientToIt) {
+  const double nan = std::nan("");
+  // One image 2x4, one channel, 2x2 windows with stride 2: windows {0,1,4,5}, {2,3,6,7}.
+  Tensor x = Tensor::FromVector<double>({1, nan, 9, 2, 8, 3, 4, nan}, {1, 2, 4, 1});
+  for (DType dtype : {kFloat64, kFloat32}) {
+    Tensor in = dtype == kFloat64 ? x : ToFloat(x);
+    Graph graph;
+    Scope s(graph);
+    Output xi = Const(s, in);
+    Output y = MaxPool(s, xi, {2, 2}, {2, 2}, "VALID");
+    Output dx = Gradients(s, {y}, {xi})[0];
+    Session session(graph);
+    std::vector<double> yv = Values(session.Eval(y));
+    ASSERT_EQ(yv.size(), 2u);
+    EXPECT_TRUE(std::isnan(yv[0])) << yv[0];
+    EXPECT_TRUE(std::isnan(yv[1])) << yv[1];
+    EXPECT_EQ(Values(session.Eval(dx)), (std::vector<double>{0, 1, 0, 0, 0, 0, 0, 1}));
   }
 }
 

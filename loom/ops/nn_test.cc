@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
+#include "loom/autodiff/gradients.h"
 #include "loom/ops/grad_support.h"
+#include "loom/ops/reduce.h"
 #include "loom/ops/nn_test_util.h"
 
 namespace loom {
@@ -92,6 +95,47 @@ TEST(NnActivationsTest, GradientsPassTheChecker) {
   EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& in) { return Relu6(s, in[0]); },
                              {near6}),
             1e-7);
+}
+
+// numpy's maximum propagates NaN; so do Relu and Relu6, forward and backward (a NaN
+// feature must never become a finite activation, issue 9 item 3). The tensors are large
+// enough for several parallel, vectorized chunks, and NaN sits at chunk-interior offsets.
+TEST(NnActivationsTest, ReluAndRelu6PropagateNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor x(kFloat32, Shape{40000});
+  for (int64_t i = 0; i < x.NumElements(); ++i) x.data<float>()[i] = (i % 7) - 3.0f;
+  for (int64_t i : {0, 17, 20001, 39999}) x.data<float>()[i] = nan;
+  x.data<float>()[5] = -inf;
+  x.data<float>()[6] = inf;
+  for (UnaryBuilder build : {static_cast<UnaryBuilder>(Relu), static_cast<UnaryBuilder>(Relu6)}) {
+    const bool six = build == static_cast<UnaryBuilder>(Relu6);
+    Tensor y = EvalWith({x}, [&](const Scope& s, const std::vector<Output>& in) {
+      return build(s, in[0]);
+    });
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      const float v = x.data<float>()[i];
+      if (std::isnan(v)) {
+        ASSERT_TRUE(std::isnan(y.data<float>()[i])) << (six ? "Relu6" : "Relu") << " at " << i;
+      } else {
+        const float expected = six ? std::min(std::max(v, 0.0f), 6.0f) : std::max(v, 0.0f);
+        ASSERT_EQ(y.data<float>()[i], expected) << (six ? "Relu6" : "Relu") << " at " << i;
+      }
+    }
+  }
+  // Gradients: dy flows where 0 < x (< 6), is 0 elsewhere, and is NaN where x is NaN.
+  Tensor xs = Tensor::FromVector<double>({-1, std::nan(""), 2, 7});
+  for (UnaryBuilder build : {static_cast<UnaryBuilder>(Relu), static_cast<UnaryBuilder>(Relu6)}) {
+    Graph graph;
+    Scope s(graph);
+    Output in = Const(s, xs);
+    Output dx = Gradients(s, {Sum(s, build(s, in))}, {in})[0];
+    std::vector<double> g = Values(Session(graph).Eval(dx));
+    EXPECT_EQ(g[0], 0);
+    EXPECT_TRUE(std::isnan(g[1]));
+    EXPECT_EQ(g[2], 1);
+    EXPECT_EQ(g[3], build == static_cast<UnaryBuilder>(Relu6) ? 0 : 1);
+  }
 }
 
 TEST(NnBiasAddTest, ForwardAndGradient) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "loom/base/strcat.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
 #include "loom/ops/reduce.h"
@@ -130,6 +131,82 @@ TEST(SparseApplyTest, SparseEqualsDenseOnTouchedRowsAndLeavesOthersAlone) {
         }
       }
     }
+  }
+}
+
+// A NaN or Inf reaching a variable through any optimizer's update, dense or sparse, in
+// either float dtype, stops the step with InvalidArgument naming the variable and the
+// gradient as the source (issue 9 item 3). The NaN sits in a chunk after the first.
+TEST(SparseApplyTest, NonFiniteGradientNamesTheVariableForEveryOptimizer) {
+  constexpr int64_t kBig = 70000;  // several thread-pool chunks
+  for (const Case& c : Cases()) {
+    for (DType dtype : {kFloat32, kFloat64}) {
+      for (bool sparse : {false, true}) {
+        for (double poison : {std::nan(""), HUGE_VAL}) {
+          SCOPED_TRACE(StrCat(c.name, " ", DTypeName(dtype), sparse ? " sparse" : " dense",
+                              " poison ", poison));
+          Graph graph;
+          Scope s(graph);
+          std::vector<double> init(kBig, 0.5), grad(kBig, 0.01);
+          grad[kBig - 3] = poison;
+          Tensor init_t = Tensor::FromVector(init, {kBig, 1});
+          Tensor grad_t = Tensor::FromVector(grad, {kBig, 1});
+          if (dtype == kFloat32) {
+            init_t = Tensor::FromVector(std::vector<float>(init.begin(), init.end()), {kBig, 1});
+            grad_t = Tensor::FromVector(std::vector<float>(grad.begin(), grad.end()), {kBig, 1});
+          }
+          auto w = Variable(s.WithOpName("dnn/hiddenlayer_0/kernel"), init_t);
+          GradOutput g(Const(s, grad_t));
+          if (sparse) {
+            std::vector<int64_t> rows(kBig);
+            for (int64_t r = 0; r < kBig; ++r) rows[r] = r;
+            g = GradOutput::Sparse(Const(s, Tensor::FromVector(rows)), Const(s, grad_t),
+                                   Const(s, Tensor::FromVector<int64_t>({kBig, 1})));
+          }
+          std::unique_ptr<Optimizer> opt = c.make();
+          Operation train = opt->ApplyGradients(s, {{g, w}});
+          Session session(graph, {.intra_op_threads = 2});
+          session.RunTarget(GlobalVariablesInitializer(s));
+          try {
+            session.RunTarget(train);
+            ADD_FAILURE() << "expected an error";
+          } catch (const Error& e) {
+            EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+            EXPECT_NE(e.message().find("NaN or Inf in the update of variable "
+                                       "'dnn/hiddenlayer_0/kernel'"),
+                      std::string::npos)
+                << e.message();
+            EXPECT_NE(e.message().find("from its gradient: 1 of 70000"), std::string::npos)
+                << e.message();
+            EXPECT_NE(e.message().find(StrCat("flat index ", kBig - 3)), std::string::npos)
+                << e.message();
+          }
+        }
+      }
+    }
+  }
+}
+
+// A finite gradient whose update overflows (a huge learning rate) is caught too, and the
+// message says the gradient was finite; a finite update passes.
+TEST(SparseApplyTest, OverflowingUpdateIsCaughtAndFiniteOnesPass) {
+  Graph graph;
+  Scope s(graph);
+  auto w = Variable(s.WithOpName("w"), Tensor::FromVector<float>({1.0f, 2.0f}));
+  auto g = Const(s, Tensor::FromVector<float>({1e30f, 1.0f}));
+  Operation fine = ApplyGradientDescent(s, w, 1.0, Const(s, Tensor::FromVector<float>({1, 1})));
+  Operation overflow = ApplyGradientDescent(s, w, 1e30, g);
+  Session session(graph);
+  session.RunTarget(GlobalVariablesInitializer(s));
+  session.RunTarget(fine);
+  EXPECT_EQ(session.ReadVariable("w").data<float>()[1], 1.0f);
+  try {
+    session.RunTarget(overflow);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("variable 'w'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("the gradient was finite"), std::string::npos) << e.message();
   }
 }
 

@@ -1,6 +1,9 @@
 #include "loom/train/training_kernels.h"
 
+#include <cmath>
 #include <unordered_map>
+
+#include "loom/base/strcat.h"
 
 namespace loom::train::internal {
 namespace {
@@ -49,6 +52,30 @@ double ScalarInput(const KernelContext& c, int i) {
       c.Fail("input ", i, " (", c.node().input(i).name(), ") has dtype ", DTypeName(t.dtype()),
              "; expected a float32 or float64 scalar");
   }
+}
+
+void FailNonFiniteUpdate(const KernelContext& c, const Tensor& grad) {
+  int64_t bad = 0, first = -1;
+  SwitchFloat(grad.dtype(), c.node().op(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* g = grad.data<T>();
+    for (int64_t i = 0; i < grad.NumElements(); ++i) {
+      if (!std::isfinite(g[i])) {
+        if (first < 0) first = i;
+        ++bad;
+      }
+    }
+    return 0;
+  });
+  const std::string source =
+      bad > 0 ? StrCat("from its gradient: ", bad, " of ", grad.NumElements(),
+                       " gradient elements are NaN or Inf, the first at flat index ", first)
+              : std::string("the gradient was finite; the update itself overflowed or the "
+                            "variable already held a NaN or Inf");
+  c.Fail("NaN or Inf in the update of variable '", RefName(c, 0), "' (", source,
+         "). Check the input data for NaN or Inf (e.g. a 'nan' in a CSV column), lower the "
+         "learning rate, or clip the gradients; the variable is left partly updated, and the "
+         "last checkpoint is the state to resume from");
 }
 
 void CheckDenseGrad(const KernelContext& c, const Tensor& var, const Tensor& grad) {

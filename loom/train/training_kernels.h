@@ -11,6 +11,9 @@
 // row of a sparse update, so one piece of math serves both.
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cmath>
+#include <limits>
 #include <mutex>
 #include <vector>
 
@@ -55,6 +58,26 @@ struct RowGroups {
 int64_t GroupSparseRows(const KernelContext& c, const Tensor& var, const Tensor& values,
                         const Tensor& indices, RowGroups& groups);
 
+// True when some element of a or b is NaN or +-Inf. An OR-reduction of unordered compares
+// (`!(|x| <= max)` is true exactly for NaN and Inf), so the loop vectorizes; the drivers
+// run it over each chunk right after its update, while the chunk is still in cache.
+template <typename T>
+bool AnyNonFinite(const T* __restrict a, const T* __restrict b, int64_t n) {
+  constexpr T kMax = std::numeric_limits<T>::max();
+  int bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    bad |= static_cast<int>(!(std::abs(a[i]) <= kMax)) | static_cast<int>(!(std::abs(b[i]) <= kMax));
+  }
+  return bad != 0;
+}
+
+// Throws InvalidArgument naming the variable (ref input 0) whose update produced or
+// consumed a NaN or Inf, and whether its gradient (`grad`, n elements) was the source.
+[[noreturn]] void FailNonFiniteUpdate(const KernelContext& c, const Tensor& grad);
+
+// Every driver checks the updated variable and the gradient it consumed: a NaN or Inf
+// reaching a variable stops training with FailNonFiniteUpdate (TF1's NanTensorHook only
+// sees the loss, which a Relu or a clipped loss can keep finite).
 template <template <typename> class Update>
 void DenseApplyKernel(KernelContext& c) {
   constexpr int kRefs = Update<float>::kNumRefs;
@@ -67,11 +90,14 @@ void DenseApplyKernel(KernelContext& c) {
     std::array<T*, kRefs> base;
     for (int i = 0; i < kRefs; ++i) base[i] = refs.value(i).template data<T>();
     const T* g = grad.data<T>();
+    std::atomic<bool> non_finite{false};
     c.pool().ParallelFor(grad.NumElements(), kMinParallelChunk, [&](int64_t b, int64_t e) {
       std::array<T*, kRefs> r;
       for (int i = 0; i < kRefs; ++i) r[i] = base[i] + b;
       update(r.data(), g + b, e - b);
+      if (AnyNonFinite<T>(r[0], g + b, e - b)) non_finite.store(true, std::memory_order_relaxed);
     });
+    if (non_finite.load()) FailNonFiniteUpdate(c, grad);
     return 0;
   });
 }
@@ -105,15 +131,20 @@ void SparseApplyKernel(KernelContext& c) {
     for (int i = 0; i < kRefs; ++i) base[i] = refs.value(i).template data<T>();
     const int64_t rows_per_chunk =
         std::max<int64_t>(1, kMinParallelChunk / std::max<int64_t>(1, row_size));
+    std::atomic<bool> non_finite{false};
     c.pool().ParallelFor(static_cast<int64_t>(groups.rows.size()), rows_per_chunk,
                          [&](int64_t b, int64_t e) {
                            std::array<T*, kRefs> r;
+                           bool bad = false;
                            for (int64_t k = b; k < e; ++k) {
                              const int64_t offset = groups.rows[k] * row_size;
                              for (int i = 0; i < kRefs; ++i) r[i] = base[i] + offset;
                              update(r.data(), v + k * row_size, row_size);
+                             bad |= AnyNonFinite<T>(r[0], v + k * row_size, row_size);
                            }
+                           if (bad) non_finite.store(true, std::memory_order_relaxed);
                          });
+    if (non_finite.load()) FailNonFiniteUpdate(c, values);
     return 0;
   });
 }
