@@ -38,6 +38,10 @@ class BatchIterator : public Iterator {
   }
   void RestoreInternal(StateReader& r) override {
     consumed_ = r.Read<int64_t>();
+    // It counts elements (for messages) and grows: a huge one would overflow.
+    if (consumed_ < 0 || consumed_ > kMaxRestoredCount) {
+      throw DataLoss("Batch state is corrupt: ", consumed_, " elements consumed");
+    }
     input_->RestoreState(r);
   }
 

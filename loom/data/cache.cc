@@ -59,6 +59,9 @@ class CacheIterator : public Iterator {
     const bool replaying = r.Read<uint8_t>() != 0;
     const int64_t position = r.Read<int64_t>();
     const uint64_t offset = r.Read<uint64_t>();
+    if (position < 0 || position > kMaxRestoredCount) {
+      throw DataLoss("Cache state is corrupt: position ", position);
+    }
     if (!replaying) {
       StartRecording(/*record=*/false);
       input_it_->RestoreState(r);

@@ -30,6 +30,24 @@ class CursorIterator : public Iterator {
 
 }  // namespace
 
+void CheckRestoredItem(const std::string& stage, const IteratorContext& ctx,
+                       const ElementSpec& spec, int64_t row) {
+  if (row < 0 || (ctx.num_rows >= 0 && row >= ctx.num_rows)) {
+    throw DataLoss(stage, " state is corrupt: it names row ", row, " of a source with ",
+                   ctx.num_rows >= 0 ? StrCat(ctx.num_rows) : std::string("an unknown number of"),
+                   " rows; the checkpoint is damaged or was saved over different data");
+  }
+}
+
+void CheckRestoredItem(const std::string& stage, const IteratorContext&, const ElementSpec& spec,
+                       const Element& element) {
+  if (!ElementMatchesSpec(spec, element)) {
+    throw DataLoss(stage, " state is corrupt: it holds an element ", SpecString(SpecOf(element)),
+                   " where the pipeline's elements are ", SpecString(spec),
+                   "; the checkpoint is damaged or was saved from another pipeline");
+  }
+}
+
 std::unique_ptr<Cursor<Element>> CursorFromIterator(std::unique_ptr<Iterator> it) {
   return std::make_unique<IteratorCursor>(std::move(it));
 }

@@ -41,6 +41,10 @@ struct IteratorContext {
   // Unseeded stages (Shuffle without a seed) derive their seeds from this cell: drawn at
   // random for each top-level iterator, saved with its state, so a restore replays it.
   std::shared_ptr<uint64_t> random_base;
+  // On the fast path, the row count of the RowSource that the index cursors address (set
+  // by the gather iterators): a row index read back from saved state is checked against
+  // it. Default: -1, unknown (only the lower bound is checked).
+  int64_t num_rows = -1;
 };
 
 // A context with a fresh random base.
@@ -122,6 +126,22 @@ class DatasetImpl {
 std::unique_ptr<Cursor<Element>> CursorFromIterator(std::unique_ptr<Iterator> it);
 std::unique_ptr<Iterator> IteratorFromCursor(std::string stage, ElementSpec spec,
                                              std::unique_ptr<Cursor<Element>> cursor);
+
+// Counters in saved state (elements taken, passes, positions) above this are corrupt:
+// they grow by one per element and must never overflow.
+inline constexpr int64_t kMaxRestoredCount = int64_t{1} << 62;
+
+// Checks of values read back from saved state (Restore): each throws DataLoss "<stage>
+// state is corrupt: ..." so that a hostile or damaged checkpoint never reaches a kernel.
+// A row index must lie in [0, ctx.num_rows) (when known); an element must match `spec`.
+void CheckRestoredItem(const std::string& stage, const IteratorContext& ctx,
+                       const ElementSpec& spec, int64_t row);
+void CheckRestoredItem(const std::string& stage, const IteratorContext& ctx,
+                       const ElementSpec& spec, const Element& element);
+inline void CheckRestoredElement(const std::string& stage, const ElementSpec& spec,
+                                 const Element& element) {
+  CheckRestoredItem(stage, IteratorContext{}, spec, element);
+}
 
 // Item (de)serialization for Cursor templates.
 inline void WriteItem(StateWriter& w, int64_t i) { w.Write<int64_t>(i); }

@@ -28,6 +28,12 @@ bool PullIndices(IndexCursor& cursor, const DatasetImpl::GatherPlan& plan,
   return true;
 }
 
+// The context for index cursors over `rows`: restored row indices are checked against it.
+IteratorContext WithRows(IteratorContext ctx, const RowSource& rows) {
+  ctx.num_rows = rows.num_rows();
+  return ctx;
+}
+
 Element Materialize(const RowSource& rows, const DatasetImpl::GatherPlan& plan,
                     const std::vector<int64_t>& indices) {
   if (plan.batch_size == 0) return rows.Row(indices[0]);
@@ -41,7 +47,7 @@ class GatherIterator : public Iterator {
       : Iterator(std::move(stage), std::move(spec)),
         plan_(plan),
         rows_(plan.indexed->MakeRows(ctx)),
-        cursor_(plan.indexed->MakeIndexCursor(ctx)) {}
+        cursor_(plan.indexed->MakeIndexCursor(WithRows(ctx, *rows_))) {}
 
  protected:
   std::optional<Element> GetNextInternal() override {
@@ -68,7 +74,7 @@ class GatherPrefetchIterator : public Iterator {
       : Iterator("Prefetch", std::move(spec)),
         plan_(plan),
         rows_(plan.indexed->MakeRows(ctx)),
-        cursor_(plan.indexed->MakeIndexCursor(ctx)),
+        cursor_(plan.indexed->MakeIndexCursor(WithRows(ctx, *rows_))),
         buffer_size_(std::max<int64_t>(1, buffer_size)),
         pool_(static_cast<int>(std::clamp<int64_t>(
             buffer_size_, 1, std::max(1, WorkerPool::ResolveThreads(0) / 2)))) {}

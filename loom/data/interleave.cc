@@ -64,10 +64,16 @@ class InterleaveIterator : public Iterator {
     current_ = r.Read<uint64_t>();
     if (current_ >= slots_.size()) throw DataLoss("Interleave state names slot ", current_);
     block_count_ = r.Read<int64_t>();
+    if (block_count_ < 0 || block_count_ >= block_length_) {
+      throw DataLoss("Interleave state is corrupt: ", block_count_,
+                     " elements taken from a block of ", block_length_);
+    }
     for (Slot& slot : slots_) {
       slot.it.reset();
       if (!r.Read<uint8_t>()) continue;
       slot.source = r.ReadElement();
+      // fn is called on it again: it must be an element the input could have produced.
+      CheckRestoredElement("Interleave", input_->spec(), slot.source);
       slot.it = Open(slot.source);
       slot.it->RestoreState(r);
     }

@@ -80,10 +80,7 @@ const OpDef& IteratorGetNextOp() {
                     "', which has not been initialized; run its initializer first");
               }
               r.iterator = CreateIterator(DatasetFromAttr(c), nullptr);
-              if (!r.pending_restore.empty()) {
-                r.iterator->Restore(r.pending_restore);
-                r.pending_restore.clear();
-              }
+              r.ApplyPendingRestore();
             }
             std::optional<Element> e = r.iterator->GetNext();
             if (!e) {
@@ -116,10 +113,24 @@ void CheckStructure(const ElementSpec& structure, const ElementSpec& spec, const
 void IteratorResource::Reset(std::unique_ptr<Iterator> it) {
   std::lock_guard<std::mutex> lock(mu);
   iterator = std::move(it);
-  if (!pending_restore.empty()) {
-    iterator->Restore(pending_restore);
-    pending_restore.clear();
+  ApplyPendingRestore();
+}
+
+namespace {
+void RestoreFrom(Iterator& iterator, std::string_view blob, const std::string& source) {
+  try {
+    iterator.Restore(blob);
+  } catch (const Error& e) {
+    throw WithContext(e, "restoring iterator state from ", source);
   }
+}
+}  // namespace
+
+void IteratorResource::ApplyPendingRestore() {
+  if (pending_restore.empty()) return;
+  const std::string blob = std::move(pending_restore);
+  pending_restore.clear();
+  RestoreFrom(*iterator, blob, pending_source);
 }
 
 bool IteratorResource::initialized() {
@@ -133,10 +144,14 @@ std::string IteratorResource::Save() {
   return iterator->Save();
 }
 
-void IteratorResource::Restore(std::string_view blob) {
+void IteratorResource::Restore(std::string_view blob, std::string source) {
   std::lock_guard<std::mutex> lock(mu);
-  if (iterator) iterator->Restore(blob);
-  else pending_restore = std::string(blob);
+  if (iterator) {
+    RestoreFrom(*iterator, blob, source);
+  } else {
+    pending_restore = std::string(blob);
+    pending_source = std::move(source);
+  }
 }
 
 std::vector<std::string> IteratorResourceNames(const ResourceMgr& resources) {

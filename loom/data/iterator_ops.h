@@ -46,11 +46,18 @@ class IteratorResource : public Resource {
   bool initialized();
   // Throws FailedPrecondition when not initialized.
   std::string Save();
-  void Restore(std::string_view blob);
+  // Restores now, or when the iterator is created (a pending restore). `source` names
+  // where the blob came from ("checkpoint 'model.ckpt-5.safetensors'"); an error applying
+  // it (InvalidArgument: another pipeline; DataLoss: a damaged state) is rethrown with
+  // "restoring iterator state from <source>: " in front.
+  void Restore(std::string_view blob, std::string source = "saved iterator state");
 
   std::mutex mu;
   std::unique_ptr<Iterator> iterator;  // guarded by mu
   std::string pending_restore;         // guarded by mu
+  std::string pending_source;          // guarded by mu
+  // Applies pending_restore to iterator. REQUIRES: mu held, iterator set.
+  void ApplyPendingRestore();
 };
 
 // Names (in the ResourceMgr) of every iterator resource, for savers.

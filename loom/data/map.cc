@@ -119,6 +119,7 @@ class ParallelMapIterator : public Iterator {
     for (uint64_t i = 0; i < n; ++i) {
       auto job = std::make_shared<Job>();
       ReadOutcome(r, job->result, job->error);
+      if (!job->error) CheckRestoredElement("Map", spec(), job->result);
       job->done = true;
       jobs_.push_back(job);
     }

@@ -80,6 +80,7 @@ class PrefetchIterator : public Iterator {
         slot.error = std::make_exception_ptr(Error(code, r.ReadString()));
       } else {
         slot.element = r.ReadElement();
+        CheckRestoredElement("Prefetch", spec(), slot.element);
       }
       buffer_.push_back(std::move(slot));
     }

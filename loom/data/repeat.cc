@@ -10,7 +10,7 @@ template <typename Item>
 class RepeatCursor : public Cursor<Item> {
  public:
   RepeatCursor(CursorFactory<Item> make, IteratorContext ctx, int64_t count)
-      : make_(std::move(make)), ctx_(std::move(ctx)), count_(count) {}
+      : make_(std::move(make)), ctx_(std::move(ctx)), configured_count_(count), count_(count) {}
 
   std::optional<Item> Next() override {
     for (;;) {
@@ -40,8 +40,18 @@ class RepeatCursor : public Cursor<Item> {
   }
 
   void Restore(StateReader& r) override {
-    epoch_ = r.Read<int64_t>();
-    count_ = r.Read<int64_t>();
+    const int64_t epoch = r.Read<int64_t>();
+    const int64_t count = r.Read<int64_t>();
+    // count is the dataset's, or the pass at which an empty pass stopped the repetition.
+    const bool count_ok = count == configured_count_ ||
+                          (count >= 0 && count <= epoch &&
+                           (configured_count_ < 0 || count <= configured_count_));
+    if (epoch < 0 || epoch > kMaxRestoredCount || !count_ok) {
+      throw DataLoss("Repeat state is corrupt: pass ", epoch, " of ", count, " for Repeat(",
+                     configured_count_, ")");
+    }
+    epoch_ = epoch;
+    count_ = count;
     produced_in_epoch_ = r.Read<uint8_t>() != 0;
     inner_.reset();
     if (r.Read<uint8_t>()) {
@@ -59,6 +69,7 @@ class RepeatCursor : public Cursor<Item> {
 
   CursorFactory<Item> make_;
   IteratorContext ctx_;
+  const int64_t configured_count_;
   int64_t count_;
   int64_t epoch_ = 0;
   bool produced_in_epoch_ = false;

@@ -14,6 +14,7 @@ class TensorRows : public RowSource {
   int64_t num_rows() const override { return num_rows_; }
 
   Element Row(int64_t index) const override {
+    LOOM_CHECK(index >= 0 && index < num_rows_) << "row " << index << " of " << num_rows_;
     Element e;
     for (const auto& [name, t] : tensors_) e.emplace_hint(e.end(), name, t.SubTensor(index));
     return e;
@@ -22,6 +23,11 @@ class TensorRows : public RowSource {
   Element Gather(std::span<const int64_t> indices) const override {
     Element e;
     const int64_t n = static_cast<int64_t>(indices.size());
+    // Restore validates saved indices (CheckRestoredItem); one that still got here would
+    // make the memcpy below read outside the source.
+    for (int64_t i : indices) {
+      LOOM_CHECK(i >= 0 && i < num_rows_) << "row " << i << " of " << num_rows_;
+    }
     for (const auto& [name, t] : tensors_) {
       Tensor out(t.dtype(), t.shape().WithoutLeadingDim().WithLeadingDim(n));
       const int64_t row_elems = num_rows_ ? t.NumElements() / num_rows_ : 0;

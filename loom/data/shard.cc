@@ -21,7 +21,11 @@ class ShardCursor : public Cursor<Item> {
     input_->Save(w);
   }
   void Restore(StateReader& r) override {
-    position_ = r.Read<int64_t>();
+    const int64_t position = r.Read<int64_t>();
+    if (position < 0 || position > kMaxRestoredCount) {
+      throw DataLoss("Shard state is corrupt: position ", position);
+    }
+    position_ = position;
     input_->Restore(r);
   }
 

@@ -11,8 +11,13 @@ namespace {
 template <typename Item>
 class ShuffleCursor : public Cursor<Item> {
  public:
-  ShuffleCursor(std::unique_ptr<Cursor<Item>> input, int64_t buffer_size, uint64_t seed)
-      : input_(std::move(input)), buffer_size_(buffer_size), rng_(seed) {}
+  ShuffleCursor(std::unique_ptr<Cursor<Item>> input, int64_t buffer_size, uint64_t seed,
+                IteratorContext ctx, ElementSpec spec)
+      : input_(std::move(input)),
+        buffer_size_(buffer_size),
+        rng_(seed),
+        ctx_(std::move(ctx)),
+        spec_(std::move(spec)) {}
 
   std::optional<Item> Next() override {
     while (!input_done_ && static_cast<int64_t>(buffer_.size()) < buffer_size_) {
@@ -49,7 +54,11 @@ class ShuffleCursor : public Cursor<Item> {
     }
     buffer_.clear();
     buffer_.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) buffer_.push_back(ReadItem<Item>(r));
+    for (uint64_t i = 0; i < n; ++i) {
+      buffer_.push_back(ReadItem<Item>(r));
+      // Row indices go straight to a memcpy of the source: each must name a real row.
+      CheckRestoredItem("Shuffle", ctx_, spec_, buffer_.back());
+    }
     input_->Restore(r);
   }
 
@@ -57,6 +66,8 @@ class ShuffleCursor : public Cursor<Item> {
   std::unique_ptr<Cursor<Item>> input_;
   int64_t buffer_size_;
   Rng rng_;
+  IteratorContext ctx_;  // its num_rows bounds restored row indices
+  ElementSpec spec_;     // restored elements must match it
   bool input_done_ = false;
   std::vector<Item> buffer_;
 };
@@ -92,7 +103,7 @@ class ShuffleDataset : public IndexPreservingDataset {
                                     std::hash<std::string>()(DebugString()));
     const bool reshuffle = options_.reshuffle_each_iteration;
     uint64_t seed = MixSeed(base, reshuffle ? ctx.iteration : 0);
-    return std::make_unique<ShuffleCursor<Item>>(in(ctx), buffer_size_, seed);
+    return std::make_unique<ShuffleCursor<Item>>(in(ctx), buffer_size_, seed, ctx, spec());
   }
   int64_t buffer_size_;
   ShuffleOptions options_;

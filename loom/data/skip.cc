@@ -21,7 +21,11 @@ class SkipCursor : public Cursor<Item> {
     input_->Save(w);
   }
   void Restore(StateReader& r) override {
-    skipped_ = r.Read<int64_t>();
+    const int64_t skipped = r.Read<int64_t>();
+    if (skipped < 0 || skipped > kMaxRestoredCount || (count_ >= 0 && skipped > count_)) {
+      throw DataLoss("Skip state is corrupt: ", skipped, " items skipped of ", count_);
+    }
+    skipped_ = skipped;
     input_->Restore(r);
   }
 

@@ -49,17 +49,24 @@ Tensor StateReader::ReadTensor() {
   int32_t rank = Read<int32_t>();
   if (rank < 0 || rank > 64) throw DataLoss("iterator state is corrupt: bad rank ", rank);
   std::vector<int64_t> dims(rank);
-  uint64_t count = 1;
   for (auto& d : dims) {
     d = Read<int64_t>();
-    if (d < 0) throw DataLoss("iterator state is corrupt: negative dimension");
-    count *= static_cast<uint64_t>(d);
+    if (d < 0) throw DataLoss("iterator state is corrupt: negative dimension at byte ", pos_);
   }
   DType dt = static_cast<DType>(dtype);
-  if (dt != DType::kString) Need(count * DTypeSize(dt), "tensor bytes");
-  // A string needs at least its 8-byte length: bounds the allocation by the blob size.
-  else Need(count * 8, "string lengths");
-  Tensor t(dt, Shape(dims));
+  // Every element needs bytes of the blob (a string at least its 8-byte length), so the
+  // blob's size bounds the count, checked without overflow before anything is allocated.
+  const uint64_t element_bytes = dt == DType::kString ? 8 : DTypeSize(dt);
+  const uint64_t remaining = data_.size() - pos_;
+  const Shape shape(dims);
+  const std::optional<int64_t> count =
+      shape.NumElementsAtMost(element_bytes == 0 ? 0 : remaining / element_bytes);
+  if (!count) {
+    throw DataLoss("iterator state is truncated or corrupt: a tensor of shape ", shape.ToString(),
+                   " and dtype ", DTypeName(dt), " at byte ", pos_, " needs more than the ",
+                   remaining, " bytes that remain");
+  }
+  Tensor t(dt, shape);
   if (dt == DType::kString) {
     for (std::string& s : t.flat<std::string>()) s = ReadString();
   } else {

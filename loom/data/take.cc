@@ -20,7 +20,11 @@ class TakeCursor : public Cursor<Item> {
     input_->Save(w);
   }
   void Restore(StateReader& r) override {
-    taken_ = r.Read<int64_t>();
+    const int64_t taken = r.Read<int64_t>();
+    if (taken < 0 || taken > kMaxRestoredCount || (count_ >= 0 && taken > count_)) {
+      throw DataLoss("Take state is corrupt: ", taken, " items taken of ", count_);
+    }
+    taken_ = taken;
     input_->Restore(r);
   }
 

@@ -35,17 +35,38 @@ class UnbatchIterator : public Iterator {
     current_.reset();
     position_ = rows_ = 0;
     if (r.Read<uint8_t>()) {
-      current_ = r.ReadElement();
-      position_ = r.Read<int64_t>();
-      rows_ = RowsOf(*current_);
+      Element batch = r.ReadElement();
+      const int64_t position = r.Read<int64_t>();
+      // The saved batch must be one the input could have produced (right components,
+      // dtypes, rank >= 1, one dim 0) and the position a row of it, or SubTensor would
+      // read outside it.
+      CheckRestoredElement("Unbatch", input_->spec(), batch);
+      int64_t rows = 0;
+      try {
+        rows = RowsOf(batch);
+      } catch (const Error& e) {
+        throw DataLoss("Unbatch state is corrupt: ", e.message());
+      }
+      if (position < 0 || position > rows) {
+        throw DataLoss("Unbatch state is corrupt: position ", position, " in a batch of ", rows,
+                       " rows");
+      }
+      current_ = std::move(batch);
+      position_ = position;
+      rows_ = rows;
     }
     input_->RestoreState(r);
   }
 
  private:
   static int64_t RowsOf(const Element& e) {
+    if (e.empty()) throw InvalidArgument("Unbatch: an element has no components");
     const auto& [first_name, first] = *e.begin();
     for (const auto& [name, t] : e) {
+      if (t.rank() == 0) {
+        throw InvalidArgument("Unbatch: component '", name, "' is a scalar; unbatching needs "
+                              "rank >= 1");
+      }
       if (t.dim(0) != first.dim(0)) {
         throw InvalidArgument("Unbatch: components must share dim 0, but '", first_name,
                               "' has ", first.dim(0), " rows and '", name, "' has ", t.dim(0));

@@ -1,6 +1,7 @@
 #include "loom/graph/graph.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "loom/base/check.h"
 #include "loom/graph/op_def.h"
@@ -103,7 +104,14 @@ Output Graph::GetOutput(std::string_view name) const {
   auto colon = name.rfind(':');
   if (colon != std::string_view::npos) {
     node_name = std::string(name.substr(0, colon));
-    index = std::stoi(std::string(name.substr(colon + 1)));
+    // A name comes from files (GraphDef inputs, signatures): from_chars, never std::stoi,
+    // whose invalid_argument / out_of_range would escape as non-loom errors.
+    const std::string_view digits = name.substr(colon + 1);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
+      throw InvalidArgument("tensor name '", name, "': '", digits,
+                            "' after the ':' is not an output index; write 'node' or 'node:N'");
+    }
   }
   Node* node = FindNode(node_name);
   if (node == nullptr) {

@@ -1,5 +1,6 @@
 #include "loom/graph/graph_def.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -51,32 +52,58 @@ void TensorToProto(const Tensor& t, bool with_values, proto::TensorProto* out) {
   }
 }
 
+// A value repeated into a tensor (one string_val or typed value, or none for zeros) may
+// fill at most this many bytes: Loom writes every value, so only a hand-made or hostile
+// GraphDef uses the compact form, and a 50-byte one must not allocate gigabytes.
+constexpr uint64_t kMaxFilledTensorBytes = 1 << 20;
+
+// Everything is checked against what the proto holds before the tensor is allocated.
 Tensor TensorFromProto(const proto::TensorProto& p, const std::string& node) {
   DType dtype = DTypeFromProto(p.dtype(), node);
   Shape shape = ShapeFromProto(p.tensor_shape());
   if (!shape.fully_defined()) {
     throw InvalidArgument("node '", node, "': tensor attribute has partial shape ", shape);
   }
-  Tensor t(dtype, shape);
-  const int64_t n = t.NumElements();
+  const uint64_t element_size = std::max<uint64_t>(1, DTypeSize(dtype));
+  const std::optional<int64_t> count = shape.NumElementsAtMost(INT64_MAX / element_size);
+  if (!count) {
+    throw InvalidArgument("node '", node, "': tensor attribute shape ", shape,
+                          " has more elements than a tensor can hold");
+  }
+  const int64_t n = *count;
+  const auto fill_limit = [&](int64_t given) {
+    if (given != n && static_cast<uint64_t>(n) * element_size > kMaxFilledTensorBytes) {
+      throw InvalidArgument("node '", node, "': tensor attribute of shape ", shape, " and dtype ",
+                            DTypeName(dtype), " holds ", given, " values to fill ", n,
+                            " elements; Loom fills at most ", kMaxFilledTensorBytes,
+                            " bytes from a repeated value (write every value)");
+    }
+  };
   if (dtype == kString) {
     if (p.string_val_size() != n && !(p.string_val_size() == 1 && n > 0)) {
       throw InvalidArgument("node '", node, "': ", p.string_val_size(),
                             " string values for shape ", shape);
     }
+    fill_limit(p.string_val_size());
+    Tensor t(dtype, shape);
     auto out = t.flat<std::string>();
     for (int64_t i = 0; i < n; ++i) out[i] = p.string_val(p.string_val_size() == 1 ? 0 : i);
     return t;
   }
   if (!p.tensor_content().empty()) {
-    if (p.tensor_content().size() != t.TotalBytes()) {
+    if (p.tensor_content().size() != static_cast<uint64_t>(n) * element_size) {
       throw InvalidArgument("node '", node, "': tensor_content has ", p.tensor_content().size(),
                             " bytes, shape ", shape, " of ", DTypeName(dtype), " needs ",
-                            t.TotalBytes());
+                            static_cast<uint64_t>(n) * element_size);
     }
+    Tensor t(dtype, shape);
     std::memcpy(t.raw_data(), p.tensor_content().data(), t.TotalBytes());
     return t;
   }
+  const int given = p.float_val_size() + p.double_val_size() + p.int_val_size() +
+                    p.int64_val_size() + p.bool_val_size();
+  fill_limit(given);
+  Tensor t(dtype, shape);
   // TF's typed repeated fields; a single value fills the tensor.
   SwitchAll(dtype, "TensorProto", [&](auto tag) {
     using T = decltype(tag);

@@ -99,5 +99,88 @@ TEST(GraphDefTest, UnknownOpsAndMissingInputsAreClearErrors) {
   }
 }
 
+// A Const node whose value attr declares `dims` of `dtype`, with `fill` run on the proto.
+proto::GraphDef ConstGraph(proto::DataType dtype, std::vector<int64_t> dims,
+                           const std::function<void(proto::TensorProto*)>& fill) {
+  proto::GraphDef def;
+  auto* n = def.add_node();
+  n->set_name("c");
+  n->set_op("Const");
+  proto::TensorProto* t = (*n->mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(dtype);
+  for (int64_t d : dims) t->mutable_tensor_shape()->add_dim()->set_size(d);
+  fill(t);
+  return def;
+}
+
+std::string ImportError(const proto::GraphDef& def) {
+  Graph graph;
+  try {
+    ImportGraphDef(def, TestRegistry(), graph);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+    EXPECT_NE(e.message().find("node 'c'"), std::string::npos) << e.what();
+    return e.message();
+  }
+  ADD_FAILURE() << "imported";
+  return "";
+}
+
+// The declared size is checked against the content before anything is allocated: a
+// 50-byte GraphDef used to allocate 3.2 GB (one float_val filling [1e8, 8]) and one
+// declaring 2^40 elements with 4 content bytes asked for 4 TiB before comparing.
+TEST(GraphDefTest, TensorAttributesAreCheckedBeforeAllocating) {
+  const auto float_dtype = static_cast<proto::DataType>(static_cast<int>(kFloat32));
+  const auto string_dtype = static_cast<proto::DataType>(static_cast<int>(kString));
+  const proto::GraphDef filled =
+      ConstGraph(float_dtype, {100000000, 8}, [](proto::TensorProto* t) { t->add_float_val(1); });
+  EXPECT_LT(filled.ByteSizeLong(), 60u);
+  EXPECT_NE(ImportError(filled).find("fills at most"), std::string::npos);
+  EXPECT_NE(ImportError(ConstGraph(float_dtype, {int64_t{1} << 40}, [](proto::TensorProto*) {}))
+                .find("fills at most"),
+            std::string::npos);
+  EXPECT_NE(ImportError(ConstGraph(string_dtype, {int64_t{1} << 40},
+                                   [](proto::TensorProto* t) { t->add_string_val("s"); }))
+                .find("fills at most"),
+            std::string::npos);
+  EXPECT_NE(ImportError(ConstGraph(float_dtype, {int64_t{1} << 40},
+                                   [](proto::TensorProto* t) { t->set_tensor_content("abcd"); }))
+                .find("tensor_content has 4 bytes"),
+            std::string::npos);
+  // Shapes whose element count overflows, a zero dim notwithstanding.
+  EXPECT_NE(ImportError(ConstGraph(float_dtype, {int64_t{1} << 32, int64_t{1} << 32, 0},
+                                   [](proto::TensorProto*) {}))
+                .find("more elements"),
+            std::string::npos);
+  // Small filled values still work, as TF writes them.
+  Graph graph;
+  ImportGraphDef(ConstGraph(float_dtype, {2, 3}, [](proto::TensorProto* t) { t->add_float_val(2); }),
+                 TestRegistry(), graph);
+  const Tensor& value = graph.FindNode("c")->attrs().Get<Tensor>("value");
+  EXPECT_EQ(value.shape(), (Shape{2, 3}));
+  EXPECT_EQ(value.flat<float>()[5], 2.0f);
+}
+
+// Input names come from the file: a bad output index is an InvalidArgument naming the node,
+// not a std::invalid_argument escaping from std::stoi.
+TEST(GraphDefTest, BadInputIndicesAreLoomErrors) {
+  for (const char* input : {"c:abc", "c:99999999999"}) {
+    proto::GraphDef def = ConstGraph(static_cast<proto::DataType>(static_cast<int>(kFloat32)), {},
+                                     [](proto::TensorProto* t) { t->add_float_val(1); });
+    auto* n = def.add_node();
+    n->set_name("id");
+    n->set_op("Identity");
+    n->add_input(input);
+    Graph graph;
+    try {
+      ImportGraphDef(def, TestRegistry(), graph);
+      ADD_FAILURE() << input;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(e.message().find("node 'id'"), std::string::npos) << e.message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace loom

@@ -32,6 +32,25 @@ TEST(GraphTest, UniqueNamesAndNameScopes) {
   EXPECT_NE(ErrorMessage([&] { graph.GetOutput("dens"); }).find("dense"), std::string::npos);
 }
 
+// Names come from files (GraphDef inputs): a bad index is a loom::Error, never the
+// std::invalid_argument / std::out_of_range that std::stoi throws.
+TEST(GraphTest, GetOutputRejectsBadIndicesWithLoomErrors) {
+  Graph graph;
+  Scope root(graph);
+  Identity(root.WithOpName("x"), 1.0f);
+  for (const char* name : {"x:abc", "x:99999999999", "x:", "x:1a", "x: 1"}) {
+    try {
+      graph.GetOutput(name);
+      ADD_FAILURE() << name << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << name;
+      EXPECT_NE(e.message().find(name), std::string::npos) << e.message();
+    }
+  }
+  EXPECT_NE(ErrorMessage([&] { graph.GetOutput("x:1"); }).find("has 1 outputs"), std::string::npos);
+  EXPECT_NE(ErrorMessage([&] { graph.GetOutput("x:-1"); }).find("does not exist"), std::string::npos);
+}
+
 TEST(GraphTest, ShapeErrorsNameTheNodeAndBothShapes) {
   Graph graph;
   Scope s(graph);

@@ -31,11 +31,28 @@ bool Shape::fully_defined() const {
   return true;
 }
 
+std::optional<int64_t> Shape::NumElementsAtMost(uint64_t limit) const {
+  if (!rank_known_) return std::nullopt;
+  uint64_t n = 1;
+  bool zero = false;
+  for (int64_t d : dims_) {
+    if (d < 0) return std::nullopt;
+    if (d == 0) {
+      zero = true;
+      continue;
+    }
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > limit) return std::nullopt;
+  }
+  return zero ? 0 : static_cast<int64_t>(n);
+}
+
 int64_t Shape::num_elements() const {
   LOOM_CHECK(fully_defined()) << "num_elements of partial shape " << ToString();
-  int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
-  return n;
+  std::optional<int64_t> n = NumElementsAtMost(INT64_MAX);
+  if (!n) {
+    throw InvalidArgument("shape ", ToString(), " has more elements than an int64 can count");
+  }
+  return *n;
 }
 
 bool Shape::IsCompatibleWith(const Shape& other) const {

@@ -6,6 +6,7 @@
 // Tensor's shape is always fully defined. A value type, cheap to copy.
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,8 +31,14 @@ class Shape {
   const std::vector<int64_t>& dims() const { return dims_; }
   void set_dim(int i, int64_t size);
   bool fully_defined() const;
-  // Product of the dims. REQUIRES: fully_defined().
+  // Product of the dims. Throws InvalidArgument when the product of the nonzero dims
+  // exceeds int64 (a zero dim does not excuse the others: strides and row sizes still
+  // multiply them). REQUIRES: fully_defined().
   int64_t num_elements() const;
+  // The product of the dims when every dim is known and the product of the nonzero ones is
+  // at most `limit`; otherwise nullopt. The check for shapes read from files, before
+  // anything is allocated or multiplied.
+  std::optional<int64_t> NumElementsAtMost(uint64_t limit) const;
 
   // True when some tensor shape could match both (unknown dims match anything).
   bool IsCompatibleWith(const Shape& other) const;

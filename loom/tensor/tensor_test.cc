@@ -99,6 +99,32 @@ TEST(TensorTest, SliceOfEmptyLeadingDim) {
   EXPECT_EQ(s.shape(), (Shape{0, 5}));
 }
 
+// Shapes come from files: an element count past int64 is an InvalidArgument, never a
+// signed overflow; a zero dimension does not excuse huge others.
+TEST(ShapeTest, NumElementsIsCheckedArithmetic) {
+  constexpr int64_t k2to32 = int64_t{1} << 32;
+  EXPECT_EQ((Shape{k2to32, 2}).num_elements(), int64_t{1} << 33);
+  EXPECT_EQ((Shape{0, 5}).num_elements(), 0);
+  EXPECT_EQ(Shape().num_elements(), 1);
+  for (const Shape& s : {Shape{k2to32, k2to32}, Shape{k2to32, k2to32, 0},
+                         Shape{0, k2to32, k2to32}, Shape{INT64_MAX, 2}}) {
+    try {
+      s.num_elements();
+      ADD_FAILURE() << s << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(e.message().find(s.ToString()), std::string::npos) << e.message();
+    }
+    EXPECT_EQ(s.NumElementsAtMost(INT64_MAX), std::nullopt) << s;
+  }
+  EXPECT_THROW(Tensor(kFloat32, Shape{k2to32, k2to32, 0}), Error);
+  EXPECT_EQ((Shape{3, 0, 4}).NumElementsAtMost(12), 0);
+  EXPECT_EQ((Shape{3, 4}).NumElementsAtMost(12), 12);
+  EXPECT_EQ((Shape{3, 4}).NumElementsAtMost(11), std::nullopt);
+  EXPECT_EQ((Shape{3, -1}).NumElementsAtMost(100), std::nullopt);
+  EXPECT_EQ(Shape::Unknown().NumElementsAtMost(100), std::nullopt);
+}
+
 TEST(TensorTest, StringsOwnAndCopy) {
   Tensor t = Tensor::FromVector<std::string>({"a", std::string(1000, 'b'), ""}, Shape{3});
   EXPECT_EQ(t.dtype(), kString);
