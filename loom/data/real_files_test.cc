@@ -1,4 +1,4 @@
-// Reads every file in ../shared/testdata/{tfrecord,npy} (written by TensorFlow, Apache
+// Reads every file in LOOM_SHARED_TESTDATA/{tfrecord,npy} (written by TensorFlow, Apache
 // Beam, gzip(1) and numpy) THROUGH THE DATASETS and checks the values listed for it in
 // expected.json. The io layer tests the readers themselves (io/shared_testdata_test.cc);
 // this checks the dataset path: file lists, compression options, streaming, parsing with

@@ -1,4 +1,4 @@
-// Reads the real files in ../shared/testdata (written by TensorFlow, TensorBoard's
+// Reads the real files in LOOM_SHARED_TESTDATA (written by TensorFlow, TensorBoard's
 // writers, PyTorch, Apache Beam, gzip(1)) and checks every value listed for them in
 // expected.json. Skips when the folder is absent.
 #include <gtest/gtest.h>
