@@ -184,6 +184,88 @@ void WriteCsv(const std::string& path) {
   Write(path, text);
 }
 
+// A misspelt key is reported as unknown (with the key it resembles) before anything
+// complains that the key it was meant to be is missing.
+TEST(CliTest, MisspeltKeysAreUnknownBeforeMissing) {
+  std::string dir = TempDir("misspelt");
+  std::string job = Replace(Replace(kJob, "MODEL_DIR", dir + "/model"), "DATA", dir + "/d.csv");
+  std::string path = dir + "/job.toml";
+  Write(path, Replace(job, "hidden_units = [16]", "hiden_units = [16]"));
+  Result r = Loom("train " + path);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, path + ":3: [model] unknown key 'hiden_units' (did you mean 'hidden_units'?)");
+  EXPECT_EQ(r.output.find("a DNN needs"), std::string::npos) << r.output;
+  // A swapped pair of letters in a table name.
+  Write(path, Replace(job, "[model]", "[modle]"));
+  r = Loom("train " + path);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, path + ":1: unknown key 'modle' (did you mean 'model'?)");
+  // An unknown key that resembles nothing gets no suggestion.
+  Write(path, Replace(job, "batch_size = 32", "batch_size = 32\ncolour = 3"));
+  r = Loom("train " + path);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "[train] unknown key 'colour'\n");
+}
+
+// A batch that cannot fit in memory is ResourceExhausted naming the key, the batch size
+// and the bytes, before anything is allocated (it was std::bad_alloc). 10^12 examples of
+// 16 bytes exceed any machine this runs on.
+TEST(CliTest, HugeBatchIsResourceExhausted) {
+  std::string dir = TempDir("huge_batch");
+  WriteCsv(dir + "/d.csv");
+  std::string job = Replace(Replace(kJob, "MODEL_DIR", dir + "/model"), "DATA", dir + "/d.csv");
+  Write(dir + "/job.toml", Replace(job, "batch_size = 32", "batch_size = 1000000000000"));
+  Result r = Loom("train " + dir + "/job.toml");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "ResourceExhausted: " + dir + "/job.toml: [train] batch_size = 1000000000000 does not fit in memory");
+  EXPECT_CONTAINS(r.output, "one batch of [data.train] is 16000000000000 bytes (16 bytes per example: a: 4, b: 4, label: 8)");
+  EXPECT_CONTAINS(r.output, "lower batch_size to at most ");
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
+}
+
+// label_key naming no component lists the components there are.
+TEST(CliTest, LabelKeyNamingNoColumnListsTheColumns) {
+  std::string dir = TempDir("label_key");
+  WriteCsv(dir + "/d.csv");
+  std::string job = Replace(Replace(kJob, "MODEL_DIR", dir + "/model"), "DATA", dir + "/d.csv");
+  Write(dir + "/job.toml", Replace(job, "[data.train]", "[data]\nlabel_key = \"y\"\n\n[data.train]"));
+  Result r = Loom("train " + dir + "/job.toml");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "[data] label_key = \"y\" names no component of [data.train], whose "
+                            "components are a, b, label");
+  EXPECT_EQ(r.output.find("name a component"), std::string::npos) << r.output;
+  r = Loom("evaluate " + dir + "/job.toml");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "names no component of [data.eval]");
+}
+
+// A model_dir that cannot be written is FailedPrecondition naming it and what to do (it
+// was Internal). As root a mode-0555 directory is writable, so root gets a sysfs path,
+// where mkdir fails with EPERM; a model_dir that is a file is the other case.
+TEST(CliTest, UnwritableModelDirIsFailedPrecondition) {
+  std::string dir = TempDir("read_only");
+  WriteCsv(dir + "/d.csv");
+  std::vector<std::string> model_dirs = {dir + "/a_file"};
+  Write(dir + "/a_file", "not a directory");
+  if (geteuid() != 0) {
+    fs::create_directories(dir + "/ro");
+    fs::permissions(dir + "/ro", fs::perms::owner_read | fs::perms::owner_exec);
+    model_dirs.push_back(dir + "/ro/model");
+  } else if (fs::exists("/sys/kernel")) {
+    model_dirs.push_back("/sys/kernel/loom_cli_test_model");
+  }
+  for (const std::string& model_dir : model_dirs) {
+    SCOPED_TRACE(model_dir);
+    Write(dir + "/job.toml", Replace(Replace(kJob, "MODEL_DIR", model_dir), "DATA", dir + "/d.csv"));
+    Result r = Loom("train " + dir + "/job.toml");
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, "FailedPrecondition: model_dir '" + model_dir + "' (" + dir +
+                                  "/job.toml [run_config]) is not a writable directory");
+    EXPECT_CONTAINS(r.output, "choose another model_dir (--model-dir)");
+  }
+  EXPECT_GE(model_dirs.size(), 2u);
+}
+
 TEST(CliTest, TrainEvaluatePredictExportInspectReport) {
   std::string dir = TempDir("run");
   std::string model_dir = dir + "/model";

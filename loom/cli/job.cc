@@ -1,5 +1,7 @@
 #include "loom/cli/job.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <set>
 #include <sstream>
@@ -126,6 +128,55 @@ data::Dataset SourceDataset(const DataSource& s) {
   return data::TFRecordDataset(s.files, {.compression = s.compression});
 }
 
+// The spec of one example of `s` (unbatched, after parsing records).
+data::ElementSpec OneExampleSpec(const DataSource& s) {
+  if (s.format != "tfrecord") return SourceDataset(s).spec();
+  data::ElementSpec spec;
+  for (const auto& [name, f] : s.example_features) spec[name] = {f.first, f.second};
+  return spec;
+}
+
+// Throws InvalidArgument when `label_key` names no component of data.<split>.
+void CheckLabelKey(const Job& job, const std::string& split, const data::ElementSpec& spec) {
+  if (spec.count(job.label_key)) return;
+  std::string names;
+  for (const auto& [name, ts] : spec) names += (names.empty() ? "" : ", ") + name;
+  throw InvalidArgument(job.path, ": [data] label_key = \"", job.label_key,
+                        "\" names no component of [data.", split, "], whose components are ",
+                        names, "; set label_key to the one that holds the labels");
+}
+
+// The input pipeline holds up to this many batches at once: two prefetched, one being
+// assembled and one in the training step.
+constexpr int64_t kBatchesInFlight = 4;
+
+// Throws ResourceExhausted when batch_size examples of data.<split> cannot fit in this
+// machine's memory, before anything is allocated (otherwise the pipeline dies of
+// std::bad_alloc, or the machine swaps).
+void CheckBatchFits(const Job& job, const std::string& split, const data::ElementSpec& spec) {
+  int64_t example_bytes = 0;
+  std::string parts;
+  for (const auto& [name, ts] : spec) {
+    int64_t elements = 1;
+    for (int64_t d : ts.shape.dims()) elements *= std::max<int64_t>(d, 1);
+    const int64_t bytes = elements * static_cast<int64_t>(DTypeSize(ts.dtype));
+    example_bytes += bytes;
+    parts += StrCat(parts.empty() ? "" : ", ", name, ": ", bytes);
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0 || example_bytes == 0) return;
+  const long double memory = static_cast<long double>(pages) * page_size;
+  const long double batch_bytes = static_cast<long double>(job.batch_size) * example_bytes;
+  if (batch_bytes * kBatchesInFlight <= memory) return;
+  throw ResourceExhausted(
+      job.path, ": [train] batch_size = ", job.batch_size, " does not fit in memory: one batch of [data.",
+      split, "] is ", static_cast<uint64_t>(batch_bytes), " bytes (", example_bytes,
+      " bytes per example: ", parts, "), the input pipeline holds up to ", kBatchesInFlight,
+      " batches, and this machine has ", static_cast<uint64_t>(memory),
+      " bytes of memory; lower batch_size to at most ",
+      static_cast<int64_t>(memory / (kBatchesInFlight * example_bytes)));
+}
+
 }  // namespace
 
 bool Job::is_classifier() const { return model_type.ends_with("classifier"); }
@@ -145,7 +196,10 @@ Job ParseJob(const std::string& text, const std::string& path) {
 
   // [model]
   const toml::table* model = top.SubTable("model");
-  if (model == nullptr) throw InvalidArgument(path, ": missing the [model] table");
+  if (model == nullptr) {
+    top.CheckNotMisspelt("model");
+    throw InvalidArgument(path, ": missing the [model] table");
+  }
   {
     Table t(*model, "model", path);
     job.model_type = t.String("type").value_or("");
@@ -382,12 +436,18 @@ std::unique_ptr<Estimator> MakeEstimator(const Job& job) {
           .label_dimension = job.label_dimension}, rc);
 }
 
-InputFn MakeInputFn(const Job& job, const std::string& split, bool training) {
+InputFn MakeInputFn(const Job& job, const std::string& split, bool training,
+                    bool needs_labels) {
   auto it = job.data.find(split);
   if (it == job.data.end()) {
     throw InvalidArgument(job.path, ": the job has no [data.", split, "] source");
   }
   DataSource source = it->second;
+  {
+    const data::ElementSpec example = OneExampleSpec(source);
+    if (needs_labels) CheckLabelKey(job, split, example);
+    CheckBatchFits(job, split, example);
+  }
   bool classifier = job.is_classifier();
   std::string label_key = job.label_key;
   int64_t batch = job.batch_size, buffer = job.shuffle_buffer;

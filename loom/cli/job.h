@@ -109,8 +109,12 @@ Job ParseJob(const std::string& text, const std::string& path);
 // The canned Estimator the job describes.
 std::unique_ptr<Estimator> MakeEstimator(const Job& job);
 // Input functions over data.<split>: shuffled and repeated for "train", one pass
-// otherwise. Throws InvalidArgument when the job has no such source.
-InputFn MakeInputFn(const Job& job, const std::string& split, bool training);
+// otherwise. Throws InvalidArgument when the job has no such source or, with
+// `needs_labels` (training and evaluation), when label_key names none of its components
+// (the message lists them); ResourceExhausted when batch_size examples cannot fit in
+// this machine's memory (naming the batch size, the bytes and what to set).
+InputFn MakeInputFn(const Job& job, const std::string& split, bool training,
+                    bool needs_labels = false);
 // Raw serving input: one placeholder per feature of the split's source.
 ServingInputReceiverFn MakeServingInputFn(const Job& job);
 
