@@ -14,7 +14,9 @@
 #include <gtest/gtest.h>
 
 #include "loom/base/env.h"
+#include "loom/io/event_file.h"
 #include "loom/io/proto/example.pb.h"
+#include "loom/io/proto/graph.pb.h"
 #include "loom/io/record_writer.h"
 #include "loom/io/safetensors.h"
 
@@ -331,6 +333,36 @@ TEST(CliTest, TrainEvaluatePredictExportInspectReport) {
   r = Loom("inspect --kind graph " + export_dir + "/graph.pb");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "MatMul");
+  r = Loom("inspect " + export_dir);
+  EXPECT_CONTAINS(r.output, "signatures:\n");
+  EXPECT_CONTAINS(r.output, "\n  serving_default\n");
+  // A SavedModel whose graph.pb is cut short is an error, whether the cut falls inside a
+  // node (the protobuf does not parse) or between nodes (inputs and signatures dangle).
+  std::string graph_bytes = Read(export_dir + "/graph.pb");
+  for (size_t keep : {graph_bytes.size() / 2, graph_bytes.size() - 1}) {
+    std::string damaged = dir + "/damaged_export_" + std::to_string(keep);
+    fs::copy(export_dir, damaged, fs::copy_options::recursive);
+    std::ofstream(damaged + "/graph.pb", std::ios::binary | std::ios::trunc) << graph_bytes.substr(0, keep);
+    r = Loom("inspect " + damaged);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, "loom: error: DataLoss: '" + damaged + "/graph.pb");
+  }
+  // A node lost between others: the graph parses, but others read the lost node.
+  {
+    loom::proto::GraphDef def;
+    ASSERT_TRUE(def.ParseFromString(graph_bytes));
+    auto* nodes = def.mutable_node();
+    auto matmul = std::find_if(nodes->begin(), nodes->end(),
+                               [](const auto& n) { return n.op() == "MatMul"; });
+    ASSERT_NE(matmul, nodes->end());
+    nodes->erase(matmul);
+    std::string damaged = dir + "/damaged_export_node";
+    fs::copy(export_dir, damaged, fs::copy_options::recursive);
+    std::ofstream(damaged + "/graph.pb", std::ios::binary | std::ios::trunc) << def.SerializeAsString();
+    r = Loom("inspect " + damaged);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, "is not in the graph (truncated or corrupt)");
+  }
 
   std::string html_path = dir + "/report.html";
   r = Loom("report " + model_dir + " -o " + html_path);
@@ -591,10 +623,170 @@ TEST(CliTest, InspectTFRecordCountsCorruptRecords) {
   bytes[2 * record_size + 14] ^= 0x55;
   std::ofstream(path, std::ios::binary) << bytes;
   r = Loom("inspect " + path);
-  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.code, 1) << r.output;  // damage: shown, then an error
+  EXPECT_CONTAINS(r.output, "'" + path + "' is damaged: 1 record(s) failed their CRC check");
   EXPECT_CONTAINS(r.output, "records: 4");
   EXPECT_CONTAINS(r.output, "corrupt records skipped: 1");
   EXPECT_CONTAINS(r.output, "corrupt record after offset " + std::to_string(2 * record_size));
+}
+
+// Five Examples {label: i} in a TFRecord file with `compression`.
+void WriteExamples(const std::string& path, loom::Compression compression = loom::Compression::kNone) {
+  auto writer = loom::RecordWriter::Open(loom::Env::Default(), path, {.compression = compression});
+  for (int i = 0; i < 5; ++i) {
+    loom::proto::Example example;
+    (*example.mutable_features()->mutable_feature())["label"].mutable_int64_list()->add_value(i);
+    writer->WriteRecord(example.SerializeAsString());
+  }
+  writer->Close();
+}
+
+void Truncate(const std::string& path, size_t drop) {
+  std::string bytes = Read(path);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - drop);
+}
+
+// The first line naming `path` says what the file is, by content, whatever its name.
+TEST(CliTest, InspectSaysWhatAFileIsFromItsBytes) {
+  std::string dir = TempDir("sniff");
+  WriteExamples(dir + "/plain.bin");
+  WriteExamples(dir + "/gzipped.data", loom::Compression::kGzip);
+  WriteExamples(dir + "/ZLIB.TFRECORD.Z", loom::Compression::kZlib);
+  WriteExamples(dir + "/upper.TFRECORD.GZ", loom::Compression::kGzip);
+  for (const auto& [name, first_line] : std::vector<std::pair<std::string, std::string>>{
+           {"plain.bin", "TFRecord file " + dir + "/plain.bin\n"},
+           {"gzipped.data", "TFRecord file " + dir + "/gzipped.data (gzip)\n"},
+           {"ZLIB.TFRECORD.Z", "TFRecord file " + dir + "/ZLIB.TFRECORD.Z (zlib)\n"},
+           {"upper.TFRECORD.GZ", "TFRecord file " + dir + "/upper.TFRECORD.GZ (gzip)\n"}}) {
+    SCOPED_TRACE(name);
+    Result r = Loom("inspect " + dir + "/" + name);
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_CONTAINS(r.output, first_line);
+    EXPECT_CONTAINS(r.output, "records: 5 ");
+    EXPECT_CONTAINS(r.output, "tf.train.Example: 5");
+    EXPECT_CONTAINS(r.output, "int64[1] [2]");
+  }
+  // --compression overrides the sniffing; the wrong one is damage, not "0 records".
+  Result r = Loom("inspect --compression gzip " + dir + "/gzipped.data");
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = Loom("inspect --compression none --kind tfrecord " + dir + "/gzipped.data");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "is damaged");
+  EXPECT_NE(Loom("inspect --compression brotli " + dir + "/plain.bin").code, 0);
+
+  // An event file under any name.
+  {
+    loom::EventFileWriter writer(loom::Env::Default(), dir + "/logs", {});
+    writer.WriteScalar("loss", 7, 0.5f);
+    writer.Close();
+  }
+  std::string events = EventsFile(dir + "/logs");
+  fs::rename(events, dir + "/renamed.bin");
+  r = Loom("inspect " + dir + "/renamed.bin");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "event file " + dir + "/renamed.bin");
+  EXPECT_CONTAINS(r.output, "values, last at step 7 = 0.5");
+
+  // npy and IDX by their magic numbers.
+  std::string npy = std::string("\x93NUMPY\x01\x00", 8);
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  dict.append(128 - 10 - dict.size() - 1, ' ');
+  dict += "\n";
+  npy += std::string(1, static_cast<char>(dict.size())) + std::string(1, '\0') + dict + std::string(24, '\0');
+  Write(dir + "/array.dat", npy);
+  r = Loom("inspect " + dir + "/array.dat");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "npy array " + dir + "/array.dat");
+  EXPECT_CONTAINS(r.output, "shape: [2,3]");
+  Truncate(dir + "/array.dat", 4);
+  r = Loom("inspect " + dir + "/array.dat");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "it is truncated");
+  Write(dir + "/images", std::string("\0\0\x08\x02\0\0\0\x02\0\0\0\x03", 12) + "abcdef");
+  r = Loom("inspect " + dir + "/images");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "IDX array " + dir + "/images");
+  EXPECT_CONTAINS(r.output, "shape: [2,3]");
+
+  // TensorFlow's checkpoint index is a LevelDB table (its footer ends in the table magic):
+  // named, not misread as a corrupt TFRecord with exit 0.
+  std::string index(48, '\0');
+  const unsigned char magic[8] = {0x57, 0xfb, 0x80, 0x8b, 0x24, 0x75, 0x47, 0xdb};
+  index.replace(40, 8, reinterpret_cast<const char*>(magic), 8);
+  Write(dir + "/model.ckpt-1000.index", index);
+  r = Loom("inspect " + dir + "/model.ckpt-1000.index");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "is a TensorFlow checkpoint index (tensor bundle");
+  EXPECT_CONTAINS(r.output, "not readable by loom inspect yet");
+  Write(dir + "/model.ckpt-1000.data-00000-of-00001", "raw tensor bytes");
+  r = Loom("inspect " + dir + "/model.ckpt-1000.data-00000-of-00001");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "TensorFlow checkpoint data shard");
+  // Bytes of no known format are an error, not "records: 0, corrupt 1" with exit 0.
+  Write(dir + "/notes.txt", "hello, this is plain text and no TFRecord\n");
+  r = Loom("inspect " + dir + "/notes.txt");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "cannot tell what '" + dir + "/notes.txt' is");
+}
+
+// A file cut short is reported as truncated, after what could be read, with exit 1:
+// plain TFRecord, gzip (the stream ends early) and event files.
+TEST(CliTest, InspectReportsTruncatedFiles) {
+  std::string dir = TempDir("truncated");
+  WriteExamples(dir + "/plain.tfrecord");
+  WriteExamples(dir + "/gz.tfrecord.gz", loom::Compression::kGzip);
+  {
+    loom::EventFileWriter writer(loom::Env::Default(), dir + "/logs", {});
+    for (int step = 1; step <= 3; ++step) writer.WriteScalar("loss", step, 1.0f / step);
+    writer.Close();
+  }
+  fs::rename(EventsFile(dir + "/logs"), dir + "/events.out.tfevents.1.host");
+  for (const std::string& name : {"plain.tfrecord", "gz.tfrecord.gz", "events.out.tfevents.1.host"}) {
+    SCOPED_TRACE(name);
+    Result r = Loom("inspect " + dir + "/" + name);
+    ASSERT_EQ(r.code, 0) << r.output;
+    Truncate(dir + "/" + name, 6);
+    r = Loom("inspect " + dir + "/" + name);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, "\ntruncated: truncated record at offset ");
+    EXPECT_CONTAINS(r.output, "loom: error: DataLoss: '" + dir + "/" + name + "' is damaged: it is truncated");
+  }
+}
+
+// SequenceExamples are shown with their context and feature lists.
+TEST(CliTest, InspectShowsSequenceExamples) {
+  std::string dir = TempDir("sequence");
+  {
+    auto writer = loom::RecordWriter::Open(loom::Env::Default(), dir + "/seq.tfrecord", {});
+    loom::proto::SequenceExample sequence;
+    (*sequence.mutable_context()->mutable_feature())["length"].mutable_int64_list()->add_value(3);
+    auto& tokens = (*sequence.mutable_feature_lists()->mutable_feature_list())["tokens"];
+    for (int t = 0; t < 3; ++t) tokens.add_feature()->mutable_int64_list()->add_value(10 + t);
+    writer->WriteRecord(sequence.SerializeAsString());
+    writer->Close();
+  }
+  Result r = Loom("inspect " + dir + "/seq.tfrecord");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "record 0 (offset 0): tf.train.SequenceExample\n");
+  EXPECT_CONTAINS(r.output, "  context:\n    length");
+  EXPECT_CONTAINS(r.output, "  feature_lists:\n    tokens");
+  EXPECT_CONTAINS(r.output, "3 steps: int64[1] [10]; int64[1] [11]; int64[1] [12]");
+  EXPECT_CONTAINS(r.output, "tf.train.Example: 0, tf.train.SequenceExample: 1");
+}
+
+// A safetensors file naming one tensor twice is an error, not one tensor shown.
+TEST(CliTest, InspectRejectsDuplicateSafetensorsKeys) {
+  std::string dir = TempDir("dup_safetensors");
+  std::string header =
+      R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  Write(dir + "/dup.safetensors", bytes + header + std::string(8, '\0'));
+  Result r = Loom("inspect " + dir + "/dup.safetensors");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "DataLoss");
+  EXPECT_CONTAINS(r.output, "'w'");
+  EXPECT_CONTAINS(r.output, "more than once");
 }
 
 TEST(CliTest, InspectSharedTestdata) {
