@@ -789,6 +789,117 @@ TEST(CliTest, InspectRejectsDuplicateSafetensorsKeys) {
   EXPECT_CONTAINS(r.output, "more than once");
 }
 
+// Examples where "x" is absent from every fourth record, "tags" (int64) and "words"
+// (bytes) have 0 to 2 values, and the label is tags' first value being even.
+void WriteRecordJobData(const std::string& path) {
+  auto writer = loom::RecordWriter::Open(loom::Env::Default(), path, {});
+  for (int i = 0; i < 64; ++i) {
+    loom::proto::Example example;
+    auto& features = *example.mutable_features()->mutable_feature();
+    if (i % 4 != 3) features["x"].mutable_float_list()->add_value(0.1f * (i % 7));
+    auto* tags = features["tags"].mutable_int64_list();
+    auto* words = features["words"].mutable_bytes_list();
+    for (int k = 0; k < i % 3; ++k) {
+      tags->add_value((i + k) % 5);
+      words->add_value(k == 0 ? "red" : "blue");
+    }
+    features["label"].mutable_int64_list()->add_value(i % 3 > 0 && i % 2 == 0);
+    writer->WriteRecord(example.SerializeAsString());
+  }
+  writer->Close();
+}
+
+constexpr const char* kRecordJob = R"([model]
+type = "linear_classifier"
+
+[run_config]
+model_dir = "MODEL_DIR"
+tf_random_seed = 1
+
+[train]
+max_steps = 20
+batch_size = 8
+
+[data.train]
+format = "tfrecord"
+files = ["DATA"]
+
+[data.train.features]
+x = { dtype = "float32", default = -1.0 }
+label = { dtype = "int64" }
+tags = { dtype = "int64", var_len = true }
+words = { dtype = "string", var_len = true }
+
+[[features]]
+name = "x"
+
+[[features]]
+name = "tags"
+type = "identity"
+num_buckets = 5
+
+[[features]]
+name = "words"
+type = "vocabulary"
+vocabulary = ["red", "blue"]
+)";
+
+// Record jobs: defaults for records without a feature (TF's FixedLenFeature
+// default_value), var-len features padded for categorical columns, and errors that name
+// the file and the record's index in it.
+TEST(CliTest, RecordJobsTakeDefaultsAndVarLenFeatures) {
+  std::string dir = TempDir("record_job");
+  std::string data = dir + "/train.tfrecord";
+  WriteRecordJobData(data);
+  std::string job = Replace(Replace(kRecordJob, "MODEL_DIR", dir + "/model"), "DATA", data);
+  Write(dir + "/job.toml", job);
+  Result r = Loom("train " + dir + "/job.toml");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "trained to global step 20");
+  r = Loom("evaluate " + dir + "/job.toml");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "accuracy = ");
+  r = Loom("predict " + dir + "/job.toml --out " + dir + "/p.csv");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::string csv = Read(dir + "/p.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 65);
+  r = Loom("export " + dir + "/job.toml");
+  ASSERT_EQ(r.code, 0) << r.output;
+
+  // Without the default, the first record lacking "x" is named by file and index.
+  Write(dir + "/strict.toml",
+        Replace(Replace(job, ", default = -1.0", ""), dir + "/model", dir + "/strict_model"));
+  r = Loom("train " + dir + "/strict.toml");
+  EXPECT_EQ(r.code, 1) << r.output;
+  // Training shuffles: the record is any of those without "x" (index 3 mod 4).
+  const std::string missing = "feature 'x' is missing from record ";
+  size_t at = r.output.find(missing);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const int index = std::atoi(r.output.c_str() + at + missing.size());
+  EXPECT_EQ(index % 4, 3) << r.output;
+  EXPECT_CONTAINS(r.output, missing + std::to_string(index) + " of '" + data + "'");
+  EXPECT_EQ(r.output.find("of the batch"), std::string::npos) << r.output;
+
+  // Key errors name the line.
+  struct Case {
+    std::string from, to, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"default = -1.0", "default = \"none\"", "key 'default': expected a number"},
+           {"default = -1.0", "default = [1.0, 2.0]", "key 'default': expected one value or 1"},
+           {"dtype = \"int64\", var_len = true", "dtype = \"int64\", var_len = true, default = 0",
+            "key 'default': a var_len feature has no default"},
+           {"name = \"x\"", "name = \"tags\"\n[[features]]\nname = \"y\"",
+            "[[features]] 'tags' is a numeric column, but [data.train] reads it with var_len = true"},
+       }) {
+    SCOPED_TRACE(c.to);
+    Write(dir + "/bad.toml", Replace(job, c.from, c.to));
+    r = Loom("train " + dir + "/bad.toml");
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, c.message);
+  }
+}
+
 TEST(CliTest, InspectSharedTestdata) {
   std::string root = LOOM_SHARED_TESTDATA;
   if (!fs::exists(root + "/tfevents")) GTEST_SKIP() << "no shared testdata at " << root;

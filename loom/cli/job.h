@@ -19,6 +19,16 @@
 
 namespace loom::cli {
 
+// A tf.train.Example feature of a tfrecord source: TF's FixedLenFeature (with an optional
+// default for records that lack it) or VarLenFeature (padded to the batch's longest, with
+// -1 or "", which categorical columns read as absent).
+struct RecordFeature {
+  DType dtype = kFloat32;
+  Shape shape = Shape();                     // fixed-length only
+  std::optional<Tensor> default_value;       // fixed-length only
+  bool var_len = false;
+};
+
 // [data.<split>]: one source of examples.
 struct DataSource {
   std::string format;                       // "idx", "npy", "csv", "tfrecord"
@@ -29,8 +39,8 @@ struct DataSource {
   std::vector<std::string> columns;
   std::vector<Tensor> defaults;
   bool header = false;
-  // tfrecord: feature -> fixed-length spec.
-  std::map<std::string, std::pair<DType, Shape>> example_features;
+  // tfrecord: feature -> its spec.
+  std::map<std::string, RecordFeature> example_features;
   std::string compression;
 };
 
