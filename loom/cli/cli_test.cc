@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "loom/base/crc32c.h"
 #include "loom/base/env.h"
 #include "loom/io/event_file.h"
 #include "loom/io/proto/example.pb.h"
@@ -813,25 +814,87 @@ TEST(CliTest, InspectSaysWhatAFileIsFromItsBytes) {
   EXPECT_CONTAINS(r.output, "IDX array " + dir + "/images");
   EXPECT_CONTAINS(r.output, "shape: [2,3]");
 
-  // TensorFlow's checkpoint index is a LevelDB table (its footer ends in the table magic):
-  // named, not misread as a corrupt TFRecord with exit 0.
-  std::string index(48, '\0');
-  const unsigned char magic[8] = {0x57, 0xfb, 0x80, 0x8b, 0x24, 0x75, 0x47, 0xdb};
-  index.replace(40, 8, reinterpret_cast<const char*>(magic), 8);
-  Write(dir + "/model.ckpt-1000.index", index);
-  r = Loom("inspect " + dir + "/model.ckpt-1000.index");
-  EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_CONTAINS(r.output, "is a TensorFlow checkpoint index (tensor bundle");
-  EXPECT_CONTAINS(r.output, "not readable by loom inspect yet");
+  // A data shard alone is named and sent to its index.
   Write(dir + "/model.ckpt-1000.data-00000-of-00001", "raw tensor bytes");
   r = Loom("inspect " + dir + "/model.ckpt-1000.data-00000-of-00001");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_CONTAINS(r.output, "TensorFlow checkpoint data shard");
+  EXPECT_CONTAINS(r.output, "inspect the .index file beside it");
   // Bytes of no known format are an error, not "records: 0, corrupt 1" with exit 0.
   Write(dir + "/notes.txt", "hello, this is plain text and no TFRecord\n");
   r = Loom("inspect " + dir + "/notes.txt");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_CONTAINS(r.output, "cannot tell what '" + dir + "/notes.txt' is");
+}
+
+std::string Varint(uint64_t v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out += static_cast<char>(v | 0x80);
+  return out + static_cast<char>(v);
+}
+
+std::string Fixed32(uint32_t v) {
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  return out;
+}
+
+// A LevelDB block of `entries` (sorted, no prefix sharing) with its trailer.
+std::string LevelDbBlock(const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::string block;
+  for (const auto& [k, v] : entries) block += Varint(0) + Varint(k.size()) + Varint(v.size()) + k + v;
+  block += Fixed32(0) + Fixed32(1);  // one restart point, at 0
+  const char type = 0;
+  uint32_t crc = loom::crc32c::Extend(loom::crc32c::Value(block.data(), block.size()), &type, 1);
+  return block + type + Fixed32(loom::crc32c::Mask(crc));
+}
+
+// TensorFlow's checkpoint index for one float32 tensor "w" of shape [3] at bytes 0..12 of
+// shard 0: a LevelDB table (data block, metaindex block, index block, footer).
+std::string TFCheckpointIndex() {
+  const std::string header = "\x08\x01";                        // num_shards: 1
+  const std::string entry = std::string("\x08\x01", 2) +        // dtype: DT_FLOAT
+                            std::string("\x12\x04\x12\x02\x08\x03", 6) +  // shape: [3]
+                            std::string("\x28\x0c", 2);         // size: 12
+  std::string data = LevelDbBlock({{"", header}, {"w", entry}});
+  std::string meta = LevelDbBlock({});
+  std::string index = LevelDbBlock({{"x", Varint(0) + Varint(data.size() - 5)}});
+  std::string footer = Varint(data.size()) + Varint(meta.size() - 5) +
+                       Varint(data.size() + meta.size()) + Varint(index.size() - 5);
+  footer.resize(40, '\0');
+  const unsigned char magic[8] = {0x57, 0xfb, 0x80, 0x8b, 0x24, 0x75, 0x47, 0xdb};
+  return data + meta + index + footer + std::string(reinterpret_cast<const char*>(magic), 8);
+}
+
+// TensorFlow's checkpoint index (a LevelDB table) lists its tensors, checked against the
+// data shard; it was read as a corrupt TFRecord with exit 0.
+TEST(CliTest, InspectListsTensorFlowCheckpointIndex) {
+  std::string dir = TempDir("tf_index");
+  const std::string index = dir + "/model.ckpt-7.index", shard = dir + "/model.ckpt-7.data-00000-of-00001";
+  Write(index, TFCheckpointIndex());
+  Write(shard, std::string(12, '\0'));
+  Result r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "TensorFlow checkpoint index (tensor bundle) " + index +
+                                ": 1 tensors in 1 data shard(s)\n");
+  EXPECT_CONTAINS(r.output, "  w ");
+  EXPECT_CONTAINS(r.output, "DT_FLOAT   [3]\n");
+  // The shard is shorter than the tensor; then missing.
+  Write(shard, std::string(8, '\0'));
+  r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "tensor 'w' lies at bytes [0, 12) of shard 0, past its end");
+  fs::remove(shard);
+  r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "missing data shard(s) " + shard);
+  // A flipped byte in the data block fails its CRC.
+  std::string bytes = TFCheckpointIndex();
+  bytes[6] ^= 0x20;
+  Write(index, bytes);
+  r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "is damaged: the block at offset 0 fails its CRC");
 }
 
 // A file cut short is reported as truncated, after what could be read, with exit 1:
@@ -1022,6 +1085,11 @@ TEST(CliTest, InspectSharedTestdata) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "culmen_depth_mm");
   EXPECT_CONTAINS(r.output, "(gzip)");
+  // A real TensorFlow checkpoint index (a LevelDB table written by TF).
+  r = Loom("inspect " + root + "/tf/tfx_estimator_ckpt/model.ckpt-999.index");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, ": 60 tensors in 1 data shard(s)");
+  EXPECT_CONTAINS(r.output, "dnn/hiddenlayer_0/kernel                         DT_FLOAT   [3,100]");
   r = Loom("inspect " + root + "/tfrecord/tfx_tfjs_next_page_data.tfrecord.gz");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "records: 100");

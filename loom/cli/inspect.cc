@@ -268,8 +268,10 @@ void Inspect(const std::string& path, const std::string& kind, const std::string
     case FileKind::kNpy: return InspectNpy(env, path);
     case FileKind::kIdx: return InspectIdx(env, path, sniffed);
     case FileKind::kGraphDef: return InspectGraph(env, path, ReadGraph(env, path));
-    case FileKind::kTFCheckpointIndex:
+    case FileKind::kTFCheckpointIndex: return InspectTFCheckpointIndex(env, path);
     case FileKind::kTFCheckpointData:
+      throw Unimplemented("'", path, "' is a ", sniffed.description, ": raw tensor bytes that ",
+                          "only its .index locates; inspect the .index file beside it");
     case FileKind::kTFSavedModel:
       throw Unimplemented("'", path, "' is a ", sniffed.description, ", not readable by loom ",
                           "inspect yet; Loom checkpoints are safetensors files (model.ckpt-N.safetensors)");

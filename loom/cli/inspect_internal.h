@@ -1,7 +1,8 @@
 #ifndef LOOM_CLI_INSPECT_INTERNAL_H_
 #define LOOM_CLI_INSPECT_INTERNAL_H_
 
-// The record-file half of `loom inspect` (inspect_records.cc), used by inspect.cc. Each
+// The record-file half of `loom inspect` (inspect_records.cc) and TF's checkpoint index
+// (inspect_tf_bundle.cc), used by inspect.cc. Each
 // function prints what it read; a damaged file (a truncated last record, a compressed
 // stream cut short, records failing their CRC) is reported after what could be read, by
 // throwing DataLoss, so that the command exits non-zero.
@@ -17,6 +18,9 @@ namespace loom::cli {
 void InspectRecords(Env* env, const std::string& path, Compression compression, int show);
 // TensorBoard event files: events, steps and per-tag scalars.
 void InspectEvents(Env* env, const std::string& path, Compression compression);
+// TensorFlow's checkpoint index (inspect_tf_bundle.cc): every tensor's dtype and shape;
+// DataLoss when the table is damaged or a tensor lies outside its data shard.
+void InspectTFCheckpointIndex(Env* env, const std::string& path);
 
 }  // namespace loom::cli
 
