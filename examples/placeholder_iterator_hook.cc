@@ -27,7 +27,7 @@ namespace {
 constexpr int64_t kFeatures = 256;
 
 // A hook that runs the iterator's initializer, with the arrays as feeds, once the session
-// exists (API-SKETCH.md's IteratorInitializerHook).
+// exists (the IteratorInitializerHook of docs/porting_from_tf1.md).
 class IteratorInitializerHook : public loom::SessionRunHook {
  public:
   std::function<void(loom::Session&)> initialize;

@@ -30,6 +30,10 @@ Error ErrnoError(std::string_view what, const std::string& path, int err) {
       return AlreadyExists(message);
     case EIO:
       return DataLoss(message);
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return FailedPrecondition(message);
     default:
       return Internal(message);
   }

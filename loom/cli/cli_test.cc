@@ -7,14 +7,19 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "loom/base/crc32c.h"
 #include "loom/base/env.h"
+#include "loom/io/event_file.h"
 #include "loom/io/proto/example.pb.h"
+#include "loom/io/proto/graph.pb.h"
 #include "loom/io/record_writer.h"
 #include "loom/io/safetensors.h"
 
@@ -184,6 +189,88 @@ void WriteCsv(const std::string& path) {
   Write(path, text);
 }
 
+// A misspelt key is reported as unknown (with the key it resembles) before anything
+// complains that the key it was meant to be is missing.
+TEST(CliTest, MisspeltKeysAreUnknownBeforeMissing) {
+  std::string dir = TempDir("misspelt");
+  std::string job = Replace(Replace(kJob, "MODEL_DIR", dir + "/model"), "DATA", dir + "/d.csv");
+  std::string path = dir + "/job.toml";
+  Write(path, Replace(job, "hidden_units = [16]", "hiden_units = [16]"));
+  Result r = Loom("train " + path);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, path + ":3: [model] unknown key 'hiden_units' (did you mean 'hidden_units'?)");
+  EXPECT_EQ(r.output.find("a DNN needs"), std::string::npos) << r.output;
+  // A swapped pair of letters in a table name.
+  Write(path, Replace(job, "[model]", "[modle]"));
+  r = Loom("train " + path);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, path + ":1: unknown key 'modle' (did you mean 'model'?)");
+  // An unknown key that resembles nothing gets no suggestion.
+  Write(path, Replace(job, "batch_size = 32", "batch_size = 32\ncolour = 3"));
+  r = Loom("train " + path);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "[train] unknown key 'colour'\n");
+}
+
+// A batch that cannot fit in memory is ResourceExhausted naming the key, the batch size
+// and the bytes, before anything is allocated (it was std::bad_alloc). 10^12 examples of
+// 16 bytes exceed any machine this runs on.
+TEST(CliTest, HugeBatchIsResourceExhausted) {
+  std::string dir = TempDir("huge_batch");
+  WriteCsv(dir + "/d.csv");
+  std::string job = Replace(Replace(kJob, "MODEL_DIR", dir + "/model"), "DATA", dir + "/d.csv");
+  Write(dir + "/job.toml", Replace(job, "batch_size = 32", "batch_size = 1000000000000"));
+  Result r = Loom("train " + dir + "/job.toml");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "ResourceExhausted: " + dir + "/job.toml: [train] batch_size = 1000000000000 does not fit in memory");
+  EXPECT_CONTAINS(r.output, "one batch of [data.train] is 16000000000000 bytes (16 bytes per example: a: 4, b: 4, label: 8)");
+  EXPECT_CONTAINS(r.output, "lower batch_size to at most ");
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
+}
+
+// label_key naming no component lists the components there are.
+TEST(CliTest, LabelKeyNamingNoColumnListsTheColumns) {
+  std::string dir = TempDir("label_key");
+  WriteCsv(dir + "/d.csv");
+  std::string job = Replace(Replace(kJob, "MODEL_DIR", dir + "/model"), "DATA", dir + "/d.csv");
+  Write(dir + "/job.toml", Replace(job, "[data.train]", "[data]\nlabel_key = \"y\"\n\n[data.train]"));
+  Result r = Loom("train " + dir + "/job.toml");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "[data] label_key = \"y\" names no component of [data.train], whose "
+                            "components are a, b, label");
+  EXPECT_EQ(r.output.find("name a component"), std::string::npos) << r.output;
+  r = Loom("evaluate " + dir + "/job.toml");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "names no component of [data.eval]");
+}
+
+// A model_dir that cannot be written is FailedPrecondition naming it and what to do (it
+// was Internal). As root a mode-0555 directory is writable, so root gets a sysfs path,
+// where mkdir fails with EPERM; a model_dir that is a file is the other case.
+TEST(CliTest, UnwritableModelDirIsFailedPrecondition) {
+  std::string dir = TempDir("read_only");
+  WriteCsv(dir + "/d.csv");
+  std::vector<std::string> model_dirs = {dir + "/a_file"};
+  Write(dir + "/a_file", "not a directory");
+  if (geteuid() != 0) {
+    fs::create_directories(dir + "/ro");
+    fs::permissions(dir + "/ro", fs::perms::owner_read | fs::perms::owner_exec);
+    model_dirs.push_back(dir + "/ro/model");
+  } else if (fs::exists("/sys/kernel")) {
+    model_dirs.push_back("/sys/kernel/loom_cli_test_model");
+  }
+  for (const std::string& model_dir : model_dirs) {
+    SCOPED_TRACE(model_dir);
+    Write(dir + "/job.toml", Replace(Replace(kJob, "MODEL_DIR", model_dir), "DATA", dir + "/d.csv"));
+    Result r = Loom("train " + dir + "/job.toml");
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, "FailedPrecondition: model_dir '" + model_dir + "' (" + dir +
+                                  "/job.toml [run_config]) is not a writable directory");
+    EXPECT_CONTAINS(r.output, "choose another model_dir (--model-dir)");
+  }
+  EXPECT_GE(model_dirs.size(), 2u);
+}
+
 TEST(CliTest, TrainEvaluatePredictExportInspectReport) {
   std::string dir = TempDir("run");
   std::string model_dir = dir + "/model";
@@ -249,6 +336,36 @@ TEST(CliTest, TrainEvaluatePredictExportInspectReport) {
   r = Loom("inspect --kind graph " + export_dir + "/graph.pb");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "MatMul");
+  r = Loom("inspect " + export_dir);
+  EXPECT_CONTAINS(r.output, "signatures:\n");
+  EXPECT_CONTAINS(r.output, "\n  serving_default\n");
+  // A SavedModel whose graph.pb is cut short is an error, whether the cut falls inside a
+  // node (the protobuf does not parse) or between nodes (inputs and signatures dangle).
+  std::string graph_bytes = Read(export_dir + "/graph.pb");
+  for (size_t keep : {graph_bytes.size() / 2, graph_bytes.size() - 1}) {
+    std::string damaged = dir + "/damaged_export_" + std::to_string(keep);
+    fs::copy(export_dir, damaged, fs::copy_options::recursive);
+    std::ofstream(damaged + "/graph.pb", std::ios::binary | std::ios::trunc) << graph_bytes.substr(0, keep);
+    r = Loom("inspect " + damaged);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, "loom: error: DataLoss: '" + damaged + "/graph.pb");
+  }
+  // A node lost between others: the graph parses, but others read the lost node.
+  {
+    loom::proto::GraphDef def;
+    ASSERT_TRUE(def.ParseFromString(graph_bytes));
+    auto* nodes = def.mutable_node();
+    auto matmul = std::find_if(nodes->begin(), nodes->end(),
+                               [](const auto& n) { return n.op() == "MatMul"; });
+    ASSERT_NE(matmul, nodes->end());
+    nodes->erase(matmul);
+    std::string damaged = dir + "/damaged_export_node";
+    fs::copy(export_dir, damaged, fs::copy_options::recursive);
+    std::ofstream(damaged + "/graph.pb", std::ios::binary | std::ios::trunc) << def.SerializeAsString();
+    r = Loom("inspect " + damaged);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, "is not in the graph (truncated or corrupt)");
+  }
 
   std::string html_path = dir + "/report.html";
   r = Loom("report " + model_dir + " -o " + html_path);
@@ -484,6 +601,109 @@ TEST(CliTest, ReportRendersInHeadlessChromium) {
                            "; not drawn: []");
 }
 
+// The charts of a report: title -> the chart's SVG.
+std::map<std::string, std::string> Charts(const std::string& html) {
+  std::map<std::string, std::string> charts;
+  for (size_t at = html.find("<svg class=\"chart\""); at != std::string::npos;
+       at = html.find("<svg class=\"chart\"", at + 1)) {
+    std::string svg = html.substr(at, html.find("</svg>", at) - at);
+    size_t title = svg.find("font-weight=\"bold\">") + 19;
+    charts[svg.substr(title, svg.find('<', title) - title)] = svg;
+  }
+  return charts;
+}
+
+// The labels of the ticks of one axis ("x" or "y") of a chart, in order.
+std::vector<std::string> Ticks(const std::string& svg, const std::string& axis) {
+  std::vector<std::string> ticks;
+  const std::string open = "<text class=\"tick " + axis + "\"";
+  for (size_t at = svg.find(open); at != std::string::npos; at = svg.find(open, at + 1)) {
+    size_t begin = svg.find('>', at) + 1;
+    ticks.push_back(svg.substr(begin, svg.find('<', begin) - begin));
+  }
+  return ticks;
+}
+
+// run -> the strokes of its series paths, over every chart.
+std::map<std::string, std::set<std::string>> SeriesColours(const std::string& html) {
+  std::map<std::string, std::set<std::string>> colours;
+  const std::string open = "<path class=\"series\" data-run=\"";
+  for (size_t at = html.find(open); at != std::string::npos; at = html.find(open, at + 1)) {
+    size_t run = at + open.size();
+    size_t stroke = html.find("stroke=\"", at) + 8;
+    colours[html.substr(run, html.find('"', run) - run)].insert(
+        html.substr(stroke, html.find('"', stroke) - stroke));
+  }
+  return colours;
+}
+
+// The report reads like TensorBoard's scalars page: a one-point chart has each step tick
+// once; values in [0, 1] keep the axis inside [0, 1]; a run has one colour in every
+// chart; --smoothing is TensorBoard's debiased EMA.
+TEST(CliTest, ReportTicksRangesColoursAndSmoothing) {
+  std::string dir = TempDir("report_axes");
+  {
+    loom::EventFileWriter train(loom::Env::Default(), dir, {});
+    const float loss[] = {0, 1, 0, 1};
+    for (int i = 0; i < 4; ++i) {
+      train.WriteScalar("loss", 5997 + i, loss[i]);
+      train.WriteScalar("global_step/sec", 5997 + i, 100.0f + i);
+    }
+    train.Close();
+    loom::EventFileWriter eval(loom::Env::Default(), dir + "/eval", {});
+    eval.WriteScalar("accuracy", 6000, 0.89f);
+    eval.WriteScalar("loss", 6000, 0.5f);
+    eval.Close();
+  }
+  Result r = Loom("report " + dir + " -o " + dir + "/r.html");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::string html = Read(dir + "/r.html");
+  std::map<std::string, std::string> charts = Charts(html);
+  ASSERT_EQ(charts.size(), 3u) << html;
+  for (const auto& [tag, svg] : charts) {
+    SCOPED_TRACE(tag);
+    std::vector<std::string> x = Ticks(svg, "x"), y = Ticks(svg, "y");
+    EXPECT_GE(x.size(), 2u);
+    EXPECT_EQ(std::set<std::string>(x.begin(), x.end()).size(), x.size()) << svg;
+    EXPECT_EQ(std::set<std::string>(y.begin(), y.end()).size(), y.size()) << svg;
+  }
+  // One point at step 6000: ticks 5999, 6000, 6001 (were 5999, 6000, 6000, 6001, 6001).
+  EXPECT_EQ(Ticks(charts["accuracy"], "x"), (std::vector<std::string>{"5999", "6000", "6001"}));
+  // accuracy 0.89 alone: the axis stays within [0, 1] (was 0.445..1.335).
+  std::vector<std::string> accuracy_y = Ticks(charts["accuracy"], "y");
+  ASSERT_FALSE(accuracy_y.empty());
+  for (const std::string& t : accuracy_y) {
+    EXPECT_GE(std::stod(t), 0.0) << t;
+    EXPECT_LE(std::stod(t), 1.0) << t;
+  }
+  EXPECT_LE(std::stod(accuracy_y.front()), 0.89);
+  EXPECT_GE(std::stod(accuracy_y.back()), 0.89);
+  // loss 0..1 plus 0.5: the ticks cover [0, 1] and stop there.
+  EXPECT_EQ(Ticks(charts["loss"], "y").front(), "0");
+  EXPECT_EQ(Ticks(charts["loss"], "y").back(), "1");
+  // Colours by run, the same in every chart.
+  auto colours = SeriesColours(html);
+  ASSERT_EQ(colours.size(), 2u) << html;
+  EXPECT_EQ(colours["train"].size(), 1u);
+  EXPECT_EQ(colours["eval"].size(), 1u);
+  EXPECT_NE(*colours["train"].begin(), *colours["eval"].begin());
+  EXPECT_EQ(html.find("class=\"raw\""), std::string::npos);
+
+  // Smoothing 0.5 of 0, 1, 0, 1: debiased EMA 0, 0.6667, 0.2857, 0.6667.
+  r = Loom("report " + dir + " -o " + dir + "/s.html --smoothing 0.5");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::string smoothed = Read(dir + "/s.html");
+  EXPECT_CONTAINS(Charts(smoothed)["loss"], "train (last 1, smoothed 0.6667)");
+  EXPECT_CONTAINS(smoothed, "<path class=\"raw\" data-run=\"train\"");
+  // A constant series is not smoothed; an out-of-range weight is an error.
+  EXPECT_CONTAINS(Charts(smoothed)["accuracy"], "eval (last 0.89, smoothed 0.89)");
+  for (const char* weight : {"1", "-0.1", "1.5"}) {
+    r = Loom("report " + dir + " --smoothing " + weight);
+    EXPECT_EQ(r.code, 1) << weight << r.output;
+    EXPECT_CONTAINS(r.output, "expected a weight in [0, 1)");
+  }
+}
+
 TEST(CliTest, InspectTFRecordCountsCorruptRecords) {
   std::string dir = TempDir("records");
   std::string path = dir + "/data.tfrecord";
@@ -509,10 +729,343 @@ TEST(CliTest, InspectTFRecordCountsCorruptRecords) {
   bytes[2 * record_size + 14] ^= 0x55;
   std::ofstream(path, std::ios::binary) << bytes;
   r = Loom("inspect " + path);
-  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.code, 1) << r.output;  // damage: shown, then an error
+  EXPECT_CONTAINS(r.output, "'" + path + "' is damaged: 1 record(s) failed their CRC check");
   EXPECT_CONTAINS(r.output, "records: 4");
   EXPECT_CONTAINS(r.output, "corrupt records skipped: 1");
   EXPECT_CONTAINS(r.output, "corrupt record after offset " + std::to_string(2 * record_size));
+}
+
+// Five Examples {label: i} in a TFRecord file with `compression`.
+void WriteExamples(const std::string& path, loom::Compression compression = loom::Compression::kNone) {
+  auto writer = loom::RecordWriter::Open(loom::Env::Default(), path, {.compression = compression});
+  for (int i = 0; i < 5; ++i) {
+    loom::proto::Example example;
+    (*example.mutable_features()->mutable_feature())["label"].mutable_int64_list()->add_value(i);
+    writer->WriteRecord(example.SerializeAsString());
+  }
+  writer->Close();
+}
+
+void Truncate(const std::string& path, size_t drop) {
+  std::string bytes = Read(path);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - drop);
+}
+
+// The first line naming `path` says what the file is, by content, whatever its name.
+TEST(CliTest, InspectSaysWhatAFileIsFromItsBytes) {
+  std::string dir = TempDir("sniff");
+  WriteExamples(dir + "/plain.bin");
+  WriteExamples(dir + "/gzipped.data", loom::Compression::kGzip);
+  WriteExamples(dir + "/ZLIB.TFRECORD.Z", loom::Compression::kZlib);
+  WriteExamples(dir + "/upper.TFRECORD.GZ", loom::Compression::kGzip);
+  for (const auto& [name, first_line] : std::vector<std::pair<std::string, std::string>>{
+           {"plain.bin", "TFRecord file " + dir + "/plain.bin\n"},
+           {"gzipped.data", "TFRecord file " + dir + "/gzipped.data (gzip)\n"},
+           {"ZLIB.TFRECORD.Z", "TFRecord file " + dir + "/ZLIB.TFRECORD.Z (zlib)\n"},
+           {"upper.TFRECORD.GZ", "TFRecord file " + dir + "/upper.TFRECORD.GZ (gzip)\n"}}) {
+    SCOPED_TRACE(name);
+    Result r = Loom("inspect " + dir + "/" + name);
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_CONTAINS(r.output, first_line);
+    EXPECT_CONTAINS(r.output, "records: 5 ");
+    EXPECT_CONTAINS(r.output, "tf.train.Example: 5");
+    EXPECT_CONTAINS(r.output, "int64[1] [2]");
+  }
+  // --compression overrides the sniffing; the wrong one is damage, not "0 records".
+  Result r = Loom("inspect --compression gzip " + dir + "/gzipped.data");
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = Loom("inspect --compression none --kind tfrecord " + dir + "/gzipped.data");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "is damaged");
+  EXPECT_NE(Loom("inspect --compression brotli " + dir + "/plain.bin").code, 0);
+
+  // An event file under any name.
+  {
+    loom::EventFileWriter writer(loom::Env::Default(), dir + "/logs", {});
+    writer.WriteScalar("loss", 7, 0.5f);
+    writer.Close();
+  }
+  std::string events = EventsFile(dir + "/logs");
+  fs::rename(events, dir + "/renamed.bin");
+  r = Loom("inspect " + dir + "/renamed.bin");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "event file " + dir + "/renamed.bin");
+  EXPECT_CONTAINS(r.output, "values, last at step 7 = 0.5");
+
+  // npy and IDX by their magic numbers.
+  std::string npy = std::string("\x93NUMPY\x01\x00", 8);
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  dict.append(128 - 10 - dict.size() - 1, ' ');
+  dict += "\n";
+  npy += std::string(1, static_cast<char>(dict.size())) + std::string(1, '\0') + dict + std::string(24, '\0');
+  Write(dir + "/array.dat", npy);
+  r = Loom("inspect " + dir + "/array.dat");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "npy array " + dir + "/array.dat");
+  EXPECT_CONTAINS(r.output, "shape: [2,3]");
+  Truncate(dir + "/array.dat", 4);
+  r = Loom("inspect " + dir + "/array.dat");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "it is truncated");
+  Write(dir + "/images", std::string("\0\0\x08\x02\0\0\0\x02\0\0\0\x03", 12) + "abcdef");
+  r = Loom("inspect " + dir + "/images");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "IDX array " + dir + "/images");
+  EXPECT_CONTAINS(r.output, "shape: [2,3]");
+
+  // A data shard alone is named and sent to its index.
+  Write(dir + "/model.ckpt-1000.data-00000-of-00001", "raw tensor bytes");
+  r = Loom("inspect " + dir + "/model.ckpt-1000.data-00000-of-00001");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "TensorFlow checkpoint data shard");
+  EXPECT_CONTAINS(r.output, "inspect the .index file beside it");
+  // Bytes of no known format are an error, not "records: 0, corrupt 1" with exit 0.
+  Write(dir + "/notes.txt", "hello, this is plain text and no TFRecord\n");
+  r = Loom("inspect " + dir + "/notes.txt");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "cannot tell what '" + dir + "/notes.txt' is");
+}
+
+std::string Varint(uint64_t v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out += static_cast<char>(v | 0x80);
+  return out + static_cast<char>(v);
+}
+
+std::string Fixed32(uint32_t v) {
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  return out;
+}
+
+// A LevelDB block of `entries` (sorted, no prefix sharing) with its trailer.
+std::string LevelDbBlock(const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::string block;
+  for (const auto& [k, v] : entries) block += Varint(0) + Varint(k.size()) + Varint(v.size()) + k + v;
+  block += Fixed32(0) + Fixed32(1);  // one restart point, at 0
+  const char type = 0;
+  uint32_t crc = loom::crc32c::Extend(loom::crc32c::Value(block.data(), block.size()), &type, 1);
+  return block + type + Fixed32(loom::crc32c::Mask(crc));
+}
+
+// TensorFlow's checkpoint index for one float32 tensor "w" of shape [3] at bytes 0..12 of
+// shard 0: a LevelDB table (data block, metaindex block, index block, footer).
+std::string TFCheckpointIndex() {
+  const std::string header = "\x08\x01";                        // num_shards: 1
+  const std::string entry = std::string("\x08\x01", 2) +        // dtype: DT_FLOAT
+                            std::string("\x12\x04\x12\x02\x08\x03", 6) +  // shape: [3]
+                            std::string("\x28\x0c", 2);         // size: 12
+  std::string data = LevelDbBlock({{"", header}, {"w", entry}});
+  std::string meta = LevelDbBlock({});
+  std::string index = LevelDbBlock({{"x", Varint(0) + Varint(data.size() - 5)}});
+  std::string footer = Varint(data.size()) + Varint(meta.size() - 5) +
+                       Varint(data.size() + meta.size()) + Varint(index.size() - 5);
+  footer.resize(40, '\0');
+  const unsigned char magic[8] = {0x57, 0xfb, 0x80, 0x8b, 0x24, 0x75, 0x47, 0xdb};
+  return data + meta + index + footer + std::string(reinterpret_cast<const char*>(magic), 8);
+}
+
+// TensorFlow's checkpoint index (a LevelDB table) lists its tensors, checked against the
+// data shard; it was read as a corrupt TFRecord with exit 0.
+TEST(CliTest, InspectListsTensorFlowCheckpointIndex) {
+  std::string dir = TempDir("tf_index");
+  const std::string index = dir + "/model.ckpt-7.index", shard = dir + "/model.ckpt-7.data-00000-of-00001";
+  Write(index, TFCheckpointIndex());
+  Write(shard, std::string(12, '\0'));
+  Result r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "TensorFlow checkpoint index (tensor bundle) " + index +
+                                ": 1 tensors in 1 data shard(s)\n");
+  EXPECT_CONTAINS(r.output, "  w ");
+  EXPECT_CONTAINS(r.output, "DT_FLOAT   [3]\n");
+  // The shard is shorter than the tensor; then missing.
+  Write(shard, std::string(8, '\0'));
+  r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "tensor 'w' lies at bytes [0, 12) of shard 0, past its end");
+  fs::remove(shard);
+  r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "missing data shard(s) " + shard);
+  // A flipped byte in the data block fails its CRC.
+  std::string bytes = TFCheckpointIndex();
+  bytes[6] ^= 0x20;
+  Write(index, bytes);
+  r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "is damaged: the block at offset 0 fails its CRC");
+}
+
+// A file cut short is reported as truncated, after what could be read, with exit 1:
+// plain TFRecord, gzip (the stream ends early) and event files.
+TEST(CliTest, InspectReportsTruncatedFiles) {
+  std::string dir = TempDir("truncated");
+  WriteExamples(dir + "/plain.tfrecord");
+  WriteExamples(dir + "/gz.tfrecord.gz", loom::Compression::kGzip);
+  {
+    loom::EventFileWriter writer(loom::Env::Default(), dir + "/logs", {});
+    for (int step = 1; step <= 3; ++step) writer.WriteScalar("loss", step, 1.0f / step);
+    writer.Close();
+  }
+  fs::rename(EventsFile(dir + "/logs"), dir + "/events.out.tfevents.1.host");
+  for (const std::string& name : {"plain.tfrecord", "gz.tfrecord.gz", "events.out.tfevents.1.host"}) {
+    SCOPED_TRACE(name);
+    Result r = Loom("inspect " + dir + "/" + name);
+    ASSERT_EQ(r.code, 0) << r.output;
+    Truncate(dir + "/" + name, 6);
+    r = Loom("inspect " + dir + "/" + name);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, "\ntruncated: truncated record at offset ");
+    EXPECT_CONTAINS(r.output, "loom: error: DataLoss: '" + dir + "/" + name + "' is damaged: it is truncated");
+  }
+}
+
+// SequenceExamples are shown with their context and feature lists.
+TEST(CliTest, InspectShowsSequenceExamples) {
+  std::string dir = TempDir("sequence");
+  {
+    auto writer = loom::RecordWriter::Open(loom::Env::Default(), dir + "/seq.tfrecord", {});
+    loom::proto::SequenceExample sequence;
+    (*sequence.mutable_context()->mutable_feature())["length"].mutable_int64_list()->add_value(3);
+    auto& tokens = (*sequence.mutable_feature_lists()->mutable_feature_list())["tokens"];
+    for (int t = 0; t < 3; ++t) tokens.add_feature()->mutable_int64_list()->add_value(10 + t);
+    writer->WriteRecord(sequence.SerializeAsString());
+    writer->Close();
+  }
+  Result r = Loom("inspect " + dir + "/seq.tfrecord");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "record 0 (offset 0): tf.train.SequenceExample\n");
+  EXPECT_CONTAINS(r.output, "  context:\n    length");
+  EXPECT_CONTAINS(r.output, "  feature_lists:\n    tokens");
+  EXPECT_CONTAINS(r.output, "3 steps: int64[1] [10]; int64[1] [11]; int64[1] [12]");
+  EXPECT_CONTAINS(r.output, "tf.train.Example: 0, tf.train.SequenceExample: 1");
+}
+
+// A safetensors file naming one tensor twice is an error, not one tensor shown.
+TEST(CliTest, InspectRejectsDuplicateSafetensorsKeys) {
+  std::string dir = TempDir("dup_safetensors");
+  std::string header =
+      R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  Write(dir + "/dup.safetensors", bytes + header + std::string(8, '\0'));
+  Result r = Loom("inspect " + dir + "/dup.safetensors");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "DataLoss");
+  EXPECT_CONTAINS(r.output, "'w'");
+  EXPECT_CONTAINS(r.output, "more than once");
+}
+
+// Examples where "x" is absent from every fourth record, "tags" (int64) and "words"
+// (bytes) have 0 to 2 values, and the label is tags' first value being even.
+void WriteRecordJobData(const std::string& path) {
+  auto writer = loom::RecordWriter::Open(loom::Env::Default(), path, {});
+  for (int i = 0; i < 64; ++i) {
+    loom::proto::Example example;
+    auto& features = *example.mutable_features()->mutable_feature();
+    if (i % 4 != 3) features["x"].mutable_float_list()->add_value(0.1f * (i % 7));
+    auto* tags = features["tags"].mutable_int64_list();
+    auto* words = features["words"].mutable_bytes_list();
+    for (int k = 0; k < i % 3; ++k) {
+      tags->add_value((i + k) % 5);
+      words->add_value(k == 0 ? "red" : "blue");
+    }
+    features["label"].mutable_int64_list()->add_value(i % 3 > 0 && i % 2 == 0);
+    writer->WriteRecord(example.SerializeAsString());
+  }
+  writer->Close();
+}
+
+constexpr const char* kRecordJob = R"([model]
+type = "linear_classifier"
+
+[run_config]
+model_dir = "MODEL_DIR"
+tf_random_seed = 1
+
+[train]
+max_steps = 20
+batch_size = 8
+
+[data.train]
+format = "tfrecord"
+files = ["DATA"]
+
+[data.train.features]
+x = { dtype = "float32", default = -1.0 }
+label = { dtype = "int64" }
+tags = { dtype = "int64", var_len = true }
+words = { dtype = "string", var_len = true }
+
+[[features]]
+name = "x"
+
+[[features]]
+name = "tags"
+type = "identity"
+num_buckets = 5
+
+[[features]]
+name = "words"
+type = "vocabulary"
+vocabulary = ["red", "blue"]
+)";
+
+// Record jobs: defaults for records without a feature (TF's FixedLenFeature
+// default_value), var-len features padded for categorical columns, and errors that name
+// the file and the record's index in it.
+TEST(CliTest, RecordJobsTakeDefaultsAndVarLenFeatures) {
+  std::string dir = TempDir("record_job");
+  std::string data = dir + "/train.tfrecord";
+  WriteRecordJobData(data);
+  std::string job = Replace(Replace(kRecordJob, "MODEL_DIR", dir + "/model"), "DATA", data);
+  Write(dir + "/job.toml", job);
+  Result r = Loom("train " + dir + "/job.toml");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "trained to global step 20");
+  r = Loom("evaluate " + dir + "/job.toml");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "accuracy = ");
+  r = Loom("predict " + dir + "/job.toml --out " + dir + "/p.csv");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::string csv = Read(dir + "/p.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 65);
+  r = Loom("export " + dir + "/job.toml");
+  ASSERT_EQ(r.code, 0) << r.output;
+
+  // Without the default, the first record lacking "x" is named by file and index.
+  Write(dir + "/strict.toml",
+        Replace(Replace(job, ", default = -1.0", ""), dir + "/model", dir + "/strict_model"));
+  r = Loom("train " + dir + "/strict.toml");
+  EXPECT_EQ(r.code, 1) << r.output;
+  // Training shuffles: the record is any of those without "x" (index 3 mod 4).
+  const std::string missing = "feature 'x' is missing from record ";
+  size_t at = r.output.find(missing);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const int index = std::atoi(r.output.c_str() + at + missing.size());
+  EXPECT_EQ(index % 4, 3) << r.output;
+  EXPECT_CONTAINS(r.output, missing + std::to_string(index) + " of '" + data + "'");
+  EXPECT_EQ(r.output.find("of the batch"), std::string::npos) << r.output;
+
+  // Key errors name the line.
+  struct Case {
+    std::string from, to, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"default = -1.0", "default = \"none\"", "key 'default': expected a number"},
+           {"default = -1.0", "default = [1.0, 2.0]", "key 'default': expected one value or 1"},
+           {"dtype = \"int64\", var_len = true", "dtype = \"int64\", var_len = true, default = 0",
+            "key 'default': a var_len feature has no default"},
+           {"name = \"x\"", "name = \"tags\"\n[[features]]\nname = \"y\"",
+            "[[features]] 'tags' is a numeric column, but [data.train] reads it with var_len = true"},
+       }) {
+    SCOPED_TRACE(c.to);
+    Write(dir + "/bad.toml", Replace(job, c.from, c.to));
+    r = Loom("train " + dir + "/bad.toml");
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, c.message);
+  }
 }
 
 TEST(CliTest, InspectSharedTestdata) {
@@ -532,6 +1085,11 @@ TEST(CliTest, InspectSharedTestdata) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "culmen_depth_mm");
   EXPECT_CONTAINS(r.output, "(gzip)");
+  // A real TensorFlow checkpoint index (a LevelDB table written by TF).
+  r = Loom("inspect " + root + "/tf/tfx_estimator_ckpt/model.ckpt-999.index");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, ": 60 tensors in 1 data shard(s)");
+  EXPECT_CONTAINS(r.output, "dnn/hiddenlayer_0/kernel                         DT_FLOAT   [3,100]");
   r = Loom("inspect " + root + "/tfrecord/tfx_tfjs_next_page_data.tfrecord.gz");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "records: 100");

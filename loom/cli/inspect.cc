@@ -1,18 +1,24 @@
-// `loom inspect PATH`: what a checkpoint, model directory, event file, TFRecord file or
-// graph file holds. Each kind is read with the io/ or train/ reader for it.
+// `loom inspect PATH`: what a file is (sniff.h: from its bytes) and what it holds, for a
+// checkpoint, model directory, SavedModel, event file, TFRecord file, npy / IDX array or
+// graph file. Each kind is read with the io/ or train/ reader for it; damage is an error
+// (a non-zero exit) after what could be read is shown.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "loom/base/env.h"
 #include "loom/base/error.h"
 #include "loom/cli/commands.h"
-#include "loom/io/event_file.h"
-#include "loom/io/example.h"
+#include "loom/cli/inspect_internal.h"
+#include "loom/cli/sniff.h"
+#include "loom/io/idx.h"
+#include "loom/io/npy.h"
 #include "loom/io/proto/graph.pb.h"
-#include "loom/io/record_reader.h"
 #include "loom/io/safetensors.h"
 #include "loom/train/saver.h"
 
@@ -28,12 +34,23 @@ std::string ShapeString(const Shape& shape) {
 void InspectCheckpoint(Env* env, const std::string& path) {
   SafetensorsIndex index = ReadSafetensorsIndex(env, path);
   std::vector<train::CheckpointEntry> vars = train::ListVariables(env, path);
-  std::printf("checkpoint %s (%llu bytes, %zu tensors)\n", path.c_str(),
-              static_cast<unsigned long long>(index.file_size), vars.size());
   std::optional<int64_t> step;
   for (const auto& [k, v] : index.metadata) {
-    if (k == "global_step") step = std::stoll(v);
+    if (k == "global_step") {
+      char* end = nullptr;
+      const long long parsed = std::strtoll(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != '\0')
+        throw DataLoss("checkpoint '", path, "': metadata global_step '", v, "' is not an integer");
+      step = parsed;
+    }
   }
+  const bool loom_checkpoint =
+      step || std::any_of(vars.begin(), vars.end(), [](const train::CheckpointEntry& v) {
+        return v.name == "global_step" || v.is_iterator_state;
+      });
+  std::printf("%s %s (%llu bytes, %zu tensors)\n",
+              loom_checkpoint ? "Loom checkpoint" : "safetensors file", path.c_str(),
+              static_cast<unsigned long long>(index.file_size), vars.size());
   int64_t params = 0;
   for (const auto& v : vars) {
     std::printf("  %-48s %-4s %s%s\n", v.name.c_str(), v.file_dtype.c_str(),
@@ -73,105 +90,6 @@ void InspectModelDir(Env* env, const std::string& dir) {
     std::printf("\n");
     InspectCheckpoint(env, train::CheckpointFilePath(*latest));
   }
-}
-
-void InspectEvents(Env* env, const std::string& path) {
-  auto reader = EventFileReader::Open(env, path, {.truncated_record_is_eof = true});
-  struct TagInfo {
-    int64_t count = 0;
-    int64_t last_step = 0;
-    std::optional<double> last_value;
-  };
-  std::map<std::string, TagInfo> tags;
-  std::set<int64_t> steps;
-  int64_t events = 0, graphs = 0;
-  while (auto event = reader->Next()) {
-    ++events;
-    if (event->has_summary()) {
-      steps.insert(event->step());
-      for (const auto& value : event->summary().value()) {
-        TagInfo& info = tags[value.tag()];
-        ++info.count;
-        info.last_step = event->step();
-        if (auto v = ScalarValue(value)) info.last_value = *v;
-      }
-    }
-    if (!event->graph_def().empty()) ++graphs;
-  }
-  std::printf("event file %s\n", path.c_str());
-  std::printf("events: %lld, steps with summaries: %zu", static_cast<long long>(events), steps.size());
-  if (!steps.empty())
-    std::printf(" (%lld..%lld)", static_cast<long long>(*steps.begin()),
-                static_cast<long long>(*steps.rbegin()));
-  std::printf(", graphs: %lld\n", static_cast<long long>(graphs));
-  std::printf("tags (%zu):\n", tags.size());
-  for (const auto& [tag, info] : tags) {
-    std::printf("  %-40s %6lld values, last at step %lld", tag.c_str(),
-                static_cast<long long>(info.count), static_cast<long long>(info.last_step));
-    if (info.last_value) std::printf(" = %.6g", *info.last_value);
-    std::printf("\n");
-  }
-}
-
-std::string FeatureString(const proto::Feature& f) {
-  auto list = [](const auto& values, auto fmt) {
-    std::string s = "[";
-    int n = 0;
-    for (const auto& v : values) {
-      if (n == 8) { s += ", ..."; break; }
-      s += (n++ ? ", " : "") + fmt(v);
-    }
-    return s + "]";
-  };
-  if (f.has_float_list())
-    return "float[" + std::to_string(f.float_list().value_size()) + "] " +
-           list(f.float_list().value(), [](float v) { char b[32]; std::snprintf(b, 32, "%g", v); return std::string(b); });
-  if (f.has_int64_list())
-    return "int64[" + std::to_string(f.int64_list().value_size()) + "] " +
-           list(f.int64_list().value(), [](int64_t v) { return std::to_string(v); });
-  if (f.has_bytes_list())
-    return "bytes[" + std::to_string(f.bytes_list().value_size()) + "] " +
-           list(f.bytes_list().value(), [](const std::string& v) {
-             std::string s = v.substr(0, 40);
-             for (char& c : s) if (c < 32 || c > 126) c = '.';
-             return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
-           });
-  return "empty";
-}
-
-void InspectRecords(Env* env, const std::string& path, int show) {
-  RecordReaderOptions options{.skip_corrupt_records = true, .truncated_record_is_eof = true};
-  if (path.ends_with(".gz")) options.compression = Compression::kGzip;
-  auto reader = RecordReader::Open(env, path, options);
-  std::string record;
-  std::vector<uint64_t> corrupt_at;
-  int64_t examples = 0, shown = 0;
-  uint64_t bytes = 0;
-  for (;;) {
-    uint64_t at = reader->offset();
-    uint64_t corrupt_before = reader->corrupt_records();
-    if (!reader->ReadRecord(&record)) break;
-    if (reader->corrupt_records() > corrupt_before) corrupt_at.push_back(at);
-    bytes += record.size();
-    proto::Example example;
-    if (!example.ParseFromString(record) || example.features().feature().empty()) continue;
-    ++examples;
-    if (shown < show) {
-      std::printf("record %lld (offset %llu): tf.train.Example\n",
-                  static_cast<long long>(reader->records_read() - 1), static_cast<unsigned long long>(at));
-      for (const auto& [name, f] : std::map(example.features().feature().begin(),
-                                            example.features().feature().end())) {
-        std::printf("  %-30s %s\n", name.c_str(), FeatureString(f).c_str());
-      }
-      ++shown;
-    }
-  }
-  std::printf("TFRecord file %s%s\n", path.c_str(), options.compression == Compression::kGzip ? " (gzip)" : "");
-  std::printf("records: %llu (%llu payload bytes), tf.train.Example: %lld\n",
-              static_cast<unsigned long long>(reader->records_read()),
-              static_cast<unsigned long long>(bytes), static_cast<long long>(examples));
-  std::printf("corrupt records skipped: %llu\n", static_cast<unsigned long long>(reader->corrupt_records()));
-  for (uint64_t at : corrupt_at) std::printf("  corrupt record after offset %llu\n", static_cast<unsigned long long>(at));
 }
 
 void InspectGraph(Env* env, const std::string& path, const proto::GraphDef& def) {
@@ -215,45 +133,159 @@ std::optional<proto::GraphDef> TryGraph(Env* env, const std::string& path) {
   return def;
 }
 
-bool LooksLikeSafetensors(Env* env, const std::string& path) {
+proto::GraphDef ReadGraph(Env* env, const std::string& path) {
+  auto def = TryGraph(env, path);
+  if (!def) {
+    throw DataLoss("'", path, "' (", env->GetFileSize(path), " bytes) is not a GraphDef (a ",
+                   "binary protobuf with named nodes): it is truncated, corrupt or of another ",
+                   "format");
+  }
+  return *def;
+}
+
+// The node of a tensor or input name: "dense/MatMul:0" and "^init" -> the node's name.
+std::string NodeOf(std::string name) {
+  if (!name.empty() && name[0] == '^') name = name.substr(1);
+  return name.substr(0, name.find(':'));
+}
+
+// A GraphDef cut at a node boundary still parses: every input and every signature tensor
+// must name a node that is there.
+void CheckSavedModelGraph(Env* env, const std::string& dir, const proto::GraphDef& def) {
+  std::set<std::string> nodes;
+  for (const auto& node : def.node()) nodes.insert(node.name());
+  const std::string graph = JoinPath(dir, "graph.pb");
+  for (const auto& node : def.node()) {
+    for (const std::string& in : node.input()) {
+      if (!nodes.count(NodeOf(in)))
+        throw DataLoss("'", graph, "' is damaged: node '", node.name(), "' reads '", in,
+                       "', which is not in the graph (truncated or corrupt)");
+    }
+  }
+  const std::string json_path = JoinPath(dir, "saved_model.json");
+  if (!env->FileExists(json_path))
+    throw DataLoss("SavedModel '", dir, "' has no saved_model.json");
+  nlohmann::json doc;
   try {
-    ReadSafetensorsIndex(env, path);
-    return true;
-  } catch (const Error&) {
-    return false;
+    doc = nlohmann::json::parse(ReadFileToString(env, json_path));
+  } catch (const nlohmann::json::exception& e) {
+    throw DataLoss("'", json_path, "' is not valid JSON (", e.what(), ")");
+  }
+  if (!doc.contains("signatures") || !doc["signatures"].is_object())
+    throw DataLoss("'", json_path, "' has no signatures");
+  std::printf("signatures:\n");
+  for (const auto& [name, sig] : doc["signatures"].items()) {
+    std::printf("  %s\n", name.c_str());
+    for (const char* side : {"inputs", "outputs"}) {
+      if (!sig.contains(side) || !sig[side].is_object()) continue;
+      for (const auto& [key, info] : sig[side].items()) {
+        const std::string tensor = info.value("name", "");
+        std::printf("    %-7s %-24s %s\n", side, key.c_str(), tensor.c_str());
+        if (!nodes.count(NodeOf(tensor)))
+          throw DataLoss("'", graph, "' is damaged: signature '", name, "' ", side, " '", key,
+                         "' is tensor '", tensor, "', whose node is not in the graph ",
+                         "(truncated or corrupt)");
+      }
+    }
   }
 }
 
-void Inspect(const std::string& path, const std::string& kind, int show) {
+void InspectSavedModel(Env* env, const std::string& dir) {
+  std::printf("SavedModel %s\n", dir.c_str());
+  std::string graph = JoinPath(dir, "graph.pb");
+  const proto::GraphDef def = ReadGraph(env, graph);
+  InspectGraph(env, graph, def);
+  CheckSavedModelGraph(env, dir, def);
+  std::string vars = JoinPath(dir, "variables/variables.safetensors");
+  if (!env->FileExists(vars))
+    throw DataLoss("SavedModel '", dir, "' has no variables/variables.safetensors");
+  InspectCheckpoint(env, vars);
+}
+
+// Numpy's element size from the dtype string ("<f4" -> 4), 0 when it has none.
+uint64_t NpyItemSize(const std::string& descr) {
+  size_t digits = descr.find_first_of("0123456789");
+  return digits == std::string::npos ? 0 : std::stoull(descr.substr(digits));
+}
+
+void InspectNpy(Env* env, const std::string& path) {
+  NpyHeader header = ReadNpyHeader(env, path);
+  std::printf("npy array %s (format %d.%d)\ndtype: %s%s\nshape: %s\n", path.c_str(),
+              header.major_version, header.minor_version, header.descr.c_str(),
+              header.fortran_order ? " (Fortran order)" : "", ShapeString(header.shape).c_str());
+  const uint64_t size = env->GetFileSize(path);
+  const uint64_t want =
+      header.data_offset + NpyItemSize(header.descr) * static_cast<uint64_t>(header.shape.num_elements());
+  if (size != want) {
+    throw DataLoss("'", path, "' is damaged: the header promises ", want - header.data_offset,
+                   " data bytes after offset ", header.data_offset, " but the file has ",
+                   size < header.data_offset ? 0 : size - header.data_offset,
+                   size < want ? " (it is truncated)" : " (trailing bytes)");
+  }
+}
+
+void InspectIdx(Env* env, const std::string& path, const SniffedFile& sniffed) {
+  Tensor t = ReadIdx(env, path);  // DataLoss naming the file when it is damaged
+  std::printf("%s %s\ndtype: %s\nshape: %s\n", sniffed.description.c_str(), path.c_str(),
+              DTypeName(t.dtype()).data(), ShapeString(t.shape()).c_str());
+}
+
+// The kinds --kind accepts, and "auto".
+const std::vector<std::string> kKinds = {"auto", "checkpoint", "events", "tfrecord", "graph", "npy", "idx"};
+
+Compression CompressionFlag(Env* env, const std::string& path, const std::string& flag) {
+  if (flag == "auto") return SniffCompression(env, path);
+  return ParseCompression(flag);
+}
+
+void Inspect(const std::string& path, const std::string& kind, const std::string& compression,
+             int show) {
   Env* env = Env::Default();
   if (!env->FileExists(path)) throw NotFound("'", path, "' does not exist");
   if (env->IsDirectory(path)) {
-    std::string saved_graph = JoinPath(path, "graph.pb");
-    if (env->FileExists(JoinPath(path, "saved_model.json")) && env->FileExists(saved_graph)) {
-      std::printf("SavedModel %s\n", path.c_str());
-      if (auto def = TryGraph(env, saved_graph)) InspectGraph(env, saved_graph, *def);
-      std::string vars = JoinPath(path, "variables/variables.safetensors");
-      if (env->FileExists(vars)) InspectCheckpoint(env, vars);
-      return;
-    }
+    if (env->FileExists(JoinPath(path, "saved_model.json")) || env->FileExists(JoinPath(path, "graph.pb")))
+      return InspectSavedModel(env, path);
+    if (env->FileExists(JoinPath(path, "saved_model.pb")) || env->FileExists(JoinPath(path, "saved_model.pbtxt")))
+      throw Unimplemented("'", path, "' is a TensorFlow SavedModel (saved_model.pb), not readable ",
+                          "by loom inspect yet; Loom's SavedModels hold saved_model.json and graph.pb");
     return InspectModelDir(env, path);
   }
-  std::string base = Basename(path);
-  std::string k = kind;
-  if (k == "auto") {
-    if (base.ends_with(".safetensors") || LooksLikeSafetensors(env, path)) k = "checkpoint";
-    else if (base.find("tfevents") != std::string::npos) k = "events";
-    else if (base.ends_with(".pb") || base.ends_with(".graph")) k = "graph";
-    else if (base.find("tfrecord") != std::string::npos || base.ends_with(".gz")) k = "tfrecord";
-    else if (TryGraph(env, path)) k = "graph";
-    else k = "tfrecord";
+  if (kind != "auto") {
+    const Compression c = CompressionFlag(env, path, compression);
+    if (kind == "checkpoint") return InspectCheckpoint(env, path);
+    if (kind == "events") return InspectEvents(env, path, c);
+    if (kind == "tfrecord") return InspectRecords(env, path, c, show);
+    if (kind == "npy") return InspectNpy(env, path);
+    if (kind == "idx") return InspectIdx(env, path, {FileKind::kIdx, c, "IDX array"});
+    return InspectGraph(env, path, ReadGraph(env, path));
   }
-  if (k == "checkpoint") return InspectCheckpoint(env, path);
-  if (k == "events") return InspectEvents(env, path);
-  if (k == "tfrecord") return InspectRecords(env, path, show);
-  auto def = TryGraph(env, path);
-  if (!def) throw InvalidArgument("'", path, "' is not a GraphDef (binary protobuf with named nodes)");
-  InspectGraph(env, path, *def);
+  const SniffedFile sniffed = SniffFile(env, path);
+  const Compression c = compression == "auto" ? sniffed.compression : ParseCompression(compression);
+  switch (sniffed.kind) {
+    case FileKind::kSafetensors: return InspectCheckpoint(env, path);
+    case FileKind::kEvents: return InspectEvents(env, path, c);
+    case FileKind::kTFRecord: return InspectRecords(env, path, c, show);
+    case FileKind::kNpy: return InspectNpy(env, path);
+    case FileKind::kIdx: return InspectIdx(env, path, sniffed);
+    case FileKind::kGraphDef: return InspectGraph(env, path, ReadGraph(env, path));
+    case FileKind::kTFCheckpointIndex: return InspectTFCheckpointIndex(env, path);
+    case FileKind::kTFCheckpointData:
+      throw Unimplemented("'", path, "' is a ", sniffed.description, ": raw tensor bytes that ",
+                          "only its .index locates; inspect the .index file beside it");
+    case FileKind::kTFSavedModel:
+      throw Unimplemented("'", path, "' is a ", sniffed.description, ", not readable by loom ",
+                          "inspect yet; Loom checkpoints are safetensors files (model.ckpt-N.safetensors)");
+    case FileKind::kUnknown: break;
+  }
+  // A name that says TFRecord (or an explicit compression) gets the record reader, which
+  // says where the framing breaks; anything else is unknown.
+  const std::string base = Basename(path);
+  if (base.find("tfrecord") != std::string::npos || compression != "auto")
+    return InspectRecords(env, path, c, show);
+  throw InvalidArgument("cannot tell what '", path, "' is: its bytes are ", sniffed.description,
+                        " (loom inspect reads safetensors checkpoints, TFRecord files (none, ",
+                        "gzip or zlib), event files, npy, IDX and GraphDef files); force one ",
+                        "with --kind");
 }
 
 }  // namespace
@@ -262,18 +294,25 @@ void AddInspectCommand(CLI::App& app) {
   struct Flags {
     std::string path;
     std::string kind = "auto";
+    std::string compression = "auto";
     int show = 3;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
-      "inspect", "show what a checkpoint (.safetensors), model directory, SavedModel, event "
-                 "file, TFRecord file or graph file holds");
+      "inspect", "say what a file is and show what it holds: a checkpoint (.safetensors), model "
+                 "directory, SavedModel, event file, TFRecord file, npy / IDX array or graph "
+                 "file; exits non-zero when the file is damaged");
   cmd->add_option("PATH", flags->path, "file or directory")->required();
-  cmd->add_option("--kind", flags->kind, "auto, checkpoint, events, tfrecord or graph")
-      ->check(CLI::IsMember({"auto", "checkpoint", "events", "tfrecord", "graph"}))
+  cmd->add_option("--kind", flags->kind, "auto (from the file's bytes), checkpoint, events, "
+                                         "tfrecord, graph, npy or idx")
+      ->check(CLI::IsMember(kKinds))
+      ->capture_default_str();
+  cmd->add_option("--compression", flags->compression,
+                  "TFRecord / event files: none, gzip, zlib or auto (from the magic bytes)")
+      ->check(CLI::IsMember({"auto", "none", "gzip", "zlib"}, CLI::ignore_case))
       ->capture_default_str();
   cmd->add_option("--examples,-n", flags->show, "TFRecord: examples to print")->capture_default_str();
-  cmd->callback([flags] { Inspect(flags->path, flags->kind, flags->show); });
+  cmd->callback([flags] { Inspect(flags->path, flags->kind, flags->compression, flags->show); });
 }
 
 }  // namespace loom::cli

@@ -1,5 +1,7 @@
 #include "loom/cli/job.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <set>
 #include <sstream>
@@ -26,6 +28,60 @@ std::string Resolve(const std::string& file, const std::string& job_path) {
   if (file.empty() || file[0] == '/') return file;
   std::string dir = Dirname(job_path);
   return dir.empty() || dir == "." ? file : JoinPath(dir, file);
+}
+
+// One feature of a tfrecord source: { dtype, shape, default } or { dtype, var_len = true }.
+RecordFeature ParseRecordFeature(const toml::table& t, const std::string& name,
+                                 const std::string& path) {
+  Table ft(t, name, path);
+  RecordFeature f;
+  std::string dt = ft.String("dtype").value_or("float32");
+  if (dt != "int64" && dt != "string" && dt != "float32")
+    ft.Fail("dtype", "expected float32, int64 or string");
+  f.dtype = dt == "int64" ? kInt64 : dt == "string" ? kString : kFloat32;
+  f.var_len = ft.Bool("var_len").value_or(false);
+  std::vector<int64_t> dims = ft.Ints("shape");
+  for (int64_t d : dims)
+    if (d <= 0) ft.Fail("shape", "dimensions must be > 0");
+  f.shape = Shape(dims);
+  const toml::node* d = ft.Get("default");
+  if (f.var_len) {
+    if (!dims.empty()) ft.Fail("shape", "a var_len feature has no fixed shape; remove 'shape'");
+    if (d != nullptr) ft.Fail("default", "a var_len feature has no default (a record without it has no values)");
+    if (f.dtype == kFloat32)
+      ft.Fail("var_len", "var_len features feed categorical columns (identity, vocabulary, hash): "
+                         "dtype int64 or string; give a float feature a shape and a default");
+  }
+  if (d != nullptr) {
+    // A scalar fills the shape; an array gives every value (row-major).
+    std::vector<const toml::node*> values;
+    if (d->is_array()) {
+      for (const auto& e : *d->as_array()) values.push_back(&e);
+      if (static_cast<int64_t>(values.size()) != f.shape.num_elements())
+        ft.Fail("default", StrCat("expected one value or ", f.shape.num_elements(),
+                                  " (the shape's element count), got ", values.size()));
+    } else {
+      values.push_back(d);
+    }
+    Tensor value = Tensor::Zeros(f.dtype, values.size() == 1 ? Shape() : f.shape);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const toml::node* e = values[i];
+      if (f.dtype == kString) {
+        if (!e->is_string()) ft.Fail("default", "expected a string (the feature's dtype is string)");
+        value.data<std::string>()[i] = e->as_string()->get();
+      } else if (f.dtype == kInt64) {
+        if (!e->is_integer()) ft.Fail("default", "expected an integer (the feature's dtype is int64)");
+        value.data<int64_t>()[i] = e->as_integer()->get();
+      } else {
+        if (!e->is_number()) ft.Fail("default", "expected a number (the feature's dtype is float32)");
+        value.data<float>()[i] = static_cast<float>(
+            e->is_integer() ? static_cast<double>(e->as_integer()->get()) : e->as_floating_point()->get());
+      }
+    }
+    f.default_value = std::move(value);
+  }
+  ft.CheckAllUsed();
+  return f;
 }
 
 DataSource ParseSource(const toml::table& t, const std::string& name, const std::string& path) {
@@ -69,15 +125,10 @@ DataSource ParseSource(const toml::table& t, const std::string& name, const std:
       const toml::table* feats = table.SubTable("features");
       if (feats == nullptr) table.Fail("features", "a tfrecord source needs features = { name = { dtype = \"float32\", shape = [..] } }");
       for (const auto& [k, v] : *feats) {
-        if (!v.is_table()) table.Fail("features", "each feature is a table { dtype, shape }");
-        Table ft(*v.as_table(), name + ".features." + std::string(k.str()), path);
-        std::string dt = ft.String("dtype").value_or("float32");
-        DType dtype = dt == "int64" ? kInt64 : dt == "string" ? kString : kFloat32;
-        if (dt != "int64" && dt != "string" && dt != "float32")
-          ft.Fail("dtype", "expected float32, int64 or string");
-        std::vector<int64_t> dims = ft.Ints("shape");
-        ft.CheckAllUsed();
-        s.example_features[std::string(k.str())] = {dtype, Shape(dims)};
+        if (!v.is_table()) table.Fail("features", "each feature is a table { dtype, shape, default, var_len }");
+        const std::string fname(k.str());
+        s.example_features[fname] = ParseRecordFeature(
+            *v.as_table(), name + ".features." + fname, path);
       }
     }
   } else {
@@ -113,6 +164,24 @@ Tensor CastLabels(const Tensor& t, bool classifier) {
   return out;
 }
 
+// The ExampleSpec of a tfrecord source.
+ExampleSpec RecordSpec(const DataSource& s) {
+  ExampleSpec spec;
+  for (const auto& [name, f] : s.example_features) {
+    if (f.var_len) {
+      spec.var_len[name] = {.dtype = f.dtype, .output = VarLenOutput::kPadded,
+                            .padding_value = f.dtype == kString ? Tensor::ScalarString("")
+                                                                : Tensor::Scalar<int64_t>(-1)};
+    } else {
+      spec.fixed[name] = {.dtype = f.dtype, .shape = f.shape, .default_value = f.default_value};
+    }
+  }
+  return spec;
+}
+
+// The component of a tfrecord source's elements naming each record for parse errors.
+constexpr const char* kOriginKey = "__record_origin";
+
 data::Dataset SourceDataset(const DataSource& s) {
   if (s.format == "idx") {
     return s.labels.empty() ? data::FromIdx(s.images) : data::FromIdx(s.images, s.labels);
@@ -123,7 +192,54 @@ data::Dataset SourceDataset(const DataSource& s) {
                             {.header = s.header, .column_names = s.columns,
                              .file = {.compression = s.compression}});
   }
-  return data::TFRecordDataset(s.files, {.compression = s.compression});
+  return data::TFRecordDataset(s.files, {.compression = s.compression, .origin_key = kOriginKey});
+}
+
+// The spec of one example of `s` (unbatched, after parsing records).
+data::ElementSpec OneExampleSpec(const DataSource& s) {
+  if (s.format != "tfrecord") return SourceDataset(s).spec();
+  return data::ParsedExamplesSpec(SourceDataset(s).spec(), RecordSpec(s), data::kRecordKey, kOriginKey);
+}
+
+// Throws InvalidArgument when `label_key` names no component of data.<split>.
+void CheckLabelKey(const Job& job, const std::string& split, const data::ElementSpec& spec) {
+  if (spec.count(job.label_key)) return;
+  std::string names;
+  for (const auto& [name, ts] : spec) names += (names.empty() ? "" : ", ") + name;
+  throw InvalidArgument(job.path, ": [data] label_key = \"", job.label_key,
+                        "\" names no component of [data.", split, "], whose components are ",
+                        names, "; set label_key to the one that holds the labels");
+}
+
+// The input pipeline holds up to this many batches at once: two prefetched, one being
+// assembled and one in the training step.
+constexpr int64_t kBatchesInFlight = 4;
+
+// Throws ResourceExhausted when batch_size examples of data.<split> cannot fit in this
+// machine's memory, before anything is allocated (otherwise the pipeline dies of
+// std::bad_alloc, or the machine swaps).
+void CheckBatchFits(const Job& job, const std::string& split, const data::ElementSpec& spec) {
+  int64_t example_bytes = 0;
+  std::string parts;
+  for (const auto& [name, ts] : spec) {
+    int64_t elements = 1;
+    for (int64_t d : ts.shape.dims()) elements *= std::max<int64_t>(d, 1);
+    const int64_t bytes = elements * static_cast<int64_t>(DTypeSize(ts.dtype));
+    example_bytes += bytes;
+    parts += StrCat(parts.empty() ? "" : ", ", name, ": ", bytes);
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0 || example_bytes == 0) return;
+  const long double memory = static_cast<long double>(pages) * page_size;
+  const long double batch_bytes = static_cast<long double>(job.batch_size) * example_bytes;
+  if (batch_bytes * kBatchesInFlight <= memory) return;
+  throw ResourceExhausted(
+      job.path, ": [train] batch_size = ", job.batch_size, " does not fit in memory: one batch of [data.",
+      split, "] is ", static_cast<uint64_t>(batch_bytes), " bytes (", example_bytes,
+      " bytes per example: ", parts, "), the input pipeline holds up to ", kBatchesInFlight,
+      " batches, and this machine has ", static_cast<uint64_t>(memory),
+      " bytes of memory; lower batch_size to at most ",
+      static_cast<int64_t>(memory / (kBatchesInFlight * example_bytes)));
 }
 
 }  // namespace
@@ -145,7 +261,10 @@ Job ParseJob(const std::string& text, const std::string& path) {
 
   // [model]
   const toml::table* model = top.SubTable("model");
-  if (model == nullptr) throw InvalidArgument(path, ": missing the [model] table");
+  if (model == nullptr) {
+    top.CheckNotMisspelt("model");
+    throw InvalidArgument(path, ": missing the [model] table");
+  }
   {
     Table t(*model, "model", path);
     job.model_type = t.String("type").value_or("");
@@ -279,6 +398,20 @@ Job ParseJob(const std::string& text, const std::string& path) {
     }
   }
   if (job.features.empty()) throw InvalidArgument(path, ": the job needs at least one [[features]]");
+  // A var_len record feature is padded to each batch's longest row: only categorical
+  // columns, which read the padding as absent, take it.
+  for (const FeatureSpec& f : job.features) {
+    if (f.type != "numeric" && f.type != "bucketized") continue;
+    for (const auto& [split, source] : job.data) {
+      auto rf = source.example_features.find(f.name);
+      if (rf != source.example_features.end() && rf->second.var_len) {
+        throw InvalidArgument(path, ": [[features]] '", f.name, "' is a ", f.type,
+                              " column, but [data.", split, "] reads it with var_len = true; ",
+                              "use an identity, vocabulary or hash column, or give the feature ",
+                              "a shape and a default");
+      }
+    }
+  }
   top.CheckAllUsed();
   return job;
 }
@@ -382,12 +515,18 @@ std::unique_ptr<Estimator> MakeEstimator(const Job& job) {
           .label_dimension = job.label_dimension}, rc);
 }
 
-InputFn MakeInputFn(const Job& job, const std::string& split, bool training) {
+InputFn MakeInputFn(const Job& job, const std::string& split, bool training,
+                    bool needs_labels) {
   auto it = job.data.find(split);
   if (it == job.data.end()) {
     throw InvalidArgument(job.path, ": the job has no [data.", split, "] source");
   }
   DataSource source = it->second;
+  {
+    const data::ElementSpec example = OneExampleSpec(source);
+    if (needs_labels) CheckLabelKey(job, split, example);
+    CheckBatchFits(job, split, example);
+  }
   bool classifier = job.is_classifier();
   std::string label_key = job.label_key;
   int64_t batch = job.batch_size, buffer = job.shuffle_buffer;
@@ -399,12 +538,8 @@ InputFn MakeInputFn(const Job& job, const std::string& split, bool training) {
     if (training) ds = ds.Shuffle(buffer, {.seed = seed});
     if (repeat) ds = ds.Repeat();
     ds = ds.Batch(batch);
-    if (source.format == "tfrecord") {
-      ExampleSpec spec;
-      for (const auto& [name, f] : source.example_features)
-        spec.fixed[name] = {.dtype = f.first, .shape = f.second};
-      ds = data::ParseExamples(ds, spec);
-    }
+    if (source.format == "tfrecord")
+      ds = data::ParseExamples(ds, RecordSpec(source), {.origin_key = kOriginKey});
     data::ElementSpec spec = ds.spec();
     if (auto l = spec.find(label_key); l != spec.end() && l->second.dtype != kString) {
       l->second.dtype = classifier ? kInt64 : kFloat32;
@@ -431,12 +566,8 @@ ServingInputReceiverFn MakeServingInputFn(const Job& job) {
   if (it == job.data.end()) it = job.data.find("train");
   if (it == job.data.end()) throw InvalidArgument(job.path, ": the job has no [data] source");
   data::Dataset ds = SourceDataset(it->second);
-  if (it->second.format == "tfrecord") {
-    ExampleSpec spec;
-    for (const auto& [name, f] : it->second.example_features)
-      spec.fixed[name] = {.dtype = f.first, .shape = f.second};
-    ds = data::ParseExamples(ds, spec);
-  }
+  if (it->second.format == "tfrecord")
+    ds = data::ParseExamples(ds, RecordSpec(it->second), {.origin_key = kOriginKey});
   for (const auto& [name, spec] : ds.spec()) {
     if (name != job.label_key) features[name] = spec;
   }

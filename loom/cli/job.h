@@ -19,6 +19,16 @@
 
 namespace loom::cli {
 
+// A tf.train.Example feature of a tfrecord source: TF's FixedLenFeature (with an optional
+// default for records that lack it) or VarLenFeature (padded to the batch's longest, with
+// -1 or "", which categorical columns read as absent).
+struct RecordFeature {
+  DType dtype = kFloat32;
+  Shape shape = Shape();                     // fixed-length only
+  std::optional<Tensor> default_value;       // fixed-length only
+  bool var_len = false;
+};
+
 // [data.<split>]: one source of examples.
 struct DataSource {
   std::string format;                       // "idx", "npy", "csv", "tfrecord"
@@ -29,8 +39,8 @@ struct DataSource {
   std::vector<std::string> columns;
   std::vector<Tensor> defaults;
   bool header = false;
-  // tfrecord: feature -> fixed-length spec.
-  std::map<std::string, std::pair<DType, Shape>> example_features;
+  // tfrecord: feature -> its spec.
+  std::map<std::string, RecordFeature> example_features;
   std::string compression;
 };
 
@@ -109,8 +119,12 @@ Job ParseJob(const std::string& text, const std::string& path);
 // The canned Estimator the job describes.
 std::unique_ptr<Estimator> MakeEstimator(const Job& job);
 // Input functions over data.<split>: shuffled and repeated for "train", one pass
-// otherwise. Throws InvalidArgument when the job has no such source.
-InputFn MakeInputFn(const Job& job, const std::string& split, bool training);
+// otherwise. Throws InvalidArgument when the job has no such source or, with
+// `needs_labels` (training and evaluation), when label_key names none of its components
+// (the message lists them); ResourceExhausted when batch_size examples cannot fit in
+// this machine's memory (naming the batch size, the bytes and what to set).
+InputFn MakeInputFn(const Job& job, const std::string& split, bool training,
+                    bool needs_labels = false);
 // Raw serving input: one placeholder per feature of the split's source.
 ServingInputReceiverFn MakeServingInputFn(const Job& job);
 

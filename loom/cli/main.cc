@@ -1,6 +1,7 @@
 // `loom`: the command-line front end of the library (docs/cli.md).
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
@@ -17,6 +18,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "loom: error: ResourceExhausted: out of memory (std::bad_alloc); in a "
+                         "job, lower [train] batch_size or shuffle_buffer\n");
+    return 1;
   } catch (const loom::Error& e) {
     std::fprintf(stderr, "loom: error: %s\n", e.what());
     return 1;

@@ -44,17 +44,31 @@ Job Load(const JobFlags& flags) {
   return job;
 }
 
+// Creates model_dir and copies the job into it (the job travels with its checkpoints:
+// `loom report` and people read it from there). A directory that cannot be created or
+// written is FailedPrecondition naming it and the way out.
+void PrepareModelDir(Env* env, const Job& job) {
+  const std::string& dir = job.run_config.model_dir;
+  try {
+    env->CreateDirs(dir);
+    WriteFileAtomically(env, JoinPath(dir, "job.toml"), job.text);
+  } catch (const Error& e) {
+    throw FailedPrecondition("model_dir '", dir, "' (", job.path, " [run_config]) is not a ",
+                             "writable directory (", e.message(), "); make it writable or ",
+                             "choose another model_dir (--model-dir)");
+  }
+}
+
 TrainResult RunTrain(const Job& job, Estimator& estimator) {
   Env* env = Env::Default();
-  env->CreateDirs(job.run_config.model_dir);
-  // The job travels with its checkpoints: `loom report` and people read it from there.
-  WriteFileAtomically(env, JoinPath(job.run_config.model_dir, "job.toml"), job.text);
+  PrepareModelDir(env, job);
   bool tty = isatty(fileno(stderr));
   if (tty) SetMinLogLevel(LogLevel::kWarning);
   int64_t every = job.run_config.log_step_count_steps > 0 ? job.run_config.log_step_count_steps : 100;
   TrainOptions options{.steps = job.steps, .max_steps = job.max_steps};
   options.hooks.push_back(NewProgressHook({.tty = tty, .every_steps = every, .max_steps = job.max_steps}));
-  TrainResult result = estimator.Train(MakeInputFn(job, "train", /*training=*/true), std::move(options));
+  TrainResult result = estimator.Train(
+      MakeInputFn(job, "train", /*training=*/true, /*needs_labels=*/true), std::move(options));
   SetMinLogLevel(LogLevel::kInfo);
   std::printf("trained to global step %lld", static_cast<long long>(result.global_step));
   if (result.final_loss) std::printf(", final loss %.4f", *result.final_loss);
@@ -110,7 +124,7 @@ void TrainOnMpiRanks(Job job, bool evaluate, bool export_model) {
 
 std::map<std::string, double> RunEvaluate(const Job& job, Estimator& estimator) {
   std::string split = job.data.count("eval") ? "eval" : "train";
-  auto metrics = estimator.Evaluate(MakeInputFn(job, split, /*training=*/false),
+  auto metrics = estimator.Evaluate(MakeInputFn(job, split, /*training=*/false, /*needs_labels=*/true),
                                     {.steps = job.eval_steps});
   for (const auto& [name, value] : metrics) std::printf("%s = %.6g\n", name.c_str(), value);
   std::printf("eval event files: %s\n", JoinPath(job.run_config.model_dir, "eval").c_str());

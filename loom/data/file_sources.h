@@ -88,6 +88,12 @@ struct TFRecordOptions {
   Env* env = nullptr;
   // Default: nullptr (no counting).
   std::shared_ptr<TFRecordStats> stats = nullptr;
+  // When not empty, each element also has this component: a scalar string naming where
+  // the record came from, "record 17 of 'data/train.tfrecord'" (0-based; after a restore
+  // into the middle of a file, until the next file: "the record at offset 2048 of
+  // '...'"), for error messages (ParseExamplesOptions::origin_key). It costs one small
+  // string per record. Default: "" (none).
+  std::string origin_key = "";
 };
 
 // Component name of TFRecordDataset's scalar string elements.
@@ -102,6 +108,10 @@ struct ParseExamplesOptions {
   std::string record_key = kRecordKey;
   // As MapOptions::num_parallel_calls. Default: 0.
   int num_parallel_calls = 0;
+  // When not empty: the component (shaped like record_key's, string) whose values name
+  // the records in parse errors, e.g. TFRecordOptions::origin_key's, in place of "record
+  // i of the batch". It is consumed: the output does not have it. Default: "".
+  std::string origin_key = "";
 };
 
 // Replaces component record_key (a scalar string: one Example; or a [batch] string vector,
@@ -112,11 +122,14 @@ struct ParseExamplesOptions {
 // feature and the record.
 Dataset ParseExamples(const Dataset& input, ExampleSpec spec, ParseExamplesOptions options = {});
 // The pieces of ParseExamples, for a custom Map: the output spec (throws InvalidArgument
-// when the input lacks a string record component of rank 0 or 1), and the function.
+// when the input lacks a string record component of rank 0 or 1, or the origin component
+// shaped like it), and the function.
 ElementSpec ParsedExamplesSpec(const ElementSpec& input, const ExampleSpec& spec,
-                               const std::string& record_key = kRecordKey);
+                               const std::string& record_key = kRecordKey,
+                               const std::string& origin_key = "");
 Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
-                               const std::string& record_key = kRecordKey);
+                               const std::string& record_key = kRecordKey,
+                               const std::string& origin_key = "");
 
 // ---- Text. ----
 

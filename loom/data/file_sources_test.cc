@@ -480,6 +480,66 @@ TEST_F(ParseExamplesTest, BadSpecsAndRecords) {
   EXPECT_NE(msg.find("weight"), std::string::npos) << msg;
 }
 
+// With an origin component, a parse error names the file and the record's index in it
+// (not "record i of the batch"), batched or not, across files, and after a restore.
+TEST_F(ParseExamplesTest, OriginNamesTheFileAndTheRecordInIt) {
+  WriteRecords(env_.get(), "/first.tfrecord",
+               {ExampleBuilder().AddInt64s("label", {7}).Serialize(),
+                ExampleBuilder().AddInt64s("label", {8}).Serialize()});
+  WriteRecords(env_.get(), "/second.tfrecord",
+               {ExampleBuilder().AddInt64s("label", {9}).Serialize(),
+                ExampleBuilder().AddFloats("weight", {1.0f}).Serialize()});
+  auto records = [&] {
+    return TFRecordDataset({"/first.tfrecord", "/second.tfrecord"},
+                           {.env = env_.get(), .origin_key = "origin"});
+  };
+  EXPECT_EQ(SpecString(records().spec()), "{origin: string[], record: string[]}");
+  EXPECT_EQ(records().MakeIterator()->GetNext()->at("origin").scalar<std::string>(),
+            "record 0 of '/first.tfrecord'");
+  // /ex.tfrecord is gzipped: read it alone for the weight error (its record 3 lacks it).
+  auto gz = TFRecordDataset({"/ex.tfrecord"}, {.compression = "GZIP", .env = env_.get(),
+                                               .origin_key = "origin"});
+  ExampleSpec ex = spec_;
+  ex.fixed["weight"].default_value.reset();
+  for (bool batched : {false, true}) {
+    SCOPED_TRACE(batched);
+    Dataset d = ParseExamples(batched ? gz.Batch(2) : gz, ex, {.origin_key = "origin"});
+    EXPECT_EQ(d.spec().count("origin"), 0u);
+    auto it = d.MakeIterator();
+    std::string msg;
+    EXPECT_EQ(CodeOf([&] { while (it->GetNext()) {} }, &msg), ErrorCode::kInvalidArgument);
+    EXPECT_NE(msg.find("feature 'weight' is missing from record 3 of '/ex.tfrecord'"),
+              std::string::npos) << msg;
+  }
+  // Across files: the batch's last record is the second file's record 1.
+  ExampleSpec labels;
+  labels.fixed["label"] = {.dtype = kInt64};
+  std::string msg;
+  auto it = ParseExamples(records().Batch(4), labels, {.origin_key = "origin"}).MakeIterator();
+  EXPECT_EQ(CodeOf([&] { it->GetNext(); }, &msg), ErrorCode::kInvalidArgument);
+  EXPECT_NE(msg.find("feature 'label' is missing from record 1 of '/second.tfrecord'"),
+            std::string::npos) << msg;
+  // Restored into the middle of a file, the index is unknown until the next file: the
+  // byte offset names the record instead.
+  auto reader = gz.MakeIterator();
+  reader->GetNext();
+  reader->GetNext();
+  const std::string state = reader->Save();
+  auto restored = gz.MakeIterator();
+  restored->Restore(state);
+  std::string origin = restored->GetNext()->at("origin").scalar<std::string>();
+  EXPECT_TRUE(origin.starts_with("the record at offset ")) << origin;
+  EXPECT_TRUE(origin.ends_with(" of '/ex.tfrecord'")) << origin;
+  // An origin component that is missing or shaped unlike the records is a spec error.
+  EXPECT_EQ(CodeOf([&] { ParseExamples(Records(), spec_, {.origin_key = "origin"}); }),
+            ErrorCode::kInvalidArgument);
+  Dataset int_origin = FromTensors({{"record", Tensor::ScalarString("")}, {"origin", Tensor::Scalar<int64_t>(1)}});
+  EXPECT_EQ(CodeOf([&] { ParseExamples(int_origin, spec_, {.origin_key = "origin"}); }),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf([&] { ParseExamples(gz, spec_, {.origin_key = "record"}); }),
+            ErrorCode::kInvalidArgument);
+}
+
 // ---------------------------------------------------------------- text and CSV
 
 TEST(TextLineDatasetTest, LinesOfPlainAndGzippedFilesAndRestore) {

@@ -18,7 +18,7 @@ void CheckFeatureDType(const std::string& name, DType dtype) {
 }  // namespace
 
 ElementSpec ParsedExamplesSpec(const ElementSpec& input, const ExampleSpec& spec,
-                               const std::string& record_key) {
+                               const std::string& record_key, const std::string& origin_key) {
   auto it = input.find(record_key);
   CheckArg(it != input.end(), kStage, "the input ", SpecString(input), " has no component '",
            record_key, "' (set ParseExamplesOptions::record_key)");
@@ -32,6 +32,16 @@ ElementSpec ParsedExamplesSpec(const ElementSpec& input, const ExampleSpec& spec
 
   ElementSpec out = input;
   out.erase(record_key);
+  if (!origin_key.empty()) {
+    CheckArg(origin_key != record_key, kStage, "origin_key and record_key are both '", record_key, "'");
+    auto origin = input.find(origin_key);
+    CheckArg(origin != input.end() && origin->second.dtype == kString &&
+                 origin->second.shape.rank_known() && origin->second.shape.rank() == rec.shape.rank(),
+             kStage, "origin component '", origin_key, "' must be a string shaped like '",
+             record_key, "' (", rec.shape, ") in ", SpecString(input),
+             " (set TFRecordOptions::origin_key on the source)");
+    out.erase(origin_key);
+  }
   auto add = [&](const std::string& name, TensorSpec ts) {
     CheckArg(out.emplace(name, std::move(ts)).second, kStage, "output component '", name,
              "' clashes with another component of ", SpecString(input), " or of the spec");
@@ -55,7 +65,7 @@ ElementSpec ParsedExamplesSpec(const ElementSpec& input, const ExampleSpec& spec
 }
 
 Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
-                               const std::string& record_key) {
+                               const std::string& record_key, const std::string& origin_key) {
   auto it = element.find(record_key);
   if (it == element.end()) throw InvalidArgument(kStage, ": the element has no component '",
                                                  record_key, "'");
@@ -64,12 +74,25 @@ Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
     throw InvalidArgument(kStage, ": component '", record_key, "' must be string scalar or ",
                           "vector, not ", DTypeName(records.dtype()), records.shape());
   }
+  const Tensor* origins = nullptr;
+  if (!origin_key.empty()) {
+    auto o = element.find(origin_key);
+    if (o == element.end() || o->second.dtype() != kString ||
+        o->second.NumElements() != records.NumElements()) {
+      throw InvalidArgument(kStage, ": origin component '", origin_key, "' is missing or does not "
+                            "name each of the ", records.NumElements(), " records");
+    }
+    origins = &o->second;
+  }
   ParsedFeatures parsed =
       records.rank() == 0
-          ? ParseExample(records.scalar<std::string>(), spec, "the record")
-          : ParseExampleBatch(records.flat<std::string>(), spec);
+          ? ParseExample(records.scalar<std::string>(), spec,
+                         origins ? std::string_view(origins->scalar<std::string>()) : "the record")
+          : ParseExampleBatch(records.flat<std::string>(), spec,
+                              origins ? origins->flat<std::string>() : std::span<const std::string>());
   Element out = element;
   out.erase(record_key);
+  if (origins) out.erase(origin_key);
   for (auto& [name, feature] : parsed) {
     out[name] = std::move(feature.values);
     if (feature.row_splits.defined()) out[RowSplitsKey(name)] = std::move(feature.row_splits);
@@ -78,11 +101,12 @@ Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
 }
 
 Dataset ParseExamples(const Dataset& input, ExampleSpec spec, ParseExamplesOptions options) {
-  ElementSpec out_spec = ParsedExamplesSpec(input.spec(), spec, options.record_key);
+  ElementSpec out_spec =
+      ParsedExamplesSpec(input.spec(), spec, options.record_key, options.origin_key);
   auto shared = std::make_shared<const ExampleSpec>(std::move(spec));
-  std::string key = options.record_key;
+  std::string key = options.record_key, origin = options.origin_key;
   return input.Map(
-      [shared, key](Element e) { return ParseExamplesInElement(e, *shared, key); },
+      [shared, key, origin](Element e) { return ParseExamplesInElement(e, *shared, key, origin); },
       {.num_parallel_calls = options.num_parallel_calls, .output_spec = std::move(out_spec)});
 }
 

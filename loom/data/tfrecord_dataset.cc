@@ -12,6 +12,7 @@ constexpr const char* kStage = "TFRecordDataset";
 
 struct TFRecordConfig {
   std::vector<std::string> files;
+  std::string origin_key;
   RecordReaderOptions reader;
   Env* env = nullptr;
   std::shared_ptr<TFRecordStats> stats;
@@ -22,15 +23,19 @@ class TFRecordIterator : public Iterator {
   TFRecordIterator(ElementSpec spec, std::shared_ptr<const TFRecordConfig> config)
       : Iterator(kStage, std::move(spec)),
         config_(std::move(config)),
-        walk_(kStage, config_->files, [this](const std::string& path, bool) {
+        walk_(kStage, config_->files, [this](const std::string& path, bool restoring) {
           skipped_seen_ = 0;
+          // A restore seeks into the file: the records before the offset are not counted.
+          record_in_file_ = restoring ? -1 : 0;
           return RecordReader::Open(config_->env, path, config_->reader);
         }) {}
 
  protected:
   std::optional<Element> GetNextInternal() override {
     Tensor record(DType::kString, Shape{});
+    uint64_t offset = 0;
     if (!walk_.Next([&](RecordReader& r) {
+          offset = r.offset();
           const bool got = r.ReadRecord(record.data<std::string>());
           CountSkipped(r);
           return got;
@@ -38,7 +43,15 @@ class TFRecordIterator : public Iterator {
       return std::nullopt;
     }
     if (config_->stats) config_->stats->records_read.fetch_add(1, std::memory_order_relaxed);
-    return Element{{kRecordKey, std::move(record)}};
+    Element out{{kRecordKey, std::move(record)}};
+    if (!config_->origin_key.empty()) {
+      const std::string& path = walk_.reader()->path();
+      out[config_->origin_key] = Tensor::ScalarString(
+          record_in_file_ >= 0 ? StrCat("record ", record_in_file_, " of '", path, "'")
+                               : StrCat("the record at offset ", offset, " of '", path, "'"));
+    }
+    if (record_in_file_ >= 0) ++record_in_file_;
+    return out;
   }
   void SaveInternal(StateWriter& w) override { walk_.Save(w); }
   void RestoreInternal(StateReader& r) override { walk_.Restore(r); }
@@ -55,16 +68,24 @@ class TFRecordIterator : public Iterator {
 
   std::shared_ptr<const TFRecordConfig> config_;
   uint64_t skipped_seen_ = 0;
+  // Index of the next record in the open file; -1 after a restore into the middle of it.
+  int64_t record_in_file_ = 0;
   internal::FileWalk<RecordReader> walk_;
 };
 
 class TFRecordSource : public DatasetImpl {
  public:
   explicit TFRecordSource(std::shared_ptr<const TFRecordConfig> config)
-      : DatasetImpl(kStage, {{kRecordKey, {DType::kString, Shape{}}}}, {}),
+      : DatasetImpl(kStage, Spec(*config), {}),
         config_(std::move(config)) {}
 
  protected:
+  static ElementSpec Spec(const TFRecordConfig& config) {
+    ElementSpec spec{{kRecordKey, {DType::kString, Shape{}}}};
+    if (!config.origin_key.empty()) spec[config.origin_key] = {DType::kString, Shape{}};
+    return spec;
+  }
+
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext&) const override {
     return std::make_unique<TFRecordIterator>(spec(), config_);
   }
@@ -84,6 +105,8 @@ Dataset TFRecordDataset(const std::vector<std::string>& filenames, TFRecordOptio
   config->reader.skip_corrupt_records = options.skip_corrupt_records;
   config->reader.buffer_size = options.buffer_size;
   config->stats = std::move(options.stats);
+  CheckArg(options.origin_key != kRecordKey, kStage, "origin_key must differ from '", kRecordKey, "'");
+  config->origin_key = std::move(options.origin_key);
   return Dataset(std::make_shared<TFRecordSource>(std::move(config)));
 }
 

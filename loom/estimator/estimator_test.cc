@@ -469,7 +469,7 @@ TEST(EstimatorPredictTest, LazySingleExamplesAndBatches) {
 
 // ---------------------------------------------------------------- the TF1 workaround
 
-// As in API-SKETCH.md: a dataset over placeholders, an initializable iterator, and a hook
+// As in docs/porting_from_tf1.md: a dataset over placeholders, an initializable iterator, and a hook
 // that feeds the placeholders once the session exists.
 class IteratorInitializerHook : public loom::SessionRunHook {
  public:

@@ -7,7 +7,8 @@
 //     after the session is created (and after a checkpoint restore, so training resumes
 //     mid-epoch) and checkpoints its position;
 //   - the outputs of an iterator it made itself (GraphIterator::GetNext()), e.g. the TF1
-//     workaround of a dataset over placeholders with an initializer hook (API-SKETCH);
+//     workaround of a dataset over placeholders with an initializer hook
+//     (docs/porting_from_tf1.md, examples/placeholder_iterator_hook.cc);
 //   - features and labels as Outputs built directly.
 // Labels: by default the component named "label", else "labels", is the labels and every
 // other component is a feature; elements without either have no labels (prediction).

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <set>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "loom/base/error.h"
@@ -109,11 +112,25 @@ SafetensorsIndex ParseHeader(const std::string& path, std::string_view json_text
   index.header_length = json_text.size();
   index.file_size = file_size;
   nlohmann::json header;
+  // The JSON object keeps the last of two equal keys; safetensors readers must reject them.
+  std::set<std::string> names;
+  std::optional<std::string> duplicate;
+  auto note_key = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::key && depth == 1 && !duplicate &&
+        !names.insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
   try {
-    header = nlohmann::json::parse(json_text);
+    header = nlohmann::json::parse(json_text, note_key);
   } catch (const nlohmann::json::exception& e) {
     throw DataLoss("safetensors file '", path, "': the header is not valid JSON (", e.what(),
                    "); the file is corrupt or not safetensors");
+  }
+  if (duplicate) {
+    throw DataLoss("safetensors file '", path, "': the header names '", *duplicate,
+                   "' more than once; the file is corrupt");
   }
   if (!header.is_object()) {
     throw DataLoss("safetensors file '", path, "': the header is not a JSON object");

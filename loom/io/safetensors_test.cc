@@ -234,6 +234,25 @@ TEST(SafetensorsTest, CorruptFilesAreDataLossNamingFileAndTensor) {
   expect_data_loss(MakeFile(R"({"__metadata__":{"a":1}})", ""), "__metadata__");
 }
 
+// JSON parsers keep the last of two equal keys; a header naming a tensor twice is corrupt.
+TEST(SafetensorsTest, DuplicateTensorNameIsDataLoss) {
+  auto env = NewMemEnv();
+  WriteFileAtomically(env.get(), "dup.safetensors",
+                      MakeFile(R"({"w":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                               R"("w":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})",
+                               std::string(4, 'x')));
+  const std::string msg = ErrorMessage(
+      [&] { ReadSafetensorsIndex(env.get(), "dup.safetensors"); }, ErrorCode::kDataLoss);
+  EXPECT_NE(msg.find("names 'w' more than once"), std::string::npos) << msg;
+  ErrorMessage([&] { SafetensorsReader::Open(env.get(), "dup.safetensors"); },
+               ErrorCode::kDataLoss);
+  // The same name inside a tensor's entry or the metadata is not a duplicate tensor.
+  WriteFileAtomically(env.get(), "ok.safetensors",
+                      MakeFile(R"({"__metadata__":{"w":"1"},"w":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
+                               std::string(2, 'x')));
+  EXPECT_EQ(ReadSafetensorsIndex(env.get(), "ok.safetensors").tensors.size(), 1u);
+}
+
 TEST(SafetensorsTest, UnsupportedFileDtypeIsUnimplemented) {
   auto env = NewMemEnv();
   WriteFileAtomically(env.get(), "u64.safetensors",

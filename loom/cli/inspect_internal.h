@@ -1,0 +1,27 @@
+#ifndef LOOM_CLI_INSPECT_INTERNAL_H_
+#define LOOM_CLI_INSPECT_INTERNAL_H_
+
+// The record-file half of `loom inspect` (inspect_records.cc) and TF's checkpoint index
+// (inspect_tf_bundle.cc), used by inspect.cc. Each
+// function prints what it read; a damaged file (a truncated last record, a compressed
+// stream cut short, records failing their CRC) is reported after what could be read, by
+// throwing DataLoss, so that the command exits non-zero.
+#include <string>
+
+#include "loom/base/env.h"
+#include "loom/io/byte_stream.h"
+
+namespace loom::cli {
+
+// TFRecord frames, decoding the first `show` records that are tf.train.Example or
+// tf.train.SequenceExample (with their feature lists).
+void InspectRecords(Env* env, const std::string& path, Compression compression, int show);
+// TensorBoard event files: events, steps and per-tag scalars.
+void InspectEvents(Env* env, const std::string& path, Compression compression);
+// TensorFlow's checkpoint index (inspect_tf_bundle.cc): every tensor's dtype and shape;
+// DataLoss when the table is damaged or a tensor lies outside its data shard.
+void InspectTFCheckpointIndex(Env* env, const std::string& path);
+
+}  // namespace loom::cli
+
+#endif  // LOOM_CLI_INSPECT_INTERNAL_H_
