@@ -64,6 +64,8 @@ class TFRecordSource : public DatasetImpl {
       : DatasetImpl(kStage, {{kRecordKey, {DType::kString, Shape{}}}}, {}),
         config_(std::move(config)) {}
 
+  std::string Params() const override { return internal::FilesParams(config_->files); }
+
  protected:
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext&) const override {
     return std::make_unique<TFRecordIterator>(spec(), config_);
