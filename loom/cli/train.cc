@@ -43,7 +43,7 @@ Job Load(const JobFlags& flags) {
   return job;
 }
 
-TrainResult RunTrain(const Job& job, Estimator& estimator) {
+TrainResult RunTrain(const Job& job, Estimator& estimator, bool restart_input = false) {
   Env* env = Env::Default();
   env->CreateDirs(job.run_config.model_dir);
   // The job travels with its checkpoints: `loom report` and people read it from there.
@@ -51,7 +51,7 @@ TrainResult RunTrain(const Job& job, Estimator& estimator) {
   bool tty = isatty(fileno(stderr));
   if (tty) SetMinLogLevel(LogLevel::kWarning);
   int64_t every = job.run_config.log_step_count_steps > 0 ? job.run_config.log_step_count_steps : 100;
-  TrainOptions options{.steps = job.steps, .max_steps = job.max_steps};
+  TrainOptions options{.steps = job.steps, .max_steps = job.max_steps, .restart_input = restart_input};
   options.hooks.push_back(NewProgressHook({.tty = tty, .every_steps = every, .max_steps = job.max_steps}));
   TrainResult result = estimator.Train(MakeInputFn(job, "train", /*training=*/true), std::move(options));
   SetMinLogLevel(LogLevel::kInfo);
@@ -179,10 +179,14 @@ void AddJobCommands(CLI::App& app) {
     auto export_model = std::make_shared<bool>(false);
     cmd->add_flag("--evaluate", *evaluate, "evaluate on [data.eval] after training");
     cmd->add_flag("--export", *export_model, "export a SavedModel after training (see export)");
-    cmd->callback(run([flags, evaluate, export_model] {
+    auto restart_input = std::make_shared<bool>(false);
+    cmd->add_flag("--restart-input", *restart_input,
+                  "start the training input from its beginning instead of the checkpoint's "
+                  "input position (needed after changing batch_size, shuffle or files)");
+    cmd->callback(run([flags, evaluate, export_model, restart_input] {
       Job job = Load(*flags);
       auto estimator = MakeEstimator(job);
-      RunTrain(job, *estimator);
+      RunTrain(job, *estimator, *restart_input);
       if (*evaluate) RunEvaluate(job, *estimator);
       if (*export_model) RunExport(job, *estimator, "");
     }));

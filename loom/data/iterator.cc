@@ -31,6 +31,9 @@ void RandomBase::Restore(uint64_t saved) {
 
 namespace {
 
+// A saved identity comes from a file: bound what a message quotes of it.
+std::string_view Clip(std::string_view s) { return s.substr(0, 4096); }
+
 // The first line (stage with its parameters, or the spec) where two identities differ.
 std::string IdentityDifference(std::string_view saved, std::string_view current) {
   auto lines = [](std::string_view s) {
@@ -44,12 +47,12 @@ std::string IdentityDifference(std::string_view saved, std::string_view current)
     return out;
   };
   auto trim = [](std::string_view s) { return s.substr(std::min(s.find_first_not_of(' '), s.size())); };
-  const std::vector<std::string_view> a = lines(saved), b = lines(current);
+  const std::vector<std::string_view> a = lines(Clip(saved)), b = lines(current);
   for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
     const std::string_view x = i < a.size() ? trim(a[i]) : "(nothing)";
     const std::string_view y = i < b.size() ? trim(b[i]) : "(nothing)";
     if (a.size() <= i || b.size() <= i || a[i] != b[i]) {
-      return StrCat("the checkpoint has '", x, "' where this pipeline has '", y, "'");
+      return StrCat("the saved state has '", x, "' where this pipeline has '", y, "'");
     }
   }
   return "they differ";
@@ -88,7 +91,7 @@ void Iterator::Restore(std::string_view blob) {
     throw InvalidArgument("iterator state was saved from another input pipeline: ",
                           IdentityDifference(pipeline, pipeline_),
                           ". Restore it into the pipeline it was saved from, or start the "
-                          "input from its beginning. Saved pipeline:\n", pipeline,
+                          "input from its beginning. Saved pipeline:\n", Clip(pipeline),
                           "\nThis pipeline:\n", pipeline_);
   }
   const uint64_t random_base = r.Read<uint64_t>();
