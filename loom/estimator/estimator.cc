@@ -103,7 +103,8 @@ void ResetIterator(Session& session, const std::string& resource, const data::Da
                         "' holds the input position of another input pipeline than the one "
                         "input_fn builds now (changed batch size, shuffle buffer, files, ...?); "
                         "train with the input_fn it was saved with to resume exactly, or pass "
-                        "TrainOptions::restart_input to start the new input from its beginning");
+                        "TrainOptions::restart_input (loom train --restart-input) to start "
+                        "the new input from its beginning");
     }
   }
   r->Reset(std::move(iterator));
