@@ -54,8 +54,13 @@ void InspectCheckpoint(Env* env, const std::string& path) {
   int64_t params = 0;
   for (const auto& v : vars) {
     std::printf("  %-48s %-4s %s%s\n", v.name.c_str(), v.file_dtype.c_str(),
-                ShapeString(v.shape).c_str(), v.is_iterator_state ? "  (input position)" : "");
-    if (!v.is_iterator_state && v.shape.rank() >= 0) params += v.shape.num_elements();
+                ShapeString(v.shape).c_str(),
+                v.is_iterator_state  ? "  (input position)"
+                : v.is_random_stream ? "  (random stream)"
+                                     : "");
+    if (!v.is_iterator_state && !v.is_random_stream && v.shape.rank() >= 0) {
+      params += v.shape.num_elements();
+    }
     if (!step && v.name == "global_step") {
       Tensor t = train::LoadVariable(env, path, v.name);
       step = t.dtype() == kInt64 ? t.data<int64_t>()[0] : t.data<int32_t>()[0];

@@ -59,13 +59,13 @@ void PrepareModelDir(Env* env, const Job& job) {
   }
 }
 
-TrainResult RunTrain(const Job& job, Estimator& estimator) {
+TrainResult RunTrain(const Job& job, Estimator& estimator, bool restart_input = false) {
   Env* env = Env::Default();
   PrepareModelDir(env, job);
   bool tty = isatty(fileno(stderr));
   if (tty) SetMinLogLevel(LogLevel::kWarning);
   int64_t every = job.run_config.log_step_count_steps > 0 ? job.run_config.log_step_count_steps : 100;
-  TrainOptions options{.steps = job.steps, .max_steps = job.max_steps};
+  TrainOptions options{.steps = job.steps, .max_steps = job.max_steps, .restart_input = restart_input};
   options.hooks.push_back(NewProgressHook({.tty = tty, .every_steps = every, .max_steps = job.max_steps}));
   TrainResult result = estimator.Train(
       MakeInputFn(job, "train", /*training=*/true, /*needs_labels=*/true), std::move(options));
@@ -237,11 +237,15 @@ void AddJobCommands(CLI::App& app) {
     auto export_model = std::make_shared<bool>(false);
     cmd->add_flag("--evaluate", *evaluate, "evaluate on [data.eval] after training");
     cmd->add_flag("--export", *export_model, "export a SavedModel after training (see export)");
-    cmd->callback(run([flags, evaluate, export_model] {
+    auto restart_input = std::make_shared<bool>(false);
+    cmd->add_flag("--restart-input", *restart_input,
+                  "start the training input from its beginning instead of the checkpoint's "
+                  "input position (needed after changing batch_size, shuffle or files)");
+    cmd->callback(run([flags, evaluate, export_model, restart_input] {
       Job job = Load(*flags);
       if (distribute::LaunchedByMpi()) return TrainOnMpiRanks(std::move(job), *evaluate, *export_model);
       auto estimator = MakeEstimator(job);
-      RunTrain(job, *estimator);
+      RunTrain(job, *estimator, *restart_input);
       if (*evaluate) RunEvaluate(job, *estimator);
       if (*export_model) RunExport(job, *estimator, "");
     }));

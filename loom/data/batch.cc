@@ -66,6 +66,9 @@ class BatchDataset : public DatasetImpl {
     }
   }
 
+  std::string Params() const override {
+    return StrCat("batch_size=", batch_size_, " drop_remainder=", options_.drop_remainder ? "true" : "false");
+  }
   std::optional<GatherPlan> gather_plan() const override {
     auto in = inputs()[0]->gather_plan();
     if (!in || in->batch_size != 0) return std::nullopt;

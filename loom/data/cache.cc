@@ -185,6 +185,8 @@ class CacheDataset : public DatasetImpl {
         env_(env ? env : Env::Default()),
         store_(std::make_shared<MemoryStore>()) {}
 
+  std::string Params() const override { return StrCat("filename='", filename_, "'"); }
+
  protected:
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext& ctx) const override {
     return std::make_unique<CacheIterator>(spec(), inputs()[0], ctx, store_, filename_, env_);

@@ -126,6 +126,8 @@ class CsvSource : public DatasetImpl {
   CsvSource(ElementSpec spec, std::shared_ptr<const CsvConfig> config)
       : DatasetImpl(kStage, std::move(spec), {}), config_(std::move(config)) {}
 
+  std::string Params() const override { return internal::FilesParams(config_->files); }
+
  protected:
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext&) const override {
     return std::make_unique<CsvIterator>(spec(), config_);

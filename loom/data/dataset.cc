@@ -48,11 +48,37 @@ std::unique_ptr<Iterator> DatasetImpl::MakeIteratorInternal(const IteratorContex
   return nullptr;
 }
 
-IteratorContext TopLevelContext(std::shared_ptr<const Bindings> bindings) {
+IteratorContext TopLevelContext(std::shared_ptr<const Bindings> bindings,
+                                std::optional<uint64_t> seed) {
   IteratorContext ctx;
   ctx.bindings = std::move(bindings);
-  ctx.random_base = std::make_shared<uint64_t>(RandomSeed());
+  ctx.random_base = std::make_shared<RandomBase>(seed);
   return ctx;
+}
+
+namespace {
+void AppendIdentity(const DatasetImpl& d, int depth, std::string& out) {
+  out.append(2 * depth, ' ');
+  out += d.stage();
+  if (std::string params = d.Params(); !params.empty()) out += " " + params;
+  out += "\n";
+  for (const auto& in : d.inputs()) AppendIdentity(*in, depth + 1, out);
+}
+}  // namespace
+
+std::string PipelineIdentity(const DatasetImpl& dataset) {
+  std::string out;
+  AppendIdentity(dataset, 0, out);
+  return out + "spec " + SpecString(dataset.spec());
+}
+
+std::unique_ptr<Iterator> MakeTopLevelIterator(const DatasetImpl& dataset,
+                                               std::shared_ptr<const Bindings> bindings,
+                                               std::optional<uint64_t> seed) {
+  IteratorContext ctx = TopLevelContext(std::move(bindings), seed);
+  auto it = dataset.MakeIterator(ctx);
+  it->set_pipeline(PipelineIdentity(dataset), ctx.random_base);
+  return it;
 }
 
 Dataset::Dataset(std::shared_ptr<const DatasetImpl> impl) : impl_(std::move(impl)) {
@@ -70,7 +96,7 @@ void CollectSymbolic(const DatasetImpl& d, std::vector<Output>& out) {
 }
 }  // namespace
 
-std::unique_ptr<Iterator> Dataset::MakeIterator() const {
+std::unique_ptr<Iterator> Dataset::MakeIterator(std::optional<uint64_t> seed) const {
   std::vector<Output> symbolic;
   CollectSymbolic(*impl_, symbolic);
   if (!symbolic.empty()) {
@@ -79,10 +105,7 @@ std::unique_ptr<Iterator> Dataset::MakeIterator() const {
                              "'; iterate it through MakeInitializableIterator(scope) and run "
                              "its initializer with the placeholder fed");
   }
-  IteratorContext ctx = TopLevelContext();
-  auto it = impl_->MakeIterator(ctx);
-  it->set_pipeline(StrCat(DebugString(), " ", SpecString(spec())), ctx.random_base);
-  return it;
+  return MakeTopLevelIterator(*impl_, nullptr, seed);
 }
 
 }  // namespace loom::data

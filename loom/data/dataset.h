@@ -101,9 +101,12 @@ class Dataset {
   std::string DebugString() const;
   const std::shared_ptr<const DatasetImpl>& impl() const { return impl_; }
 
-  // A fresh iterator. Throws FailedPrecondition for a dataset over placeholders (those are
-  // bound by MakeInitializableIterator's initializer in a Session).
-  std::unique_ptr<Iterator> MakeIterator() const;
+  // A fresh iterator. `seed` seeds the stages that have no seed of their own (a Shuffle
+  // without ShuffleOptions::seed), as TF derives op seeds from the graph seed; unset, they
+  // are seeded nondeterministically (saved with the iterator's state either way). Throws
+  // FailedPrecondition for a dataset over placeholders (those are bound by
+  // MakeInitializableIterator's initializer in a Session).
+  std::unique_ptr<Iterator> MakeIterator(std::optional<uint64_t> seed = std::nullopt) const;
 
   Dataset Map(MapFn fn, MapOptions options = {}) const;
   Dataset Filter(PredicateFn predicate) const;

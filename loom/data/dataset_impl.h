@@ -38,6 +38,7 @@ struct IteratorContext {
   // Which pass of the enclosing Repeat(s) this iterator serves (0 for the first), so that
   // Shuffle can reshuffle each pass deterministically.
   uint64_t iteration = 0;
+<<<<<<< HEAD
   // Unseeded stages (Shuffle without a seed) derive their seeds from this cell: drawn at
   // random for each top-level iterator, saved with its state, so a restore replays it.
   std::shared_ptr<uint64_t> random_base;
@@ -45,10 +46,25 @@ struct IteratorContext {
   // by the gather iterators): a row index read back from saved state is checked against
   // it. Default: -1, unknown (only the lower bound is checked).
   int64_t num_rows = -1;
+=======
+  // Unseeded stages (Shuffle without a seed) derive their seeds from this (random_base->
+  // Get()): one per top-level iterator, saved with its state, so a restore replays it.
+  std::shared_ptr<RandomBase> random_base;
+>>>>>>> resume
 };
 
-// A context with a fresh random base.
-IteratorContext TopLevelContext(std::shared_ptr<const Bindings> bindings = nullptr);
+// A context with a new random base: from `seed` when given, else drawn on first use.
+IteratorContext TopLevelContext(std::shared_ptr<const Bindings> bindings = nullptr,
+                                std::optional<uint64_t> seed = std::nullopt);
+
+class DatasetImpl;
+// The identity a saved iterator state is checked against: one line per stage in pre-order,
+// indented by depth, "<stage> <Params()>", then "spec <spec>".
+std::string PipelineIdentity(const DatasetImpl& dataset);
+// A top-level iterator over `dataset` (TopLevelContext + set_pipeline).
+std::unique_ptr<Iterator> MakeTopLevelIterator(const DatasetImpl& dataset,
+                                               std::shared_ptr<const Bindings> bindings,
+                                               std::optional<uint64_t> seed);
 
 // Rows of named tensors along dim 0 (the fast path's data). Immutable, thread-safe.
 class RowSource {
@@ -87,6 +103,12 @@ class DatasetImpl {
   const std::vector<std::shared_ptr<const DatasetImpl>>& inputs() const { return inputs_; }
   // "Batch(Shuffle(FromTensorSlices))".
   std::string DebugString() const;
+  // The parameters that shape this stage's output, as "name=value" words
+  // ("batch_size=8 drop_remainder=false"): part of PipelineIdentity, so a saved position
+  // is never restored into a pipeline that would read it differently. Knobs that leave the
+  // elements unchanged (Prefetch's buffer, Map's parallelism) stay out, so tuning them
+  // keeps checkpoints restorable. Default: "" (the stage has none, or only functions).
+  virtual std::string Params() const { return ""; }
 
   // A fresh iterator: the fast-path gather iterator when gather_plan() says so, else
   // MakeIteratorInternal.

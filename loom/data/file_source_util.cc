@@ -2,6 +2,7 @@
 // check of a restored file position and the offset-tracking text reader
 // (file_sources_internal.h).
 #include <algorithm>
+#include <cstdio>
 
 #include "loom/data/file_sources_internal.h"
 
@@ -13,6 +14,17 @@ bool IsGlob(const std::string& path) {
 }
 
 }  // namespace
+
+std::string FilesParams(const std::vector<std::string>& files) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the names, each ended by a NUL
+  for (const std::string& f : files) {
+    for (unsigned char ch : f) h = (h ^ ch) * 0x100000001b3ULL;
+    h = h * 0x100000001b3ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return StrCat("files=", files.size(), " names=", hex);
+}
 
 std::vector<std::string> ExpandFilenames(Env* env, const std::vector<std::string>& filenames,
                                          const std::string& stage) {

@@ -61,6 +61,10 @@ class TextFileReader {
 void CheckFilePosition(const std::string& stage, uint64_t file_index, bool open,
                        size_t num_files);
 
+// "files=<n> names=<fingerprint of the list>": a streaming source's part of the pipeline
+// identity (a saved position is a file index and an offset into that file).
+std::string FilesParams(const std::vector<std::string>& files);
+
 // The walk of a streaming source (TFRecord, text lines, CSV) through its list of files,
 // one Reader open at a time, and the save/restore of its place: the file's index, whether
 // it is open, the reader's offset() and, for a Reader with lines_read() (TextFileReader),

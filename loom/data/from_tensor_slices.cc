@@ -27,6 +27,8 @@ class TensorSlicesDataset : public DatasetImpl {
   explicit TensorSlicesDataset(Element tensors)
       : DatasetImpl(kStage, SliceSpec(tensors), {}), tensors_(std::move(tensors)) {}
 
+  std::string Params() const override { return StrCat("rows=", tensors_.begin()->second.dim(0)); }
+
   bool indexed() const override { return true; }
   std::shared_ptr<const RowSource> MakeRows(const IteratorContext&) const override {
     return MakeTensorRows(tensors_);

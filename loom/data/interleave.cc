@@ -135,6 +135,12 @@ class InterleaveDataset : public DatasetImpl {
              "cycle_length must be >= 0 or kAutotune, got ", options.cycle_length);
   }
 
+  // The resolved cycle length shapes the order; parallelism does not.
+  std::string Params() const override {
+    return StrCat("cycle_length=", WorkerPool::ResolveThreads(options_.cycle_length),
+                  " block_length=", options_.block_length);
+  }
+
  protected:
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext& ctx) const override {
     return std::make_unique<InterleaveIterator>(

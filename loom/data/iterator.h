@@ -12,6 +12,7 @@
 // rethrown here with their original code and message.
 // Thread-safety: one consumer thread at a time (implementations may run workers inside).
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,28 @@
 #include "loom/data/state_io.h"
 
 namespace loom::data {
+
+// The random base of one top-level iterator, from which its unseeded stages (a Shuffle
+// without a seed) derive their seeds. Made from a seed when the iterator has one (graph
+// iterators in a graph with a seed, as TF derives op seeds from the graph seed), else
+// drawn from the OS the first time a stage asks for it; so a pipeline whose random stages
+// are all seeded never draws one and saves 0, and two runs save identical states.
+// Thread-safe (stages may be created on worker threads).
+class RandomBase {
+ public:
+  // From `seed` (deterministic), or unset (drawn on first use).
+  explicit RandomBase(std::optional<uint64_t> seed = std::nullopt);
+  // The base, drawn now if unset. Never 0.
+  uint64_t Get();
+  // What a saved state holds: the base, or 0 when none was made or drawn.
+  uint64_t saved() const;
+  // Adopts a saved value; 0 leaves the base as it is.
+  void Restore(uint64_t saved);
+
+ private:
+  mutable std::mutex mu_;
+  uint64_t value_ = 0;  // 0: not drawn yet
+};
 
 class Iterator {
  public:
@@ -32,8 +55,9 @@ class Iterator {
 
   // A self-describing blob: a header naming the pipeline, then each stage's state.
   std::string Save();
-  // Throws InvalidArgument when `blob` was saved from a different pipeline, DataLoss when
-  // it is truncated or corrupt.
+  // Throws InvalidArgument when `blob` was saved from a different pipeline (its message
+  // names the first stage, parameter or spec that differs), DataLoss when it is truncated
+  // or corrupt.
   void Restore(std::string_view blob);
 
   const ElementSpec& spec() const { return spec_; }
@@ -44,10 +68,11 @@ class Iterator {
   void SaveState(StateWriter& writer);
   void RestoreState(StateReader& reader);
 
-  // Set by whoever makes a top-level iterator (Dataset::MakeIterator, the iterator ops):
-  // the pipeline description checked by Restore, and the cell holding the random base
-  // that unseeded stages derive their seeds from (saved and restored with the state).
-  void set_pipeline(std::string pipeline, std::shared_ptr<uint64_t> random_base) {
+  // Set by whoever makes a top-level iterator (MakeTopLevelIterator): the pipeline
+  // identity checked by Restore (PipelineIdentity: every stage with the parameters that
+  // shape its output, and the spec), and the random base that unseeded stages derive their
+  // seeds from (saved and restored with the state).
+  void set_pipeline(std::string pipeline, std::shared_ptr<RandomBase> random_base) {
     pipeline_ = std::move(pipeline);
     random_base_ = std::move(random_base);
   }
@@ -63,7 +88,7 @@ class Iterator {
   std::string stage_;
   ElementSpec spec_;
   std::string pipeline_;
-  std::shared_ptr<uint64_t> random_base_;
+  std::shared_ptr<RandomBase> random_base_;
 };
 
 }  // namespace loom::data

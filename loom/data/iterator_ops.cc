@@ -27,12 +27,10 @@ IteratorResource& ResourceOf(const KernelContext& c) {
       StrCat(kIteratorResourcePrefix, c.attr<std::string>("shared_name")));
 }
 
-std::unique_ptr<Iterator> CreateIterator(const DatasetImpl& dataset,
+std::unique_ptr<Iterator> CreateIterator(const KernelContext& c, const DatasetImpl& dataset,
                                          std::shared_ptr<const Bindings> bindings) {
-  IteratorContext ctx = TopLevelContext(std::move(bindings));
-  auto it = dataset.MakeIterator(ctx);
-  it->set_pipeline(StrCat(dataset.DebugString(), " ", SpecString(dataset.spec())), ctx.random_base);
-  return it;
+  return MakeTopLevelIterator(dataset, std::move(bindings),
+                              IteratorSeed(*c.node().graph(), c.attr<std::string>("shared_name")));
 }
 
 const OpDef& MakeIteratorOp() {
@@ -49,7 +47,7 @@ const OpDef& MakeIteratorOp() {
               const Output& in = c.node().input(i);
               (*bindings)[{in.node, in.index}] = c.input(i);
             }
-            ResourceOf(c).Reset(CreateIterator(dataset, std::move(bindings)));
+            ResourceOf(c).Reset(CreateIterator(c, dataset, std::move(bindings)));
           },
       .no_gradient = "iterator initializers have no outputs",
   };
@@ -79,7 +77,11 @@ const OpDef& IteratorGetNextOp() {
                     c.attr<std::string>("shared_name"),
                     "', which has not been initialized; run its initializer first");
               }
+<<<<<<< HEAD
               r.iterator = CreateIterator(DatasetFromAttr(c), nullptr);
+=======
+              r.iterator = CreateIterator(c, DatasetFromAttr(c), nullptr);
+>>>>>>> resume
               r.ApplyPendingRestore();
             }
             std::optional<Element> e = r.iterator->GetNext();
@@ -110,10 +112,30 @@ void CheckStructure(const ElementSpec& structure, const ElementSpec& spec, const
 
 }  // namespace
 
+namespace {
+void RestoreFrom(Iterator& iterator, std::string_view blob, const std::string& origin) {
+  try {
+    iterator.Restore(blob);
+  } catch (const Error& e) {
+    if (origin.empty()) throw;
+    throw WithContext(e, "restoring the input position saved in '", origin, "'");
+  }
+}
+}  // namespace
+
+void IteratorResource::ApplyPendingRestore() {
+  if (pending_restore.empty() || !iterator) return;
+  std::string blob, origin;
+  blob.swap(pending_restore);
+  origin.swap(pending_origin);
+  RestoreFrom(*iterator, blob, origin);
+}
+
 void IteratorResource::Reset(std::unique_ptr<Iterator> it) {
   std::lock_guard<std::mutex> lock(mu);
   iterator = std::move(it);
   ApplyPendingRestore();
+<<<<<<< HEAD
 }
 
 namespace {
@@ -123,6 +145,8 @@ void RestoreFrom(Iterator& iterator, std::string_view blob, const std::string& s
   } catch (const Error& e) {
     throw WithContext(e, "restoring iterator state from ", source);
   }
+=======
+>>>>>>> resume
 }
 }  // namespace
 
@@ -144,6 +168,7 @@ std::string IteratorResource::Save() {
   return iterator->Save();
 }
 
+<<<<<<< HEAD
 void IteratorResource::Restore(std::string_view blob, std::string source) {
   std::lock_guard<std::mutex> lock(mu);
   if (iterator) {
@@ -152,6 +177,23 @@ void IteratorResource::Restore(std::string_view blob, std::string source) {
     pending_restore = std::string(blob);
     pending_source = std::move(source);
   }
+=======
+void IteratorResource::Restore(std::string_view blob, std::string origin) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (iterator) {
+    RestoreFrom(*iterator, blob, origin);
+  } else {
+    pending_restore = std::string(blob);
+    pending_origin = std::move(origin);
+  }
+}
+
+std::optional<uint64_t> IteratorSeed(const Graph& graph, std::string_view resource_name) {
+  if (graph.seed() < 0) return std::nullopt;
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a: stable across builds, unlike std::hash
+  for (unsigned char ch : resource_name) h = (h ^ ch) * 0x100000001b3ULL;
+  return MixSeed(static_cast<uint64_t>(graph.seed()), h);
+>>>>>>> resume
 }
 
 std::vector<std::string> IteratorResourceNames(const ResourceMgr& resources) {

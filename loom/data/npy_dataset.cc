@@ -15,6 +15,8 @@ class ArraySlicesDataset : public DatasetImpl {
   ArraySlicesDataset(const std::string& stage, Element tensors, ElementSpec spec)
       : DatasetImpl(stage, std::move(spec), {}), tensors_(std::move(tensors)) {}
 
+  std::string Params() const override { return StrCat("rows=", tensors_.begin()->second.dim(0)); }
+
   bool indexed() const override { return true; }
   std::shared_ptr<const RowSource> MakeRows(const IteratorContext&) const override {
     return MakeTensorRows(tensors_);

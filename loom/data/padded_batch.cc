@@ -138,6 +138,15 @@ class PaddedBatchDataset : public DatasetImpl {
     CheckArg(batch_size > 0, "PaddedBatch", "batch_size must be positive, got ", batch_size);
   }
 
+  std::string Params() const override {
+    std::string s = StrCat("batch_size=", batch_size_, " drop_remainder=", options_.drop_remainder ? "true" : "false");
+    for (const auto& [name, shape] : options_.padded_shapes) s += StrCat(" padded_shape[", name, "]=", shape);
+    for (const auto& [name, value] : options_.padding_values) {
+      s += StrCat(" padding_value[", name, "]=", value.DebugString());
+    }
+    return s;
+  }
+
  protected:
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext& ctx) const override {
     return std::make_unique<PaddedBatchIterator>(spec(), inputs()[0]->MakeIterator(ctx),

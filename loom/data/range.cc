@@ -29,6 +29,7 @@ class RangeDataset : public DatasetImpl {
     if (step > 0) n_ = stop > start ? (stop - start + step - 1) / step : 0;
     else n_ = start > stop ? (start - stop - step - 1) / -step : 0;
   }
+  std::string Params() const override { return StrCat("start=", start_, " step=", step_, " size=", n_); }
   bool indexed() const override { return true; }
   std::shared_ptr<const RowSource> MakeRows(const IteratorContext&) const override {
     return std::make_shared<RangeRows>(start_, step_, n_);

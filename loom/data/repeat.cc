@@ -80,6 +80,7 @@ class RepeatDataset : public IndexPreservingDataset {
  public:
   RepeatDataset(std::shared_ptr<const DatasetImpl> input, int64_t count)
       : IndexPreservingDataset("Repeat", std::move(input)), count_(count) {}
+  std::string Params() const override { return StrCat("count=", count_); }
 
  protected:
   std::unique_ptr<Cursor<int64_t>> WrapIndices(CursorFactory<int64_t> in,

@@ -82,6 +82,12 @@ class ShuffleDataset : public IndexPreservingDataset {
     CheckArg(buffer_size > 0, "Shuffle", "buffer_size must be positive, got ", buffer_size);
   }
 
+  std::string Params() const override {
+    return StrCat("buffer_size=", buffer_size_,
+                  " seed=", options_.seed ? std::to_string(*options_.seed) : "none",
+                  " reshuffle_each_iteration=", options_.reshuffle_each_iteration ? "true" : "false");
+  }
+
  protected:
   std::unique_ptr<Cursor<int64_t>> WrapIndices(CursorFactory<int64_t> in,
                                                const IteratorContext& ctx) const override {
@@ -99,7 +105,7 @@ class ShuffleDataset : public IndexPreservingDataset {
     // Unseeded: the iterator's random base (see IteratorContext), mixed with this stage's
     // place in the pipeline so two unseeded shuffles differ.
     const uint64_t base = options_.seed ? *options_.seed
-                          : MixSeed(ctx.random_base ? *ctx.random_base : RandomSeed(),
+                          : MixSeed(ctx.random_base ? ctx.random_base->Get() : RandomSeed(),
                                     std::hash<std::string>()(DebugString()));
     const bool reshuffle = options_.reshuffle_each_iteration;
     uint64_t seed = MixSeed(base, reshuffle ? ctx.iteration : 0);

@@ -39,6 +39,7 @@ class SkipDataset : public IndexPreservingDataset {
  public:
   SkipDataset(std::shared_ptr<const DatasetImpl> input, int64_t count)
       : IndexPreservingDataset("Skip", std::move(input)), count_(count) {}
+  std::string Params() const override { return StrCat("count=", count_); }
 
  protected:
   std::unique_ptr<Cursor<int64_t>> WrapIndices(CursorFactory<int64_t> in,

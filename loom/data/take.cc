@@ -38,6 +38,7 @@ class TakeDataset : public IndexPreservingDataset {
  public:
   TakeDataset(std::shared_ptr<const DatasetImpl> input, int64_t count)
       : IndexPreservingDataset("Take", std::move(input)), count_(count) {}
+  std::string Params() const override { return StrCat("count=", count_); }
 
  protected:
   std::unique_ptr<Cursor<int64_t>> WrapIndices(CursorFactory<int64_t> in,

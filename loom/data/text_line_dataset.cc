@@ -47,6 +47,8 @@ class TextLineSource : public DatasetImpl {
       : DatasetImpl(kStage, {{kLineKey, {DType::kString, Shape{}}}}, {}),
         config_(std::move(config)) {}
 
+  std::string Params() const override { return internal::FilesParams(config_->files); }
+
  protected:
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext&) const override {
     return std::make_unique<TextLineIterator>(spec(), config_);

@@ -79,6 +79,8 @@ class TFRecordSource : public DatasetImpl {
       : DatasetImpl(kStage, Spec(*config), {}),
         config_(std::move(config)) {}
 
+  std::string Params() const override { return internal::FilesParams(config_->files); }
+
  protected:
   static ElementSpec Spec(const TFRecordConfig& config) {
     ElementSpec spec{{kRecordKey, {DType::kString, Shape{}}}};

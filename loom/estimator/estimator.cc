@@ -53,7 +53,7 @@ std::vector<std::string> Estimator::GetVariableNames() const {
   if (!ckpt) throw FailedPrecondition("GetVariableNames: no checkpoint in '", model_dir(), "'");
   std::vector<std::string> names;
   for (const auto& entry : train::ListVariables(env(), train::CheckpointFilePath(*ckpt))) {
-    if (!entry.is_iterator_state) names.push_back(entry.name);
+    if (!entry.is_iterator_state && !entry.is_random_stream) names.push_back(entry.name);
   }
   return names;
 }
@@ -64,10 +64,16 @@ Tensor Estimator::GetVariableValue(const std::string& name) const {
   return train::LoadVariable(env(), train::CheckpointFilePath(*ckpt), name);
 }
 
-void ResetIterator(Session& session, const std::string& resource, const data::Dataset& dataset) {
+void ResetIterator(Session& session, const std::string& resource, const data::Dataset& dataset,
+                   bool restart_input) {
+  const std::string_view shared_name =
+      std::string_view(resource).substr(resource.starts_with(data::kIteratorResourcePrefix)
+                                            ? data::kIteratorResourcePrefix.size()
+                                            : 0);
+  const std::optional<uint64_t> seed = data::IteratorSeed(session.graph(), shared_name);
   auto make = [&] {
     try {
-      return dataset.MakeIterator();
+      return dataset.MakeIterator(seed);
     } catch (const Error& e) {
       throw WithContext(e,
                         "input_fn returned a Dataset the Estimator cannot iterate (a dataset "
@@ -76,28 +82,36 @@ void ResetIterator(Session& session, const std::string& resource, const data::Da
     }
   };
   auto* r = session.resources().LookupOrCreate<data::IteratorResource>(resource);
-  std::string pending;
+  std::string pending, origin;
   {
     std::lock_guard<std::mutex> lock(r->mu);
     pending.swap(r->pending_restore);
+    origin.swap(r->pending_origin);
   }
   std::unique_ptr<data::Iterator> iterator = make();
-  if (!pending.empty()) {
+  if (!pending.empty() && restart_input) {
+    LOOM_LOG(WARNING) << "Not restoring the input position saved in '" << origin
+                      << "' (TrainOptions::restart_input): the input starts from its beginning";
+  } else if (!pending.empty()) {
     try {
       iterator->Restore(pending);
     } catch (const Error& e) {
-      // The checkpoint's position belongs to another input pipeline (input_fn changed
-      // between Train calls): start this one from its beginning, as TF always does.
-      LOOM_LOG(WARNING) << "The checkpoint's input position does not fit this input_fn's "
-                        << "dataset; starting it from the beginning (" << e.message() << ")";
-      iterator = make();
+      // A position restored into another pipeline would silently mean something else
+      // (another batch size: other examples at each global step); starting over silently
+      // would break the global step -> input position relation. Say so instead.
+      throw WithContext(e, "the checkpoint '", origin,
+                        "' holds the input position of another input pipeline than the one "
+                        "input_fn builds now (changed batch size, shuffle buffer, files, ...?); "
+                        "train with the input_fn it was saved with to resume exactly, or pass "
+                        "TrainOptions::restart_input (loom train --restart-input) to start "
+                        "the new input from its beginning");
     }
   }
   r->Reset(std::move(iterator));
 }
 
 void DatasetInitializerHook::AfterCreateSession(Session& session) {
-  ResetIterator(session, resource_, dataset_);
+  ResetIterator(session, resource_, dataset_, restart_input_);
 }
 
 ModelGraph EstimatorInternals::BuildModelGraph(Estimator& est, const InputFn& input_fn, Mode mode) {

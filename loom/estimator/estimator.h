@@ -79,6 +79,11 @@ struct TrainOptions {
   std::optional<int64_t> max_steps;
   // Called around every checkpoint (before/after save, at the end).
   std::vector<std::shared_ptr<CheckpointSaverListener>> saving_listeners;
+  // Start input_fn's dataset from its beginning instead of the input position saved in
+  // the checkpoint. Needed to resume with another pipeline (batch size, shuffle buffer,
+  // files, ...): restoring a position into it is an error naming the checkpoint and what
+  // changed. Default: false.
+  bool restart_input = false;
 };
 
 struct TrainResult {

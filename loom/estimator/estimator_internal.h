@@ -34,18 +34,22 @@ struct ModelGraph {
 // AfterCreateSession, so a position restored from a checkpoint is applied then.
 class DatasetInitializerHook : public train::SessionRunHook {
  public:
-  DatasetInitializerHook(data::Dataset dataset, std::string resource)
-      : dataset_(std::move(dataset)), resource_(std::move(resource)) {}
+  DatasetInitializerHook(data::Dataset dataset, std::string resource, bool restart_input = false)
+      : dataset_(std::move(dataset)), resource_(std::move(resource)), restart_input_(restart_input) {}
   void AfterCreateSession(Session& session) override;
 
  private:
   data::Dataset dataset_;
   std::string resource_;
+  bool restart_input_;
 };
 
 // Replaces the iterator named `resource` in the session by a fresh one over `dataset`
-// (applying a restored position pending there).
-void ResetIterator(Session& session, const std::string& resource, const data::Dataset& dataset);
+// (seeded from the graph seed, data::IteratorSeed), applying a restored position pending
+// there. A pending position of another pipeline is an error naming the checkpoint and what
+// changed, unless `restart_input` (TrainOptions::restart_input) drops it.
+void ResetIterator(Session& session, const std::string& resource, const data::Dataset& dataset,
+                   bool restart_input = false);
 
 // An evaluation graph: the model in kEval plus the metrics.
 struct EvalGraph {

@@ -1,5 +1,6 @@
-// A training process for estimator_kill_test: trains the test's linear model to max_steps
-// in model_dir, sleeping sleep_us per step so the test can SIGKILL it mid-run.
+// A training process for estimator_kill_test: trains the test's linear model, with dropout
+// on its input while training, to max_steps in model_dir, sleeping sleep_us per step so
+// the test can SIGKILL it mid-run.
 //   estimator_kill_helper <model_dir> <max_steps> <sleep_us>
 #include <unistd.h>
 
@@ -21,6 +22,18 @@ class SleepHook : public loom::SessionRunHook {
   int us_;
 };
 
+// LinearModelFn on Dropout(x) in training: the masks differ at every step, so only a
+// resume that restores the dropout's stream ends where an uninterrupted run ends.
+loom::EstimatorSpec DropoutLinearModelFn(loom::Scope& s, const loom::Features& features,
+                                         loom::Output labels, loom::Mode mode,
+                                         const loom::Params& params, const loom::RunConfig& config) {
+  loom::Features input = features;
+  if (mode == loom::Mode::kTrain) {
+    input["x"] = loom::Dropout(s.WithOpName("input_dropout"), features.at("x"), 0.2);
+  }
+  return loom::estimator_testing::LinearModelFn(s, input, labels, mode, params, config);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -30,7 +43,7 @@ int main(int argc, char** argv) {
   }
   using namespace loom;
   estimator_testing::LinearData data = estimator_testing::MakeLinearData(100, 11);
-  Estimator estimator(estimator_testing::LinearModelFn, {.model_dir = argv[1],
+  Estimator estimator(DropoutLinearModelFn, {.model_dir = argv[1],
                                                          .tf_random_seed = 1,
                                                          .save_checkpoints_steps = 5,
                                                          .log_step_count_steps = 0});

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -108,11 +109,22 @@ TEST(EstimatorKillTest, KilledAndRestartedRunMatchesUninterruptedRun) {
               {.model_dir = reference.path(), .log_step_count_steps = 0});
   Estimator b(estimator_testing::LinearModelFn,
               {.model_dir = killed.path(), .log_step_count_steps = 0});
-  for (const std::string& name : {"global_step", "w", "b"}) {
-    EXPECT_TRUE(a.GetVariableValue(name).Equals(b.GetVariableValue(name)))
-        << name << ": " << a.GetVariableValue(name).DebugString() << " vs "
-        << b.GetVariableValue(name).DebugString();
+  // Every tensor of the final checkpoints: variables, the input position and the
+  // dropout's random stream (the helper trains with dropout on x).
+  const std::string a_path = train::CheckpointFilePath(*a.LatestCheckpoint());
+  const std::string b_path = train::CheckpointFilePath(*b.LatestCheckpoint());
+  std::vector<train::CheckpointEntry> entries = train::ListVariables(Env::Default(), a_path);
+  ASSERT_EQ(entries.size(), train::ListVariables(Env::Default(), b_path).size());
+  bool has_dropout_stream = false;
+  for (const train::CheckpointEntry& e : entries) {
+    has_dropout_stream |= e.is_random_stream && e.name.find("input_dropout") != std::string::npos;
+    Tensor x = train::LoadVariable(Env::Default(), a_path, e.name);
+    Tensor y = train::LoadVariable(Env::Default(), b_path, e.name);
+    EXPECT_TRUE(x.dtype() == y.dtype() && x.shape() == y.shape() && x.TotalBytes() == y.TotalBytes() &&
+                std::memcmp(x.raw_data(), y.raw_data(), x.TotalBytes()) == 0)
+        << e.name << ": " << x.DebugString() << " vs " << y.DebugString();
   }
+  EXPECT_TRUE(has_dropout_stream);
   estimator_testing::LinearData eval = estimator_testing::MakeLinearData(50, 99);
   InputFn eval_fn =
       ArrayInputFn({.x = {{"x", eval.x}}, .y = eval.y, .batch_size = 10, .shuffle = false});

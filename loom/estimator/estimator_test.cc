@@ -291,6 +291,27 @@ TEST(EstimatorTrainTest, StepsAreRelativeMaxStepsAbsoluteAndTrainingResumes) {
   EXPECT_THROW(resumed.Train(TrainInput(d), {.steps = 0}), Error);
 }
 
+// Issue 9 item 7: resuming with another batch size does not restore the old input
+// position into the new pipeline (nor silently start over): the error names the
+// checkpoint and the change; TrainOptions::restart_input starts the input over.
+TEST(EstimatorTrainTest, ResumingWithAnotherBatchSizeIsAnErrorUnlessTheInputRestarts) {
+  TempDir dir;
+  LinearData d = MakeLinearData(64);
+  Estimator estimator(LinearModelFn, QuietConfig(dir.path()));
+  EXPECT_EQ(estimator.Train(TrainInput(d, 8), {.steps = 10}).global_step, 10);
+  const std::string message = ErrorOf([&] { estimator.Train(TrainInput(d, 16), {.steps = 5}); },
+                                      ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find(dir.Join("model.ckpt-10.safetensors")), std::string::npos) << message;
+  EXPECT_NE(message.find("'Batch batch_size=8 drop_remainder=false'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'Batch batch_size=16 drop_remainder=false'"), std::string::npos) << message;
+  EXPECT_NE(message.find("restart_input"), std::string::npos) << message;
+  EXPECT_EQ(train::StepValue(estimator.GetVariableValue("global_step")), 10);  // nothing trained
+  // The same pipeline resumes; a changed one starts over when asked to.
+  EXPECT_EQ(estimator.Train(TrainInput(d, 8), {.steps = 5}).global_step, 15);
+  EXPECT_EQ(estimator.Train(TrainInput(d, 16), {.steps = 5, .restart_input = true}).global_step, 20);
+  EXPECT_EQ(estimator.Train(TrainInput(d, 16), {.steps = 5}).global_step, 25);
+}
+
 TEST(EstimatorTrainTest, TrainsUntilInputEndsWithoutSteps) {
   TempDir dir;
   LinearData d = MakeLinearData(40);

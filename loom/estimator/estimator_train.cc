@@ -17,7 +17,8 @@ train::HookList EstimatorInternals::TrainingHooks(
   train::HookList hooks;
   if (model.dataset) {
     hooks.push_back(
-        std::make_shared<DatasetInitializerHook>(*model.dataset, model.iterator_resource));
+        std::make_shared<DatasetInitializerHook>(*model.dataset, model.iterator_resource,
+                                                 options.restart_input));
   }
   const TrainDistribution* distribution = config.train_distribute.get();
   if (distribution != nullptr) {

@@ -56,11 +56,15 @@ void WarmStart(Session& session, const WarmStartSettings& settings, Env* env) {
     LOOM_LOG(WARNING) << "warm start: no variable matches '" << settings.vars_to_warm_start << "'";
     return;
   }
-  train::Saver saver(graph, {.var_list = names, .save_iterators = false, .env = env});
+  train::Saver saver(graph, {.var_list = names,
+                             .save_iterators = false,
+                             .save_random_streams = false,
+                             .env = env});
   saver.Restore(session, path,
                 {.variables = names,
                  .name_map = settings.var_name_to_prev_var_name,
-                 .restore_iterators = false});
+                 .restore_iterators = false,
+                 .restore_random_streams = false});
   for (const std::string& name : names) {
     auto it = settings.var_name_to_prev_var_name.find(name);
     LOOM_LOG(INFO) << "Warm-started variable " << name << " from "

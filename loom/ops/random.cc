@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <numbers>
 #include <random>
 
@@ -19,14 +20,22 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// One Session's stream state for one random node: the Philox key (fixed when the Session
-// first runs the node) and how many runs have drawn from it.
-class RandomStreamResource : public Resource {
- public:
-  explicit RandomStreamResource(uint64_t key) : key(key) {}
-  const uint64_t key;
-  std::atomic<uint64_t> runs{0};
-};
+uint64_t SeededKey(int64_t seed, int64_t seed2) {
+  return SplitMix64(SplitMix64(static_cast<uint64_t>(seed)) ^ static_cast<uint64_t>(seed2));
+}
+
+// The key a fresh stream of `node` starts with: from its seeds, or from the OS when it
+// has none (seed = seed2 = 0).
+uint64_t InitialKey(const AttrMap& attrs) {
+  const int64_t seed = attrs.GetOr<int64_t>("seed", 0), seed2 = attrs.GetOr<int64_t>("seed2", 0);
+  if (seed != 0 || seed2 != 0) return SeededKey(seed, seed2);
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+bool Seeded(const AttrMap& attrs) {
+  return attrs.GetOr<int64_t>("seed", 0) != 0 || attrs.GetOr<int64_t>("seed2", 0) != 0;
+}
 
 // The stream one kernel invocation draws from: block b of it is
 // Philox(counter = (b, run), key).
@@ -42,20 +51,16 @@ struct Stream {
   }
 };
 
+RandomStreamResource* StreamOf(ResourceMgr& resources, const Node& node) {
+  return resources.LookupOrCreate<RandomStreamResource>(
+      StrCat(kRandomStreamPrefix, node.name()),
+      [&] { return std::make_unique<RandomStreamResource>(InitialKey(node.attrs())); });
+}
+
 Stream NextStream(KernelContext& c) {
-  const int64_t seed = c.attr<int64_t>("seed"), seed2 = c.attr<int64_t>("seed2");
-  auto* state = c.resources().LookupOrCreate<RandomStreamResource>(c.node().name(), [&] {
-    uint64_t key;
-    if (seed == 0 && seed2 == 0) {  // no seed anywhere: nondeterministic
-      std::random_device device;
-      key = (static_cast<uint64_t>(device()) << 32) ^ device();
-    } else {
-      key = SplitMix64(SplitMix64(static_cast<uint64_t>(seed)) ^ static_cast<uint64_t>(seed2));
-    }
-    return std::make_unique<RandomStreamResource>(key);
-  });
-  return {{static_cast<uint32_t>(state->key), static_cast<uint32_t>(state->key >> 32)},
-          state->runs.fetch_add(1)};
+  RandomStreamResource* state = StreamOf(c.resources(), c.node());
+  const uint64_t key = state->key.load();
+  return {{static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)}, state->runs.fetch_add(1)};
 }
 
 // Fills out[0, n) block by block: emit(block_bits, first_index, count) writes values
@@ -410,6 +415,47 @@ Output Dropout(const Scope& scope, Input x, double rate, int64_t seed) {
   auto [s1, s2] = OpSeeds(scope, seed);
   return scope.AddNode(DropoutOp(), {xo}, {{"rate", rate}, {"seed", s1}, {"seed2", s2}}, "Dropout")
       ->output(0);
+}
+
+namespace {
+bool IsRandomOp(const Node& node) {
+  for (const OpDef* op : {&RandomUniformOp(), &RandomNormalOp(), &TruncatedNormalOp(),
+                          &RandomUniformIntOp(), &DropoutOp()}) {
+    if (&node.op_def() == op) return true;
+  }
+  return false;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, Tensor>> SaveRandomStreams(const ResourceMgr& resources) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const std::string& name : resources.Names()) {
+    if (!name.starts_with(kRandomStreamPrefix)) continue;
+    const auto* stream = resources.Lookup<RandomStreamResource>(name);
+    if (stream == nullptr) continue;
+    const uint64_t state[2] = {stream->runs.load(), stream->key.load()};
+    Tensor t(kInt64, Shape{2});
+    std::memcpy(t.raw_data(), state, sizeof(state));
+    out.emplace_back(name, std::move(t));
+  }
+  return out;
+}
+
+bool RestoreRandomStream(ResourceMgr& resources, const Graph& graph, std::string_view name,
+                         const Tensor& saved, std::string_view origin) {
+  if (!name.starts_with(kRandomStreamPrefix)) return false;
+  const Node* node = graph.FindNode(name.substr(kRandomStreamPrefix.size()));
+  if (node == nullptr || !IsRandomOp(*node)) return false;
+  if (saved.dtype() != kInt64 || saved.shape() != Shape{2}) {
+    throw DataLoss("random stream '", name, "' in '", origin, "' is ", DTypeName(saved.dtype()),
+                   saved.shape(), "; a random stream is saved as int64 [2] {runs, key}");
+  }
+  uint64_t state[2];
+  std::memcpy(state, saved.raw_data(), sizeof(state));
+  RandomStreamResource* stream = StreamOf(resources, *node);
+  stream->runs.store(state[0]);
+  if (!Seeded(node->attrs())) stream->key.store(state[1]);
+  return true;
 }
 
 void RegisterRandomOps(OpRegistry& registry) {

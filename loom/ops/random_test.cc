@@ -65,6 +65,37 @@ TEST(RandomTest, SameSeedsSameNumbersWhateverTheThreadCount) {
   EXPECT_TRUE(one[2].Equals(RunTwice(a, 1)[2]));
 }
 
+// The stream state the Saver checkpoints: {runs, key} per op that ran; restoring it into
+// a new Session continues the sequence (issue 9, exact resume).
+TEST(RandomTest, StreamsSaveAndRestoreTheirPosition) {
+  Graph graph({.seed = 3});
+  Scope s(graph);
+  Output noise = RandomUniform(s.WithOpName("noise"), {64});
+  Output unused = RandomNormal(s.WithOpName("unused"), {4});
+  Session a(graph);
+  for (int i = 0; i < 3; ++i) a.Eval(noise);
+  auto saved = SaveRandomStreams(a.resources());
+  ASSERT_EQ(saved.size(), 1u);  // "unused" never ran
+  EXPECT_EQ(saved[0].first, "random:noise");
+  EXPECT_EQ(saved[0].second.data<int64_t>()[0], 3);
+  const Tensor fourth = a.Eval(noise);
+
+  Session b(graph);
+  EXPECT_TRUE(RestoreRandomStream(b.resources(), graph, saved[0].first, saved[0].second, "ckpt"));
+  EXPECT_TRUE(b.Eval(noise).Equals(fourth));
+  Session c(graph);
+  EXPECT_FALSE(c.Eval(noise).Equals(fourth));  // a fresh Session starts at run 0
+  // Streams of other graphs' nodes are ignored; a malformed one is DataLoss naming the file.
+  EXPECT_FALSE(RestoreRandomStream(b.resources(), graph, "random:dropout", saved[0].second, "ckpt"));
+  try {
+    RestoreRandomStream(b.resources(), graph, "random:noise", Tensor::Scalar<float>(1), "ckpt-7");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDataLoss);
+    EXPECT_NE(e.message().find("ckpt-7"), std::string::npos) << e.message();
+  }
+}
+
 TEST(RandomTest, SeedingFollowsTf1Rules) {
   // Two ops with the same graph seed and no op seed differ.
   {

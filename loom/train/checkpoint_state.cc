@@ -9,6 +9,7 @@
 #include "loom/base/crc32c.h"
 #include "loom/base/logging.h"
 #include "loom/io/safetensors.h"
+#include "loom/ops/random.h"
 #include "loom/train/saver.h"
 
 namespace loom::train {
@@ -243,7 +244,8 @@ std::vector<CheckpointEntry> ListVariables(Env* env, const std::string& path) {
                    .dtype = DTypeFromFileName(e.dtype),
                    .file_dtype = e.dtype,
                    .shape = e.shape,
-                   .is_iterator_state = e.name.starts_with(kIteratorStatePrefix)});
+                   .is_iterator_state = e.name.starts_with(kIteratorStatePrefix),
+                   .is_random_stream = e.name.starts_with(kRandomStreamPrefix)});
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include "loom/base/logging.h"
 #include "loom/data/iterator_ops.h"
 #include "loom/io/safetensors.h"
+#include "loom/ops/random.h"
 
 namespace loom::train {
 namespace {
@@ -107,6 +108,9 @@ std::string Saver::Save(Session& session, const std::string& prefix,
       if (!blob.empty()) std::memcpy(t.raw_data(), blob.data(), blob.size());
       tensors.emplace_back(name, std::move(t));
     }
+  }
+  if (options_.save_random_streams) {
+    for (auto& entry : SaveRandomStreams(session.resources())) tensors.push_back(std::move(entry));
   }
   // 2. The checksum of the data section, in file order.
   uint32_t crc = 0;
@@ -240,7 +244,14 @@ void Saver::Restore(Session& session, const std::string& path, const RestoreOpti
       if (!name.starts_with(kIteratorStatePrefix)) continue;
       Tensor blob = reader->Get(name);
       auto* it = session.resources().LookupOrCreate<data::IteratorResource>(name);
-      it->Restore(std::string_view(static_cast<const char*>(blob.raw_data()), blob.TotalBytes()));
+      it->Restore(std::string_view(static_cast<const char*>(blob.raw_data()), blob.TotalBytes()),
+                  file);
+    }
+  }
+  if (options.restore_random_streams && options_.save_random_streams) {
+    for (const std::string& name : reader->names()) {
+      if (!name.starts_with(kRandomStreamPrefix)) continue;
+      RestoreRandomStream(session.resources(), graph_, name, reader->Get(name), file);
     }
   }
 }

@@ -7,6 +7,9 @@
 //     includes "global_step" and optimizer slots),
 //   - the state of every initialized input iterator in the Session, as a uint8 tensor
 //     named after its resource ("iterator:<shared name>"),
+//   - the stream of every random op (Dropout, RandomNormal, ...) the Session ran, as an
+//     int64 [2] {runs, key} named "random:<node name>" (ops/random.h), so a resumed run
+//     draws the numbers the uninterrupted one would have,
 //   - metadata: format, global step, wall time, and a crc32c of the data section.
 // Beside it, TF's text `checkpoint` state file lists the newest checkpoint and those kept.
 //
@@ -53,6 +56,8 @@ struct SaverOptions {
   std::vector<std::string> var_list;
   // Save and restore the Session's input iterator states. Default: true.
   bool save_iterators = true;
+  // Save and restore the Session's random-op streams. Default: true.
+  bool save_random_streams = true;
   // Checkpoints to keep; older ones are deleted. 0 keeps all. Default: 5.
   int max_to_keep = 5;
   // Additionally keep one checkpoint per this many hours forever. Default: 10000 (never).
@@ -71,6 +76,9 @@ struct RestoreOptions {
   bool allow_missing = false;
   // Restore iterator states found in the checkpoint. Default: true.
   bool restore_iterators = true;
+  // Restore the streams of this graph's random ops found in the checkpoint (streams of
+  // ops the graph lacks are ignored). Default: true.
+  bool restore_random_streams = true;
 };
 
 class Saver {
@@ -155,6 +163,7 @@ struct CheckpointEntry {
   std::string file_dtype;          // "F32", "I64", ...
   Shape shape;
   bool is_iterator_state = false;
+  bool is_random_stream = false;  // "random:<node>", a random op's {runs, key}
 };
 // Lists any safetensors file's tensors in data order (TF's tf.train.list_variables).
 std::vector<CheckpointEntry> ListVariables(Env* env, const std::string& path);

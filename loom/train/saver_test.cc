@@ -8,6 +8,7 @@
 #include "loom/base/logging.h"
 #include "loom/data/dataset.h"
 #include "loom/io/safetensors.h"
+#include "loom/ops/random.h"
 #include "loom/train/runtime_test_util.h"
 #include "loom/train/saver.h"
 
@@ -292,6 +293,55 @@ TEST(Saver, IteratorStateResumesMidEpoch) {
     EXPECT_THROW(session.Eval(next), Error);
   }
   EXPECT_EQ(resumed, uninterrupted);
+}
+
+// Issue 9 item 1: a random op's stream position is in the checkpoint, so a session
+// restored from it draws what the uninterrupted session draws next, seeded or not.
+TEST(Saver, RandomStreamsResumeExactly) {
+  for (int64_t graph_seed : {int64_t{5}, int64_t{-1}}) {
+    TempDir dir;
+    Graph graph({.seed = graph_seed});
+    Scope s(graph);
+    GlobalStep(s);
+    Output mask = Dropout(s.WithOpName("drop"), Const(s, Tensor::FromVector<float>(std::vector<float>(64, 1.f))), 0.5);
+    Output noise = RandomNormal(s.WithOpName("noise"), {16});
+    Saver saver(graph);
+    std::vector<Tensor> uninterrupted, resumed;
+    {
+      Session session(graph);
+      session.RunTarget(GlobalVariablesInitializer(s));
+      for (int i = 0; i < 5; ++i) {
+        auto out = session.Run({}, {mask, noise});
+        uninterrupted.insert(uninterrupted.end(), out.begin(), out.end());
+        if (i == 2) saver.Save(session, dir.Join("model.ckpt"), 3);
+      }
+    }
+    Session session(graph);
+    ASSERT_TRUE(saver.RestoreLatest(session, dir.path()));
+    for (int i = 0; i < 2; ++i) {
+      auto out = session.Run({}, {mask, noise});
+      resumed.insert(resumed.end(), out.begin(), out.end());
+    }
+    for (size_t i = 0; i < resumed.size(); ++i) {
+      EXPECT_TRUE(resumed[i].Equals(uninterrupted[6 + i])) << "graph seed " << graph_seed << " output " << i;
+    }
+    EXPECT_FALSE(uninterrupted[0].Equals(uninterrupted[2]));  // each run draws anew
+    int streams = 0;
+    for (const CheckpointEntry& e : ListVariables(Env::Default(), dir.Join("model.ckpt-3"))) {
+      if (!e.is_random_stream) continue;
+      ++streams;
+      EXPECT_EQ(e.dtype, kInt64);
+      EXPECT_EQ(e.shape, Shape{2});
+      EXPECT_EQ(LoadVariable(Env::Default(), dir.Join("model.ckpt-3"), e.name).data<int64_t>()[0], 3)
+          << e.name << " ran 3 times";
+    }
+    EXPECT_EQ(streams, 2);
+    // Without restoring them, the streams start over and the numbers differ.
+    Session fresh(graph);
+    saver.Restore(fresh, dir.Join("model.ckpt-3"), {.restore_random_streams = false});
+    if (graph_seed >= 0) EXPECT_TRUE(fresh.Eval(noise).Equals(uninterrupted[1]));
+    else EXPECT_FALSE(fresh.Eval(noise).Equals(uninterrupted[7]));
+  }
 }
 
 TEST(Saver, ReadsTheSharedSafetensorsFiles) {
