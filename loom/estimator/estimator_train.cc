@@ -4,6 +4,8 @@
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/warm_start.h"
 #include "loom/train/monitored_session.h"
+#include "loom/train/stop_signals.h"
+#include "loom/train/saver.h"
 #include "loom/train/summary.h"
 
 namespace loom {
@@ -99,9 +101,11 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
   for (const auto& hook : options.hooks) {
     if (hook == nullptr) throw InvalidArgument("Train: a null hook in options.hooks");
   }
+  const ModelDirLock lock(*this);
   TrainResult result;
   if (options.max_steps) {
-    if (std::optional<std::string> ckpt = LatestCheckpoint()) {
+    // Silent: the session creator's restore warns about invalid checkpoints, once.
+    if (std::optional<std::string> ckpt = train::ScanCheckpoints(env(), model_dir()).latest) {
       const int64_t step = CheckpointGlobalStep(env(), *ckpt);
       if (step >= *options.max_steps) {
         LOOM_LOG(INFO) << "Skipping training since max_steps has already saved: the checkpoint "
@@ -131,12 +135,16 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
     };
   }
   train::HookList hooks = EstimatorInternals::TrainingHooks(*this, model, options, scaffold);
+  const train::ScopedStopSignals stop_signals;
+  hooks.insert(hooks.begin(), stop_signals.NewHook());
 
   double last_loss = 0;
   {
     train::MonitoredSession session(
         train::NewSessionCreator(*model.graph, {.scaffold = scaffold,
                                                 .checkpoint_dir = config_.model_dir,
+                                                .start_over_if_checkpoints_corrupt =
+                                                    config_.start_over_if_checkpoints_corrupt,
                                                 .session_options = config_.session_config}),
         hooks);
     while (!session.ShouldStop()) {
@@ -147,6 +155,11 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
     }
     result.global_step = train::StepValue(session.raw_session().Eval(model.global_step));
     session.Close();
+  }
+  result.stop_signal = stop_signals.received();
+  if (result.stop_signal != 0) {
+    LOOM_LOG(WARNING) << "Training stopped by " << train::StopSignalName(result.stop_signal)
+                      << " at global step " << result.global_step;
   }
   if (result.steps_run == 0) {
     LOOM_LOG(WARNING) << "Training with estimator made no steps. Perhaps input is empty or "
