@@ -43,6 +43,11 @@ class WritableFile {
   // Flushes and makes the data durable (fsync).
   virtual void Sync() = 0;
   virtual void Close() = 0;
+  // Discards anything still buffered, cuts the file to `size` bytes and continues
+  // appending there: how a writer takes back a record that failed halfway (a full disk).
+  // REQUIRES: the first `size` bytes reached the file (a Flush or Sync returned after
+  // they were appended).
+  virtual void Truncate(uint64_t size) = 0;
 };
 
 // A read-only view of a whole file. The mapping lives as long as the object.
@@ -51,6 +56,14 @@ class MappedRegion {
   virtual ~MappedRegion() = default;
   virtual const char* data() const = 0;
   virtual uint64_t size() const = 0;
+};
+
+// An exclusive lock on a file, held until the object is destroyed. The OS releases it
+// when the process dies (SIGKILL included), so a lock never outlives its holder.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+  virtual const std::string& path() const = 0;
 };
 
 class Env {
@@ -84,6 +97,13 @@ class Env {
   virtual void SyncDir(const std::string& dir) = 0;
   // Paths matching a glob pattern (* ? [..] in the last component), sorted.
   virtual std::vector<std::string> Glob(const std::string& pattern) = 0;
+  // Takes an exclusive lock on `path` (created if absent) without waiting and replaces
+  // the file's contents with `holder` (who holds it, for the next one who tries). Another
+  // process or another FileLock of this process holding it: FailedPrecondition whose
+  // message quotes what that holder wrote. The POSIX Env uses flock(2), released by the
+  // kernel when the holder dies; the memory Env keeps the lock in memory.
+  virtual std::unique_ptr<FileLock> LockFile(const std::string& path,
+                                             std::string_view holder) = 0;
 
   virtual uint64_t NowMicros() = 0;
   virtual std::string HostName() = 0;

@@ -1,6 +1,8 @@
 #include "loom/base/env.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -183,6 +185,46 @@ TEST_P(EnvTest, ClockHostAndPid) {
   EXPECT_GT(env_->ProcessId(), 0);
 }
 
+TEST_P(EnvTest, TruncateTakesBackTheTailAndAppendsThere) {
+  const std::string path = Path("t");
+  auto file = env_->NewWritableFile(path);
+  file->Append("complete|");
+  file->Flush();
+  file->Append("torn");
+  file->Truncate(9);
+  file->Append("next|");
+  file->Close();
+  EXPECT_EQ(ReadFileToString(env_, path), "complete|next|");
+  // An appendable file too (O_APPEND on POSIX).
+  auto again = env_->NewAppendableFile(path);
+  again->Append("xx");
+  again->Flush();
+  again->Truncate(14);
+  again->Append("end");
+  again->Close();
+  EXPECT_EQ(ReadFileToString(env_, path), "complete|next|end");
+}
+
+TEST_P(EnvTest, LockFileExcludesASecondHolderAndNamesTheFirst) {
+  const std::string path = Path("LOCK");
+  {
+    auto lock = env_->LockFile(path, "pid 42 on host alpha\n");
+    EXPECT_EQ(lock->path(), path);
+    try {
+      env_->LockFile(path, "pid 43 on host beta");
+      FAIL() << "a second lock on one file must fail";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << e.what();
+      EXPECT_NE(e.message().find(path), std::string::npos) << e.what();
+      EXPECT_NE(e.message().find("pid 42 on host alpha"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(ReadFileToString(env_, path), "pid 42 on host alpha\n");
+  }
+  // Released with the object: the next holder gets it and replaces the text.
+  auto lock = env_->LockFile(path, "pid 43");
+  EXPECT_EQ(ReadFileToString(env_, path), "pid 43");
+}
+
 INSTANTIATE_TEST_SUITE_P(PosixAndMemory, EnvTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Posix" : "Memory"; });
 
@@ -208,6 +250,41 @@ TEST(PosixEnvTest, FullDiskIsResourceExhausted) {
     EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
     EXPECT_NE(e.message().find("/dev/full"), std::string::npos);
   }
+}
+
+// A lock dies with its process: the child takes it, the parent is refused (and told the
+// child's pid), then SIGKILLs the child and takes it.
+TEST(PosixEnvTest, LockIsReleasedWhenTheHolderIsKilled) {
+  char tmpl[] = "/tmp/loom_lock_test_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string path = JoinPath(tmpl, "LOCK");
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(ready[0]);
+    auto lock = Env::Default()->LockFile(path, StrCat("pid ", ::getpid()));
+    char ok = 1;
+    if (::write(ready[1], &ok, 1) != 1) ::_exit(2);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  ::close(ready[0]);
+  try {
+    Env::Default()->LockFile(path, "parent");
+    ADD_FAILURE() << "the child holds the lock";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition);
+    EXPECT_NE(e.message().find(StrCat("pid ", child)), std::string::npos) << e.what();
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_NO_THROW(Env::Default()->LockFile(path, "parent"));
+  Env::Default()->DeleteRecursively(tmpl);
 }
 
 // Fault injection over the memory Env.
@@ -256,6 +333,18 @@ TEST_F(FaultInjectionTest, FullDiskWritesWhatFits) {
   env_.ClearFaults();
   file->Append("h");
   EXPECT_EQ(ReadFileToString(&env_, "f"), "abcdeh");
+}
+
+TEST_F(FaultInjectionTest, TruncateGivesSpaceBack) {
+  auto file = env_.NewWritableFile("f");
+  env_.SetFreeSpace(6);
+  file->Append("abcd");
+  EXPECT_THROW(file->Append("efgh"), Error);  // "ef" fits: a torn write
+  file->Truncate(4);
+  EXPECT_EQ(ReadFileToString(&env_, "f"), "abcd");
+  file->Append("XY");  // the 2 bytes the truncation freed
+  EXPECT_THROW(file->Append("Z"), Error);
+  EXPECT_EQ(ReadFileToString(&env_, "f"), "abcdXY");
 }
 
 TEST_F(FaultInjectionTest, SyncAndRenameFailures) {

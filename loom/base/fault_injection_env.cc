@@ -33,6 +33,15 @@ class FaultInjectionWritableFile : public WritableFile {
     tracked_->synced_size = size_;
   }
   void Close() override { base_->Close(); }
+  void Truncate(uint64_t size) override {
+    base_->Truncate(size);
+    std::lock_guard<std::mutex> lock(env_->mu_);
+    if (size < size_) {
+      if (env_->free_space_) *env_->free_space_ += size_ - size;  // a disk gets it back
+      size_ = size;
+    }
+    if (tracked_->synced_size > size) tracked_->synced_size = size;
+  }
 
  private:
   FaultInjectionEnv* env_;
@@ -211,6 +220,10 @@ void FaultInjectionEnv::SyncDir(const std::string& dir) {
 
 std::vector<std::string> FaultInjectionEnv::Glob(const std::string& pattern) {
   return base_->Glob(pattern);
+}
+std::unique_ptr<FileLock> FaultInjectionEnv::LockFile(const std::string& path,
+                                                      std::string_view holder) {
+  return base_->LockFile(path, holder);
 }
 uint64_t FaultInjectionEnv::NowMicros() { return base_->NowMicros(); }
 std::string FaultInjectionEnv::HostName() { return base_->HostName(); }

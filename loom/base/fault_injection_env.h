@@ -8,6 +8,7 @@
 //   FaultInjectionEnv env(mem.get());
 //   env.FailNthAppend(2);                 // the 2nd Append from now throws
 //   env.SetFreeSpace(100);                // later Appends past 100 bytes: "disk full"
+//                                         // (WritableFile::Truncate gives space back)
 //   env.SetSyncFails(true);               // WritableFile::Sync and SyncDir throw
 //   env.SetRenameFails(true);             // RenameFile throws, nothing moves
 //   env.DropUnsyncedData();               // simulate a crash: lose what was not synced
@@ -70,6 +71,7 @@ class FaultInjectionEnv : public Env {
   void RenameFile(const std::string& from, const std::string& to) override;
   void SyncDir(const std::string& dir) override;
   std::vector<std::string> Glob(const std::string& pattern) override;
+  std::unique_ptr<FileLock> LockFile(const std::string& path, std::string_view holder) override;
   uint64_t NowMicros() override;
   std::string HostName() override;
   int ProcessId() override;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -70,6 +71,11 @@ class MemWritableFile : public WritableFile {
   void Flush() override {}
   void Sync() override {}
   void Close() override { closed_ = true; }
+  void Truncate(uint64_t size) override {
+    if (closed_) throw FailedPrecondition("file '", path_, "' is already closed");
+    std::lock_guard<std::mutex> lock(file_->mu);
+    if (size < file_->contents.size()) file_->contents.resize(size);
+  }
 
  private:
   std::string path_;
@@ -92,6 +98,20 @@ std::string StripTrailingSlash(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   return path;
 }
+
+// Locks live in the Env's table of locked paths; the lock file holds the holder's text.
+// The Env must outlive its locks.
+class MemFileLock : public FileLock {
+ public:
+  MemFileLock(std::string path, std::function<void()> release)
+      : path_(std::move(path)), release_(std::move(release)) {}
+  ~MemFileLock() override { release_(); }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string path_;
+  std::function<void()> release_;
+};
 
 class MemEnv : public Env {
  public:
@@ -233,6 +253,24 @@ class MemEnv : public Env {
     return {matches.begin(), matches.end()};
   }
 
+  std::unique_ptr<FileLock> LockFile(const std::string& path, std::string_view holder) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& file = files_[path];
+    if (!file) file = std::make_shared<FileData>();
+    std::lock_guard<std::mutex> file_lock(file->mu);
+    if (!locked_.insert(path).second) {
+      std::string who = file->contents;
+      while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+      throw FailedPrecondition("'", path, "' is locked by ",
+                               who.empty() ? "another holder" : who);
+    }
+    file->contents = std::string(holder);
+    return std::make_unique<MemFileLock>(path, [this, path] {
+      std::lock_guard<std::mutex> lock(mu_);
+      locked_.erase(path);
+    });
+  }
+
   uint64_t NowMicros() override {
     return std::chrono::duration_cast<std::chrono::microseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -262,6 +300,7 @@ class MemEnv : public Env {
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<FileData>> files_;
   std::set<std::string> dirs_;
+  std::set<std::string> locked_;  // paths with a live MemFileLock
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +11,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include "loom/base/env.h"
 #include "loom/base/error.h"
@@ -154,6 +158,16 @@ class PosixWritableFile : public WritableFile {
     if (err != 0) throw ErrnoError("cannot close", path_, err);
   }
 
+  void Truncate(uint64_t size) override {
+    CheckOpen();
+    buffer_.clear();
+    // lseek too: without O_APPEND the next write would land past a hole.
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0 ||
+        ::lseek(fd_, static_cast<off_t>(size), SEEK_SET) < 0) {
+      throw ErrnoError(StrCat("cannot truncate to ", size, " bytes"), path_, errno);
+    }
+  }
+
  private:
   static constexpr size_t kBufferSize = 1 << 16;
 
@@ -197,6 +211,45 @@ class PosixMappedRegion : public MappedRegion {
  private:
   void* base_;
   uint64_t size_;
+};
+
+// Paths this process holds a FileLock on. flock(2) already excludes a second open file
+// description of the same process on local file systems; the table also covers file
+// systems that emulate flock with per-process fcntl locks (NFS), as LevelDB's does.
+std::mutex& LockTableMutex() {
+  static std::mutex* mu = new std::mutex;
+  return *mu;
+}
+std::set<std::string>& LockTable() {
+  static auto* table = new std::set<std::string>;
+  return *table;
+}
+
+// What the holder wrote into the lock file, for the message of the one who is refused.
+std::string DescribeHolder(int fd) {
+  char buf[1024];
+  const ssize_t n = ::pread(fd, buf, sizeof(buf), 0);
+  std::string text = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text.empty() ? "another holder (which has not written its name yet)" : text;
+}
+
+class PosixFileLock : public FileLock {
+ public:
+  PosixFileLock(std::string path, std::string key, int fd)
+      : path_(std::move(path)), key_(std::move(key)), fd_(fd) {}
+  ~PosixFileLock() override {
+    ::flock(fd_, LOCK_UN);
+    CloseFd(fd_);
+    std::lock_guard<std::mutex> lock(LockTableMutex());
+    LockTable().erase(key_);
+  }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string path_;
+  std::string key_;  // the canonical path in LockTable()
+  int fd_;
 };
 
 int OpenOrThrow(const std::string& path, int flags, std::string_view what) {
@@ -336,6 +389,42 @@ class PosixEnv : public Env {
     if (rc == GLOB_ABORTED) throw Internal("read error while matching '", pattern, "'");
     std::sort(paths.begin(), paths.end());
     return paths;
+  }
+
+  std::unique_ptr<FileLock> LockFile(const std::string& path, std::string_view holder) override {
+    const int fd = OpenOrThrow(path, O_RDWR | O_CREAT, "cannot open lock file");
+    char* real = ::realpath(path.c_str(), nullptr);
+    const std::string key = real != nullptr ? real : path;
+    std::free(real);
+    {
+      std::lock_guard<std::mutex> lock(LockTableMutex());
+      if (LockTable().count(key)) {
+        const std::string who = DescribeHolder(fd);
+        CloseFd(fd);
+        throw FailedPrecondition("'", path, "' is locked by ", who, " (in this process)");
+      }
+      int rc;
+      do {
+        rc = ::flock(fd, LOCK_EX | LOCK_NB);
+      } while (rc != 0 && errno == EINTR);
+      if (rc != 0) {
+        const int err = errno;
+        if (err == EWOULDBLOCK) {
+          const std::string who = DescribeHolder(fd);
+          CloseFd(fd);
+          throw FailedPrecondition("'", path, "' is locked by ", who);
+        }
+        CloseFd(fd);
+        throw ErrnoError("cannot lock", path, err);
+      }
+      LockTable().insert(key);
+    }
+    auto file_lock = std::make_unique<PosixFileLock>(path, key, fd);
+    if (::ftruncate(fd, 0) != 0 ||
+        ::pwrite(fd, holder.data(), holder.size(), 0) != static_cast<ssize_t>(holder.size())) {
+      throw ErrnoError("cannot write the holder into lock file", path, errno);
+    }
+    return file_lock;
   }
 
   uint64_t NowMicros() override {

@@ -3,6 +3,7 @@
 // estimator_evaluate.cc, estimator_predict.cc and export.cc.
 #include "loom/estimator/estimator.h"
 
+#include <ctime>
 #include <tuple>
 
 #include "loom/base/logging.h"
@@ -43,6 +44,46 @@ Estimator::Estimator(SimpleModelFn model_fn, RunConfig config, Params params,
                 std::move(config), std::move(params), std::move(warm_start_from)) {}
 
 Estimator::~Estimator() = default;
+
+ModelDirLock::ModelDirLock(Estimator& estimator) : estimator_(estimator) {
+  auto& caches = EstimatorInternals::caches(estimator_);
+  // Only the chief writes model_dir, so only the chief locks it (the other replicas of a
+  // distributed job may share the directory).
+  if (caches.model_dir_lock_depth++ > 0 || !estimator.config().is_chief()) return;
+  try {
+    Env* env = estimator.config().env;
+    const std::string& dir = estimator.model_dir();
+    env->CreateDirs(dir);
+    const std::string path = JoinPath(dir, kTrainLockFile);
+    const uint64_t now = env->NowMicros();
+    const std::time_t secs = static_cast<std::time_t>(now / 1000000);
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char started[32];
+    std::strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    const std::string holder =
+        StrCat("pid ", env->ProcessId(), " on host ", env->HostName(), " (training since ",
+               started, ")\n");
+    try {
+      caches.model_dir_lock = env->LockFile(path, holder);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kFailedPrecondition) throw;
+      throw FailedPrecondition("model_dir '", dir, "' is in use by another trainer: ",
+                               e.message(),
+                               ". Two trainers on one model_dir would overwrite each other's "
+                               "checkpoints; wait for that one to finish (or stop it), or "
+                               "train into another model_dir");
+    }
+  } catch (...) {
+    --caches.model_dir_lock_depth;
+    throw;
+  }
+}
+
+ModelDirLock::~ModelDirLock() {
+  auto& caches = EstimatorInternals::caches(estimator_);
+  if (--caches.model_dir_lock_depth == 0) caches.model_dir_lock.reset();
+}
 
 std::optional<std::string> Estimator::LatestCheckpoint() const {
   return train::LatestValidCheckpoint(env(), config_.model_dir);

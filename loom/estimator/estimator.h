@@ -11,15 +11,23 @@
 //   for (const auto& p : estimator.Predict(predict_input_fn)) Use(p.at("classes"));
 //
 // Train, in order:
+//   0. the lock on model_dir is taken (model_dir/train.lock, held until Train returns; a
+//      second trainer on the same model_dir, in any process, gets FailedPrecondition
+//      naming the holder's pid and host);
 //   1. max_steps already reached by the newest checkpoint: logged, nothing else happens;
 //   2. a fresh Graph (seed: tf_random_seed), the global step, input_fn, model_fn(kTrain),
 //      ValidateEstimatorSpec, a "loss" scalar summary;
 //   3. a MonitoredSession restored from the newest checkpoint in model_dir (else
 //      initialized, then warm-started), with the hooks in this order:
-//        dataset initializer, options.hooks, StopAtStepHook (steps / max_steps),
+//        the stop-signal hook, dataset initializer, options.hooks, StopAtStepHook
+//        (steps / max_steps),
 //        NanTensorHook, LoggingTensorHook (loss, step), spec.training_hooks,
 //        CheckpointSaverHook (with saving_listeners), spec.training_chief_hooks,
 //        StepCounterHook, SummarySaverHook.
+//      From here until Train returns, SIGTERM / SIGINT / SIGUSR1 are handled
+//      (train/stop_signals.h): the first stops training after the step in flight, with
+//      every End and the final checkpoint (TrainResult::stop_signal says which signal);
+//      a second kills the process at once.
 //      (TF runs chief hooks first; here the iterator is initialized — and a restored
 //      position applied — before the first checkpoint is taken, so every checkpoint holds
 //      the input position.)
@@ -93,6 +101,9 @@ struct TrainResult {
   int64_t global_step = 0;
   // Steps run by this call.
   int64_t steps_run = 0;
+  // The signal (SIGTERM, SIGINT, SIGUSR1) that stopped training early, 0 when none. The
+  // step in flight finished and every hook's End ran (the final checkpoint is written).
+  int stop_signal = 0;
 };
 
 struct EvaluateOptions {

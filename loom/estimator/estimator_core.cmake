@@ -27,6 +27,7 @@ loom_test(estimator_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/estimator_test.cc
        ${CMAKE_CURRENT_LIST_DIR}/estimator_export_test.cc
        ${CMAKE_CURRENT_LIST_DIR}/estimator_kill_test.cc
+       ${CMAKE_CURRENT_LIST_DIR}/estimator_stop_test.cc
   DEPS loom_estimator
   TIMEOUT 600)
 add_dependencies(estimator_test estimator_kill_helper)

@@ -78,6 +78,29 @@ struct Estimator::Caches {
   std::shared_ptr<PredictGraph> predict;
   // One FileWriter per eval directory (TF's FileWriterCache).
   std::map<std::string, std::shared_ptr<train::FileWriter>> eval_writers;
+  // The trainer's lock on model_dir while Train / TrainAndEvaluate runs (ModelDirLock).
+  std::unique_ptr<FileLock> model_dir_lock;
+  int model_dir_lock_depth = 0;
+};
+
+// The lock file a trainer holds in model_dir.
+inline constexpr std::string_view kTrainLockFile = "train.lock";
+
+// Holds the Estimator's exclusive lock on model_dir (kTrainLockFile, through Env::LockFile)
+// while alive, so that two trainers never write one model_dir. Guards nest within one
+// Estimator (TrainAndEvaluate around its Train): the outermost takes the lock, the
+// others share it. Creates model_dir if needed. Throws FailedPrecondition naming the
+// holder (pid, host, start time) when another trainer, in this process or another,
+// holds it; the lock of a killed process is released by the OS.
+class ModelDirLock {
+ public:
+  explicit ModelDirLock(Estimator& estimator);
+  ~ModelDirLock();
+  ModelDirLock(const ModelDirLock&) = delete;
+  ModelDirLock& operator=(const ModelDirLock&) = delete;
+
+ private:
+  Estimator& estimator_;
 };
 
 struct EstimatorInternals {

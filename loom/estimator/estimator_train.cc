@@ -4,6 +4,8 @@
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/warm_start.h"
 #include "loom/train/monitored_session.h"
+#include "loom/train/stop_signals.h"
+#include "loom/train/saver.h"
 #include "loom/train/summary.h"
 
 namespace loom {
@@ -118,6 +120,7 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
   for (const auto& hook : options.hooks) {
     if (hook == nullptr) throw InvalidArgument("Train: a null hook in options.hooks");
   }
+  const ModelDirLock lock(*this);
   TrainResult result;
   const TrainDistribution* distribution = config_.train_distribute.get();
   if (options.max_steps) {
@@ -126,7 +129,8 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
     int64_t step = -1;
     std::optional<std::string> ckpt;
     if (config_.is_chief()) {
-      ckpt = LatestCheckpoint();
+      // Silent: the session creator's restore warns about invalid checkpoints, once.
+      ckpt = train::ScanCheckpoints(env(), model_dir()).latest;
       if (ckpt) step = CheckpointGlobalStep(env(), *ckpt);
     }
     if (distribution != nullptr) step = distribution->BroadcastFromChief(step);
@@ -160,12 +164,16 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
     };
   }
   train::HookList hooks = EstimatorInternals::TrainingHooks(*this, model, options, scaffold);
+  const train::ScopedStopSignals stop_signals;
+  hooks.insert(hooks.begin(), stop_signals.NewHook());
 
   double last_loss = 0;
   {
     train::MonitoredSession session(
         train::NewSessionCreator(*model.graph, {.scaffold = scaffold,
                                                 .checkpoint_dir = config_.model_dir,
+                                                .start_over_if_checkpoints_corrupt =
+                                                    config_.start_over_if_checkpoints_corrupt,
                                                 .session_options = config_.session_config}),
         hooks, {.should_recover = distribution == nullptr});
     while (!session.ShouldStop()) {
@@ -176,6 +184,11 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
     }
     result.global_step = train::StepValue(session.raw_session().Eval(model.global_step));
     session.Close();
+  }
+  result.stop_signal = stop_signals.received();
+  if (result.stop_signal != 0) {
+    LOOM_LOG(WARNING) << "Training stopped by " << train::StopSignalName(result.stop_signal)
+                      << " at global step " << result.global_step;
   }
   if (result.steps_run == 0) {
     LOOM_LOG(WARNING) << "Training with estimator made no steps. Perhaps input is empty or "

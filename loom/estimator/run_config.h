@@ -39,6 +39,11 @@ struct RunConfig {
   // Log "loss = ..., step = ..." and write global_step/sec every N steps; <= 0 disables.
   // Default: 100.
   int64_t log_step_count_steps = 100;
+  // Train when model_dir has checkpoints but none loads (all corrupt, or the state file
+  // names files that are gone): false throws DataLoss naming them; true starts over from
+  // step 0, keeping the invalid files (never pruned; one about to be overwritten is
+  // renamed to "<file>.invalid"). Not in TF, which silently starts over. Default: false.
+  bool start_over_if_checkpoints_corrupt = false;
   // Options of every Session the Estimator creates (TF's session_config).
   SessionOptions session_config;
   // The file system for checkpoints, summaries and exports. Default: nullptr,

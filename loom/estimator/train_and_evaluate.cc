@@ -4,6 +4,7 @@
 #include <set>
 
 #include "loom/base/logging.h"
+#include "loom/estimator/estimator_internal.h"
 #include "loom/io/event_file.h"
 
 namespace loom {
@@ -218,6 +219,7 @@ TrainAndEvaluateResult TrainAndEvaluate(Estimator& estimator, const TrainSpec& t
       best->set_eval_dir(EvalDir(estimator, eval_spec.name));
     }
   }
+  const ModelDirLock lock(estimator);  // held across Train and the final evaluation
   TrainAndEvaluateResult result;
   auto listener = std::make_shared<EvaluateListener>(estimator, train_spec, eval_spec, result);
   estimator.Train(train_spec.input_fn, {.hooks = train_spec.hooks,

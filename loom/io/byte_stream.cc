@@ -185,8 +185,8 @@ class DecompressingInputStream final : public InputStream {
 
 class FileOutputStream final : public OutputStream {
  public:
-  FileOutputStream(std::unique_ptr<WritableFile> file, std::string path)
-      : file_(std::move(file)), path_(std::move(path)) {}
+  FileOutputStream(std::unique_ptr<WritableFile> file, std::string path, uint64_t initial_size)
+      : file_(std::move(file)), path_(std::move(path)), initial_size_(initial_size) {}
 
   void Append(std::string_view data) override {
     LOOM_CHECK(!closed_) << "Append after Close on '" << path_ << "'";
@@ -201,10 +201,17 @@ class FileOutputStream final : public OutputStream {
     file_->Close();
   }
   uint64_t Tell() const override { return pos_; }
+  void Truncate(uint64_t position) override {
+    LOOM_CHECK(!closed_) << "Truncate after Close on '" << path_ << "'";
+    LOOM_CHECK_LE(position, pos_);
+    file_->Truncate(initial_size_ + position);
+    pos_ = position;
+  }
 
  private:
   std::unique_ptr<WritableFile> file_;
   std::string path_;
+  uint64_t initial_size_;
   uint64_t pos_ = 0;
   bool closed_ = false;
 };
@@ -251,6 +258,10 @@ class CompressingOutputStream final : public OutputStream {
     raw_->Close();
   }
   uint64_t Tell() const override { return pos_; }
+  void Truncate(uint64_t) override {
+    throw Unimplemented("cannot take back bytes of the ", CompressionName(compression_),
+                        " stream of '", path_, "': a compressor cannot be rewound");
+  }
 
  private:
   // Runs deflate until the input is consumed and, for a flush, all output is written.
@@ -302,8 +313,8 @@ std::unique_ptr<InputStream> NewDecompressingInputStream(std::unique_ptr<InputSt
 }
 
 std::unique_ptr<OutputStream> NewFileOutputStream(std::unique_ptr<WritableFile> file,
-                                                  std::string path) {
-  return std::make_unique<FileOutputStream>(std::move(file), std::move(path));
+                                                  std::string path, uint64_t initial_size) {
+  return std::make_unique<FileOutputStream>(std::move(file), std::move(path), initial_size);
 }
 
 std::unique_ptr<OutputStream> NewCompressingOutputStream(std::unique_ptr<OutputStream> raw,

@@ -57,6 +57,11 @@ class OutputStream {
   virtual void Close() = 0;
   // Bytes appended so far (uncompressed).
   virtual uint64_t Tell() const = 0;
+  // Takes back everything appended after `position` (a Tell() value), so that the
+  // stream continues from there: how a record writer removes a record that failed
+  // halfway. REQUIRES: what precedes `position` was flushed. Compressed streams cannot
+  // (Unimplemented): their compressor's state cannot be rewound.
+  virtual void Truncate(uint64_t position) = 0;
 };
 
 // Streams over files. The stream owns the file; `path` is used in messages only.
@@ -73,8 +78,10 @@ std::unique_ptr<InputStream> NewDecompressingInputStream(std::unique_ptr<InputSt
                                                          std::string path,
                                                          size_t buffer_size = 256 << 10);
 
+// initial_size: the bytes `file` already holds (an appendable file), so that Truncate
+// cuts the file at the right place.
 std::unique_ptr<OutputStream> NewFileOutputStream(std::unique_ptr<WritableFile> file,
-                                                  std::string path);
+                                                  std::string path, uint64_t initial_size = 0);
 // Compresses into `raw`. level: zlib's 0..9 or -1 for its default.
 std::unique_ptr<OutputStream> NewCompressingOutputStream(std::unique_ptr<OutputStream> raw,
                                                          Compression compression, int level,

@@ -110,6 +110,39 @@ TEST_F(EventFileFlushTest, FlushesEveryNEventsAndAfterFlushSecs) {
   EXPECT_EQ(ReadEvents(&env, writer.path()).size(), 6u);
 }
 
+// ENOSPC while the event file flushes (a checkpoint filled the disk): the write fails
+// cleanly, the file is cut back to its last complete event, and once space is back (the
+// failed checkpoint's temporary file deleted) later events follow and every reader reads
+// the file to its end.
+TEST(EventFileWriterTest, DiskFullLeavesAReadableFile) {
+  auto mem = NewMemEnv();
+  ManualClockEnv env(mem.get());
+  EventFileWriter writer(&env, "/logs", {.flush_every_events = 2});
+  const uint64_t before = env.GetFileSize(writer.path());
+  writer.WriteScalar("loss", 1, 1.0f);  // the memory Env does not buffer: in the file now
+  const uint64_t event_size = env.GetFileSize(writer.path()) - before;
+  writer.WriteScalar("loss", 2, 0.5f);  // flushed
+  env.SetFreeSpace(event_size * 3 / 2);  // one more event fits, two do not
+  writer.WriteScalar("loss", 3, 0.25f);
+  EXPECT_THROW(
+      {
+        try {
+          writer.WriteScalar("loss", 4, 0.125f);
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
+          throw;
+        }
+      },
+      Error);
+  env.ClearFaults();
+  writer.WriteScalar("loss", 5, 0.0625f);
+  writer.Close();
+  std::vector<int64_t> steps;
+  for (const auto& e : ReadEvents(&env, writer.path())) steps.push_back(e.step());
+  // The version event, steps 1 and 2, then 5: 3 and 4 failed with the flush.
+  EXPECT_EQ(steps, (std::vector<int64_t>{0, 1, 2, 5}));
+}
+
 TEST(EventFileReaderTest, RecordThatIsNotAnEventIsDataLoss) {
   auto env = NewMemEnv();
   {

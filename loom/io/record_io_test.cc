@@ -362,6 +362,78 @@ TEST(RecordWriterTest, FailedAppendPropagates) {
   EXPECT_THROW(writer->WriteRecord("lost"), Error);
 }
 
+// A full disk mid-record: the writer cuts the file back to its last flushed record, so
+// the file never holds a torn record, and records written once space is back follow
+// cleanly. Without the rollback the reader hits the torn fragment and rejects the rest.
+TEST(RecordWriterTest, DiskFullMidRecordLeavesNoTornRecord) {
+  auto mem = NewMemEnv();
+  FaultInjectionEnv env(mem.get());
+  auto writer = RecordWriter::Open(&env, "/f", {});
+  writer->WriteRecord("first");
+  writer->WriteRecord("second");
+  writer->Flush();
+  const uint64_t boundary = env.GetFileSize("/f");
+  writer->WriteRecord("unflushed");  // reached the file, but after the last flush
+  env.SetFreeSpace(20);              // the next record's header fits, its data does not
+  try {
+    writer->WriteRecord(std::string(100, 'x'));
+    FAIL() << "expected disk full";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
+    EXPECT_NE(e.message().find("cut back to its last complete record (offset " +
+                               std::to_string(boundary) + ")"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(e.message().find("dropping the 2 record(s)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(env.GetFileSize("/f"), boundary);
+  EXPECT_EQ(writer->records_written(), 2u);
+  env.ClearFaults();
+  writer->WriteRecord("after");
+  writer->Close();
+  EXPECT_EQ(ReadAll(&env, "/f"), (std::vector<std::string>{"first", "second", "after"}));
+}
+
+// The same when the failure comes from Flush (a buffering file) or Close, and for a file
+// opened for append (the cut is at the old size plus the flushed records).
+TEST(RecordWriterTest, FailedFlushAndCloseCutBackToo) {
+  auto mem = NewMemEnv();
+  FaultInjectionEnv env(mem.get());
+  WriteRecords(&env, "/f", {"old"}, Compression::kNone);
+  auto writer = RecordWriter::OpenForAppend(&env, "/f");
+  writer->WriteRecord("kept");
+  writer->Flush();
+  env.FailNthAppend(2, /*short_write=*/true);  // the data of the next record is torn
+  EXPECT_THROW(writer->WriteRecord("torn away"), Error);
+  writer->WriteRecord("more");
+  env.SetFreeSpace(3);
+  EXPECT_THROW(writer->WriteRecord("no room"), Error);
+  env.ClearFaults();
+  writer->Close();
+  EXPECT_EQ(ReadAll(&env, "/f"), (std::vector<std::string>{"old", "kept"}));
+}
+
+TEST(RecordReaderTest, TornRecordFollowedByRecordsIsReportedAsTorn) {
+  auto env = NewMemEnv();
+  const std::string first = EncodeRecordHeader(5) + "alpha" + EncodeRecordFooter("alpha");
+  const std::string torn = EncodeRecordHeader(40) + "only part of it";
+  const std::string after = EncodeRecordHeader(5) + "gamma" + EncodeRecordFooter("gamma") +
+                            std::string(40, 'z');
+  WriteFile(env.get(), "/f", first + torn + after);
+  std::string msg = ErrorMessage(ErrorCode::kDataLoss, [&] { ReadAll(env.get(), "/f"); });
+  EXPECT_NE(msg.find("torn record at offset 21 in '/f': the writer stopped mid-record"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("the next one at offset " + std::to_string(first.size() + torn.size())),
+            std::string::npos)
+      << msg;
+  // A torn tail says so too.
+  WriteFile(env.get(), "/f", first + torn);
+  msg = ErrorMessage(ErrorCode::kDataLoss, [&] { ReadAll(env.get(), "/f"); });
+  EXPECT_NE(msg.find("truncated record at offset 21 in '/f'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the writer stopped mid-record"), std::string::npos) << msg;
+}
+
 TEST(CompressionTest, ParsesTfNames) {
   EXPECT_EQ(ParseCompression(""), Compression::kNone);
   EXPECT_EQ(ParseCompression("NONE"), Compression::kNone);

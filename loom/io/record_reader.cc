@@ -31,6 +31,16 @@ bool HeaderValid(const char* header) {
   return crc32c::Unmask(DecodeFixed32(header + 8)) == crc32c::Value(header, 8);
 }
 
+// The first position after bytes[0] where a valid record header starts, if any: the
+// sign of a torn record (a writer that stopped mid-record, then another write appended
+// whole records after the fragment) rather than of bytes damaged in place.
+std::optional<size_t> NextHeaderWithin(std::string_view bytes) {
+  for (size_t i = 1; i + kHeaderSize <= bytes.size(); ++i) {
+    if (HeaderValid(bytes.data() + i)) return i;
+  }
+  return std::nullopt;
+}
+
 // Reads the stream below in blocks of buffer_size, so that the three small reads of a
 // record (header, data, footer) cost no system call each. Positions are those of the
 // stream below. The end of the stream is never cached: a Read at the end asks the stream
@@ -152,8 +162,9 @@ bool RecordReader::Truncated(uint64_t start, const std::string& what) {
   throw DataLoss("truncated record at offset ", start,
                  options_.compression == Compression::kNone ? "" : " (uncompressed)", " in '",
                  path_, "': ", what,
-                 "; the file was cut short (set truncated_record_is_eof to read a file that "
-                 "is still being written)");
+                 "; the writer stopped mid-record (it was killed, or the disk filled up) and "
+                 "the records before it are intact (set truncated_record_is_eof to read up to "
+                 "it, or to read a file that is still being written)");
 }
 
 bool RecordReader::Resync(uint64_t start, char header[12]) {
@@ -217,6 +228,17 @@ bool RecordReader::ReadRecord(std::string* record) {
     offset_ = stream_->Tell();
     if (crc32c::Unmask(DecodeFixed32(footer)) != crc32c::Value(*record)) {
       if (!options_.skip_corrupt_records) {
+        std::string span(header, kHeaderSize);
+        span += *record;
+        span.append(footer, kFooterSize);
+        if (std::optional<size_t> next = NextHeaderWithin(span)) {
+          throw DataLoss("torn record at offset ", start,
+                         options_.compression == Compression::kNone ? "" : " (uncompressed)",
+                         " in '", path_, "': the writer stopped mid-record (a full disk or a "
+                         "crash) and later writes appended records after the fragment, the "
+                         "next one at offset ", start + *next,
+                         ". Set skip_corrupt_records to skip damaged records");
+        }
         throw DataLoss("corrupted record at offset ", start,
                        options_.compression == Compression::kNone ? "" : " (uncompressed)",
                        " in '", path_, "': data crc mismatch (record of ", length,

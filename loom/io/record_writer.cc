@@ -37,14 +37,15 @@ std::unique_ptr<RecordWriter> RecordWriter::Open(Env* env, const std::string& pa
 }
 
 std::unique_ptr<RecordWriter> RecordWriter::OpenForAppend(Env* env, const std::string& path) {
-  return std::make_unique<RecordWriter>(env->NewAppendableFile(path), path,
-                                        RecordWriterOptions{});
+  auto file = env->NewAppendableFile(path);
+  const uint64_t size = env->GetFileSize(path);
+  return std::make_unique<RecordWriter>(std::move(file), path, RecordWriterOptions{}, size);
 }
 
 RecordWriter::RecordWriter(std::unique_ptr<WritableFile> file, std::string path,
-                           const RecordWriterOptions& options)
-    : path_(std::move(path)) {
-  stream_ = NewCompressingOutputStream(NewFileOutputStream(std::move(file), path_),
+                           const RecordWriterOptions& options, uint64_t initial_size)
+    : path_(std::move(path)), compressed_(options.compression != Compression::kNone) {
+  stream_ = NewCompressingOutputStream(NewFileOutputStream(std::move(file), path_, initial_size),
                                        options.compression, options.compression_level, path_,
                                        options.compression_buffer_size);
 }
@@ -58,26 +59,85 @@ RecordWriter::~RecordWriter() {
   }
 }
 
+void RecordWriter::CheckUsable() const {
+  LOOM_CHECK(!closed_) << "record file '" << path_ << "' used after Close";
+  if (failed_) {
+    throw FailedPrecondition("record file '", path_, "': an earlier write failed and the ",
+                             "compressed stream cannot continue; open a new file");
+  }
+}
+
+Error RecordWriter::RollBack(const Error& e) {
+  if (compressed_) {
+    failed_ = true;
+    return Error(e.code(), StrCat(e.message(), "; the compressed record file '", path_,
+                                  "' ends mid-stream and accepts no more records"));
+  }
+  const uint64_t dropped = records_written_ - flushed_records_;
+  try {
+    stream_->Truncate(flushed_offset_);
+  } catch (const Error& t) {
+    return Error(e.code(), StrCat(e.message(), "; cutting '", path_,
+                                  "' back to its last complete record failed too (",
+                                  t.message(), "): its end may hold a torn record"));
+  }
+  records_written_ = flushed_records_;
+  return Error(e.code(), StrCat(e.message(), "; '", path_, "' was cut back to its last ",
+                                "complete record (offset ", flushed_offset_, "), dropping the ",
+                                dropped, " record(s) written since its last flush"));
+}
+
 void RecordWriter::WriteRecord(std::string_view data) {
-  LOOM_CHECK(!closed_) << "WriteRecord after Close on '" << path_ << "'";
-  stream_->Append(EncodeRecordHeader(data.size()));
-  stream_->Append(data);
-  stream_->Append(EncodeRecordFooter(data));
+  CheckUsable();
+  try {
+    stream_->Append(EncodeRecordHeader(data.size()));
+    stream_->Append(data);
+    stream_->Append(EncodeRecordFooter(data));
+  } catch (const Error& e) {
+    ++records_written_;  // counted among the dropped
+    throw RollBack(e);
+  }
   ++records_written_;
 }
 
 void RecordWriter::Flush() {
-  LOOM_CHECK(!closed_) << "Flush after Close on '" << path_ << "'";
-  stream_->Flush();
+  CheckUsable();
+  try {
+    stream_->Flush();
+  } catch (const Error& e) {
+    throw RollBack(e);
+  }
+  flushed_offset_ = stream_->Tell();
+  flushed_records_ = records_written_;
 }
 
 void RecordWriter::Sync() {
-  LOOM_CHECK(!closed_) << "Sync after Close on '" << path_ << "'";
-  stream_->Sync();
+  CheckUsable();
+  try {
+    stream_->Sync();
+  } catch (const Error& e) {
+    throw RollBack(e);
+  }
+  flushed_offset_ = stream_->Tell();
+  flushed_records_ = records_written_;
 }
 
 void RecordWriter::Close() {
   if (closed_) return;
+  if (!failed_ && !compressed_) {
+    // Flush first, while a failure can still be taken back; Close then writes nothing.
+    try {
+      Flush();
+    } catch (...) {
+      closed_ = true;
+      try {
+        stream_->Close();
+      } catch (const Error&) {
+        // The flush error is the one to report.
+      }
+      throw;
+    }
+  }
   closed_ = true;
   stream_->Close();
 }

@@ -12,6 +12,16 @@
 // TFRecordWriter writes with compression_type "ZLIB" / "GZIP"). The writer owns its file.
 // Not thread-safe. Errors from the Env propagate as loom::Error naming the path.
 //
+// A failed write never leaves a torn record behind (a full disk used to leave half a
+// record that later readers rejected, records after it included): when an Append, Flush
+// or Sync throws, the writer cuts the file back to where it stood at its last successful
+// Flush (a record boundary) and rethrows the error, same code, saying so. The records
+// written since that flush are dropped; the writer stays usable and later records
+// continue from the boundary. A compressed stream cannot be cut back (its compressor
+// cannot be rewound): after a failure that writer refuses further records
+// (FailedPrecondition) and the file ends in a truncated stream, which readers report as
+// such.
+//
 //   auto writer = RecordWriter::Open(env, "/tmp/train.tfrecord", {});
 //   writer->WriteRecord(example.SerializeAsString());
 //   writer->Close();
@@ -21,6 +31,7 @@
 #include <string_view>
 
 #include "loom/base/env.h"
+#include "loom/base/error.h"
 #include "loom/io/byte_stream.h"
 
 namespace loom {
@@ -45,9 +56,10 @@ class RecordWriter {
                                             const RecordWriterOptions& options);
   // Appends to an existing file (no compression: a compressed stream cannot be extended).
   static std::unique_ptr<RecordWriter> OpenForAppend(Env* env, const std::string& path);
-  // Writes frames into `file`, which the writer now owns. `path` is for messages.
+  // Writes frames into `file`, which the writer now owns. `path` is for messages;
+  // initial_size is the size `file` already has (an appendable file).
   RecordWriter(std::unique_ptr<WritableFile> file, std::string path,
-               const RecordWriterOptions& options);
+               const RecordWriterOptions& options, uint64_t initial_size = 0);
   // Closes the file if Close() was not called, ignoring errors.
   ~RecordWriter();
   RecordWriter(const RecordWriter&) = delete;
@@ -70,9 +82,19 @@ class RecordWriter {
   const std::string& path() const { return path_; }
 
  private:
+  // After a failed write: cuts the file back to the last flush and returns `e` with that
+  // said (or marks the writer failed when it cannot).
+  Error RollBack(const Error& e);
+  void CheckUsable() const;
+
   std::string path_;
+  bool compressed_;
   std::unique_ptr<OutputStream> stream_;
   uint64_t records_written_ = 0;
+  // Where the stream stood after the last successful Flush / Sync.
+  uint64_t flushed_offset_ = 0;
+  uint64_t flushed_records_ = 0;
+  bool failed_ = false;  // a compressed stream broke: no more records
   bool closed_ = false;
 };
 

@@ -176,8 +176,9 @@ void VerifyCheckpoint(Env* env, const std::string& path) {
   }
 }
 
-std::optional<std::string> LatestValidCheckpoint(Env* env, const std::string& dir) {
-  if (!env->IsDirectory(dir)) return std::nullopt;
+CheckpointScan ScanCheckpoints(Env* env, const std::string& dir) {
+  CheckpointScan scan;
+  if (!env->IsDirectory(dir)) return scan;
   std::vector<std::string> candidates;
   try {
     if (auto state = ReadCheckpointState(env, dir)) {
@@ -190,7 +191,7 @@ std::optional<std::string> LatestValidCheckpoint(Env* env, const std::string& di
       }
     }
   } catch (const Error& e) {
-    LOOM_LOG(WARNING) << "ignoring the checkpoint state file in '" << dir << "': " << e.what();
+    scan.state_file_error = e.message();
   }
   // Files the state file may not list yet (a crash between the checkpoint's rename and
   // the state file's) or no longer lists.
@@ -203,7 +204,6 @@ std::optional<std::string> LatestValidCheckpoint(Env* env, const std::string& di
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const std::string& a, const std::string& b) { return StepOf(a) > StepOf(b); });
   std::set<std::string> seen;
-  std::vector<std::string> skipped;
   for (const std::string& c : candidates) {
     if (!seen.insert(c).second) continue;
     const std::string file = CheckpointFilePath(c);
@@ -216,20 +216,33 @@ std::optional<std::string> LatestValidCheckpoint(Env* env, const std::string& di
       }
       VerifyCheckpoint(env, file);
     } catch (const Error& e) {
-      skipped.push_back(StrCat("'", file, "' (", e.message(), ")"));
+      scan.invalid.push_back({.path = c, .reason = e.message()});
       continue;
     }
-    for (const auto& s : skipped) {
-      LOOM_LOG(WARNING) << "skipped invalid checkpoint " << s << "; restoring '" << file
-                        << "' instead";
-    }
-    return c;
+    scan.latest = c;
+    break;
   }
-  for (const auto& s : skipped) {
-    LOOM_LOG(WARNING) << "skipped invalid checkpoint " << s << "; no valid checkpoint in '"
-                      << dir << "'";
+  return scan;
+}
+
+void LogCheckpointScan(const CheckpointScan& scan, const std::string& dir) {
+  if (!scan.state_file_error.empty()) {
+    LOOM_LOG(WARNING) << "ignoring the checkpoint state file in '" << dir
+                      << "': " << scan.state_file_error;
   }
-  return std::nullopt;
+  for (const auto& s : scan.invalid) {
+    LOOM_LOG(WARNING) << "skipped invalid checkpoint '" << CheckpointFilePath(s.path) << "' ("
+                      << s.reason << "); "
+                      << (scan.latest ? StrCat("restoring '", CheckpointFilePath(*scan.latest),
+                                               "' instead")
+                                      : StrCat("no valid checkpoint in '", dir, "'"));
+  }
+}
+
+std::optional<std::string> LatestValidCheckpoint(Env* env, const std::string& dir) {
+  CheckpointScan scan = ScanCheckpoints(env, dir);
+  LogCheckpointScan(scan, dir);
+  return scan.latest;
 }
 
 std::vector<CheckpointEntry> ListVariables(Env* env, const std::string& path) {

@@ -25,7 +25,11 @@ class StandardSessionCreator : public SessionCreator {
       scaffold.saver->Restore(*session, options_.checkpoint_filename_with_path);
       restored = true;
     } else if (!options_.checkpoint_dir.empty()) {
-      restored = scaffold.saver->RestoreLatest(*session, options_.checkpoint_dir).has_value();
+      restored = scaffold.saver
+                     ->RestoreLatest(*session, options_.checkpoint_dir,
+                                     {.start_over_if_all_corrupt =
+                                          options_.start_over_if_checkpoints_corrupt})
+                     .has_value();
     }
     if (!restored) {
       if (scaffold.init_op.valid()) session->Run(scaffold.init_feeds, {}, {scaffold.init_op});

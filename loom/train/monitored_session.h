@@ -13,7 +13,8 @@
 //
 // Construction, in order: every hook's Begin(graph); the Scaffold and then the graph are
 // finalized; the Session is created and restored from the newest valid checkpoint in
-// checkpoint_dir (or initialized: init_op with init_feeds, then init_fn), then
+// checkpoint_dir (or initialized: init_op with init_feeds, then init_fn; checkpoints
+// that are all invalid are DataLoss unless start_over_if_checkpoints_corrupt), then
 // local_init_op runs and every variable must be initialized (else FailedPrecondition
 // naming them); every hook's AfterCreateSession.
 // Run / RunStep:
@@ -54,6 +55,10 @@ struct SessionCreatorOptions {
   // Restore exactly this checkpoint instead (path with or without ".safetensors").
   // Default: "".
   std::string checkpoint_filename_with_path;
+  // checkpoint_dir has checkpoints but none is valid: initialize (start over from step 0,
+  // keeping the invalid files) instead of throwing DataLoss (Saver::RestoreLatest).
+  // Default: false.
+  bool start_over_if_checkpoints_corrupt = false;
   SessionOptions session_options;
 };
 
@@ -165,6 +170,8 @@ struct MonitoredTrainingSessionOptions {
   Env* env = nullptr;
   // Default: true.
   bool should_recover = true;
+  // See SessionCreatorOptions. Default: false.
+  bool start_over_if_checkpoints_corrupt = false;
 };
 
 // TF's tf.train.MonitoredTrainingSession. On the chief, hooks run in TF's order:

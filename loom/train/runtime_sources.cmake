@@ -12,6 +12,7 @@ list(APPEND LOOM_TRAIN_SRCS
   monitored_session.cc
   monitored_training_session.cc
   stop_hooks.cc
+  stop_signals.cc
   logging_hooks.cc
   checkpoint_saver_hook.cc
   summary_saver_hook.cc

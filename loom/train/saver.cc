@@ -1,6 +1,8 @@
 #include "loom/train/saver.h"
 
 #include <cstdio>
+#include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "loom/base/crc32c.h"
@@ -38,6 +40,18 @@ void DeleteStaleTemps(Env* env, const std::string& dir) {
   }
 }
 
+// The step in ".../name-<step>", or -1.
+int64_t StepOf(const std::string& path) {
+  const size_t dash = path.rfind('-');
+  if (dash == std::string::npos || dash + 1 == path.size()) return -1;
+  int64_t step = 0;
+  for (size_t i = dash + 1; i < path.size(); ++i) {
+    if (path[i] < '0' || path[i] > '9' || step > (INT64_MAX - 9) / 10) return -1;
+    step = step * 10 + (path[i] - '0');
+  }
+  return step;
+}
+
 }  // namespace
 
 Saver::Saver(const Graph& graph, SaverOptions options)
@@ -65,15 +79,11 @@ std::string Saver::Save(Session& session, const std::string& prefix,
     stale_temp_cleaned_ = true;
     // After a restart, keep managing the checkpoints the previous process left, so
     // max_to_keep still bounds the directory.
-    if (last_checkpoints_.empty() && !dir.empty()) {
-      try {
-        if (auto state = ReadCheckpointState(env, dir)) {
-          RecoverLastCheckpoints(state->all_model_checkpoint_paths);
-        }
-      } catch (const Error& e) {
-        LOOM_LOG(WARNING) << "ignoring the checkpoint state file in '" << dir << "': " << e.what();
-      }
-    }
+    AdoptExistingCheckpoints(prefix);
+  }
+  if (invalid_.count(path)) {
+    if (env->FileExists(file)) SetAsideInvalid(file);
+    invalid_.erase(path);  // the name now belongs to the checkpoint written below
   }
 
   // 1. Views of the current buffers: no copy, even for a multi-GiB model.
@@ -151,6 +161,7 @@ void Saver::RecordAndPrune(const std::string& path, double time) {
   }
   std::vector<Kept> doomed;
   for (const Kept& k : to_delete) {
+    if (invalid_.count(k.path)) continue;  // never delete a file that failed to load
     if (k.time > next_keep_time_) {  // kept forever, out of the managed list (TF's rule)
       next_keep_time_ += options_.keep_checkpoint_every_n_hours * 3600;
       continue;
@@ -177,6 +188,72 @@ void Saver::RecordAndPrune(const std::string& path, double time) {
   WriteCheckpointState(env, Dirname(path), state);
 }
 
+void Saver::AdoptExistingCheckpoints(const std::string& prefix) {
+  Env* env = options_.env;
+  const std::string dir = Dirname(prefix);
+  if (dir.empty() || !env->IsDirectory(dir)) return;
+  std::optional<CheckpointState> state;
+  bool state_readable = true;
+  try {
+    state = ReadCheckpointState(env, dir);
+  } catch (const Error& e) {
+    state_readable = false;
+    LOOM_LOG(WARNING) << "ignoring the checkpoint state file in '" << dir << "': " << e.what();
+  }
+  // Already managed (RestoreLatest adopted the list) first, then the state file's list.
+  std::vector<std::string> paths = last_checkpoints();
+  std::set<std::string> known(paths.begin(), paths.end());
+  int64_t newest_listed = -1;
+  if (state) {
+    for (const std::string& p : state->all_model_checkpoint_paths) {
+      newest_listed = std::max(newest_listed, StepOf(p));
+      if (known.insert(p).second) paths.push_back(p);
+    }
+  }
+  RecoverLastCheckpoints(paths);  // keeps the state file's timestamps
+  // Files of this prefix the list lacks. Unlisted older files may be ones that
+  // keep_checkpoint_every_n_hours preserved on purpose; they are adopted only when that
+  // is off or when the state file (which knew) is gone.
+  const bool state_gone = !state_readable || !state;
+  const bool nothing_preserved = options_.keep_checkpoint_every_n_hours >= 10000;
+  const std::string base = Basename(prefix);
+  std::vector<Kept> found;
+  for (const std::string& name : env->GetChildren(dir)) {
+    if (!name.starts_with(base + "-") || !name.ends_with(".safetensors")) continue;
+    const std::string path = JoinPath(dir, name.substr(0, name.size() - 12));
+    const int64_t step = StepOf(path);
+    if (step < 0 || known.count(path) || invalid_.count(path)) continue;
+    if (!state_gone && !nothing_preserved && step <= newest_listed) continue;
+    double time = NowSecs(env);
+    try {
+      const SafetensorsIndex index = ReadSafetensorsIndex(env, CheckpointFilePath(path));
+      auto format = index.metadata.find("format");
+      if (format == index.metadata.end() || format->second != kCheckpointFormat) continue;
+      auto wall = index.metadata.find("wall_time");
+      if (wall != index.metadata.end()) time = std::stod(wall->second);
+    } catch (const std::exception&) {
+      continue;  // a file whose header does not parse is not ours to delete
+    }
+    found.push_back({path, time});
+  }
+  if (found.empty()) return;
+  LOOM_LOG(INFO) << "managing " << found.size() << " checkpoint file(s) in '" << dir
+                 << "' that the state file " << (state_gone ? "(missing) " : "")
+                 << "does not list, for keep_checkpoint_max";
+  last_checkpoints_.insert(last_checkpoints_.end(), found.begin(), found.end());
+  std::stable_sort(last_checkpoints_.begin(), last_checkpoints_.end(),
+                   [](const Kept& a, const Kept& b) { return StepOf(a.path) < StepOf(b.path); });
+}
+
+void Saver::SetAsideInvalid(const std::string& file) {
+  Env* env = options_.env;
+  std::string aside = file + ".invalid";
+  for (int n = 1; env->FileExists(aside); ++n) aside = StrCat(file, ".invalid.", n);
+  env->RenameFile(file, aside);
+  LOOM_LOG(WARNING) << "checkpoint '" << file << "' failed to load earlier and is about to be "
+                    << "overwritten: moved it to '" << aside << "'";
+}
+
 std::vector<std::string> Saver::last_checkpoints() const {
   std::vector<std::string> out;
   for (const Kept& k : last_checkpoints_) out.push_back(k.path);
@@ -193,7 +270,7 @@ void Saver::RecoverLastCheckpoints(const std::vector<std::string>& paths) {
   }
   last_checkpoints_.clear();
   for (const std::string& p : paths) {
-    if (!options_.env->FileExists(CheckpointFilePath(p))) continue;
+    if (invalid_.count(p) || !options_.env->FileExists(CheckpointFilePath(p))) continue;
     double time = NowSecs(options_.env);
     if (state) {
       const auto& all = state->all_model_checkpoint_paths;
@@ -258,8 +335,30 @@ void Saver::Restore(Session& session, const std::string& path, const RestoreOpti
 
 std::optional<std::string> Saver::RestoreLatest(Session& session, const std::string& dir,
                                                 const RestoreOptions& options) {
-  auto latest = LatestValidCheckpoint(options_.env, dir);
-  if (!latest) return std::nullopt;
+  const CheckpointScan scan = ScanCheckpoints(options_.env, dir);
+  LogCheckpointScan(scan, dir);
+  for (const auto& bad : scan.invalid) invalid_.insert(bad.path);
+  std::optional<std::string> latest = scan.latest;
+  if (!latest) {
+    if (scan.invalid.empty()) return std::nullopt;
+    std::string files;
+    for (const auto& bad : scan.invalid) {
+      files += StrCat(files.empty() ? "" : "; ", "'", CheckpointFilePath(bad.path), "' (",
+                      bad.reason, ")");
+    }
+    if (!options.start_over_if_all_corrupt) {
+      throw DataLoss("no checkpoint in '", dir, "' can be restored, though ",
+                     scan.invalid.size() == 1 ? "one exists" : "some exist", ": ", files,
+                     ". Training would start over from step 0 and lose them. Restore the "
+                     "files from a backup or move them out of the directory, or start over "
+                     "explicitly (RunConfig::start_over_if_checkpoints_corrupt, `loom train "
+                     "--start-over-if-corrupt`), which keeps the files");
+    }
+    LOOM_LOG(WARNING) << "starting over from step 0 in '" << dir
+                      << "' as asked: no checkpoint there is valid (" << files
+                      << "); the invalid files are kept";
+    return std::nullopt;
+  }
   LOOM_LOG(INFO) << "Restoring parameters from " << *latest;
   Restore(session, *latest, options);
   std::vector<std::string> managed;

@@ -21,7 +21,12 @@
 //      checkpoint above 2 GiB needs no second copy), fsynced, renamed over the final
 //      name, and the directory is fsynced;
 //   4. checkpoints beyond max_to_keep are deleted, oldest first, except one per
-//      keep_checkpoint_every_n_hours;
+//      keep_checkpoint_every_n_hours and any that failed to load. At the first Save
+//      into a directory the Saver adopts the state file's list, plus the
+//      "<prefix>-<step>.safetensors" files the list lacks when the state file is missing
+//      or unreadable, when they are newer than every listed one, or when
+//      keep_checkpoint_every_n_hours is off (>= 10000): so a deleted state file does not
+//      leave old checkpoints unpruned forever;
 //   5. the `checkpoint` state file is rewritten the same crash-safe way.
 // A crash at any point leaves the previous checkpoint intact, and never an old checkpoint
 // that no state file lists (at worst the state file still lists a deleted one, which
@@ -36,6 +41,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,6 +85,11 @@ struct RestoreOptions {
   // Restore the streams of this graph's random ops found in the checkpoint (streams of
   // ops the graph lacks are ignored). Default: true.
   bool restore_random_streams = true;
+  // RestoreLatest only: when the directory has checkpoints (named by the state file or
+  // present as files) and none is valid, restore nothing and return nullopt (the caller
+  // starts over from its initial values) instead of throwing DataLoss. The invalid files
+  // are kept either way. Default: false.
+  bool start_over_if_all_corrupt = false;
 };
 
 class Saver {
@@ -100,19 +111,31 @@ class Saver {
   void Restore(Session& session, const std::string& path, const RestoreOptions& options = {});
 
   // Restores the newest valid checkpoint in `dir` and adopts the state file's list for
-  // max_to_keep. Returns its path, or nullopt when there is none (nothing is restored).
+  // max_to_keep. Returns its path, or nullopt when the directory has no checkpoint
+  // (nothing is restored). Logs one warning per newer checkpoint it skipped as invalid.
+  // When there are checkpoints but none is valid: DataLoss naming each file and why,
+  // unless options.start_over_if_all_corrupt. The invalid files are remembered: this
+  // Saver never prunes them, and a Save to the same path first renames the old file to
+  // "<file>.invalid" (".invalid.N" if taken), so a file that failed to load is never
+  // deleted or overwritten.
   std::optional<std::string> RestoreLatest(Session& session, const std::string& dir,
                                            const RestoreOptions& options = {});
 
   // Checkpoint paths (without extension) this Saver manages, oldest first.
   std::vector<std::string> last_checkpoints() const;
   // Adopts existing checkpoints (e.g. from the state file after a restart) so
-  // max_to_keep counts them. Missing files are ignored.
+  // max_to_keep counts them. Missing files and those RestoreLatest found invalid are
+  // ignored.
   void RecoverLastCheckpoints(const std::vector<std::string>& paths);
   const std::vector<std::string>& var_list() const { return var_list_; }
 
  private:
   void RecordAndPrune(const std::string& path, double time);
+  // At the first Save into a directory: the state file's list plus the checkpoint files
+  // of this prefix that it does not list (see Save).
+  void AdoptExistingCheckpoints(const std::string& prefix);
+  // Renames an invalid checkpoint about to be overwritten to "<file>.invalid[.N]".
+  void SetAsideInvalid(const std::string& file);
 
   const Graph& graph_;
   SaverOptions options_;
@@ -124,6 +147,7 @@ class Saver {
   std::vector<Kept> last_checkpoints_;
   double next_keep_time_;
   bool stale_temp_cleaned_ = false;
+  std::set<std::string> invalid_;  // checkpoints (without extension) that failed to load
 };
 
 // TF's CheckpointState, the text `checkpoint` file:
@@ -146,8 +170,28 @@ std::optional<CheckpointState> ReadCheckpointState(Env* env, const std::string& 
 // Writes it atomically (temp file, fsync, rename, directory fsync).
 void WriteCheckpointState(Env* env, const std::string& dir, const CheckpointState& state);
 
-// The newest valid checkpoint in `dir` (path without extension), considering the state
-// file's list and every "*-<step>.safetensors" file; warns naming each newer one skipped.
+// What a look for the newest valid checkpoint in `dir` found, considering the state
+// file's list and every "*-<step>.safetensors" file, newest step first.
+struct CheckpointScan {
+  // The newest checkpoint (path without extension) whose header parses and whose
+  // checksum matches; nullopt when there is none.
+  std::optional<std::string> latest;
+  // Every candidate newer than `latest` (all of them when latest is nullopt) that failed,
+  // newest first: a file the state file names but that does not exist, a bad header, a
+  // checksum mismatch.
+  struct Invalid {
+    std::string path;    // without extension
+    std::string reason;  // the error's message
+  };
+  std::vector<Invalid> invalid;
+  // Set when the state file exists but does not parse (it is then ignored).
+  std::string state_file_error;
+};
+// Logs nothing; reads every candidate's header and verifies checksums until one is valid.
+CheckpointScan ScanCheckpoints(Env* env, const std::string& dir);
+// One warning per invalid checkpoint (and for a state file that does not parse).
+void LogCheckpointScan(const CheckpointScan& scan, const std::string& dir);
+// ScanCheckpoints(env, dir).latest, after LogCheckpointScan.
 std::optional<std::string> LatestValidCheckpoint(Env* env, const std::string& dir);
 // The state file's model_checkpoint_path, unverified (TF's tf.train.latest_checkpoint).
 std::optional<std::string> LatestCheckpoint(Env* env, const std::string& dir);

@@ -159,6 +159,114 @@ TEST(Saver, CorruptNewestCheckpointIsSkippedWithAWarning) {
   EXPECT_NE(warnings[1].find("crc32c"), std::string::npos) << warnings[1];
 }
 
+// Flips one byte of a checkpoint's data section (the header stays valid).
+void CorruptData(const std::string& file) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(-3, std::ios::end);
+  char c;
+  f.get(c);
+  f.seekp(-3, std::ios::end);
+  f.put(static_cast<char>(c ^ 0x40));
+}
+
+std::vector<std::string> Files(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& f : Env::Default()->GetChildren(dir)) {
+    if (f.starts_with("model.ckpt-")) out.push_back(f);
+  }
+  return out;
+}
+
+TEST(Saver, AllCheckpointsCorruptIsDataLossNamingThemAndNothingIsDeleted) {
+  TempDir dir;
+  Model model;
+  auto session = model.NewSession();
+  {
+    Saver saver(model.graph, {.max_to_keep = 2});
+    for (int step = 1; step <= 3; ++step) saver.Save(*session, dir.Join("model.ckpt"), step);
+  }
+  CorruptData(dir.Join("model.ckpt-2.safetensors"));
+  CorruptData(dir.Join("model.ckpt-3.safetensors"));
+  const std::string corrupt3 = ReadFileToString(Env::Default(), dir.Join("model.ckpt-3.safetensors"));
+  Saver saver(model.graph, {.max_to_keep = 2});
+  auto fresh = model.NewSession();
+  std::vector<std::string> warnings;
+  try {
+    ScopedLogSink sink([&](LogLevel level, const std::string& line) {
+      if (level == LogLevel::kWarning) warnings.push_back(line);
+    });
+    saver.RestoreLatest(*fresh, dir.path());
+    FAIL() << "restoring from only corrupt checkpoints must fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDataLoss) << e.what();
+    EXPECT_NE(e.message().find("model.ckpt-2.safetensors"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("model.ckpt-3.safetensors"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("crc32c"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("--start-over-if-corrupt"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(warnings.size(), 2u);  // one per file, not two
+  // Starting over explicitly trains from the initial values; the corrupt files survive
+  // pruning, and the one a new save would overwrite is moved aside.
+  EXPECT_EQ(saver.RestoreLatest(*fresh, dir.path(), {.start_over_if_all_corrupt = true}),
+            std::nullopt);
+  for (int step = 1; step <= 5; ++step) saver.Save(*fresh, dir.Join("model.ckpt"), step);
+  EXPECT_EQ(Files(dir.path()),
+            (std::vector<std::string>{"model.ckpt-2.safetensors.invalid",
+                                      "model.ckpt-3.safetensors.invalid",
+                                      "model.ckpt-4.safetensors", "model.ckpt-5.safetensors"}));
+  EXPECT_EQ(ReadFileToString(Env::Default(), dir.Join("model.ckpt-3.safetensors.invalid")),
+            corrupt3);
+}
+
+TEST(Saver, ACorruptNewerCheckpointIsNeverPrunedNorOverwritten) {
+  TempDir dir;
+  Model model;
+  auto session = model.NewSession();
+  {
+    Saver saver(model.graph, {.max_to_keep = 3});
+    for (int step = 1; step <= 3; ++step) saver.Save(*session, dir.Join("model.ckpt"), step);
+  }
+  CorruptData(dir.Join("model.ckpt-3.safetensors"));
+  Saver saver(model.graph, {.max_to_keep = 3});
+  auto fresh = model.NewSession();
+  EXPECT_EQ(saver.RestoreLatest(*fresh, dir.path()), dir.Join("model.ckpt-2"));
+  for (int step = 3; step <= 7; ++step) saver.Save(*fresh, dir.Join("model.ckpt"), step);
+  EXPECT_EQ(Files(dir.path()),
+            (std::vector<std::string>{"model.ckpt-3.safetensors.invalid",
+                                      "model.ckpt-5.safetensors", "model.ckpt-6.safetensors",
+                                      "model.ckpt-7.safetensors"}));
+}
+
+TEST(Saver, StateFileMissingOrShortIsRebuiltFromTheDirectory) {
+  for (const bool delete_state : {true, false}) {
+    TempDir dir;
+    Model model;
+    auto session = model.NewSession();
+    {
+      Saver keep_all(model.graph, {.max_to_keep = 0});
+      for (int step = 1; step <= 9; ++step) keep_all.Save(*session, dir.Join("model.ckpt"), step);
+    }
+    if (delete_state) {
+      Env::Default()->DeleteFile(dir.Join("checkpoint"));
+    } else {  // a state file that lists only the newest two
+      CheckpointState state = *ReadCheckpointState(Env::Default(), dir.path());
+      state.all_model_checkpoint_paths = {dir.Join("model.ckpt-8"), dir.Join("model.ckpt-9")};
+      state.all_model_checkpoint_timestamps = {1, 2};
+      WriteCheckpointState(Env::Default(), dir.path(), state);
+    }
+    Saver saver(model.graph, {.max_to_keep = 5});
+    auto fresh = model.NewSession();
+    EXPECT_EQ(saver.RestoreLatest(*fresh, dir.path()), dir.Join("model.ckpt-9"));
+    saver.Save(*fresh, dir.Join("model.ckpt"), 10);
+    EXPECT_EQ(Files(dir.path()),
+              (std::vector<std::string>{"model.ckpt-10.safetensors", "model.ckpt-6.safetensors",
+                                        "model.ckpt-7.safetensors", "model.ckpt-8.safetensors",
+                                        "model.ckpt-9.safetensors"}))
+        << (delete_state ? "state file deleted" : "state file short");
+    EXPECT_EQ(ReadCheckpointState(Env::Default(), dir.path())->all_model_checkpoint_paths.size(), 5u);
+  }
+}
+
 TEST(Saver, FailedWriteLeavesThePreviousCheckpointIntact) {
   auto mem = NewMemEnv();
   FaultInjectionEnv env(mem.get());
