@@ -13,6 +13,8 @@ packages=(
   nlohmann-json3-dev         # safetensors headers, SavedModel signatures
   libcli11-dev               # the `loom` command line
   libtomlplusplus-dev        # job files for `loom train`
+  libsnappy-dev              # TF checkpoints: Snappy-compressed blocks of the .index table
+  libleveldb-dev             # tests only: LevelDB's TableBuilder writes test TF checkpoints
   dataset-fashion-mnist      # the demo's data
   chromium                   # the report render test (cli_test: headless Chromium)
 )
