@@ -107,8 +107,8 @@ class TableParser {
                            uint64_t offset) const {
     BlockHandle h;
     if (!GetVarint(p, end, &h.offset, 10) || !GetVarint(p, end, &h.size, 10)) {
-      throw DataLoss("table '", name_, "': malformed block handle in the ", where,
-                     " at offset ", offset, " (the file is damaged)");
+      throw DataLoss("table '", name_, "': malformed block handle in the ", where, " at offset ",
+                     offset, " (the file is damaged)");
     }
     return h;
   }
@@ -168,8 +168,8 @@ class TableParser {
     std::vector<bool> is_restart(restarts_begin + 1, false);
     for (uint64_t i = 0; i < num_restarts; ++i) {
       const uint32_t r = DecodeFixed32(block.data() + restarts_begin + 4 * i);
-      if (r > restarts_begin || (i > 0 && r <= DecodeFixed32(block.data() + restarts_begin +
-                                                              4 * (i - 1)))) {
+      if (r > restarts_begin ||
+          (i > 0 && r <= DecodeFixed32(block.data() + restarts_begin + 4 * (i - 1)))) {
         throw fail("restart offsets are out of range or out of order");
       }
       is_restart[r] = true;

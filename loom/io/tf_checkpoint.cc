@@ -19,9 +19,7 @@ namespace {
 constexpr int kBundleVersion = 1;
 constexpr int kBundleMinProducer = 0;
 
-bool IsLoomDType(int tf_dtype) {
-  return tf_dtype != 0 && IsValidDType(tf_dtype);
-}
+bool IsLoomDType(int tf_dtype) { return tf_dtype != 0 && IsValidDType(tf_dtype); }
 
 // The shape of a stored entry; DataLoss for negative dims, unknown rank or overflow.
 Shape ShapeFromProto(const proto::TensorShapeProto& p, const std::string& index_path,
@@ -72,16 +70,16 @@ void AppendOrderedSignedNum(std::string& out, int64_t v) {
     out += static_cast<char>(0x80 ^ static_cast<uint8_t>(v));
     return;
   }
-  static constexpr uint8_t kHeader[11][2] = {{0, 0},       {0x80, 0},    {0xc0, 0},
-                                             {0xe0, 0},    {0xf0, 0},    {0xf8, 0},
-                                             {0xfc, 0},    {0xfe, 0},    {0xff, 0},
-                                             {0xff, 0x80}, {0xff, 0xc0}};
+  static constexpr uint8_t kHeader[11][2] = {{0, 0},    {0x80, 0},    {0xc0, 0},   {0xe0, 0},
+                                             {0xf0, 0}, {0xf8, 0},    {0xfc, 0},   {0xfe, 0},
+                                             {0xff, 0}, {0xff, 0x80}, {0xff, 0xc0}};
   const int bits = std::bit_width(x);  // floor(log2 x) + 1
   const int len = (bits + 7) / 7;
   uint8_t buf[10];
   const uint8_t sign = v < 0 ? 0xff : 0x00;
   buf[0] = buf[1] = sign;
-  for (int i = 0; i < 8; ++i) buf[2 + i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (56 - 8 * i));
+  for (int i = 0; i < 8; ++i)
+    buf[2 + i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (56 - 8 * i));
   uint8_t* begin = buf + 10 - len;
   begin[0] ^= kHeader[len][0];
   begin[1] ^= kHeader[len][1];
@@ -144,7 +142,8 @@ std::string TfCheckpointPrefix(std::string_view path) {
     std::string_view rest = path.substr(data + 6);
     const size_t of = rest.find("-of-");
     auto digits = [](std::string_view s) {
-      return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+      return !s.empty() &&
+             std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
     };
     if (of != std::string_view::npos && digits(rest.substr(0, of)) && digits(rest.substr(of + 4))) {
       return std::string(path.substr(0, data));
@@ -248,8 +247,8 @@ std::unique_ptr<TfCheckpointReader> TfCheckpointReader::Open(Env* env, const std
     if (e.slices.empty() &&
         (e.shard_id < 0 || e.shard_id >= h.num_shards || p.offset() < 0 || p.size() < 0)) {
       throw DataLoss("TF checkpoint index '", index_path, "': tensor '", kv.key,
-                     "' points at shard ", e.shard_id, " offset ", p.offset(), " size ",
-                     p.size(), ", outside the bundle's ", h.num_shards, " shards");
+                     "' points at shard ", e.shard_id, " offset ", p.offset(), " size ", p.size(),
+                     ", outside the bundle's ", h.num_shards, " shards");
     }
     if (!kv.key.empty() && kv.key[0] == '\0') {
       r->slice_entries_.emplace(kv.key, std::move(e));  // a slice's own entry
@@ -292,7 +291,8 @@ Tensor TfCheckpointReader::Get(const std::string& name) const {
   const TfCheckpointEntry& e = Entry(name);
   if (e.dtype == DType::kInvalid) {
     throw Unimplemented("TF checkpoint '", prefix_, "': tensor '", name, "' has TF dtype ",
-                        e.tf_dtype, ", which Loom has no type for (Loom reads DT_FLOAT, "
+                        e.tf_dtype,
+                        ", which Loom has no type for (Loom reads DT_FLOAT, "
                         "DT_DOUBLE, DT_INT32, DT_UINT8, DT_STRING, DT_INT64, DT_BOOL)");
   }
   if (header_.big_endian) {
@@ -304,9 +304,9 @@ Tensor TfCheckpointReader::Get(const std::string& name) const {
   return ReadStored(name, e.dtype, e.shape, e.shard_id, e.offset, e.size, e.masked_crc32c);
 }
 
-Tensor TfCheckpointReader::ReadStored(const std::string& name,
-                                      DType dtype, const Shape& shape, int shard_id,
-                                      uint64_t offset, uint64_t size, uint32_t masked_crc) const {
+Tensor TfCheckpointReader::ReadStored(const std::string& name, DType dtype, const Shape& shape,
+                                      int shard_id, uint64_t offset, uint64_t size,
+                                      uint32_t masked_crc) const {
   const Shard& shard = *shards_[shard_id];
   auto fail = [&](const auto&... what) {
     return DataLoss("TF checkpoint data file '", shard.path, "': tensor '", name, "' (bytes [",
@@ -390,8 +390,8 @@ Tensor TfCheckpointReader::Reassemble(const TfCheckpointEntry& e) const {
   std::vector<std::vector<int64_t>> begins, ends;
   for (const TfSlice& slice : e.slices) {
     auto fail = [&](const auto&... what) {
-      return DataLoss("TF checkpoint index '", index_path_, "': partitioned tensor '", e.name,
-                      "' ", e.shape.ToString(), ", slice ", DescribeSlice(slice), ": ", what...);
+      return DataLoss("TF checkpoint index '", index_path_, "': partitioned tensor '", e.name, "' ",
+                      e.shape.ToString(), ", slice ", DescribeSlice(slice), ": ", what...);
     };
     if (static_cast<int>(slice.size()) != rank) throw fail("its rank differs from the tensor's");
     std::vector<int64_t> begin(rank), end(rank), dims(rank);
@@ -421,8 +421,8 @@ Tensor TfCheckpointReader::Reassemble(const TfCheckpointEntry& e) const {
       throw fail("its entry holds ", DTypeName(s.dtype), s.shape.ToString(), ", not ",
                  DTypeName(e.dtype), slice_shape.ToString());
     }
-    Tensor part = ReadStored(StrCat(e.name, " slice ", DescribeSlice(slice)), s.dtype,
-                             s.shape, s.shard_id, s.offset, s.size, s.masked_crc32c);
+    Tensor part = ReadStored(StrCat(e.name, " slice ", DescribeSlice(slice)), s.dtype, s.shape,
+                             s.shard_id, s.offset, s.size, s.masked_crc32c);
     CopyIntoSlice(part, begin, full);
     covered += slice_shape.num_elements();
     begins.push_back(std::move(begin));

@@ -52,14 +52,14 @@ using TfSlice = std::vector<TfSliceExtent>;
 // A tensor as the index describes it (slice entries are folded into their full tensor).
 struct TfCheckpointEntry {
   std::string name;
-  int tf_dtype = 0;                // TF's DataType number as stored (DT_FLOAT = 1, ...)
-  DType dtype = DType::kInvalid;   // kInvalid when Loom has no such dtype
-  Shape shape;                     // the full tensor's shape
-  int shard_id = 0;                // location of the bytes (unpartitioned tensors only)
+  int tf_dtype = 0;               // TF's DataType number as stored (DT_FLOAT = 1, ...)
+  DType dtype = DType::kInvalid;  // kInvalid when Loom has no such dtype
+  Shape shape;                    // the full tensor's shape
+  int shard_id = 0;               // location of the bytes (unpartitioned tensors only)
   uint64_t offset = 0;
   uint64_t size = 0;
   uint32_t masked_crc32c = 0;
-  std::vector<TfSlice> slices;     // non-empty: a partitioned tensor
+  std::vector<TfSlice> slices;  // non-empty: a partitioned tensor
 };
 
 struct TfBundleHeader {
@@ -94,9 +94,8 @@ class TfCheckpointReader {
  private:
   struct Shard;
   TfCheckpointReader() = default;
-  Tensor ReadStored(const std::string& name, DType dtype,
-                    const Shape& shape, int shard_id, uint64_t offset, uint64_t size,
-                    uint32_t masked_crc) const;
+  Tensor ReadStored(const std::string& name, DType dtype, const Shape& shape, int shard_id,
+                    uint64_t offset, uint64_t size, uint32_t masked_crc) const;
   Tensor Reassemble(const TfCheckpointEntry& entry) const;
 
   std::string prefix_;

@@ -5,9 +5,9 @@
 #include "loom/io/tf_checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <leveldb/env.h>
 #include <leveldb/options.h>
 #include <leveldb/table_builder.h>
-#include <leveldb/env.h>
 
 #include <array>
 #include <cmath>
@@ -57,8 +57,8 @@ std::string Sha256Hex(const void* data, size_t n) {
     }
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
     for (int i = 0; i < 64; ++i) {
-      const uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) +
-                          k[i] + w[i];
+      const uint32_t t1 =
+          hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
       const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
       hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
     }
@@ -111,11 +111,16 @@ double SumAsDouble(const Tensor& t) {
 
 std::string TfDTypeName(int tf_dtype) {
   switch (tf_dtype) {
-    case 1: return "DT_FLOAT";
-    case 2: return "DT_DOUBLE";
-    case 3: return "DT_INT32";
-    case 9: return "DT_INT64";
-    default: return "DT_" + std::to_string(tf_dtype);
+    case 1:
+      return "DT_FLOAT";
+    case 2:
+      return "DT_DOUBLE";
+    case 3:
+      return "DT_INT32";
+    case 9:
+      return "DT_INT64";
+    default:
+      return "DT_" + std::to_string(tf_dtype);
   }
 }
 
@@ -164,8 +169,7 @@ TEST(TfCheckpointRealFilesTest, EveryTensorMatchesExpectedTf) {
 
 TEST(TfCheckpointRealFilesTest, ReadTfCheckpointAcceptsPrefixIndexAndDataPaths) {
   const std::string prefix = JoinPath(TfRoot(), "tfx_estimator_ckpt/model.ckpt-999");
-  for (const std::string& path :
-       {prefix, prefix + ".index", prefix + ".data-00000-of-00001"}) {
+  for (const std::string& path : {prefix, prefix + ".index", prefix + ".data-00000-of-00001"}) {
     EXPECT_TRUE(IsTfCheckpoint(Env::Default(), path)) << path;
     std::map<std::string, Tensor> all = ReadTfCheckpoint(Env::Default(), path);
     ASSERT_EQ(all.size(), 60u);
@@ -208,7 +212,8 @@ std::unique_ptr<Env> CopyToMemEnv(const std::string& prefix, int num_shards = 1)
   };
   copy(TfCheckpointIndexPath(prefix), "ck/model.index");
   for (int s = 0; s < num_shards; ++s) {
-    copy(TfCheckpointDataPath(prefix, s, num_shards), TfCheckpointDataPath("ck/model", s, num_shards));
+    copy(TfCheckpointDataPath(prefix, s, num_shards),
+         TfCheckpointDataPath("ck/model", s, num_shards));
   }
   return env;
 }
@@ -228,7 +233,8 @@ void ExpectError(ErrorCode code, const std::vector<std::string>& parts, Fn&& fn)
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), code) << e.what();
     for (const std::string& part : parts) {
-      EXPECT_NE(e.message().find(part), std::string::npos) << "'" << part << "' not in: " << e.what();
+      EXPECT_NE(e.message().find(part), std::string::npos)
+          << "'" << part << "' not in: " << e.what();
     }
   }
 }
@@ -265,9 +271,8 @@ TEST(TfCheckpointDamageTest, FlippedDataByteIsDataLossNamingFileAndTensor) {
   auto env = CopyToMemEnv(prefix);
   const std::string data_path = "ck/model.data-00000-of-00001";
   const std::string data = ReadFileToString(env.get(), data_path);
-  const std::vector<std::string> owner = {"a", "a", "a", "a", "a2", "a2", "a2", "a2",
-                                          "b", "b", "b", "b", "c", "c", "c", "c",
-                                          "c2", "c2", "c2", "c2"};
+  const std::vector<std::string> owner = {"a", "a", "a", "a", "a2", "a2", "a2", "a2", "b",  "b",
+                                          "b", "b", "c", "c", "c",  "c",  "c2", "c2", "c2", "c2"};
   ASSERT_EQ(data.size(), owner.size());
   for (size_t i = 0; i < data.size(); ++i) {
     SCOPED_TRACE("byte " + std::to_string(i));
@@ -310,8 +315,14 @@ TEST(TfCheckpointDamageTest, TruncatedOrMissingDataFile) {
 TEST(TfSliceKeyTest, MatchesOrderedCodeExamples) {
   // name "ab\0": escape 0 -> 00 ff; rank 2 -> 01 02; extents (0, 5) and (-0x800, 0x424242).
   const std::string key = TfSliceKey(std::string("ab\0", 3), {{0, 5}, {-0x800, 0x424242}});
-  const std::string want("\x00" "ab\x00\xff\x00\x01" "\x01\x02" "\x80\x85" "\x38\x00"
-                         "\xf0\x42\x42\x42", 17);
+  const std::string want(
+      "\x00"
+      "ab\x00\xff\x00\x01"
+      "\x01\x02"
+      "\x80\x85"
+      "\x38\x00"
+      "\xf0\x42\x42\x42",
+      17);
   EXPECT_EQ(key, want);
   // A whole dimension is start 0, length -1: 0x80 and 0x7f.
   EXPECT_EQ(TfSliceKey("v", {{0, -1}}), std::string("\x00v\x00\x01\x01\x01\x80\x7f", 8));
@@ -431,8 +442,9 @@ TEST_F(TfCheckpointWrittenTest, EveryDtypeAcrossThreeShardsWithSnappyBlocks) {
   w.Add("u8", Tensor::FromVector<uint8_t>({0, 255, 7}), 1);
   w.Add("bool", Tensor::FromVector<bool>({true, false, true}), 2);
   const std::string big(300, 'x');
-  w.Add("str", Tensor::FromVector<std::string>({"", "vocab", std::string("\0\xff", 2), big},
-                                               Shape{2, 2}), 1);
+  w.Add("str",
+        Tensor::FromVector<std::string>({"", "vocab", std::string("\0\xff", 2), big}, Shape{2, 2}),
+        1);
   w.Add("str_empty", Tensor(kString, Shape{0}), 0);
   w.Add("f32_empty", Tensor(kFloat32, Shape{0, 4}), 2);
   w.Add(long_name, Tensor::Scalar<float>(42.f), 2);
@@ -489,13 +501,17 @@ TEST_F(TfCheckpointWrittenTest, PartitionedVariablesAreReassembled) {
   std::vector<float> full(15);
   for (int i = 0; i < 15; ++i) full[i] = 0.5f * i;
   TestBundleWriter w(2);
+  w.AddPartitioned("emb", Shape{5, 3},
+                   {{{{0, 3}, {0, 3}},
+                     Tensor::FromVector<float>({full.begin(), full.begin() + 9}, Shape{3, 3}),
+                     1},
+                    {{{3, 2}, {0, 3}},
+                     Tensor::FromVector<float>({full.begin() + 9, full.end()}, Shape{2, 3}),
+                     0}});
   w.AddPartitioned(
-      "emb", Shape{5, 3},
-      {{{{0, 3}, {0, 3}}, Tensor::FromVector<float>({full.begin(), full.begin() + 9}, Shape{3, 3}), 1},
-       {{{3, 2}, {0, 3}}, Tensor::FromVector<float>({full.begin() + 9, full.end()}, Shape{2, 3}), 0}});
-  w.AddPartitioned("cols", Shape{2, 4},
-                   {{{{0, -1}, {2, 2}}, Tensor::FromVector<int64_t>({3, 4, 7, 8}, Shape{2, 2}), 0},
-                    {{{0, -1}, {0, 2}}, Tensor::FromVector<int64_t>({1, 2, 5, 6}, Shape{2, 2}), 1}});
+      "cols", Shape{2, 4},
+      {{{{0, -1}, {2, 2}}, Tensor::FromVector<int64_t>({3, 4, 7, 8}, Shape{2, 2}), 0},
+       {{{0, -1}, {0, 2}}, Tensor::FromVector<int64_t>({1, 2, 5, 6}, Shape{2, 2}), 1}});
   w.Add("plain", Tensor::Scalar<float>(1.f), 0);
   w.Write(env_.get(), "ck/p", false);
 
