@@ -14,6 +14,7 @@ set(_loom_estimator_core_srcs
   all_ops.cc
   warm_start.cc
   tf_checkpoints.cc
+  tf_ops.cc
   tf_saved_model.cc
   train_and_evaluate.cc)
 list(TRANSFORM _loom_estimator_core_srcs PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
