@@ -14,6 +14,8 @@ packages=(
   libcli11-dev               # the `loom` command line
   libtomlplusplus-dev        # job files for `loom train`
   libopenmpi-dev openmpi-bin # data-parallel training: `mpirun -np N loom train` (loom/distribute)
+  libsnappy-dev              # TF checkpoints: Snappy-compressed blocks of the .index table
+  libleveldb-dev             # tests only: LevelDB's TableBuilder writes test TF checkpoints
   dataset-fashion-mnist      # the demo's data
   chromium                   # the report render test (cli_test: headless Chromium)
 )

@@ -18,6 +18,7 @@
 #include "loom/base/crc32c.h"
 #include "loom/base/env.h"
 #include "loom/io/event_file.h"
+#include "loom/io/npy.h"
 #include "loom/io/proto/example.pb.h"
 #include "loom/io/proto/graph.pb.h"
 #include "loom/io/record_writer.h"
@@ -1096,3 +1097,43 @@ TEST(CliTest, InspectSharedTestdata) {
 }
 
 }  // namespace
+
+namespace loom {
+namespace {
+
+// `loom predict --saved-model` / `--graph`: TensorFlow models from the shared test files.
+TEST(CliTest, PredictRunsTensorFlowModels) {
+  const std::string tf = std::string(LOOM_SHARED_TESTDATA) + "/tf";
+  ASSERT_TRUE(fs::exists(tf + "/expected_tf.json")) << "missing TF test files under " << tf;
+  std::string dir = TempDir("tf_predict");
+  WriteNpy(Env::Default(), dir + "/x.npy", Tensor::FromVector<float>({1, 2, 5}, Shape{3, 1}));
+  Result r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --input x=" + dir +
+                  "/x.npy --out " + dir + "/y.csv");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(Read(dir + "/y.csv"), "y\n2.5\n3\n4.5\n");
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature regress_x2_to_y3" +
+           " --input inputs=" + dir + "/x.npy --out " + dir + "/y3.npy");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(ReadNpy(Env::Default(), dir + "/y3.npy")
+                  .Equals(Tensor::FromVector<float>({3.5f, 4, 5.5f}, Shape{3, 1})));
+
+  WriteNpy(Env::Default(), dir + "/zeros.npy", Tensor::Zeros(kFloat32, {1, 784}));
+  r = Loom("predict --graph " + tf + "/tf2onnx_fc_layers/frozen.pb --input X=" + dir +
+           "/zeros.npy --output output:0 --out " + dir + "/logits.npy");
+  ASSERT_EQ(r.code, 0) << r.output;
+  Tensor logits = ReadNpy(Env::Default(), dir + "/logits.npy");
+  ASSERT_EQ(logits.shape(), Shape({1, 10}));
+  EXPECT_NEAR(logits.data<float>()[5], 0.9712535693939655, 1e-4);  // expected_tf.json
+
+  // A tf.Example signature names the op Loom lacks; no model and no job is an error.
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature classify_x_to_y" +
+           " --out " + dir + "/c.csv");
+  EXPECT_NE(r.code, 0);
+  EXPECT_CONTAINS(r.output, "ParseExample");
+  r = Loom("predict --out " + dir + "/c.csv");
+  EXPECT_NE(r.code, 0);
+  EXPECT_CONTAINS(r.output, "--saved-model");
+}
+
+}  // namespace
+}  // namespace loom

@@ -1,10 +1,12 @@
-// train, evaluate, predict, export and demo: a job file (job.h) handed to the Estimator.
+// train, evaluate, predict, export and demo: a job file (job.h) handed to the Estimator;
+// predict also runs TensorFlow models (tf_predict.h).
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "loom/base/env.h"
@@ -15,6 +17,7 @@
 #include "loom/cli/job.h"
 #include "loom/cli/progress.h"
 #include "loom/distribute/data_parallel.h"
+#include "loom/cli/tf_predict.h"
 #include "loom/io/npy.h"
 
 namespace loom::cli {
@@ -27,10 +30,10 @@ struct JobFlags {
   std::optional<int64_t> max_steps;  // overrides [train]
 };
 
-void AddJobFlags(CLI::App* cmd, JobFlags& flags) {
-  cmd->add_option("JOB", flags.job_path, "job file (TOML, see docs/cli.md)")
-      ->required()
-      ->check(CLI::ExistingFile);
+void AddJobFlags(CLI::App* cmd, JobFlags& flags, bool job_required = true) {
+  CLI::Option* job = cmd->add_option("JOB", flags.job_path, "job file (TOML, see docs/cli.md)")
+                         ->check(CLI::ExistingFile);
+  if (job_required) job->required();
   cmd->add_option("--model-dir", flags.model_dir, "override [run_config] model_dir");
 }
 
@@ -178,29 +181,48 @@ std::string Cell(const Tensor& t, int64_t i) {
 void RunPredict(const Job& job, Estimator& estimator, const std::string& out_path,
                 std::vector<std::string> keys) {
   std::string split = job.data.count("predict") ? "predict" : job.data.count("eval") ? "eval" : "train";
-  bool npy = out_path.ends_with(".npy");
-  if (!npy && !out_path.ends_with(".csv"))
-    throw InvalidArgument("--out '", out_path, "': expected a .csv or .npy file name");
-  if (npy && keys.empty()) keys = {job.is_classifier() ? "probabilities" : "predictions"};
-  if (npy && keys.size() != 1)
-    throw InvalidArgument("--out '", out_path, "': a .npy file holds one prediction key; give one --key");
+  CheckPredictionFile(out_path, keys);
+  const std::string npy_key = job.is_classifier() ? "probabilities" : "predictions";
+  if (out_path.ends_with(".npy") && keys.empty()) keys = {npy_key};
   std::map<std::string, std::vector<Tensor>> batches;
   for (const Prediction& batch : estimator.Predict(
            MakeInputFn(job, split, false), {.predict_keys = keys, .yield_single_examples = false})) {
     for (const auto& [k, v] : batch) batches[k].push_back(v);
   }
   if (batches.empty()) throw InvalidArgument("no predictions: [data.", split, "] is empty");
+  std::map<std::string, Tensor> all;
+  for (const auto& [k, v] : batches) all[k] = Concat(v);
+  WritePredictionFile(all, out_path, keys, npy_key);
+}
+
+}  // namespace
+
+void CheckPredictionFile(const std::string& out_path, const std::vector<std::string>& keys) {
+  const bool npy = out_path.ends_with(".npy");
+  if (!npy && !out_path.ends_with(".csv"))
+    throw InvalidArgument("--out '", out_path, "': expected a .csv or .npy file name");
+  if (npy && keys.size() > 1)
+    throw InvalidArgument("--out '", out_path, "': a .npy file holds one prediction key; give one --key");
+}
+
+void WritePredictionFile(const std::map<std::string, Tensor>& all, const std::string& out_path,
+                         const std::vector<std::string>& keys, const std::string& npy_default_key) {
+  CheckPredictionFile(out_path, keys);
   Env* env = Env::Default();
-  if (npy) {
-    WriteNpy(env, out_path, Concat(batches.begin()->second));
+  if (out_path.ends_with(".npy")) {
+    const std::string key = keys.empty() ? npy_default_key : keys[0];
+    auto it = all.find(key);
+    if (it == all.end()) {
+      throw InvalidArgument("--out '", out_path, "': no prediction '", key, "'; give one --key");
+    }
+    WriteNpy(env, out_path, it->second);
   } else {
-    std::map<std::string, Tensor> all;
-    for (const auto& [k, v] : batches) all[k] = Concat(v);
     std::string text;
-    int64_t rows = all.begin()->second.shape().dim(0);
+    int64_t rows = all.begin()->second.rank() == 0 ? 1 : all.begin()->second.shape().dim(0);
     // Header: key, or key_j for each of a row's values.
     std::vector<std::string> header;
     for (const auto& [k, t] : all) {
+      if (!keys.empty() && std::find(keys.begin(), keys.end(), k) == keys.end()) continue;
       int64_t width = t.NumElements() / std::max<int64_t>(rows, 1);
       for (int64_t j = 0; j < width; ++j) header.push_back(width == 1 ? k : k + "_" + std::to_string(j));
     }
@@ -209,6 +231,7 @@ void RunPredict(const Job& job, Estimator& estimator, const std::string& out_pat
     for (int64_t r = 0; r < rows; ++r) {
       bool first = true;
       for (const auto& [k, t] : all) {
+        if (!keys.empty() && std::find(keys.begin(), keys.end(), k) == keys.end()) continue;
         int64_t width = t.NumElements() / rows;
         for (int64_t j = 0; j < width; ++j) {
           text += (first ? "" : ",") + Cell(t, r * width + j);
@@ -221,8 +244,6 @@ void RunPredict(const Job& job, Estimator& estimator, const std::string& out_pat
   }
   std::printf("predictions: %s\n", out_path.c_str());
 }
-
-}  // namespace
 
 void AddJobCommands(CLI::App& app) {
   auto run = [](auto&& body) {
@@ -263,13 +284,27 @@ void AddJobCommands(CLI::App& app) {
     auto flags = std::make_shared<JobFlags>();
     auto out = std::make_shared<std::string>();
     auto keys = std::make_shared<std::vector<std::string>>();
+    auto tf = std::make_shared<TfPredictFlags>();
     CLI::App* cmd = app.add_subcommand(
-        "predict", "predict [data.predict] (else [data.eval]) and write the predictions");
-    AddJobFlags(cmd, *flags);
+        "predict",
+        "predict [data.predict] (else [data.eval]) and write the predictions; or run a "
+        "TensorFlow SavedModel / frozen GraphDef on .npy inputs (--saved-model, --graph)");
+    AddJobFlags(cmd, *flags, /*job_required=*/false);
     cmd->add_option("--out,-o", *out, "output file: .csv (all keys) or .npy (one key)")->required();
     cmd->add_option("--key", *keys, "prediction keys to write (default: all for CSV, "
                                      "probabilities / predictions for .npy)");
-    cmd->callback(run([flags, out, keys] {
+    AddTfPredictFlags(cmd, *tf);
+    cmd->callback(run([flags, out, keys, tf] {
+      if (tf->active()) {
+        if (!flags->job_path.empty()) {
+          throw InvalidArgument("predict: give a JOB file or --saved-model / --graph, not both");
+        }
+        RunTfPredict(*tf, *out, *keys);
+        return;
+      }
+      if (flags->job_path.empty()) {
+        throw InvalidArgument("predict: give a JOB file, or --saved-model DIR / --graph FILE.pb");
+      }
       Job job = Load(*flags);
       RunPredict(job, *MakeEstimator(job), *out, *keys);
     }));

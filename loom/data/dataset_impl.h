@@ -38,19 +38,13 @@ struct IteratorContext {
   // Which pass of the enclosing Repeat(s) this iterator serves (0 for the first), so that
   // Shuffle can reshuffle each pass deterministically.
   uint64_t iteration = 0;
-<<<<<<< HEAD
-  // Unseeded stages (Shuffle without a seed) derive their seeds from this cell: drawn at
-  // random for each top-level iterator, saved with its state, so a restore replays it.
-  std::shared_ptr<uint64_t> random_base;
+  // Unseeded stages (Shuffle without a seed) derive their seeds from this (random_base->
+  // Get()): one per top-level iterator, saved with its state, so a restore replays it.
+  std::shared_ptr<RandomBase> random_base;
   // On the fast path, the row count of the RowSource that the index cursors address (set
   // by the gather iterators): a row index read back from saved state is checked against
   // it. Default: -1, unknown (only the lower bound is checked).
   int64_t num_rows = -1;
-=======
-  // Unseeded stages (Shuffle without a seed) derive their seeds from this (random_base->
-  // Get()): one per top-level iterator, saved with its state, so a restore replays it.
-  std::shared_ptr<RandomBase> random_base;
->>>>>>> resume
 };
 
 // A context with a new random base: from `seed` when given, else drawn on first use.

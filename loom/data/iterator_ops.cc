@@ -77,11 +77,7 @@ const OpDef& IteratorGetNextOp() {
                     c.attr<std::string>("shared_name"),
                     "', which has not been initialized; run its initializer first");
               }
-<<<<<<< HEAD
-              r.iterator = CreateIterator(DatasetFromAttr(c), nullptr);
-=======
               r.iterator = CreateIterator(c, DatasetFromAttr(c), nullptr);
->>>>>>> resume
               r.ApplyPendingRestore();
             }
             std::optional<Element> e = r.iterator->GetNext();
@@ -135,26 +131,6 @@ void IteratorResource::Reset(std::unique_ptr<Iterator> it) {
   std::lock_guard<std::mutex> lock(mu);
   iterator = std::move(it);
   ApplyPendingRestore();
-<<<<<<< HEAD
-}
-
-namespace {
-void RestoreFrom(Iterator& iterator, std::string_view blob, const std::string& source) {
-  try {
-    iterator.Restore(blob);
-  } catch (const Error& e) {
-    throw WithContext(e, "restoring iterator state from ", source);
-  }
-=======
->>>>>>> resume
-}
-}  // namespace
-
-void IteratorResource::ApplyPendingRestore() {
-  if (pending_restore.empty()) return;
-  const std::string blob = std::move(pending_restore);
-  pending_restore.clear();
-  RestoreFrom(*iterator, blob, pending_source);
 }
 
 bool IteratorResource::initialized() {
@@ -168,16 +144,6 @@ std::string IteratorResource::Save() {
   return iterator->Save();
 }
 
-<<<<<<< HEAD
-void IteratorResource::Restore(std::string_view blob, std::string source) {
-  std::lock_guard<std::mutex> lock(mu);
-  if (iterator) {
-    RestoreFrom(*iterator, blob, source);
-  } else {
-    pending_restore = std::string(blob);
-    pending_source = std::move(source);
-  }
-=======
 void IteratorResource::Restore(std::string_view blob, std::string origin) {
   std::lock_guard<std::mutex> lock(mu);
   if (iterator) {
@@ -193,7 +159,6 @@ std::optional<uint64_t> IteratorSeed(const Graph& graph, std::string_view resour
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a: stable across builds, unlike std::hash
   for (unsigned char ch : resource_name) h = (h ^ ch) * 0x100000001b3ULL;
   return MixSeed(static_cast<uint64_t>(graph.seed()), h);
->>>>>>> resume
 }
 
 std::vector<std::string> IteratorResourceNames(const ResourceMgr& resources) {

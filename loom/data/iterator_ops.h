@@ -47,30 +47,16 @@ class IteratorResource : public Resource {
   bool initialized();
   // Throws FailedPrecondition when not initialized.
   std::string Save();
-<<<<<<< HEAD
-  // Restores now, or when the iterator is created (a pending restore). `source` names
-  // where the blob came from ("checkpoint 'model.ckpt-5.safetensors'"); an error applying
-  // it (InvalidArgument: another pipeline; DataLoss: a damaged state) is rethrown with
-  // "restoring iterator state from <source>: " in front.
-  void Restore(std::string_view blob, std::string source = "saved iterator state");
-=======
   // `origin` (the checkpoint file) is named in the error when the blob does not fit the
   // iterator, now or when a pending restore is applied.
   void Restore(std::string_view blob, std::string origin = "");
   // Applies a pending restore to `iterator`, if any. REQUIRES: mu held.
   void ApplyPendingRestore();
->>>>>>> resume
 
   std::mutex mu;
   std::unique_ptr<Iterator> iterator;  // guarded by mu
   std::string pending_restore;         // guarded by mu
-<<<<<<< HEAD
-  std::string pending_source;          // guarded by mu
-  // Applies pending_restore to iterator. REQUIRES: mu held, iterator set.
-  void ApplyPendingRestore();
-=======
   std::string pending_origin;          // guarded by mu
->>>>>>> resume
 };
 
 // The seed of a graph iterator's unseeded stages (Dataset::MakeIterator's `seed`): from

@@ -19,6 +19,8 @@
 // RegressionHead. Variables are named as TF names them: "linear/linear_model/<column>/weights",
 // "linear/linear_model/bias_weights", "dnn/hiddenlayer_<i>/kernel", "dnn/logits/bias",
 // "dnn/input_from_feature_columns/input_layer/<column>/embedding_weights".
+// Each takes TF's warm_start_from as its last argument (warm_start.h; a TF checkpoint
+// works, see docs/estimator.md for which of a TF canned model's variables map).
 // Differences from TF 1.15: loss_reduction defaults to kSumOverBatchSize (TF 1: kSum; see
 // head.h); no partitioners; hashing differs (feature_column.h).
 #include <concepts>
@@ -128,7 +130,8 @@ struct LinearClassifierOptions {
 
 class LinearClassifier : public Estimator {
  public:
-  explicit LinearClassifier(LinearClassifierOptions options, RunConfig config = {});
+  explicit LinearClassifier(LinearClassifierOptions options, RunConfig config = {},
+                            std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 
 struct LinearRegressorOptions {
@@ -142,7 +145,8 @@ struct LinearRegressorOptions {
 
 class LinearRegressor : public Estimator {
  public:
-  explicit LinearRegressor(LinearRegressorOptions options, RunConfig config = {});
+  explicit LinearRegressor(LinearRegressorOptions options, RunConfig config = {},
+                           std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 
 // ---- DNN ------------------------------------------------------------------------------------
@@ -170,7 +174,8 @@ struct DNNClassifierOptions {
 
 class DNNClassifier : public Estimator {
  public:
-  explicit DNNClassifier(DNNClassifierOptions options, RunConfig config = {});
+  explicit DNNClassifier(DNNClassifierOptions options, RunConfig config = {},
+                         std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 
 struct DNNRegressorOptions {
@@ -187,7 +192,8 @@ struct DNNRegressorOptions {
 
 class DNNRegressor : public Estimator {
  public:
-  explicit DNNRegressor(DNNRegressorOptions options, RunConfig config = {});
+  explicit DNNRegressor(DNNRegressorOptions options, RunConfig config = {},
+                        std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 
 // ---- wide & deep ----------------------------------------------------------------------------
@@ -215,7 +221,8 @@ struct DNNLinearCombinedClassifierOptions {
 class DNNLinearCombinedClassifier : public Estimator {
  public:
   explicit DNNLinearCombinedClassifier(DNNLinearCombinedClassifierOptions options,
-                                       RunConfig config = {});
+                                       RunConfig config = {},
+      std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 
 struct DNNLinearCombinedRegressorOptions {
@@ -236,7 +243,8 @@ struct DNNLinearCombinedRegressorOptions {
 class DNNLinearCombinedRegressor : public Estimator {
  public:
   explicit DNNLinearCombinedRegressor(DNNLinearCombinedRegressorOptions options,
-                                      RunConfig config = {});
+                                      RunConfig config = {},
+      std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 
 }  // namespace loom

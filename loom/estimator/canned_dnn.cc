@@ -71,16 +71,18 @@ ModelFn DnnModelFn(std::string estimator, DnnConfig config, OptimizerSpec optimi
 
 using namespace canned_internal;
 
-DNNClassifier::DNNClassifier(DNNClassifierOptions o, RunConfig config)
+DNNClassifier::DNNClassifier(DNNClassifierOptions o, RunConfig config,
+                             std::optional<WarmStartSettings> warm_start_from)
     : Estimator(DnnModelFn("DNNClassifier",
                            {o.hidden_units, o.feature_columns, o.activation_fn, o.dropout,
                             o.batch_norm},
                            o.optimizer,
                            ClassifierHead("DNNClassifier", o.n_classes, o.weight_column,
                                           o.label_vocabulary, o.loss_reduction)),
-                std::move(config)) {}
+                std::move(config), {}, std::move(warm_start_from)) {}
 
-DNNRegressor::DNNRegressor(DNNRegressorOptions o, RunConfig config)
+DNNRegressor::DNNRegressor(DNNRegressorOptions o, RunConfig config,
+                           std::optional<WarmStartSettings> warm_start_from)
     : Estimator(DnnModelFn("DNNRegressor",
                            {o.hidden_units, o.feature_columns, o.activation_fn, o.dropout,
                             o.batch_norm},
@@ -88,6 +90,6 @@ DNNRegressor::DNNRegressor(DNNRegressorOptions o, RunConfig config)
                            RegressionHead({.label_dimension = o.label_dimension,
                                            .weight_column = o.weight_column,
                                            .loss_reduction = o.loss_reduction})),
-                std::move(config)) {}
+                std::move(config), {}, std::move(warm_start_from)) {}
 
 }  // namespace loom

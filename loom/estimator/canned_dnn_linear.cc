@@ -69,7 +69,8 @@ ModelFn CombinedModelFn(CombinedConfig config, std::shared_ptr<const Head> head)
 using namespace canned_internal;
 
 DNNLinearCombinedClassifier::DNNLinearCombinedClassifier(DNNLinearCombinedClassifierOptions o,
-                                                         RunConfig config)
+                                                         RunConfig config,
+    std::optional<WarmStartSettings> warm_start_from)
     : Estimator(CombinedModelFn({"DNNLinearCombinedClassifier", o.linear_feature_columns,
                                  o.linear_optimizer, o.linear_sparse_combiner,
                                  {o.dnn_hidden_units, o.dnn_feature_columns, o.dnn_activation_fn,
@@ -78,10 +79,11 @@ DNNLinearCombinedClassifier::DNNLinearCombinedClassifier(DNNLinearCombinedClassi
                                 ClassifierHead("DNNLinearCombinedClassifier", o.n_classes,
                                                o.weight_column, o.label_vocabulary,
                                                o.loss_reduction)),
-                std::move(config)) {}
+                std::move(config), {}, std::move(warm_start_from)) {}
 
 DNNLinearCombinedRegressor::DNNLinearCombinedRegressor(DNNLinearCombinedRegressorOptions o,
-                                                       RunConfig config)
+                                                       RunConfig config,
+    std::optional<WarmStartSettings> warm_start_from)
     : Estimator(CombinedModelFn({"DNNLinearCombinedRegressor", o.linear_feature_columns,
                                  o.linear_optimizer, o.linear_sparse_combiner,
                                  {o.dnn_hidden_units, o.dnn_feature_columns, o.dnn_activation_fn,
@@ -90,6 +92,6 @@ DNNLinearCombinedRegressor::DNNLinearCombinedRegressor(DNNLinearCombinedRegresso
                                 RegressionHead({.label_dimension = o.label_dimension,
                                                 .weight_column = o.weight_column,
                                                 .loss_reduction = o.loss_reduction})),
-                std::move(config)) {}
+                std::move(config), {}, std::move(warm_start_from)) {}
 
 }  // namespace loom

@@ -120,17 +120,19 @@ ModelFn LinearModelFn(LinearConfig config, std::shared_ptr<const Head> head) {
 
 using namespace canned_internal;
 
-LinearClassifier::LinearClassifier(LinearClassifierOptions o, RunConfig config)
+LinearClassifier::LinearClassifier(LinearClassifierOptions o, RunConfig config,
+                                   std::optional<WarmStartSettings> warm_start_from)
     : Estimator(LinearModelFn({"LinearClassifier", o.feature_columns, o.optimizer, o.sparse_combiner},
                               ClassifierHead("LinearClassifier", o.n_classes, o.weight_column,
                                              o.label_vocabulary, o.loss_reduction)),
-                std::move(config)) {}
+                std::move(config), {}, std::move(warm_start_from)) {}
 
-LinearRegressor::LinearRegressor(LinearRegressorOptions o, RunConfig config)
+LinearRegressor::LinearRegressor(LinearRegressorOptions o, RunConfig config,
+                                 std::optional<WarmStartSettings> warm_start_from)
     : Estimator(LinearModelFn({"LinearRegressor", o.feature_columns, o.optimizer, o.sparse_combiner},
                               RegressionHead({.label_dimension = o.label_dimension,
                                               .weight_column = o.weight_column,
                                               .loss_reduction = o.loss_reduction})),
-                std::move(config)) {}
+                std::move(config), {}, std::move(warm_start_from)) {}
 
 }  // namespace loom

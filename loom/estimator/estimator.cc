@@ -8,6 +8,8 @@
 
 #include "loom/base/logging.h"
 #include "loom/estimator/estimator_internal.h"
+#include "loom/estimator/tf_checkpoints.h"
+#include "loom/io/tf_checkpoint.h"
 #include "loom/io/safetensors.h"
 #include "loom/train/global_step.h"
 #include "loom/train/saver.h"
@@ -91,7 +93,12 @@ std::optional<std::string> Estimator::LatestCheckpoint() const {
 
 std::vector<std::string> Estimator::GetVariableNames() const {
   std::optional<std::string> ckpt = LatestCheckpoint();
-  if (!ckpt) throw FailedPrecondition("GetVariableNames: no checkpoint in '", model_dir(), "'");
+  if (!ckpt) {
+    if (auto tf = LatestTfCheckpoint(env(), model_dir())) {
+      return TfCheckpointReader::Open(env(), *tf)->names();
+    }
+    throw FailedPrecondition("GetVariableNames: no checkpoint in '", model_dir(), "'");
+  }
   std::vector<std::string> names;
   for (const auto& entry : train::ListVariables(env(), train::CheckpointFilePath(*ckpt))) {
     if (!entry.is_iterator_state && !entry.is_random_stream) names.push_back(entry.name);
@@ -101,7 +108,12 @@ std::vector<std::string> Estimator::GetVariableNames() const {
 
 Tensor Estimator::GetVariableValue(const std::string& name) const {
   std::optional<std::string> ckpt = LatestCheckpoint();
-  if (!ckpt) throw FailedPrecondition("GetVariableValue: no checkpoint in '", model_dir(), "'");
+  if (!ckpt) {
+    if (auto tf = LatestTfCheckpoint(env(), model_dir())) {
+      return TfCheckpointReader::Open(env(), *tf)->Get(name);
+    }
+    throw FailedPrecondition("GetVariableValue: no checkpoint in '", model_dir(), "'");
+  }
   return train::LoadVariable(env(), train::CheckpointFilePath(*ckpt), name);
 }
 

@@ -143,7 +143,9 @@ class Estimator {
   Estimator& operator=(const Estimator&) = delete;
 
   // See the header comment. Throws InvalidArgument for steps and max_steps together or
-  // either <= 0, and whatever the model function, input or hooks throw.
+  // either <= 0, FailedPrecondition when model_dir holds TensorFlow checkpoints and no
+  // Loom one (TF's state file is never rewritten; warm-start from it instead), and
+  // whatever the model function, input or hooks throw.
   TrainResult Train(const InputFn& input_fn, TrainOptions options = {});
 
   // The eval_metric_ops' values plus "loss" (mean over batches) and "global_step" (the
@@ -170,6 +172,8 @@ class Estimator {
   // The newest valid checkpoint in model_dir (path without extension).
   std::optional<std::string> LatestCheckpoint() const;
   // Variable names and values of the newest checkpoint (TF's get_variable_names/value).
+  // When model_dir holds no Loom checkpoint, its newest TF checkpoint (tf_checkpoints.h)
+  // answers: every tensor it holds, by TF's names.
   std::vector<std::string> GetVariableNames() const;
   Tensor GetVariableValue(const std::string& name) const;
   // How many times the model function has been called (each builds a graph).

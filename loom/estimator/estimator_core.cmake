@@ -13,6 +13,9 @@ set(_loom_estimator_core_srcs
   saved_model.cc
   all_ops.cc
   warm_start.cc
+  tf_checkpoints.cc
+  tf_ops.cc
+  tf_saved_model.cc
   train_and_evaluate.cc)
 list(TRANSFORM _loom_estimator_core_srcs PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 list(APPEND LOOM_ESTIMATOR_SRCS ${_loom_estimator_core_srcs})
@@ -31,5 +34,9 @@ loom_test(estimator_test
   DEPS loom_estimator
   TIMEOUT 600)
 add_dependencies(estimator_test estimator_kill_helper)
+loom_test(estimator_tf_checkpoint_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/tf_checkpoints_test.cc
+       ${CMAKE_CURRENT_LIST_DIR}/tf_saved_model_test.cc
+  DEPS loom_estimator)
 target_compile_definitions(estimator_test PRIVATE
   LOOM_ESTIMATOR_KILL_HELPER="$<TARGET_FILE:estimator_kill_helper>")

@@ -2,6 +2,7 @@
 #include "loom/base/logging.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/estimator_internal.h"
+#include "loom/estimator/tf_checkpoints.h"
 #include "loom/estimator/warm_start.h"
 #include "loom/train/monitored_session.h"
 #include "loom/train/stop_signals.h"
@@ -121,6 +122,16 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
     if (hook == nullptr) throw InvalidArgument("Train: a null hook in options.hooks");
   }
   const ModelDirLock lock(*this);
+  // Loom rewrites the `checkpoint` state file on every save, which would drop TF's entries.
+  if (!LatestCheckpoint()) {
+    if (std::optional<std::string> tf = LatestTfCheckpoint(env(), model_dir())) {
+      throw FailedPrecondition(
+          "Train: model_dir '", model_dir(), "' holds TensorFlow checkpoints (newest ", *tf,
+          ") and no Loom checkpoint; training there would rewrite TF's `checkpoint` file. "
+          "Train in a new model_dir with WarmStartSettings{.ckpt_to_initialize_from = \"",
+          model_dir(), "\"}");
+    }
+  }
   TrainResult result;
   const TrainDistribution* distribution = config_.train_distribute.get();
   if (options.max_steps) {

@@ -3,6 +3,8 @@
 #include <regex>
 
 #include "loom/base/logging.h"
+#include "loom/estimator/tf_checkpoints.h"
+#include "loom/io/tf_checkpoint.h"
 #include "loom/train/saver.h"
 
 namespace loom {
@@ -38,17 +40,25 @@ void WarmStart(Session& session, const WarmStartSettings& settings, Env* env) {
     throw InvalidArgument("WarmStartSettings: ckpt_to_initialize_from is required");
   }
   std::string path = settings.ckpt_to_initialize_from;
+  // A Loom checkpoint first; a checkpoint written by TensorFlow otherwise.
+  bool tf = false;
   if (env->IsDirectory(path)) {
     std::optional<std::string> latest = train::LatestValidCheckpoint(env, path);
+    if (!latest && (latest = LatestTfCheckpoint(env, path))) tf = true;
     if (!latest) {
       throw NotFound("warm start: no checkpoint in '", path,
                      "' (WarmStartSettings::ckpt_to_initialize_from)");
     }
     path = *latest;
   } else if (!env->FileExists(train::CheckpointFilePath(path))) {
-    throw NotFound("warm start: checkpoint '", path,
-                   "' does not exist "
-                   "(WarmStartSettings::ckpt_to_initialize_from)");
+    if (!IsTfCheckpoint(env, path)) {
+      throw NotFound("warm start: checkpoint '", path,
+                     "' does not exist: neither a Loom checkpoint (", train::CheckpointFilePath(path),
+                     ") nor a TF one (", TfCheckpointIndexPath(TfCheckpointPrefix(path)),
+                     ") (WarmStartSettings::ckpt_to_initialize_from)");
+    }
+    tf = true;
+    path = TfCheckpointPrefix(path);
   }
   const Graph& graph = session.graph();
   std::vector<std::string> names = WarmStartVariables(graph, settings);
@@ -56,15 +66,19 @@ void WarmStart(Session& session, const WarmStartSettings& settings, Env* env) {
     LOOM_LOG(WARNING) << "warm start: no variable matches '" << settings.vars_to_warm_start << "'";
     return;
   }
-  train::Saver saver(graph, {.var_list = names,
-                             .save_iterators = false,
-                             .save_random_streams = false,
-                             .env = env});
-  saver.Restore(session, path,
-                {.variables = names,
-                 .name_map = settings.var_name_to_prev_var_name,
-                 .restore_iterators = false,
-                 .restore_random_streams = false});
+  if (tf) {
+    RestoreFromTfCheckpoint(session, path, names, settings.var_name_to_prev_var_name, env);
+  } else {
+    train::Saver saver(graph, {.var_list = names,
+                               .save_iterators = false,
+                               .save_random_streams = false,
+                               .env = env});
+    saver.Restore(session, path,
+                  {.variables = names,
+                   .name_map = settings.var_name_to_prev_var_name,
+                   .restore_iterators = false,
+                   .restore_random_streams = false});
+  }
   for (const std::string& name : names) {
     auto it = settings.var_name_to_prev_var_name.find(name);
     LOOM_LOG(INFO) << "Warm-started variable " << name << " from "

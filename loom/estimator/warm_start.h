@@ -21,7 +21,9 @@ namespace loom {
 
 struct WarmStartSettings {
   // A checkpoint path (with or without ".safetensors") or a directory (its newest
-  // checkpoint). Required.
+  // checkpoint). A checkpoint written by TensorFlow works too: its prefix
+  // ("tf_dir/model.ckpt-1000"), its .index file, or a directory holding TF checkpoints
+  // only (the newest one its `checkpoint` file names). Required.
   std::string ckpt_to_initialize_from;
   // A regular expression matched at the start of variable names (TF's re.match).
   // Default: ".*", every candidate variable.

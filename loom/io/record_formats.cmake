@@ -5,7 +5,8 @@
 # root as import path and writes into the build root, so the generated headers keep the
 # source layout: #include "loom/io/proto/event.pb.h".
 set(LOOM_PROTO_NAMES
-  types tensor_shape tensor attr_value node_def versions graph summary event feature example)
+  types tensor_shape tensor attr_value node_def versions graph summary event feature example
+  tensor_bundle saved_model)
 set(LOOM_PROTO_SRCS "")
 set(LOOM_PROTO_OUT ${PROJECT_BINARY_DIR}/loom/io/proto)
 foreach(name ${LOOM_PROTO_NAMES})

@@ -1,0 +1,277 @@
+#include "loom/estimator/tf_ops.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "loom/graph/op_def.h"
+#include "loom/ops/array.h"
+#include "loom/ops/math.h"
+#include "loom/ops/matmul.h"
+#include "loom/ops/nn.h"
+#include "loom/ops/reduce.h"
+#include "loom/ops/state.h"
+
+namespace loom::tf_import {
+
+DType DTypeFromTf(int tf_dtype, std::string_view what) {
+  if (tf_dtype > 100) tf_dtype -= 100;  // TF1 reference types (DT_FLOAT_REF)
+  if (tf_dtype == 0 || !IsValidDType(tf_dtype)) {
+    throw Unimplemented(what, ": TF dtype ", tf_dtype, " has no Loom type");
+  }
+  return static_cast<DType>(tf_dtype);
+}
+
+Shape ShapeFromTf(const proto::TensorShapeProto& p) {
+  if (p.unknown_rank()) return Shape::Unknown();
+  std::vector<int64_t> dims;
+  for (const auto& d : p.dim()) dims.push_back(d.size() < 0 ? -1 : d.size());
+  return Shape(std::move(dims));
+}
+
+namespace {
+
+using TfOp = std::function<Output(struct OpContext&)>;
+
+// What a translation rule sees: the TF node, its inputs already translated, a scope whose
+// next node takes the TF node's name, and a scope for helper nodes.
+struct OpContext {
+  const proto::NodeDef& node;
+  std::vector<Output> in;
+  Scope named;
+  Scope helper;
+  const TfCheckpointReader* variables;
+  const std::string& source;
+
+  const proto::AttrValue& Attr(const std::string& name) const {
+    auto it = node.attr().find(name);
+    if (it == node.attr().end()) {
+      throw InvalidArgument(source, ": TF node '", node.name(), "' (", node.op(),
+                            ") lacks its attribute '", name, "'");
+    }
+    return it->second;
+  }
+  bool AttrB(const std::string& name, bool fallback) const {
+    auto it = node.attr().find(name);
+    return it == node.attr().end() ? fallback : it->second.b();
+  }
+  std::string AttrS(const std::string& name, const std::string& fallback) const {
+    auto it = node.attr().find(name);
+    return it == node.attr().end() ? fallback : it->second.s();
+  }
+  std::vector<int64_t> AttrInts(const std::string& name) const {
+    const auto& list = Attr(name).list().i();
+    return {list.begin(), list.end()};
+  }
+  Output In(size_t i) const {
+    if (i >= in.size()) {
+      throw InvalidArgument(source, ": TF node '", node.name(), "' (", node.op(), ") has ",
+                            in.size(), " inputs, needs at least ", i + 1);
+    }
+    return in[i];
+  }
+  // The values of input i, which must be a constant (axes, shapes, slice bounds).
+  std::vector<int64_t> ConstInts(size_t i) const {
+    Output x = In(i);
+    if (x.node->op_def().role != OpRole::kConst) {
+      throw Unimplemented(source, ": TF node '", node.name(), "' (", node.op(), "): input ", i,
+                          " must be a constant for Loom (it is computed by '", x.node->name(),
+                          "')");
+    }
+    const Tensor& t = x.node->attrs().Get<Tensor>("value");
+    std::vector<int64_t> out;
+    if (t.dtype() == kInt32) {
+      for (int32_t v : t.flat<int32_t>()) out.push_back(v);
+    } else if (t.dtype() == kInt64) {
+      for (int64_t v : t.flat<int64_t>()) out.push_back(v);
+    } else {
+      throw InvalidArgument(source, ": TF node '", node.name(), "': input ", i,
+                            " must be int32 or int64, is ", DTypeName(t.dtype()));
+    }
+    return out;
+  }
+  void RequireNhwc() const {
+    if (AttrS("data_format", "NHWC") != "NHWC") {
+      throw Unimplemented(source, ": TF node '", node.name(), "' (", node.op(),
+                          ") uses data_format ", AttrS("data_format", ""), "; Loom runs NHWC only");
+    }
+  }
+};
+
+Output VariableValue(OpContext& c) {
+  if (c.variables == nullptr || !c.variables->Contains(c.node.name())) {
+    throw NotFound(c.source, ": TF variable '", c.node.name(), "' (", c.node.op(),
+                   ") has no value in the SavedModel's variables/ checkpoint");
+  }
+  return Const(c.named, c.variables->Get(c.node.name()));
+}
+
+Output Binary(OpContext& c, Output (*op)(const Scope&, Input, Input)) {
+  return op(c.named, c.In(0), c.In(1));
+}
+Output Unary(OpContext& c, Output (*op)(const Scope&, Input)) { return op(c.named, c.In(0)); }
+
+const std::map<std::string, TfOp>& OpTable() {
+  static const auto* table = new std::map<std::string, TfOp>{
+      {"Identity", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
+      {"Snapshot", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
+      {"StopGradient", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
+      // Not fed: its default value.
+      {"PlaceholderWithDefault", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
+      {"ReadVariableOp", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
+      {"VariableV2", VariableValue},
+      {"VarHandleOp", VariableValue},
+      {"MatMul",
+       [](OpContext& c) {
+         return MatMul(c.named, c.In(0), c.In(1),
+                       {.transpose_a = c.AttrB("transpose_a", false),
+                        .transpose_b = c.AttrB("transpose_b", false)});
+       }},
+      {"BiasAdd",
+       [](OpContext& c) {
+         c.RequireNhwc();
+         return BiasAdd(c.named, c.In(0), c.In(1));
+       }},
+      {"Add", [](OpContext& c) { return Binary(c, Add); }},
+      {"AddV2", [](OpContext& c) { return Binary(c, Add); }},
+      {"Sub", [](OpContext& c) { return Binary(c, Sub); }},
+      {"Mul", [](OpContext& c) { return Binary(c, Mul); }},
+      {"RealDiv", [](OpContext& c) { return Binary(c, Div); }},
+      {"Maximum", [](OpContext& c) { return Binary(c, Maximum); }},
+      {"Minimum", [](OpContext& c) { return Binary(c, Minimum); }},
+      {"Neg", [](OpContext& c) { return Unary(c, Neg); }},
+      {"Abs", [](OpContext& c) { return Unary(c, Abs); }},
+      {"Square", [](OpContext& c) { return Unary(c, Square); }},
+      {"Sqrt", [](OpContext& c) { return Unary(c, Sqrt); }},
+      {"Rsqrt", [](OpContext& c) { return Unary(c, Rsqrt); }},
+      {"Exp", [](OpContext& c) { return Unary(c, Exp); }},
+      {"Log", [](OpContext& c) { return Unary(c, Log); }},
+      {"Relu", [](OpContext& c) { return Relu(c.named, c.In(0)); }},
+      {"Relu6", [](OpContext& c) { return Relu6(c.named, c.In(0)); }},
+      {"Sigmoid", [](OpContext& c) { return Sigmoid(c.named, c.In(0)); }},
+      {"Tanh", [](OpContext& c) { return Tanh(c.named, c.In(0)); }},
+      {"Softmax", [](OpContext& c) { return Softmax(c.named, c.In(0)); }},
+      {"Conv2D",
+       [](OpContext& c) {
+         c.RequireNhwc();
+         for (auto it = c.node.attr().find("dilations"); it != c.node.attr().end();) {
+           for (int64_t d : it->second.list().i()) {
+             if (d != 1) throw Unimplemented(c.source, ": Conv2D '", c.node.name(), "' is dilated");
+           }
+           break;
+         }
+         return Conv2D(c.named, c.In(0), c.In(1), c.AttrInts("strides"), c.Attr("padding").s());
+       }},
+      {"MaxPool",
+       [](OpContext& c) {
+         c.RequireNhwc();
+         return MaxPool(c.named, c.In(0), c.AttrInts("ksize"), c.AttrInts("strides"),
+                        c.Attr("padding").s());
+       }},
+      {"AvgPool",
+       [](OpContext& c) {
+         c.RequireNhwc();
+         return AvgPool(c.named, c.In(0), c.AttrInts("ksize"), c.AttrInts("strides"),
+                        c.Attr("padding").s());
+       }},
+      {"Reshape",
+       [](OpContext& c) { return Reshape(c.named, c.In(0), Cast(c.helper, c.In(1), kInt64)); }},
+      {"Squeeze",
+       [](OpContext& c) {
+         auto it = c.node.attr().find("squeeze_dims");
+         std::vector<int64_t> axes;
+         if (it != c.node.attr().end())
+           axes.assign(it->second.list().i().begin(), it->second.list().i().end());
+         return Squeeze(c.named, c.In(0), axes);
+       }},
+      {"ExpandDims",
+       [](OpContext& c) { return ExpandDims(c.named, c.In(0), c.ConstInts(1).at(0)); }},
+      {"ConcatV2",
+       [](OpContext& c) {
+         std::vector<Output> values(c.in.begin(), c.in.end() - 1);
+         return Concat(c.named, values, c.ConstInts(c.in.size() - 1).at(0));
+       }},
+      {"Pack",
+       [](OpContext& c) {
+         const int64_t axis = c.node.attr().count("axis") ? c.node.attr().at("axis").i() : 0;
+         std::vector<Output> parts;
+         for (const Output& x : c.in) parts.push_back(ExpandDims(c.helper, x, axis));
+         return Concat(c.named, parts, axis);
+       }},
+      {"Shape",
+       [](OpContext& c) {
+         const DType out = c.node.attr().count("out_type")
+                               ? DTypeFromTf(c.node.attr().at("out_type").type(), c.node.name())
+                               : kInt32;
+         return Cast(c.named, ShapeOf(c.helper, c.In(0)), out);
+       }},
+      {"StridedSlice",
+       [](OpContext& c) {
+         auto mask = [&](const char* name) {
+           return c.node.attr().count(name) ? c.node.attr().at(name).i() : int64_t{0};
+         };
+         return StridedSlice(c.named, c.In(0), c.ConstInts(1), c.ConstInts(2), c.ConstInts(3),
+                             {.begin_mask = mask("begin_mask"),
+                              .end_mask = mask("end_mask"),
+                              .shrink_axis_mask = mask("shrink_axis_mask"),
+                              .new_axis_mask = mask("new_axis_mask"),
+                              .ellipsis_mask = mask("ellipsis_mask")});
+       }},
+      {"Cast",
+       [](OpContext& c) {
+         return Cast(c.named, c.In(0), DTypeFromTf(c.Attr("DstT").type(), c.node.name()));
+       }},
+      {"ArgMax",
+       [](OpContext& c) {
+         Output index = ArgMax(c.helper, c.In(0), c.ConstInts(1).at(0));
+         const DType out = c.node.attr().count("output_type")
+                               ? DTypeFromTf(c.node.attr().at("output_type").type(), c.node.name())
+                               : kInt64;
+         return Cast(c.named, index, out);
+       }},
+      {"Mean",
+       [](OpContext& c) {
+         return Mean(c.named, c.In(0), c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
+       }},
+      {"Sum",
+       [](OpContext& c) {
+         return Sum(c.named, c.In(0), c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
+       }},
+  };
+  return *table;
+}
+
+}  // namespace
+
+bool IsSupportedTfOp(const std::string& op) {
+  return op == "Const" || op == "Placeholder" || op == "NoOp" || OpTable().count(op) > 0;
+}
+
+std::vector<std::string> SupportedTfOps() {
+  std::vector<std::string> ops = {"Const", "NoOp", "Placeholder"};
+  for (const auto& [op, rule] : OpTable()) ops.push_back(op);
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+Output TranslateTfNode(const proto::NodeDef& node, std::vector<Output> inputs, Graph& graph,
+                       const TfCheckpointReader* variables, const std::string& source) {
+  auto rule = OpTable().find(node.op());
+  if (rule == OpTable().end()) {
+    throw Unimplemented(source, ": TF op ", node.op(), " (node '", node.name(),
+                        "') is not supported");
+  }
+  Scope root(graph);
+  OpContext c{node,
+              std::move(inputs),
+              root.WithOpName(node.name()),
+              root.NewSubScope("_tf_import"),
+              variables,
+              source};
+  try {
+    return rule->second(c);
+  } catch (const Error& e) {
+    throw WithContext(e, source, ": translating TF node '", node.name(), "' (", node.op(), ")");
+  }
+}
+
+}  // namespace loom::tf_import

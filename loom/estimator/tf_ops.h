@@ -1,0 +1,37 @@
+#ifndef LOOM_ESTIMATOR_TF_OPS_H_
+#define LOOM_ESTIMATOR_TF_OPS_H_
+
+// The TF op -> Loom op rules behind tf_saved_model.h: one entry per TF op name, each
+// building the Loom ops that compute it from the node's attributes and its already
+// translated inputs. Internal to the estimator layer (tf_saved_model.cc uses it).
+#include <string>
+#include <vector>
+
+#include "loom/graph/graph.h"
+#include "loom/graph/scope.h"
+#include "loom/io/proto/node_def.pb.h"
+#include "loom/io/proto/tensor_shape.pb.h"
+#include "loom/io/tf_checkpoint.h"
+
+namespace loom::tf_import {
+
+// TF's DataType (reference types folded to their value type) as a Loom DType;
+// Unimplemented naming `what` for one Loom lacks.
+DType DTypeFromTf(int tf_dtype, std::string_view what);
+// Unknown rank and unknown dims (-1) kept.
+Shape ShapeFromTf(const proto::TensorShapeProto& p);
+
+// True for the ops SupportedTfOps lists (Const, Placeholder and NoOp are handled by the
+// caller: constants and feeds, control edges).
+bool IsSupportedTfOp(const std::string& op);
+std::vector<std::string> SupportedTfOps();
+
+// Adds the Loom ops computing `node` (named after it) to `graph`; variables (VariableV2,
+// VarHandleOp) become constants read from `variables`. Errors name `source` and the node.
+// REQUIRES: IsSupportedTfOp(node.op()) and node.op() is not Const / Placeholder / NoOp.
+Output TranslateTfNode(const proto::NodeDef& node, std::vector<Output> inputs, Graph& graph,
+                       const TfCheckpointReader* variables, const std::string& source);
+
+}  // namespace loom::tf_import
+
+#endif  // LOOM_ESTIMATOR_TF_OPS_H_

@@ -1,0 +1,310 @@
+#include "loom/estimator/tf_saved_model.h"
+
+#include <algorithm>
+
+#include "loom/estimator/all_ops.h"
+#include "loom/estimator/tf_ops.h"
+#include "loom/graph/graph.h"
+#include "loom/graph/graph_def.h"
+#include "loom/graph/op_def.h"
+#include "loom/graph/scope.h"
+#include "loom/io/proto/saved_model.pb.h"
+#include "loom/io/tf_checkpoint.h"
+#include "loom/ops/state.h"
+#include "loom/runtime/session.h"
+
+namespace loom {
+namespace {
+
+// "node:1" -> {"node", 1}; "node" -> {"node", 0}.
+std::pair<std::string, int> ParseTensorName(std::string_view name) {
+  const size_t colon = name.rfind(':');
+  if (colon != std::string_view::npos && colon + 1 < name.size() &&
+      std::all_of(name.begin() + colon + 1, name.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
+    return {std::string(name.substr(0, colon)), std::stoi(std::string(name.substr(colon + 1)))};
+  }
+  return {std::string(name), 0};
+}
+
+std::string CanonicalTensorName(std::string_view name) {
+  auto [node, index] = ParseTensorName(name);
+  return StrCat(node, ":", index);
+}
+
+using tf_import::DTypeFromTf;
+using tf_import::ShapeFromTf;
+
+// Translates the part of a TF GraphDef that some outputs need into a Loom graph.
+class Translator {
+ public:
+  Translator(const proto::GraphDef& def, const TfCheckpointReader* variables, Graph& graph,
+             const std::string& source)
+      : variables_(variables), graph_(graph), source_(source) {
+    for (const proto::NodeDef& n : def.node()) nodes_[n.name()] = &n;
+  }
+
+  const proto::NodeDef& NodeDef(const std::string& name) const {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) throw NotFound(source_, ": the graph has no node '", name, "'");
+    return *it->second;
+  }
+
+  // Tensors that are fed instead of computed.
+  void Cut(const std::string& tensor, Output value) { fed_[CanonicalTensorName(tensor)] = value; }
+
+  // Op -> count over the nodes `outputs` need that Loom cannot translate.
+  std::map<std::string, int> Unsupported(const std::vector<std::string>& outputs) const {
+    std::map<std::string, int> unsupported;
+    std::set<std::string> seen;
+    std::vector<std::string> stack;
+    for (const std::string& t : outputs) {
+      if (!fed_.count(CanonicalTensorName(t))) stack.push_back(ParseTensorName(t).first);
+    }
+    while (!stack.empty()) {
+      const std::string name = stack.back();
+      stack.pop_back();
+      if (!seen.insert(name).second) continue;
+      const proto::NodeDef& n = NodeDef(name);
+      if (!tf_import::IsSupportedTfOp(n.op())) ++unsupported[n.op()];
+      for (const std::string& input : n.input()) {
+        if (input.starts_with("^") || fed_.count(CanonicalTensorName(input))) continue;
+        stack.push_back(ParseTensorName(input).first);
+      }
+    }
+    return unsupported;
+  }
+
+  Output Tensor(const std::string& tensor) {
+    const std::string canonical = CanonicalTensorName(tensor);
+    if (auto it = fed_.find(canonical); it != fed_.end()) return it->second;
+    auto [name, index] = ParseTensorName(tensor);
+    Node* node = Translate(name);
+    if (index != 0) {
+      throw Unimplemented(source_, ": output ", index, " of TF node '", name,
+                          "' is used; the translated ops have one output");
+    }
+    return Output(node, 0);
+  }
+
+ private:
+  Node* Translate(const std::string& name) {
+    if (auto it = done_.find(name); it != done_.end()) return it->second;
+    const proto::NodeDef& n = NodeDef(name);
+    Scope root(graph_);
+    Node* result = nullptr;
+    if (n.op() == "Const") {
+      // Loom's Const has TF's attributes (value, dtype); the graph importer converts the
+      // TensorProto.
+      proto::GraphDef one;
+      proto::NodeDef* c = one.add_node();
+      c->set_name(n.name());
+      c->set_op("Const");
+      (*c->mutable_attr())["value"] = n.attr().at("value");
+      (*c->mutable_attr())["dtype"] = n.attr().at("dtype");
+      try {
+        ImportGraphDef(one, AllOps(), graph_);
+      } catch (const Error& e) {
+        throw WithContext(e, source_);
+      }
+      result = graph_.FindNode(n.name());
+    } else if (n.op() == "Placeholder") {
+      throw InvalidArgument(source_, ": placeholder '", n.name(),
+                            "' is needed but is not an input of the signature");
+    } else {
+      std::vector<Output> inputs;
+      for (const std::string& input : n.input()) {
+        if (!input.starts_with("^")) inputs.push_back(Tensor(input));
+      }
+      result = tf_import::TranslateTfNode(n, std::move(inputs), graph_, variables_, source_).node;
+    }
+    done_[name] = result;
+    return result;
+  }
+
+  const TfCheckpointReader* variables_;
+  Graph& graph_;
+  const std::string& source_;
+  std::map<std::string, const proto::NodeDef*> nodes_;
+  std::map<std::string, Output> fed_;
+  std::map<std::string, Node*> done_;
+};
+
+std::string DescribeUnsupported(const std::map<std::string, int>& ops) {
+  std::vector<std::string> parts;
+  for (const auto& [op, count] : ops) parts.push_back(StrCat(op, " x", count));
+  return StrCat("unsupported TF ops: ", StrJoin(parts, ", "));
+}
+
+}  // namespace
+
+struct TfModel::Compiled {
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<Session> session;
+  std::map<std::string, Output> inputs;
+  std::map<std::string, Output> outputs;
+};
+
+// Builds each signature's graph and session.
+class TfModelBuilder {
+ public:
+  static void Build(TfModel& model, const proto::GraphDef& def, const TfCheckpointReader* variables,
+                    const std::string& source) {
+    std::map<std::string, int> all_unsupported;
+    for (const auto& [key, sig] : model.signatures_) {
+      const std::string where = StrCat(source, " signature '", key, "'");
+      auto compiled = std::make_unique<TfModel::Compiled>();
+      compiled->graph = std::make_unique<Graph>();
+      Translator t(def, variables, *compiled->graph, where);
+      Scope root(*compiled->graph);
+      for (const auto& [name, info] : sig.inputs) {
+        Output p = Placeholder(root.WithOpName("_tf_input/" + name), info.dtype, info.shape);
+        t.Cut(info.name, p);
+        compiled->inputs[name] = p;
+      }
+      std::vector<std::string> outputs;
+      for (const auto& [name, info] : sig.outputs) outputs.push_back(info.name);
+      std::map<std::string, int> unsupported = t.Unsupported(outputs);
+      if (!unsupported.empty()) {
+        for (const auto& [op, count] : unsupported) all_unsupported[op] += count;
+        model.unavailable_[key] = DescribeUnsupported(unsupported);
+        continue;
+      }
+      for (const auto& [name, info] : sig.outputs) {
+        compiled->outputs[name] =
+            Identity(root.WithOpName("_tf_output/" + name), t.Tensor(info.name));
+      }
+      compiled->graph->Finalize();
+      compiled->session = std::make_unique<Session>(*compiled->graph);
+      model.compiled_[key] = std::move(compiled);
+    }
+    if (model.compiled_.empty()) {
+      throw Unimplemented(source, ": no signature can run in Loom (",
+                          DescribeUnsupported(all_unsupported),
+                          "); supported ops: ", StrJoin(TfModel::SupportedOps(), ", "));
+    }
+  }
+};
+
+TfModel::TfModel() = default;
+TfModel::~TfModel() = default;
+
+std::unique_ptr<TfModel> TfModel::LoadSavedModel(Env* env, const std::string& dir,
+                                                 const std::set<std::string>& tags) {
+  const std::string pb = JoinPath(dir, "saved_model.pb");
+  if (!env->FileExists(pb)) {
+    throw NotFound("TF SavedModel '", dir,
+                   "': no saved_model.pb (a SavedModel directory holds "
+                   "saved_model.pb and variables/)");
+  }
+  proto::SavedModel saved;
+  if (!saved.ParseFromString(ReadFileToString(env, pb))) {
+    throw DataLoss("TF SavedModel '", pb, "' does not parse as a SavedModel protobuf");
+  }
+  const proto::MetaGraphDef* meta = nullptr;
+  std::vector<std::string> available;
+  for (const proto::MetaGraphDef& m : saved.meta_graphs()) {
+    std::set<std::string> these(m.meta_info_def().tags().begin(), m.meta_info_def().tags().end());
+    available.push_back(StrCat("{", StrJoin(these, ","), "}"));
+    if (these == tags && meta == nullptr) meta = &m;
+  }
+  if (meta == nullptr) {
+    throw NotFound("TF SavedModel '", dir, "' has no MetaGraphDef with tags {", StrJoin(tags, ","),
+                   "}; it has ", StrJoin(available, " "));
+  }
+  std::unique_ptr<TfModel> model(new TfModel());
+  model->tags_.assign(tags.begin(), tags.end());
+  for (const auto& [key, s] : meta->signature_def()) {
+    TfSignature sig{.method_name = s.method_name()};
+    const std::string where = StrCat(pb, " signature '", key, "'");
+    auto info = [&](const proto::TensorInfo& i) {
+      return TfTensorInfo{i.name(), DTypeFromTf(i.dtype(), where),
+                          i.has_tensor_shape() ? ShapeFromTf(i.tensor_shape()) : Shape::Unknown()};
+    };
+    for (const auto& [name, i] : s.inputs()) sig.inputs[name] = info(i);
+    for (const auto& [name, i] : s.outputs()) sig.outputs[name] = info(i);
+    model->signatures_[key] = std::move(sig);
+  }
+  if (model->signatures_.empty()) {
+    throw InvalidArgument("TF SavedModel '", dir, "' has no signatures to run");
+  }
+  std::unique_ptr<TfCheckpointReader> variables;
+  const std::string prefix = JoinPath(dir, "variables/variables");
+  if (IsTfCheckpoint(env, prefix)) variables = TfCheckpointReader::Open(env, prefix);
+  TfModelBuilder::Build(*model, meta->graph_def(), variables.get(),
+                        StrCat("TF SavedModel '", dir, "'"));
+  return model;
+}
+
+std::unique_ptr<TfModel> TfModel::LoadFrozenGraph(
+    Env* env, const std::string& path, const std::map<std::string, std::string>& inputs,
+    const std::map<std::string, std::string>& outputs) {
+  if (!env->FileExists(path)) throw NotFound("TF GraphDef '", path, "' does not exist");
+  proto::GraphDef def;
+  if (!def.ParseFromString(ReadFileToString(env, path))) {
+    throw DataLoss("TF GraphDef '", path, "' does not parse as a GraphDef protobuf");
+  }
+  if (outputs.empty()) throw InvalidArgument("TF GraphDef '", path, "': no outputs named");
+  std::map<std::string, const proto::NodeDef*> by_name;
+  for (const proto::NodeDef& n : def.node()) by_name[n.name()] = &n;
+  std::unique_ptr<TfModel> model(new TfModel());
+  TfSignature sig{.method_name = "tensorflow/serving/predict"};
+  for (const auto& [key, tensor] : inputs) {
+    auto it = by_name.find(ParseTensorName(tensor).first);
+    if (it == by_name.end() || it->second->op() != "Placeholder") {
+      throw InvalidArgument("TF GraphDef '", path, "': input '", key, "' names '", tensor,
+                            "', which is not a Placeholder of the graph");
+    }
+    const proto::NodeDef& p = *it->second;
+    sig.inputs[key] = {
+        tensor, DTypeFromTf(p.attr().at("dtype").type(), p.name()),
+        p.attr().count("shape") ? ShapeFromTf(p.attr().at("shape").shape()) : Shape::Unknown()};
+  }
+  for (const auto& [key, tensor] : outputs)
+    sig.outputs[key] = {tensor, DType::kInvalid, Shape::Unknown()};
+  model->signatures_["serving_default"] = std::move(sig);
+  TfModelBuilder::Build(*model, def, nullptr, StrCat("TF GraphDef '", path, "'"));
+  return model;
+}
+
+std::map<std::string, Tensor> TfModel::Run(const std::string& signature,
+                                           const std::map<std::string, Tensor>& inputs) {
+  if (!signatures_.count(signature)) {
+    std::vector<std::string> names;
+    for (const auto& [k, v] : signatures_) names.push_back(k);
+    throw NotFound("TF model has no signature '", signature, "'; it has ", StrJoin(names, ", "));
+  }
+  if (auto it = unavailable_.find(signature); it != unavailable_.end()) {
+    throw Unimplemented("TF model signature '", signature, "' cannot run in Loom: ", it->second);
+  }
+  Compiled& c = *compiled_.at(signature);
+  FeedList feeds;
+  for (const auto& [name, placeholder] : c.inputs) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      throw InvalidArgument("TF model signature '", signature, "' needs input '", name, "' (",
+                            signatures_.at(signature).inputs.at(name).name, ")");
+    }
+    if (it->second.dtype() != placeholder.dtype()) {
+      throw InvalidArgument("TF model signature '", signature, "': input '", name, "' must be ",
+                            DTypeName(placeholder.dtype()), ", is ", DTypeName(it->second.dtype()));
+    }
+    feeds.emplace_back(placeholder, it->second);
+  }
+  for (const auto& [name, value] : inputs) {
+    if (!c.inputs.count(name)) {
+      throw InvalidArgument("TF model signature '", signature, "' has no input '", name, "'");
+    }
+  }
+  std::vector<Output> fetches;
+  for (const auto& [name, output] : c.outputs) fetches.push_back(output);
+  std::vector<Tensor> values = c.session->Run(feeds, fetches);
+  std::map<std::string, Tensor> out;
+  size_t i = 0;
+  for (const auto& [name, output] : c.outputs) out[name] = values[i++];
+  return out;
+}
+
+std::vector<std::string> TfModel::SupportedOps() { return tf_import::SupportedTfOps(); }
+
+}  // namespace loom

@@ -1,0 +1,333 @@
+// TF models run by Loom: TF Serving's half_plus_two SavedModel (TF 1.14) and tf2onnx's
+// frozen MNIST MLP, against the evaluations in expected_tf.json; the unsupported-op error.
+#include "loom/estimator/tf_saved_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "loom/estimator/estimator_test_util.h"
+#include "loom/io/proto/graph.pb.h"
+
+namespace loom {
+namespace {
+
+using nlohmann::json;
+
+const std::string kTf = JoinPath(LOOM_SHARED_TESTDATA, "tf");
+
+json Evaluations() {
+  const std::string path = JoinPath(kTf, "expected_tf.json");
+  if (!Env::Default()->FileExists(path)) {
+    ADD_FAILURE() << "missing " << path;
+    return json::array();
+  }
+  return json::parse(ReadFileToString(Env::Default(), path))["evaluations"];
+}
+
+Tensor FromJson2d(const json& rows) {
+  const int64_t n = rows.size(), m = rows[0].size();
+  Tensor t(kFloat32, {n, m});
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < m; ++j) t.data<float>()[i * m + j] = rows[i][j].get<float>();
+  }
+  return t;
+}
+
+TEST(TfSavedModelTest, HalfPlusTwoSignatures) {
+  auto model = LoadTFSavedModel(Env::Default(), JoinPath(kTf, "half_plus_two/00000123"));
+  EXPECT_EQ(model->signatures().size(), 5u);
+  EXPECT_EQ(model->signatures().at("serving_default").inputs.at("x").name, "x:0");
+  // The tf.Example signatures need ParseExample, which Loom runs in its input pipeline,
+  // not as a graph op: they are unavailable, saying so.
+  ASSERT_EQ(model->unavailable().size(), 3u);
+  EXPECT_NE(model->unavailable().at("classify_x_to_y").find("ParseExample x1"), std::string::npos)
+      << model->unavailable().at("classify_x_to_y");
+  try {
+    model->Run("regress_x_to_y", {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
+    EXPECT_NE(e.message().find("ParseExample"), std::string::npos) << e.what();
+  }
+
+  int checked = 0;
+  for (const json& ev : Evaluations()) {
+    if (ev["file"] != "half_plus_two/00000123/saved_model.pb") continue;
+    const std::string signature = ev["target"];
+    SCOPED_TRACE(signature);
+    std::map<std::string, Tensor> inputs;
+    for (const auto& [key, rows] : ev["feeds"].items()) inputs[key] = FromJson2d(rows);
+    auto out = model->Run(signature, inputs);
+    for (const auto& [key, want] : ev["outputs"].items()) {
+      ASSERT_TRUE(out.count(key)) << key;
+      // "exact in float32"
+      EXPECT_TRUE(out.at(key).Equals(FromJson2d(want["values"]))) << out.at(key).DebugString();
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+  // y = 0.5 x + 2 for any batch size.
+  auto y = model->Run("serving_default", {{"x", Tensor::FromVector<float>({-4, 10}, Shape{2, 1})}});
+  EXPECT_TRUE(y.at("y").Equals(Tensor::FromVector<float>({0, 7}, Shape{2, 1})));
+}
+
+TEST(TfSavedModelTest, FrozenMnistMlpLogits) {
+  auto model =
+      TfModel::LoadFrozenGraph(Env::Default(), JoinPath(kTf, "tf2onnx_fc_layers/frozen.pb"),
+                               {{"X", "X:0"}}, {{"logits", "output:0"}});
+  int checked = 0;
+  for (const json& ev : Evaluations()) {
+    if (ev["file"] != "tf2onnx_fc_layers/frozen.pb") continue;
+    const std::string feed = ev["feeds"]["X"];
+    SCOPED_TRACE(feed);
+    Tensor x = Tensor::Zeros(kFloat32, {1, 784});
+    if (feed.starts_with("ramp")) {
+      for (int i = 0; i < 784; ++i) x.data<float>()[i] = (i + 1) / 784.0f;
+    } else {
+      ASSERT_TRUE(feed.starts_with("zeros")) << feed;
+    }
+    const Tensor logits = model->Run("serving_default", {{"X", x}}).at("logits");
+    const json& want = ev["outputs"]["output:0"];
+    ASSERT_EQ(logits.shape(), Shape({1, 10}));
+    int64_t argmax = 0;
+    for (int j = 0; j < 10; ++j) {
+      const double w = want["values"][0][j].get<double>();
+      EXPECT_NEAR(logits.data<float>()[j], w, 1e-4 + 1e-4 * std::abs(w)) << j;
+      if (logits.data<float>()[j] > logits.data<float>()[argmax]) argmax = j;
+    }
+    EXPECT_EQ(argmax, want["argmax"][0].get<int64_t>());
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+}
+
+// A TF GraphDef built node by node, written to a file for LoadFrozenGraph.
+class GraphBuilder {
+ public:
+  proto::NodeDef* Add(const std::string& name, const std::string& op,
+                      std::vector<std::string> inputs = {}) {
+    proto::NodeDef* n = def_.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    for (const auto& i : inputs) n->add_input(i);
+    return n;
+  }
+  void Placeholder(const std::string& name, proto::DataType dtype) {
+    (*Add(name, "Placeholder")->mutable_attr())["dtype"].set_type(dtype);
+  }
+  void Floats(const std::string& name, const std::vector<float>& v,
+              const std::vector<int64_t>& shape) {
+    proto::TensorProto* t = Const(name, proto::DT_FLOAT, shape);
+    for (float x : v) t->add_float_val(x);
+  }
+  void Ints(const std::string& name, const std::vector<int32_t>& v,
+            const std::vector<int64_t>& shape) {
+    proto::TensorProto* t = Const(name, proto::DT_INT32, shape);
+    for (int32_t x : v) t->add_int_val(x);
+  }
+  static void SetInts(proto::NodeDef* n, const std::string& attr, const std::vector<int64_t>& v) {
+    auto* list = (*n->mutable_attr())[attr].mutable_list();
+    for (int64_t x : v) list->add_i(x);
+  }
+  std::string Write(const estimator_testing::TempDir& dir) {
+    const std::string path = dir.Join("graph.pb");
+    auto f = Env::Default()->NewWritableFile(path);
+    f->Append(def_.SerializeAsString());
+    f->Close();
+    return path;
+  }
+
+ private:
+  proto::TensorProto* Const(const std::string& name, proto::DataType dtype,
+                            const std::vector<int64_t>& shape) {
+    proto::NodeDef* n = Add(name, "Const");
+    (*n->mutable_attr())["dtype"].set_type(dtype);
+    proto::TensorProto* t = (*n->mutable_attr())["value"].mutable_tensor();
+    t->set_dtype(dtype);
+    for (int64_t d : shape) t->mutable_tensor_shape()->add_dim()->set_size(d);
+    return t;
+  }
+  proto::GraphDef def_;
+};
+
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  return {t.flat<T>().begin(), t.flat<T>().end()};
+}
+
+// The array and reduction rules, each checked against values worked out by hand.
+TEST(TfGraphOpsTest, ArrayAndReductionOps) {
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);  // [[1, 2, 3], [4, 5, 6]]
+  g.Ints("shape32", {3, 2}, {2});
+  g.Add("r", "Reshape", {"x", "shape32"});  // [[1, 2], [3, 4], [5, 6]]
+  (*g.Add("sh", "Shape", {"r"})->mutable_attr())["out_type"].set_type(proto::DT_INT32);
+  g.Ints("b", {1, 0}, {2});
+  g.Ints("e", {3, 2}, {2});
+  g.Ints("st", {1, 1}, {2});
+  g.Add("ss", "StridedSlice", {"r", "b", "e", "st"});  // [[3, 4], [5, 6]]
+  g.Ints("b0", {0}, {1});
+  g.Ints("e1", {1}, {1});
+  g.Ints("s1", {1}, {1});
+  (*g.Add("rows", "StridedSlice", {"sh", "b0", "e1", "s1"})->mutable_attr())["shrink_axis_mask"]
+      .set_i(1);
+  g.Ints("zero", {0}, {});
+  g.Add("ex", "ExpandDims", {"ss", "zero"});  // [1, 2, 2]
+  GraphBuilder::SetInts(g.Add("sq", "Squeeze", {"ex"}), "squeeze_dims", {0});
+  (*g.Add("pk", "Pack", {"sq", "ss"})->mutable_attr())["axis"].set_i(1);  // [2, 2, 2]
+  g.Add("cat", "ConcatV2", {"ss", "sq", "zero"});                         // [4, 2]
+  g.Ints("axis0", {0}, {1});
+  g.Add("mean", "Mean", {"cat", "axis0"});  // [4, 5]
+  g.Ints("axis1", {1}, {1});
+  (*g.Add("sum", "Sum", {"x", "axis1"})->mutable_attr())["keep_dims"].set_b(true);  // [[6], [15]]
+  g.Ints("one", {1}, {});
+  g.Add("am", "ArgMax", {"x", "one"});
+  (*g.Add("amf", "Cast", {"am"})->mutable_attr())["DstT"].set_type(proto::DT_FLOAT);
+  g.Floats("two", {2.f}, {});
+  g.Add("mx", "Maximum", {"x", "two"});
+  g.Add("sub", "Sub", {"x", "two"});
+  g.Add("div", "RealDiv", {"sub", "mx"});  // (x - 2) / max(x, 2)
+  estimator_testing::TempDir dir;
+  auto model = TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"x", "x:0"}},
+                                        {{"r", "r"},
+                                         {"sh", "sh"},
+                                         {"rows", "rows"},
+                                         {"pk", "pk"},
+                                         {"cat", "cat"},
+                                         {"mean", "mean"},
+                                         {"sum", "sum"},
+                                         {"am", "amf"},
+                                         {"div", "div"}});
+  auto out = model->Run("serving_default",
+                        {{"x", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3})}});
+  EXPECT_EQ(out["r"].shape(), Shape({3, 2}));
+  EXPECT_EQ(out["sh"].dtype(), kInt32);
+  EXPECT_EQ(Values<int32_t>(out["sh"]), (std::vector<int32_t>{3, 2}));
+  EXPECT_EQ(out["rows"].shape(), Shape({}));
+  EXPECT_EQ(out["rows"].scalar<int32_t>(), 3);
+  EXPECT_EQ(out["pk"].shape(), Shape({2, 2, 2}));
+  EXPECT_EQ(Values<float>(out["pk"]), (std::vector<float>{3, 4, 3, 4, 5, 6, 5, 6}));
+  EXPECT_EQ(out["cat"].shape(), Shape({4, 2}));
+  EXPECT_EQ(Values<float>(out["mean"]), (std::vector<float>{4, 5}));
+  EXPECT_EQ(out["sum"].shape(), Shape({2, 1}));
+  EXPECT_EQ(Values<float>(out["sum"]), (std::vector<float>{6, 15}));
+  EXPECT_EQ(Values<float>(out["am"]), (std::vector<float>{2, 2}));
+  EXPECT_EQ(Values<float>(out["div"]),
+            (std::vector<float>{-0.5f, 0, 1.f / 3, 0.5f, 0.6f, 4.f / 6}));
+}
+
+TEST(TfGraphOpsTest, NnOps) {
+  GraphBuilder g;
+  g.Placeholder("img", proto::DT_FLOAT);  // [1, 4, 4, 1], values 0..15 row-major
+  g.Floats("w", {1, 1, 1, 1}, {2, 2, 1, 1});
+  proto::NodeDef* conv = g.Add("conv", "Conv2D", {"img", "w"});
+  GraphBuilder::SetInts(conv, "strides", {1, 2, 2, 1});
+  (*conv->mutable_attr())["padding"].set_s("VALID");
+  g.Floats("bias", {0.5f}, {1});
+  g.Add("biased", "BiasAdd", {"conv", "bias"});
+  for (const std::string op : {"MaxPool", "AvgPool"}) {
+    proto::NodeDef* p = g.Add(op, op, {"img"});
+    GraphBuilder::SetInts(p, "ksize", {1, 2, 2, 1});
+    GraphBuilder::SetInts(p, "strides", {1, 2, 2, 1});
+    (*p->mutable_attr())["padding"].set_s("VALID");
+  }
+  g.Placeholder("v", proto::DT_FLOAT);  // [1, 3]: [0, ln 3, 7]
+  g.Add("softmax", "Softmax", {"v"});
+  g.Add("sigmoid", "Sigmoid", {"v"});
+  g.Add("tanh", "Tanh", {"v"});
+  g.Add("relu6", "Relu6", {"v"});
+  g.Floats("m", {1, 0, 0, 1, 2, 0}, {3, 2});
+  proto::NodeDef* mm = g.Add("mm", "MatMul", {"m", "v"});
+  (*mm->mutable_attr())["transpose_a"].set_b(true);
+  (*mm->mutable_attr())["transpose_b"].set_b(true);  // m^T [2,3] x v^T [3,1]
+  estimator_testing::TempDir dir;
+  auto model =
+      TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"img", "img"}, {"v", "v:0"}},
+                               {{"conv", "biased"},
+                                {"max", "MaxPool"},
+                                {"avg", "AvgPool"},
+                                {"softmax", "softmax"},
+                                {"sigmoid", "sigmoid"},
+                                {"tanh", "tanh"},
+                                {"relu6", "relu6"},
+                                {"mm", "mm"}});
+  Tensor img(kFloat32, {1, 4, 4, 1});
+  for (int i = 0; i < 16; ++i) img.data<float>()[i] = i;
+  const float ln3 = std::log(3.f);
+  auto out = model->Run("serving_default",
+                        {{"img", img}, {"v", Tensor::FromVector<float>({0, ln3, 7}, Shape{1, 3})}});
+  // 2x2 windows at stride 2: {0,1,4,5}, {2,3,6,7}, {8,9,12,13}, {10,11,14,15}.
+  EXPECT_EQ(Values<float>(out["conv"]), (std::vector<float>{10.5f, 18.5f, 42.5f, 50.5f}));
+  EXPECT_EQ(Values<float>(out["max"]), (std::vector<float>{5, 7, 13, 15}));
+  EXPECT_EQ(Values<float>(out["avg"]), (std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f}));
+  const std::vector<float> sm = Values<float>(out["softmax"]);
+  const float z = 1 + 3 + std::exp(7.f);
+  EXPECT_NEAR(sm[0], 1 / z, 1e-6);
+  EXPECT_NEAR(sm[1], 3 / z, 1e-6);
+  EXPECT_NEAR(Values<float>(out["sigmoid"])[0], 0.5f, 1e-7);
+  EXPECT_NEAR(Values<float>(out["tanh"])[2], std::tanh(7.f), 1e-6);
+  EXPECT_EQ(Values<float>(out["relu6"]), (std::vector<float>{0, ln3, 6}));
+  EXPECT_EQ(out["mm"].shape(), Shape({2, 1}));
+  EXPECT_NEAR(Values<float>(out["mm"])[0], 0 + 0 + 2 * 7, 1e-5);  // column 0 of m . v
+  EXPECT_NEAR(Values<float>(out["mm"])[1], ln3, 1e-6);
+}
+
+TEST(TfGraphOpsTest, NonConstantAxisAndNchwAreClearErrors) {
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);
+  g.Placeholder("axis", proto::DT_INT32);
+  g.Add("mean", "Mean", {"x", "axis"});
+  g.Floats("b", {1}, {1});
+  (*g.Add("nchw", "BiasAdd", {"x", "b"})->mutable_attr())["data_format"].set_s("NCHW");
+  estimator_testing::TempDir dir;
+  const std::string path = g.Write(dir);
+  auto message = [&](const std::string& output) {
+    try {
+      TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}, {"axis", "axis"}},
+                               {{"y", output}});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("mean").find("input 1 must be a constant"), std::string::npos);
+  EXPECT_NE(message("nchw").find("NCHW"), std::string::npos);
+}
+
+TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
+  proto::GraphDef def;
+  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> in) {
+    proto::NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    for (const auto& i : in) n->add_input(i);
+    return n;
+  };
+  proto::NodeDef* x = add("x", "Placeholder", {});
+  (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+  add("e1", "Erf", {"x"});
+  add("e2", "Erf", {"e1"});
+  add("c", "Cumsum", {"e2", "x"});
+  add("r", "Relu", {"c"});
+  add("unused", "Lgamma", {"x"});  // not needed by the output: not reported
+  estimator_testing::TempDir dir;
+  const std::string path = dir.Join("g.pb");
+  auto f = Env::Default()->NewWritableFile(path);
+  f->Append(def.SerializeAsString());
+  f->Close();
+  try {
+    TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "r:0"}});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
+    EXPECT_NE(e.message().find("unsupported TF ops: Cumsum x1, Erf x2)"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.message().find("Lgamma"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("MatMul"), std::string::npos) << e.what();  // the supported list
+  }
+}
+
+}  // namespace
+}  // namespace loom
