@@ -205,6 +205,10 @@ TEST(CliTest, MisspeltKeysAreUnknownBeforeMissing) {
   r = Loom("train " + path);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_CONTAINS(r.output, path + ":1: unknown key 'modle' (did you mean 'model'?)");
+  Write(path, Replace(job, "[run_config]", "[run_confg]"));
+  r = Loom("train " + path);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "unknown key 'run_confg' (did you mean 'run_config'?)");
   // An unknown key that resembles nothing gets no suggestion.
   Write(path, Replace(job, "batch_size = 32", "batch_size = 32\ncolour = 3"));
   r = Loom("train " + path);
