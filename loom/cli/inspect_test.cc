@@ -261,10 +261,10 @@ TEST(CliTest, InspectShowsSequenceExamples) {
 TEST(CliTest, InspectRejectsDuplicateSafetensorsKeys) {
   std::string dir = TempDir("dup_safetensors");
   std::string header =
-      R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
+      R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
   std::string bytes(8, '\0');
   for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
-  Write(dir + "/dup.safetensors", bytes + header + std::string(8, '\0'));
+  Write(dir + "/dup.safetensors", bytes + header + std::string(4, '\0'));
   Result r = Loom("inspect " + dir + "/dup.safetensors");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_CONTAINS(r.output, "DataLoss");
