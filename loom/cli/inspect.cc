@@ -248,8 +248,7 @@ void Inspect(const std::string& path, const std::string& kind, const std::string
   Env* env = Env::Default();
   if (!env->FileExists(path)) throw NotFound("'", path, "' does not exist");
   if (env->IsDirectory(path)) {
-    if (env->FileExists(JoinPath(path, "saved_model.json")) || env->FileExists(JoinPath(path, "graph.pb")))
-      return InspectSavedModel(env, path);
+    if (env->FileExists(JoinPath(path, "saved_model.json"))) return InspectSavedModel(env, path);
     if (env->FileExists(JoinPath(path, "saved_model.pb")) || env->FileExists(JoinPath(path, "saved_model.pbtxt")))
       throw Unimplemented("'", path, "' is a TensorFlow SavedModel (saved_model.pb), not readable ",
                           "by loom inspect yet; Loom's SavedModels hold saved_model.json and graph.pb");

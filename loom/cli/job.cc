@@ -334,8 +334,10 @@ Job ParseJob(const std::string& text, const std::string& path) {
     c.log_step_count_steps = t.Int("log_step_count_steps").value_or(c.log_step_count_steps);
     t.CheckAllUsed();
   }
-  if (job.run_config.model_dir.empty())
+  if (job.run_config.model_dir.empty()) {
+    top.CheckNotMisspelt("run_config");
     throw InvalidArgument(path, ": [run_config] key 'model_dir' is required");
+  }
   if (const toml::table* tr = top.SubTable("train")) {
     Table t(*tr, "train", path);
     job.steps = t.Int("steps");

@@ -1,0 +1,73 @@
+#ifndef LOOM_CLI_CLI_TEST_UTIL_H_
+#define LOOM_CLI_CLI_TEST_UTIL_H_
+
+// Helpers of the tests that run the built `loom` binary (LOOM_CLI_PATH): cli_test.cc
+// (jobs, training, report) and inspect_test.cc (loom inspect).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace loom::cli::testing {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr
+};
+
+inline Result Loom(const std::string& args) {
+  std::string cmd = std::string(LOOM_CLI_PATH) + " " + args + " 2>&1 </dev/null";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return r;
+}
+
+inline std::string TempDir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("loom_cli_test_" + std::to_string(getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+inline void Write(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+inline std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+#define EXPECT_CONTAINS(haystack, needle) \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing '" << (needle) << "' in:\n" << (haystack)
+
+inline std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+inline std::string EventsFile(const std::string& dir) {
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find("tfevents") != std::string::npos) return e.path();
+  return "";
+}
+
+}  // namespace loom::cli::testing
+
+#endif  // LOOM_CLI_CLI_TEST_UTIL_H_

@@ -1,0 +1,305 @@
+// `loom inspect`, run as the built binary (LOOM_CLI_PATH): what a file is, what it holds,
+// and a non-zero exit when it is damaged.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "loom/base/crc32c.h"
+#include "loom/base/env.h"
+#include "loom/cli/cli_test_util.h"
+#include "loom/io/event_file.h"
+#include "loom/io/proto/example.pb.h"
+#include "loom/io/record_writer.h"
+
+namespace {
+
+using namespace loom::cli::testing;  // NOLINT: the helpers of cli_test_util.h
+
+TEST(CliTest, InspectTFRecordCountsCorruptRecords) {
+  std::string dir = TempDir("records");
+  std::string path = dir + "/data.tfrecord";
+  {
+    auto writer = loom::RecordWriter::Open(loom::Env::Default(), path, {});
+    for (int i = 0; i < 5; ++i) {
+      loom::proto::Example example;
+      auto& f = (*example.mutable_features()->mutable_feature())["label"];
+      f.mutable_int64_list()->add_value(i);
+      writer->WriteRecord(example.SerializeAsString());
+    }
+    writer->Close();
+  }
+  Result r = Loom("inspect " + path + " -n 2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "records: 5");
+  EXPECT_CONTAINS(r.output, "label");
+  EXPECT_CONTAINS(r.output, "int64[1] [1]");
+  EXPECT_CONTAINS(r.output, "corrupt records skipped: 0");
+  // Flip one payload byte of the third record: its data CRC fails.
+  std::string bytes = Read(path);
+  size_t record_size = bytes.size() / 5;
+  bytes[2 * record_size + 14] ^= 0x55;
+  std::ofstream(path, std::ios::binary) << bytes;
+  r = Loom("inspect " + path);
+  EXPECT_EQ(r.code, 1) << r.output;  // damage: shown, then an error
+  EXPECT_CONTAINS(r.output, "'" + path + "' is damaged: 1 record(s) failed their CRC check");
+  EXPECT_CONTAINS(r.output, "records: 4");
+  EXPECT_CONTAINS(r.output, "corrupt records skipped: 1");
+  EXPECT_CONTAINS(r.output, "corrupt record after offset " + std::to_string(2 * record_size));
+}
+
+// Five Examples {label: i} in a TFRecord file with `compression`.
+void WriteExamples(const std::string& path, loom::Compression compression = loom::Compression::kNone) {
+  auto writer = loom::RecordWriter::Open(loom::Env::Default(), path, {.compression = compression});
+  for (int i = 0; i < 5; ++i) {
+    loom::proto::Example example;
+    (*example.mutable_features()->mutable_feature())["label"].mutable_int64_list()->add_value(i);
+    writer->WriteRecord(example.SerializeAsString());
+  }
+  writer->Close();
+}
+
+void Truncate(const std::string& path, size_t drop) {
+  std::string bytes = Read(path);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - drop);
+}
+
+// The first line naming `path` says what the file is, by content, whatever its name.
+TEST(CliTest, InspectSaysWhatAFileIsFromItsBytes) {
+  std::string dir = TempDir("sniff");
+  WriteExamples(dir + "/plain.bin");
+  WriteExamples(dir + "/gzipped.data", loom::Compression::kGzip);
+  WriteExamples(dir + "/ZLIB.TFRECORD.Z", loom::Compression::kZlib);
+  WriteExamples(dir + "/upper.TFRECORD.GZ", loom::Compression::kGzip);
+  for (const auto& [name, first_line] : std::vector<std::pair<std::string, std::string>>{
+           {"plain.bin", "TFRecord file " + dir + "/plain.bin\n"},
+           {"gzipped.data", "TFRecord file " + dir + "/gzipped.data (gzip)\n"},
+           {"ZLIB.TFRECORD.Z", "TFRecord file " + dir + "/ZLIB.TFRECORD.Z (zlib)\n"},
+           {"upper.TFRECORD.GZ", "TFRecord file " + dir + "/upper.TFRECORD.GZ (gzip)\n"}}) {
+    SCOPED_TRACE(name);
+    Result r = Loom("inspect " + dir + "/" + name);
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_CONTAINS(r.output, first_line);
+    EXPECT_CONTAINS(r.output, "records: 5 ");
+    EXPECT_CONTAINS(r.output, "tf.train.Example: 5");
+    EXPECT_CONTAINS(r.output, "int64[1] [2]");
+  }
+  // --compression overrides the sniffing; the wrong one is damage, not "0 records".
+  Result r = Loom("inspect --compression gzip " + dir + "/gzipped.data");
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = Loom("inspect --compression none --kind tfrecord " + dir + "/gzipped.data");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "is damaged");
+  EXPECT_NE(Loom("inspect --compression brotli " + dir + "/plain.bin").code, 0);
+
+  // An event file under any name.
+  {
+    loom::EventFileWriter writer(loom::Env::Default(), dir + "/logs", {});
+    writer.WriteScalar("loss", 7, 0.5f);
+    writer.Close();
+  }
+  std::string events = EventsFile(dir + "/logs");
+  fs::rename(events, dir + "/renamed.bin");
+  r = Loom("inspect " + dir + "/renamed.bin");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "event file " + dir + "/renamed.bin");
+  EXPECT_CONTAINS(r.output, "values, last at step 7 = 0.5");
+
+  // npy and IDX by their magic numbers.
+  std::string npy = std::string("\x93NUMPY\x01\x00", 8);
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  dict.append(128 - 10 - dict.size() - 1, ' ');
+  dict += "\n";
+  npy += std::string(1, static_cast<char>(dict.size())) + std::string(1, '\0') + dict + std::string(24, '\0');
+  Write(dir + "/array.dat", npy);
+  r = Loom("inspect " + dir + "/array.dat");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "npy array " + dir + "/array.dat");
+  EXPECT_CONTAINS(r.output, "shape: [2,3]");
+  Truncate(dir + "/array.dat", 4);
+  r = Loom("inspect " + dir + "/array.dat");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "it is truncated");
+  Write(dir + "/images", std::string("\0\0\x08\x02\0\0\0\x02\0\0\0\x03", 12) + "abcdef");
+  r = Loom("inspect " + dir + "/images");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "IDX array " + dir + "/images");
+  EXPECT_CONTAINS(r.output, "shape: [2,3]");
+
+  // A data shard alone is named and sent to its index.
+  Write(dir + "/model.ckpt-1000.data-00000-of-00001", "raw tensor bytes");
+  r = Loom("inspect " + dir + "/model.ckpt-1000.data-00000-of-00001");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "TensorFlow checkpoint data shard");
+  EXPECT_CONTAINS(r.output, "inspect the .index file beside it");
+  // Bytes of no known format are an error, not "records: 0, corrupt 1" with exit 0.
+  Write(dir + "/notes.txt", "hello, this is plain text and no TFRecord\n");
+  r = Loom("inspect " + dir + "/notes.txt");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "cannot tell what '" + dir + "/notes.txt' is");
+}
+
+std::string Varint(uint64_t v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out += static_cast<char>(v | 0x80);
+  return out + static_cast<char>(v);
+}
+
+std::string Fixed32(uint32_t v) {
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  return out;
+}
+
+// A LevelDB block of `entries` (sorted, no prefix sharing) with its trailer.
+std::string LevelDbBlock(const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::string block;
+  for (const auto& [k, v] : entries) block += Varint(0) + Varint(k.size()) + Varint(v.size()) + k + v;
+  block += Fixed32(0) + Fixed32(1);  // one restart point, at 0
+  const char type = 0;
+  uint32_t crc = loom::crc32c::Extend(loom::crc32c::Value(block.data(), block.size()), &type, 1);
+  return block + type + Fixed32(loom::crc32c::Mask(crc));
+}
+
+// TensorFlow's checkpoint index for one float32 tensor "w" of shape [3] at bytes 0..12 of
+// shard 0: a LevelDB table (data block, metaindex block, index block, footer).
+std::string TFCheckpointIndex() {
+  const std::string header = "\x08\x01";                        // num_shards: 1
+  const std::string entry = std::string("\x08\x01", 2) +        // dtype: DT_FLOAT
+                            std::string("\x12\x04\x12\x02\x08\x03", 6) +  // shape: [3]
+                            std::string("\x28\x0c", 2);         // size: 12
+  std::string data = LevelDbBlock({{"", header}, {"w", entry}});
+  std::string meta = LevelDbBlock({});
+  std::string index = LevelDbBlock({{"x", Varint(0) + Varint(data.size() - 5)}});
+  std::string footer = Varint(data.size()) + Varint(meta.size() - 5) +
+                       Varint(data.size() + meta.size()) + Varint(index.size() - 5);
+  footer.resize(40, '\0');
+  const unsigned char magic[8] = {0x57, 0xfb, 0x80, 0x8b, 0x24, 0x75, 0x47, 0xdb};
+  return data + meta + index + footer + std::string(reinterpret_cast<const char*>(magic), 8);
+}
+
+// TensorFlow's checkpoint index (a LevelDB table) lists its tensors, checked against the
+// data shard; it was read as a corrupt TFRecord with exit 0.
+TEST(CliTest, InspectListsTensorFlowCheckpointIndex) {
+  std::string dir = TempDir("tf_index");
+  const std::string index = dir + "/model.ckpt-7.index", shard = dir + "/model.ckpt-7.data-00000-of-00001";
+  Write(index, TFCheckpointIndex());
+  Write(shard, std::string(12, '\0'));
+  Result r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "TensorFlow checkpoint index (tensor bundle) " + index +
+                                ": 1 tensors in 1 data shard(s)\n");
+  EXPECT_CONTAINS(r.output, "  w ");
+  EXPECT_CONTAINS(r.output, "DT_FLOAT   [3]\n");
+  // The shard is shorter than the tensor; then missing.
+  Write(shard, std::string(8, '\0'));
+  r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "tensor 'w' lies at bytes [0, 12) of shard 0, past its end");
+  fs::remove(shard);
+  r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "missing data shard(s) " + shard);
+  // A flipped byte in the data block fails its CRC.
+  std::string bytes = TFCheckpointIndex();
+  bytes[6] ^= 0x20;
+  Write(index, bytes);
+  r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "is damaged: the block at offset 0 fails its CRC");
+}
+
+// A file cut short is reported as truncated, after what could be read, with exit 1:
+// plain TFRecord, gzip (the stream ends early) and event files.
+TEST(CliTest, InspectReportsTruncatedFiles) {
+  std::string dir = TempDir("truncated");
+  WriteExamples(dir + "/plain.tfrecord");
+  WriteExamples(dir + "/gz.tfrecord.gz", loom::Compression::kGzip);
+  {
+    loom::EventFileWriter writer(loom::Env::Default(), dir + "/logs", {});
+    for (int step = 1; step <= 3; ++step) writer.WriteScalar("loss", step, 1.0f / step);
+    writer.Close();
+  }
+  fs::rename(EventsFile(dir + "/logs"), dir + "/events.out.tfevents.1.host");
+  for (const std::string& name : {"plain.tfrecord", "gz.tfrecord.gz", "events.out.tfevents.1.host"}) {
+    SCOPED_TRACE(name);
+    Result r = Loom("inspect " + dir + "/" + name);
+    ASSERT_EQ(r.code, 0) << r.output;
+    Truncate(dir + "/" + name, 6);
+    r = Loom("inspect " + dir + "/" + name);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, "\ntruncated: truncated record at offset ");
+    EXPECT_CONTAINS(r.output, "loom: error: DataLoss: '" + dir + "/" + name + "' is damaged: it is truncated");
+  }
+}
+
+// SequenceExamples are shown with their context and feature lists.
+TEST(CliTest, InspectShowsSequenceExamples) {
+  std::string dir = TempDir("sequence");
+  {
+    auto writer = loom::RecordWriter::Open(loom::Env::Default(), dir + "/seq.tfrecord", {});
+    loom::proto::SequenceExample sequence;
+    (*sequence.mutable_context()->mutable_feature())["length"].mutable_int64_list()->add_value(3);
+    auto& tokens = (*sequence.mutable_feature_lists()->mutable_feature_list())["tokens"];
+    for (int t = 0; t < 3; ++t) tokens.add_feature()->mutable_int64_list()->add_value(10 + t);
+    writer->WriteRecord(sequence.SerializeAsString());
+    writer->Close();
+  }
+  Result r = Loom("inspect " + dir + "/seq.tfrecord");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "record 0 (offset 0): tf.train.SequenceExample\n");
+  EXPECT_CONTAINS(r.output, "  context:\n    length");
+  EXPECT_CONTAINS(r.output, "  feature_lists:\n    tokens");
+  EXPECT_CONTAINS(r.output, "3 steps: int64[1] [10]; int64[1] [11]; int64[1] [12]");
+  EXPECT_CONTAINS(r.output, "tf.train.Example: 0, tf.train.SequenceExample: 1");
+}
+
+// A safetensors file naming one tensor twice is an error, not one tensor shown.
+TEST(CliTest, InspectRejectsDuplicateSafetensorsKeys) {
+  std::string dir = TempDir("dup_safetensors");
+  std::string header =
+      R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  Write(dir + "/dup.safetensors", bytes + header + std::string(4, '\0'));
+  Result r = Loom("inspect " + dir + "/dup.safetensors");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "DataLoss");
+  EXPECT_CONTAINS(r.output, "'w'");
+  EXPECT_CONTAINS(r.output, "more than once");
+}
+
+// Examples where "x" is absent from every fourth record, "tags" (int64) and "words"
+// (bytes) have 0 to 2 values, and the label is tags' first value being even.
+TEST(CliTest, InspectSharedTestdata) {
+  std::string root = LOOM_SHARED_TESTDATA;
+  if (!fs::exists(root + "/tfevents")) GTEST_SKIP() << "no shared testdata at " << root;
+  Result r = Loom("inspect " + root + "/tfevents/lingvo_events.out.tfevents.test");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "bleu/dev");
+  r = Loom("inspect " + root + "/tfevents/tfx_estimator_model_dir");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "model.ckpt-1000");
+  r = Loom("inspect " + root + "/safetensors/f.safetensors");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "F32");
+  EXPECT_CONTAINS(r.output, "[6]");
+  r = Loom("inspect " + root + "/tfrecord/tfx_penguin_eval_data_tfrecord-00000-of-00001.gz");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "culmen_depth_mm");
+  EXPECT_CONTAINS(r.output, "(gzip)");
+  // A real TensorFlow checkpoint index (a LevelDB table written by TF).
+  r = Loom("inspect " + root + "/tf/tfx_estimator_ckpt/model.ckpt-999.index");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, ": 60 tensors in 1 data shard(s)");
+  EXPECT_CONTAINS(r.output, "dnn/hiddenlayer_0/kernel                         DT_FLOAT   [3,100]");
+  r = Loom("inspect " + root + "/tfrecord/tfx_tfjs_next_page_data.tfrecord.gz");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "records: 100");
+}
+
+
+}  // namespace
