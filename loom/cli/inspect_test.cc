@@ -170,7 +170,9 @@ std::string TFCheckpointIndex() {
   const std::string header = "\x08\x01";                        // num_shards: 1
   const std::string entry = std::string("\x08\x01", 2) +        // dtype: DT_FLOAT
                             std::string("\x12\x04\x12\x02\x08\x03", 6) +  // shape: [3]
-                            std::string("\x28\x0c", 2);         // size: 12
+                            std::string("\x28\x0c", 2) +        // size: 12
+                            "\x35" + Fixed32(loom::crc32c::Mask(  // crc32c of 12 zero bytes
+                                          loom::crc32c::Value(std::string(12, '\0').data(), 12)));
   std::string data = LevelDbBlock({{"", header}, {"w", entry}});
   std::string meta = LevelDbBlock({});
   std::string index = LevelDbBlock({{"x", Varint(0) + Varint(data.size() - 5)}});
@@ -198,18 +200,24 @@ TEST(CliTest, InspectListsTensorFlowCheckpointIndex) {
   Write(shard, std::string(8, '\0'));
   r = Loom("inspect " + index);
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_CONTAINS(r.output, "tensor 'w' lies at bytes [0, 12) of shard 0, past its end");
+  EXPECT_CONTAINS(r.output, "tensor 'w' (bytes [0, 12)): lies past the end of the file's 8 bytes");
+  // The shard's bytes no longer match the tensor's checksum.
+  Write(shard, std::string(11, '\0') + "x");
+  r = Loom("inspect " + index);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "tensor 'w' (bytes [0, 12)): fails its checksum");
   fs::remove(shard);
   r = Loom("inspect " + index);
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_CONTAINS(r.output, "missing data shard(s) " + shard);
+  EXPECT_CONTAINS(r.output, "data file '" + shard + "' does not exist");
   // A flipped byte in the data block fails its CRC.
   std::string bytes = TFCheckpointIndex();
   bytes[6] ^= 0x20;
   Write(index, bytes);
   r = Loom("inspect " + index);
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_CONTAINS(r.output, "is damaged: the block at offset 0 fails its CRC");
+  EXPECT_CONTAINS(r.output, "data#0 block at offset 0");
+  EXPECT_CONTAINS(r.output, "fails its checksum");
 }
 
 // A file cut short is reported as truncated, after what could be read, with exit 1:
