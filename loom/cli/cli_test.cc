@@ -567,11 +567,12 @@ TEST(CliTest, PredictRunsTensorFlowModels) {
   ASSERT_EQ(logits.shape(), Shape({1, 10}));
   EXPECT_NEAR(logits.data<float>()[5], 0.9712535693939655, 1e-4);  // expected_tf.json
 
-  // A tf.Example signature names the op Loom lacks; no model and no job is an error.
-  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature classify_x_to_y" +
-           " --out " + dir + "/c.csv");
+  // A float64 input for a float32 signature input; no model and no job.
+  WriteNpy(Env::Default(), dir + "/x64.npy", Tensor::FromVector<double>({1, 2}, Shape{2, 1}));
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --input x=" + dir +
+           "/x64.npy --out " + dir + "/c.csv");
   EXPECT_NE(r.code, 0);
-  EXPECT_CONTAINS(r.output, "ParseExample");
+  EXPECT_CONTAINS(r.output, "must be float32");
   r = Loom("predict --out " + dir + "/c.csv");
   EXPECT_NE(r.code, 0);
   EXPECT_CONTAINS(r.output, "--saved-model");
