@@ -799,14 +799,36 @@ TEST(CliTest, PredictRunsTensorFlowModels) {
   ASSERT_EQ(logits.shape(), Shape({1, 10}));
   EXPECT_NEAR(logits.data<float>()[5], 0.9712535693939655, 1e-4);  // expected_tf.json
 
-  // A tf.Example signature names the op Loom lacks; no model and no job is an error.
-  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature classify_x_to_y" +
-           " --out " + dir + "/c.csv");
+  // A float64 input for a float32 signature input; no model and no job.
+  WriteNpy(Env::Default(), dir + "/x64.npy", Tensor::FromVector<double>({1, 2}, Shape{2, 1}));
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --input x=" + dir +
+           "/x64.npy --out " + dir + "/c.csv");
   EXPECT_NE(r.code, 0);
-  EXPECT_CONTAINS(r.output, "ParseExample");
+  EXPECT_CONTAINS(r.output, "must be float32");
   r = Loom("predict --out " + dir + "/c.csv");
   EXPECT_NE(r.code, 0);
   EXPECT_CONTAINS(r.output, "--saved-model");
+}
+
+// `loom train` in a model_dir that TensorFlow trained stops before writing anything: TF's
+// `checkpoint` state file keeps its entries.
+TEST(CliTest, TrainNeverClobbersATensorFlowModelDir) {
+  const std::string tf = std::string(LOOM_SHARED_TESTDATA);
+  std::string dir = TempDir("tf_model_dir");
+  std::string model_dir = dir + "/model";
+  fs::create_directories(model_dir);
+  for (const std::string f : {"model.ckpt-999.index", "model.ckpt-999.data-00000-of-00001"}) {
+    fs::copy_file(tf + "/tf/tfx_estimator_ckpt/" + f, model_dir + "/" + f);
+  }
+  fs::copy_file(tf + "/tfevents/tfx_estimator_model_dir/checkpoint", model_dir + "/checkpoint");
+  const std::string state = Read(model_dir + "/checkpoint");
+  WriteCsv(dir + "/d.csv");
+  std::string job = dir + "/job.toml";
+  Write(job, Replace(Replace(kJob, "MODEL_DIR", model_dir), "DATA", dir + "/d.csv"));
+  Result r = Loom("train " + job);
+  EXPECT_NE(r.code, 0);
+  EXPECT_CONTAINS(r.output, "holds TensorFlow checkpoints");
+  EXPECT_EQ(Read(model_dir + "/checkpoint"), state);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "loom/graph/op_def.h"
+#include "loom/io/example.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
@@ -110,9 +111,89 @@ Output Binary(OpContext& c, Output (*op)(const Scope&, Input, Input)) {
 }
 Output Unary(OpContext& c, Output (*op)(const Scope&, Input)) { return op(c.named, c.In(0)); }
 
+// TF's ParseExample with dense features only: serialized tf.Example records [batch] and
+// one default per feature in, one [batch] + dense_shapes[i] tensor per feature out.
+// Runs io's ParseExampleBatch on the host; integer output, no gradient.
+const OpDef& ParseExampleDenseOp() {
+  static const OpDef op = {
+      .name = "TfParseExampleDense",
+      .num_inputs = kVariadic,
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kString});
+            const auto& types = c.attr<std::vector<DType>>("dense_types");
+            const auto& shapes = c.attr<std::vector<Shape>>("dense_shapes");
+            const Shape& in = c.input_shape(0);
+            const int64_t batch = in.rank_known() && in.rank() == 1 ? in.dim(0) : -1;
+            for (size_t i = 0; i < types.size(); ++i) {
+              c.set_output(i, types[i], shapes[i].WithLeadingDim(batch));
+            }
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const auto& keys = c.attr<std::vector<std::string>>("dense_keys");
+            const auto& types = c.attr<std::vector<DType>>("dense_types");
+            const auto& shapes = c.attr<std::vector<Shape>>("dense_shapes");
+            ExampleSpec spec;
+            for (size_t i = 0; i < keys.size(); ++i) {
+              FixedLenFeature f{.dtype = types[i], .shape = shapes[i]};
+              const Tensor& fallback = c.input(1 + i);
+              if (fallback.NumElements() > 0) f.default_value = fallback;
+              spec.fixed[keys[i]] = f;
+            }
+            const Tensor& serialized = c.input(0);
+            ParsedFeatures parsed = ParseExampleBatch(serialized.flat<std::string>(), spec);
+            for (size_t i = 0; i < keys.size(); ++i) c.set_output(i, parsed.at(keys[i]).values);
+          },
+      .no_gradient = "it parses records",
+  };
+  return op;
+}
+
+// The string values of a constant input (ParseExample's keys).
+std::string ConstString(const OpContext& c, size_t i) {
+  Output x = c.In(i);
+  if (x.node->op_def().role != OpRole::kConst ||
+      x.node->attrs().Get<Tensor>("value").dtype() != kString ||
+      x.node->attrs().Get<Tensor>("value").NumElements() != 1) {
+    throw Unimplemented(c.source, ": TF node '", c.node.name(), "': input ", i,
+                        " must be a constant string");
+  }
+  return x.node->attrs().Get<Tensor>("value").flat<std::string>()[0];
+}
+
+Output ParseExampleRule(OpContext& c) {
+  const int64_t num_sparse = c.node.attr().count("Nsparse") ? c.node.attr().at("Nsparse").i() : 0;
+  const int64_t num_dense = c.node.attr().count("Ndense") ? c.node.attr().at("Ndense").i() : 0;
+  if (num_sparse != 0) {
+    throw Unimplemented(c.source, ": ParseExample '", c.node.name(), "' has ", num_sparse,
+                        " sparse features; Loom parses dense (FixedLenFeature) ones only");
+  }
+  // Inputs: serialized, names, sparse_keys (none), dense_keys, dense_defaults.
+  std::vector<std::string> keys;
+  std::vector<Output> inputs = {c.In(0)};
+  for (int64_t i = 0; i < num_dense; ++i) keys.push_back(ConstString(c, 2 + i));
+  for (int64_t i = 0; i < num_dense; ++i) inputs.push_back(c.In(2 + num_dense + i));
+  std::vector<DType> types;
+  for (int t : c.Attr("Tdense").list().type()) types.push_back(DTypeFromTf(t, c.node.name()));
+  std::vector<Shape> shapes;
+  for (const auto& shape : c.Attr("dense_shapes").list().shape())
+    shapes.push_back(ShapeFromTf(shape));
+  if (static_cast<int64_t>(types.size()) != num_dense ||
+      static_cast<int64_t>(shapes.size()) != num_dense) {
+    throw InvalidArgument(c.source, ": ParseExample '", c.node.name(),
+                          "': Tdense / dense_shapes do not have Ndense entries");
+  }
+  return Output(
+      c.named.AddNode(ParseExampleDenseOp(), inputs,
+                      {{"dense_keys", keys}, {"dense_types", types}, {"dense_shapes", shapes}}),
+      0);
+}
+
 const std::map<std::string, TfOp>& OpTable() {
   static const auto* table = new std::map<std::string, TfOp>{
       {"Identity", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
+      {"ParseExample", ParseExampleRule},
       {"Snapshot", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
       {"StopGradient", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
       // Not fed: its default value.

@@ -80,11 +80,11 @@ class Translator {
     if (auto it = fed_.find(canonical); it != fed_.end()) return it->second;
     auto [name, index] = ParseTensorName(tensor);
     Node* node = Translate(name);
-    if (index != 0) {
+    if (index >= node->num_outputs()) {
       throw Unimplemented(source_, ": output ", index, " of TF node '", name,
-                          "' is used; the translated ops have one output");
+                          "' is used; its Loom translation has ", node->num_outputs());
     }
-    return Output(node, 0);
+    return Output(node, index);
   }
 
  private:

@@ -12,7 +12,8 @@
 // Identity, Snapshot, StopGradient, NoOp, VariableV2, VarHandleOp, ReadVariableOp, MatMul,
 // BiasAdd, Add, AddV2, Sub, Mul, RealDiv, Maximum, Minimum, Neg, Abs, Square, Sqrt, Rsqrt,
 // Exp, Log, Relu, Relu6, Sigmoid, Tanh, Softmax, Conv2D, MaxPool, AvgPool (NHWC), Reshape,
-// Squeeze, ExpandDims, ConcatV2, Pack, Shape, StridedSlice, Cast, ArgMax, Mean, Sum.
+// Squeeze, ExpandDims, ConcatV2, Pack, Shape, StridedSlice, Cast, ArgMax, Mean, Sum, and
+// ParseExample with dense features only (the tf.Example signatures of TF Serving models).
 // Axis, shape-list and slice arguments must be Const nodes (they are in exported graphs).
 // A signature whose subgraph has other ops is unavailable, with one error listing every
 // unsupported op and its count; a model none of whose signatures is available fails at

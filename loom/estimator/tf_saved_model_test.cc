@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/estimator/estimator_test_util.h"
+#include "loom/io/example_builder.h"
 #include "loom/io/proto/graph.pb.h"
 
 namespace loom {
@@ -39,17 +40,27 @@ TEST(TfSavedModelTest, HalfPlusTwoSignatures) {
   auto model = LoadTFSavedModel(Env::Default(), JoinPath(kTf, "half_plus_two/00000123"));
   EXPECT_EQ(model->signatures().size(), 5u);
   EXPECT_EQ(model->signatures().at("serving_default").inputs.at("x").name, "x:0");
-  // The tf.Example signatures need ParseExample, which Loom runs in its input pipeline,
-  // not as a graph op: they are unavailable, saying so.
-  ASSERT_EQ(model->unavailable().size(), 3u);
-  EXPECT_NE(model->unavailable().at("classify_x_to_y").find("ParseExample x1"), std::string::npos)
-      << model->unavailable().at("classify_x_to_y");
+  // Every signature runs, the tf.Example ones through ParseExample (dense features).
+  EXPECT_TRUE(model->unavailable().empty());
+  Tensor examples(kString, {3});
+  const std::vector<float> xs = {1, 2, 5};
+  for (int i = 0; i < 3; ++i) {
+    examples.data<std::string>()[i] = ExampleBuilder().AddFloats("x", {xs[i]}).Serialize();
+  }
+  const Tensor want_y = Tensor::FromVector<float>({2.5f, 3, 4.5f}, Shape{3, 1});
+  EXPECT_TRUE(model->Run("classify_x_to_y", {{"inputs", examples}}).at("scores").Equals(want_y));
+  EXPECT_TRUE(model->Run("regress_x_to_y", {{"inputs", examples}}).at("outputs").Equals(want_y));
+  // y2 = a2 x + c2 with a2 = 0.5, c2 = 3.
+  EXPECT_TRUE(model->Run("regress_x_to_y2", {{"inputs", examples}})
+                  .at("outputs")
+                  .Equals(Tensor::FromVector<float>({3.5f, 4, 5.5f}, Shape{3, 1})));
+  // A record without "x" (no default in the graph) names the feature.
+  examples.data<std::string>()[1] = ExampleBuilder().AddFloats("z", {1}).Serialize();
   try {
-    model->Run("regress_x_to_y", {});
+    model->Run("classify_x_to_y", {{"inputs", examples}});
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
-    EXPECT_NE(e.message().find("ParseExample"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("'x'"), std::string::npos) << e.what();
   }
 
   int checked = 0;

@@ -7,7 +7,7 @@ find_package(Snappy REQUIRED)
 # format that our reader must read.
 find_package(leveldb REQUIRED)
 
-set(_loom_io_tf_srcs sstable.cc tf_checkpoint.cc)
+set(_loom_io_tf_srcs sstable.cc tf_checkpoint.cc tf_checkpoint_slices.cc)
 set(_loom_io_tf_tests tf_checkpoint_test.cc)
 list(TRANSFORM _loom_io_tf_srcs PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 list(TRANSFORM _loom_io_tf_tests PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
