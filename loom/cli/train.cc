@@ -125,6 +125,15 @@ void TrainOnMpiRanks(Job job, bool evaluate, bool export_model) {
   }
 }
 
+// Only `train` runs as ranks of an mpirun job; N copies of another subcommand would all
+// write the same files.
+void RejectMpiLaunch(const char* command) {
+  if (distribute::LaunchedByMpi()) {
+    throw InvalidArgument("`loom ", command, "` runs in one process; run it without mpirun ",
+                          "(only `loom train` trains over MPI ranks: docs/distribute.md)");
+  }
+}
+
 std::map<std::string, double> RunEvaluate(const Job& job, Estimator& estimator) {
   std::string split = job.data.count("eval") ? "eval" : "train";
   auto metrics = estimator.Evaluate(MakeInputFn(job, split, /*training=*/false, /*needs_labels=*/true),
@@ -276,6 +285,7 @@ void AddJobCommands(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("evaluate", "evaluate the newest checkpoint on [data.eval]");
     AddJobFlags(cmd, *flags);
     cmd->callback(run([flags] {
+      RejectMpiLaunch("evaluate");
       Job job = Load(*flags);
       RunEvaluate(job, *MakeEstimator(job));
     }));
@@ -295,6 +305,7 @@ void AddJobCommands(CLI::App& app) {
                                      "probabilities / predictions for .npy)");
     AddTfPredictFlags(cmd, *tf);
     cmd->callback(run([flags, out, keys, tf] {
+      RejectMpiLaunch("predict");
       if (tf->active()) {
         if (!flags->job_path.empty()) {
           throw InvalidArgument("predict: give a JOB file or --saved-model / --graph, not both");
@@ -316,6 +327,7 @@ void AddJobCommands(CLI::App& app) {
     AddJobFlags(cmd, *flags);
     cmd->add_option("--export-dir", *dir, "base directory (default: [export] dir, else MODEL_DIR/export)");
     cmd->callback(run([flags, dir] {
+      RejectMpiLaunch("export");
       Job job = Load(*flags);
       RunExport(job, *MakeEstimator(job), *dir);
     }));
@@ -328,6 +340,7 @@ void AddJobCommands(CLI::App& app) {
     cmd->add_option("--model-dir", *model_dir, "where to train")->capture_default_str();
     cmd->add_option("--max-steps", *max_steps, "override the job's max_steps");
     cmd->callback(run([model_dir, max_steps] {
+      RejectMpiLaunch("demo");
       Job job = ParseJob(kDefaultJobText, "fashion_mnist_dnn.toml (built in)");
       job.run_config.model_dir = *model_dir;
       if (*max_steps) job.max_steps = **max_steps;

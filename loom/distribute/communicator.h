@@ -58,8 +58,8 @@ int64_t BroadcastInt(Communicator& comm, int64_t value, int root);
 std::vector<std::shared_ptr<Communicator>> InProcessCommunicators(int n);
 
 // True when this process was started by an MPI launcher (mpirun / mpiexec / srun with
-// PMI): the variables Open MPI, MPICH or Slurm set. `environ` is the process environment
-// (getenv); it is read here and only here, at the launch boundary, like argv.
+// PMI): the variables Open MPI, MPICH or Slurm set. The environment is read here and only
+// here, at the launch boundary (the `loom` command calls it), like argv.
 bool LaunchedByMpi();
 
 // The job this process is one rank of: MPI_COMM_WORLD (duplicated, so Loom's collectives

@@ -184,6 +184,14 @@ TEST_F(MpiTest, LoomTrainUnderMpirun) {
   EXPECT_NE(three.status, 0);
   EXPECT_NE(three.output.find("batch_size 32 is the global batch, which the 3 ranks"),
             std::string::npos) << three.output;
+
+  // Other subcommands run in one process: N copies would write the same eval files.
+  Launch evaluate = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " evaluate ", job,
+                                      " --model-dir ", Path("model")));
+  EXPECT_NE(evaluate.status, 0);
+  EXPECT_NE(evaluate.output.find("runs in one process; run it without mpirun"),
+            std::string::npos) << evaluate.output;
+  EXPECT_FALSE(fs::exists(Path("model/eval")));
 }
 
 }  // namespace

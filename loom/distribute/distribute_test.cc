@@ -12,7 +12,10 @@
 #include "loom/distribute/distribute_test_util.h"
 #include "loom/distribute/hooks.h"
 #include "loom/distribute/replica_dataset.h"
+#include "loom/estimator/canned.h"
 #include "loom/estimator/estimator_test_util.h"
+#include "loom/estimator/feature_column.h"
+#include "loom/estimator/train_and_evaluate.h"
 #include "loom/ops/math.h"
 #include "loom/ops/random.h"
 #include "loom/ops/state.h"
@@ -270,6 +273,58 @@ TEST(DataParallelEstimatorTest, OneTwoAndThreeRanksTrainTheSameModel) {
   Estimator fresh(MlpModelFn, TestConfig(tmp.Join("fresh")));
   fresh.Train(MlpInputFn(MakeMlpData(), 12), {.steps = 1});
   EXPECT_GT(MaxRelativeDifference(w, fresh.GetVariableValue("out/kernel")), 1e-2);
+}
+
+// A canned estimator wraps its optimizer itself (DistributeOptimizer): 1 and 2 ranks
+// train the same DNNRegressor (dense columns and an embedding column: sparse gradients).
+TEST(DataParallelEstimatorTest, ACannedEstimatorTrainsTheSameModelOnTwoRanks) {
+  TempDir tmp;
+  namespace fc = feature_column;
+  const distribute_testing::MlpData data = MakeMlpData();
+  std::map<int, std::vector<RankRun>> runs;
+  for (int n : {1, 2}) {
+    runs[n] = RunRanks<RankRun>(n, [&](std::shared_ptr<Communicator> comm) {
+      DNNRegressor regressor(
+          {.hidden_units = {16},
+           .feature_columns = {fc::NumericColumn("x", {.shape = Shape{8}}),
+                               fc::EmbeddingColumn(fc::CategoricalColumnWithIdentity("id", 50),
+                                                   {.dimension = 4})},
+           .optimizer = OptimizerSpec("Adam", 0.01)},
+          DataParallelRunConfig(TestConfig(tmp.Join("canned" + std::to_string(n))), comm));
+      auto capture = std::make_shared<CaptureVariablesHook>();
+      RankRun run;
+      run.result = regressor.Train(MlpInputFn(data, 12), {.hooks = {capture}, .steps = 100});
+      run.values = capture->values;
+      return run;
+    });
+  }
+  ASSERT_FALSE(runs[1][0].values.empty());
+  for (const auto& [name, value] : runs[1][0].values) {
+    if (value.dtype() != kFloat32) continue;
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_LT(MaxRelativeDifference(runs[2][r].values.at(name), value), 1e-5) << name;
+    }
+  }
+  EXPECT_EQ(runs[2][1].result.global_step, 100);
+}
+
+// TrainAndEvaluate: the chief evaluates between its saves; the other rank trains along
+// and neither evaluates nor writes.
+TEST(DataParallelEstimatorTest, TrainAndEvaluateEvaluatesOnTheChief) {
+  TempDir tmp;
+  const distribute_testing::MlpData data = MakeMlpData();
+  auto results = RunRanks<TrainAndEvaluateResult>(2, [&](std::shared_ptr<Communicator> comm) {
+    RunConfig config = TestConfig(tmp.Join("r" + std::to_string(comm->rank())));
+    config.save_checkpoints_steps = 10;
+    Estimator est(MlpModelFn, DataParallelRunConfig(config, comm));
+    return TrainAndEvaluate(est, {.input_fn = MlpInputFn(data, 12), .max_steps = 30},
+                            {.input_fn = MlpInputFn(data, 12, /*repeat=*/false),
+                             .steps = 2, .start_delay_secs = 0, .throttle_secs = 1e-6});
+  });
+  EXPECT_GE(results[0].evaluations, 1);
+  EXPECT_EQ(results[0].eval_result.at("global_step"), 30);
+  EXPECT_EQ(results[1].evaluations, 0);
+  EXPECT_FALSE(Env::Default()->FileExists(tmp.Join("r1/eval")));
 }
 
 TEST(DataParallelEstimatorTest, OnlyTheChiefWritesFiles) {

@@ -63,8 +63,6 @@ BroadcastGlobalVariablesHook::BroadcastGlobalVariablesHook(std::shared_ptr<Commu
   }
 }
 
-void BroadcastGlobalVariablesHook::Begin(Graph& graph) {}
-
 void BroadcastGlobalVariablesHook::AfterCreateSession(Session& session) {
   AttachCommunicator(session, comm_);
   BroadcastSessionState(*comm_, session, options_);

@@ -38,13 +38,11 @@ struct BroadcastOptions {
 class BroadcastGlobalVariablesHook : public train::SessionRunHook {
  public:
   BroadcastGlobalVariablesHook(std::shared_ptr<Communicator> comm, BroadcastOptions options = {});
-  void Begin(Graph& graph) override;
   void AfterCreateSession(Session& session) override;
 
  private:
   std::shared_ptr<Communicator> comm_;
   BroadcastOptions options_;
-  std::vector<std::string> variables_;
 };
 
 class StopAgreementHook : public train::SessionRunHook {

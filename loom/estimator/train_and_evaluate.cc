@@ -225,8 +225,11 @@ TrainAndEvaluateResult TrainAndEvaluate(Estimator& estimator, const TrainSpec& t
   estimator.Train(train_spec.input_fn, {.hooks = train_spec.hooks,
                                         .max_steps = train_spec.max_steps,
                                         .saving_listeners = {listener}});
-  // Nothing was trained (max_steps already reached): evaluate what there is, once.
-  if (result.evaluations == 0 && estimator.LatestCheckpoint()) listener->EvaluateAndExport();
+  // Nothing was trained (max_steps already reached): evaluate what there is, once. In a
+  // distributed job only the chief evaluates and exports (its listener ran in Train).
+  if (result.evaluations == 0 && estimator.config().is_chief() && estimator.LatestCheckpoint()) {
+    listener->EvaluateAndExport();
+  }
   return result;
 }
 

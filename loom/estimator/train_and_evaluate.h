@@ -7,7 +7,9 @@
 // have passed since training started — and runs the exporters on each evaluated
 // checkpoint; the last checkpoint is always evaluated and exported (the final export).
 // Evaluations run inside training (a CheckpointSaverListener) on the same thread, with
-// their own graph (cached across evaluations, estimator.h).
+// their own graph (cached across evaluations, estimator.h). In a data-parallel job
+// (RunConfig::train_distribute) the chief evaluates and exports, between its saves; the
+// other ranks wait for it at the next step's all-reduce and return no evaluations.
 //
 //   auto result = loom::TrainAndEvaluate(estimator, {.input_fn = train_fn, .max_steps = 10000},
 //       {.input_fn = eval_fn, .steps = 100, .throttle_secs = 60,
