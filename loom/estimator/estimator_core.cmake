@@ -32,3 +32,6 @@ loom_test(estimator_test
 add_dependencies(estimator_test estimator_kill_helper)
 target_compile_definitions(estimator_test PRIVATE
   LOOM_ESTIMATOR_KILL_HELPER="$<TARGET_FILE:estimator_kill_helper>")
+loom_test(estimator_guards_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/estimator_guards_test.cc
+  DEPS loom_estimator)
