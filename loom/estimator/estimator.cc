@@ -22,7 +22,7 @@ Estimator::Estimator(ModelFn model_fn, RunConfig config, Params params,
       config_(std::move(config)),
       params_(std::move(params)),
       warm_start_(std::move(warm_start_from)),
-      caches_(std::make_unique<Caches>()) {
+      caches_(std::make_shared<Caches>()) {
   if (!model_fn_) throw InvalidArgument("Estimator: model_fn is required");
   ValidateRunConfig(config_);
   if (config_.env == nullptr) config_.env = Env::Default();
@@ -210,7 +210,16 @@ ModelGraph EstimatorInternals::BuildModelGraph(Estimator& est, const InputFn& in
   if (mode == Mode::kPredict) labels = Output();
 
   ++est.model_fn_calls_;
-  m.spec = est.model_fn_(root, features, labels, mode, est.params_, est.config_);
+  try {
+    m.spec = est.model_fn_(root, features, labels, mode, est.params_, est.config_);
+  } catch (const Error& e) {
+    if (labels.valid() || mode == Mode::kPredict) throw;
+    // The usual cause of an error in a model_fn without labels is the missing labels.
+    throw Error(e.code(), StrCat(e.message(), " [model_fn in mode ", ModeName(mode),
+                                 " got no labels: the input_fn returned no label component; "
+                                 "name one \"label\" (or set label_key), or return "
+                                 "(features, labels)]"));
+  }
   ValidateEstimatorSpec(m.spec, mode, *m.graph);
   return m;
 }

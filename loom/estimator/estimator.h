@@ -154,9 +154,14 @@ class Estimator {
   // is named "loss" or steps <= 0.
   std::map<std::string, double> Evaluate(const InputFn& input_fn, EvaluateOptions options = {});
 
-  // A lazy range of predictions (see PredictionRange): the graph runs batch by batch as
-  // the range is iterated. Throws FailedPrecondition when there is no checkpoint,
-  // InvalidArgument for an unknown predict key.
+  // A lazy range of predictions (see PredictionRange), like TF's predict generator:
+  // nothing runs in this call (no input_fn, model_fn, session, checkpoint lookup, hook
+  // Begin / AfterCreateSession) until the first element is requested; then the graph runs
+  // batch by batch as the range is iterated. The first request throws FailedPrecondition
+  // when there is no checkpoint, InvalidArgument for an unknown predict key.
+  // REQUIRES: the Estimator outlives the first request (once iteration has started the
+  // range owns what it runs); a range first used after its Estimator is gone throws
+  // FailedPrecondition.
   PredictionRange Predict(const InputFn& input_fn, PredictOptions options = {});
 
   // Writes export_dir_base/<unix seconds>/ (saved_model.h) from the model in mode
@@ -184,12 +189,17 @@ class Estimator {
   friend struct EstimatorInternals;
 
   Env* env() const { return config_.env; }
+  // What Predict defers to the first request: the source of the range's batches.
+  std::unique_ptr<PredictionSource> StartPredict(const InputFn& input_fn,
+                                                 const PredictOptions& options);
   ModelFn model_fn_;
   RunConfig config_;
   Params params_;
   std::optional<WarmStartSettings> warm_start_;
   int64_t model_fn_calls_ = 0;
-  std::unique_ptr<Caches> caches_;  // the per-mode graph caches and eval FileWriters
+  // The per-mode graph caches and eval FileWriters. Shared only so that a lazy
+  // PredictionRange can tell (through a weak_ptr) whether the Estimator still exists.
+  std::shared_ptr<Caches> caches_;
 };
 
 }  // namespace loom

@@ -40,3 +40,6 @@ loom_test(estimator_tf_checkpoint_test
   DEPS loom_estimator)
 target_compile_definitions(estimator_test PRIVATE
   LOOM_ESTIMATOR_KILL_HELPER="$<TARGET_FILE:estimator_kill_helper>")
+loom_test(estimator_guards_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/estimator_guards_test.cc
+  DEPS loom_estimator)

@@ -173,7 +173,7 @@ std::map<std::string, double> Estimator::Evaluate(const InputFn& input_fn,
       JoinPath(config_.model_dir, options.name.empty() ? "eval" : "eval_" + options.name);
   auto& writer = caches.eval_writers[eval_dir];
   if (!writer)
-    writer = std::make_shared<train::FileWriter>(eval_dir, train::FileWriterOptions{.env = env()});
+    writer = train::SharedFileWriter(eval_dir, env());
   proto::Summary summary;
   std::ostringstream text;
   for (const auto& [name, value] : *results) {

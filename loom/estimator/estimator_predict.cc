@@ -1,5 +1,7 @@
 // Estimator::Predict (TF's predict generator): a PredictionRange over a cached session or
 // a MonitoredSession of its own.
+#include <functional>
+
 #include "loom/base/logging.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/estimator_internal.h"
@@ -93,6 +95,26 @@ class MonitoredSource : public PredictionSource {
   std::unique_ptr<train::MonitoredSession> session_;
 };
 
+// TF's predict is a generator: its body runs at the first next(). This source runs
+// `start` (everything Predict does) at the first NextBatch, then delegates to what it made.
+class DeferredSource : public PredictionSource {
+ public:
+  explicit DeferredSource(std::function<std::unique_ptr<PredictionSource>()> start)
+      : start_(std::move(start)) {}
+  std::optional<Prediction> NextBatch() override {
+    if (!source_) {
+      auto start = std::move(start_);
+      start_ = nullptr;
+      source_ = start();
+    }
+    return source_->NextBatch();
+  }
+
+ private:
+  std::function<std::unique_ptr<PredictionSource>()> start_;
+  std::unique_ptr<PredictionSource> source_;
+};
+
 std::unique_ptr<PredictGraph> BuildPredictGraph(Estimator& est, const InputFn& input_fn) {
   auto g = std::make_unique<PredictGraph>();
   g->model = EstimatorInternals::BuildModelGraph(est, input_fn, Mode::kPredict);
@@ -103,6 +125,20 @@ std::unique_ptr<PredictGraph> BuildPredictGraph(Estimator& est, const InputFn& i
 }  // namespace
 
 PredictionRange Estimator::Predict(const InputFn& input_fn, PredictOptions options) {
+  const bool single = options.yield_single_examples;
+  std::weak_ptr<Caches> alive = caches_;
+  auto start = [this, alive, input_fn, options = std::move(options)]() {
+    if (alive.expired()) {
+      throw FailedPrecondition("Predict: the Estimator was destroyed before the first "
+                               "prediction was requested; keep it alive until iteration starts");
+    }
+    return StartPredict(input_fn, options);
+  };
+  return PredictionRange(std::make_unique<DeferredSource>(std::move(start)), single);
+}
+
+std::unique_ptr<PredictionSource> Estimator::StartPredict(const InputFn& input_fn,
+                                                          const PredictOptions& options) {
   for (const auto& hook : options.hooks) {
     if (hook == nullptr) throw InvalidArgument("Predict: a null hook in options.hooks");
   }
@@ -120,8 +156,7 @@ PredictionRange Estimator::Predict(const InputFn& input_fn, PredictOptions optio
       PredictGraph& p = *caches.predict;
       PrepareCachedSession(p.model, *p.scaffold, p.session, p.checkpoint_stamp, *dataset,
                            checkpoint, config_);
-      return PredictionRange(std::make_unique<CachedSource>(caches.predict, std::move(fetches)),
-                             options.yield_single_examples);
+      return std::make_unique<CachedSource>(caches.predict, std::move(fetches));
     }
   }
   std::unique_ptr<PredictGraph> g = BuildPredictGraph(*this, input_fn);
@@ -133,8 +168,7 @@ PredictionRange Estimator::Predict(const InputFn& input_fn, PredictOptions optio
     PredictGraph& p = *caches.predict;
     PrepareCachedSession(p.model, *p.scaffold, p.session, p.checkpoint_stamp, *p.model.dataset,
                          checkpoint, config_);
-    return PredictionRange(std::make_unique<CachedSource>(caches.predict, std::move(fetches)),
-                           options.yield_single_examples);
+    return std::make_unique<CachedSource>(caches.predict, std::move(fetches));
   }
   train::HookList hooks;
   if (g->model.dataset) {
@@ -149,9 +183,7 @@ PredictionRange Estimator::Predict(const InputFn& input_fn, PredictOptions optio
                                                  .checkpoint_filename_with_path = checkpoint,
                                                  .session_options = config_.session_config}),
       std::move(hooks));
-  return PredictionRange(
-      std::make_unique<MonitoredSource>(std::move(g), std::move(fetches), std::move(session)),
-      options.yield_single_examples);
+  return std::make_unique<MonitoredSource>(std::move(g), std::move(fetches), std::move(session));
 }
 
 }  // namespace loom

@@ -1,5 +1,8 @@
 #include "loom/estimator/estimator_spec.h"
 
+#include <vector>
+
+#include "loom/base/strcat.h"
 #include "loom/graph/graph.h"
 
 namespace loom {
@@ -16,7 +19,29 @@ void CheckGraph(const Graph& graph, const Node* node, const std::string& what, M
   }
 }
 
+[[noreturn]] void ThrowMissingFeature(const std::map<std::string, Output>& features,
+                                      const std::string& key) {
+  std::vector<std::string> keys;
+  for (const auto& [name, output] : features) keys.push_back("'" + name + "'");
+  throw InvalidArgument("features.at(\"", key, "\"): no feature named '", key, "'; the ",
+                        "input_fn gave ", keys.empty() ? std::string("no features")
+                                                       : StrCat("these: ", StrJoin(keys, ", ")),
+                        " (a label component is not among the features)");
+}
+
 }  // namespace
+
+Output& Features::at(const std::string& key) {
+  auto it = find(key);
+  if (it == end()) ThrowMissingFeature(*this, key);
+  return it->second;
+}
+
+const Output& Features::at(const std::string& key) const {
+  auto it = find(key);
+  if (it == end()) ThrowMissingFeature(*this, key);
+  return it->second;
+}
 
 ExportOutput PredictOutput(std::map<std::string, Output> outputs) {
   return {.outputs = std::move(outputs), .method_name = "tensorflow/serving/predict"};

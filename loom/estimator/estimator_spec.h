@@ -27,8 +27,19 @@
 
 namespace loom {
 
-// Model inputs by name ("x", ...), as the input function produced them.
-using Features = std::map<std::string, Output>;
+// Model inputs by name ("x", ...), as the input function produced them. A std::map whose
+// at() throws InvalidArgument naming the missing key and the keys there are (a wrong key
+// in a model_fn is a user error, not a bare std::out_of_range).
+class Features : public std::map<std::string, Output> {
+ public:
+  using Base = std::map<std::string, Output>;
+  using Base::Base;
+  Features() = default;
+  Features(Base features) : Base(std::move(features)) {}
+
+  Output& at(const std::string& key);
+  const Output& at(const std::string& key) const;
+};
 // Named prediction tensors; each has the batch as its first dimension.
 using Predictions = std::map<std::string, Output>;
 // The Estimator's hyperparameters, passed to the model function unchanged (TF's params).

@@ -347,7 +347,8 @@ TEST(EstimatorEvaluateTest, NoCheckpointIsAClearError) {
       ErrorOf([&] { estimator.Evaluate(EvalInput(d)); }, ErrorCode::kFailedPrecondition);
   EXPECT_NE(message.find("no checkpoint"), std::string::npos) << message;
   EXPECT_NE(message.find(dir.path()), std::string::npos) << message;
-  EXPECT_THROW(estimator.Predict(EvalInput(d)), Error);
+  PredictionRange lazy = estimator.Predict(EvalInput(d));  // nothing runs yet (TF's generator)
+  EXPECT_THROW(lazy.Next(), Error);
 }
 
 TEST(EstimatorEvaluateTest, MetricsLossMeanAndSummaries) {
@@ -477,7 +478,7 @@ TEST(EstimatorPredictTest, LazySingleExamplesAndBatches) {
   EXPECT_EQ(batches[2].at("double").shape(), Shape({2, 1}));
   EXPECT_EQ(estimator.model_fn_calls(), 2) << "the predict graph was rebuilt";
 
-  EXPECT_NE(ErrorOf([&] { estimator.Predict(counting, {.predict_keys = {"nope"}}); },
+  EXPECT_NE(ErrorOf([&] { estimator.Predict(counting, {.predict_keys = {"nope"}}).Next(); },
                     ErrorCode::kInvalidArgument)
                 .find("'nope'"),
             std::string::npos);

@@ -10,6 +10,21 @@
 #include "loom/train/summary.h"
 
 namespace loom {
+namespace {
+
+// A failed training step names the step it was (e.g. an optimizer's "NaN or Inf in the
+// update of variable ..."): the step that would have made the global step `current + 1`.
+Error WithTrainingStep(const Error& e, Session& session, const Output& global_step) {
+  try {
+    const int64_t current = train::StepValue(session.Eval(global_step));
+    return Error(e.code(), StrCat(e.message(), " (at step ", current + 1,
+                                  ", the training step after global step ", current, ")"));
+  } catch (const Error&) {
+    return e;
+  }
+}
+
+}  // namespace
 
 train::HookList EstimatorInternals::TrainingHooks(
     const Estimator& est, const ModelGraph& model, const TrainOptions& options,
@@ -57,13 +72,10 @@ train::HookList EstimatorInternals::TrainingHooks(
     return hooks;
   }
 
-  // One FileWriter for model_dir, shared by the hooks that write there (TF's cache).
+  // One FileWriter for model_dir, shared with every hook that writes there (TF's cache).
   std::shared_ptr<train::FileWriter> writer;
   auto model_dir_writer = [&] {
-    if (!writer) {
-      writer = std::make_shared<train::FileWriter>(est.model_dir(),
-                                                   train::FileWriterOptions{.env = env});
-    }
+    if (!writer) writer = train::SharedFileWriter(est.model_dir(), env);
     return writer;
   };
   bool user_saver = false;
@@ -188,7 +200,12 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
                                                 .session_options = config_.session_config}),
         hooks, {.should_recover = distribution == nullptr});
     while (!session.ShouldStop()) {
-      std::vector<Tensor> values = session.Run({}, {model.spec.loss}, {model.spec.train_op});
+      std::vector<Tensor> values;
+      try {
+        values = session.Run({}, {model.spec.loss}, {model.spec.train_op});
+      } catch (const Error& e) {
+        throw WithTrainingStep(e, session.raw_session(), model.global_step);
+      }
       if (values.empty()) break;  // end of input
       last_loss = ScalarToDouble(values[0]);
       ++result.steps_run;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 namespace loom::feature_column {
@@ -220,6 +221,48 @@ const OpDef& FingerprintKeysOp() {
             c.set_output(0, out);
           },
       .no_gradient = kIdsNoGradient,
+  };
+  return op;
+}
+
+// ---- CheckLabelRange ------------------------------------------------------------------------
+
+// Passes labels through unchanged (the same buffer) after checking every value lies in
+// [0, max_label] or [0, max_label); NaN fails too (TF's _assert_range).
+const OpDef& CheckLabelRangeOp() {
+  static const OpDef op = {
+      .name = "CheckLabelRange",
+      .num_inputs = 1,
+      .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& labels = c.input(0);
+            const double hi = c.attr<double>("max_label");
+            const bool exclusive = c.attr<bool>("exclusive");
+            SwitchNumeric(labels.dtype(), "CheckLabelRange", [&](auto tag) {
+              using T = decltype(tag);
+              const T* v = labels.data<T>();
+              for (int64_t i = 0; i < labels.NumElements(); ++i) {
+                const double x = static_cast<double>(v[i]);
+                if (!(x >= 0 && (exclusive ? x < hi : x <= hi))) {
+                  std::string shown;
+                  if constexpr (std::is_integral_v<T>) {
+                    shown = StrCat(static_cast<int64_t>(v[i]));
+                  } else {
+                    shown = StrCat(x);
+                  }
+                  throw InvalidArgument(
+                      c.attr<std::string>("context"), ": label ", shown, " at position ", i,
+                      " is outside the valid range [0, ", hi, exclusive ? ")" : "]",
+                      "; check the label column of the input (n_classes, or label_vocabulary "
+                      "for string labels)");
+                }
+              }
+              return 0;
+            });
+            c.set_output(0, labels);
+          },
+      .no_gradient = "labels are not differentiated",
   };
   return op;
 }
@@ -442,6 +485,18 @@ Output CheckIds(const Scope& scope, Input ids, int64_t num_buckets,
   return scope.AddNode(CheckIdsOp(), {in}, std::move(attrs), "CheckIds")->output(0);
 }
 
+Output CheckLabelRange(const Scope& scope, Input labels, double max_label, bool exclusive,
+                       const std::string& context) {
+  Output in = AsOutput(scope, labels);
+  const DType t = in.dtype();
+  if (t != kFloat32 && t != kFloat64 && t != kInt32 && t != kInt64 && t != kUInt8) {
+    throw InvalidArgument(context, ": labels must be numeric to check their range, got ",
+                          DTypeName(in.dtype()));
+  }
+  AttrMap attrs = {{"max_label", max_label}, {"exclusive", exclusive}, {"context", context}};
+  return scope.AddNode(CheckLabelRangeOp(), {in}, std::move(attrs), "CheckLabelRange")->output(0);
+}
+
 Output CrossIds(const Scope& scope, const std::vector<Output>& ids, int64_t hash_bucket_size,
                 uint64_t hash_key) {
   if (hash_bucket_size <= 0) {
@@ -464,6 +519,7 @@ void RegisterFeatureColumnOps(OpRegistry& registry) {
   registry.Register(HashBucketOp());
   registry.Register(FingerprintKeysOp());
   registry.Register(CheckIdsOp());
+  registry.Register(CheckLabelRangeOp());
   registry.Register(CrossIdsOp());
   registry.Register(IdsToStringsOp());
 }

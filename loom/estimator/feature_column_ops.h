@@ -65,6 +65,12 @@ Output FingerprintKeys(const Scope& scope, Input keys);
 Output CheckIds(const Scope& scope, Input ids, int64_t num_buckets,
                 std::optional<int64_t> default_value, const std::string& context);
 
+// `labels` unchanged, after a run-time check that every value is in [0, max_label]
+// (exclusive: [0, max_label)); otherwise InvalidArgument "<context>: label 5 at position 9
+// is outside the valid range [0, 1]". NaN is outside every range. Any numeric dtype.
+Output CheckLabelRange(const Scope& scope, Input labels, double max_label, bool exclusive,
+                       const std::string& context);
+
 // The cross of int64 id tensors, each [batch] or [batch, k_i]: row r of the output
 // [batch, prod k_i] holds, for every combination (one id per input, the first input
 // varying slowest), HashCombine over the ids seeded by hash_key, modulo hash_bucket_size;

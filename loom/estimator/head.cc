@@ -132,6 +132,10 @@ class BinaryClassHeadImpl : public Head {
     CheckLogits(name(), logits, 1);
     RequireLabels(name(), labels);
     Output ids = ClassIdLabels(s, name(), labels, o_.label_vocabulary);
+    if (ids.dtype() == kBool) ids = Cast(s, ids, kInt64);
+    // TF's _assert_range: 0 <= label <= 1 at run time (a label 5 or -1 would otherwise
+    // train to a negative loss).
+    ids = feature_column::CheckLabelRange(s, ids, 1, /*exclusive=*/false, name());
     Output y = Cast(s, LabelsAsMatrix(s, name(), ids, 1), logits.dtype());
     Output unreduced = losses::SigmoidCrossEntropy(s, y, logits,
                                                    {.reduction = losses::Reduction::kNone});

@@ -31,6 +31,19 @@ Output FloatInput(const Scope& s, const Input& x, const char* what) {
   return o;
 }
 
+// TF's `predictions.get_shape().assert_is_compatible_with(labels.get_shape())`: equal
+// ranks and equal known dims. No broadcasting and no squeeze: labels [n] against
+// predictions [n, 1] would otherwise broadcast to an [n, n] loss that trains nothing.
+void CheckCompatible(const Scope& s, const char* what, const Output& x, const char* labels_what,
+                     const Output& labels) {
+  if (x.shape().IsCompatibleWith(labels.shape())) return;
+  throw InvalidArgument("loss '", s.prefix(), "': ", labels_what, " ", labels.shape(), " (",
+                        labels.name(), ") and ", what, " ", x.shape(), " (", x.name(),
+                        ") have incompatible shapes; they must match exactly (no broadcasting, "
+                        "as TF's assert_is_compatible_with): e.g. reshape labels [batch] to "
+                        "[batch, 1] with Reshape(labels, {-1, 1}) or ExpandDims(labels, 1)");
+}
+
 }  // namespace
 
 Output ComputeWeightedLoss(const Scope& scope, Output losses,
@@ -76,6 +89,7 @@ Output SoftmaxCrossEntropy(const Scope& scope, Input onehot_labels, Input logits
   Scope s = scope.NewSubScope("softmax_cross_entropy_loss");
   Output z = FloatInput(s, logits, "logits");
   Output labels = AsDType(s, onehot_labels, z.dtype());
+  CheckCompatible(s, "logits", z, "onehot_labels", labels);
   if (options.label_smoothing > 0) {
     // labels * (1 - ls) + ls / num_classes.
     if (!z.shape().rank_known() || z.shape().rank() < 1) {
@@ -120,6 +134,7 @@ Output SigmoidCrossEntropy(const Scope& scope, Input multi_class_labels, Input l
   Scope s = scope.NewSubScope("sigmoid_cross_entropy_loss");
   Output z = FloatInput(s, logits, "logits");
   Output labels = AsDType(s, multi_class_labels, z.dtype());
+  CheckCompatible(s, "logits", z, "multi_class_labels", labels);
   if (options.label_smoothing > 0) {
     labels = Add(s, Mul(s, labels, 1.0 - options.label_smoothing), 0.5 * options.label_smoothing);
   }
@@ -133,6 +148,7 @@ Output MeanSquaredError(const Scope& scope, Input labels, Input predictions,
   Scope s = scope.NewSubScope("mean_squared_error");
   Output p = FloatInput(s, predictions, "predictions");
   Output y = AsDType(s, labels, p.dtype());
+  CheckCompatible(s, "predictions", p, "labels", y);
   Output per_element = Square(s.WithOpName("SquaredDifference"), Sub(s, p, y));
   return ComputeWeightedLoss(s, per_element, options.weights, options.reduction);
 }
@@ -142,6 +158,7 @@ Output AbsoluteDifference(const Scope& scope, Input labels, Input predictions,
   Scope s = scope.NewSubScope("absolute_difference");
   Output p = FloatInput(s, predictions, "predictions");
   Output y = AsDType(s, labels, p.dtype());
+  CheckCompatible(s, "predictions", p, "labels", y);
   return ComputeWeightedLoss(s, Abs(s, Sub(s, p, y)), options.weights, options.reduction);
 }
 
@@ -152,6 +169,7 @@ Output HuberLoss(const Scope& scope, Input labels, Input predictions, LossOption
   }
   Output p = FloatInput(s, predictions, "predictions");
   Output y = AsDType(s, labels, p.dtype());
+  CheckCompatible(s, "predictions", p, "labels", y);
   Output abs_error = Abs(s, Sub(s, p, y));
   Output quadratic = Minimum(s, abs_error, options.delta);
   Output linear = Sub(s, abs_error, quadratic);
@@ -164,6 +182,7 @@ Output HingeLoss(const Scope& scope, Input labels, Input logits, LossOptions opt
   Scope s = scope.NewSubScope("hinge_loss");
   Output z = FloatInput(s, logits, "logits");
   Output y = AsDType(s, labels, z.dtype());
+  CheckCompatible(s, "logits", z, "labels", y);
   Output signed_labels = Sub(s, Mul(s, y, 2.0), 1.0);
   Output per_element = Relu(s, Sub(s, 1.0, Mul(s, signed_labels, z)));
   return ComputeWeightedLoss(s, per_element, options.weights, options.reduction);

@@ -182,6 +182,38 @@ TEST(LossesTest, RegressionLosses) {
   EXPECT_NEAR(Eval(l32), ByHand(se, {1, 1, 1, 1}).mean, 1e-5);
 }
 
+// TF's assert_is_compatible_with: labels [n] against predictions [n, 1] are an error in
+// every loss (they used to broadcast to an [n, n] loss); compatible unknown dims pass.
+TEST(LossesTest, IncompatibleLabelAndPredictionShapesAreRejected) {
+  Graph graph;
+  Scope s(graph);
+  Output flat = Placeholder(s.WithOpName("labels"), kFloat32, Shape{-1});
+  Output column = Placeholder(s.WithOpName("predictions"), kFloat32, Shape{-1, 1});
+  Output wide = Placeholder(s.WithOpName("logits"), kFloat32, Shape{-1, 3});
+  using LossFn = Output (*)(const Scope&, Input, Input, Lo::LossOptions);
+  const std::vector<std::pair<const char*, LossFn>> losses = {
+      {"mean_squared_error", Lo::MeanSquaredError},
+      {"absolute_difference", Lo::AbsoluteDifference},
+      {"huber_loss", Lo::HuberLoss},
+      {"hinge_loss", Lo::HingeLoss},
+      {"sigmoid_cross_entropy_loss", Lo::SigmoidCrossEntropy},
+      {"softmax_cross_entropy_loss", Lo::SoftmaxCrossEntropy}};
+  for (const auto& [name, loss] : losses) {
+    try {
+      loss(s, flat, name == std::string("softmax_cross_entropy_loss") ? wide : column, {});
+      ADD_FAILURE() << name << ": expected an error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(e.message().find(name), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("[?]"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("incompatible"), std::string::npos) << e.message();
+    }
+    // [?, 1] labels against [?, 1] predictions, and [4, 1] against [?, 1], are fine.
+    Output ok = Placeholder(s, kFloat32, Shape{4, 1});
+    EXPECT_NO_THROW(loss(s, ok, column, {}));
+  }
+}
+
 TEST(LossesTest, HingeLoss) {
   const std::vector<double> labels = {0, 1, 1, 0}, logits = {-2, 0.3, 1.5, 0.5};
   std::vector<double> l;

@@ -22,6 +22,17 @@ Output BroadcastWeights(const Scope& s, const std::optional<Input>& weights, Out
   Output ones = OnesLike(s, Cast(s, like, kFloat64));
   if (!weights.has_value()) return ones;
   Output w = Cast(s, AsOutput(s, *weights, kFloat64), kFloat64);
+  // TF's rank adjustment of non-scalar weights: [n, 1] weights against [n] values are
+  // squeezed, [n] weights against [n, 1] values expanded (never broadcast to [n, n]).
+  const Shape& ws = w.shape();
+  const Shape& ls = like.shape();
+  if (ws.rank_known() && ls.rank_known() && ws.rank() > 0) {
+    if (ws.rank() == ls.rank() + 1) {
+      w = Squeeze(s, w, {-1});
+    } else if (ls.rank() == ws.rank() + 1) {
+      w = ExpandDims(s, w, -1);
+    }
+  }
   return Mul(s.WithOpName("broadcast_weights"), w, ones);
 }
 
@@ -31,6 +42,29 @@ Scope MetricScope(const Scope& scope, const std::string& name, const char* defau
 
 Operation UpdateOpFrom(const Scope& s, Output updated_value) {
   return Identity(s.WithOpName("update_op"), updated_value).node;
+}
+
+std::pair<Output, Output> RemoveSqueezableDimensions(const Scope& s, Output labels,
+                                                     Output predictions) {
+  const Shape& l = labels.shape();
+  const Shape& p = predictions.shape();
+  if (l.rank_known() && p.rank_known()) {
+    // A trailing dim is squeezable when it is 1 or unknown (TF: is_compatible_with(1)).
+    auto squeezable = [](const Shape& x) { return x.rank() > 0 && (x.dim(-1) == 1 || x.dim(-1) < 0); };
+    if (p.rank() == l.rank() + 1 && squeezable(p)) {
+      predictions = Squeeze(s, predictions, {-1});
+    } else if (l.rank() == p.rank() + 1 && squeezable(l)) {
+      labels = Squeeze(s, labels, {-1});
+    }
+  }
+  if (!predictions.shape().IsCompatibleWith(labels.shape())) {
+    throw InvalidArgument("metric '", s.prefix(), "': labels ", l, " (", labels.name(),
+                          ") and predictions ", p, " (", predictions.name(),
+                          ") have incompatible shapes; they must match after dropping a "
+                          "trailing dim of 1 (TF's remove_squeezable_dimensions and "
+                          "assert_is_compatible_with)");
+  }
+  return {labels, predictions};
 }
 
 }  // namespace internal
@@ -65,19 +99,7 @@ std::pair<Output, Output> LabelsAndPredictions(const Scope& s, const Input& labe
   Output l = AsOutput(s, labels);
   Output p = AsOutput(s, predictions, l.dtype());
   if (p.dtype() != l.dtype()) p = Cast(s, p, l.dtype());
-  if (l.shape().rank_known() && p.shape().rank_known() &&
-      !l.shape().IsCompatibleWith(p.shape())) {
-    // TF squeezes a trailing 1 (labels [n, 1] vs predictions [n]).
-    if (l.shape().rank() == p.shape().rank() + 1 && l.shape().dim(-1) == 1) {
-      l = Squeeze(s, l, {-1});
-    } else if (p.shape().rank() == l.shape().rank() + 1 && p.shape().dim(-1) == 1) {
-      p = Squeeze(s, p, {-1});
-    } else {
-      throw InvalidArgument("metric '", s.prefix(), "': labels ", l.shape(),
-                            " and predictions ", p.shape(), " have different shapes");
-    }
-  }
-  return {l, p};
+  return internal::RemoveSqueezableDimensions(s, l, p);
 }
 
 }  // namespace
@@ -124,8 +146,10 @@ namespace {
 // (precision) or fn (recall).
 Metric PrecisionOrRecall(const Scope& s, const Input& labels, const Input& predictions,
                          const std::optional<Input>& weights, bool other_is_fp) {
-  Output l = Cast(s, AsOutput(s, labels), kBool);
-  Output p = Cast(s, AsOutput(s, predictions), kBool);
+  auto [sl, sp] = internal::RemoveSqueezableDimensions(s, AsOutput(s, labels),
+                                                      AsOutput(s, predictions));
+  Output l = Cast(s, sl, kBool);
+  Output p = Cast(s, sp, kBool);
   Output w = BroadcastWeights(s, weights, p);
   auto weighted_count = [&](Output mask) { return Sum(s, Mul(s, Cast(s, mask, kFloat64), w)); };
   Output batch_tp = weighted_count(LogicalAnd(s, l, p));

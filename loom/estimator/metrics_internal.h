@@ -4,6 +4,7 @@
 // Helpers and op builders shared by the metric files (not part of the public API).
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/estimator/metrics.h"
@@ -21,6 +22,13 @@ Output BroadcastWeights(const Scope& s, const std::optional<Input>& weights, Out
 Scope MetricScope(const Scope& scope, const std::string& name, const char* default_name);
 // Wraps the updated value as the update_op node.
 Operation UpdateOpFrom(const Scope& s, Output updated_value);
+
+// TF's metrics_impl._remove_squeezable_dimensions: when the ranks differ by one and the
+// larger one's last dim is 1 (or unknown), that dim is squeezed; then the shapes must be
+// compatible (equal ranks and known dims), else InvalidArgument naming the metric.
+// Returns {labels, predictions}.
+std::pair<Output, Output> RemoveSqueezableDimensions(const Scope& s, Output labels,
+                                                     Output predictions);
 
 // Rows tp, fn, tn, fp (float64 [4, T]) of one batch at ascending `thresholds`.
 Output ThresholdConfusionCounts(const Scope& s, Output labels, Output predictions,

@@ -115,6 +115,42 @@ TEST(MetricsTest, MeanAndRegressionErrors) {
   EXPECT_NEAR(Scalar(h.Value(mae)), sum_ae / sum_w, 1e-6);
 }
 
+// TF's remove_squeezable_dimensions: labels [n] against predictions [n, 1] squeeze the
+// trailing 1 and compute the element-wise error (not an [n, n] broadcast); weights [n, 1]
+// follow; shapes that differ otherwise are an error naming the metric.
+TEST(MetricsTest, TrailingOneIsSqueezedAndOtherShapeMismatchesAreRejected) {
+  Harness h(kFloat32, kFloat32, Shape{-1}, Shape{-1, 1});
+  Output w = Placeholder(h.s.WithOpName("column_weights"), kFloat64, Shape{-1, 1});
+  M::Metric rmse = M::RootMeanSquaredError(h.s, h.labels, h.predictions);
+  M::Metric mae = M::MeanAbsoluteError(h.s, h.labels, h.predictions, {.weights = w});
+  M::Metric acc = M::Accuracy(h.s, h.labels, h.predictions);
+  M::Metric precision = M::Precision(h.s, h.labels, h.predictions);
+  h.Start();
+  Tensor l = Vec<float>({1, 2, 3}), p = Tensor::FromVector<float>({1, 2, 5}, {3, 1});
+  EXPECT_NEAR(Scalar(h.Update(rmse, l, p)), std::sqrt(4.0 / 3), 1e-6);
+  Tensor wt = Tensor::FromVector<double>({1, 1, 2}, {3, 1});
+  Tensor mae_value = h.session->Run({{h.labels, l}, {h.predictions, p}, {w, wt}},
+                                    {Output(mae.update_op.node)})[0];
+  EXPECT_NEAR(Scalar(mae_value), 4.0 / 4, 1e-6);
+  EXPECT_NEAR(Scalar(h.Update(acc, l, p)), 2.0 / 3, 1e-6);
+  h.Update(precision, Vec<float>({1, 0, 1}), Tensor::FromVector<float>({1, 1, 1}, {3, 1}));
+  EXPECT_NEAR(Scalar(h.Value(precision)), 2.0 / 3, 1e-6);
+  Output wide = Placeholder(h.s.WithOpName("wide"), kFloat32, Shape{-1, 2});
+  for (auto make : {+[](const Scope& s, Output l, Output p) { return M::MeanSquaredError(s, l, p); },
+                    +[](const Scope& s, Output l, Output p) { return M::Accuracy(s, l, p); },
+                    +[](const Scope& s, Output l, Output p) { return M::Recall(s, l, p); },
+                    +[](const Scope& s, Output l, Output p) { return M::AUC(s, l, p); }}) {
+    try {
+      make(h.s, h.labels, wide);
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(e.message().find("incompatible shapes"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("[?,2]"), std::string::npos) << e.message();
+    }
+  }
+}
+
 TEST(MetricsTest, PrecisionAndRecall) {
   Harness h(kInt64, kBool);
   M::Metric precision = M::Precision(h.s, h.labels, h.predictions, {.weights = h.weights});

@@ -49,6 +49,13 @@ Node* Scope::AddNode(const OpDef& op, std::vector<Output> inputs, AttrMap attrs,
   return graph_->AddNode(op, name, std::move(inputs), std::move(attrs), control_deps_);
 }
 
+namespace {
+constexpr const char* kEmptyInputMessage =
+    "an empty Output (one that names no tensor) was passed where an op needs a tensor: in a "
+    "model_fn this is usually the labels when the input_fn returned none, or a feature that "
+    "was never set";
+}  // namespace
+
 Input::Input(std::initializer_list<float> values)
     : literal_(Tensor::FromVector(std::vector<float>(values))), has_literal_(true) {}
 
@@ -59,7 +66,8 @@ Tensor Input::ToTensor(DType hint) const {
                           literal_.shape().ToString(), " is used where ", DTypeName(hint),
                           " is expected; Cast it or build it with that dtype");
   }
-  LOOM_CHECK(is_number_) << "Input::ToTensor on an Output";
+  LOOM_CHECK(!is_output()) << "Input::ToTensor on an Output";
+  if (!is_number_) throw InvalidArgument(kEmptyInputMessage);
   DType dtype = hint != DType::kInvalid ? hint : (is_integer_ ? kInt32 : kFloat32);
   if (!is_integer_ && IsInteger(dtype) && number_ != static_cast<double>(static_cast<int64_t>(number_))) {
     throw InvalidArgument("the literal ", number_, " cannot be used as ", DTypeName(dtype),
@@ -77,6 +85,11 @@ Tensor Input::ToTensor(DType hint) const {
 
 Output AsOutput(const Scope& scope, const Input& input, DType hint) {
   if (input.is_output()) return input.output();
+  if (input.empty()) {
+    throw InvalidArgument(kEmptyInputMessage,
+                          scope.prefix().empty() ? "" : StrCat(" (under name scope '",
+                                                               scope.prefix(), "')"));
+  }
   // The literal's Const must not take the name meant for the op being built.
   return Const(scope.WithOpName(""), input.ToTensor(hint));
 }

@@ -63,6 +63,8 @@ class Input {
   Input(std::initializer_list<float> values);
 
   bool is_output() const { return output_.valid(); }
+  // True for an Input made from an invalid Output (e.g. absent labels): no tensor at all.
+  bool empty() const { return !output_.valid() && !has_literal_ && !is_number_; }
   const Output& output() const { return output_; }
   // For a literal: the tensor it becomes with dtype `hint` (kInvalid: float32 for
   // floating literals, int32 for integer ones, the tensor's own dtype for tensors).

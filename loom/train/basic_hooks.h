@@ -58,7 +58,8 @@ struct StepCounterOptions {
   // Default: 100 steps (when every_n_secs is unset).
   std::optional<int64_t> every_n_steps;
   std::optional<double> every_n_secs;
-  // Write "global_step/sec" here (a FileWriter of its own) or to summary_writer.
+  // Write "global_step/sec" here (through SharedFileWriter: one event file per
+  // directory, whoever else writes there) or to summary_writer.
   std::string output_dir;
   std::shared_ptr<FileWriter> summary_writer;
   // Default: Env::Default().
@@ -87,10 +88,19 @@ struct LoggingTensorOptions {
   std::optional<double> every_n_secs;
   // Log once, in End. Default: false.
   bool at_end = false;
-  // Formats the values (by tag); default "tag = value, tag = value (0.123 sec)".
+  // Formats the values (by tag); default "tag = value, tag = value (0.123 sec)" with
+  // each value as numpy's str() prints it, as TF does: "loss = 10.0, step = 1",
+  // "w = [1.5  2.25]".
   std::function<std::string(const std::map<std::string, Tensor>&)> formatter;
   Env* env = nullptr;
 };
+
+// A value as numpy's str() prints it (TF's LoggingTensorHook logs numpy values): a float
+// scalar as its shortest repr ("10.0", "0.6931472", "1e-05"), integers plainly ("1"),
+// arrays in brackets with aligned elements ("[1.5  2.25]", "[[1 2]\n [3 4]]"). Tensors
+// over 1000 elements fall back to Tensor::DebugString (numpy would elide with "...");
+// long rows are not wrapped at 75 columns.
+std::string FormatLikeNumpy(const Tensor& t);
 
 class LoggingTensorHook : public SessionRunHook {
  public:
@@ -173,6 +183,7 @@ struct SummarySaverOptions {
   // Exactly one. Default: unset.
   std::optional<int64_t> save_steps;
   std::optional<double> save_secs;
+  // Write here (through SharedFileWriter, as StepCounterOptions) or to summary_writer.
   std::string output_dir;
   std::shared_ptr<FileWriter> summary_writer;
   // The summary op, or a scaffold whose summary_op is used (exactly one).

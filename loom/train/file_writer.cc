@@ -1,5 +1,8 @@
 #include "loom/train/file_writer.h"
 
+#include <map>
+#include <utility>
+
 #include "loom/base/logging.h"
 #include "loom/graph/graph_def.h"
 
@@ -78,6 +81,35 @@ void FileWriter::AddSessionLog(const proto::SessionLog& log, int64_t step) {
 void FileWriter::Flush() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!closed_) writer_->Flush();
+}
+
+bool FileWriter::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
+}
+
+std::shared_ptr<FileWriter> SharedFileWriter(const std::string& logdir, Env* env) {
+  if (env == nullptr) env = Env::Default();
+  std::string key;
+  for (char c : logdir) {
+    if (c == '/' && !key.empty() && key.back() == '/') continue;
+    key += c;
+  }
+  while (key.size() > 1 && key.back() == '/') key.pop_back();
+  static std::mutex mu;
+  static std::map<std::pair<Env*, std::string>, std::weak_ptr<FileWriter>> writers;
+  std::lock_guard<std::mutex> lock(mu);
+  // Drop entries whose writers are gone, so the table never grows past the live ones.
+  for (auto it = writers.begin(); it != writers.end();) {
+    it = it->second.expired() ? writers.erase(it) : std::next(it);
+  }
+  std::weak_ptr<FileWriter>& slot = writers[{env, key}];
+  if (std::shared_ptr<FileWriter> writer = slot.lock(); writer && !writer->closed()) {
+    return writer;
+  }
+  auto writer = std::make_shared<FileWriter>(logdir, FileWriterOptions{.env = env});
+  slot = writer;
+  return writer;
 }
 
 void FileWriter::Close() {

@@ -11,8 +11,9 @@
 //   - session-log events (START, STOP, CHECKPOINT with its path).
 // Events are flushed every `max_queue` events, at the first write `flush_secs` after the
 // last flush, and at Flush / Close / destruction.
-// Several hooks writing to one directory should share one FileWriter (MonitoredTraining
-// Session does): TensorBoard reads one file per directory at a time.
+// Several hooks writing to one directory should share one FileWriter: TensorBoard reads
+// one file per directory at a time. SharedFileWriter (below) is how: hooks given an
+// output_dir, the Estimator and MonitoredTrainingSession all take their writer from it.
 // Thread-safety: all methods may be called from several threads (a mutex serializes them).
 #include <cstdint>
 #include <memory>
@@ -60,6 +61,7 @@ class FileWriter {
   void Close();
 
   const std::string& logdir() const { return logdir_; }
+  bool closed() const;
   // The event file's path.
   std::string path() const;
 
@@ -73,6 +75,15 @@ class FileWriter {
   bool graph_written_ = false;               // guarded by mu_
   bool closed_ = false;                      // guarded by mu_
 };
+
+// TF's SummaryWriterCache: the FileWriter for `logdir` that someone already holds (same
+// Env, same directory after dropping trailing and doubled slashes), or a new one with
+// default options. The cache keeps only weak references: once every holder has released
+// its writer, the file is closed and the next call opens a new one, so nothing outlives a
+// training run. (A process-wide table, the one exception to "no global state": it stands
+// for the OS's own per-directory state, and shares nothing that a caller could configure.)
+// A writer that was Close()d is replaced. Thread-safe.
+std::shared_ptr<FileWriter> SharedFileWriter(const std::string& logdir, Env* env = nullptr);
 
 }  // namespace loom::train
 

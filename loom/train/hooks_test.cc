@@ -6,6 +6,7 @@
 
 #include "loom/base/logging.h"
 #include "loom/io/event_file.h"
+#include "loom/ops/array.h"
 #include "loom/train/basic_hooks.h"
 #include "loom/train/monitored_session.h"
 #include "loom/train/runtime_test_util.h"
@@ -105,6 +106,81 @@ TEST(Hooks, LoggingTensorHookEveryNIterAndAtEnd) {
   EXPECT_EQ(logged, 3);
   EXPECT_TRUE(AnyContains(lines, "sec)"));
   EXPECT_TRUE(AnyContains(lines, "final w float32[3] [6 7 8]"));
+}
+
+// TF's LoggingTensorHook logs numpy values: "loss = 10.0, step = 1", not "float32[] [10]".
+TEST(Hooks, LoggingTensorHookPrintsValuesAsNumpyDoes) {
+  EXPECT_EQ(FormatLikeNumpy(Tensor::Scalar<float>(10.0f)), "10.0");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::Scalar<float>(0.6931472f)), "0.6931472");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::Scalar<double>(0.1 + 0.2)), "0.30000000000000004");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::Scalar<float>(1e-5f)), "1e-05");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::Scalar<double>(-2.5e20)), "-2.5e+20");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::Scalar<float>(std::nanf(""))), "nan");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::Scalar<int64_t>(1)), "1");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::Scalar<bool>(true)), "True");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::FromVector<float>({1, 2, 3})), "[1. 2. 3.]");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::FromVector<float>({1.5f, 2.25f})), "[1.5  2.25]");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::FromVector<double>({-1.5, 2, 10})), "[-1.5  2.  10. ]");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::FromVector<double>({1e-5, 1})), "[1.e-05 1.e+00]");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::FromVector<int32_t>({1, 10, -3})), "[ 1 10 -3]");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::FromVector<int64_t>({1, 2, 3, 4}, {2, 2})), "[[1 2]\n [3 4]]");
+  EXPECT_EQ(FormatLikeNumpy(Tensor::FromVector<int64_t>({1, 2}, {1, 1, 2})), "[[[1 2]]]");
+
+  TinyModel m;
+  Scope s(m.graph);
+  Output loss = Const(s, Tensor::Scalar<float>(10.0f));
+  auto hook = std::make_shared<LoggingTensorHook>(
+      std::vector<std::pair<std::string, Output>>{{"loss", loss}, {"step", m.step}},
+      LoggingTensorOptions{.every_n_iter = 1});
+  auto lines = CaptureLog(LogLevel::kInfo, [&] {
+    auto session = SingularMonitoredSession(m.graph, {hook});
+    session->RunTarget(m.train_op);
+    session->Close();
+  });
+  EXPECT_TRUE(AnyContains(lines, "loss = 10.0, step = 1")) << ::testing::PrintToString(lines);
+}
+
+// TF 1.15's SummarySaverHook with save_steps = 100 writes at global steps 1, 101, 201
+// (SecondOrStepTimer triggers at last + 100, and the step is read after the increment).
+TEST(Hooks, SummarySaverWritesAtTheStepsTfWrites) {
+  TempDir dir;
+  TinyModel m;
+  Scope s(m.graph);
+  Output summary = ScalarSummary(s, "w0", Reshape(s, Slice(s, m.w, {0}, {1}), std::vector<int64_t>{}));
+  auto saver = std::make_shared<SummarySaverHook>(
+      SummarySaverOptions{.save_steps = 100, .output_dir = dir.path(), .summary_op = summary});
+  {
+    auto session = SingularMonitoredSession(m.graph, {saver});
+    for (int i = 0; i < 250; ++i) session->RunTarget(m.train_op);
+    session->Close();
+  }
+  std::vector<int64_t> steps;
+  for (const auto& e : ReadAllEvents(dir.path())) {
+    if (e.has_summary()) steps.push_back(e.step());
+  }
+  EXPECT_EQ(steps, (std::vector<int64_t>{1, 101, 201}));
+}
+
+// TF's SummaryWriterCache: hooks given the same output_dir share one event file.
+TEST(Hooks, HooksGivenOneOutputDirShareOneEventFile) {
+  TempDir dir;
+  TinyModel m;
+  Scope s(m.graph);
+  Output summary = ScalarSummary(s, "w0", Reshape(s, Slice(s, m.w, {0}, {1}), std::vector<int64_t>{}));
+  {
+    auto counter = std::make_shared<StepCounterHook>(
+        StepCounterOptions{.every_n_steps = 1, .output_dir = dir.path()});
+    auto saver = std::make_shared<SummarySaverHook>(
+        SummarySaverOptions{.save_steps = 1, .output_dir = dir.path() + "/", .summary_op = summary});
+    EXPECT_EQ(SharedFileWriter(dir.path()), SharedFileWriter(dir.path() + "//"));
+    auto session = SingularMonitoredSession(m.graph, {counter, saver});
+    for (int i = 0; i < 3; ++i) session->RunTarget(m.train_op);
+    session->Close();
+  }
+  EXPECT_EQ(Env::Default()->Glob(dir.Join("events.out.tfevents.*")).size(), 1u);
+  // Released by every holder, the next writer is a new file.
+  SharedFileWriter(dir.path());
+  EXPECT_EQ(Env::Default()->Glob(dir.Join("events.out.tfevents.*")).size(), 2u);
 }
 
 TEST(Hooks, StepCounterWritesStepsPerSecond) {

@@ -21,7 +21,7 @@ std::unique_ptr<MonitoredSession> MonitoredTrainingSession(Graph& graph,
     const std::string summary_dir = o.summary_dir.empty() ? o.checkpoint_dir : o.summary_dir;
     std::shared_ptr<FileWriter> writer;
     if (!summary_dir.empty()) {
-      writer = std::make_shared<FileWriter>(summary_dir, FileWriterOptions{.env = env});
+      writer = SharedFileWriter(summary_dir, env);
       if (o.log_step_count_steps > 0) {
         hooks.push_back(std::make_shared<StepCounterHook>(StepCounterOptions{
             .every_n_steps = o.log_step_count_steps, .summary_writer = writer, .env = env}));

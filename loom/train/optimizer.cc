@@ -35,10 +35,17 @@ void CheckVariable(const std::string& optimizer, const Output& var) {
 std::vector<GradAndVar> Optimizer::ComputeGradients(const Scope& scope, Output loss,
                                                     const std::vector<Output>& var_list) {
   if (!loss.valid()) throw InvalidArgument(name_, ": the loss is an empty Output");
-  if (!IsFloating(loss.dtype()) || (loss.shape().rank_known() && loss.shape().rank() != 0)) {
+  // One element in any rank ([1], [1, 1]) is a scalar loss, as in TF (EstimatorSpec takes
+  // it too); a shape that may hold more is almost always a forgotten reduction.
+  bool single_element = !loss.shape().rank_known();
+  if (loss.shape().rank_known()) {
+    single_element = true;
+    for (int64_t d : loss.shape().dims()) single_element = single_element && d == 1;
+  }
+  if (!IsFloating(loss.dtype()) || !single_element) {
     throw InvalidArgument(name_, ": the loss ", loss.name(),
-                          " must be a float32 or float64 scalar, "
-                          "but it is ",
+                          " must be a float32 or float64 scalar (or hold one element, "
+                          "shape [1]), but it is ",
                           DTypeName(loss.dtype()), loss.shape(),
                           "; reduce it to a scalar first (Sum or Mean)");
   }

@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 
+#include "loom/ops/array.h"
+#include "loom/ops/math.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/session.h"
 #include "loom/train/adagrad.h"
@@ -382,6 +384,23 @@ TEST(OptimizerErrorsTest, NonScalarOrIntegerLossIsRejected) {
   EXPECT_NE(message.find("scalar"), std::string::npos) << message;
   message = ErrorOf([&] { Adam().Minimize(s, ScalarConst<int64_t>(s, 3)); });
   EXPECT_NE(message.find("int64"), std::string::npos) << message;
+}
+
+// TF's minimize takes a loss of shape [1] (what a Reshape or a keepdims reduction gives);
+// it trains exactly like the scalar loss.
+TEST(OptimizerTest, SingleElementLossOfRankOneOrTwoTrainsLikeAScalar) {
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{1}, std::vector<int64_t>{1, 1}}) {
+    Graph graph;
+    Scope s(graph);
+    auto w = Variable(s.WithOpName("w"), Tensor::FromVector<double>({3.0}));
+    auto loss = Reshape(s, Square(s, w), shape);
+    Operation train = GradientDescent({.learning_rate = 0.25}).Minimize(s, loss);
+    Session session(graph);
+    session.RunTarget(GlobalVariablesInitializer(s));
+    session.RunTarget(train);
+    // w -= 0.25 * 2w
+    EXPECT_DOUBLE_EQ(session.ReadVariable("w").data<double>()[0], 1.5);
+  }
 }
 
 TEST(OptimizerErrorsTest, NoGradientNamesTheVariables) {

@@ -13,8 +13,7 @@ SummarySaverHook::SummarySaverHook(SummarySaverOptions options)
     if (options_.output_dir.empty()) {
       throw InvalidArgument("SummarySaverHook: pass output_dir or summary_writer");
     }
-    options_.summary_writer =
-        std::make_shared<FileWriter>(options_.output_dir, FileWriterOptions{.env = options_.env});
+    options_.summary_writer = SharedFileWriter(options_.output_dir, options_.env);
   }
 }
 
@@ -35,7 +34,11 @@ SessionRunArgs SummarySaverHook::BeforeRun(SessionRunContext&) {
 }
 
 void SummarySaverHook::AfterRun(SessionRunContext& context, const SessionRunValues& values) {
-  int64_t step = StepValue(values.results[0]) + 1;
+  // TF adds 1 to a global step it fetched before the step's increment; Loom fetches a
+  // variable after the step (session.cc reads fetched variables last), so the fetched
+  // value is the step just completed. Adding 1 here made next_step_ run one ahead each
+  // step and wrote summaries at 1, 100, 199, ... instead of TF's 1, 101, 201.
+  int64_t step = StepValue(values.results[0]);
   if (!next_step_ || request_summary_) step = StepValue(context.session().Eval(global_step_));
   if (!next_step_) {
     proto::SessionLog log;
