@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "loom/cli/job.h"
 #include "loom/cli/progress.h"
 #include "loom/io/npy.h"
+#include "loom/train/stop_signals.h"
 
 namespace loom::cli {
 namespace {
@@ -24,6 +26,7 @@ struct JobFlags {
   std::string job_path;
   std::string model_dir;            // overrides [run_config] model_dir
   std::optional<int64_t> max_steps;  // overrides [train]
+  bool start_over_if_corrupt = false;  // RunConfig::start_over_if_checkpoints_corrupt
 };
 
 void AddJobFlags(CLI::App* cmd, JobFlags& flags) {
@@ -36,6 +39,7 @@ void AddJobFlags(CLI::App* cmd, JobFlags& flags) {
 Job Load(const JobFlags& flags) {
   Job job = LoadJob(flags.job_path);
   if (!flags.model_dir.empty()) job.run_config.model_dir = flags.model_dir;
+  if (flags.start_over_if_corrupt) job.run_config.start_over_if_checkpoints_corrupt = true;
   if (flags.max_steps) {
     job.max_steps = flags.max_steps;
     job.steps.reset();
@@ -43,15 +47,29 @@ Job Load(const JobFlags& flags) {
   return job;
 }
 
+// Writes the job into model_dir when training begins, i.e. once Train holds the lock on
+// model_dir, so a second `loom train` refused by the lock does not replace the job file.
+class JobFileHook : public SessionRunHook {
+ public:
+  explicit JobFileHook(const Job& job) : job_(job) {}
+  void Begin(Graph&) override {
+    // The job travels with its checkpoints: `loom report` and people read it from there.
+    WriteFileAtomically(Env::Default(), JoinPath(job_.run_config.model_dir, "job.toml"),
+                        job_.text);
+  }
+
+ private:
+  const Job& job_;
+};
+
 TrainResult RunTrain(const Job& job, Estimator& estimator) {
   Env* env = Env::Default();
   env->CreateDirs(job.run_config.model_dir);
-  // The job travels with its checkpoints: `loom report` and people read it from there.
-  WriteFileAtomically(env, JoinPath(job.run_config.model_dir, "job.toml"), job.text);
   bool tty = isatty(fileno(stderr));
   if (tty) SetMinLogLevel(LogLevel::kWarning);
   int64_t every = job.run_config.log_step_count_steps > 0 ? job.run_config.log_step_count_steps : 100;
   TrainOptions options{.steps = job.steps, .max_steps = job.max_steps};
+  options.hooks.push_back(std::make_shared<JobFileHook>(job));
   options.hooks.push_back(NewProgressHook({.tty = tty, .every_steps = every, .max_steps = job.max_steps}));
   TrainResult result = estimator.Train(MakeInputFn(job, "train", /*training=*/true), std::move(options));
   SetMinLogLevel(LogLevel::kInfo);
@@ -62,6 +80,17 @@ TrainResult RunTrain(const Job& job, Estimator& estimator) {
   std::printf("event files: %s (tensorboard --logdir %s)\n", job.run_config.model_dir.c_str(),
               job.run_config.model_dir.c_str());
   return result;
+}
+
+// A stop signal ended training early (its checkpoint is written): say so and exit with
+// 128 + the signal, as a shell reports a process killed by it (docs/cli.md).
+void ExitIfInterrupted(const TrainResult& result) {
+  if (result.stop_signal == 0) return;
+  std::printf("interrupted by %s at global step %lld; run the same command again to resume\n",
+              train::StopSignalName(result.stop_signal),
+              static_cast<long long>(result.global_step));
+  std::fflush(stdout);
+  std::exit(128 + result.stop_signal);
 }
 
 std::map<std::string, double> RunEvaluate(const Job& job, Estimator& estimator) {
@@ -179,10 +208,13 @@ void AddJobCommands(CLI::App& app) {
     auto export_model = std::make_shared<bool>(false);
     cmd->add_flag("--evaluate", *evaluate, "evaluate on [data.eval] after training");
     cmd->add_flag("--export", *export_model, "export a SavedModel after training (see export)");
+    cmd->add_flag("--start-over-if-corrupt", flags->start_over_if_corrupt,
+                  "when every checkpoint in the model_dir fails to load, train from step 0 "
+                  "(keeping the files) instead of stopping with an error");
     cmd->callback(run([flags, evaluate, export_model] {
       Job job = Load(*flags);
       auto estimator = MakeEstimator(job);
-      RunTrain(job, *estimator);
+      ExitIfInterrupted(RunTrain(job, *estimator));
       if (*evaluate) RunEvaluate(job, *estimator);
       if (*export_model) RunExport(job, *estimator, "");
     }));
@@ -234,7 +266,7 @@ void AddJobCommands(CLI::App& app) {
       job.run_config.model_dir = *model_dir;
       if (*max_steps) job.max_steps = **max_steps;
       auto estimator = MakeEstimator(job);
-      RunTrain(job, *estimator);
+      ExitIfInterrupted(RunTrain(job, *estimator));
       auto metrics = RunEvaluate(job, *estimator);
       if (metrics.count("accuracy")) std::printf("test accuracy: %.4f\n", metrics["accuracy"]);
       std::printf("report: loom report %s\n", model_dir->c_str());
