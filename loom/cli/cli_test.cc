@@ -1,4 +1,5 @@
 // Runs the built `loom` binary (LOOM_CLI_PATH) and checks its output and exit codes.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -226,6 +228,55 @@ TEST(CliTest, UnwritableModelDirIsFailedPrecondition) {
     EXPECT_CONTAINS(r.output, "choose another model_dir (--model-dir)");
   }
   EXPECT_GE(model_dirs.size(), 2u);
+}
+
+// `loom train` in a child process whose output goes to out_path; returns its pid.
+pid_t StartLoom(const std::vector<std::string>& args, const std::string& out_path) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* out = std::freopen(out_path.c_str(), "w", stdout);
+    if (out == nullptr || dup2(fileno(stdout), 2) < 0) _exit(126);
+    std::vector<char*> argv{const_cast<char*>(LOOM_CLI_PATH)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(LOOM_CLI_PATH, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// A long `loom train`: a second one on its model_dir is refused naming it (and leaves its
+// job.toml alone); SIGTERM stops it with a final checkpoint, a message and status 143.
+TEST(CliTest, SecondTrainerIsRefusedAndSigtermExitsWith143) {
+  std::string dir = TempDir("sigterm");
+  std::string model_dir = dir + "/model";
+  WriteCsv(dir + "/d.csv");
+  std::string job = dir + "/job.toml";
+  std::string text = Replace(Replace(Replace(kJob, "MODEL_DIR", model_dir), "DATA", dir + "/d.csv"),
+                             "max_steps = 200", "max_steps = 100000000");
+  Write(job, text);
+  const pid_t pid = StartLoom({"train", job}, dir + "/out.txt");
+  for (int i = 0; i < 2000 && !fs::exists(model_dir + "/checkpoint"); ++i) usleep(10000);
+  ASSERT_TRUE(fs::exists(model_dir + "/checkpoint")) << Read(dir + "/out.txt");
+
+  std::string other = dir + "/other.toml";
+  Write(other, "# another job\n" + text);
+  Result r = Loom("train " + other);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "is in use by another trainer");
+  EXPECT_CONTAINS(r.output, "pid " + std::to_string(pid) + " on host ");
+  EXPECT_EQ(Read(model_dir + "/job.toml"), text);
+
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const std::string out = Read(dir + "/out.txt");
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 143) << out;
+  EXPECT_CONTAINS(out, "interrupted by SIGTERM at global step ");
+  const std::string step = out.substr(out.find("interrupted by SIGTERM at global step ") + 38);
+  EXPECT_CONTAINS(Read(model_dir + "/checkpoint"),
+                  "model_checkpoint_path: \"model.ckpt-" + step.substr(0, step.find(';')) + "\"");
 }
 
 TEST(CliTest, TrainEvaluatePredictExportInspectReport) {

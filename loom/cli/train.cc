@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -19,6 +20,7 @@
 #include "loom/distribute/data_parallel.h"
 #include "loom/cli/tf_predict.h"
 #include "loom/io/npy.h"
+#include "loom/train/stop_signals.h"
 
 namespace loom::cli {
 namespace {
@@ -28,6 +30,7 @@ struct JobFlags {
   std::string job_path;
   std::string model_dir;            // overrides [run_config] model_dir
   std::optional<int64_t> max_steps;  // overrides [train]
+  bool start_over_if_corrupt = false;  // RunConfig::start_over_if_checkpoints_corrupt
 };
 
 void AddJobFlags(CLI::App* cmd, JobFlags& flags, bool job_required = true) {
@@ -40,6 +43,7 @@ void AddJobFlags(CLI::App* cmd, JobFlags& flags, bool job_required = true) {
 Job Load(const JobFlags& flags) {
   Job job = LoadJob(flags.job_path);
   if (!flags.model_dir.empty()) job.run_config.model_dir = flags.model_dir;
+  if (flags.start_over_if_corrupt) job.run_config.start_over_if_checkpoints_corrupt = true;
   if (flags.max_steps) {
     job.max_steps = flags.max_steps;
     job.steps.reset();
@@ -47,14 +51,27 @@ Job Load(const JobFlags& flags) {
   return job;
 }
 
-// Creates model_dir and copies the job into it (the job travels with its checkpoints:
-// `loom report` and people read it from there). A directory that cannot be created or
-// written is FailedPrecondition naming it and the way out.
+// Writes the job into model_dir when training begins, i.e. once Train holds the lock on
+// model_dir, so a second `loom train` refused by the lock does not replace the job file.
+class JobFileHook : public SessionRunHook {
+ public:
+  explicit JobFileHook(const Job& job) : job_(job) {}
+  void Begin(Graph&) override {
+    // The job travels with its checkpoints: `loom report` and people read it from there.
+    WriteFileAtomically(Env::Default(), JoinPath(job_.run_config.model_dir, "job.toml"),
+                        job_.text);
+  }
+
+ private:
+  const Job& job_;
+};
+
+// Creates model_dir. A directory that cannot be created is FailedPrecondition naming it
+// and the way out. (The job file is written into it by JobFileHook, under the lock.)
 void PrepareModelDir(Env* env, const Job& job) {
   const std::string& dir = job.run_config.model_dir;
   try {
     env->CreateDirs(dir);
-    WriteFileAtomically(env, JoinPath(dir, "job.toml"), job.text);
   } catch (const Error& e) {
     throw FailedPrecondition("model_dir '", dir, "' (", job.path, " [run_config]) is not a ",
                              "writable directory (", e.message(), "); make it writable or ",
@@ -69,6 +86,7 @@ TrainResult RunTrain(const Job& job, Estimator& estimator, bool restart_input = 
   if (tty) SetMinLogLevel(LogLevel::kWarning);
   int64_t every = job.run_config.log_step_count_steps > 0 ? job.run_config.log_step_count_steps : 100;
   TrainOptions options{.steps = job.steps, .max_steps = job.max_steps, .restart_input = restart_input};
+  options.hooks.push_back(std::make_shared<JobFileHook>(job));
   options.hooks.push_back(NewProgressHook({.tty = tty, .every_steps = every, .max_steps = job.max_steps}));
   TrainResult result = estimator.Train(
       MakeInputFn(job, "train", /*training=*/true, /*needs_labels=*/true), std::move(options));
@@ -132,6 +150,17 @@ void RejectMpiLaunch(const char* command) {
     throw InvalidArgument("`loom ", command, "` runs in one process; run it without mpirun ",
                           "(only `loom train` trains over MPI ranks: docs/distribute.md)");
   }
+}
+
+// A stop signal ended training early (its checkpoint is written): say so and exit with
+// 128 + the signal, as a shell reports a process killed by it (docs/cli.md).
+void ExitIfInterrupted(const TrainResult& result) {
+  if (result.stop_signal == 0) return;
+  std::printf("interrupted by %s at global step %lld; run the same command again to resume\n",
+              train::StopSignalName(result.stop_signal),
+              static_cast<long long>(result.global_step));
+  std::fflush(stdout);
+  std::exit(128 + result.stop_signal);
 }
 
 std::map<std::string, double> RunEvaluate(const Job& job, Estimator& estimator) {
@@ -271,11 +300,14 @@ void AddJobCommands(CLI::App& app) {
     cmd->add_flag("--restart-input", *restart_input,
                   "start the training input from its beginning instead of the checkpoint's "
                   "input position (needed after changing batch_size, shuffle or files)");
+    cmd->add_flag("--start-over-if-corrupt", flags->start_over_if_corrupt,
+                  "when every checkpoint in the model_dir fails to load, train from step 0 "
+                  "(keeping the files) instead of stopping with an error");
     cmd->callback(run([flags, evaluate, export_model, restart_input] {
       Job job = Load(*flags);
       if (distribute::LaunchedByMpi()) return TrainOnMpiRanks(std::move(job), *evaluate, *export_model);
       auto estimator = MakeEstimator(job);
-      RunTrain(job, *estimator, *restart_input);
+      ExitIfInterrupted(RunTrain(job, *estimator, *restart_input));
       if (*evaluate) RunEvaluate(job, *estimator);
       if (*export_model) RunExport(job, *estimator, "");
     }));
@@ -345,7 +377,7 @@ void AddJobCommands(CLI::App& app) {
       job.run_config.model_dir = *model_dir;
       if (*max_steps) job.max_steps = **max_steps;
       auto estimator = MakeEstimator(job);
-      RunTrain(job, *estimator);
+      ExitIfInterrupted(RunTrain(job, *estimator));
       auto metrics = RunEvaluate(job, *estimator);
       if (metrics.count("accuracy")) std::printf("test accuracy: %.4f\n", metrics["accuracy"]);
       std::printf("report: loom report %s\n", model_dir->c_str());
