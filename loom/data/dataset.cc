@@ -77,7 +77,8 @@ std::unique_ptr<Iterator> MakeTopLevelIterator(const DatasetImpl& dataset,
                                                std::optional<uint64_t> seed) {
   IteratorContext ctx = TopLevelContext(std::move(bindings), seed);
   auto it = dataset.MakeIterator(ctx);
-  it->set_pipeline(PipelineIdentity(dataset), ctx.random_base);
+  it->set_pipeline(PipelineIdentity(dataset),
+                   StrCat(dataset.DebugString(), " ", SpecString(dataset.spec())), ctx.random_base);
   return it;
 }
 

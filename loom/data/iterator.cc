@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "loom/base/logging.h"
+
 namespace loom::data {
 namespace {
 constexpr std::string_view kMagic = "LOOM-ITERATOR-STATE-1";
@@ -84,7 +86,11 @@ void Iterator::Restore(std::string_view blob) {
     throw InvalidArgument("not a Loom iterator state blob (", blob.size(), " bytes)");
   }
   std::string pipeline = r.ReadString();
-  if (pipeline != pipeline_) {
+  if (pipeline != pipeline_ && !legacy_pipeline_.empty() && pipeline == legacy_pipeline_) {
+    LOOM_LOG(WARNING) << "restoring an iterator state saved by an older Loom, whose pipeline "
+                      << "identity did not record batch sizes, buffers or counts: make sure "
+                      << "they are those it was saved with (" << legacy_pipeline_ << ")";
+  } else if (pipeline != pipeline_) {
     // A position is meaningful only in the pipeline it was saved from: restored into a
     // pipeline with another batch size, buffer or count it would silently mean something
     // else (and break the global step -> input position relation).

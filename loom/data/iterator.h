@@ -70,10 +70,14 @@ class Iterator {
 
   // Set by whoever makes a top-level iterator (MakeTopLevelIterator): the pipeline
   // identity checked by Restore (PipelineIdentity: every stage with the parameters that
-  // shape its output, and the spec), and the random base that unseeded stages derive their
-  // seeds from (saved and restored with the state).
-  void set_pipeline(std::string pipeline, std::shared_ptr<RandomBase> random_base) {
+  // shape its output, and the spec), the identity states saved before parameters were
+  // part of it carry ("Batch(Shuffle(FromTensorSlices)) <spec>": accepted, with a warning
+  // that the parameters are unchecked), and the random base that unseeded stages derive
+  // their seeds from (saved and restored with the state).
+  void set_pipeline(std::string pipeline, std::string legacy_pipeline,
+                    std::shared_ptr<RandomBase> random_base) {
     pipeline_ = std::move(pipeline);
+    legacy_pipeline_ = std::move(legacy_pipeline);
     random_base_ = std::move(random_base);
   }
 
@@ -88,6 +92,7 @@ class Iterator {
   std::string stage_;
   ElementSpec spec_;
   std::string pipeline_;
+  std::string legacy_pipeline_;
   std::shared_ptr<RandomBase> random_base_;
 };
 

@@ -134,6 +134,30 @@ TEST(SaveRestoreTest, StateOfAPipelineWithOtherParametersIsRejectedNamingTheChan
   EXPECT_EQ(Ints(*resumed, "x", 80), Ints(*whole, "x", 80));
 }
 
+// States saved before the identity had parameters ("Batch(Shuffle(Range)) <spec>") still
+// restore into the pipeline of that description (with a warning), not into another one.
+TEST(SaveRestoreTest, StatesWithTheOlderIdentityStillRestore) {
+  auto d = Range(50).Shuffle(10, {.seed = 2}).Repeat().Batch(4);
+  auto it = d.MakeIterator();
+  Ints(*it, "x", 20);
+  const std::string blob = it->Save();
+  auto legacy = [&](const std::string& identity) {
+    StateReader r(blob);
+    const std::string magic = r.ReadString();
+    r.ReadString();
+    StateWriter w;
+    w.WriteString(magic);
+    w.WriteString(identity);
+    return w.data() + blob.substr(r.position());
+  };
+  auto resumed = d.MakeIterator();
+  resumed->Restore(legacy(d.DebugString() + " " + SpecString(d.spec())));
+  EXPECT_EQ(Ints(*resumed, "x", 100), Ints(*it, "x", 100));
+  auto other = Range(50).Shuffle(10, {.seed = 2}).Repeat().Take(9).Batch(4).MakeIterator();
+  EXPECT_EQ(CodeOf([&] { other->Restore(legacy(d.DebugString() + " " + SpecString(d.spec()))); }),
+            ErrorCode::kInvalidArgument);
+}
+
 // Issue 9 item 2: with every shuffle seeded, two iterators save identical bytes (no random
 // base is drawn); an unseeded shuffle still draws one, and a given seed fixes it.
 TEST(SaveRestoreTest, SeededPipelinesSaveIdenticalStates) {

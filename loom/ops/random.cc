@@ -24,7 +24,7 @@ uint64_t SeededKey(int64_t seed, int64_t seed2) {
   return SplitMix64(SplitMix64(static_cast<uint64_t>(seed)) ^ static_cast<uint64_t>(seed2));
 }
 
-// The key a fresh stream of `node` starts with: from its seeds, or from the OS when it
+// The key a fresh stream of an op starts with: from its seeds, or from the OS when it
 // has none (seed = seed2 = 0).
 uint64_t InitialKey(const AttrMap& attrs) {
   const int64_t seed = attrs.GetOr<int64_t>("seed", 0), seed2 = attrs.GetOr<int64_t>("seed2", 0);
