@@ -1,14 +1,27 @@
 # The README's two commands:
 #   make demo   installs missing dependencies, builds, and runs the main job on its default
 #   make test   installs missing dependencies, builds, and runs the whole suite (CTest)
-# Also: make bench (benchmarks against PyTorch, figures go to bench/RESULTS.md),
-#       make sanitize (the suite under AddressSanitizer + UndefinedBehaviorSanitizer).
+# Also (docs/testing.md says what each covers and how long it takes):
+#   make sanitize  every layer, the CLI, examples and tests/ under AddressSanitizer +
+#                  UndefinedBehaviorSanitizer (clang, build-asan), then each fuzzer of fuzz/
+#                  for FUZZ_SECONDS (default 25) when fuzz/run.sh exists
+#   make fuzz      the same build, fuzzers only: make fuzz FUZZ_SECONDS=600 for a long run
+#   make tsan      the tests that use threads under ThreadSanitizer (clang, build-tsan)
+#   make bench     benchmarks against PyTorch, figures go to bench/RESULTS.md
+# CI (.ci/run) runs make test, make sanitize and make tsan on a clean clone.
 BUILD ?= build
 SAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# The sanitizer builds use clang: it compiles the instrumented code faster than g++ 12
+# (docs/testing.md has the measurement) and is the compiler libFuzzer needs, so the one
+# ASan + UBSan build also yields the fuzzers.
+SAN_CXX ?= clang++
+FUZZ_SECONDS ?= 25
+space := $() $()
 
-.PHONY: deps build demo test bench sanitize clean
+.PHONY: deps build demo test bench sanitize sanitize-build fuzz tsan clean
 
 deps:
 	scripts/install-deps.sh
@@ -23,15 +36,46 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
-# The sanitizer pass covers the engine, data and training layers (examples, the CLI and the
-# estimator suite run in `make test`), at -O0: instrumented -O1 compiles took twice as long
-# (52 s vs 28 s for ops/reduce.cc) and the build, not the tests, dominates CI's time.
-SAN_SKIP ?= loom/estimator;loom/cli;examples;bench;tests
-sanitize: deps
-	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g0" \
-	  -DLOOM_SANITIZE=ON -DLOOM_SKIP_DIRS="$(SAN_SKIP)"
+# ASan + UBSan over every layer, the CLI, examples and tests/ (bench/ is measured, not
+# tested). -O0 -g0: instrumented -O1 compiles take about twice as long and the build, not
+# the tests, dominates CI's time; -g0 still gives symbolized stacks (function names).
+# With fuzz/ present (its CMakeLists.txt defines LOOM_FUZZ) the same build compiles the
+# fuzz_<name> harnesses. Tests labelled "slow" (2 GiB graphs) stay out.
+SAN_SKIP ?= bench
+SAN_FUZZ := $(if $(wildcard fuzz/CMakeLists.txt),-DLOOM_FUZZ=ON)
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+sanitize-build: deps
+	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(SAN_CXX) \
+	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g0" \
+	  -DLOOM_SANITIZE=ON $(SAN_FUZZ) -DLOOM_SKIP_DIRS="$(SAN_SKIP)"
 	ninja -C $(SAN_BUILD) -j $(JOBS)
-	cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE slow
+
+sanitize: sanitize-build
+	cd $(SAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -LE slow
+	@if [ -x fuzz/run.sh ]; then $(SAN_ENV) fuzz/run.sh $(SAN_BUILD) $(FUZZ_SECONDS); \
+	 else echo "sanitize: no fuzz/run.sh, no fuzzers to run"; fi
+
+fuzz: sanitize-build
+	@if [ -x fuzz/run.sh ]; then $(SAN_ENV) fuzz/run.sh $(SAN_BUILD) $(FUZZ_SECONDS); \
+	 else echo "fuzz: no fuzz/run.sh in this checkout"; exit 1; fi
+
+# ThreadSanitizer over the tests whose code runs on more than one thread: the thread
+# pool (base), the session's intra-op pool and a variable written from another thread
+# (runtime), Map / Prefetch / Interleave workers (data), hooks and MonitoredSession
+# (train), the estimator. Only the layers they need are configured and only these test
+# binaries built, at -O1 (TSan at -O0 runs several times slower). .ci/tsan.supp silences
+# third-party code only (each entry says why).
+TSAN_SKIP ?= loom/cli;examples;bench;tests
+TSAN_TESTS ?= base_test runtime_test data_test train_runtime_test estimator_test
+TSAN_ENV := TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/.ci/tsan.supp"
+tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(SAN_CXX) \
+	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
+	  -DLOOM_TSAN=ON -DLOOM_SKIP_DIRS="$(TSAN_SKIP)"
+	ninja -C $(TSAN_BUILD) -j $(JOBS) $(TSAN_TESTS)
+	cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -LE slow \
+	  -R '^($(subst $(space),|,$(strip $(TSAN_TESTS))))$$'
 
 bench:
 	scripts/install-deps.sh --bench
@@ -40,4 +84,4 @@ bench:
 	bench/run_all.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD)

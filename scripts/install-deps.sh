@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config
+  clang libclang-rt-14-dev      # make sanitize / fuzz / tsan: clang++ and its ASan, UBSan, TSan, libFuzzer runtimes
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev            # GEMM for MatMul / Conv2D (chosen by measurement, bench/RESULTS.md)
   libprotobuf-dev protobuf-compiler   # GraphDef / Event / Example wire formats

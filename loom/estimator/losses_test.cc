@@ -258,7 +258,9 @@ TEST(LossesTest, GradientsMatchNumericDifferences) {
        }},
   };
   Tensor x = RandomDoubles({3, 3}, 5, -0.9, 0.9);
-  for (const auto& [name, fn] : losses) {
+  for (const auto& entry : losses) {
+    const auto& name = entry.first;  // named references: clang 14 cannot capture bindings
+    const auto& fn = entry.second;
     for (Reduction r : {Reduction::kSum, Reduction::kMean, Reduction::kSumOverBatchSize,
                         Reduction::kSumByNonzeroWeights}) {
       double err = MaxGradientError(

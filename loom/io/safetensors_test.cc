@@ -51,7 +51,11 @@ TEST(SafetensorsTest, ReadsEveryReferenceSampleAsExpected) {
     EXPECT_EQ(index.header_length, info["header_len"].get<uint64_t>());
     auto reader = SafetensorsReader::Open(Env::Default(), path);
     int tensors = 0;
-    for (const auto& [name, entry] : info["header"].items()) {
+    for (const auto& item : info["header"].items()) {
+      // Named references, not a structured binding: clang 14 rejects lambdas that
+      // capture a structured binding (the sanitizer builds use clang).
+      const std::string& name = item.key();
+      const nlohmann::json& entry = item.value();
       if (name == "__metadata__") {
         for (const auto& [k, v] : entry.items()) EXPECT_EQ(reader->metadata().at(k), v);
         continue;

@@ -316,7 +316,8 @@ TEST(MathGradTest, BinaryArithmeticWithBroadcasting) {
   const std::vector<std::pair<Shape, Shape>> shapes = {
       {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{3}, {2, 3}}, {{2, 1}, {1, 3}}, {{2, 3}, {}},
       {{}, {2, 3}}, {{2, 1, 4}, {3, 1}}};
-  for (const auto& [name, op] : ops) {
+  for (const auto& [name, fn] : ops) {
+    const Fn op = fn;  // a variable, not a binding: clang 14 cannot capture those
     for (const auto& [sa, sb] : shapes) {
       double err = MaxGradientError(
           [op](const Scope& s, const Xs& x) { return op(s, x[0], x[1]); },
