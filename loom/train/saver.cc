@@ -240,7 +240,8 @@ void Saver::Restore(Session& session, const std::string& path, const RestoreOpti
       if (!name.starts_with(kIteratorStatePrefix)) continue;
       Tensor blob = reader->Get(name);
       auto* it = session.resources().LookupOrCreate<data::IteratorResource>(name);
-      it->Restore(std::string_view(static_cast<const char*>(blob.raw_data()), blob.TotalBytes()));
+      it->Restore(std::string_view(static_cast<const char*>(blob.raw_data()), blob.TotalBytes()),
+                  StrCat("checkpoint '", file, "' (tensor '", name, "')"));
     }
   }
 }
