@@ -76,16 +76,21 @@ void ResetIterator(Session& session, const std::string& resource, const data::Da
     }
   };
   auto* r = session.resources().LookupOrCreate<data::IteratorResource>(resource);
-  std::string pending;
+  std::string pending, source;
   {
     std::lock_guard<std::mutex> lock(r->mu);
     pending.swap(r->pending_restore);
+    source.swap(r->pending_source);
   }
   std::unique_ptr<data::Iterator> iterator = make();
   if (!pending.empty()) {
     try {
       iterator->Restore(pending);
     } catch (const Error& e) {
+      // A damaged state is not a changed pipeline: never silently start over from it.
+      if (e.code() == ErrorCode::kDataLoss) {
+        throw WithContext(e, "restoring iterator state from ", source);
+      }
       // The checkpoint's position belongs to another input pipeline (input_fn changed
       // between Train calls): start this one from its beginning, as TF always does.
       LOOM_LOG(WARNING) << "The checkpoint's input position does not fit this input_fn's "
