@@ -167,6 +167,18 @@ TEST(RestoreValidationTest, TensorSizesInStateAreCheckedWithoutOverflow) {
     EXPECT_EQ(CodeOf([&] { r.ReadTensor(); }, &message), ErrorCode::kDataLoss) << message;
     EXPECT_NE(message.find("16 bytes that remain"), std::string::npos) << message;
   }
+  // A scalar needs its bytes too: an int64 scalar with 4 bytes left was copied out of
+  // bounds (found by fuzz_iterator_state, in a Prefetch buffer).
+  {
+    StateWriter w;
+    w.Write<int32_t>(static_cast<int32_t>(kInt64));
+    w.Write<int32_t>(0);
+    w.data() += std::string(4, 'x');
+    StateReader r(w.data());
+    std::string message;
+    EXPECT_EQ(CodeOf([&] { r.ReadTensor(); }, &message), ErrorCode::kDataLoss) << message;
+    EXPECT_NE(message.find("4 bytes that remain"), std::string::npos) << message;
+  }
   // Strings need at least their 8-byte lengths.
   StateWriter w;
   w.Write<int32_t>(static_cast<int32_t>(kString));

@@ -76,6 +76,27 @@ TEST(SavedModelTest, ExportLoadPredictMatchesEstimator) {
   EXPECT_THROW(predictor->Predict({{"x", data.x}}, "nope"), Error);
 }
 
+// saved_model.json is a file: a global_step that is not an int64 is DataLoss naming it,
+// not a std::invalid_argument / std::out_of_range escaping from std::stoll.
+TEST(SavedModelTest, BadGlobalStepIsDataLoss) {
+  auto env = NewMemEnv();
+  env->CreateDirs("/export/1");
+  for (const char* step : {"abc", "99999999999999999999", "12x", ""}) {
+    const nlohmann::json doc = {
+        {"format", "loom-saved-model-1"}, {"signatures", nlohmann::json::object()},
+        {"global_step", step}};
+    WriteFileAtomically(env.get(), "/export/1/saved_model.json", doc.dump());
+    try {
+      SavedModelPredictor::Load("/export/1", {}, env.get());
+      ADD_FAILURE() << "loaded global_step '" << step << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kDataLoss) << e.what();
+      EXPECT_NE(e.message().find("saved_model.json"), std::string::npos) << e.what();
+      EXPECT_NE(e.message().find("global_step"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(SavedModelTest, ExportOutputsBecomeSignatures) {
   TempDir dir;
   LinearData train = MakeLinearData(64, 1);

@@ -1,5 +1,6 @@
 #include "loom/estimator/saved_model.h"
 
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "loom/base/logging.h"
@@ -128,10 +129,20 @@ std::unique_ptr<SavedModelPredictor> SavedModelPredictor::Load(const std::string
                               .outputs = TensorInfosFromJson(sig.at("outputs"))};
     }
     if (doc.contains("global_step")) {
-      p->global_step_ = std::stoll(doc["global_step"].get<std::string>());
+      // from_chars: std::stoll's invalid_argument / out_of_range are not json exceptions
+      // and would escape the handler below as non-loom errors.
+      const std::string step = doc["global_step"].get<std::string>();
+      int64_t value = 0;
+      const auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), value);
+      if (step.empty() || ec != std::errc() || end != step.data() + step.size()) {
+        throw DataLoss("global_step '", step, "' is not an integer");
+      }
+      p->global_step_ = value;
     }
   } catch (const json::exception& e) {
     throw DataLoss("SavedModelPredictor: malformed ", json_path, ": ", e.what());
+  } catch (const Error& e) {
+    throw WithContext(e, "SavedModelPredictor: malformed ", json_path);
   }
 
   p->graph_ = std::make_unique<Graph>();

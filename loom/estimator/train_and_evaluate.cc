@@ -23,8 +23,13 @@ void GarbageCollectExports(Env* env, const std::string& export_path, int keep) {
   for (const std::string& child : env->GetChildren(export_path)) {
     if (AllDigits(child)) exports.push_back(child);
   }
-  std::sort(exports.begin(), exports.end(), [](const std::string& a, const std::string& b) {
-    return std::stoll(a) < std::stoll(b);
+  // Numeric order without std::stoll, which throws std::out_of_range on a 20-digit name.
+  auto digits = [](const std::string& s) {
+    return std::string_view(s).substr(std::min(s.find_first_not_of('0'), s.size()));
+  };
+  std::sort(exports.begin(), exports.end(), [&](const std::string& a, const std::string& b) {
+    const std::string_view x = digits(a), y = digits(b);
+    return x.size() != y.size() ? x.size() < y.size() : x < y;
   });
   for (size_t i = 0; i + keep < exports.size(); ++i) {
     env->DeleteRecursively(JoinPath(export_path, exports[i]));

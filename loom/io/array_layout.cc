@@ -1,5 +1,6 @@
 #include "loom/io/array_layout.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -218,18 +219,15 @@ void WriteFileWith(Env* env, const std::string& path, bool atomic,
 int64_t CheckedNumElements(const Shape& shape, uint64_t limit, std::string_view what) {
   for (int64_t d : shape.dims()) {
     if (d < 0) throw DataLoss(what, ": negative dimension in shape ", shape.ToString());
-    if (d == 0) return 0;
   }
-  uint64_t n = 1;
-  for (int64_t d : shape.dims()) {
-    if (d < 0) throw DataLoss(what, ": negative dimension in shape ", shape.ToString());
-    if (d != 0 && n > limit / static_cast<uint64_t>(d)) {
-      throw DataLoss(what, ": shape ", shape.ToString(),
-                     " has more elements than any file could hold; the header is corrupt");
-    }
-    n *= static_cast<uint64_t>(d);
+  // Every nonzero dim counts, even beside a zero one: strides and row sizes multiply them.
+  const std::optional<int64_t> n =
+      shape.NumElementsAtMost(std::min<uint64_t>(limit, INT64_MAX));
+  if (!n) {
+    throw DataLoss(what, ": shape ", shape.ToString(),
+                   " has more elements than any file could hold; the header is corrupt");
   }
-  return static_cast<int64_t>(n);
+  return *n;
 }
 
 }  // namespace loom::io_internal

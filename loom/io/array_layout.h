@@ -51,8 +51,10 @@ float BFloat16ToFloat(uint16_t bits);
 void WriteFileWith(Env* env, const std::string& path, bool atomic,
                    const std::function<void(WritableFile&)>& write);
 
-// Multiplies dims, throwing DataLoss("<what>: ...") on a negative dim or a product above
-// `limit` elements (pass UINT64_MAX / element size: the byte count cannot overflow).
+// Multiplies dims, throwing DataLoss("<what>: ...") on a negative dim or a product of the
+// nonzero dims above `limit` elements (pass UINT64_MAX / element size: the byte count
+// cannot overflow; int64's maximum bounds it too), so that a shape like [2^32, 2^32, 0]
+// is rejected, not let through by its zero.
 int64_t CheckedNumElements(const Shape& shape, uint64_t limit, std::string_view what);
 
 }  // namespace loom::io_internal

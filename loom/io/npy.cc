@@ -16,6 +16,8 @@ using io_internal::StoredType;
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicSize = 6;
+// numpy (1.x) loads arrays of at most 32 dimensions (NPY_MAXDIMS).
+constexpr int kMaxNpyRank = 32;
 
 // A value in the header dict: a string, a bool, or a tuple of integers.
 using HeaderValue = std::variant<std::string, bool, std::vector<int64_t>>;
@@ -263,19 +265,24 @@ std::string EncodeNpyHeader(DType dtype, const Shape& shape) {
     throw InvalidArgument("cannot write a ", DTypeName(dtype),
                           " tensor as .npy; use float32, float64, int32, int64, uint8 or bool");
   }
+  if (shape.rank() > kMaxNpyRank) {
+    throw InvalidArgument("cannot write a rank-", shape.rank(), " tensor ", shape.ToString(),
+                          " as .npy: numpy loads at most ", kMaxNpyRank,
+                          " dimensions; reshape it first");
+  }
   std::string dims;
   for (int i = 0; i < shape.rank(); ++i) dims += StrCat(i ? ", " : "", shape.dim(i));
   if (shape.rank() == 1) dims += ",";
   std::string dict =
       StrCat("{'descr': '", descr, "', 'fortran_order': False, 'shape': (", dims, "), }");
-  // Pad with spaces and end with '\n' so that the data starts at a multiple of 64.
-  size_t prefix = 10;
-  if (dict.size() + 1 + 64 > 65535) prefix = 12;  // version 2.0 has a 4-byte length
+  // Pad with spaces and end with '\n' so that the data starts at a multiple of 64. With at
+  // most 32 dims the dict stays far below version 1.0's 65535-byte limit.
+  constexpr size_t prefix = 10;
   const size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
   dict.append(total - prefix - dict.size() - 1, ' ');
   dict += '\n';
   std::string out(kMagic, kMagicSize);
-  out += static_cast<char>(prefix == 10 ? 1 : 2);
+  out += '\x01';
   out += '\0';
   uint64_t len = dict.size();
   for (size_t i = 0; i < prefix - 8; ++i, len >>= 8) out += static_cast<char>(len & 0xFF);

@@ -49,10 +49,9 @@ struct NpyWriteOptions {
   bool atomic = true;
 };
 
-// Writes `tensor` in C order, little-endian, as version 1.0 (2.0 when the header is longer
-// than 65535 bytes). The header is padded so that the data starts at a multiple of 64.
-// The elements are streamed from the tensor without a copy. String tensors throw
-// InvalidArgument.
+// Writes `tensor` in C order, little-endian, as version 1.0. The header is padded so that
+// the data starts at a multiple of 64. The elements are streamed from the tensor without
+// a copy. String tensors and ranks above 32 (numpy's limit) throw InvalidArgument.
 void WriteNpy(Env* env, const std::string& path, const Tensor& tensor,
               const NpyWriteOptions& options = {});
 

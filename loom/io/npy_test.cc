@@ -119,16 +119,26 @@ TEST(NpyTest, RoundTripEveryDtype) {
   EXPECT_THROW(WriteNpy(env.get(), "s.npy", Tensor::ScalarString("x")), Error);
 }
 
-TEST(NpyTest, LargeShapeUsesVersion2Header) {
-  std::vector<int64_t> dims(30000, 1);
-  const std::string header = EncodeNpyHeader(kUInt8, Shape(dims));
-  EXPECT_EQ(header[6], 2);
-  EXPECT_EQ(header.size() % 64, 0u);
+// numpy loads at most 32 dimensions: WriteNpy writes rank 32 and refuses rank 33 and 40
+// (it used to write a file numpy cannot load).
+TEST(NpyTest, WriteRejectsRanksNumpyCannotLoad) {
   auto env = NewMemEnv();
-  WriteNpy(env.get(), "v2.npy", Tensor::FromVector<uint8_t>({7}, Shape(dims)));
-  const Tensor t = ReadNpy(env.get(), "v2.npy");
-  EXPECT_EQ(t.rank(), 30000);
+  const Tensor rank32 = Tensor::FromVector<uint8_t>({7}, Shape(std::vector<int64_t>(32, 1)));
+  WriteNpy(env.get(), "r32.npy", rank32);
+  const Tensor t = ReadNpy(env.get(), "r32.npy");
+  EXPECT_EQ(t.rank(), 32);
   EXPECT_EQ(t.flat<uint8_t>()[0], 7);
+  for (int rank : {33, 40}) {
+    const Tensor big = Tensor::FromVector<uint8_t>({7}, Shape(std::vector<int64_t>(rank, 1)));
+    try {
+      WriteNpy(env.get(), "big.npy", big);
+      ADD_FAILURE() << "rank " << rank << " was written";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(e.message().find("at most 32"), std::string::npos) << e.message();
+    }
+    EXPECT_FALSE(env->FileExists("big.npy"));
+  }
 }
 
 // A v1 file from a header dict and data bytes.

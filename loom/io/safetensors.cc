@@ -54,6 +54,31 @@ std::string_view FileDTypeName(DType dtype) {
   }
 }
 
+// Deeper than any safetensors header needs (root object, tensor entry, shape array).
+constexpr int kMaxJsonDepth = 16;
+
+// True when brackets outside strings nest deeper than `limit`. Runs before the JSON parser
+// so that nothing (parsing, destruction, dump() in messages) ever recurses by a depth the
+// file chose; the parser then judges the syntax.
+bool NestsDeeperThan(std::string_view json_text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json_text.size(); ++i) {
+    const char c = json_text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > limit) return true;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 uint64_t LoadU64LE(const char* p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
@@ -79,7 +104,9 @@ SafetensorsEntry ParseEntry(const std::string& path, const std::string& name,
   std::vector<int64_t> dims;
   for (const auto& d : *shape) {
     if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t{1} << 62)) {
-      throw bad("has an invalid dimension ", d.dump(), " in its shape");
+      // Only a number is shown: dump() of a container would print (and recurse over) it.
+      throw bad("has an invalid dimension ", d.is_number() ? d.dump() : d.type_name(),
+                " in its shape");
     }
     dims.push_back(d.get<int64_t>());
   }
@@ -111,6 +138,10 @@ SafetensorsIndex ParseHeader(const std::string& path, std::string_view json_text
   SafetensorsIndex index;
   index.header_length = json_text.size();
   index.file_size = file_size;
+  if (NestsDeeperThan(json_text, kMaxJsonDepth)) {
+    throw DataLoss("safetensors file '", path, "': the header nests JSON deeper than ",
+                   kMaxJsonDepth, " levels; the file is corrupt or not safetensors");
+  }
   nlohmann::json header;
   // The JSON object keeps the last of two equal keys; safetensors readers must reject them.
   std::set<std::string> names;
@@ -268,10 +299,22 @@ void WriteSafetensors(Env* env, const std::string& path,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const std::map<std::string, std::string>& metadata,
                       const SafetensorsWriteOptions& options) {
+  // No gaps are allowed between tensors (the format forbids holes), so alignment comes
+  // from the order: 8-byte element types first, then 4, 2 and 1 (stable: the given order
+  // within a size, as the reference writer orders by alignment). Every tensor then starts
+  // at a multiple of its element size and can be mapped without a copy.
+  std::vector<const std::pair<std::string, Tensor>*> order;
+  for (const auto& entry : tensors) order.push_back(&entry);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    const size_t sa = a->second.defined() ? DTypeSize(a->second.dtype()) : 0;
+    const size_t sb = b->second.defined() ? DTypeSize(b->second.dtype()) : 0;
+    return sa > sb;
+  });
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
-  for (const auto& [name, tensor] : tensors) {
+  for (const auto* entry : order) {
+    const auto& [name, tensor] = *entry;
     if (name.empty() || name == "__metadata__") {
       throw InvalidArgument("writing safetensors file '", path, "': invalid tensor name '",
                             name, "'");
@@ -298,7 +341,8 @@ void WriteSafetensors(Env* env, const std::string& path,
   io_internal::WriteFileWith(env, path, options.atomic, [&](WritableFile& file) {
     file.Append(std::string_view(prefix, 8));
     file.Append(json_text);
-    for (const auto& [name, tensor] : tensors) {
+    for (const auto* entry : order) {
+      const Tensor& tensor = entry->second;
       file.Append(std::string_view(static_cast<const char*>(tensor.raw_data()),
                                    tensor.TotalBytes()));
     }

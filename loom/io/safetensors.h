@@ -4,7 +4,8 @@
 // safetensors: Loom's checkpoint and weight format (docs/formats/safetensors.md). An
 // 8-byte little-endian header length N, N bytes of JSON (tensor name -> dtype, shape,
 // data_offsets; optional "__metadata__": string -> string), then the raw little-endian
-// tensor bytes, back to back.
+// tensor bytes, back to back. The JSON's nesting depth is bounded (a tensor entry needs 3
+// levels), so a hostile header cannot make parsing or messages recurse deeply.
 //
 // Reading maps the file (Env::MapFile) and returns zero-copy views into the mapping; the
 // mapping lives until the reader and every tensor from it are gone. Views are read-only
@@ -91,10 +92,12 @@ struct SafetensorsWriteOptions {
   bool atomic = true;
 };
 
-// Writes the tensors in the given order with `metadata` under "__metadata__". Names must be
-// unique, non-empty and not "__metadata__"; dtypes float32, float64, int32, int64, uint8,
-// bool (string tensors throw InvalidArgument). The header is padded with spaces to a
-// multiple of 8 bytes so every tensor starts 8-byte aligned.
+// Writes the tensors with `metadata` under "__metadata__". Names must be unique, non-empty
+// and not "__metadata__"; dtypes float32, float64, int32, int64, uint8, bool (string
+// tensors throw InvalidArgument). The header is padded with spaces to a multiple of 8
+// bytes, and the data holds the 8-byte dtypes first, then the 4-byte, then the 1-byte ones
+// (the given order within each size; the format allows no gaps), so every tensor starts at
+// a multiple of its element size: readers map each one without a copy.
 void WriteSafetensors(Env* env, const std::string& path,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const std::map<std::string, std::string>& metadata = {},

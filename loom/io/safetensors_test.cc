@@ -128,8 +128,9 @@ TEST(SafetensorsTest, RoundTripIsZeroCopyAndPadded) {
 
   auto reader = SafetensorsReader::Open(env.get(), "ckpt.safetensors");
   EXPECT_EQ(reader->metadata().at("format"), "loom");
+  // Data order: 8-byte dtypes, then 4-byte, then 1-byte, each in the given order.
   EXPECT_EQ(reader->names(),
-            (std::vector<std::string>{"dense/w", "global_step", "mask", "bytes", "d", "empty"}));
+            (std::vector<std::string>{"global_step", "d", "dense/w", "empty", "mask", "bytes"}));
   EXPECT_TRUE(reader->Get("dense/w").Equals(w));
   EXPECT_TRUE(reader->Get("global_step").Equals(step));
   EXPECT_TRUE(reader->Get("mask").Equals(mask));
@@ -265,6 +266,78 @@ TEST(SafetensorsTest, UnsupportedFileDtypeIsUnimplemented) {
   auto reader = SafetensorsReader::Open(env.get(), "u64.safetensors");
   const std::string msg = ErrorMessage([&] { reader->Get("w"); }, ErrorCode::kUnimplemented);
   EXPECT_NE(msg.find("U64"), std::string::npos);
+}
+
+// Every tensor Loom writes starts at a multiple of its element size, so each reads back as
+// a view of the mapping. Before, a U8[3] first put the F64 after it at data byte 3 and the
+// reader had to copy it.
+TEST(SafetensorsTest, WrittenTensorsAreAlignedForTheirType) {
+  auto env = NewMemEnv();
+  const std::vector<std::pair<std::string, Tensor>> tensors = {
+      {"u8", Tensor::FromVector<uint8_t>({1, 2, 3})},
+      {"f64", Tensor::FromVector<double>({0.5, 1.5})},
+      {"b", Tensor::FromVector<bool>({true})},
+      {"f32", Tensor::FromVector<float>({1, 2, 3})},
+      {"i64", Tensor::Scalar<int64_t>(-7)},
+      {"i32", Tensor::FromVector<int32_t>({4, 5})}};
+  WriteSafetensors(env.get(), "a.safetensors", tensors);
+  const SafetensorsIndex index = ReadSafetensorsIndex(env.get(), "a.safetensors");
+  EXPECT_EQ((8 + index.header_length) % 8, 0u);
+  std::vector<std::string> order;
+  for (const SafetensorsEntry& e : index.tensors) {
+    order.push_back(e.name);
+    const uint64_t element = e.dtype == "F64" || e.dtype == "I64" ? 8
+                             : e.dtype == "F32" || e.dtype == "I32" ? 4 : 1;
+    EXPECT_EQ(e.begin % element, 0u) << e.name << " at data byte " << e.begin;
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"f64", "i64", "f32", "i32", "u8", "b"}));
+  auto reader = SafetensorsReader::Open(env.get(), "a.safetensors");
+  for (const auto& [name, t] : tensors) {
+    const Tensor read = reader->Get(name);
+    EXPECT_TRUE(read.Equals(t)) << name;
+    // BOOL bytes are always copied (normalized to 0/1); every other dtype is a view.
+    if (t.dtype() != kBool) EXPECT_FALSE(read.buffer()->owned()) << name << " was copied";
+  }
+}
+
+// The bytes of a small file, pinned: header length, padded JSON in data order, data.
+TEST(SafetensorsTest, GoldenBytes) {
+  auto env = NewMemEnv();
+  WriteSafetensors(env.get(), "g.safetensors",
+                   {{"a", Tensor::FromVector<uint8_t>({1, 2, 3})},
+                    {"b", Tensor::Scalar<int64_t>(258)}},
+                   {{"k", "v"}});
+  const std::string json =
+      R"({"__metadata__":{"k":"v"},"b":{"dtype":"I64","shape":[],"data_offsets":[0,8]},)"
+      R"("a":{"dtype":"U8","shape":[3],"data_offsets":[8,11]}})";
+  std::string padded = json + std::string((8 - json.size() % 8) % 8, ' ');
+  std::string expected(8, '\0');
+  expected[0] = static_cast<char>(padded.size());
+  expected += padded;
+  expected += std::string("\x02\x01\0\0\0\0\0\0", 8);
+  expected += std::string("\x01\x02\x03", 3);
+  EXPECT_EQ(ReadFileToString(env.get(), "g.safetensors"), expected);
+}
+
+// A shape nested 10,000 levels deep (a 20 kB file) used to overflow the stack in the
+// message's recursive dump(); the depth is now bounded before the JSON is parsed.
+TEST(SafetensorsTest, DeeplyNestedHeaderIsDataLossNotStackOverflow) {
+  auto env = NewMemEnv();
+  const std::string deep = std::string(10000, '[') + std::string(10000, ']');
+  const std::string json = R"({"w":{"dtype":"U8","shape":[)" + deep + R"(],"data_offsets":[0,0]}})";
+  WriteFileAtomically(env.get(), "deep.safetensors", MakeFile(json, ""));
+  const std::string msg = ErrorMessage(
+      [&] { SafetensorsReader::Open(env.get(), "deep.safetensors"); }, ErrorCode::kDataLoss);
+  EXPECT_NE(msg.find("deeper than 16"), std::string::npos) << msg;
+  // Brackets inside strings do not count; a shape dimension that is an array is named by
+  // its type, not printed.
+  const std::string in_string =
+      R"({"__metadata__":{"x":")" + std::string(100, '[') +
+      R"("},"w":{"dtype":"U8","shape":[[[1]]],"data_offsets":[0,0]}})";
+  WriteFileAtomically(env.get(), "s.safetensors", MakeFile(in_string, ""));
+  const std::string msg2 = ErrorMessage(
+      [&] { SafetensorsReader::Open(env.get(), "s.safetensors"); }, ErrorCode::kDataLoss);
+  EXPECT_NE(msg2.find("invalid dimension array"), std::string::npos) << msg2;
 }
 
 }  // namespace

@@ -65,7 +65,8 @@ void NoInputShape(InferenceContext& c, DType dtype, const Shape& shape) {
 template <typename Ctx>
 std::vector<int64_t> ResolveReshape(const Ctx& c, const Shape& in, std::vector<int64_t> target) {
   int infer = -1;
-  int64_t known = 1;
+  int64_t known = 1;  // the product of the nonzero known dims, checked: shapes come from files
+  bool zero = false;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == -1) {
       if (infer >= 0) c.Fail("only one dimension of the target shape ", DimsString(target),
@@ -73,10 +74,13 @@ std::vector<int64_t> ResolveReshape(const Ctx& c, const Shape& in, std::vector<i
       infer = static_cast<int>(i);
     } else if (target[i] < 0) {
       c.Fail("target shape ", DimsString(target), " has a negative dimension");
-    } else {
-      known *= target[i];
+    } else if (target[i] == 0) {
+      zero = true;
+    } else if (__builtin_mul_overflow(known, target[i], &known)) {
+      c.Fail("target shape ", DimsString(target), " has more elements than an int64 can count");
     }
   }
+  if (zero) known = 0;
   if (!in.fully_defined()) return target;
   const int64_t n = in.num_elements();
   auto fail = [&] {

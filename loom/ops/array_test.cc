@@ -90,6 +90,22 @@ TEST(ReshapeTest, PartialShapesAndErrorsNameNodeAndShapes) {
   EXPECT_CONTAINS(message, "1568 elements");
 }
 
+// A target shape comes from a GraphDef attribute: its product is checked arithmetic (it
+// used to overflow a signed multiply), a zero dim notwithstanding.
+TEST(ReshapeTest, TargetShapeProductIsChecked) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s, kFloat32, {-1, 4});
+  constexpr int64_t k2to62 = int64_t{1} << 62;
+  for (const std::vector<int64_t>& target :
+       {std::vector<int64_t>{k2to62, k2to62}, std::vector<int64_t>{k2to62, 4, 0},
+        std::vector<int64_t>{-1, k2to62, k2to62}}) {
+    EXPECT_CONTAINS(ErrorOf([&] { Reshape(s.WithOpName("big"), x, target); }),
+                    "has more elements than an int64 can count");
+  }
+  EXPECT_EQ(Reshape(s, x, std::vector<int64_t>{0, 5}).shape(), Shape({0, 5}));
+}
+
 TEST(ReshapeTest, DynamicShapeTensorAndStaticShapeValue) {
   Graph graph;
   Scope s(graph);

@@ -43,7 +43,9 @@ std::optional<int64_t> Shape::NumElementsAtMost(uint64_t limit) const {
     }
     if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > limit) return std::nullopt;
   }
-  return zero ? 0 : static_cast<int64_t>(n);
+  if (zero) return 0;
+  if (n > limit) return std::nullopt;  // a scalar (no dims) has 1 element
+  return static_cast<int64_t>(n);
 }
 
 int64_t Shape::num_elements() const {

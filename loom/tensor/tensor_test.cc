@@ -121,6 +121,11 @@ TEST(ShapeTest, NumElementsIsCheckedArithmetic) {
   EXPECT_EQ((Shape{3, 0, 4}).NumElementsAtMost(12), 0);
   EXPECT_EQ((Shape{3, 4}).NumElementsAtMost(12), 12);
   EXPECT_EQ((Shape{3, 4}).NumElementsAtMost(11), std::nullopt);
+  // A scalar has one element: with room for none it does not fit (fuzz_iterator_state
+  // found ReadTensor copying an int64 scalar out of the last 4 bytes of a state blob).
+  EXPECT_EQ(Shape().NumElementsAtMost(0), std::nullopt);
+  EXPECT_EQ(Shape().NumElementsAtMost(1), 1);
+  EXPECT_EQ((Shape{0}).NumElementsAtMost(0), 0);
   EXPECT_EQ((Shape{3, -1}).NumElementsAtMost(100), std::nullopt);
   EXPECT_EQ(Shape::Unknown().NumElementsAtMost(100), std::nullopt);
 }

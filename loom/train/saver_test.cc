@@ -2,6 +2,7 @@
 // iterator state, partial restore, and reading foreign safetensors files.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -449,6 +450,53 @@ TEST(Saver, RandomStreamsResumeExactly) {
     saver.Restore(fresh, dir.Join("model.ckpt-3"), {.restore_random_streams = false});
     if (graph_seed >= 0) EXPECT_TRUE(fresh.Eval(noise).Equals(uninterrupted[1]));
     else EXPECT_FALSE(fresh.Eval(noise).Equals(uninterrupted[7]));
+  }
+}
+
+// A damaged iterator state in a checkpoint (here: a buffered row index past the source's
+// 6 rows, which Gather used to copy from outside the tensor) is DataLoss naming the
+// checkpoint, when the pending restore is applied at the first GetNext.
+TEST(Saver, CorruptIteratorStateIsDataLossNamingTheCheckpoint) {
+  TempDir dir;
+  Graph graph;
+  Scope s(graph);
+  GlobalStep(s);
+  auto it = data::FromTensorSlices(Tensor::FromVector<int64_t>({10, 11, 12, 13, 14, 15}))
+                .Shuffle(6, {.seed = 7})
+                .MakeOneShotIterator(s);
+  Output next = it.GetNext().begin()->second;
+  Saver saver(graph);
+  {
+    Session session(graph);
+    session.RunTarget(GlobalVariablesInitializer(s));
+    for (int i = 0; i < 2; ++i) session.Eval(next);
+    saver.Save(session, dir.Join("model.ckpt"), 2);
+  }
+  const std::string path = dir.Join("model.ckpt-2.safetensors");
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const auto& [name, t] : ReadSafetensors(Env::Default(), path)) {
+    Tensor copy = t.Clone();
+    if (name.starts_with(kIteratorStatePrefix)) {
+      // The tail of the blob: ... [4 buffered row indices][source position 6].
+      char* bytes = static_cast<char*>(copy.raw_data());
+      int64_t v = 0;
+      std::memcpy(&v, bytes + copy.TotalBytes() - 8, 8);
+      ASSERT_EQ(v, 6) << "the state layout changed";
+      v = 1000;
+      std::memcpy(bytes + copy.TotalBytes() - 16, &v, 8);
+    }
+    tensors.push_back({name, copy});
+  }
+  WriteSafetensors(Env::Default(), path, tensors);  // no checksum: Verify accepts it
+  Session session(graph);
+  saver.Restore(session, dir.Join("model.ckpt-2"));
+  try {
+    session.Eval(next);
+    FAIL() << "restored a row index past the source";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDataLoss) << e.what();
+    EXPECT_NE(e.message().find("model.ckpt-2.safetensors"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("row 1000 of a source with 6 rows"), std::string::npos) << e.what();
   }
 }
 
