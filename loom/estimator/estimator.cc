@@ -149,6 +149,10 @@ void ResetIterator(Session& session, const std::string& resource, const data::Da
     try {
       iterator->Restore(pending);
     } catch (const Error& e) {
+      // A damaged state is not a changed pipeline: name the checkpoint, never start over.
+      if (e.code() == ErrorCode::kDataLoss) {
+        throw WithContext(e, "restoring the input position saved in '", origin, "'");
+      }
       // A position restored into another pipeline would silently mean something else
       // (another batch size: other examples at each global step); starting over silently
       // would break the global step -> input position relation. Say so instead.
