@@ -169,8 +169,9 @@ TEST(ModelDirLockTest, SecondTrainerInAnotherProcessIsRefusedUntilTheHolderDies)
   ::kill(pid, SIGKILL);
   const int status = WaitFor(pid);
   ASSERT_TRUE(WIFSIGNALED(status));
-  // The OS released the dead holder's lock: training resumes from its checkpoint.
-  TrainResult result = second.Train(input_fn, {.steps = 1});
+  // The OS released the dead holder's lock: training resumes from its checkpoint (with
+  // this test's own input, so not from the helper's input position).
+  TrainResult result = second.Train(input_fn, {.steps = 1, .restart_input = true});
   EXPECT_EQ(result.steps_run, 1);
 }
 

@@ -295,6 +295,17 @@ std::map<std::string, Tensor> ReadSafetensors(Env* env, const std::string& path,
   return out;
 }
 
+std::vector<size_t> SafetensorsDataOrder(const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  std::vector<size_t> order(tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto size_of = [&](size_t i) {
+    return tensors[i].second.defined() ? DTypeSize(tensors[i].second.dtype()) : size_t{0};
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return size_of(a) > size_of(b); });
+  return order;
+}
+
 void WriteSafetensors(Env* env, const std::string& path,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const std::map<std::string, std::string>& metadata,
@@ -304,12 +315,7 @@ void WriteSafetensors(Env* env, const std::string& path,
   // within a size, as the reference writer orders by alignment). Every tensor then starts
   // at a multiple of its element size and can be mapped without a copy.
   std::vector<const std::pair<std::string, Tensor>*> order;
-  for (const auto& entry : tensors) order.push_back(&entry);
-  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-    const size_t sa = a->second.defined() ? DTypeSize(a->second.dtype()) : 0;
-    const size_t sb = b->second.defined() ? DTypeSize(b->second.dtype()) : 0;
-    return sa > sb;
-  });
+  for (size_t i : SafetensorsDataOrder(tensors)) order.push_back(&tensors[i]);
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;

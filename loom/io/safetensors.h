@@ -103,6 +103,10 @@ void WriteSafetensors(Env* env, const std::string& path,
                       const std::map<std::string, std::string>& metadata = {},
                       const SafetensorsWriteOptions& options = {});
 
+// The order in which WriteSafetensors lays out `tensors` in the data section (indices into
+// `tensors`): a checksum over the data bytes "in file order" follows it.
+std::vector<size_t> SafetensorsDataOrder(const std::vector<std::pair<std::string, Tensor>>& tensors);
+
 }  // namespace loom
 
 #endif  // LOOM_IO_SAFETENSORS_H_

@@ -125,7 +125,8 @@ std::string Saver::Save(Session& session, const std::string& prefix,
   // 2. The checksum of the data section, in file order.
   uint32_t crc = 0;
   uint64_t data_bytes = 0;
-  for (const auto& [name, t] : tensors) {
+  for (size_t i : SafetensorsDataOrder(tensors)) {
+    const Tensor& t = tensors[i].second;
     crc = crc32c::Extend(crc, static_cast<const char*>(t.raw_data()), t.TotalBytes());
     data_bytes += t.TotalBytes();
   }
