@@ -135,7 +135,8 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
   }
   const ModelDirLock lock(*this);
   // Loom rewrites the `checkpoint` state file on every save, which would drop TF's entries.
-  if (!LatestCheckpoint()) {
+  // (Silent: the session creator's restore warns about invalid checkpoints, once.)
+  if (!train::ScanCheckpoints(env(), model_dir()).latest) {
     if (std::optional<std::string> tf = LatestTfCheckpoint(env(), model_dir())) {
       throw FailedPrecondition(
           "Train: model_dir '", model_dir(), "' holds TensorFlow checkpoints (newest ", *tf,
