@@ -271,13 +271,14 @@ void ImportGraphDef(const proto::GraphDef& def, const OpRegistry& registry, Grap
       }
     }
     AttrMap attrs;
+    // The attribute named by kExternalAttr holds only a shape and dtype here; its values
+    // come from the sidecar (so it is not decoded from the proto, which would find no
+    // values to fill it).
     std::string external_attr;
+    if (auto it = nd.attr().find(kExternalAttr); it != nd.attr().end()) external_attr = it->second.s();
     for (const auto& [name, value] : nd.attr()) {
-      if (name == kOutputShapesAttr) continue;
-      if (name == kExternalAttr) {
-        external_attr = value.s();
-        continue;
-      }
+      if (name == kOutputShapesAttr || name == kExternalAttr) continue;
+      if (!external_attr.empty() && name == external_attr) continue;
       attrs.Set(name, AttrFromProto(value, nd.name()));
     }
     if (!external_attr.empty()) {
