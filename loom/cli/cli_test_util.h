@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -66,6 +67,63 @@ inline std::string EventsFile(const std::string& dir) {
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().filename().string().find("tfevents") != std::string::npos) return e.path();
   return "";
+}
+
+// A small DNN classifier job over WriteCsv's data; MODEL_DIR and DATA are replaced.
+inline constexpr const char* kJob = R"([model]
+type = "dnn_classifier"
+hidden_units = [16]
+n_classes = 2
+
+[optimizer]
+name = "Adam"
+learning_rate = 0.05
+
+[run_config]
+model_dir = "MODEL_DIR"
+tf_random_seed = 1
+save_checkpoints_steps = 100
+save_summary_steps = 10
+log_step_count_steps = 50
+
+[train]
+max_steps = 200
+batch_size = 32
+seed = 3
+
+[data.train]
+format = "csv"
+files = ["DATA"]
+header = true
+columns = ["a", "b", "label"]
+defaults = [0.0, 0.0, 0]
+
+[data.eval]
+format = "csv"
+files = ["DATA"]
+header = true
+columns = ["a", "b", "label"]
+defaults = [0.0, 0.0, 0]
+
+[[features]]
+name = "a"
+
+[[features]]
+name = "b"
+)";
+
+// Two separable blobs.
+inline void WriteCsv(const std::string& path) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> noise(0, 0.3f);
+  std::string text = "a,b,label\n";
+  for (int i = 0; i < 400; ++i) {
+    int label = i % 2;
+    float c = label ? 1.0f : -1.0f;
+    text += std::to_string(c + noise(rng)) + "," + std::to_string(-c + noise(rng)) + "," +
+            std::to_string(label) + "\n";
+  }
+  Write(path, text);
 }
 
 }  // namespace loom::cli::testing
