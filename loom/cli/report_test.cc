@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include "loom/base/env.h"
 #include "loom/cli/cli_test_util.h"
+#include "loom/io/event_file.h"
 
 namespace {
 
