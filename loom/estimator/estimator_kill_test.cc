@@ -11,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "loom/estimator/child_trainer.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/train/saver.h"
@@ -22,22 +23,21 @@ using estimator_testing::TempDir;
 
 constexpr int64_t kMaxSteps = 200;
 
-pid_t StartHelper(const std::string& model_dir, int sleep_us) {
-  const std::string steps = std::to_string(kMaxSteps);
-  const std::string sleep = std::to_string(sleep_us);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execl(LOOM_ESTIMATOR_KILL_HELPER, LOOM_ESTIMATOR_KILL_HELPER, model_dir.c_str(),
-            steps.c_str(), sleep.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  return pid;
+using estimator_testing::ChildTrainer;
+
+ChildTrainer StartHelper(const std::string& model_dir, int sleep_us) {
+  return ChildTrainer(LOOM_ESTIMATOR_KILL_HELPER,
+                      {model_dir, std::to_string(kMaxSteps), std::to_string(sleep_us)},
+                      JoinPath(model_dir, "trainer.log"));
 }
 
-int WaitFor(pid_t pid) {
+// Runs the helper to its end (at most 300 s).
+void RunToEnd(const std::string& model_dir, const char* what) {
+  ChildTrainer child = StartHelper(model_dir, 0);
   int status = 0;
-  ::waitpid(pid, &status, 0);
-  return status;
+  ASSERT_TRUE(child.WaitFor(300, &status)) << what << " did not finish:\n" << child.Log();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << what << " failed:\n"
+                                                            << child.Log();
 }
 
 // The step of the newest checkpoint the state file names (-1: none yet).
@@ -59,10 +59,7 @@ int64_t CheckpointStep(const std::string& dir) {
 
 TEST(EstimatorKillTest, KilledAndRestartedRunMatchesUninterruptedRun) {
   TempDir reference, killed;
-  {
-    const int status = WaitFor(StartHelper(reference.path(), 0));
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "reference run failed";
-  }
+  ASSERT_NO_FATAL_FAILURE(RunToEnd(reference.path(), "the reference run"));
   ASSERT_EQ(CheckpointStep(reference.path()), kMaxSteps);
 
   // Kill the run a few times, each time shortly after it wrote a new checkpoint (polled
@@ -73,12 +70,12 @@ TEST(EstimatorKillTest, KilledAndRestartedRunMatchesUninterruptedRun) {
   std::vector<int64_t> steps_after_kill;
   int64_t last_step = -1;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    pid_t pid = StartHelper(killed.path(), 4000);
+    ChildTrainer child = StartHelper(killed.path(), 4000);
     int status = 0;
     bool exited = false;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (std::chrono::steady_clock::now() < deadline) {
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
+      if (child.Exited(&status)) {
         exited = true;
         break;
       }
@@ -87,8 +84,7 @@ TEST(EstimatorKillTest, KilledAndRestartedRunMatchesUninterruptedRun) {
     }
     if (!exited) {
       std::this_thread::sleep_for(std::chrono::milliseconds(extra_ms(rng)));
-      ::kill(pid, SIGKILL);
-      status = WaitFor(pid);
+      status = child.Kill();
     }
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ++kills_mid_run;
     last_step = StateFileStep(killed.path());
@@ -100,10 +96,7 @@ TEST(EstimatorKillTest, KilledAndRestartedRunMatchesUninterruptedRun) {
     EXPECT_GT(steps_after_kill[i], steps_after_kill[i - 1]) << "restart " << i << " did not resume";
   }
   EXPECT_LT(steps_after_kill.front(), kMaxSteps);
-  {
-    const int status = WaitFor(StartHelper(killed.path(), 0));
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "final run failed";
-  }
+  ASSERT_NO_FATAL_FAILURE(RunToEnd(killed.path(), "the final run"));
 
   Estimator a(estimator_testing::LinearModelFn,
               {.model_dir = reference.path(), .log_step_count_steps = 0});
