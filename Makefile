@@ -48,7 +48,7 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 \
 sanitize-build: deps
 	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(SAN_CXX) \
 	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g0" \
-	  -DLOOM_SANITIZE=ON $(SAN_FUZZ) -DLOOM_SKIP_DIRS="$(SAN_SKIP)"
+	  -DLOOM_SANITIZE=ON $(SAN_FUZZ) -DLOOM_SKIP_DIRS="$(SAN_SKIP)" $(CMAKE_FLAGS)
 	ninja -C $(SAN_BUILD) -j $(JOBS)
 
 sanitize: sanitize-build
@@ -72,7 +72,7 @@ TSAN_ENV := TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$
 tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(SAN_CXX) \
 	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
-	  -DLOOM_TSAN=ON -DLOOM_SKIP_DIRS="$(TSAN_SKIP)"
+	  -DLOOM_TSAN=ON -DLOOM_SKIP_DIRS="$(TSAN_SKIP)" $(CMAKE_FLAGS)
 	ninja -C $(TSAN_BUILD) -j $(JOBS) $(TSAN_TESTS)
 	cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -LE slow \
 	  -R '^($(subst $(space),|,$(strip $(TSAN_TESTS))))$$'

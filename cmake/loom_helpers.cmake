@@ -21,6 +21,10 @@ function(loom_test name)
   target_compile_definitions(${name} PRIVATE
     LOOM_SHARED_TESTDATA="${LOOM_SHARED_TESTDATA}"
     LOOM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  # A test's own code is setup and checks; the kernels it drives are in the libraries,
+  # built with the build type's flags. LOOM_TEST_COPTS (default -O0 in Release) keeps the
+  # test sources out of -O3, which takes 2.5x as long to compile (docs/testing.md).
+  target_compile_options(${name} PRIVATE ${LOOM_TEST_COPTS})
   add_test(NAME ${name} COMMAND ${name})
   if(ARG_TIMEOUT)
     set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT})

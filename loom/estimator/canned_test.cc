@@ -17,6 +17,7 @@
 #include "loom/train/adam.h"
 #include "loom/train/global_step.h"
 #include "loom/train/gradient_descent.h"
+#include "loom/testing/sanitizers.h"
 #include "loom/train/learning_rate.h"
 
 namespace loom {
@@ -227,12 +228,16 @@ TEST(CannedEstimatorTest, DNNRegressorWithBatchNormAndTheDefaultOptimizer) {
   // Evaluation normalizes with the moving statistics, which move with momentum 0.999 (as
   // TF's) and lag behind the growing activations while training, so they need a few
   // thousand steps to settle (at 2000 steps the evaluation loss is still about 6).
-  regressor.Train(TrainInput(TrainData().value), {.max_steps = 4000});
+  // Under a sanitizer (100x slower here) 400 steps run the same code paths; the quality
+  // bar needs the 4000 and is checked by the Release build.
+  const int64_t steps = testing::kSanitizerBuild ? 400 : 4000;
+  regressor.Train(TrainInput(TrainData().value), {.max_steps = steps});
   auto m = regressor.Evaluate(TestInput(TestData().value));
   const double baseline = MeanBaselineMse(TestData().value, TrainData().value);
   std::printf("DNNRegressor with batch norm: mse %.3f (mean baseline %.3f)\n", m["average_loss"],
               baseline);
-  EXPECT_LT(m["average_loss"], 0.25 * baseline);
+  EXPECT_TRUE(std::isfinite(m["average_loss"]));
+  if (!testing::kSanitizerBuild) EXPECT_LT(m["average_loss"], 0.25 * baseline);
   Tensor moving_mean = regressor.GetVariableValue("dnn/batchnorm_0/moving_mean");
   double total = 0;
   for (float v : moving_mean.flat<float>()) total += std::abs(v);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "loom/base/env.h"
+#include "loom/testing/sanitizers.h"
 
 namespace loom::estimator_testing {
 
@@ -111,24 +112,13 @@ class ChildTrainer {
   bool reaped_ = false;
 };
 
-// True in a ThreadSanitizer build. TSan defers a signal's handler until the receiving
-// thread next enters a call TSan intercepts; a thread busy in uninstrumented code (a BLAS
-// worker) or blocked in a raw system call may not do so for the rest of the run. CI saw a
-// child trainer under TSan ignore SIGTERM for ten minutes while the Release and ASan
-// builds of the same test pass, so the tests of stop-signal semantics skip themselves
-// under TSan: they check the kernel's delivery, not a data race.
-constexpr bool kThreadSanitizer =
-#if defined(__SANITIZE_THREAD__)
-    true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    true;
-#else
-    false;
-#endif
-#else
-    false;
-#endif
+// Under ThreadSanitizer the stop-signal tests skip themselves: TSan defers a signal's
+// handler until the receiving thread next enters a call TSan intercepts, and a thread busy
+// in uninstrumented code (a BLAS worker) or blocked in a raw system call may not do so for
+// the rest of the run. CI saw a child trainer under TSan ignore SIGTERM for ten minutes
+// while the Release and ASan builds of the same test pass: these tests check the kernel's
+// signal delivery, not a data race.
+inline constexpr bool kSkipSignalTests = testing::kThreadSanitizer;
 
 }  // namespace loom::estimator_testing
 
