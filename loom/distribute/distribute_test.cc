@@ -145,7 +145,7 @@ TEST(DistributedOptimizerTest, FusesDenseGradientsIntoBucketsAndGathersSparseRow
     for (int i = 0; i < g.num_nodes(); ++i) n += g.node(i)->op() == op;
     return n;
   };
-  // Default 64 MiB: the four dense gradients (hidden and out kernels and biases) are one
+  // Default 4 MiB: the four dense gradients (hidden and out kernels and biases) are one
   // bucket; the embedding's rows are gathered, and updated sparsely (never densified).
   auto fused = build({});
   EXPECT_EQ(CountAllReduceBuckets(*fused), 1);
