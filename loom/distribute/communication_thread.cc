@@ -98,10 +98,20 @@ class ThreadedCommunicator : public Communicator {
     return ticket;
   }
 
+  // Waits until `ticket` is done. A queued task that the communication thread has not
+  // picked up yet is run here instead (in queue order, still one caller of `inner` at a
+  // time): on a busy machine the thread may not get a core for milliseconds, and a waiter
+  // has nothing better to do.
   void WaitFor(int64_t ticket, bool count_exposed) {
     const auto begin = Clock::now();
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [&] { return completed_ >= ticket; });
+    while (completed_ < ticket) {
+      if (!running_ && !queue_.empty()) {
+        RunFront(lock);
+      } else {
+        done_cv_.wait(lock);
+      }
+    }
     if (count_exposed) {
       stats_.exposed_seconds += std::chrono::duration<double>(Clock::now() - begin).count();
     }
@@ -115,30 +125,38 @@ class ThreadedCommunicator : public Communicator {
     if (error) std::rethrow_exception(error);
   }
 
+  // Runs the first queued task. REQUIRES: lock holds mu_, !running_, queue_ non-empty.
+  void RunFront(std::unique_lock<std::mutex>& lock) {
+    Task task = std::move(queue_.front());
+    queue_.pop_front();
+    running_ = true;
+    lock.unlock();
+    const auto begin = Clock::now();
+    std::exception_ptr error;
+    try {
+      task.run();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+    lock.lock();
+    running_ = false;
+    if (task.started) {
+      ++stats_.collectives;
+      stats_.busy_seconds += seconds;
+    }
+    if (error) errors_[task.ticket] = error;
+    completed_ = task.ticket;
+    done_cv_.notify_all();
+    work_cv_.notify_one();
+  }
+
   void Loop() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      work_cv_.wait(lock, [&] { return (stopping_ && !running_) || (!queue_.empty() && !running_); });
       if (queue_.empty()) return;  // stopping, and nothing left to run
-      Task task = std::move(queue_.front());
-      queue_.pop_front();
-      lock.unlock();
-      const auto begin = Clock::now();
-      std::exception_ptr error;
-      try {
-        task.run();
-      } catch (...) {
-        error = std::current_exception();
-      }
-      const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-      lock.lock();
-      if (task.started) {
-        ++stats_.collectives;
-        stats_.busy_seconds += seconds;
-      }
-      if (error) errors_[task.ticket] = error;
-      completed_ = task.ticket;
-      done_cv_.notify_all();
+      RunFront(lock);
     }
   }
 
@@ -150,6 +168,7 @@ class ThreadedCommunicator : public Communicator {
   std::map<int64_t, std::exception_ptr> errors_;    // guarded by mu_
   OverlapStats stats_;                              // guarded by mu_
   bool stopping_ = false;                           // guarded by mu_
+  bool running_ = false;  // a task is running (on either thread); guarded by mu_
   std::thread thread_;  // last: starts after the members above exist
 };
 

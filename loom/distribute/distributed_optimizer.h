@@ -86,6 +86,13 @@ std::vector<train::GradAndVar> AverageGradients(const Scope& scope,
                                                 const std::vector<train::GradAndVar>& grads_and_vars,
                                                 DistributedOptimizerOptions options = {});
 
+// The summing step alone (what ComputeGradients appends to the gradients of loss / N):
+// dense gradients summed over ranks in buckets, sparse ones gathered. Collective at run
+// time, like AverageGradients.
+std::vector<train::GradAndVar> SumGradientsOverRanks(const Scope& scope,
+                                                     const std::vector<train::GradAndVar>& grads_and_vars,
+                                                     DistributedOptimizerOptions options = {});
+
 // How many all-reduce buckets (AllReduceSum or AllReduceStart ops) `graph` holds, and
 // AllGatherRows ops: what tests
 // and the Estimator's check ("does this training graph average its gradients?") count.
