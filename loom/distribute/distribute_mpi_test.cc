@@ -206,6 +206,19 @@ TEST_F(MpiTest, LoomTrainUnderMpirun) {
   ASSERT_EQ(restarted.status, 0) << restarted.output;
   EXPECT_NE(restarted.output.find("trained to global step 50"), std::string::npos) << restarted.output;
 
+  // From an mpirun checkpoint to one process: the distributed pipeline has one more stage
+  // (ReplicaShard), so its input position does not fit: an error that shows both
+  // pipelines and names --restart-input, never a silent restart.
+  Launch alone = RunCommand(StrCat(LOOM_CLI_PATH, " train ", job16, " --model-dir ", Path("model"),
+                                   " --max-steps 55"));
+  EXPECT_NE(alone.status, 0);
+  EXPECT_NE(alone.output.find("ReplicaShard"), std::string::npos) << alone.output;
+  EXPECT_NE(alone.output.find("--restart-input"), std::string::npos) << alone.output;
+  Launch alone_restarted = RunCommand(StrCat(LOOM_CLI_PATH, " train ", job16, " --model-dir ",
+                                             Path("model"), " --max-steps 55 --restart-input"));
+  ASSERT_EQ(alone_restarted.status, 0) << alone_restarted.output;
+  EXPECT_NE(alone_restarted.output.find("trained to global step 55"), std::string::npos);
+
   // Other subcommands run in one process: N copies would write the same eval files.
   Launch evaluate = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " evaluate ", job,
                                       " --model-dir ", Path("model")));

@@ -54,6 +54,11 @@ std::vector<train::GradAndVar> SumGradients(const Scope& s,
     list.back().push_back(k);
     filled += bytes;
   }
+  // One bucket in all starts when the last gradient exists: nothing would run between its
+  // start and its wait, so it is one AllReduceSum (no handoff to the communication thread).
+  size_t total_buckets = 0;
+  for (const auto& [dtype, list] : buckets) total_buckets += list.size();
+  if (total_buckets == 1) options.overlap_communication = false;
   for (const auto& [dtype, list] : buckets) {
     for (const std::vector<size_t>& bucket : list) {
       std::vector<Output> inputs;

@@ -46,8 +46,9 @@ struct DistributedOptimizerOptions {
   // Each bucket is an AllReduceStart, which the Session runs as soon as the bucket's
   // gradients exist, and an AllReduceWait before the update: the all-reduce runs on the
   // communicator's thread while the rest of the backward pass runs (collective_ops.h).
-  // false: one AllReduceSum per bucket, after the whole backward pass. The sums are the
-  // same bits either way. Default: true.
+  // false: one AllReduceSum per bucket, after the whole backward pass, which is also what
+  // a model of a single bucket gets (nothing could run between its start and its wait).
+  // The sums are the same bits either way. Default: true.
   bool overlap_communication = true;
 };
 
