@@ -222,6 +222,8 @@ void StepBench(std::shared_ptr<distribute::Communicator> comm, bool convnet, boo
                 threads, overlap ? "overlap" : "after backward", 1.0 / step_s, step_s * 1e3);
     if (comm->size() == 1) {
       std::printf("— | — |\n");
+    } else if (overlap && after.collectives == before.collectives) {
+      std::printf("one bucket: synchronous, as above | — |\n");
     } else if (overlap) {
       std::printf("%.1f ms | %.0f%% hidden |\n", 1e3 * busy / runs,
                   busy > 0 ? 100.0 * std::max(0.0, 1.0 - exposed / busy) : 0.0);
