@@ -5,8 +5,8 @@
 // communication as part of a step. Their kernels find the Communicator in the Session's
 // ResourceMgr (AttachCommunicator; BroadcastGlobalVariablesHook attaches it in
 // AfterCreateSession), and fail with FailedPrecondition naming the node when none is there.
-// Every rank must run the same graph: the Session executes kernels in node order, so the
-// ranks issue their collectives in the same order.
+// Every rank must run the same graph: the Session's plan order depends only on the graph
+// (node order, starts moved up), so the ranks issue their collectives in the same order.
 //
 //   AllReduceSum      the sum over ranks of each input, fused: the inputs are copied into
 //                     one buffer kept in the Session and reduced by ONE
