@@ -106,9 +106,10 @@ void RunExport(const Job& job, Estimator& estimator, const std::string& dir);
 // `mpirun -np N loom train job.toml` (docs/distribute.md): this process is one rank of a
 // data-parallel job over the same job file. [train] batch_size is the global batch. Rank 0
 // is the chief: it alone writes model_dir, prints progress and the summary, and evaluates
-// or exports afterwards. An error on any rank aborts the whole job (MPI_Abort), so that no
+// or exports afterwards. `--restart-input` is passed to every rank (the chief's fresh
+// input position is what the others take at the broadcast). An error on any rank aborts the whole job (MPI_Abort), so that no
 // rank waits forever for a failed one.
-void TrainOnMpiRanks(Job job, bool evaluate, bool export_model) {
+void TrainOnMpiRanks(Job job, bool evaluate, bool export_model, bool restart_input) {
   std::shared_ptr<distribute::Communicator> comm = distribute::MpiCommunicator();
   try {
     if (job.batch_size % comm->size() != 0) {
@@ -131,12 +132,12 @@ void TrainOnMpiRanks(Job job, bool evaluate, bool export_model) {
     }
     auto estimator = MakeEstimator(job);
     if (chief) {
-      RunTrain(job, *estimator);
+      RunTrain(job, *estimator, restart_input);
       if (evaluate) RunEvaluate(job, *estimator);
       if (export_model) RunExport(job, *estimator, "");
     } else {
       estimator->Train(MakeInputFn(job, "train", /*training=*/true),
-                       {.steps = job.steps, .max_steps = job.max_steps});
+                       {.steps = job.steps, .max_steps = job.max_steps, .restart_input = restart_input});
     }
   } catch (const std::exception& e) {
     comm->Abort(1, e.what());
@@ -305,7 +306,9 @@ void AddJobCommands(CLI::App& app) {
                   "(keeping the files) instead of stopping with an error");
     cmd->callback(run([flags, evaluate, export_model, restart_input] {
       Job job = Load(*flags);
-      if (distribute::LaunchedByMpi()) return TrainOnMpiRanks(std::move(job), *evaluate, *export_model);
+      if (distribute::LaunchedByMpi()) {
+        return TrainOnMpiRanks(std::move(job), *evaluate, *export_model, *restart_input);
+      }
       auto estimator = MakeEstimator(job);
       ExitIfInterrupted(RunTrain(job, *estimator, *restart_input));
       if (*evaluate) RunEvaluate(job, *estimator);

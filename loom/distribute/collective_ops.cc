@@ -106,6 +106,160 @@ const OpDef& AllReduceSumOp() {
   return op;
 }
 
+// What an all-reduce started by LoomAllReduceStart holds until its LoomAllReduceWait:
+// the buffer being reduced (the fusion buffer, or the bucket's one input reduced in
+// place) and the bucket's shapes. Kept in the Session under the start node's name, so
+// the buffer outlives the step's slots while the communication thread writes it.
+class PendingAllReduce : public Resource {
+ public:
+  ~PendingAllReduce() override {
+    if (ticket == 0) return;
+    try {
+      comm->Wait(ticket);  // the communication thread must not write freed memory
+    } catch (...) {
+    }
+  }
+  std::shared_ptr<Communicator> comm;
+  int64_t ticket = 0;            // 0: nothing in flight
+  Tensor buffer;                 // the values being summed, flat
+  std::vector<Tensor> inputs;    // one rank: the inputs, passed through
+  std::vector<Shape> shapes;     // the bucket's shapes, in input order
+};
+
+std::string PendingName(const Node& start) { return StrCat("loom.distribute/pending:", start.name()); }
+
+template <typename T>
+void CopyScaled(T* dst, const T* src, int64_t count, T scale) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = src[i] * scale;
+}
+
+// Copies `in` into dst, times `scale` when given (the same product Mul computes).
+void CopyInto(char* dst, const Tensor& in, const Tensor* scale) {
+  if (in.NumElements() == 0) return;
+  if (scale == nullptr) {
+    std::memcpy(dst, in.raw_data(), in.TotalBytes());
+  } else if (in.dtype() == kFloat32) {
+    CopyScaled(reinterpret_cast<float*>(dst), in.data<float>(), in.NumElements(), *scale->data<float>());
+  } else {
+    CopyScaled(reinterpret_cast<double*>(dst), in.data<double>(), in.NumElements(), *scale->data<double>());
+  }
+}
+
+// LoomAllReduceStart(g_1..g_n[, scale]) -> ticket: fills the bucket's buffer and hands
+// it to the communicator's thread (Communicator::StartAllReduceSum); returns at once.
+// Built with `_schedule_early`: the Session runs it as soon as the bucket's gradients
+// exist, so the rest of the backward pass runs while the buffer is reduced.
+const OpDef& AllReduceStartOp() {
+  static const OpDef op = {
+      .name = "LoomAllReduceStart",
+      .num_inputs = kVariadic,
+      .stateful = true,
+      .shape =
+          [](InferenceContext& c) {
+            const int n = c.num_inputs() - (c.attr<bool>("scaled") ? 1 : 0);
+            if (n <= 0) c.Fail("needs at least one gradient");
+            c.ExpectDType(0, {kFloat32, kFloat64});
+            for (int i = 0; i < c.num_inputs(); ++i) c.ExpectSameDType(0, i);
+            if (n < c.num_inputs()) c.ExpectRank(n, 0);
+            c.set_output(0, kInt64, Shape{});
+          },
+      .kernel =
+          [](KernelContext& c) {
+            Communicator& comm = RequireCommunicator(c);
+            auto* pending = c.resources().LookupOrCreate<PendingAllReduce>(PendingName(c.node()));
+            if (pending->ticket != 0) {  // an earlier step failed before its wait
+              pending->comm->Wait(pending->ticket);
+              pending->ticket = 0;
+            }
+            pending->comm = AttachedCommunicator(c.resources());
+            const bool scaled = c.attr<bool>("scaled");
+            const int n = c.num_inputs() - (scaled ? 1 : 0);
+            const Tensor* scale = scaled ? &c.input(n) : nullptr;
+            pending->shapes.clear();
+            pending->inputs.clear();
+            for (int i = 0; i < n; ++i) pending->shapes.push_back(c.input(i).shape());
+            c.set_output(0, Tensor::Scalar<int64_t>(0));
+            if (comm.size() == 1 && !scaled) {  // the sum over one rank is the value
+              for (int i = 0; i < n; ++i) pending->inputs.push_back(c.input(i));
+              return;
+            }
+            const DType dtype = c.input(0).dtype();
+            const Tensor& first = c.input(0);
+            if (n == 1 && static_cast<int64_t>(first.TotalBytes()) >= kInPlaceBytes &&
+                first.BufferIsUnique() && first.buffer()->owned() && first.byte_offset() == 0) {
+              // The gradient is consumed by nothing else: reduce it where it is.
+              pending->buffer = first.Reshaped(Shape{first.NumElements()});
+              if (scale != nullptr) {
+                CopyInto(static_cast<char*>(pending->buffer.raw_data()), first, scale);
+              }
+            } else {
+              int64_t total = 0;
+              for (int i = 0; i < n; ++i) total += c.input(i).NumElements();
+              pending->buffer = FusionBuffer(c, dtype, total);
+              char* base = static_cast<char*>(pending->buffer.raw_data());
+              for (int i = 0; i < n; ++i) {
+                CopyInto(base, c.input(i), scale);
+                base += c.input(i).TotalBytes();
+              }
+            }
+            if (comm.size() == 1) return;  // scaled, one rank: nothing to sum
+            pending->ticket = comm.StartAllReduceSum(dtype, pending->buffer.raw_data(),
+                                                     pending->buffer.NumElements());
+            c.set_output(0, Tensor::Scalar<int64_t>(pending->ticket));
+          },
+      .no_gradient = "a collective over ranks applied to gradients; not differentiable",
+  };
+  return op;
+}
+
+// LoomAllReduceWait(ticket) -> sum_1..sum_n: waits for its start's all-reduce and
+// returns the bucket's sums as views of the reduced buffer.
+const OpDef& AllReduceWaitOp() {
+  static const OpDef op = {
+      .name = "LoomAllReduceWait",
+      .num_inputs = 1,
+      .stateful = true,
+      .shape =
+          [](InferenceContext& c) {
+            const Node* start = c.input(0).node;
+            if (start->op() != "LoomAllReduceStart") {
+              c.Fail("input must be a LoomAllReduceStart, not ", start->description());
+            }
+            const int n = start->num_inputs() - (start->attr<bool>("scaled") ? 1 : 0);
+            for (int i = 0; i < n; ++i) {
+              c.set_output(i, start->input(i).dtype(), start->input(i).shape());
+            }
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Node& start = *c.node().input(0).node;
+            auto* pending = c.resources().Lookup<PendingAllReduce>(PendingName(start));
+            if (pending == nullptr) {
+              throw FailedPrecondition(c.node().description(), ": its all-reduce ",
+                                       start.description(), " has not run in this Session");
+            }
+            if (pending->ticket != 0) {
+              pending->comm->Wait(pending->ticket);
+              pending->ticket = 0;
+            }
+            if (!pending->inputs.empty()) {
+              for (size_t i = 0; i < pending->inputs.size(); ++i) c.set_output(i, pending->inputs[i]);
+              pending->inputs.clear();
+              return;
+            }
+            int64_t offset = 0;
+            for (size_t i = 0; i < pending->shapes.size(); ++i) {
+              const int64_t count = pending->shapes[i].num_elements();
+              c.set_output(i, pending->buffer.Slice(offset, offset + count).Reshaped(pending->shapes[i]));
+              offset += count;
+            }
+            pending->buffer = Tensor();  // the outputs keep it; the next step may reuse it
+          },
+      .no_gradient = "a collective over ranks applied to gradients; not differentiable",
+  };
+  return op;
+}
+
 const OpDef& ReplicaScaleOp() {
   static const OpDef op = {
       .name = "LoomReplicaScale",
@@ -233,6 +387,21 @@ std::vector<Output> AllReduceSum(const Scope& scope, const std::vector<Output>& 
   return outputs;
 }
 
+std::vector<Output> StartAndWaitAllReduceSum(const Scope& scope, const std::vector<Output>& inputs,
+                                             Output scale) {
+  LOOM_CHECK(!inputs.empty()) << "StartAndWaitAllReduceSum: no inputs";
+  std::vector<Output> start_inputs = inputs;
+  if (scale.valid()) start_inputs.push_back(scale);
+  // `_schedule_early`: the Session runs the start right after its inputs (session.cc).
+  Node* start = scope.AddNode(AllReduceStartOp(), start_inputs,
+                              {{"scaled", scale.valid()}, {"_schedule_early", true}},
+                              "AllReduceStart");
+  Node* wait = scope.AddNode(AllReduceWaitOp(), {start->output(0)}, {}, "AllReduceWait");
+  std::vector<Output> outputs;
+  for (int i = 0; i < wait->num_outputs(); ++i) outputs.push_back(wait->output(i));
+  return outputs;
+}
+
 Output ReplicaScale(const Scope& scope, DType dtype) {
   return scope.AddNode(ReplicaScaleOp(), {}, {{"dtype", dtype}}, "ReplicaScale")->output(0);
 }
@@ -244,6 +413,8 @@ std::pair<Output, Output> AllGatherRows(const Scope& scope, Output indices, Outp
 
 void RegisterDistributeOps(OpRegistry& registry) {
   registry.Register(AllReduceSumOp());
+  registry.Register(AllReduceStartOp());
+  registry.Register(AllReduceWaitOp());
   registry.Register(ReplicaScaleOp());
   registry.Register(AllGatherRowsOp());
 }

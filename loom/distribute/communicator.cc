@@ -123,7 +123,9 @@ std::vector<std::shared_ptr<Communicator>> InProcessCommunicators(int n) {
   LOOM_CHECK_GE(n, 1) << "InProcessCommunicators: n must be >= 1";
   auto job = std::make_shared<InProcessJob>(n);
   std::vector<std::shared_ptr<Communicator>> ranks;
-  for (int r = 0; r < n; ++r) ranks.push_back(std::make_shared<InProcessCommunicator>(job, r));
+  for (int r = 0; r < n; ++r) {
+    ranks.push_back(WithCommunicationThread(std::make_shared<InProcessCommunicator>(job, r)));
+  }
   return ranks;
 }
 

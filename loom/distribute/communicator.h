@@ -11,6 +11,10 @@
 // skips one leaves the others waiting. Loom keeps that order by running collectives only
 // from the thread that drives training: graph kernels (collective_ops.h) in plan order,
 // and hooks. Results are identical on every rank (same summation order).
+// StartAllReduceSum / Wait split an all-reduce so that the caller computes while it runs:
+// WithCommunicationThread(comm) runs every collective of `comm` (the blocking ones too)
+// on one thread of its own, in call order; a plain communicator runs it inside Start.
+// Either way the result does not depend on timing.
 // Thread-safety: one thread at a time per Communicator object.
 #include <cstdint>
 #include <memory>
@@ -41,6 +45,29 @@ class Communicator {
   virtual std::vector<std::string> AllGather(std::string_view bytes) = 0;
   // Collective. Replaces `data` (the same size on every rank) by rank `root`'s.
   virtual void Broadcast(void* data, int64_t bytes, int root) = 0;
+  // Collective, asynchronous: starts AllReduceSum(dtype, data, count) and returns a ticket
+  // for Wait. It is ordered with this communicator's other collectives by call order.
+  // REQUIRES: `data` stays valid and untouched until Wait(ticket) returns. Default: runs
+  // the all-reduce now (returns when done).
+  virtual int64_t StartAllReduceSum(DType dtype, void* data, int64_t count) {
+    AllReduceSum(dtype, data, count);
+    return 0;
+  }
+  // Blocks until the collective of `ticket` (and every one started before it) is done;
+  // rethrows its error. Waiting twice, or for a ticket already waited for, returns at once.
+  virtual void Wait(int64_t ticket) { (void)ticket; }
+
+  // Time that started collectives spent communicating (busy_seconds, on the communication
+  // thread) and that callers spent blocked in Wait (exposed_seconds): 1 - exposed / busy
+  // is the share of communication hidden behind other work. Zero without a communication
+  // thread.
+  struct OverlapStats {
+    int64_t collectives = 0;
+    double busy_seconds = 0;
+    double exposed_seconds = 0;
+  };
+  virtual OverlapStats overlap_stats() const { return {}; }
+
   // Ends every rank of the job now (MPI_Abort): what a rank does when it fails, so that
   // the others do not wait for it forever. Prints `reason` first.
   [[noreturn]] virtual void Abort(int exit_code, std::string_view reason) = 0;
@@ -53,8 +80,16 @@ void BroadcastString(Communicator& comm, std::string& value, int root);
 // Collective. Rank root's value on every rank.
 int64_t BroadcastInt(Communicator& comm, int64_t value, int root);
 
+// A communicator that runs every collective of `inner` on a thread of its own (the only
+// thread that calls into `inner`), in the order they are called: the blocking methods
+// queue theirs and wait, StartAllReduceSum queues and returns. So an all-reduce runs while
+// the caller's kernels run, and `inner` still sees one caller (MPI_THREAD_SERIALIZED is
+// enough). Abort goes to `inner` directly. The destructor waits for queued collectives.
+std::shared_ptr<Communicator> WithCommunicationThread(std::shared_ptr<Communicator> inner);
+
 // `n` communicators of one job whose ranks are threads of this process: rank i is
-// result[i], to be driven by its own thread. REQUIRES: n >= 1.
+// result[i], to be driven by its own thread; each runs its collectives on a communication
+// thread (WithCommunicationThread). REQUIRES: n >= 1.
 std::vector<std::shared_ptr<Communicator>> InProcessCommunicators(int n);
 
 // True when this process was started by an MPI launcher (mpirun / mpiexec / srun with
@@ -63,9 +98,10 @@ std::vector<std::shared_ptr<Communicator>> InProcessCommunicators(int n);
 bool LaunchedByMpi();
 
 // The job this process is one rank of: MPI_COMM_WORLD (duplicated, so Loom's collectives
-// never mix with the application's). MPI is initialized on the first call
-// (MPI_Init_thread, MPI_THREAD_SERIALIZED) and finalized at process exit; later calls
-// return the same communicator. Throws Unimplemented when Loom was built without MPI and
+// never mix with the application's), behind a communication thread
+// (WithCommunicationThread), the only thread that calls MPI for Loom. MPI is initialized
+// on the first call (MPI_Init_thread, MPI_THREAD_SERIALIZED) and finalized at process
+// exit; later calls return the same communicator. Throws Unimplemented when Loom was built without MPI and
 // Unavailable when MPI cannot start.
 std::shared_ptr<Communicator> MpiCommunicator();
 // Whether this build has MPI (MpiCommunicator works).

@@ -185,6 +185,40 @@ TEST_F(MpiTest, LoomTrainUnderMpirun) {
   EXPECT_NE(three.output.find("batch_size 32 is the global batch, which the 3 ranks"),
             std::string::npos) << three.output;
 
+  // A changed batch_size makes the checkpoint's input position another pipeline's: an
+  // error on every rank, unless --restart-input, which every rank honours.
+  std::string text = ReadText(job);
+  const std::string examples = std::string(LOOM_SOURCE_DIR) + "/examples/jobs/";
+  for (size_t at = 0; (at = text.find("\"data/", at)) != std::string::npos; at += examples.size()) {
+    text.insert(at + 1, examples);  // the copy lives elsewhere: absolute data paths
+  }
+  const size_t batch = text.find("batch_size = 32");
+  ASSERT_NE(batch, std::string::npos);
+  text.replace(batch, 15, "batch_size = 16");
+  const std::string job16 = Path("job16.toml");
+  std::ofstream(job16) << text;
+  Launch changed = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " train ", job16, " --model-dir ",
+                                     Path("model"), " --max-steps 50"));
+  EXPECT_NE(changed.status, 0);
+  EXPECT_NE(changed.output.find("--restart-input"), std::string::npos) << changed.output;
+  Launch restarted = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " train ", job16, " --model-dir ",
+                                       Path("model"), " --max-steps 50 --restart-input"));
+  ASSERT_EQ(restarted.status, 0) << restarted.output;
+  EXPECT_NE(restarted.output.find("trained to global step 50"), std::string::npos) << restarted.output;
+
+  // From an mpirun checkpoint to one process: the distributed pipeline has one more stage
+  // (ReplicaShard), so its input position does not fit: an error that shows both
+  // pipelines and names --restart-input, never a silent restart.
+  Launch alone = RunCommand(StrCat(LOOM_CLI_PATH, " train ", job16, " --model-dir ", Path("model"),
+                                   " --max-steps 55"));
+  EXPECT_NE(alone.status, 0);
+  EXPECT_NE(alone.output.find("ReplicaShard"), std::string::npos) << alone.output;
+  EXPECT_NE(alone.output.find("--restart-input"), std::string::npos) << alone.output;
+  Launch alone_restarted = RunCommand(StrCat(LOOM_CLI_PATH, " train ", job16, " --model-dir ",
+                                             Path("model"), " --max-steps 55 --restart-input"));
+  ASSERT_EQ(alone_restarted.status, 0) << alone_restarted.output;
+  EXPECT_NE(alone_restarted.output.find("trained to global step 55"), std::string::npos);
+
   // Other subcommands run in one process: N copies would write the same eval files.
   Launch evaluate = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " evaluate ", job,
                                       " --model-dir ", Path("model")));

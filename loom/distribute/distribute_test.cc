@@ -145,7 +145,7 @@ TEST(DistributedOptimizerTest, FusesDenseGradientsIntoBucketsAndGathersSparseRow
     for (int i = 0; i < g.num_nodes(); ++i) n += g.node(i)->op() == op;
     return n;
   };
-  // Default 64 MiB: the four dense gradients (hidden and out kernels and biases) are one
+  // Default 4 MiB: the four dense gradients (hidden and out kernels and biases) are one
   // bucket; the embedding's rows are gathered, and updated sparsely (never densified).
   auto fused = build({});
   EXPECT_EQ(CountAllReduceBuckets(*fused), 1);
@@ -155,6 +155,14 @@ TEST(DistributedOptimizerTest, FusesDenseGradientsIntoBucketsAndGathersSparseRow
   EXPECT_EQ(count(*fused, "UnsortedSegmentSum"), 0);
   // In reverse order: out/bias 4 bytes, out/kernel 64, hidden/bias 64 (132 in all), then
   // hidden/kernel 12x16 floats = 768 bytes, which a 500-byte threshold puts in a new bucket.
+  // One bucket could overlap nothing: one synchronous AllReduceSum. Two or more: each a
+  // start (run early) and a wait.
+  EXPECT_EQ(count(*fused, "LoomAllReduceSum"), 1);
+  EXPECT_EQ(count(*fused, "LoomAllReduceStart"), 0);
+  auto two = build({.fusion_threshold_bytes = 500});
+  EXPECT_EQ(count(*two, "LoomAllReduceStart"), 2);
+  EXPECT_EQ(count(*two, "LoomAllReduceWait"), 2);
+  EXPECT_EQ(count(*two, "LoomAllReduceSum"), 0);
   EXPECT_EQ(CountAllReduceBuckets(*build({.fusion_threshold_bytes = 500})), 2);
   EXPECT_EQ(CountAllReduceBuckets(*build({.fusion_threshold_bytes = 0})), 4);
 }

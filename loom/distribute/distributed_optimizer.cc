@@ -1,5 +1,6 @@
 #include "loom/distribute/distributed_optimizer.h"
 
+#include <functional>
 #include <map>
 
 #include "loom/base/check.h"
@@ -23,9 +24,12 @@ int CountOps(const Graph& graph, std::string_view op) {
 
 // Sums grads_and_vars over ranks: dense ones by AllReduceSum in buckets, sparse ones by
 // AllGatherRows.
+// With `scale`, dense gradients of dtype d are multiplied by scale(d) inside the start of
+// their all-reduce (no Mul node of its own, which would run after the whole backward pass).
 std::vector<train::GradAndVar> SumGradients(const Scope& s,
                                             const std::vector<train::GradAndVar>& grads_and_vars,
-                                            DistributedOptimizerOptions options) {
+                                            DistributedOptimizerOptions options,
+                                            const std::function<Output(DType)>& scale = {}) {
   std::vector<train::GradAndVar> result = grads_and_vars;
   // Buckets per dtype, filled in reverse variable order.
   std::map<DType, std::vector<std::vector<size_t>>> buckets;
@@ -50,11 +54,24 @@ std::vector<train::GradAndVar> SumGradients(const Scope& s,
     list.back().push_back(k);
     filled += bytes;
   }
+  // One bucket in all starts when the last gradient exists: nothing would run between its
+  // start and its wait, so it is one AllReduceSum (no handoff to the communication thread).
+  size_t total_buckets = 0;
+  for (const auto& [dtype, list] : buckets) total_buckets += list.size();
+  if (total_buckets == 1) options.overlap_communication = false;
   for (const auto& [dtype, list] : buckets) {
     for (const std::vector<size_t>& bucket : list) {
       std::vector<Output> inputs;
       for (size_t k : bucket) inputs.push_back(grads_and_vars[k].first.dense);
-      std::vector<Output> summed = AllReduceSum(s, inputs);
+      std::vector<Output> summed;
+      if (options.overlap_communication) {
+        summed = StartAndWaitAllReduceSum(s, inputs, scale ? scale(dtype) : Output());
+      } else {
+        if (scale) {
+          for (Output& in : inputs) in = Mul(s, in, scale(dtype));
+        }
+        summed = AllReduceSum(s, inputs);
+      }
       for (size_t j = 0; j < bucket.size(); ++j) result[bucket[j]].first = GradOutput(summed[j]);
     }
   }
@@ -62,6 +79,12 @@ std::vector<train::GradAndVar> SumGradients(const Scope& s,
 }
 
 }  // namespace
+
+std::vector<train::GradAndVar> SumGradientsOverRanks(const Scope& scope,
+                                                     const std::vector<train::GradAndVar>& grads_and_vars,
+                                                     DistributedOptimizerOptions options) {
+  return SumGradients(scope.NewSubScope("distribute"), grads_and_vars, options);
+}
 
 std::vector<train::GradAndVar> AverageGradients(const Scope& scope,
                                                 const std::vector<train::GradAndVar>& grads_and_vars,
@@ -75,14 +98,11 @@ std::vector<train::GradAndVar> AverageGradients(const Scope& scope,
     return out;
   };
   for (auto& [g, var] : scaled) {
-    if (!g.valid()) continue;
-    if (g.is_sparse()) {
+    if (g.valid() && g.is_sparse()) {
       g = GradOutput::Sparse(g.indices, Mul(s, g.values, scale(g.values.dtype())), g.dense_shape);
-    } else {
-      g = GradOutput(Mul(s, g.dense, scale(g.dense.dtype())));
     }
   }
-  return SumGradients(s, scaled, options);
+  return SumGradients(s, scaled, options, scale);
 }
 
 DistributedOptimizer::DistributedOptimizer(std::unique_ptr<train::Optimizer> inner,
@@ -132,7 +152,9 @@ Operation DistributedOptimizer::ApplySparse(const Scope&, Output, Output, Output
   return {};
 }
 
-int CountAllReduceBuckets(const Graph& graph) { return CountOps(graph, "LoomAllReduceSum"); }
+int CountAllReduceBuckets(const Graph& graph) {
+  return CountOps(graph, "LoomAllReduceSum") + CountOps(graph, "LoomAllReduceStart");
+}
 int CountAllGatherRows(const Graph& graph) { return CountOps(graph, "LoomAllGatherRows"); }
 
 }  // namespace loom::distribute

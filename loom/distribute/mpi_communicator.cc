@@ -131,7 +131,7 @@ std::shared_ptr<Communicator> MpiCommunicator() {
     }
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    world = std::make_shared<MpiWorld>(comm);
+    world = WithCommunicationThread(std::make_shared<MpiWorld>(comm));
   });
   if (!world) throw Unavailable("MPI could not start: ", failure);
   return world;

@@ -45,6 +45,8 @@ namespace {
 
 bool IsVariable(const Node* node) { return node->op_def().role == OpRole::kVariable; }
 
+constexpr char kScheduleEarlyAttr[] = "_schedule_early";
+
 // Variables are read when their reader runs, not when the Variable node would, so a
 // reader under a control dependency on an update sees the updated value (TF1's
 // `with tf.control_dependencies([update]): tf.identity(v)`).
@@ -112,11 +114,30 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
     }
     plan->feed_slots.push_back(slot_base[out.node->id()] + out.index);
   }
-  std::vector<int> last_reader(plan->num_slots, -1);
+  // Kernels run in node order (a topological order: inputs precede their consumers),
+  // except that a node with the attribute `_schedule_early` (true) moves up to right
+  // after the last of its inputs and control inputs; its consumers follow its old place,
+  // so the order stays topological. It is for an op that starts work on another thread
+  // (a collective's start, distribute/collective_ops.h): the kernels that node order puts
+  // before it run while that work does.
+  std::vector<int> order;
+  std::vector<int> position(n, -1);
   for (int id = 0; id < n; ++id) {
-    if (!needed[id] || fed_node[id]) continue;
+    if (!needed[id] || fed_node[id] || IsVariable(graph_.node(id))) continue;
+    const Node* node = graph_.node(id);
+    size_t at = order.size();
+    if (const bool* early = node->attrs().Find<bool>(kScheduleEarlyAttr); early && *early) {
+      int after = -1;
+      for (int i = 0; i < node->num_inputs(); ++i) after = std::max(after, position[node->input(i).node->id()]);
+      for (const Node* c : node->control_inputs()) after = std::max(after, position[c->id()]);
+      at = static_cast<size_t>(after + 1);
+    }
+    order.insert(order.begin() + at, id);
+    for (size_t p = at; p < order.size(); ++p) position[order[p]] = static_cast<int>(p);
+  }
+  std::vector<int> last_reader(plan->num_slots, -1);
+  for (int id : order) {
     Node* node = graph_.node(id);
-    if (IsVariable(node)) continue;  // read by its consumers
     if (!node->op_def().kernel) {
       throw Unimplemented(node->description(), " has no CPU kernel");
     }

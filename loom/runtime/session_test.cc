@@ -167,6 +167,34 @@ TEST(SessionTest, StepStatsWhenTracing) {
   EXPECT_EQ(metadata.step_stats[1].node_name, "y");
 }
 
+// A node with `_schedule_early` runs right after the last of its inputs and control
+// inputs, not in node order (what a collective's start needs, distribute/collective_ops.h).
+TEST(SessionTest, ScheduleEarlyNodesRunRightAfterTheirInputs) {
+  for (bool early : {true, false}) {
+    Graph graph;
+    Scope s(graph);
+    auto a = Identity(s.WithOpName("a"), Const(s.WithOpName("x"), Tensor::Scalar<float>(3)));
+    auto b = Identity(s.WithOpName("b"), a);
+    auto c = Identity(s.WithOpName("c"), b);
+    const OpDef& identity = a.node->op_def();
+    Node* after_a = s.WithOpName("after_a").AddNode(identity, {a}, {{"_schedule_early", early}});
+    Node* after_b = s.WithOpName("after_b").WithControlDependencies({b})
+                        .AddNode(identity, {a}, {{"_schedule_early", early}});
+    Session session(graph);
+    RunOptions options{.trace = true};
+    RunMetadata metadata;
+    auto out = session.Run({}, {c, after_a->output(0), after_b->output(0)}, {}, &options, &metadata);
+    EXPECT_EQ(out[1].scalar<float>(), 3);
+    EXPECT_EQ(out[2].scalar<float>(), 3);
+    std::vector<std::string> order;
+    for (const NodeExecStats& st : metadata.step_stats) order.push_back(st.node_name);
+    const std::vector<std::string> expected =
+        early ? std::vector<std::string>{"x", "a", "after_a", "b", "after_b", "c"}
+              : std::vector<std::string>{"x", "a", "b", "c", "after_a", "after_b"};
+    EXPECT_EQ(order, expected);
+  }
+}
+
 TEST(GradientsTest, AddNAndIdentityAccumulate) {
   double err = MaxGradientError(
       [](const Scope& s, const std::vector<Output>& x) {
