@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <set>
 
 #include "loom/base/logging.h"
@@ -42,6 +43,22 @@ struct Unsupported {
   std::string node;    // the first one
   std::string reason;  // of the first one
 };
+
+// "column 'tag', " when `node` is in a feature column's transformation scope
+// (feature_column_categorical.cc: "<key>_hash", "<key>_lookup", "<key>_identity",
+// "<name>_cross"), else "".
+std::string ColumnOf(const std::string& node) {
+  const size_t last = node.rfind('/');
+  if (last == std::string::npos) return "";
+  const size_t first = node.rfind('/', last - 1);
+  const std::string scope = node.substr(first == std::string::npos ? 0 : first + 1,
+                                        last - (first == std::string::npos ? 0 : first + 1));
+  for (const char* suffix : {"_hash", "_lookup", "_identity", "_cross"}) {
+    if (scope.ends_with(suffix) && scope.size() > std::strlen(suffix))
+      return "column '" + scope.substr(0, scope.size() - std::strlen(suffix)) + "', ";
+  }
+  return "";
+}
 
 // The nodes `outputs` depend on, stopping at the signature's inputs.
 std::vector<const Node*> Needed(const Graph& graph, const std::vector<Output>& outputs,
@@ -110,7 +127,8 @@ onnx::ModelProto ToOnnxModel(const Graph& graph, const std::map<std::string, Ten
   if (!unsupported.empty()) {
     std::string list;
     for (const auto& [op, u] : unsupported) {
-      list += "\n  " + op + " x" + std::to_string(u.count) + " (e.g. '" + u.node + "'): " + u.reason;
+      list += "\n  " + op + " x" + std::to_string(u.count) + " (" + ColumnOf(u.node) + "node '" +
+              u.node + "'" + (u.count > 1 ? " and others" : "") + "): " + u.reason;
     }
     throw Unimplemented(what, ": ", unsupported.size(), " op", unsupported.size() == 1 ? "" : "s",
                         " of the PREDICT graph cannot be exported to ONNX:", list);
