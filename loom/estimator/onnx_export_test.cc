@@ -10,16 +10,19 @@
 #include <random>
 
 #include "loom/estimator/canned.h"
+#include "loom/estimator/feature_column_ops.h"
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/estimator/layers.h"
 #include "loom/estimator/losses.h"
 #include "loom/estimator/onnx_test_util.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
+#include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
 #include "loom/train/adam.h"
+#include "loom/runtime/session.h"
 #include "loom/train/global_step.h"
 
 namespace loom {
@@ -250,6 +253,77 @@ TEST(OnnxExportTest, UnsupportedOpsAreListedWithCountsAndNothingIsWritten) {
     EXPECT_NE(m.find("vocabulary column"), std::string::npos) << m;  // what to do
   }
   EXPECT_FALSE(Env::Default()->FileExists(model));
+}
+
+// The op table beyond what the models above use: each output is one mapped op (or a few),
+// run by Loom's Session and by ONNX Runtime on the same inputs.
+TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
+  TempDir dir;
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 3, 4}));
+  Output ids = Placeholder(s.WithOpName("ids"), kInt64, Shape({kUnknownDim}));
+  std::map<std::string, Output> out = {
+      {"strided", StridedSlice(s, x, {0, 1, 0}, {0, 3, -1}, {1, 1, 2}, {.begin_mask = 1, .end_mask = 1})},
+      {"last_row", StridedSlice(s, x, {0, -1}, {0, 0}, {1, 1},
+                                {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 2})},
+      {"new_axis", StridedSlice(s, x, {0, 0, 2}, {0, 0, 3}, {1, 1, 1},
+                                {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 4, .new_axis_mask = 2})},
+      {"reversed", StridedSlice(s, x, {0, 0, 0}, {0, 0, 0}, {1, 1, -1},
+                                {.begin_mask = 7, .end_mask = 7})},
+      {"padded", Pad(s, x, {{0, 0}, {1, 2}, {0, 1}}, 0.5)},
+      {"tiled", Tile(s, x, {1, 2, 1})},
+      {"split", Split(s, x, 2, 2)[1]},
+      {"transposed", Transpose(s, x, {0, 2, 1})},
+      {"sliced", Slice(s, x, {0, 1, 1}, {-1, 2, -1})},
+      {"squeezed", Squeeze(s, Mean(s, x, {2}, {.keep_dims = true}), {2})},
+      {"expanded", ExpandDims(s, Max(s, x, {1, 2}), -1)},
+      {"prod", Prod(s, x, {1})},
+      {"min_all", Min(s, x)},
+      {"clipped", ClipByValue(s, x, -0.5f, 0.5f)},
+      {"select", Select(s, Greater(s, x, 0.f), x, Neg(s, x))},
+      {"math", Add(s, Log1p(s, Abs(s, x)), Rsqrt(s, Add(s, Square(s, x), 1.f)))},
+      {"leaky", LeakyRelu(s, x, 0.1)},
+      {"log_softmax", LogSoftmax(s, x, 1)},
+      {"argmin", ArgMin(s, x, 2)},
+      {"batch_matmul", BatchMatMul(s, x, x, {.transpose_b = true})},
+      {"concat", Concat(s, {x, Relu6(s, Mul(s, x, 4.f))}, 1)},
+      {"bucket", feature_column::Bucketize(s, x, {-0.5, 0, 0.5})},
+      {"one_hot", OneHot(s, ids, 4, 2.0, -1.0, 0)},
+      {"classes", feature_column::IdsToStrings(s, ids)},
+      {"not_two", Cast(s, NotEqual(s, ids, int64_t{2}), kFloat32)},
+      {"lookup", feature_column::VocabularyLookup(s, ids, std::vector<int64_t>{2, 3, 0},
+                                                  {.default_value = 7})},
+      {"checked", feature_column::CheckIds(s, ids, 4, 1, "ids")},
+  };
+  SignatureDef sig{.method_name = "tensorflow/serving/predict"};
+  sig.inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}},
+                {"ids", {.name = "ids:0", .dtype = kInt64, .shape = ids.shape()}}};
+  for (const auto& [key, o] : out) sig.outputs[key] = {.name = o.name(), .dtype = o.dtype(), .shape = o.shape()};
+  const std::string model = dir.Join("ops.onnx");
+  ExportOnnx(Env::Default(), model, graph, {}, {{"predict", sig}}, {.opset = 17});
+
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  Tensor xv(kFloat32, {5, 3, 4});
+  for (int64_t i = 0; i < xv.NumElements(); ++i) xv.data<float>()[i] = u(rng);
+  xv.data<float>()[0] = 0.5f;  // on a bucket boundary
+  Tensor idv = Tensor::FromVector<int64_t>({-1, 0, 2, 5, 3});
+  graph.Finalize();
+  Session session(graph);
+  std::vector<Output> fetches;
+  for (const auto& [key, o] : out) fetches.push_back(o);
+  std::vector<Tensor> loom = session.Run({{x, xv}, {ids, idv}}, fetches);
+  auto ort = RunOnnxRuntime(model, {{"x", xv}, {"ids", idv}}, dir.path());
+  ASSERT_EQ(ort.size(), out.size());
+  size_t i = 0;
+  for (const auto& [key, o] : out) {
+    ASSERT_TRUE(ort.count(key)) << key;
+    EXPECT_EQ(ort.at(key).shape(), loom[i].shape()) << key;
+    ExpectNear(loom[i++], ort.at(key), key);
+  }
+  ExpectOnnxCheckerPasses(model, dir.path());
+  EXPECT_THROW(ExportOnnx(Env::Default(), model, graph, {}, {{"predict", sig}}, {.opset = 18}), Error);
 }
 
 // protoc --decode=loom.onnx.ModelProto loom/io/proto/onnx.proto shows it as text.
