@@ -192,10 +192,15 @@ TEST(OnnxExportTest, ConvNetMatchesOnnxRuntime) {
 
 TEST(OnnxExportTest, WeightsPastTheThresholdGoToExternalData) {
   TempDir dir;
-  DNNClassifier estimator({.hidden_units = {32, 16}, .feature_columns = {fc::NumericColumn("b", {.shape = {2}})}},
+  // String labels: the "classes" prediction maps ids to the label vocabulary.
+  DNNClassifier estimator({.hidden_units = {32, 16},
+                           .feature_columns = {fc::NumericColumn("b", {.shape = {2}})},
+                           .label_vocabulary = {"no", "yes"}},
                           Config(dir));
   auto train = MixedRows(64, 5);
-  estimator.Train(ArrayInputFn({.x = {{"b", train.at("b")}}, .y = MixedLabels(train, 2),
+  Tensor ids = MixedLabels(train, 2), labels(kString, ids.shape());
+  for (int64_t i = 0; i < ids.NumElements(); ++i) labels.data<std::string>()[i] = ids.data<int64_t>()[i] ? "yes" : "no";
+  estimator.Train(ArrayInputFn({.x = {{"b", train.at("b")}}, .y = labels,
                                 .batch_size = 16, .num_epochs = std::nullopt, .shuffle = true}),
                   {.steps = 5});
   std::map<std::string, Tensor> test = {{"b", MixedRows(9, 6).at("b")}};
