@@ -3,6 +3,8 @@
 // probabilities `loom predict` writes within 1e-5; python3-onnx's checker accepts it.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "loom/cli/cli_test_util.h"
 #include "loom/estimator/onnx_test_util.h"
 #include "loom/io/idx.h"

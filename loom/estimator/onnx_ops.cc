@@ -12,7 +12,7 @@ namespace {
 using Rules = std::map<std::string, OpRule>;
 
 OpRule Same(const std::string& onnx_op) {
-  return {.convert = [onnx_op](OnnxBuilder& b, const Node& n) {
+  return {.convert = [onnx_op = onnx_op](OnnxBuilder& b, const Node& n) {
     std::vector<std::string> inputs;
     for (int i = 0; i < n.num_inputs(); ++i) inputs.push_back(b.In(n, i));
     b.Emit(n, 0, onnx_op, inputs);
@@ -121,7 +121,7 @@ void AddReduceRules(Rules& r) {
   for (const auto& [loom_op, onnx_op] : std::vector<std::pair<std::string, std::string>>{
            {"Sum", "ReduceSum"}, {"Mean", "ReduceMean"}, {"Max", "ReduceMax"},
            {"Min", "ReduceMin"}, {"Prod", "ReduceProd"}}) {
-    r[loom_op] = {.convert = [onnx_op](OnnxBuilder& b, const Node& n) {
+    r[loom_op] = {.convert = [onnx_op = onnx_op](OnnxBuilder& b, const Node& n) {
       const auto& axes = n.attr<std::vector<int64_t>>("axes");
       const int64_t keep = n.attrs().GetOr<bool>("keep_dims", false) ? 1 : 0;
       // Empty axes reduce every dim, in Loom and in ONNX. Opset 13 takes ReduceSum's axes
@@ -136,7 +136,7 @@ void AddReduceRules(Rules& r) {
   }
   for (const auto& [loom_op, onnx_op] :
        std::vector<std::pair<std::string, std::string>>{{"ArgMax", "ArgMax"}, {"ArgMin", "ArgMin"}}) {
-    r[loom_op] = {.convert = [onnx_op](OnnxBuilder& b, const Node& n) {
+    r[loom_op] = {.convert = [onnx_op = onnx_op](OnnxBuilder& b, const Node& n) {
       const int64_t axis = n.attr<int64_t>("axis");
       b.Emit(n, 0, onnx_op, {b.In(n, 0)}, [&](auto* p) {
         SetInt(p, "axis", axis);
@@ -162,7 +162,7 @@ void AddConvRules(Rules& r) {
   }};
   for (const auto& [loom_op, onnx_op] : std::vector<std::pair<std::string, std::string>>{
            {"MaxPool", "MaxPool"}, {"AvgPool", "AveragePool"}}) {
-    r[loom_op] = {.unsupported = NeedsRank4, .convert = [onnx_op](OnnxBuilder& b, const Node& n) {
+    r[loom_op] = {.unsupported = NeedsRank4, .convert = [onnx_op = onnx_op](OnnxBuilder& b, const Node& n) {
       // AveragePool's default count_include_pad = 0 averages over the window inside the
       // image, as TF's SAME padding does.
       const auto ksize = Spatial(n.attr<std::vector<int64_t>>("ksize"));

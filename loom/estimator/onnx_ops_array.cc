@@ -83,7 +83,7 @@ void AddShapeRules(Rules& r) {
     b.Emit(n, 0, "Expand", {b.In(n, 1), AsInt64(b, n, 0)});
   }};
   for (const auto& [op, value] : std::vector<std::pair<std::string, double>>{{"ZerosLike", 0}, {"OnesLike", 1}}) {
-    r[op] = {.convert = [value](OnnxBuilder& b, const Node& n) {
+    r[op] = {.convert = [value = value](OnnxBuilder& b, const Node& n) {
       const std::string shape = b.Op(n, "Shape", {b.In(n, 0)}, "shape");
       b.Emit(n, 0, "Identity", {Filled(b, n, shape, n.input(0).dtype(), value)});
     }};

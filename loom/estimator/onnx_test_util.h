@@ -6,7 +6,10 @@
 // scripts/install-onnxruntime-node.sh fills) and check it with Debian's python3-onnx
 // checker. A missing runtime or checker fails the test, naming what to install.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
