@@ -19,7 +19,11 @@ packages=(
   libleveldb-dev             # tests only: LevelDB's TableBuilder writes test TF checkpoints
   dataset-fashion-mnist      # the demo's data
   chromium                   # the report render test (cli_test: headless Chromium)
+  python3-onnx               # ONNX export tests: onnx.checker.check_model(full_check=True)
+  nodejs                     # ONNX export tests: ONNX Runtime from npm (below)
 )
+# npm: Debian's nodejs needs the npm package beside it; NodeSource's nodejs carries npm.
+command -v npm >/dev/null || packages+=(npm)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch python3-numpy)
 fi
@@ -30,11 +34,15 @@ for p in "${packages[@]}"; do
 done
 if ((${#missing[@]} == 0)); then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}"
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# ONNX Runtime's CPU build for the ONNX export tests, from npm (not packaged by Debian),
+# where CMake's LOOM_ONNXRUNTIME_NODE_DIR expects it by default. No-op when present.
+"$(dirname "$0")/install-onnxruntime-node.sh" "${HOME}/.cache/loom/onnxruntime-node"

@@ -19,6 +19,7 @@
 #include "loom/cli/progress.h"
 #include "loom/distribute/data_parallel.h"
 #include "loom/cli/tf_predict.h"
+#include "loom/estimator/onnx_export.h"
 #include "loom/io/npy.h"
 #include "loom/train/stop_signals.h"
 
@@ -173,11 +174,31 @@ std::map<std::string, double> RunEvaluate(const Job& job, Estimator& estimator) 
   return metrics;
 }
 
+std::string ExportBase(const Job& job, const std::string& dir) {
+  return !dir.empty() ? dir : !job.export_dir.empty() ? job.export_dir
+                                : JoinPath(job.run_config.model_dir, "export");
+}
+
 void RunExport(const Job& job, Estimator& estimator, const std::string& dir) {
-  std::string base = !dir.empty() ? dir : !job.export_dir.empty() ? job.export_dir
-                                        : JoinPath(job.run_config.model_dir, "export");
-  std::string path = estimator.ExportSavedModel(base, MakeServingInputFn(job));
+  std::string path = estimator.ExportSavedModel(ExportBase(job, dir), MakeServingInputFn(job));
   std::printf("export: %s\n", path.c_str());
+}
+
+// `loom export --format onnx`: DIR/<unix seconds>/model.onnx (docs/onnx.md).
+void RunOnnxExport(const Job& job, Estimator& estimator, const std::string& dir,
+                   const std::string& signature) {
+  Env* env = Env::Default();
+  const std::string base = ExportBase(job, dir);
+  const std::string export_dir = NewExportDir(env, base);
+  env->CreateDirs(export_dir);
+  OnnxExportResult r = ExportOnnx(estimator, MakeServingInputFn(job), JoinPath(export_dir, "model.onnx"),
+                                  {.signature = signature});
+  std::printf("export: %s (signature %s, %lld ONNX nodes)\n", r.path.c_str(), r.signature.c_str(),
+              static_cast<long long>(r.num_nodes));
+  if (!r.external_data_path.empty()) {
+    std::printf("external data: %s (%lld tensors)\n", r.external_data_path.c_str(),
+                static_cast<long long>(r.num_external_tensors));
+  }
 }
 
 // Concatenates batches along dim 0.
@@ -358,12 +379,25 @@ void AddJobCommands(CLI::App& app) {
   {
     auto flags = std::make_shared<JobFlags>();
     auto dir = std::make_shared<std::string>();
-    CLI::App* cmd = app.add_subcommand("export", "export the newest checkpoint as a SavedModel");
+    auto format = std::make_shared<std::string>("savedmodel");
+    auto signature = std::make_shared<std::string>();
+    CLI::App* cmd = app.add_subcommand(
+        "export", "export the newest checkpoint as a SavedModel, or as ONNX (--format onnx)");
     AddJobFlags(cmd, *flags);
     cmd->add_option("--export-dir", *dir, "base directory (default: [export] dir, else MODEL_DIR/export)");
-    cmd->callback(run([flags, dir] {
+    cmd->add_option("--format", *format, "savedmodel: a Loom SavedModel directory; onnx: "
+                                         "DIR/<timestamp>/model.onnx (docs/onnx.md)")
+        ->check(CLI::IsMember({"savedmodel", "onnx"}))
+        ->capture_default_str();
+    cmd->add_option("--signature", *signature,
+                    "onnx: the signature exported (default: predict, else serving_default)");
+    cmd->callback(run([flags, dir, format, signature] {
       RejectMpiLaunch("export");
       Job job = Load(*flags);
+      if (*format == "onnx") return RunOnnxExport(job, *MakeEstimator(job), *dir, *signature);
+      if (!signature->empty()) {
+        throw InvalidArgument("export: --signature applies to --format onnx; a SavedModel holds every signature");
+      }
       RunExport(job, *MakeEstimator(job), *dir);
     }));
   }

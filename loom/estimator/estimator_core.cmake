@@ -16,6 +16,10 @@ set(_loom_estimator_core_srcs
   tf_checkpoints.cc
   tf_ops.cc
   tf_saved_model.cc
+  onnx_builder.cc
+  onnx_ops.cc
+  onnx_ops_array.cc
+  onnx_export.cc
   train_and_evaluate.cc)
 list(TRANSFORM _loom_estimator_core_srcs PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 list(APPEND LOOM_ESTIMATOR_SRCS ${_loom_estimator_core_srcs})
@@ -43,3 +47,19 @@ target_compile_definitions(estimator_test PRIVATE
 loom_test(estimator_guards_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/estimator_guards_test.cc
   DEPS loom_estimator)
+
+# ONNX export, checked by ONNX Runtime (npm's onnxruntime-node, CPU) and python3-onnx's
+# checker. The runtime lives in LOOM_ONNXRUNTIME_NODE_DIR; the fixture test
+# onnxruntime_node_install fills it when scripts/install-deps.sh has not (it needs the npm
+# registry, and fails saying so when that is unreachable).
+set(LOOM_ONNXRUNTIME_NODE_DIR "$ENV{HOME}/.cache/loom/onnxruntime-node" CACHE PATH
+    "where scripts/install-onnxruntime-node.sh installs onnxruntime-node for the ONNX tests")
+loom_test(estimator_onnx_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/onnx_export_test.cc
+  DEPS loom_estimator)
+target_compile_definitions(estimator_onnx_test PRIVATE
+  LOOM_ONNXRUNTIME_NODE_DIR="${LOOM_ONNXRUNTIME_NODE_DIR}")
+add_test(NAME onnxruntime_node_install
+         COMMAND ${PROJECT_SOURCE_DIR}/scripts/install-onnxruntime-node.sh ${LOOM_ONNXRUNTIME_NODE_DIR})
+set_tests_properties(onnxruntime_node_install PROPERTIES FIXTURES_SETUP onnxruntime TIMEOUT 300)
+set_tests_properties(estimator_onnx_test PROPERTIES FIXTURES_REQUIRED onnxruntime)

@@ -103,7 +103,24 @@ class ModelDirLock {
   Estimator& estimator_;
 };
 
+// The kPredict graph fed by a serving input receiver, with a checkpoint's variables
+// restored into a session: what ExportSavedModel writes and ExportOnnx converts.
+struct ServingModel {
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<Session> session;  // after graph, so destroyed before it
+  std::map<std::string, SignatureDef> signatures;
+  std::string checkpoint;
+  int64_t global_step = 0;
+};
+
 struct EstimatorInternals {
+  // export.cc: builds the ServingModel (model_fn in kPredict) from options.checkpoint_path
+  // or the newest checkpoint. Errors are prefixed with `what` (the calling export):
+  // FailedPrecondition without a checkpoint, InvalidArgument for a receiver without
+  // tensors or with tensors of another graph.
+  static ServingModel BuildServingModel(Estimator& estimator,
+                                        const ServingInputReceiverFn& serving_input_fn,
+                                        const ExportOptions& options, std::string_view what);
   // A fresh graph: global step, input_fn (a Dataset gets a reinitializable iterator),
   // model_fn(mode), ValidateEstimatorSpec. Labels are dropped in kPredict.
   static ModelGraph BuildModelGraph(Estimator& estimator, const InputFn& input_fn, Mode mode);

@@ -6,7 +6,7 @@
 # source layout: #include "loom/io/proto/event.pb.h".
 set(LOOM_PROTO_NAMES
   types tensor_shape tensor attr_value node_def versions graph summary event feature example
-  tensor_bundle saved_model)
+  tensor_bundle saved_model onnx)
 set(LOOM_PROTO_SRCS "")
 set(LOOM_PROTO_OUT ${PROJECT_BINARY_DIR}/loom/io/proto)
 foreach(name ${LOOM_PROTO_NAMES})

@@ -1,0 +1,20 @@
+#ifndef LOOM_ESTIMATOR_ONNX_OPS_INTERNAL_H_
+#define LOOM_ESTIMATOR_ONNX_OPS_INTERNAL_H_
+
+// The parts of the ONNX op table (onnx_builder.h OpRules) in onnx_ops_array.cc.
+#include <map>
+#include <string>
+
+#include "loom/estimator/onnx_builder.h"
+
+namespace loom::onnx_export {
+
+// Reshape, Transpose, ExpandDims, Squeeze, Concat, Split, Slice, StridedSlice, Gather,
+// OneHot, Tile, Pad, Fill, Rank, ZerosLike / OnesLike, Const.
+void AddArrayRules(std::map<std::string, OpRule>& rules);
+// Bucketize, VocabularyLookup, CheckIds, IdsToStrings.
+void AddFeatureColumnRules(std::map<std::string, OpRule>& rules);
+
+}  // namespace loom::onnx_export
+
+#endif  // LOOM_ESTIMATOR_ONNX_OPS_INTERNAL_H_
