@@ -313,7 +313,10 @@ std::unique_ptr<TfModel> TfModel::LoadSavedModel(Env* env, const std::string& di
                           i.has_tensor_shape() ? ShapeFromTf(i.tensor_shape()) : Shape::Unknown()};
     };
     for (const auto& [name, i] : s.inputs()) sig.inputs[name] = info(i);
-    for (const auto& [name, i] : s.outputs()) sig.outputs[name] = info(i);
+    for (const auto& [name, i] : s.outputs()) {
+      // An output's dtype is informational (the graph computes it); unset is allowed.
+      sig.outputs[name] = i.dtype() == 0 ? TfTensorInfo{i.name()} : info(i);
+    }
     model->signatures_[key] = std::move(sig);
   }
   if (model->signatures_.empty()) {
