@@ -309,5 +309,37 @@ TEST(CliTest, InspectSharedTestdata) {
   EXPECT_CONTAINS(r.output, "records: 100");
 }
 
+// TF's model files: a checkpoint by its prefix (no file of that name) with its global
+// step, a model_dir holding only TF checkpoints, a TF SavedModel and its signatures.
+TEST(CliTest, InspectTensorFlowModels) {
+  const std::string tf = std::string(LOOM_SHARED_TESTDATA) + "/tf";
+  Result r = Loom("inspect " + tf + "/tfx_estimator_ckpt/model.ckpt-999");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, ": 60 tensors in 1 data shard(s)");
+  EXPECT_CONTAINS(r.output, "global step: 999");
+  std::string dir = TempDir("inspect_tf_model_dir");
+  for (const std::string f : {"model.ckpt-999.index", "model.ckpt-999.data-00000-of-00001"}) {
+    fs::copy_file(tf + "/tfx_estimator_ckpt/" + f, dir + "/" + f);
+  }
+  Write(dir + "/checkpoint", "model_checkpoint_path: \"model.ckpt-999\"\n"
+                             "all_model_checkpoint_paths: \"model.ckpt-999\"\n");
+  r = Loom("inspect " + dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "model.ckpt-999\n");  // not "(missing)"
+  EXPECT_EQ(r.output.find("(missing)"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "global step: 999");
+  EXPECT_CONTAINS(r.output, "dnn/hiddenlayer_0/kernel");
+  r = Loom("inspect " + tf + "/half_plus_two/00000123");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "TensorFlow SavedModel " + tf + "/half_plus_two/00000123 (tags: serve): 5 signature(s)");
+  EXPECT_CONTAINS(r.output, "  classify_x_to_y (tensorflow/serving/classify)\n");
+  EXPECT_CONTAINS(r.output, "tf.Example feature x: float32[1]\n");
+  EXPECT_CONTAINS(r.output, "tf.Example feature x2: float32[1] (has a default)");
+  EXPECT_CONTAINS(r.output, "input  x            x:0 float32[?,1]");
+  r = Loom("inspect " + tf + "/half_plus_two/00000123/saved_model.pb");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "5 signature(s)");
+}
+
 
 }  // namespace
