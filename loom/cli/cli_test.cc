@@ -667,6 +667,19 @@ TEST(CliTest, PredictRunsTensorFlowModels) {
            " --csv " + dir + "/extra.csv --out " + dir + "/b.csv");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_CONTAINS(r.output, "column 'id' matches nothing in signature 'classify_x_to_y'");
+  // A frozen graph from CSV: the placeholder X[?,784] takes columns X_0 ... X_783.
+  std::string header, zeros;
+  for (int i = 0; i < 784; ++i) {
+    header += (i ? ",X_" : "X_") + std::to_string(i);
+    zeros += i ? ",0" : "0";
+  }
+  Write(dir + "/zeros.csv", header + "\n" + zeros + "\n");
+  r = Loom("predict --graph " + tf + "/tf2onnx_fc_layers/frozen.pb --csv " + dir +
+           "/zeros.csv --output output:0 --out " + dir + "/logits_csv.npy");
+  ASSERT_EQ(r.code, 0) << r.output;
+  logits = ReadNpy(Env::Default(), dir + "/logits_csv.npy");
+  ASSERT_EQ(logits.shape(), Shape({1, 10}));
+  EXPECT_NEAR(logits.data<float>()[5], 0.9712535693939655, 1e-4);  // expected_tf.json
 }
 
 // `loom train` in a model_dir that TensorFlow trained stops before writing anything: TF's

@@ -46,9 +46,9 @@ void AddTfPredictFlags(CLI::App* cmd, TfPredictFlags& flags) {
                   "KEY=FILE.npy or KEY=FILE.tfrecord (serialized tf.Examples): a signature "
                   "input (for --graph, a placeholder name)");
   cmd->add_option("--csv", flags.csv,
-                  "--saved-model: a CSV file whose header names the signature's inputs "
-                  "(KEY, or KEY_0, KEY_1, ... for wider rows) or, for a tf.Example "
-                  "signature, its features");
+                  "a CSV file whose header names the signature's inputs (KEY, or KEY_0, "
+                  "KEY_1, ... for wider rows; for --graph, the placeholders) or, for a "
+                  "tf.Example signature, its features");
   cmd->add_option("--output", flags.outputs, "--graph: a tensor to fetch, e.g. output:0");
 }
 
@@ -64,10 +64,6 @@ void RunTfPredict(const TfPredictFlags& flags, const std::string& out_path,
     auto [key, file] = SplitAssignment("--input", s);
     if (inputs.count(key)) throw InvalidArgument("--input ", key, " is given twice");
     inputs[key] = ReadInputFile(env, key, file);
-  }
-  if (!flags.csv.empty() && flags.saved_model.empty()) {
-    throw InvalidArgument("--csv is for --saved-model, whose signature names the inputs; for "
-                          "--graph give --input PLACEHOLDER=FILE.npy");
   }
   if (!flags.csv.empty() && !inputs.empty()) {
     throw InvalidArgument("give the signature's inputs by --csv or by --input, not both");
@@ -93,8 +89,13 @@ void RunTfPredict(const TfPredictFlags& flags, const std::string& out_path,
     std::map<std::string, std::string> in, out;
     for (const auto& [key, value] : inputs) in[key] = key;
     for (const std::string& o : flags.outputs) out[o] = o;
+    // With --csv the inputs are the placeholders the outputs need (their names head the
+    // columns).
     model = TfModel::LoadFrozenGraph(env, flags.graph, in, out);
     signature = "serving_default";
+    if (!flags.csv.empty()) {
+      inputs = TfInputsFromCsv(env, flags.csv, model->signatures().at(signature), signature);
+    }
   }
   std::map<std::string, Tensor> outputs = model->Run(signature, inputs);
   WritePredictionFile(outputs, out_path, keys,

@@ -19,7 +19,7 @@ struct TfPredictFlags {
   std::string signature = "serving_default";
   std::vector<std::string> tags = {"serve"};
   std::vector<std::string> inputs;   // KEY=FILE.npy|.tfrecord (for --graph: TENSOR=FILE.npy)
-  std::string csv;                   // --saved-model: inputs by CSV header name
+  std::string csv;                   // inputs by CSV header name
   std::vector<std::string> outputs;  // --graph only: TF tensor names to fetch
   bool active() const { return !saved_model.empty() || !graph.empty(); }
 };

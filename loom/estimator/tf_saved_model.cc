@@ -343,7 +343,24 @@ std::unique_ptr<TfModel> TfModel::LoadFrozenGraph(
   for (const proto::NodeDef& n : def.node()) by_name[n.name()] = &n;
   std::unique_ptr<TfModel> model(new TfModel());
   TfSignature sig{.method_name = "tensorflow/serving/predict"};
-  for (const auto& [key, tensor] : inputs) {
+  std::map<std::string, std::string> fed = inputs;
+  if (fed.empty()) {
+    // Every Placeholder the outputs need, keyed by its name.
+    std::set<std::string> seen;
+    std::vector<std::string> stack;
+    for (const auto& [key, tensor] : outputs) stack.push_back(ParseTensorName(tensor).first);
+    while (!stack.empty()) {
+      const std::string name = stack.back();
+      stack.pop_back();
+      auto it = by_name.find(name);
+      if (it == by_name.end() || !seen.insert(name).second) continue;
+      if (it->second->op() == "Placeholder") fed[name] = name + ":0";
+      for (const std::string& input : it->second->input()) {
+        stack.push_back(ParseTensorName(input.starts_with("^") ? input.substr(1) : input).first);
+      }
+    }
+  }
+  for (const auto& [key, tensor] : fed) {
     auto it = by_name.find(ParseTensorName(tensor).first);
     if (it == by_name.end() || it->second->op() != "Placeholder") {
       throw InvalidArgument("TF GraphDef '", path, "': input '", key, "' names '", tensor,

@@ -74,7 +74,8 @@ class TfModel {
                                                  const std::set<std::string>& tags = {"serve"});
   // A frozen GraphDef with one signature "serving_default" whose inputs and outputs map a
   // key to a TF tensor name (inputs must be Placeholder outputs: dtype and shape come from
-  // them). Every node the outputs need must be supported.
+  // them). Every node the outputs need must be supported. Empty `inputs`: every
+  // Placeholder the outputs need, keyed by its node name ("X" for "X:0").
   static std::unique_ptr<TfModel> LoadFrozenGraph(
       Env* env, const std::string& path, const std::map<std::string, std::string>& inputs,
       const std::map<std::string, std::string>& outputs);

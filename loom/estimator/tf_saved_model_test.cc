@@ -114,6 +114,13 @@ TEST(TfSavedModelTest, FrozenMnistMlpLogits) {
     ++checked;
   }
   EXPECT_EQ(checked, 2);
+  // Without named inputs, the placeholders the outputs need are the inputs.
+  auto by_placeholder = TfModel::LoadFrozenGraph(
+      Env::Default(), JoinPath(kTf, "tf2onnx_fc_layers/frozen.pb"), {}, {{"logits", "output:0"}});
+  const auto& inputs = by_placeholder->signatures().at("serving_default").inputs;
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs.at("X").name, "X:0");
+  EXPECT_EQ(inputs.at("X").shape, Shape({-1, 784}));
 }
 
 // A TF GraphDef built node by node, written to a file for LoadFrozenGraph.
