@@ -15,13 +15,13 @@ namespace {
 
 // One group of CSV columns: a tensor input's row or one tf.Example feature.
 struct Target {
-  std::string name;   // input key or feature key
+  std::string name;  // input key or feature key
   bool feature = false;
   bool var_len = false;
   bool optional = false;  // a feature the graph can do without (default, or var_len)
   DType dtype = kFloat32;
-  Shape row_shape;        // tensor input: the shape after the batch dim; feature: its shape
-  int64_t width = 1;      // values per row (var_len: one column)
+  Shape row_shape;    // tensor input: the shape after the batch dim; feature: its shape
+  int64_t width = 1;  // values per row (var_len: one column)
   std::vector<int> columns;
 };
 
@@ -88,15 +88,20 @@ std::map<std::string, Tensor> TfInputsFromCsv(Env* env, const std::string& csv_p
     t.row_shape = Shape(dims);
     if (!t.row_shape.fully_defined()) {
       throw InvalidArgument(file, ": input '", key, "' of ", sig, " has shape ",
-                            info.shape.ToString(), "; CSV needs every dimension after the "
-                            "first known (feed it as --input ", key, "=FILE.npy)");
+                            info.shape.ToString(),
+                            "; CSV needs every dimension after the "
+                            "first known (feed it as --input ",
+                            key, "=FILE.npy)");
     }
     t.width = t.row_shape.num_elements();
     targets.push_back(std::move(t));
   }
   for (const TfExampleFeature& f : signature.example_features) {
-    Target t{.name = f.key, .feature = true, .var_len = f.var_len,
-             .optional = f.var_len || f.has_default, .dtype = f.dtype};
+    Target t{.name = f.key,
+             .feature = true,
+             .var_len = f.var_len,
+             .optional = f.var_len || f.has_default,
+             .dtype = f.dtype};
     if (!f.var_len) {
       t.row_shape = f.shape;
       t.width = f.shape.num_elements();
@@ -125,8 +130,8 @@ std::map<std::string, Tensor> TfInputsFromCsv(Env* env, const std::string& csv_p
                                                 DTypeName(t.dtype), t.row_shape.ToString(), ")")
                                        : StrCat("input '", t.name, "' (", DTypeName(t.dtype),
                                                 "[batch]", t.row_shape.ToString(), ")");
-    missing.push_back(StrCat(what, " needs column", absent.size() > 1 ? "s " : " ",
-                             StrJoin(absent, ", ")));
+    missing.push_back(
+        StrCat(what, " needs column", absent.size() > 1 ? "s " : " ", StrJoin(absent, ", ")));
   }
   if (!missing.empty()) {
     throw InvalidArgument(file, " lacks columns for ", sig, ": ", StrJoin(missing, "; "));
@@ -195,10 +200,13 @@ std::map<std::string, Tensor> TfInputsFromCsv(Env* env, const std::string& csv_p
         if (blanks == t.width && t.optional) continue;  // left out: the default applies
         for (int column : t.columns) {
           if (Blank(rows[r][column])) {
-            throw InvalidArgument(where(r, column), " is empty, and tf.Example feature '", t.name,
-                                  "' has no default in the graph", t.width > 1 ? " (fill every "
-                                  "column of the feature, or leave them all empty when it has "
-                                  "a default)" : "");
+            throw InvalidArgument(
+                where(r, column), " is empty, and tf.Example feature '", t.name,
+                "' has no default in the graph",
+                t.width > 1 ? " (fill every "
+                              "column of the feature, or leave them all empty when it has "
+                              "a default)"
+                            : "");
           }
           cells.push_back(rows[r][column]);
         }

@@ -57,8 +57,8 @@ TEST_F(TfInputsTest, WideInputTakesNumberedColumns) {
   TfSignature sig;
   sig.inputs["v"] = {"v:0", kInt64, Shape({-1, 3})};
   sig.inputs["id"] = {"id:0", kString, Shape({-1})};
-  auto inputs = TfInputsFromCsv(Env::Default(), Csv("v_2,id,v_0,v_1\n3,a,1,2\n6,\"b,c\",4,5\n"),
-                                sig, "s");
+  auto inputs =
+      TfInputsFromCsv(Env::Default(), Csv("v_2,id,v_0,v_1\n3,a,1,2\n6,\"b,c\",4,5\n"), sig, "s");
   EXPECT_TRUE(inputs.at("v").Equals(Tensor::FromVector<int64_t>({1, 2, 3, 4, 5, 6}, Shape{2, 3})));
   EXPECT_TRUE(inputs.at("id").Equals(Tensor::FromVector<std::string>({"a", "b,c"})));
 }
@@ -97,8 +97,7 @@ TEST_F(TfInputsTest, MissingExtraAndBadColumnsNameRowAndColumn) {
   EXPECT_NE(m.find("columns 'z', 'w' match nothing"), std::string::npos) << m;
   EXPECT_NE(m.find("(its columns: x)"), std::string::npos) << m;
   m = Error("x\n1\nabc\n", "serving_default");
-  EXPECT_NE(m.find("line 3 (row 2), column 'x': cannot parse 'abc' as float32"),
-            std::string::npos)
+  EXPECT_NE(m.find("line 3 (row 2), column 'x': cannot parse 'abc' as float32"), std::string::npos)
       << m;
   m = Error("x\n1\n\n2,3\n", "serving_default");  // blank lines are skipped
   EXPECT_NE(m.find("line 4 (row 2) has 2 fields; the header has 1"), std::string::npos) << m;
@@ -115,8 +114,7 @@ TEST_F(TfInputsTest, MissingExtraAndBadColumnsNameRowAndColumn) {
             std::string::npos)
       << m;
   m = Error("x\n1e\n", "regress_x_to_y2");
-  EXPECT_NE(m.find("line 2 (row 1), column 'x': cannot parse '1e' as float32"),
-            std::string::npos)
+  EXPECT_NE(m.find("line 2 (row 1), column 'x': cannot parse '1e' as float32"), std::string::npos)
       << m;
 }
 
@@ -129,8 +127,8 @@ TEST_F(TfInputsTest, VarLenAndDefaultedFeatures) {
       {.key = "pos", .dtype = kFloat32, .shape = Shape({2})},
       {.key = "tags", .dtype = kString, .shape = Shape::Unknown(), .var_len = true},
   };
-  auto inputs = TfInputsFromCsv(Env::Default(), Csv("tags,pos_0,pos_1,age\na b,1,2,7\n,3,4,\n"),
-                                sig, "s");
+  auto inputs =
+      TfInputsFromCsv(Env::Default(), Csv("tags,pos_0,pos_1,age\na b,1,2,7\n,3,4,\n"), sig, "s");
   const Tensor& records = inputs.at("examples");
   ASSERT_EQ(records.NumElements(), 2);
   ExampleSpec spec;
