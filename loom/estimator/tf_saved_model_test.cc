@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/estimator/estimator_test_util.h"
+#include "loom/estimator/tf_inputs.h"
 #include "loom/io/example_builder.h"
 #include "loom/io/proto/graph.pb.h"
 #include "loom/io/proto/saved_model.pb.h"
@@ -489,6 +490,13 @@ TEST(TfSavedModelTest, ParseExampleSparseFeatures) {
   EXPECT_TRUE(out["values"].Equals(Tensor::FromVector<std::string>({"a", "b", "c"})));
   EXPECT_TRUE(out["shape"].Equals(Tensor::FromVector<int64_t>({3, 2})));
   EXPECT_TRUE(out["age"].Equals(Tensor::FromVector<int64_t>({30, -1, -1}, Shape{3, 1})));
+  // The same records from CSV rows: "tags" space-separated, an empty "age" its default.
+  const std::string csv = dir.Join("rows.csv");
+  tf_testing::Overwrite(Env::Default(), csv, "tags,age\na b,30\n,\nc,\n");
+  auto from_csv = model->Run("parse", TfInputsFromCsv(Env::Default(), csv, sig, "parse"));
+  for (const char* key : {"indices", "values", "shape", "age"}) {
+    EXPECT_TRUE(from_csv[key].Equals(out[key])) << key << " " << from_csv[key].DebugString();
+  }
 }
 
 // Two signatures that both need one unsupported node and each one of their own: the load
