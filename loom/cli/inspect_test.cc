@@ -11,6 +11,7 @@
 #include "loom/base/crc32c.h"
 #include "loom/base/env.h"
 #include "loom/cli/cli_test_util.h"
+#include "loom/io/proto/saved_model.pb.h"
 #include "loom/io/event_file.h"
 #include "loom/io/proto/example.pb.h"
 #include "loom/io/record_writer.h"
@@ -339,6 +340,32 @@ TEST(CliTest, InspectTensorFlowModels) {
   r = Loom("inspect " + tf + "/half_plus_two/00000123/saved_model.pb");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "5 signature(s)");
+
+  // A SavedModel none of whose signatures Loom can run is still listed.
+  loom::proto::SavedModel saved;
+  loom::proto::MetaGraphDef* meta = saved.add_meta_graphs();
+  meta->mutable_meta_info_def()->add_tags("serve");
+  loom::proto::NodeDef* x = meta->mutable_graph_def()->add_node();
+  x->set_name("x");
+  x->set_op("Placeholder");
+  (*x->mutable_attr())["dtype"].set_type(loom::proto::DT_FLOAT);
+  loom::proto::NodeDef* erf = meta->mutable_graph_def()->add_node();
+  erf->set_name("erf");
+  erf->set_op("Erf");
+  erf->add_input("x");
+  loom::proto::SignatureDef& sig = (*meta->mutable_signature_def())["serving_default"];
+  sig.set_method_name("tensorflow/serving/predict");
+  (*sig.mutable_inputs())["x"].set_name("x:0");
+  (*sig.mutable_inputs())["x"].set_dtype(loom::proto::DT_FLOAT);
+  (*sig.mutable_outputs())["y"].set_name("erf:0");
+  const std::string erf_dir = TempDir("inspect_tf_saved_model");
+  Write(erf_dir + "/saved_model.pb", saved.SerializeAsString());
+  r = Loom("inspect " + erf_dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "input  x            x:0 float32<unknown>");
+  EXPECT_CONTAINS(r.output, "output y            erf:0 ?<unknown>");
+  EXPECT_CONTAINS(r.output, "No signature can run in Loom: ");
+  EXPECT_CONTAINS(r.output, "unsupported TF ops: Erf x1");
 }
 
 

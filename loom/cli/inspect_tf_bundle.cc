@@ -57,20 +57,30 @@ void InspectTFCheckpointIndex(Env* env, const std::string& path) {
 }
 
 void InspectTFSavedModel(Env* env, const std::string& dir) {
-  auto model = LoadTFSavedModel(env, dir);
-  std::printf("TensorFlow SavedModel %s (tags: %s): %zu signature(s)\n", dir.c_str(),
-              StrJoin(model->tags(), ",").c_str(), model->signatures().size());
+  // Translating the graph says which signatures run; a model none of whose signatures can
+  // run is still listed, with the load error.
+  std::unique_ptr<TfModel> model;
+  std::string load_error;
+  try {
+    model = LoadTFSavedModel(env, dir);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kUnimplemented) throw;
+    load_error = e.message();
+  }
+  const std::map<std::string, TfSignature> signatures =
+      model ? model->signatures() : ReadTfSavedModelSignatures(env, dir);
+  std::printf("TensorFlow SavedModel %s (tags: serve): %zu signature(s)\n", dir.c_str(),
+              signatures.size());
   auto describe = [](const TfTensorInfo& info) {
     return StrCat(info.name, " ",
                   info.dtype == DType::kInvalid ? std::string("?") : DTypeName(info.dtype),
                   info.shape.ToString());
   };
-  for (const auto& [key, sig] : model->signatures()) {
-    auto reason = model->unavailable().find(key);
+  for (const auto& [key, sig] : signatures) {
+    std::string reason;
+    if (model && model->unavailable().count(key)) reason = model->unavailable().at(key);
     std::printf("  %s (%s)%s\n", key.c_str(), sig.method_name.c_str(),
-                reason == model->unavailable().end()
-                    ? ""
-                    : StrCat(": cannot run in Loom, ", reason->second).c_str());
+                reason.empty() ? "" : StrCat(": cannot run in Loom, ", reason).c_str());
     for (const auto& [name, info] : sig.inputs) {
       std::printf("    input  %-12s %s\n", name.c_str(), describe(info).c_str());
     }
@@ -83,6 +93,10 @@ void InspectTFSavedModel(Env* env, const std::string& dir) {
     for (const auto& [name, info] : sig.outputs) {
       std::printf("    output %-12s %s\n", name.c_str(), describe(info).c_str());
     }
+  }
+  if (!load_error.empty()) {
+    std::printf("No signature can run in Loom: %s\n", load_error.c_str());
+    return;
   }
   std::printf("Run a signature with loom predict --saved-model %s --signature NAME "
               "(--input KEY=FILE.npy | --csv FILE.csv) --out FILE\n",

@@ -280,52 +280,76 @@ class TfModelBuilder {
 TfModel::TfModel() = default;
 TfModel::~TfModel() = default;
 
-std::unique_ptr<TfModel> TfModel::LoadSavedModel(Env* env, const std::string& dir,
-                                                 const std::set<std::string>& tags) {
+namespace {
+
+// dir/saved_model.pb, and in it the MetaGraphDef whose tag set equals `tags`.
+const proto::MetaGraphDef& ReadMetaGraph(Env* env, const std::string& dir,
+                                         const std::set<std::string>& tags,
+                                         proto::SavedModel& saved) {
   const std::string pb = JoinPath(dir, "saved_model.pb");
   if (!env->FileExists(pb)) {
     throw NotFound("TF SavedModel '", dir,
                    "': no saved_model.pb (a SavedModel directory holds "
                    "saved_model.pb and variables/)");
   }
-  proto::SavedModel saved;
   if (!saved.ParseFromString(ReadFileToString(env, pb))) {
     throw DataLoss("TF SavedModel '", pb, "' does not parse as a SavedModel protobuf");
   }
-  const proto::MetaGraphDef* meta = nullptr;
   std::vector<std::string> available;
   for (const proto::MetaGraphDef& m : saved.meta_graphs()) {
     std::set<std::string> these(m.meta_info_def().tags().begin(), m.meta_info_def().tags().end());
+    if (these == tags) return m;
     available.push_back(StrCat("{", StrJoin(these, ","), "}"));
-    if (these == tags && meta == nullptr) meta = &m;
   }
-  if (meta == nullptr) {
-    throw NotFound("TF SavedModel '", dir, "' has no MetaGraphDef with tags {", StrJoin(tags, ","),
-                   "}; it has ", StrJoin(available, " "));
+  throw NotFound("TF SavedModel '", dir, "' has no MetaGraphDef with tags {", StrJoin(tags, ","),
+                 "}; it has ", StrJoin(available, " "));
+}
+
+// The SignatureDefs. strict: an input dtype Loom lacks is an error; else it is kInvalid.
+std::map<std::string, TfSignature> SignaturesOf(const proto::MetaGraphDef& meta,
+                                                const std::string& dir, bool strict) {
+  std::map<std::string, TfSignature> out;
+  for (const auto& [key, s] : meta.signature_def()) {
+    TfSignature sig{.method_name = s.method_name()};
+    const std::string where = StrCat(JoinPath(dir, "saved_model.pb"), " signature '", key, "'");
+    auto info = [&](const proto::TensorInfo& i, bool required) {
+      TfTensorInfo t{i.name()};
+      t.shape = i.has_tensor_shape() ? ShapeFromTf(i.tensor_shape()) : Shape::Unknown();
+      // An output's dtype is informational (the graph computes it); unset is allowed.
+      if (required || (i.dtype() != 0 && IsValidDType(i.dtype() % 100))) {
+        t.dtype = DTypeFromTf(i.dtype(), where);
+      }
+      return t;
+    };
+    for (const auto& [name, i] : s.inputs()) sig.inputs[name] = info(i, strict);
+    for (const auto& [name, i] : s.outputs()) sig.outputs[name] = info(i, false);
+    out[key] = std::move(sig);
   }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, TfSignature> ReadTfSavedModelSignatures(Env* env, const std::string& dir,
+                                                              const std::set<std::string>& tags) {
+  proto::SavedModel saved;
+  return SignaturesOf(ReadMetaGraph(env, dir, tags, saved), dir, /*strict=*/false);
+}
+
+std::unique_ptr<TfModel> TfModel::LoadSavedModel(Env* env, const std::string& dir,
+                                                 const std::set<std::string>& tags) {
+  proto::SavedModel saved;
+  const proto::MetaGraphDef& meta = ReadMetaGraph(env, dir, tags, saved);
   std::unique_ptr<TfModel> model(new TfModel());
   model->tags_.assign(tags.begin(), tags.end());
-  for (const auto& [key, s] : meta->signature_def()) {
-    TfSignature sig{.method_name = s.method_name()};
-    const std::string where = StrCat(pb, " signature '", key, "'");
-    auto info = [&](const proto::TensorInfo& i) {
-      return TfTensorInfo{i.name(), DTypeFromTf(i.dtype(), where),
-                          i.has_tensor_shape() ? ShapeFromTf(i.tensor_shape()) : Shape::Unknown()};
-    };
-    for (const auto& [name, i] : s.inputs()) sig.inputs[name] = info(i);
-    for (const auto& [name, i] : s.outputs()) {
-      // An output's dtype is informational (the graph computes it); unset is allowed.
-      sig.outputs[name] = i.dtype() == 0 ? TfTensorInfo{i.name()} : info(i);
-    }
-    model->signatures_[key] = std::move(sig);
-  }
+  model->signatures_ = SignaturesOf(meta, dir, /*strict=*/true);
   if (model->signatures_.empty()) {
     throw InvalidArgument("TF SavedModel '", dir, "' has no signatures to run");
   }
   std::unique_ptr<TfCheckpointReader> variables;
   const std::string prefix = JoinPath(dir, "variables/variables");
   if (IsTfCheckpoint(env, prefix)) variables = TfCheckpointReader::Open(env, prefix);
-  TfModelBuilder::Build(*model, meta->graph_def(), variables.get(),
+  TfModelBuilder::Build(*model, meta.graph_def(), variables.get(),
                         StrCat("TF SavedModel '", dir, "'"));
   return model;
 }

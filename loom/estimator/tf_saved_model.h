@@ -113,6 +113,12 @@ inline std::unique_ptr<TfModel> LoadTFSavedModel(Env* env, const std::string& di
   return TfModel::LoadSavedModel(env, dir, tags);
 }
 
+// The signatures of a SavedModel's MetaGraphDef `tags` as the file states them, without
+// translating the graph (so also for a model Loom cannot run; dtypes Loom lacks are
+// kInvalid, example_features are not filled). Throws NotFound, DataLoss as LoadSavedModel.
+std::map<std::string, TfSignature> ReadTfSavedModelSignatures(
+    Env* env, const std::string& dir, const std::set<std::string>& tags = {"serve"});
+
 }  // namespace loom
 
 #endif  // LOOM_ESTIMATOR_TF_SAVED_MODEL_H_
