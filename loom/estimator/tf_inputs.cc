@@ -129,7 +129,7 @@ std::map<std::string, Tensor> TfInputsFromCsv(Env* env, const std::string& csv_p
     const std::string what = t.feature ? StrCat("tf.Example feature '", t.name, "' (",
                                                 DTypeName(t.dtype), t.row_shape.ToString(), ")")
                                        : StrCat("input '", t.name, "' (", DTypeName(t.dtype),
-                                                "[batch]", t.row_shape.ToString(), ")");
+                                                signature.inputs.at(t.name).shape.ToString(), ")");
     missing.push_back(
         StrCat(what, " needs column", absent.size() > 1 ? "s " : " ", StrJoin(absent, ", ")));
   }
