@@ -20,6 +20,7 @@
 #include "loom/cli/cli_test_util.h"
 #include "loom/base/env.h"
 #include "loom/io/event_file.h"
+#include "loom/io/example_builder.h"
 #include "loom/io/npy.h"
 #include "loom/io/proto/example.pb.h"
 #include "loom/io/proto/graph.pb.h"
@@ -628,6 +629,57 @@ TEST(CliTest, PredictRunsTensorFlowModels) {
   r = Loom("predict --out " + dir + "/c.csv");
   EXPECT_NE(r.code, 0);
   EXPECT_CONTAINS(r.output, "--saved-model");
+
+  // CSV input, columns by header name: a tensor signature, then the tf.Example ones (one
+  // Example per row, built from the features the graph's ParseExample reads).
+  Write(dir + "/x.csv", "x\n1\n2\n5\n");
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --csv " + dir +
+           "/x.csv --out " + dir + "/y_csv.csv");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(Read(dir + "/y_csv.csv"), "y\n2.5\n3\n4.5\n");
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature classify_x_to_y" +
+           " --csv " + dir + "/x.csv --out " + dir + "/scores.csv");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(Read(dir + "/scores.csv"), "scores\n2.5\n3\n4.5\n");
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature regress_x_to_y2" +
+           " --csv " + dir + "/x.csv --out " + dir + "/y2.csv");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(Read(dir + "/y2.csv"), "outputs\n3.5\n4\n5.5\n");
+  // The same Examples from a TFRecord file.
+  {
+    auto w = RecordWriter::Open(Env::Default(), dir + "/x.tfrecord", {});
+    for (float x : {1.f, 2.f, 5.f}) w->WriteRecord(ExampleBuilder().AddFloats("x", {x}).Serialize());
+    w->Close();
+  }
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature regress_x_to_y" +
+           " --input inputs=" + dir + "/x.tfrecord --out " + dir + "/y_rec.npy");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(ReadNpy(Env::Default(), dir + "/y_rec.npy")
+                  .Equals(Tensor::FromVector<float>({2.5f, 3, 4.5f}, Shape{3, 1})));
+  // A bad cell names line, row and column; a stray column names itself.
+  Write(dir + "/bad.csv", "x\n1\ntwo\n");
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --csv " + dir +
+           "/bad.csv --out " + dir + "/b.csv");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "line 3 (row 2), column 'x': cannot parse 'two' as float32");
+  Write(dir + "/extra.csv", "x,id\n1,7\n");
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature classify_x_to_y" +
+           " --csv " + dir + "/extra.csv --out " + dir + "/b.csv");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "column 'id' matches nothing in signature 'classify_x_to_y'");
+  // A frozen graph from CSV: the placeholder X[?,784] takes columns X_0 ... X_783.
+  std::string header, zeros;
+  for (int i = 0; i < 784; ++i) {
+    header += (i ? ",X_" : "X_") + std::to_string(i);
+    zeros += i ? ",0" : "0";
+  }
+  Write(dir + "/zeros.csv", header + "\n" + zeros + "\n");
+  r = Loom("predict --graph " + tf + "/tf2onnx_fc_layers/frozen.pb --csv " + dir +
+           "/zeros.csv --output output:0 --out " + dir + "/logits_csv.npy");
+  ASSERT_EQ(r.code, 0) << r.output;
+  logits = ReadNpy(Env::Default(), dir + "/logits_csv.npy");
+  ASSERT_EQ(logits.shape(), Shape({1, 10}));
+  EXPECT_NEAR(logits.data<float>()[5], 0.9712535693939655, 1e-4);  // expected_tf.json
 }
 
 // `loom train` in a model_dir that TensorFlow trained stops before writing anything: TF's

@@ -16,10 +16,12 @@
 #include "loom/cli/commands.h"
 #include "loom/cli/inspect_internal.h"
 #include "loom/cli/sniff.h"
+#include "loom/estimator/tf_checkpoints.h"
 #include "loom/io/idx.h"
 #include "loom/io/npy.h"
 #include "loom/io/proto/graph.pb.h"
 #include "loom/io/safetensors.h"
+#include "loom/io/tf_checkpoint.h"
 #include "loom/train/saver.h"
 
 namespace loom::cli {
@@ -81,7 +83,7 @@ void InspectModelDir(Env* env, const std::string& dir) {
   } else {
     std::printf("checkpoints (%zu, newest last):\n", state->all_model_checkpoint_paths.size());
     for (const auto& p : state->all_model_checkpoint_paths) {
-      bool exists = env->FileExists(train::CheckpointFilePath(p));
+      bool exists = env->FileExists(train::CheckpointFilePath(p)) || IsTfCheckpoint(env, p);
       std::printf("  %s%s\n", p.c_str(), exists ? "" : "  (missing)");
     }
     std::printf("latest: %s\n", state->model_checkpoint_path.c_str());
@@ -94,6 +96,9 @@ void InspectModelDir(Env* env, const std::string& dir) {
   if (auto latest = train::LatestValidCheckpoint(env, dir)) {
     std::printf("\n");
     InspectCheckpoint(env, train::CheckpointFilePath(*latest));
+  } else if (auto tf = LatestTfCheckpoint(env, dir)) {
+    std::printf("\n");
+    InspectTFCheckpointIndex(env, *tf);
   }
 }
 
@@ -246,12 +251,17 @@ Compression CompressionFlag(Env* env, const std::string& path, const std::string
 void Inspect(const std::string& path, const std::string& kind, const std::string& compression,
              int show) {
   Env* env = Env::Default();
-  if (!env->FileExists(path)) throw NotFound("'", path, "' does not exist");
+  if (!env->FileExists(path)) {
+    // A TF checkpoint prefix ("model.ckpt-1000") names no file of its own.
+    if (IsTfCheckpoint(env, path)) return InspectTFCheckpointIndex(env, path);
+    throw NotFound("'", path, "' does not exist");
+  }
   if (env->IsDirectory(path)) {
     if (env->FileExists(JoinPath(path, "saved_model.json"))) return InspectSavedModel(env, path);
-    if (env->FileExists(JoinPath(path, "saved_model.pb")) || env->FileExists(JoinPath(path, "saved_model.pbtxt")))
-      throw Unimplemented("'", path, "' is a TensorFlow SavedModel (saved_model.pb), not readable ",
-                          "by loom inspect yet; Loom's SavedModels hold saved_model.json and graph.pb");
+    if (env->FileExists(JoinPath(path, "saved_model.pb"))) return InspectTFSavedModel(env, path);
+    if (env->FileExists(JoinPath(path, "saved_model.pbtxt")))
+      throw Unimplemented("'", path, "' is a TensorFlow SavedModel in text form (saved_model.pbtxt), ",
+                          "not readable by loom inspect; loom reads saved_model.pb");
     return InspectModelDir(env, path);
   }
   if (kind != "auto") {
@@ -277,8 +287,7 @@ void Inspect(const std::string& path, const std::string& kind, const std::string
       throw Unimplemented("'", path, "' is a ", sniffed.description, ": raw tensor bytes that ",
                           "only its .index locates; inspect the .index file beside it");
     case FileKind::kTFSavedModel:
-      throw Unimplemented("'", path, "' is a ", sniffed.description, ", not readable by loom ",
-                          "inspect yet; Loom checkpoints are safetensors files (model.ckpt-N.safetensors)");
+      return InspectTFSavedModel(env, Dirname(path).empty() ? "." : Dirname(path));
     case FileKind::kUnknown: break;
   }
   // A name that says TFRecord (or an explicit compression) gets the record reader, which

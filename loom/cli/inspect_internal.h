@@ -20,7 +20,11 @@ void InspectRecords(Env* env, const std::string& path, Compression compression, 
 void InspectEvents(Env* env, const std::string& path, Compression compression);
 // TensorFlow's checkpoint index (inspect_tf_bundle.cc): every tensor's dtype and shape;
 // DataLoss when the table is damaged or a tensor lies outside its data shard.
+// `path` may be the prefix or its .index file; prints the global step when it holds one.
 void InspectTFCheckpointIndex(Env* env, const std::string& path);
+// A TF SavedModel directory (saved_model.pb + variables/): its signatures, inputs, outputs
+// and tf.Example features, and why a signature cannot run in Loom.
+void InspectTFSavedModel(Env* env, const std::string& dir);
 
 }  // namespace loom::cli
 

@@ -11,6 +11,7 @@
 #include "loom/base/crc32c.h"
 #include "loom/base/env.h"
 #include "loom/cli/cli_test_util.h"
+#include "loom/io/proto/saved_model.pb.h"
 #include "loom/io/event_file.h"
 #include "loom/io/proto/example.pb.h"
 #include "loom/io/record_writer.h"
@@ -307,6 +308,64 @@ TEST(CliTest, InspectSharedTestdata) {
   r = Loom("inspect " + root + "/tfrecord/tfx_tfjs_next_page_data.tfrecord.gz");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "records: 100");
+}
+
+// TF's model files: a checkpoint by its prefix (no file of that name) with its global
+// step, a model_dir holding only TF checkpoints, a TF SavedModel and its signatures.
+TEST(CliTest, InspectTensorFlowModels) {
+  const std::string tf = std::string(LOOM_SHARED_TESTDATA) + "/tf";
+  Result r = Loom("inspect " + tf + "/tfx_estimator_ckpt/model.ckpt-999");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, ": 60 tensors in 1 data shard(s)");
+  EXPECT_CONTAINS(r.output, "global step: 999");
+  std::string dir = TempDir("inspect_tf_model_dir");
+  for (const std::string f : {"model.ckpt-999.index", "model.ckpt-999.data-00000-of-00001"}) {
+    fs::copy_file(tf + "/tfx_estimator_ckpt/" + f, dir + "/" + f);
+  }
+  Write(dir + "/checkpoint", "model_checkpoint_path: \"model.ckpt-999\"\n"
+                             "all_model_checkpoint_paths: \"model.ckpt-999\"\n");
+  r = Loom("inspect " + dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "model.ckpt-999\n");  // not "(missing)"
+  EXPECT_EQ(r.output.find("(missing)"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "global step: 999");
+  EXPECT_CONTAINS(r.output, "dnn/hiddenlayer_0/kernel");
+  r = Loom("inspect " + tf + "/half_plus_two/00000123");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "TensorFlow SavedModel " + tf + "/half_plus_two/00000123 (tags: serve): 5 signature(s)");
+  EXPECT_CONTAINS(r.output, "  classify_x_to_y (tensorflow/serving/classify)\n");
+  EXPECT_CONTAINS(r.output, "tf.Example feature x: float32[1]\n");
+  EXPECT_CONTAINS(r.output, "tf.Example feature x2: float32[1] (has a default)");
+  EXPECT_CONTAINS(r.output, "input  x            x:0 float32[?,1]");
+  r = Loom("inspect " + tf + "/half_plus_two/00000123/saved_model.pb");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "5 signature(s)");
+
+  // A SavedModel none of whose signatures Loom can run is still listed.
+  loom::proto::SavedModel saved;
+  loom::proto::MetaGraphDef* meta = saved.add_meta_graphs();
+  meta->mutable_meta_info_def()->add_tags("serve");
+  loom::proto::NodeDef* x = meta->mutable_graph_def()->add_node();
+  x->set_name("x");
+  x->set_op("Placeholder");
+  (*x->mutable_attr())["dtype"].set_type(loom::proto::DT_FLOAT);
+  loom::proto::NodeDef* erf = meta->mutable_graph_def()->add_node();
+  erf->set_name("erf");
+  erf->set_op("Erf");
+  erf->add_input("x");
+  loom::proto::SignatureDef& sig = (*meta->mutable_signature_def())["serving_default"];
+  sig.set_method_name("tensorflow/serving/predict");
+  (*sig.mutable_inputs())["x"].set_name("x:0");
+  (*sig.mutable_inputs())["x"].set_dtype(loom::proto::DT_FLOAT);
+  (*sig.mutable_outputs())["y"].set_name("erf:0");
+  const std::string erf_dir = TempDir("inspect_tf_saved_model");
+  Write(erf_dir + "/saved_model.pb", saved.SerializeAsString());
+  r = Loom("inspect " + erf_dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "input  x            x:0 float32<unknown>");
+  EXPECT_CONTAINS(r.output, "output y            erf:0 ?<unknown>");
+  EXPECT_CONTAINS(r.output, "No signature can run in Loom: ");
+  EXPECT_CONTAINS(r.output, "unsupported TF ops: Erf x1");
 }
 
 

@@ -2,8 +2,8 @@
 #define LOOM_CLI_TF_PREDICT_H_
 
 // `loom predict --saved-model DIR` / `--graph FILE.pb`: a TensorFlow model run by Loom
-// (loom/estimator/tf_saved_model.h) on .npy inputs, its outputs written like the job
-// predictions (WritePredictionFile).
+// (loom/estimator/tf_saved_model.h) on .npy, .tfrecord or CSV inputs (tf_inputs.h), its
+// outputs written like the job predictions (WritePredictionFile).
 #include <CLI/CLI.hpp>
 #include <map>
 #include <string>
@@ -18,7 +18,8 @@ struct TfPredictFlags {
   std::string graph;        // or a frozen GraphDef
   std::string signature = "serving_default";
   std::vector<std::string> tags = {"serve"};
-  std::vector<std::string> inputs;   // KEY=FILE.npy (for --graph: TENSOR=FILE.npy)
+  std::vector<std::string> inputs;   // KEY=FILE.npy|.tfrecord (for --graph: TENSOR=FILE.npy)
+  std::string csv;                   // inputs by CSV header name
   std::vector<std::string> outputs;  // --graph only: TF tensor names to fetch
   bool active() const { return !saved_model.empty() || !graph.empty(); }
 };

@@ -354,7 +354,8 @@ void AddJobCommands(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "predict",
         "predict [data.predict] (else [data.eval]) and write the predictions; or run a "
-        "TensorFlow SavedModel / frozen GraphDef on .npy inputs (--saved-model, --graph)");
+        "TensorFlow SavedModel / frozen GraphDef on .npy, .tfrecord or CSV inputs (--saved-model, "
+        "--graph)");
     AddJobFlags(cmd, *flags, /*job_required=*/false);
     cmd->add_option("--out,-o", *out, "output file: .csv (all keys) or .npy (one key)")->required();
     cmd->add_option("--key", *keys, "prediction keys to write (default: all for CSV, "

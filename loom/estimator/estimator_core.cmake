@@ -14,6 +14,7 @@ set(_loom_estimator_core_srcs
   all_ops.cc
   warm_start.cc
   tf_checkpoints.cc
+  tf_inputs.cc
   tf_ops.cc
   tf_saved_model.cc
   onnx_builder.cc
@@ -38,10 +39,13 @@ loom_test(estimator_test
   DEPS loom_estimator
   TIMEOUT 600)
 add_dependencies(estimator_test estimator_kill_helper)
+# LevelDB (libleveldb-dev) writes the test bundles (loom/io/tf_checkpoint_test_util.h).
+find_package(leveldb REQUIRED)
 loom_test(estimator_tf_checkpoint_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/tf_checkpoints_test.cc
+       ${CMAKE_CURRENT_LIST_DIR}/tf_inputs_test.cc
        ${CMAKE_CURRENT_LIST_DIR}/tf_saved_model_test.cc
-  DEPS loom_estimator)
+  DEPS loom_estimator leveldb::leveldb)
 target_compile_definitions(estimator_test PRIVATE
   LOOM_ESTIMATOR_KILL_HELPER="$<TARGET_FILE:estimator_kill_helper>")
 loom_test(estimator_guards_test

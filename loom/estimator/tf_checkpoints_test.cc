@@ -9,6 +9,7 @@
 #include "loom/estimator/canned.h"
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/io/tf_checkpoint.h"
+#include "loom/io/tf_checkpoint_test_util.h"
 #include "loom/ops/array.h"
 
 namespace loom {
@@ -193,6 +194,34 @@ TEST(TfCheckpointEstimatorTest, ModelFnWarmStartsByNameMapping) {
   err = train_with({.ckpt_to_initialize_from = tf_dir.Join("model.ckpt-1000")});
   EXPECT_NE(err.find("model.ckpt-1000.index"), std::string::npos) << err;
   EXPECT_NE(err.find("does not exist"), std::string::npos) << err;
+}
+
+// A TF1 partitioned variable (graph "w/part_0", "w/part_1"; the checkpoint's full "w" in
+// two slices on two shards) warm-starts Loom's unpartitioned "w" of the full shape.
+TEST(TfCheckpointEstimatorTest, PartitionedTfVariableWarmStartsAFullVariable) {
+  TempDir tf_dir;
+  std::vector<float> w(300);
+  for (int i = 0; i < 300; ++i) w[i] = 0.01f * i - 1.f;
+  tf_testing::TestBundleWriter bundle(2);
+  bundle.AddPartitioned(
+      "w", Shape{3, 100},
+      {{{{2, 1}, {0, -1}}, Tensor::FromVector<float>({w.begin() + 200, w.end()}, Shape{1, 100}), 0},
+       {{{0, 2}, {0, -1}},
+        Tensor::FromVector<float>({w.begin(), w.begin() + 200}, Shape{2, 100}),
+        1}});
+  bundle.Add("b", Tensor::FromVector<float>(std::vector<float>(100, 0.5f)), 0);
+  bundle.Write(Env::Default(), tf_dir.Join("model.ckpt-5"), /*snappy=*/true);
+  Tensor x(kFloat32, {4, 3}), y(kFloat32, {4, 1});
+  for (int i = 0; i < 12; ++i) x.data<float>()[i] = 0.25f * i;
+  for (int i = 0; i < 4; ++i) y.data<float>()[i] = 1.f;
+  TempDir dir;
+  Estimator e(RenamedModelFn, Config(dir.path()), {},
+              WarmStartSettings{.ckpt_to_initialize_from = tf_dir.Join("model.ckpt-5"),
+                                .vars_to_warm_start = "(w|b)$"});
+  e.Train(ArrayInputFn({.x = {{"x", x}}, .y = y, .batch_size = 4, .shuffle = false}), {.steps = 1});
+  EXPECT_TRUE(e.GetVariableValue("w").Equals(Tensor::FromVector<float>(w, Shape{3, 100})));
+  EXPECT_TRUE(
+      e.GetVariableValue("b").Equals(Tensor::FromVector<float>(std::vector<float>(100, 0.5f))));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 
 #include "loom/graph/op_def.h"
 #include "loom/io/example.h"
@@ -98,12 +99,39 @@ struct OpContext {
   }
 };
 
+// A variable's value from variables/. A TF1 partitioned variable's part "name/part_K" is
+// not a checkpoint key: the checkpoint holds the full tensor "name" and its slices.
 Output VariableValue(OpContext& c) {
-  if (c.variables == nullptr || !c.variables->Contains(c.node.name())) {
-    throw NotFound(c.source, ": TF variable '", c.node.name(), "' (", c.node.op(),
-                   ") has no value in the SavedModel's variables/ checkpoint");
+  const std::string& name = c.node.name();
+  if (c.variables == nullptr) {
+    throw NotFound(c.source, ": TF variable '", name, "' (", c.node.op(),
+                   ") needs the SavedModel's variables/ checkpoint, which is missing");
   }
-  return Const(c.named, c.variables->Get(c.node.name()));
+  Tensor value;
+  if (c.variables->Contains(name)) {
+    value = c.variables->Get(name);
+  } else {
+    const size_t slash = name.rfind("/part_");
+    const std::string base = slash == std::string::npos ? "" : name.substr(0, slash);
+    const std::string digits = slash == std::string::npos ? "" : name.substr(slash + 6);
+    if (base.empty() || digits.empty() || digits.size() > 6 ||
+        !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) ||
+        !c.variables->Contains(base)) {
+      throw NotFound(c.source, ": TF variable '", name, "' (", c.node.op(),
+                     ") has no value in the SavedModel's variables/ checkpoint '",
+                     c.variables->prefix(), "'");
+    }
+    value = c.variables->GetPart(base, std::stoi(digits));
+  }
+  if (auto it = c.node.attr().find("shape"); it != c.node.attr().end()) {
+    const Shape declared = ShapeFromTf(it->second.shape());
+    if (declared.fully_defined() && !(declared == value.shape())) {
+      throw InvalidArgument(c.source, ": TF variable '", name, "' is declared ",
+                            declared.ToString(), " but its checkpoint value is ",
+                            value.shape().ToString());
+    }
+  }
+  return Const(c.named, value);
 }
 
 Output Binary(OpContext& c, Output (*op)(const Scope&, Input, Input)) {
@@ -111,39 +139,78 @@ Output Binary(OpContext& c, Output (*op)(const Scope&, Input, Input)) {
 }
 Output Unary(OpContext& c, Output (*op)(const Scope&, Input)) { return op(c.named, c.In(0)); }
 
-// TF's ParseExample with dense features only: serialized tf.Example records [batch] and
-// one default per feature in, one [batch] + dense_shapes[i] tensor per feature out.
-// Runs io's ParseExampleBatch on the host; integer output, no gradient.
-const OpDef& ParseExampleDenseOp() {
+// TF's ParseExample: serialized tf.Example records [batch] and one default per dense
+// feature in; out, in TF's order, for each sparse (VarLenFeature) feature its indices
+// int64 [n, 2], values [n] and dense shape int64 [2] = [batch, longest list], then one
+// [batch] + dense_shapes[i] tensor per dense (FixedLenFeature) feature. Runs io's
+// ParseExampleBatch on the host; no gradient.
+const OpDef& ParseExampleOp() {
   static const OpDef op = {
-      .name = "TfParseExampleDense",
+      .name = "TfParseExample",
       .num_inputs = kVariadic,
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kString});
+            const auto& sparse_types = c.attr<std::vector<DType>>("sparse_types");
             const auto& types = c.attr<std::vector<DType>>("dense_types");
             const auto& shapes = c.attr<std::vector<Shape>>("dense_shapes");
             const Shape& in = c.input_shape(0);
             const int64_t batch = in.rank_known() && in.rank() == 1 ? in.dim(0) : -1;
+            const int num_sparse = static_cast<int>(sparse_types.size());
+            for (int i = 0; i < num_sparse; ++i) {
+              c.set_output(i, kInt64, Shape({-1, 2}));
+              c.set_output(num_sparse + i, sparse_types[i], Shape({-1}));
+              c.set_output(2 * num_sparse + i, kInt64, Shape({2}));
+            }
             for (size_t i = 0; i < types.size(); ++i) {
-              c.set_output(i, types[i], shapes[i].WithLeadingDim(batch));
+              c.set_output(3 * num_sparse + i, types[i], shapes[i].WithLeadingDim(batch));
             }
           },
       .kernel =
           [](KernelContext& c) {
+            const auto& sparse_keys = c.attr<std::vector<std::string>>("sparse_keys");
+            const auto& sparse_types = c.attr<std::vector<DType>>("sparse_types");
             const auto& keys = c.attr<std::vector<std::string>>("dense_keys");
             const auto& types = c.attr<std::vector<DType>>("dense_types");
             const auto& shapes = c.attr<std::vector<Shape>>("dense_shapes");
+            const Tensor& serialized = c.input(0);
+            if (serialized.rank() != 1) {
+              c.Fail("the serialized tf.Example input must be a vector of records, is ",
+                     serialized.shape().ToString());
+            }
             ExampleSpec spec;
+            for (size_t i = 0; i < sparse_keys.size(); ++i) {
+              spec.var_len[sparse_keys[i]] = {.dtype = sparse_types[i]};
+            }
             for (size_t i = 0; i < keys.size(); ++i) {
               FixedLenFeature f{.dtype = types[i], .shape = shapes[i]};
               const Tensor& fallback = c.input(1 + i);
               if (fallback.NumElements() > 0) f.default_value = fallback;
               spec.fixed[keys[i]] = f;
             }
-            const Tensor& serialized = c.input(0);
             ParsedFeatures parsed = ParseExampleBatch(serialized.flat<std::string>(), spec);
-            for (size_t i = 0; i < keys.size(); ++i) c.set_output(i, parsed.at(keys[i]).values);
+            const int num_sparse = static_cast<int>(sparse_keys.size());
+            const int64_t batch = serialized.NumElements();
+            for (int i = 0; i < num_sparse; ++i) {
+              ParsedFeature& f = parsed.at(sparse_keys[i]);
+              const auto splits = f.row_splits.flat<int64_t>();
+              Tensor indices(kInt64, {f.values.NumElements(), 2});
+              int64_t* at = indices.data<int64_t>();
+              int64_t longest = 0;
+              for (int64_t b = 0; b < batch; ++b) {
+                longest = std::max(longest, splits[b + 1] - splits[b]);
+                for (int64_t j = 0; j < splits[b + 1] - splits[b]; ++j) {
+                  *at++ = b;
+                  *at++ = j;
+                }
+              }
+              c.set_output(i, std::move(indices));
+              c.set_output(num_sparse + i, std::move(f.values));
+              c.set_output(2 * num_sparse + i, Tensor::FromVector<int64_t>({batch, longest}));
+            }
+            for (size_t i = 0; i < keys.size(); ++i) {
+              c.set_output(3 * num_sparse + i, parsed.at(keys[i]).values);
+            }
           },
       .no_gradient = "it parses records",
   };
@@ -162,32 +229,65 @@ std::string ConstString(const OpContext& c, size_t i) {
   return x.node->attrs().Get<Tensor>("value").flat<std::string>()[0];
 }
 
+std::vector<DType> TypeList(const OpContext& c, const std::string& attr) {
+  std::vector<DType> types;
+  if (!c.node.attr().count(attr)) return types;
+  for (int t : c.Attr(attr).list().type()) {
+    const DType dtype = DTypeFromTf(t, c.node.name());
+    if (dtype != kFloat32 && dtype != kInt64 && dtype != kString) {
+      throw InvalidArgument(c.source, ": ParseExample '", c.node.name(), "': ", attr, " holds ",
+                            DTypeName(dtype), "; tf.Example features are float32, int64 or string");
+    }
+    types.push_back(dtype);
+  }
+  return types;
+}
+
 Output ParseExampleRule(OpContext& c) {
   const int64_t num_sparse = c.node.attr().count("Nsparse") ? c.node.attr().at("Nsparse").i() : 0;
   const int64_t num_dense = c.node.attr().count("Ndense") ? c.node.attr().at("Ndense").i() : 0;
-  if (num_sparse != 0) {
-    throw Unimplemented(c.source, ": ParseExample '", c.node.name(), "' has ", num_sparse,
-                        " sparse features; Loom parses dense (FixedLenFeature) ones only");
-  }
-  // Inputs: serialized, names, sparse_keys (none), dense_keys, dense_defaults.
-  std::vector<std::string> keys;
+  // Inputs: serialized, names, sparse_keys[Nsparse], dense_keys[Ndense], dense_defaults[Ndense].
+  std::vector<std::string> sparse_keys, keys;
   std::vector<Output> inputs = {c.In(0)};
-  for (int64_t i = 0; i < num_dense; ++i) keys.push_back(ConstString(c, 2 + i));
-  for (int64_t i = 0; i < num_dense; ++i) inputs.push_back(c.In(2 + num_dense + i));
-  std::vector<DType> types;
-  for (int t : c.Attr("Tdense").list().type()) types.push_back(DTypeFromTf(t, c.node.name()));
+  for (int64_t i = 0; i < num_sparse; ++i) sparse_keys.push_back(ConstString(c, 2 + i));
+  for (int64_t i = 0; i < num_dense; ++i) keys.push_back(ConstString(c, 2 + num_sparse + i));
+  for (int64_t i = 0; i < num_dense; ++i) inputs.push_back(c.In(2 + num_sparse + num_dense + i));
+  const std::vector<DType> sparse_types = TypeList(c, "sparse_types");
+  const std::vector<DType> types = TypeList(c, "Tdense");
   std::vector<Shape> shapes;
-  for (const auto& shape : c.Attr("dense_shapes").list().shape())
-    shapes.push_back(ShapeFromTf(shape));
-  if (static_cast<int64_t>(types.size()) != num_dense ||
-      static_cast<int64_t>(shapes.size()) != num_dense) {
-    throw InvalidArgument(c.source, ": ParseExample '", c.node.name(),
-                          "': Tdense / dense_shapes do not have Ndense entries");
+  if (num_dense > 0) {
+    for (const auto& shape : c.Attr("dense_shapes").list().shape()) {
+      shapes.push_back(ShapeFromTf(shape));
+      if (!shapes.back().fully_defined()) {
+        throw Unimplemented(c.source, ": ParseExample '", c.node.name(), "': dense feature '",
+                            keys[shapes.size() - 1], "' has shape ", shapes.back().ToString(),
+                            "; Loom parses fully defined dense shapes only");
+      }
+    }
   }
-  return Output(
-      c.named.AddNode(ParseExampleDenseOp(), inputs,
-                      {{"dense_keys", keys}, {"dense_types", types}, {"dense_shapes", shapes}}),
-      0);
+  if (static_cast<int64_t>(types.size()) != num_dense ||
+      static_cast<int64_t>(shapes.size()) != num_dense ||
+      static_cast<int64_t>(sparse_types.size()) != num_sparse) {
+    throw InvalidArgument(c.source, ": ParseExample '", c.node.name(),
+                          "': sparse_types / Tdense / dense_shapes do not have Nsparse / Ndense "
+                          "entries");
+  }
+  std::set<std::string> seen;
+  std::vector<std::string> all_keys = sparse_keys;
+  all_keys.insert(all_keys.end(), keys.begin(), keys.end());
+  for (const auto& key : all_keys) {
+    if (!seen.insert(key).second) {
+      throw InvalidArgument(c.source, ": ParseExample '", c.node.name(), "': feature '", key,
+                            "' is parsed twice");
+    }
+  }
+  return Output(c.named.AddNode(ParseExampleOp(), inputs,
+                                {{"sparse_keys", sparse_keys},
+                                 {"sparse_types", sparse_types},
+                                 {"dense_keys", keys},
+                                 {"dense_types", types},
+                                 {"dense_shapes", shapes}}),
+                0);
 }
 
 const std::map<std::string, TfOp>& OpTable() {

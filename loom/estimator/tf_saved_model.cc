@@ -1,6 +1,7 @@
 #include "loom/estimator/tf_saved_model.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "loom/estimator/all_ops.h"
 #include "loom/estimator/tf_ops.h"
@@ -53,9 +54,10 @@ class Translator {
   // Tensors that are fed instead of computed.
   void Cut(const std::string& tensor, Output value) { fed_[CanonicalTensorName(tensor)] = value; }
 
-  // Op -> count over the nodes `outputs` need that Loom cannot translate.
-  std::map<std::string, int> Unsupported(const std::vector<std::string>& outputs) const {
-    std::map<std::string, int> unsupported;
+  // The nodes `outputs` need, fed tensors cut off (control inputs followed: a node that
+  // runs only as a dependency is still translated).
+  std::vector<const proto::NodeDef*> Needed(const std::vector<std::string>& outputs) const {
+    std::vector<const proto::NodeDef*> needed;
     std::set<std::string> seen;
     std::vector<std::string> stack;
     for (const std::string& t : outputs) {
@@ -66,13 +68,74 @@ class Translator {
       stack.pop_back();
       if (!seen.insert(name).second) continue;
       const proto::NodeDef& n = NodeDef(name);
-      if (!tf_import::IsSupportedTfOp(n.op())) ++unsupported[n.op()];
+      needed.push_back(&n);
       for (const std::string& input : n.input()) {
         if (input.starts_with("^") || fed_.count(CanonicalTensorName(input))) continue;
         stack.push_back(ParseTensorName(input).first);
       }
     }
-    return unsupported;
+    return needed;
+  }
+
+  // The tensor `tensor` is a copy of: Identity chains followed back, up to a fed tensor.
+  std::string Resolve(const std::string& tensor) const {
+    std::string t = CanonicalTensorName(tensor);
+    for (int hops = 0; hops < 100 && !fed_.count(t); ++hops) {
+      auto it = nodes_.find(ParseTensorName(t).first);
+      if (it == nodes_.end() || it->second->op() != "Identity" || it->second->input_size() == 0) {
+        break;
+      }
+      t = CanonicalTensorName(it->second->input(0));
+    }
+    return t;
+  }
+
+  // The features a ParseExample node reads; nullopt when its keys are not constants.
+  std::optional<std::vector<TfExampleFeature>> ExampleFeatures(const proto::NodeDef& n) const {
+    auto attr_i = [&](const char* name) {
+      return n.attr().count(name) ? n.attr().at(name).i() : int64_t{0};
+    };
+    const int64_t num_sparse = attr_i("Nsparse"), num_dense = attr_i("Ndense");
+    if (n.input_size() < 2 + num_sparse + 2 * num_dense) return std::nullopt;
+    // A constant's TensorProto, or nullptr.
+    auto constant = [&](int input) -> const proto::TensorProto* {
+      auto it = nodes_.find(ParseTensorName(Resolve(n.input(input))).first);
+      if (it == nodes_.end() || it->second->op() != "Const" || !it->second->attr().count("value")) {
+        return nullptr;
+      }
+      return &it->second->attr().at("value").tensor();
+    };
+    auto type = [&](const char* attr, int64_t i) {
+      if (!n.attr().count(attr) || i >= n.attr().at(attr).list().type_size()) return kFloat32;
+      return DTypeFromTf(n.attr().at(attr).list().type(i), n.name());
+    };
+    std::vector<TfExampleFeature> features;
+    for (int64_t i = 0; i < num_sparse + num_dense; ++i) {
+      const proto::TensorProto* key = constant(2 + i);
+      if (key == nullptr || key->string_val_size() != 1) return std::nullopt;
+      TfExampleFeature f{.key = key->string_val(0)};
+      if (i < num_sparse) {
+        f.var_len = true;
+        f.dtype = type("sparse_types", i);
+        f.shape = Shape::Unknown();
+      } else {
+        const int64_t d = i - num_sparse;
+        f.dtype = type("Tdense", d);
+        if (n.attr().count("dense_shapes") && d < n.attr().at("dense_shapes").list().shape_size()) {
+          f.shape = ShapeFromTf(n.attr().at("dense_shapes").list().shape(d));
+        }
+        const proto::TensorProto* fallback = constant(2 + num_sparse + num_dense + d);
+        int64_t elements = 1;
+        if (fallback != nullptr) {
+          for (const auto& dim : fallback->tensor_shape().dim()) elements *= dim.size();
+        }
+        f.has_default = fallback == nullptr || elements > 0;
+      }
+      features.push_back(std::move(f));
+    }
+    std::sort(features.begin(), features.end(),
+              [](const auto& a, const auto& b) { return a.key < b.key; });
+    return features;
   }
 
   Output Tensor(const std::string& tensor) {
@@ -150,8 +213,10 @@ class TfModelBuilder {
  public:
   static void Build(TfModel& model, const proto::GraphDef& def, const TfCheckpointReader* variables,
                     const std::string& source) {
-    std::map<std::string, int> all_unsupported;
-    for (const auto& [key, sig] : model.signatures_) {
+    // Unsupported nodes of every signature, by node name (a node two signatures share is
+    // counted once in the load error).
+    std::map<std::string, std::string> all_unsupported;
+    for (auto& [key, sig] : model.signatures_) {
       const std::string where = StrCat(source, " signature '", key, "'");
       auto compiled = std::make_unique<TfModel::Compiled>();
       compiled->graph = std::make_unique<Graph>();
@@ -164,9 +229,15 @@ class TfModelBuilder {
       }
       std::vector<std::string> outputs;
       for (const auto& [name, info] : sig.outputs) outputs.push_back(info.name);
-      std::map<std::string, int> unsupported = t.Unsupported(outputs);
+      const std::vector<const proto::NodeDef*> needed = t.Needed(outputs);
+      std::map<std::string, int> unsupported;
+      for (const proto::NodeDef* n : needed) {
+        if (tf_import::IsSupportedTfOp(n->op())) continue;
+        ++unsupported[n->op()];
+        all_unsupported[n->name()] = n->op();
+      }
+      FindExampleInput(t, needed, sig);
       if (!unsupported.empty()) {
-        for (const auto& [op, count] : unsupported) all_unsupported[op] += count;
         model.unavailable_[key] = DescribeUnsupported(unsupported);
         continue;
       }
@@ -179,9 +250,29 @@ class TfModelBuilder {
       model.compiled_[key] = std::move(compiled);
     }
     if (model.compiled_.empty()) {
-      throw Unimplemented(source, ": no signature can run in Loom (",
-                          DescribeUnsupported(all_unsupported),
+      std::map<std::string, int> counts;
+      for (const auto& [node, op] : all_unsupported) ++counts[op];
+      throw Unimplemented(source, ": no signature can run in Loom (", DescribeUnsupported(counts),
                           "); supported ops: ", StrJoin(TfModel::SupportedOps(), ", "));
+    }
+  }
+
+ private:
+  // Sets sig.example_input / example_features when one ParseExample node reads a string
+  // input of the signature.
+  static void FindExampleInput(const Translator& t, const std::vector<const proto::NodeDef*>& needed,
+                               TfSignature& sig) {
+    for (const proto::NodeDef* n : needed) {
+      if (n->op() != "ParseExample" || n->input_size() == 0) continue;
+      const std::string source = t.Resolve(n->input(0));
+      for (const auto& [name, info] : sig.inputs) {
+        if (info.dtype != kString || CanonicalTensorName(info.name) != source) continue;
+        if (auto features = t.ExampleFeatures(*n)) {
+          sig.example_input = name;
+          sig.example_features = std::move(*features);
+          return;
+        }
+      }
     }
   }
 };
@@ -189,49 +280,76 @@ class TfModelBuilder {
 TfModel::TfModel() = default;
 TfModel::~TfModel() = default;
 
-std::unique_ptr<TfModel> TfModel::LoadSavedModel(Env* env, const std::string& dir,
-                                                 const std::set<std::string>& tags) {
+namespace {
+
+// dir/saved_model.pb, and in it the MetaGraphDef whose tag set equals `tags`.
+const proto::MetaGraphDef& ReadMetaGraph(Env* env, const std::string& dir,
+                                         const std::set<std::string>& tags,
+                                         proto::SavedModel& saved) {
   const std::string pb = JoinPath(dir, "saved_model.pb");
   if (!env->FileExists(pb)) {
     throw NotFound("TF SavedModel '", dir,
                    "': no saved_model.pb (a SavedModel directory holds "
                    "saved_model.pb and variables/)");
   }
-  proto::SavedModel saved;
   if (!saved.ParseFromString(ReadFileToString(env, pb))) {
     throw DataLoss("TF SavedModel '", pb, "' does not parse as a SavedModel protobuf");
   }
-  const proto::MetaGraphDef* meta = nullptr;
   std::vector<std::string> available;
   for (const proto::MetaGraphDef& m : saved.meta_graphs()) {
     std::set<std::string> these(m.meta_info_def().tags().begin(), m.meta_info_def().tags().end());
+    if (these == tags) return m;
     available.push_back(StrCat("{", StrJoin(these, ","), "}"));
-    if (these == tags && meta == nullptr) meta = &m;
   }
-  if (meta == nullptr) {
-    throw NotFound("TF SavedModel '", dir, "' has no MetaGraphDef with tags {", StrJoin(tags, ","),
-                   "}; it has ", StrJoin(available, " "));
+  throw NotFound("TF SavedModel '", dir, "' has no MetaGraphDef with tags {", StrJoin(tags, ","),
+                 "}; it has ", StrJoin(available, " "));
+}
+
+// The SignatureDefs. strict: an input dtype Loom lacks is an error; else it is kInvalid.
+std::map<std::string, TfSignature> SignaturesOf(const proto::MetaGraphDef& meta,
+                                                const std::string& dir, bool strict) {
+  std::map<std::string, TfSignature> out;
+  for (const auto& [key, s] : meta.signature_def()) {
+    TfSignature sig{.method_name = s.method_name()};
+    const std::string where = StrCat(JoinPath(dir, "saved_model.pb"), " signature '", key, "'");
+    auto info = [&](const proto::TensorInfo& i, bool required) {
+      TfTensorInfo t{i.name()};
+      t.shape = i.has_tensor_shape() ? ShapeFromTf(i.tensor_shape()) : Shape::Unknown();
+      // An output's dtype is informational (the graph computes it); unset is allowed.
+      if (required || (i.dtype() != 0 && IsValidDType(i.dtype() % 100))) {
+        t.dtype = DTypeFromTf(i.dtype(), where);
+      }
+      return t;
+    };
+    for (const auto& [name, i] : s.inputs()) sig.inputs[name] = info(i, strict);
+    for (const auto& [name, i] : s.outputs()) sig.outputs[name] = info(i, false);
+    out[key] = std::move(sig);
   }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, TfSignature> ReadTfSavedModelSignatures(Env* env, const std::string& dir,
+                                                              const std::set<std::string>& tags) {
+  proto::SavedModel saved;
+  return SignaturesOf(ReadMetaGraph(env, dir, tags, saved), dir, /*strict=*/false);
+}
+
+std::unique_ptr<TfModel> TfModel::LoadSavedModel(Env* env, const std::string& dir,
+                                                 const std::set<std::string>& tags) {
+  proto::SavedModel saved;
+  const proto::MetaGraphDef& meta = ReadMetaGraph(env, dir, tags, saved);
   std::unique_ptr<TfModel> model(new TfModel());
   model->tags_.assign(tags.begin(), tags.end());
-  for (const auto& [key, s] : meta->signature_def()) {
-    TfSignature sig{.method_name = s.method_name()};
-    const std::string where = StrCat(pb, " signature '", key, "'");
-    auto info = [&](const proto::TensorInfo& i) {
-      return TfTensorInfo{i.name(), DTypeFromTf(i.dtype(), where),
-                          i.has_tensor_shape() ? ShapeFromTf(i.tensor_shape()) : Shape::Unknown()};
-    };
-    for (const auto& [name, i] : s.inputs()) sig.inputs[name] = info(i);
-    for (const auto& [name, i] : s.outputs()) sig.outputs[name] = info(i);
-    model->signatures_[key] = std::move(sig);
-  }
+  model->signatures_ = SignaturesOf(meta, dir, /*strict=*/true);
   if (model->signatures_.empty()) {
     throw InvalidArgument("TF SavedModel '", dir, "' has no signatures to run");
   }
   std::unique_ptr<TfCheckpointReader> variables;
   const std::string prefix = JoinPath(dir, "variables/variables");
   if (IsTfCheckpoint(env, prefix)) variables = TfCheckpointReader::Open(env, prefix);
-  TfModelBuilder::Build(*model, meta->graph_def(), variables.get(),
+  TfModelBuilder::Build(*model, meta.graph_def(), variables.get(),
                         StrCat("TF SavedModel '", dir, "'"));
   return model;
 }
@@ -249,7 +367,24 @@ std::unique_ptr<TfModel> TfModel::LoadFrozenGraph(
   for (const proto::NodeDef& n : def.node()) by_name[n.name()] = &n;
   std::unique_ptr<TfModel> model(new TfModel());
   TfSignature sig{.method_name = "tensorflow/serving/predict"};
-  for (const auto& [key, tensor] : inputs) {
+  std::map<std::string, std::string> fed = inputs;
+  if (fed.empty()) {
+    // Every Placeholder the outputs need, keyed by its name.
+    std::set<std::string> seen;
+    std::vector<std::string> stack;
+    for (const auto& [key, tensor] : outputs) stack.push_back(ParseTensorName(tensor).first);
+    while (!stack.empty()) {
+      const std::string name = stack.back();
+      stack.pop_back();
+      auto it = by_name.find(name);
+      if (it == by_name.end() || !seen.insert(name).second) continue;
+      if (it->second->op() == "Placeholder") fed[name] = name + ":0";
+      for (const std::string& input : it->second->input()) {
+        stack.push_back(ParseTensorName(input.starts_with("^") ? input.substr(1) : input).first);
+      }
+    }
+  }
+  for (const auto& [key, tensor] : fed) {
     auto it = by_name.find(ParseTensorName(tensor).first);
     if (it == by_name.end() || it->second->op() != "Placeholder") {
       throw InvalidArgument("TF GraphDef '", path, "': input '", key, "' names '", tensor,

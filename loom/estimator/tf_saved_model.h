@@ -13,7 +13,10 @@
 // BiasAdd, Add, AddV2, Sub, Mul, RealDiv, Maximum, Minimum, Neg, Abs, Square, Sqrt, Rsqrt,
 // Exp, Log, Relu, Relu6, Sigmoid, Tanh, Softmax, Conv2D, MaxPool, AvgPool (NHWC), Reshape,
 // Squeeze, ExpandDims, ConcatV2, Pack, Shape, StridedSlice, Cast, ArgMax, Mean, Sum, and
-// ParseExample with dense features only (the tf.Example signatures of TF Serving models).
+// ParseExample (the tf.Example signatures of TF Serving models: dense FixedLenFeatures of
+// fully defined shape, and VarLenFeatures as TF's sparse indices / values / dense_shape).
+// A TF1 partitioned variable's parts ("emb/part_0", ...) are read from the checkpoint's
+// full tensor "emb" (TfCheckpointReader::GetPart).
 // Axis, shape-list and slice arguments must be Const nodes (they are in exported graphs).
 // A signature whose subgraph has other ops is unavailable, with one error listing every
 // unsupported op and its count; a model none of whose signatures is available fails at
@@ -41,10 +44,25 @@ struct TfTensorInfo {
   Shape shape = Shape::Unknown();
 };
 
+// A feature that a signature parses out of serialized tf.Example input (a ParseExample
+// node of its graph): what a caller needs to build the records (TfExamplesFromCsv).
+struct TfExampleFeature {
+  std::string key;
+  DType dtype = kFloat32;  // kFloat32, kInt64 or kString
+  Shape shape;             // dense: per-record shape (fully defined); var_len: unknown
+  bool var_len = false;    // a VarLenFeature (TF's sparse output)
+  bool has_default = false;  // dense only: the graph gives a default for a missing feature
+};
+
 struct TfSignature {
   std::string method_name;  // "tensorflow/serving/predict", ...
   std::map<std::string, TfTensorInfo> inputs;
   std::map<std::string, TfTensorInfo> outputs;
+  // Set when input `example_input` (a string vector) is serialized tf.Example records that
+  // the graph parses with ParseExample: the features it reads, by key order. Empty for a
+  // signature that takes tensors, and for one whose ParseExample keys are not constants.
+  std::string example_input;
+  std::vector<TfExampleFeature> example_features;
 };
 
 class TfModel {
@@ -56,7 +74,8 @@ class TfModel {
                                                  const std::set<std::string>& tags = {"serve"});
   // A frozen GraphDef with one signature "serving_default" whose inputs and outputs map a
   // key to a TF tensor name (inputs must be Placeholder outputs: dtype and shape come from
-  // them). Every node the outputs need must be supported.
+  // them). Every node the outputs need must be supported. Empty `inputs`: every
+  // Placeholder the outputs need, keyed by its node name ("X" for "X:0").
   static std::unique_ptr<TfModel> LoadFrozenGraph(
       Env* env, const std::string& path, const std::map<std::string, std::string>& inputs,
       const std::map<std::string, std::string>& outputs);
@@ -93,6 +112,12 @@ inline std::unique_ptr<TfModel> LoadTFSavedModel(Env* env, const std::string& di
                                                  const std::set<std::string>& tags = {"serve"}) {
   return TfModel::LoadSavedModel(env, dir, tags);
 }
+
+// The signatures of a SavedModel's MetaGraphDef `tags` as the file states them, without
+// translating the graph (so also for a model Loom cannot run; dtypes Loom lacks are
+// kInvalid, example_features are not filled). Throws NotFound, DataLoss as LoadSavedModel.
+std::map<std::string, TfSignature> ReadTfSavedModelSignatures(
+    Env* env, const std::string& dir, const std::set<std::string>& tags = {"serve"});
 
 }  // namespace loom
 

@@ -8,8 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/estimator/estimator_test_util.h"
+#include "loom/estimator/tf_inputs.h"
 #include "loom/io/example_builder.h"
 #include "loom/io/proto/graph.pb.h"
+#include "loom/io/proto/saved_model.pb.h"
+#include "loom/io/tf_checkpoint_test_util.h"
 
 namespace loom {
 namespace {
@@ -112,6 +115,13 @@ TEST(TfSavedModelTest, FrozenMnistMlpLogits) {
     ++checked;
   }
   EXPECT_EQ(checked, 2);
+  // Without named inputs, the placeholders the outputs need are the inputs.
+  auto by_placeholder = TfModel::LoadFrozenGraph(
+      Env::Default(), JoinPath(kTf, "tf2onnx_fc_layers/frozen.pb"), {}, {{"logits", "output:0"}});
+  const auto& inputs = by_placeholder->signatures().at("serving_default").inputs;
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs.at("X").name, "X:0");
+  EXPECT_EQ(inputs.at("X").shape, Shape({-1, 784}));
 }
 
 // A TF GraphDef built node by node, written to a file for LoadFrozenGraph.
@@ -141,6 +151,10 @@ class GraphBuilder {
   static void SetInts(proto::NodeDef* n, const std::string& attr, const std::vector<int64_t>& v) {
     auto* list = (*n->mutable_attr())[attr].mutable_list();
     for (int64_t x : v) list->add_i(x);
+  }
+  proto::GraphDef& def() { return def_; }
+  void String(const std::string& name, const std::string& value) {
+    Const(name, proto::DT_STRING, {})->add_string_val(value);
   }
   std::string Write(const estimator_testing::TempDir& dir) {
     const std::string path = dir.Join("graph.pb");
@@ -337,6 +351,189 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
         << e.what();
     EXPECT_EQ(e.message().find("Lgamma"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find("MatMul"), std::string::npos) << e.what();  // the supported list
+  }
+}
+
+// A SavedModel written here: `graph` as its one MetaGraphDef {serve} with `signatures`
+// (key -> {input key -> tensor}, {output key -> tensor}); inputs are float [?, 2] unless
+// listed in `string_inputs`.
+struct Sig {
+  std::map<std::string, std::string> inputs, outputs;
+};
+void WriteSavedModel(const std::string& dir, const proto::GraphDef& graph,
+                     const std::map<std::string, Sig>& signatures,
+                     const std::set<std::string>& string_inputs = {}) {
+  proto::SavedModel saved;
+  proto::MetaGraphDef* meta = saved.add_meta_graphs();
+  meta->mutable_meta_info_def()->add_tags("serve");
+  *meta->mutable_graph_def() = graph;
+  for (const auto& [key, sig] : signatures) {
+    proto::SignatureDef& def = (*meta->mutable_signature_def())[key];
+    def.set_method_name("tensorflow/serving/predict");
+    for (const auto& [k, tensor] : sig.inputs) {
+      proto::TensorInfo& info = (*def.mutable_inputs())[k];
+      info.set_name(tensor);
+      if (string_inputs.count(k)) {
+        info.set_dtype(proto::DT_STRING);
+        info.mutable_tensor_shape()->add_dim()->set_size(-1);
+      } else {
+        info.set_dtype(proto::DT_FLOAT);
+        info.mutable_tensor_shape()->add_dim()->set_size(-1);
+        info.mutable_tensor_shape()->add_dim()->set_size(2);
+      }
+    }
+    for (const auto& [k, tensor] : sig.outputs) (*def.mutable_outputs())[k].set_name(tensor);
+  }
+  Env::Default()->CreateDirs(JoinPath(dir, "variables"));
+  tf_testing::Overwrite(Env::Default(), JoinPath(dir, "saved_model.pb"), saved.SerializeAsString());
+}
+
+// A TF1 partitioned variable: the graph holds "w/part_0" and "w/part_1" (VariableV2), the
+// checkpoint the full tensor "w" [4, 2] as two slices in two shards. The graph computes
+// x . concat(parts) as TF's partitioned matmul does.
+TEST(TfSavedModelTest, PartitionedVariablePartsComeFromTheFullTensor) {
+  estimator_testing::TempDir dir;
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);
+  for (const auto& [name, rows] : {std::pair<std::string, int64_t>{"w/part_0", 3}, {"w/part_1", 1}}) {
+    proto::NodeDef* v = g.Add(name, "VariableV2");
+    (*v->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+    auto* shape = (*v->mutable_attr())["shape"].mutable_shape();
+    shape->add_dim()->set_size(rows);
+    shape->add_dim()->set_size(2);
+    g.Add(name + "/read", "Identity", {name});
+  }
+  g.Ints("axis", {0}, {});
+  g.Add("w/concat", "ConcatV2", {"w/part_0/read", "w/part_1/read", "axis"});
+  g.Ints("b0", {0, 0}, {2});
+  g.Ints("e0", {2, 2}, {2});
+  g.Ints("st", {1, 1}, {2});
+  g.Add("w/top", "StridedSlice", {"w/concat", "b0", "e0", "st"});  // rows 0-1: [2, 2]
+  g.Add("y", "MatMul", {"x", "w/top"});
+  g.Add("last", "Identity", {"w/part_1/read"});
+  WriteSavedModel(dir.path(), g.def(), {{"serving_default", {{{"x", "x:0"}}, {{"y", "y:0"}, {"last", "last:0"}}}}});
+  // w = [[1, 2], [3, 4], [5, 6], [7, 8]]: part_0 rows 0-2 in shard 1, part_1 row 3 in shard 0.
+  tf_testing::TestBundleWriter w(2);
+  w.AddPartitioned("w", Shape{4, 2},
+                   {{{{3, 1}, {0, -1}}, Tensor::FromVector<float>({7, 8}, Shape{1, 2}), 0},
+                    {{{0, 3}, {0, -1}}, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{3, 2}), 1}});
+  w.Write(Env::Default(), JoinPath(dir.path(), "variables/variables"), /*snappy=*/false);
+
+  auto model = LoadTFSavedModel(Env::Default(), dir.path());
+  auto out = model->Run("serving_default", {{"x", Tensor::FromVector<float>({1, 1}, Shape{1, 2})}});
+  EXPECT_EQ(Values<float>(out["y"]), (std::vector<float>{4, 6}));  // [1, 1] . [[1, 2], [3, 4]]
+  EXPECT_EQ(Values<float>(out["last"]), (std::vector<float>{7, 8}));
+
+  // Parts whose shapes differ from the graph's declared ones.
+  tf_testing::TestBundleWriter halves(1);
+  halves.AddPartitioned("w", Shape{4, 2},
+                        {{{{0, 2}, {0, -1}}, Tensor::Zeros(kFloat32, {2, 2}), 0},
+                         {{{2, 2}, {0, -1}}, Tensor::Zeros(kFloat32, {2, 2}), 0}});
+  halves.Write(Env::Default(), JoinPath(dir.path(), "variables/variables"), false);
+  try {
+    LoadTFSavedModel(Env::Default(), dir.path());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+    // Whichever part is translated first: part_0 is declared [3,2], part_1 [1,2].
+    EXPECT_NE(e.message().find("but its checkpoint value is [2,2]"), std::string::npos)
+        << e.what();
+    EXPECT_NE(e.message().find("TF variable 'w/part_"), std::string::npos) << e.what();
+  }
+}
+
+// ParseExample with a VarLenFeature: TF's sparse indices, values and dense shape, then
+// the dense feature; fetched as signature outputs.
+TEST(TfSavedModelTest, ParseExampleSparseFeatures) {
+  estimator_testing::TempDir dir;
+  GraphBuilder g;
+  g.Placeholder("serialized", proto::DT_STRING);
+  g.String("names", "");
+  g.String("key_tags", "tags");
+  g.String("key_age", "age");
+  proto::NodeDef* fallback = g.Add("age_default", "Const");
+  (*fallback->mutable_attr())["dtype"].set_type(proto::DT_INT64);
+  proto::TensorProto* t = (*fallback->mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(proto::DT_INT64);
+  t->mutable_tensor_shape()->add_dim()->set_size(1);
+  t->add_int64_val(-1);
+  proto::NodeDef* p =
+      g.Add("parse", "ParseExample", {"serialized", "names", "key_tags", "key_age", "age_default"});
+  (*p->mutable_attr())["Nsparse"].set_i(1);
+  (*p->mutable_attr())["Ndense"].set_i(1);
+  (*p->mutable_attr())["sparse_types"].mutable_list()->add_type(proto::DT_STRING);
+  (*p->mutable_attr())["Tdense"].mutable_list()->add_type(proto::DT_INT64);
+  (*p->mutable_attr())["dense_shapes"].mutable_list()->add_shape()->add_dim()->set_size(1);
+  WriteSavedModel(dir.path(), g.def(),
+                  {{"parse", {{{"examples", "serialized:0"}},
+                              {{"indices", "parse:0"},
+                               {"values", "parse:1"},
+                               {"shape", "parse:2"},
+                               {"age", "parse:3"}}}}},
+                  {"examples"});
+  auto model = LoadTFSavedModel(Env::Default(), dir.path());
+  const TfSignature& sig = model->signatures().at("parse");
+  EXPECT_EQ(sig.example_input, "examples");
+  ASSERT_EQ(sig.example_features.size(), 2u);
+  EXPECT_EQ(sig.example_features[0].key, "age");
+  EXPECT_TRUE(sig.example_features[0].has_default);
+  EXPECT_EQ(sig.example_features[1].key, "tags");
+  EXPECT_TRUE(sig.example_features[1].var_len);
+  EXPECT_EQ(sig.example_features[1].dtype, kString);
+  const Tensor records = Tensor::FromVector<std::string>(
+      {ExampleBuilder().AddBytes("tags", {"a", "b"}).AddInt64s("age", {30}).Serialize(),
+       ExampleBuilder().Serialize(),
+       ExampleBuilder().AddBytes("tags", {"c"}).Serialize()});
+  auto out = model->Run("parse", {{"examples", records}});
+  EXPECT_TRUE(out["indices"].Equals(
+      Tensor::FromVector<int64_t>({0, 0, 0, 1, 2, 0}, Shape{3, 2})));
+  EXPECT_TRUE(out["values"].Equals(Tensor::FromVector<std::string>({"a", "b", "c"})));
+  EXPECT_TRUE(out["shape"].Equals(Tensor::FromVector<int64_t>({3, 2})));
+  EXPECT_TRUE(out["age"].Equals(Tensor::FromVector<int64_t>({30, -1, -1}, Shape{3, 1})));
+  // The same records from CSV rows: "tags" space-separated, an empty "age" its default.
+  const std::string csv = dir.Join("rows.csv");
+  tf_testing::Overwrite(Env::Default(), csv, "tags,age\na b,30\n,\nc,\n");
+  auto from_csv = model->Run("parse", TfInputsFromCsv(Env::Default(), csv, sig, "parse"));
+  for (const char* key : {"indices", "values", "shape", "age"}) {
+    EXPECT_TRUE(from_csv[key].Equals(out[key])) << key << " " << from_csv[key].DebugString();
+  }
+}
+
+// Two signatures that both need one unsupported node and each one of their own: the load
+// error counts every unsupported node of the graph once.
+TEST(TfSavedModelTest, UnsupportedOpsOfASavedModelAreCountedOncePerNode) {
+  estimator_testing::TempDir dir;
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);
+  g.Add("shared", "Erf", {"x"});
+  g.Add("a", "Erf", {"shared"});
+  g.Add("b", "Cumsum", {"shared", "x"});
+  g.Add("c", "Lgamma", {"b"});
+  WriteSavedModel(dir.path(), g.def(),
+                  {{"first", {{{"x", "x:0"}}, {{"y", "a:0"}}}},
+                   {"second", {{{"x", "x:0"}}, {{"y", "c:0"}}}}});
+  try {
+    LoadTFSavedModel(Env::Default(), dir.path());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
+    EXPECT_NE(e.message().find("(unsupported TF ops: Cumsum x1, Erf x2, Lgamma x1)"),
+              std::string::npos)
+        << e.what();
+  }
+  // With one runnable signature the model loads; the other says why it cannot run.
+  g.Add("ok", "Relu", {"x"});
+  WriteSavedModel(dir.path(), g.def(),
+                  {{"first", {{{"x", "x:0"}}, {{"y", "a:0"}}}},
+                   {"fine", {{{"x", "x:0"}}, {{"y", "ok:0"}}}}});
+  auto model = LoadTFSavedModel(Env::Default(), dir.path());
+  EXPECT_EQ(model->unavailable().at("first"), "unsupported TF ops: Erf x2");
+  try {
+    model->Run("first", {{"x", Tensor::Zeros(kFloat32, {1, 2})}});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
+    EXPECT_NE(e.message().find("Erf x2"), std::string::npos) << e.what();
   }
 }
 

@@ -191,10 +191,9 @@ const TfCheckpointEntry& TfCheckpointReader::Entry(const std::string& name) cons
   return entries_[it->second];
 }
 
-Tensor TfCheckpointReader::Get(const std::string& name) const {
-  const TfCheckpointEntry& e = Entry(name);
+void TfCheckpointReader::CheckReadable(const TfCheckpointEntry& e) const {
   if (e.dtype == DType::kInvalid) {
-    throw Unimplemented("TF checkpoint '", prefix_, "': tensor '", name, "' has TF dtype ",
+    throw Unimplemented("TF checkpoint '", prefix_, "': tensor '", e.name, "' has TF dtype ",
                         e.tf_dtype,
                         ", which Loom has no type for (Loom reads DT_FLOAT, "
                         "DT_DOUBLE, DT_INT32, DT_UINT8, DT_STRING, DT_INT64, DT_BOOL)");
@@ -204,6 +203,11 @@ Tensor TfCheckpointReader::Get(const std::string& name) const {
                         "' was written on a big-endian machine; Loom reads little-endian "
                         "bundles only (re-save it on a little-endian machine)");
   }
+}
+
+Tensor TfCheckpointReader::Get(const std::string& name) const {
+  const TfCheckpointEntry& e = Entry(name);
+  CheckReadable(e);
   if (!e.slices.empty()) return Reassemble(e);
   return ReadStored(name, e.dtype, e.shape, e.shard_id, e.offset, e.size, e.masked_crc32c);
 }

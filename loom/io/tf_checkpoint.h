@@ -90,6 +90,10 @@ class TfCheckpointReader {
   const TfCheckpointEntry& Entry(const std::string& name) const;
   // The tensor's value in a new owned buffer, its CRC verified (partitioned: reassembled).
   Tensor Get(const std::string& name) const;
+  // Part `part` of partitioned tensor `name`, the variable a TF1 graph calls
+  // "name/part_<part>": its slices ordered by their offsets. Throws NotFound when `name`
+  // is not partitioned or has no such part.
+  Tensor GetPart(const std::string& name, int part) const;
 
  private:
   struct Shard;
@@ -97,6 +101,7 @@ class TfCheckpointReader {
   Tensor ReadStored(const std::string& name, DType dtype, const Shape& shape, int shard_id,
                     uint64_t offset, uint64_t size, uint32_t masked_crc) const;
   Tensor Reassemble(const TfCheckpointEntry& entry) const;
+  void CheckReadable(const TfCheckpointEntry& entry) const;
 
   std::string prefix_;
   std::string index_path_;

@@ -107,6 +107,40 @@ std::string TfSliceKey(std::string_view name, const TfSlice& slice) {
   return key;
 }
 
+Tensor TfCheckpointReader::GetPart(const std::string& name, int part) const {
+  const TfCheckpointEntry& e = Entry(name);
+  CheckReadable(e);
+  if (part < 0 || part >= static_cast<int>(e.slices.size())) {
+    throw NotFound("TF checkpoint '", prefix_, "': tensor '", name, "' ", e.shape.ToString(),
+                   e.slices.empty() ? std::string(" is not partitioned")
+                                    : StrCat(" has ", e.slices.size(), " parts"),
+                   ", so there is no part ", part, " ('", name, "/part_", part, "')");
+  }
+  // TF numbers the parts along the partitioned axis, which is the order of their offsets.
+  std::vector<const TfSlice*> order;
+  for (const TfSlice& s : e.slices) order.push_back(&s);
+  auto starts = [](const TfSlice* s) {
+    std::vector<int64_t> v;
+    for (const TfSliceExtent& x : *s) v.push_back(x.start);
+    return v;
+  };
+  std::sort(order.begin(), order.end(),
+            [&](const TfSlice* a, const TfSlice* b) { return starts(a) < starts(b); });
+  const TfSlice& slice = *order[part];
+  auto it = slice_entries_.find(TfSliceKey(name, slice));
+  if (it == slice_entries_.end()) {
+    throw DataLoss("TF checkpoint index '", index_path_, "': partitioned tensor '", name,
+                   "' lists slice ", DescribeSlice(slice), " but has no entry for it");
+  }
+  const TfCheckpointEntry& s = it->second;
+  if (s.tf_dtype != e.tf_dtype) {
+    throw DataLoss("TF checkpoint index '", index_path_, "': slice ", DescribeSlice(slice),
+                   " of '", name, "' holds TF dtype ", s.tf_dtype, ", the tensor ", e.tf_dtype);
+  }
+  return ReadStored(StrCat(name, " slice ", DescribeSlice(slice)), s.dtype, s.shape, s.shard_id,
+                    s.offset, s.size, s.masked_crc32c);
+}
+
 Tensor TfCheckpointReader::Reassemble(const TfCheckpointEntry& e) const {
   const int rank = e.shape.rank();
   Tensor full(e.dtype, e.shape);

@@ -5,9 +5,6 @@
 #include "loom/io/tf_checkpoint.h"
 
 #include <gtest/gtest.h>
-#include <leveldb/env.h>
-#include <leveldb/options.h>
-#include <leveldb/table_builder.h>
 
 #include <array>
 #include <cmath>
@@ -19,6 +16,7 @@
 #include "loom/base/error.h"
 #include "loom/io/proto/tensor_bundle.pb.h"
 #include "loom/io/sstable.h"
+#include "loom/io/tf_checkpoint_test_util.h"
 
 namespace loom {
 namespace {
@@ -219,12 +217,6 @@ std::unique_ptr<Env> CopyToMemEnv(const std::string& prefix, int num_shards = 1)
   return env;
 }
 
-void Overwrite(Env* env, const std::string& path, const std::string& bytes) {
-  auto f = env->NewWritableFile(path);
-  f->Append(bytes);
-  f->Close();
-}
-
 // Runs fn, expects a loom::Error with `code` whose message contains every one of `parts`.
 template <typename Fn>
 void ExpectError(ErrorCode code, const std::vector<std::string>& parts, Fn&& fn) {
@@ -249,7 +241,7 @@ TEST(TfCheckpointDamageTest, EveryFlippedIndexByteIsDataLossNamingTheIndex) {
     SCOPED_TRACE("byte " + std::to_string(i));
     std::string bad = index;
     bad[i] ^= 0x20;
-    Overwrite(env.get(), "ck/model.index", bad);
+    tf_testing::Overwrite(env.get(), "ck/model.index", bad);
     ExpectError(ErrorCode::kDataLoss, {"ck/model.index"},
                 [&] { TfCheckpointReader::Open(env.get(), "ck/model"); });
   }
@@ -303,7 +295,7 @@ TEST(TfCheckpointDamageTest, TruncatedIndexIsDataLoss) {
   const std::string index = ReadFileToString(env.get(), "ck/model.index");
   for (size_t keep : {size_t{0}, size_t{20}, index.size() / 2, index.size() - 1}) {
     SCOPED_TRACE(keep);
-    Overwrite(env.get(), "ck/model.index", index.substr(0, keep));
+    tf_testing::Overwrite(env.get(), "ck/model.index", index.substr(0, keep));
     ExpectError(ErrorCode::kDataLoss, {"ck/model.index"},
                 [&] { TfCheckpointReader::Open(env.get(), "ck/model"); });
   }
@@ -321,7 +313,7 @@ TEST(TfCheckpointDamageTest, FlippedDataByteIsDataLossNamingFileAndTensor) {
     SCOPED_TRACE("byte " + std::to_string(i));
     std::string bad = data;
     bad[i] ^= 0x01;
-    Overwrite(env.get(), data_path, bad);
+    tf_testing::Overwrite(env.get(), data_path, bad);
     auto reader = TfCheckpointReader::Open(env.get(), "ck/model");
     for (const std::string& name : reader->names()) {
       if (name == owner[i]) {
@@ -339,7 +331,7 @@ TEST(TfCheckpointDamageTest, TruncatedOrMissingDataFile) {
   auto env = CopyToMemEnv(prefix);
   const std::string data_path = "ck/model.data-00000-of-00001";
   const std::string data = ReadFileToString(env.get(), data_path);
-  Overwrite(env.get(), data_path, data.substr(0, 50000));
+  tf_testing::Overwrite(env.get(), data_path, data.substr(0, 50000));
   auto reader = TfCheckpointReader::Open(env.get(), "ck/model");
   EXPECT_NO_THROW(reader->Get("dnn/hiddenlayer_0/bias"));  // bytes [0, 400)
   ExpectError(ErrorCode::kDataLoss, {data_path, "'global_step'", "truncated"},
@@ -371,112 +363,13 @@ TEST(TfSliceKeyTest, MatchesOrderedCodeExamples) {
   EXPECT_EQ(TfSliceKey("v", {{0, -1}}), std::string("\x00v\x00\x01\x01\x01\x80\x7f", 8));
 }
 
-// A leveldb::WritableFile appending to a string.
-class StringFile : public leveldb::WritableFile {
- public:
-  leveldb::Status Append(const leveldb::Slice& data) override {
-    bytes.append(data.data(), data.size());
-    return leveldb::Status::OK();
-  }
-  leveldb::Status Close() override { return leveldb::Status::OK(); }
-  leveldb::Status Flush() override { return leveldb::Status::OK(); }
-  leveldb::Status Sync() override { return leveldb::Status::OK(); }
-  std::string bytes;
-};
-
-// Writes bundles the way TF's BundleWriter does, with the table built by LevelDB.
-class TestBundleWriter {
- public:
-  explicit TestBundleWriter(int num_shards) : data_(num_shards) {}
-
-  void Add(const std::string& key, const Tensor& t, int shard) {
-    proto::BundleEntryProto& e = entries_[key];
-    SetTypeAndShape(e, t.dtype(), t.shape());
-    e.set_shard_id(shard);
-    e.set_offset(data_[shard].size());
-    uint32_t crc = 0;
-    std::string bytes;
-    if (t.dtype() == kString) {
-      for (const std::string& s : t.flat<std::string>()) {
-        uint64_t n = s.size();
-        do {
-          bytes += static_cast<char>((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
-          n >>= 7;
-        } while (n > 0);
-        const auto n32 = static_cast<uint32_t>(s.size());
-        crc = crc32c::Extend(crc, reinterpret_cast<const char*>(&n32), 4);
-      }
-      const uint32_t masked = crc32c::Mask(crc);
-      bytes.append(reinterpret_cast<const char*>(&masked), 4);
-      crc = crc32c::Extend(crc, reinterpret_cast<const char*>(&masked), 4);
-      for (const std::string& s : t.flat<std::string>()) {
-        bytes += s;
-        crc = crc32c::Extend(crc, s.data(), s.size());
-      }
-    } else {
-      bytes.assign(static_cast<const char*>(t.raw_data()), t.TotalBytes());
-      crc = crc32c::Value(bytes);
-    }
-    e.set_size(bytes.size());
-    e.set_crc32c(crc32c::Mask(crc));
-    data_[shard] += bytes;
-  }
-
-  // Tensor `name` of shape `full` stored as `parts` (slice, its values, its shard).
-  void AddPartitioned(const std::string& name, const Shape& full,
-                      const std::vector<std::tuple<TfSlice, Tensor, int>>& parts) {
-    for (const auto& [slice, value, shard] : parts) {
-      proto::BundleEntryProto& e = entries_[name];
-      SetTypeAndShape(e, value.dtype(), full);
-      auto* s = e.add_slices();
-      for (const TfSliceExtent& x : slice) {
-        auto* extent = s->add_extent();
-        extent->set_start(x.start);
-        if (x.length >= 0) extent->set_length(x.length);
-      }
-      Add(TfSliceKey(name, slice), value, shard);
-    }
-  }
-
-  proto::BundleEntryProto& entry(const std::string& key) { return entries_.at(key); }
-
-  void Write(Env* env, const std::string& prefix, bool snappy) {
-    leveldb::Options options;
-    options.compression = snappy ? leveldb::kSnappyCompression : leveldb::kNoCompression;
-    options.block_size = 100;            // many data blocks
-    options.block_restart_interval = 3;  // several restarts per block
-    StringFile file;
-    leveldb::TableBuilder builder(options, &file);
-    proto::BundleHeaderProto header;
-    header.set_num_shards(data_.size());
-    header.mutable_version()->set_producer(1);
-    builder.Add("", header.SerializeAsString());
-    for (const auto& [key, e] : entries_) builder.Add(key, e.SerializeAsString());
-    ASSERT_TRUE(builder.Finish().ok());
-    Overwrite(env, TfCheckpointIndexPath(prefix), file.bytes);
-    for (size_t s = 0; s < data_.size(); ++s) {
-      Overwrite(env, TfCheckpointDataPath(prefix, s, data_.size()), data_[s]);
-    }
-  }
-
- private:
-  static void SetTypeAndShape(proto::BundleEntryProto& e, DType dtype, const Shape& shape) {
-    e.set_dtype(static_cast<proto::DataType>(dtype));
-    e.mutable_shape()->clear_dim();
-    for (int64_t d : shape.dims()) e.mutable_shape()->add_dim()->set_size(d);
-  }
-
-  std::map<std::string, proto::BundleEntryProto> entries_;  // bytewise key order
-  std::vector<std::string> data_;
-};
-
 class TfCheckpointWrittenTest : public ::testing::Test {
  protected:
   std::unique_ptr<Env> env_ = NewMemEnv();
 };
 
 TEST_F(TfCheckpointWrittenTest, EveryDtypeAcrossThreeShardsWithSnappyBlocks) {
-  TestBundleWriter w(3);
+  tf_testing::TestBundleWriter w(3);
   const std::string long_name = std::string(200, 'w') + "/kernel";  // Snappy compresses this
   w.Add("f32", Tensor::FromVector<float>({1.5f, -2.f, 3.25f, 0.f, 7.f, 8.f}, Shape{2, 3}), 0);
   w.Add("f64", Tensor::FromVector<double>({1e300, -0.5}), 1);
@@ -521,7 +414,7 @@ TEST_F(TfCheckpointWrittenTest, EveryDtypeAcrossThreeShardsWithSnappyBlocks) {
 }
 
 TEST_F(TfCheckpointWrittenTest, DamagedStringTensorIsDataLoss) {
-  TestBundleWriter w(1);
+  tf_testing::TestBundleWriter w(1);
   w.Add("s", Tensor::FromVector<std::string>({"abc", "de"}), 0);
   w.Write(env_.get(), "ck/s", false);
   const std::string path = "ck/s.data-00000-of-00001";
@@ -531,7 +424,7 @@ TEST_F(TfCheckpointWrittenTest, DamagedStringTensorIsDataLoss) {
     SCOPED_TRACE(i);
     std::string bad = data;
     bad[i] ^= 0x04;
-    Overwrite(env_.get(), path, bad);
+    tf_testing::Overwrite(env_.get(), path, bad);
     auto reader = TfCheckpointReader::Open(env_.get(), "ck/s");
     ExpectError(ErrorCode::kDataLoss, {path, "'s'"}, [&] { reader->Get("s"); });
   }
@@ -543,7 +436,7 @@ TEST_F(TfCheckpointWrittenTest, PartitionedVariablesAreReassembled) {
   // split on axis 1, its dim 0 a whole-dimension extent.
   std::vector<float> full(15);
   for (int i = 0; i < 15; ++i) full[i] = 0.5f * i;
-  TestBundleWriter w(2);
+  tf_testing::TestBundleWriter w(2);
   w.AddPartitioned("emb", Shape{5, 3},
                    {{{{0, 3}, {0, 3}},
                      Tensor::FromVector<float>({full.begin(), full.begin() + 9}, Shape{3, 3}),
@@ -565,11 +458,23 @@ TEST_F(TfCheckpointWrittenTest, PartitionedVariablesAreReassembled) {
   EXPECT_TRUE(reader->Get("emb").Equals(Tensor::FromVector<float>(full, Shape{5, 3})));
   EXPECT_TRUE(reader->Get("cols").Equals(
       Tensor::FromVector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8}, Shape{2, 4})));
+  // The graph's "emb/part_1" and "cols/part_0": parts in offset order, whatever the order
+  // of the index entries or shards ("cols"' part 0 is its second slice).
+  EXPECT_TRUE(reader->GetPart("emb", 0).Equals(
+      Tensor::FromVector<float>({full.begin(), full.begin() + 9}, Shape{3, 3})));
+  EXPECT_TRUE(reader->GetPart("emb", 1).Equals(
+      Tensor::FromVector<float>({full.begin() + 9, full.end()}, Shape{2, 3})));
+  EXPECT_TRUE(reader->GetPart("cols", 0).Equals(
+      Tensor::FromVector<int64_t>({1, 2, 5, 6}, Shape{2, 2})));
+  ExpectError(ErrorCode::kNotFound, {"'emb'", "has 2 parts", "'emb/part_2'"},
+              [&] { reader->GetPart("emb", 2); });
+  ExpectError(ErrorCode::kNotFound, {"'plain'", "not partitioned"},
+              [&] { reader->GetPart("plain", 0); });
 }
 
 TEST_F(TfCheckpointWrittenTest, BadPartitionsAreDataLoss) {
   auto write = [&](const std::vector<std::tuple<TfSlice, Tensor, int>>& parts) {
-    TestBundleWriter w(1);
+    tf_testing::TestBundleWriter w(1);
     w.AddPartitioned("v", Shape{4}, parts);
     w.Write(env_.get(), "ck/bad", false);
     return TfCheckpointReader::Open(env_.get(), "ck/bad");
@@ -587,7 +492,7 @@ TEST_F(TfCheckpointWrittenTest, BadPartitionsAreDataLoss) {
 }
 
 TEST_F(TfCheckpointWrittenTest, UnsupportedDtypeListsButDoesNotRead) {
-  TestBundleWriter w(1);
+  tf_testing::TestBundleWriter w(1);
   w.Add("h", Tensor::FromVector<int32_t>({1}), 0);
   w.entry("h").set_dtype(proto::DT_HALF);
   w.Write(env_.get(), "ck/h", false);
@@ -598,7 +503,7 @@ TEST_F(TfCheckpointWrittenTest, UnsupportedDtypeListsButDoesNotRead) {
 }
 
 TEST_F(TfCheckpointWrittenTest, WrongSizeIsDataLoss) {
-  TestBundleWriter w(1);
+  tf_testing::TestBundleWriter w(1);
   w.Add("x", Tensor::FromVector<float>({1, 2}), 0);
   w.entry("x").mutable_shape()->mutable_dim(0)->set_size(3);
   w.Write(env_.get(), "ck/x", false);
