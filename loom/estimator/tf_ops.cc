@@ -31,6 +31,10 @@ Shape ShapeFromTf(const proto::TensorShapeProto& p) {
 
 namespace {
 
+inline constexpr Attr<std::vector<std::string>> kDenseKeys{"dense_keys"};
+inline constexpr Attr<std::vector<DType>> kDenseTypes{"dense_types"};
+inline constexpr Attr<std::vector<Shape>> kDenseShapes{"dense_shapes"};
+
 using TfOp = std::function<Output(struct OpContext&)>;
 
 // What a translation rule sees: the TF node, its inputs already translated, a scope whose
@@ -78,7 +82,7 @@ struct OpContext {
                           " must be a constant for Loom (it is computed by '", x.node->name(),
                           "')");
     }
-    const Tensor& t = x.node->attrs().Get<Tensor>("value");
+    const Tensor& t = x.node->attr(kConstValue);
     std::vector<int64_t> out;
     if (t.dtype() == kInt32) {
       for (int32_t v : t.flat<int32_t>()) out.push_back(v);
@@ -118,11 +122,13 @@ const OpDef& ParseExampleDenseOp() {
   static const OpDef op = {
       .name = "TfParseExampleDense",
       .num_inputs = kVariadic,
+      .attrs = {kDenseKeys.Required(), kDenseTypes.Required(), kDenseShapes.Required()},
+      .num_outputs = kVariadic,
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kString});
-            const auto& types = c.attr<std::vector<DType>>("dense_types");
-            const auto& shapes = c.attr<std::vector<Shape>>("dense_shapes");
+            const auto& types = c.attr(kDenseTypes);
+            const auto& shapes = c.attr(kDenseShapes);
             const Shape& in = c.input_shape(0);
             const int64_t batch = in.rank_known() && in.rank() == 1 ? in.dim(0) : -1;
             for (size_t i = 0; i < types.size(); ++i) {
@@ -131,9 +137,9 @@ const OpDef& ParseExampleDenseOp() {
           },
       .kernel =
           [](KernelContext& c) {
-            const auto& keys = c.attr<std::vector<std::string>>("dense_keys");
-            const auto& types = c.attr<std::vector<DType>>("dense_types");
-            const auto& shapes = c.attr<std::vector<Shape>>("dense_shapes");
+            const auto& keys = c.attr(kDenseKeys);
+            const auto& types = c.attr(kDenseTypes);
+            const auto& shapes = c.attr(kDenseShapes);
             ExampleSpec spec;
             for (size_t i = 0; i < keys.size(); ++i) {
               FixedLenFeature f{.dtype = types[i], .shape = shapes[i]};
@@ -154,12 +160,12 @@ const OpDef& ParseExampleDenseOp() {
 std::string ConstString(const OpContext& c, size_t i) {
   Output x = c.In(i);
   if (x.node->op_def().role != OpRole::kConst ||
-      x.node->attrs().Get<Tensor>("value").dtype() != kString ||
-      x.node->attrs().Get<Tensor>("value").NumElements() != 1) {
+      x.node->attr(kConstValue).dtype() != kString ||
+      x.node->attr(kConstValue).NumElements() != 1) {
     throw Unimplemented(c.source, ": TF node '", c.node.name(), "': input ", i,
                         " must be a constant string");
   }
-  return x.node->attrs().Get<Tensor>("value").flat<std::string>()[0];
+  return x.node->attr(kConstValue).flat<std::string>()[0];
 }
 
 Output ParseExampleRule(OpContext& c) {
@@ -186,7 +192,7 @@ Output ParseExampleRule(OpContext& c) {
   }
   return Output(
       c.named.AddNode(ParseExampleDenseOp(), inputs,
-                      {{"dense_keys", keys}, {"dense_types", types}, {"dense_shapes", shapes}}),
+                      {kDenseKeys(keys), kDenseTypes(types), kDenseShapes(shapes)}),
       0);
 }
 
@@ -354,5 +360,7 @@ Output TranslateTfNode(const proto::NodeDef& node, std::vector<Output> inputs, G
     throw WithContext(e, source, ": translating TF node '", node.name(), "' (", node.op(), ")");
   }
 }
+
+void RegisterTfImportOps(OpRegistry& registry) { registry.Register(ParseExampleDenseOp()); }
 
 }  // namespace loom::tf_import
