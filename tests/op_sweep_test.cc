@@ -46,6 +46,11 @@ std::map<std::string, Sample> Samples() {
   using V = std::vector<int64_t>;
   std::map<std::string, Sample> s;
   s["Cast"] = {{Doubles({2, 3})}, {{"DstT", kFloat32}}, false};
+  s["AddN"] = {{Doubles({2, 3}, 1), Doubles({2, 3}, 2), Doubles({2, 3}, 3)}, {}};
+  s["LogicalAnd"] = {{Tensor::FromVector<bool>({true, false}), Tensor::FromVector<bool>({true, true})}, {}};
+  s["LogicalOr"] = {{Tensor::FromVector<bool>({true, false}), Tensor::FromVector<bool>({false, false})}, {}};
+  s["LogicalNot"] = {{Tensor::FromVector<bool>({true, false})}, {}};
+  s["ScaleRows"] = {{Doubles({2, 3}), Doubles({2})}, {{"scale", 2.0}}};
   s["Sum"] = {{Doubles({2, 3})}, {{"axes", V{1}}}};
   s["Mean"] = {{Doubles({2, 3})}, {{"axes", V{0}}, {"keep_dims", true}}};
   s["Max"] = {{Doubles({2, 3})}, {{"axes", V{1}}}};
@@ -116,7 +121,7 @@ std::map<std::string, Sample> Samples() {
                        {{"tag", std::string("x")}}};
   s["TensorSummaryV2"] = {{Doubles({2})}, {{"tag", std::string("x")}, {"plugin_name", std::string("p")}}};
   s["MergeSummary"] = {{Tensor::ScalarString(""), Tensor::ScalarString("")}, {}};
-  s["ThresholdConfusionCounts"] = {{Tensor::FromVector<bool>({true, false}), Doubles({2})},
+  s["ThresholdConfusionCounts"] = {{Tensor::FromVector<bool>({true, false}), Doubles({2}), Doubles({2})},
                                    {{"thresholds", std::vector<double>{0.5, 1.0}}}, false};
   s["InTopK"] = {{Doubles({2, 3}), Ints({0, 2})}, {{"k", int64_t{2}}}, false};
   s["ConfusionMatrixCounts"] = {{Ints({0, 1}), Ints({1, 1}), Doubles({2})},

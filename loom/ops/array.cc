@@ -48,6 +48,15 @@ std::vector<int64_t> DimsFromTensor(const KernelContext& c, const Tensor& t,
   return dims;
 }
 
+void ShapedLikeInput1(InferenceContext& c) {
+  c.set_output(0, c.input_dtype(0), StaticShapeValue(c.input(1)));
+}
+
+Output AddShapedGrad(const GradContext& g, const OpDef& grad_op, AttrMap attrs) {
+  Output shape = ShapeOfOrConst(g.scope(), g.input(0));
+  return g.scope().AddNode(grad_op, {g.grad(0), shape}, std::move(attrs), grad_op.name)->output(0);
+}
+
 Output ShapeOfOrConst(const Scope& scope, const Output& x) {
   if (x.shape().fully_defined()) return Const(scope, Tensor::FromVector(x.shape().dims()));
   return ShapeOf(scope, x);

@@ -156,13 +156,8 @@ const OpDef& SliceOp() {
       .grad =
           [](const GradContext& g) -> std::vector<GradOutput> {
             // dx = zeros like x with dy at [begin, begin + size).
-            Output shape = ShapeOfOrConst(g.scope(), g.input(0));
-            return {g.scope()
-                        .AddNode(SliceGradOp(), {g.grad(0), shape},
-                                 {kSliceBegin(g.attr(kSliceBegin)),
-                                  kSliceSize(g.attr(kSliceSize))},
-                                 "SliceGrad")
-                        ->output(0)};
+            return {AddShapedGrad(g, SliceGradOp(),
+                                  {kSliceBegin(g.attr(kSliceBegin)), kSliceSize(g.attr(kSliceSize))})};
           },
   };
   return op;
@@ -175,7 +170,7 @@ const OpDef& SliceGradOp() {
       .num_inputs = 2,
       .attrs = {kSliceBegin.Required(), kSliceSize.Required()},
       .shape =
-          [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), StaticShapeValue(c.input(1))); },
+          ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);
@@ -335,11 +330,7 @@ const OpDef& StridedSliceOp() {
       .grad =
           [](const GradContext& g) -> std::vector<GradOutput> {
             // dx = zeros like x with dy scattered back to the sliced positions.
-            Output shape = ShapeOfOrConst(g.scope(), g.input(0));
-            return {g.scope()
-                        .AddNode(StridedSliceGradOp(), {g.grad(0), shape},
-                                 StridedSliceAttrs(g.node()), "StridedSliceGrad")
-                        ->output(0)};
+            return {AddShapedGrad(g, StridedSliceGradOp(), StridedSliceAttrs(g.node()))};
           },
   };
   return op;
@@ -355,7 +346,7 @@ const OpDef& StridedSliceGradOp() {
                 kEndMask.Default(0), kShrinkAxisMask.Default(0), kNewAxisMask.Default(0),
                 kEllipsisMask.Default(0)},
       .shape =
-          [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), StaticShapeValue(c.input(1))); },
+          ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);

@@ -61,6 +61,12 @@ std::vector<int64_t> DimsFromTensor(const KernelContext& c, const Tensor& t, std
 // x's shape as an int64 vector Output: a Const when statically known, else ShapeOf(x).
 Output ShapeOfOrConst(const Scope& scope, const Output& x);
 
+// The gradient ops that take (dy, x's shape as an int64 vector) and return dx shaped like
+// x (SliceGrad, StridedSliceGrad, TileGrad): their shape rule, and the node a forward
+// op's gradient adds with the forward attributes `attrs`.
+void ShapedLikeInput1(InferenceContext& c);
+Output AddShapedGrad(const GradContext& g, const OpDef& grad_op, AttrMap attrs);
+
 // Register the ops of array_transpose.cc, array_join.cc, array_index.cc and array_gather.cc (called by
 // RegisterArrayOps).
 void RegisterArrayTransposeOps(OpRegistry& registry);

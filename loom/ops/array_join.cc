@@ -328,12 +328,7 @@ const OpDef& TileOp() {
       .grad =
           [](const GradContext& g) -> std::vector<GradOutput> {
             // dx = the sum of dy's tiles.
-            Output shape = ShapeOfOrConst(g.scope(), g.input(0));
-            return {g.scope()
-                        .AddNode(TileGradOp(), {g.grad(0), shape},
-                                 {kMultiples(g.attr(kMultiples))},
-                                 "TileGrad")
-                        ->output(0)};
+            return {AddShapedGrad(g, TileGradOp(), {kMultiples(g.attr(kMultiples))})};
           },
   };
   return op;
@@ -346,7 +341,7 @@ const OpDef& TileGradOp() {
       .num_inputs = 2,
       .attrs = {kMultiples.Required()},
       .shape =
-          [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), StaticShapeValue(c.input(1))); },
+          ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);
