@@ -51,6 +51,10 @@ std::map<std::string, Sample> Samples() {
   s["LogicalOr"] = {{Tensor::FromVector<bool>({true, false}), Tensor::FromVector<bool>({false, false})}, {}};
   s["LogicalNot"] = {{Tensor::FromVector<bool>({true, false})}, {}};
   s["ScaleRows"] = {{Doubles({2, 3}), Doubles({2})}, {{"scale", 2.0}}};
+  // No gradient flows through StopGradient by definition, and DropoutGrad's mask input is
+  // not differentiable: the numeric check would differ on purpose.
+  s["StopGradient"] = {{Doubles({2, 3})}, {}, false};
+  s["DropoutGrad"] = {{Doubles({2, 3}), Doubles({2, 3}, 2)}, {}, false};
   s["Sum"] = {{Doubles({2, 3})}, {{"axes", V{1}}}};
   s["Mean"] = {{Doubles({2, 3})}, {{"axes", V{0}}, {"keep_dims", true}}};
   s["Max"] = {{Doubles({2, 3})}, {{"axes", V{1}}}};

@@ -57,11 +57,14 @@ const OpDef& ClipByValueOp() {
           },
       .grad =
           [](const GradContext& g) -> std::vector<GradOutput> {
-            // d/dx clip(x, lo, hi) = [lo <= x <= hi]; d/dlo = [x < lo]; d/dhi = [x > hi]
+            // clip(x, lo, hi) = min(max(x, lo), hi), as the kernel computes it (also when
+            // lo > hi): with m = max(x, lo), d/dhi = [m > hi], d/dlo = [x < lo][m <= hi],
+            // d/dx = [x >= lo][m <= hi].
             const Scope& s = g.scope();
             Output x = g.input(0), lo = g.input(1), hi = g.input(2), dz = g.grad();
             Output zero = ZeroOf(s, dz);
-            Output below = Less(s, x, lo), above = Greater(s, x, hi);
+            Output above = Greater(s, Maximum(s, x, lo), hi);
+            Output below = LogicalAnd(s, Less(s, x, lo), LogicalNot(s, above));
             Output inside = LogicalNot(s, LogicalOr(s, below, above));
             return {SumToShapeOf(s, Select(s, inside, dz, zero), x),
                     SumToShapeOf(s, Select(s, below, dz, zero), lo),
