@@ -424,7 +424,7 @@ Output RandomUniform(const Scope& scope, const Shape& shape, DType dtype, double
 Output RandomUniformInt(const Scope& scope, const Shape& shape, int64_t minval, int64_t maxval,
                         DType dtype, int64_t seed) {
   return AddRandom(scope, RandomUniformIntOp(), shape, dtype, seed,
-                   {kMinval(minval), kMaxval(maxval)});
+                   {kIntMinval(minval), kIntMaxval(maxval)});
 }
 
 Output Dropout(const Scope& scope, Input x, double rate, int64_t seed) {
