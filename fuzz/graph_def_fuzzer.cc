@@ -9,12 +9,7 @@
 #include "loom/graph/graph.h"
 #include "loom/graph/graph_def.h"
 #include "loom/io/safetensors.h"
-#include "loom/ops/array.h"
-#include "loom/ops/grad_support.h"
-#include "loom/ops/math.h"
-#include "loom/ops/nn.h"
-#include "loom/ops/random.h"
-#include "loom/ops/state.h"
+#include "loom/ops/ops_layer.h"
 #include "loom/train/summary.h"
 #include "loom/train/training_ops.h"
 
@@ -26,12 +21,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   using namespace loom;
   fuzz::SilenceLogs();
   auto* r = new OpRegistry();
-  RegisterStateOps(*r);
-  RegisterGradSupportOps(*r);
-  RegisterMathOps(*r);
-  RegisterArrayOps(*r);
-  RegisterRandomOps(*r);
-  RegisterNnOps(*r);
+  RegisterOpsLayerOps(*r);
   data::RegisterDataOps(*r);
   train::RegisterTrainOps(*r);
   train::RegisterSummaryOps(*r);

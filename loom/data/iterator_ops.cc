@@ -5,32 +5,30 @@
 namespace loom::data {
 namespace {
 
-// A zero-byte borrowed tensor whose release callback owns the dataset (see header).
-Tensor DatasetHolder(const std::shared_ptr<const DatasetImpl>& impl) {
-  auto keep = impl;
-  return Tensor::Borrowed(DType::kUInt8, Shape{0}, const_cast<DatasetImpl*>(impl.get()),
-                          [keep]() {});
-}
+inline constexpr Attr<std::string> kSharedName{"shared_name"};
+inline constexpr Attr<HostObject> kDataset{"dataset"};
+inline constexpr Attr<std::vector<DType>> kOutputTypes{"output_types"};
+inline constexpr Attr<std::vector<Shape>> kOutputShapes{"output_shapes"};
 
 const DatasetImpl& DatasetFromAttr(const KernelContext& c) {
-  const Tensor& t = c.attr<Tensor>("dataset");
-  if (!t.buffer() || t.buffer()->owned() || t.raw_data() == nullptr) {
+  const HostObject* dataset = c.find_attr(kDataset);
+  if (dataset == nullptr) {
     throw FailedPrecondition(c.node().description(),
                              ": this graph was loaded without its host-side dataset; datasets "
                              "are not serialized with graphs, so rebuild the input pipeline");
   }
-  return *static_cast<const DatasetImpl*>(t.raw_data());
+  return dataset->As<DatasetImpl>(c.node().description());
 }
 
 IteratorResource& ResourceOf(const KernelContext& c) {
   return *c.resources().LookupOrCreate<IteratorResource>(
-      StrCat(kIteratorResourcePrefix, c.attr<std::string>("shared_name")));
+      StrCat(kIteratorResourcePrefix, c.attr(kSharedName)));
 }
 
 std::unique_ptr<Iterator> CreateIterator(const KernelContext& c, const DatasetImpl& dataset,
                                          std::shared_ptr<const Bindings> bindings) {
   return MakeTopLevelIterator(dataset, std::move(bindings),
-                              IteratorSeed(*c.node().graph(), c.attr<std::string>("shared_name")));
+                              IteratorSeed(*c.node().graph(), c.attr(kSharedName)));
 }
 
 const OpDef& MakeIteratorOp() {
@@ -38,6 +36,8 @@ const OpDef& MakeIteratorOp() {
       .name = "MakeIterator",
       .num_inputs = kVariadic,
       .stateful = true,
+      .attrs = {kSharedName.Required(), kDataset.Optional()},
+      .num_outputs = 0,
       .shape = [](InferenceContext&) {},
       .kernel =
           [](KernelContext& c) {
@@ -59,10 +59,15 @@ const OpDef& IteratorGetNextOp() {
       .name = "IteratorGetNext",
       .num_inputs = 0,
       .stateful = true,
+      // A one-shot iterator carries its dataset; a reinitializable one gets it from
+      // MakeIterator.
+      .attrs = {kSharedName.Required(), kOutputTypes.Required(), kOutputShapes.Required(),
+                kDataset.Optional()},
+      .num_outputs = kVariadic,
       .shape =
           [](InferenceContext& c) {
-            const auto& dtypes = c.attr<std::vector<DType>>("output_types");
-            const auto& shapes = c.attr<std::vector<Shape>>("output_shapes");
+            const auto& dtypes = c.attr(kOutputTypes);
+            const auto& shapes = c.attr(kOutputShapes);
             if (dtypes.size() != shapes.size()) c.Fail("output_types and output_shapes differ in length");
             for (size_t i = 0; i < dtypes.size(); ++i) c.set_output(i, dtypes[i], shapes[i]);
           },
@@ -71,18 +76,17 @@ const OpDef& IteratorGetNextOp() {
             IteratorResource& r = ResourceOf(c);
             std::lock_guard<std::mutex> lock(r.mu);
             if (!r.iterator) {
-              if (!c.node().attrs().Has("dataset")) {
+              if (c.find_attr(kDataset) == nullptr) {
                 throw FailedPrecondition(
                     c.node().description(), ": GetNext() on iterator '",
-                    c.attr<std::string>("shared_name"),
-                    "', which has not been initialized; run its initializer first");
+                    c.attr(kSharedName), "', which has not been initialized; run its initializer first");
               }
               r.iterator = CreateIterator(c, DatasetFromAttr(c), nullptr);
               r.ApplyPendingRestore();
             }
             std::optional<Element> e = r.iterator->GetNext();
             if (!e) {
-              throw OutOfRange("End of sequence: iterator '", c.attr<std::string>("shared_name"),
+              throw OutOfRange("End of sequence: iterator '", c.attr(kSharedName),
                                "' has no more elements (in ", c.node().description(), ")");
             }
             int i = 0;
@@ -199,7 +203,7 @@ Operation GraphIterator::MakeInitializer(const Dataset& dataset) const {
     for (const auto& in : d->inputs()) stack.push_back(in.get());
   }
   return scope_.AddNode(MakeIteratorOp(), inputs,
-                        {{"shared_name", resource_name_}, {"dataset", DatasetHolder(dataset.impl())}},
+                        {kSharedName(resource_name_), kDataset(HostObject::Of(dataset.impl()))},
                         "MakeIterator");
 }
 
@@ -210,8 +214,8 @@ std::map<std::string, Output> GraphIterator::GetNext() const {
     dtypes.push_back(ts.dtype);
     shapes.push_back(ts.shape);
   }
-  AttrMap attrs = {{"shared_name", resource_name_}, {"output_types", dtypes}, {"output_shapes", shapes}};
-  if (one_shot_dataset_.defined()) attrs.Set("dataset", one_shot_dataset_);
+  AttrMap attrs = {kSharedName(resource_name_), kOutputTypes(dtypes), kOutputShapes(shapes)};
+  if (!one_shot_dataset_.empty()) attrs.Set(kDataset(one_shot_dataset_));
   Node* node = scope_.AddNode(IteratorGetNextOp(), {}, std::move(attrs), "IteratorGetNext");
   std::map<std::string, Output> out;
   int i = 0;
@@ -232,7 +236,7 @@ GraphIterator Dataset::MakeOneShotIterator(const Scope& scope) const {
     }
     for (const auto& in : d->inputs()) stack.push_back(in.get());
   }
-  it.one_shot_dataset_ = DatasetHolder(impl());
+  it.one_shot_dataset_ = HostObject::Of(impl());
   return it;
 }
 

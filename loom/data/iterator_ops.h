@@ -15,9 +15,10 @@
 // One-shot: created on the first GetNext run. Initializable: initializer() (re)starts it,
 // binding the placeholders the dataset reads from that run's feeds. Reinitializable:
 // GraphIterator::FromStructure(scope, spec), then MakeInitializer(train) / (eval).
-// The dataset rides in the op's "dataset" attribute as a zero-byte borrowed tensor whose
-// release callback owns it, so the graph keeps it alive without containing data; a graph
-// loaded from disk has no dataset there and its iterator ops say so.
+// The dataset rides in the op's "dataset" attribute as a HostObject (checked by type, TF's
+// DT_VARIANT) that shares ownership of it, so the graph keeps it alive without containing
+// data; host objects are not serialized, so a graph loaded from disk has no dataset there
+// and its iterator ops say so.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -91,7 +92,7 @@ class GraphIterator {
   ElementSpec spec_;
   std::string resource_name_;
   Operation initializer_;
-  Tensor one_shot_dataset_;  // the dataset holder for one-shot iterators
+  HostObject one_shot_dataset_;  // the dataset of a one-shot iterator
 };
 
 void RegisterDataOps(OpRegistry& registry);

@@ -8,6 +8,8 @@
 namespace loom::distribute {
 namespace {
 
+inline constexpr Attr<DType> kDType{"dtype"};
+
 Communicator& RequireCommunicator(const KernelContext& c) {
   auto* r = c.resources().Lookup<CommunicatorResource>(kCommunicatorResource);
   if (r == nullptr || !r->comm) {
@@ -50,6 +52,7 @@ const OpDef& AllReduceSumOp() {
       .name = "LoomAllReduceSum",
       .num_inputs = kVariadic,
       .stateful = true,  // communicates: never folded or deduplicated
+      .num_outputs = kVariadic,
       .shape =
           [](InferenceContext& c) {
             if (c.num_inputs() == 0) c.Fail("needs at least one input");
@@ -265,9 +268,10 @@ const OpDef& ReplicaScaleOp() {
       .name = "LoomReplicaScale",
       .num_inputs = 0,
       .stateful = true,  // depends on the Session's communicator
+      .attrs = {kDType.Required()},
       .shape =
           [](InferenceContext& c) {
-            const DType dtype = c.attr<DType>("dtype");
+            const DType dtype = c.attr(kDType);
             if (dtype != kFloat32 && dtype != kFloat64) c.Fail("dtype must be float32 or float64");
             c.set_output(0, dtype, Shape{});
           },
@@ -301,6 +305,7 @@ const OpDef& AllGatherRowsOp() {
       .name = "LoomAllGatherRows",
       .num_inputs = 2,
       .stateful = true,
+      .num_outputs = 2,
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});
@@ -403,7 +408,7 @@ std::vector<Output> StartAndWaitAllReduceSum(const Scope& scope, const std::vect
 }
 
 Output ReplicaScale(const Scope& scope, DType dtype) {
-  return scope.AddNode(ReplicaScaleOp(), {}, {{"dtype", dtype}}, "ReplicaScale")->output(0);
+  return scope.AddNode(ReplicaScaleOp(), {}, {kDType(dtype)}, "ReplicaScale")->output(0);
 }
 
 std::pair<Output, Output> AllGatherRows(const Scope& scope, Output indices, Output values) {

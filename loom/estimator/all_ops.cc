@@ -4,12 +4,8 @@
 #include "loom/estimator/feature_column_ops.h"
 #include "loom/estimator/layers.h"
 #include "loom/estimator/metrics.h"
-#include "loom/ops/array.h"
-#include "loom/ops/grad_support.h"
-#include "loom/ops/math.h"
-#include "loom/ops/nn.h"
-#include "loom/ops/random.h"
-#include "loom/ops/state.h"
+#include "loom/estimator/tf_ops.h"
+#include "loom/ops/ops_layer.h"
 #include "loom/train/summary.h"
 #include "loom/train/training_ops.h"
 
@@ -19,18 +15,15 @@ const OpRegistry& AllOps() {
   // A function-local constant, built once (thread-safe initialization), never mutated.
   static const OpRegistry* registry = [] {
     auto* r = new OpRegistry();
-    RegisterStateOps(*r);
-    RegisterGradSupportOps(*r);
-    RegisterMathOps(*r);
-    RegisterArrayOps(*r);
-    RegisterRandomOps(*r);
-    RegisterNnOps(*r);
+    // One call per layer or family; each Register call validates its records.
+    RegisterOpsLayerOps(*r);
     data::RegisterDataOps(*r);
     train::RegisterTrainOps(*r);
     train::RegisterSummaryOps(*r);
     layers::RegisterLayerOps(*r);
     metrics::RegisterMetricOps(*r);
     feature_column::RegisterFeatureColumnOps(*r);
+    tf_import::RegisterTfImportOps(*r);
     return r;
   }();
   return *registry;

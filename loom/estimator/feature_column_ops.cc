@@ -11,6 +11,22 @@
 namespace loom::feature_column {
 namespace {
 
+inline constexpr Attr<std::vector<double>> kBoundaries{"boundaries"};
+inline constexpr Attr<std::vector<std::string>> kStringVocabulary{"string_vocabulary"};
+inline constexpr Attr<std::vector<int64_t>> kIntVocabulary{"int_vocabulary"};
+inline constexpr Attr<int64_t> kNumOovBuckets{"num_oov_buckets"};
+inline constexpr Attr<int64_t> kDefaultValue{"default_value"};
+inline constexpr Attr<bool> kStrict{"strict"};
+inline constexpr Attr<std::string> kErrorContext{"error_context"};
+inline constexpr Attr<int64_t> kNumBuckets{"num_buckets"};
+inline constexpr Attr<double> kMaxLabel{"max_label"};
+inline constexpr Attr<bool> kExclusive{"exclusive"};
+inline constexpr Attr<std::string> kContext{"context"};
+inline constexpr Attr<bool> kHasDefault{"has_default"};
+inline constexpr Attr<int64_t> kHashBucketSize{"hash_bucket_size"};
+inline constexpr Attr<int64_t> kHashKey{"hash_key"};
+inline constexpr Attr<std::vector<std::string>> kVocabulary{"vocabulary"};
+
 constexpr char kIdsNoGradient[] = "its output is integer ids";
 
 uint64_t Fmix64(uint64_t k) {
@@ -22,12 +38,6 @@ uint64_t Fmix64(uint64_t k) {
   return k;
 }
 
-// A list attribute that may be empty: a serialized graph does not keep an empty list's
-// element kind, so an empty list may come back as another list kind.
-template <typename T>
-std::vector<T> ListAttr(const Node& node, const std::string& name) {
-  return node.attrs().GetOr<std::vector<T>>(name, {});
-}
 
 bool IsIntegerKey(DType dtype) { return dtype == kInt32 || dtype == kInt64; }
 
@@ -59,10 +69,11 @@ const OpDef& BucketizeOp() {
   static const OpDef op = {
       .name = "Bucketize",
       .num_inputs = 1,
+      .attrs = {kBoundaries.Required()},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
-            const std::vector<double> b = ListAttr<double>(c.node(), "boundaries");
+            const std::vector<double> b = c.attr(kBoundaries);
             for (size_t i = 1; i < b.size(); ++i) {
               if (!(b[i - 1] < b[i])) {
                 c.Fail("boundaries must be sorted strictly ascending; entries ", i - 1, " and ",
@@ -74,7 +85,7 @@ const OpDef& BucketizeOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            const std::vector<double> b = ListAttr<double>(c.node(), "boundaries");
+            const std::vector<double> b = c.attr(kBoundaries);
             Tensor out = c.AllocateOutput(0, x.shape());
             int64_t* o = out.data<int64_t>();
             SwitchNumeric(x.dtype(), "Bucketize", [&](auto tag) {
@@ -107,12 +118,11 @@ VocabularyTable& TableFor(KernelContext& c) {
   auto* table = c.resources().LookupOrCreate<VocabularyTable>("vocabulary_table:" +
                                                               c.node().name());
   std::call_once(table->built, [&] {
-    const AttrMap& attrs = c.node().attrs();
-    if (attrs.Has("string_vocabulary")) {
-      const auto& vocab = c.attr<std::vector<std::string>>("string_vocabulary");
+    if (c.find_attr(kStringVocabulary) != nullptr) {
+      const auto& vocab = c.attr(kStringVocabulary);
       for (size_t i = 0; i < vocab.size(); ++i) table->strings.emplace(vocab[i], i);
     } else {
-      const auto& vocab = c.attr<std::vector<int64_t>>("int_vocabulary");
+      const auto& vocab = c.attr(kIntVocabulary);
       for (size_t i = 0; i < vocab.size(); ++i) table->ints.emplace(vocab[i], i);
     }
   });
@@ -123,9 +133,15 @@ const OpDef& VocabularyLookupOp() {
   static const OpDef op = {
       .name = "VocabularyLookup",
       .num_inputs = 1,
+      .attrs = {kStringVocabulary.Optional(), kIntVocabulary.Optional(), kNumOovBuckets.Default(0),
+                kDefaultValue.Default(-1), kStrict.Default(false), kErrorContext.Default("")},
       .shape =
           [](InferenceContext& c) {
-            if (c.node().attrs().Has("string_vocabulary")) {
+            const bool strings = c.find_attr(kStringVocabulary) != nullptr;
+            if (strings == (c.find_attr(kIntVocabulary) != nullptr)) {
+              c.Fail("needs exactly one of string_vocabulary and int_vocabulary");
+            }
+            if (strings) {
               if (c.input_dtype(0) != kString) {
                 c.Fail("the vocabulary holds strings but the keys are ",
                        DTypeName(c.input_dtype(0)));
@@ -140,12 +156,12 @@ const OpDef& VocabularyLookupOp() {
           [](KernelContext& c) {
             const Tensor& keys = c.input(0);
             VocabularyTable& table = TableFor(c);
-            const bool is_string = c.node().attrs().Has("string_vocabulary");
+            const bool is_string = c.find_attr(kStringVocabulary) != nullptr;
             const int64_t size = is_string ? static_cast<int64_t>(table.strings.size())
                                            : static_cast<int64_t>(table.ints.size());
-            const int64_t num_oov = c.attr<int64_t>("num_oov_buckets");
-            const int64_t default_value = c.attr<int64_t>("default_value");
-            const bool strict = c.attr<bool>("strict");
+            const int64_t num_oov = c.attr(kNumOovBuckets);
+            const int64_t default_value = c.attr(kDefaultValue);
+            const bool strict = c.attr(kStrict);
             Tensor out = c.AllocateOutput(0, keys.shape());
             int64_t* o = out.data<int64_t>();
             for (int64_t i = 0; i < keys.NumElements(); ++i) {
@@ -165,7 +181,7 @@ const OpDef& VocabularyLookupOp() {
                 if (strict) {
                   std::string key = is_string ? "'" + keys.data<std::string>()[i] + "'"
                                               : std::to_string(IntKey(keys, i));
-                  throw InvalidArgument(c.attr<std::string>("error_context"), ": ", key,
+                  throw InvalidArgument(c.attr(kErrorContext), ": ", key,
                                         " is not in the vocabulary of ", size, " entries");
                 }
                 id = num_oov > 0 ? size + static_cast<int64_t>(KeyHash(keys, i) % num_oov)
@@ -186,11 +202,12 @@ const OpDef& HashBucketOp() {
   static const OpDef op = {
       .name = "HashBucket",
       .num_inputs = 1,
+      .attrs = {kNumBuckets.Required()},
       .shape = KeysShape,
       .kernel =
           [](KernelContext& c) {
             const Tensor& keys = c.input(0);
-            const uint64_t n = static_cast<uint64_t>(c.attr<int64_t>("num_buckets"));
+            const uint64_t n = static_cast<uint64_t>(c.attr(kNumBuckets));
             Tensor out = c.AllocateOutput(0, keys.shape());
             int64_t* o = out.data<int64_t>();
             for (int64_t i = 0; i < keys.NumElements(); ++i) {
@@ -233,12 +250,13 @@ const OpDef& CheckLabelRangeOp() {
   static const OpDef op = {
       .name = "CheckLabelRange",
       .num_inputs = 1,
+      .attrs = {kMaxLabel.Required(), kExclusive.Required(), kContext.Required()},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
       .kernel =
           [](KernelContext& c) {
             const Tensor& labels = c.input(0);
-            const double hi = c.attr<double>("max_label");
-            const bool exclusive = c.attr<bool>("exclusive");
+            const double hi = c.attr(kMaxLabel);
+            const bool exclusive = c.attr(kExclusive);
             SwitchNumeric(labels.dtype(), "CheckLabelRange", [&](auto tag) {
               using T = decltype(tag);
               const T* v = labels.data<T>();
@@ -252,7 +270,7 @@ const OpDef& CheckLabelRangeOp() {
                     shown = StrCat(x);
                   }
                   throw InvalidArgument(
-                      c.attr<std::string>("context"), ": label ", shown, " at position ", i,
+                      c.attr(kContext), ": label ", shown, " at position ", i,
                       " is outside the valid range [0, ", hi, exclusive ? ")" : "]",
                       "; check the label column of the input (n_classes, or label_vocabulary "
                       "for string labels)");
@@ -273,6 +291,7 @@ const OpDef& CheckIdsOp() {
   static const OpDef op = {
       .name = "CheckIds",
       .num_inputs = 1,
+      .attrs = {kNumBuckets.Required(), kHasDefault.Required(), kDefaultValue.Required(), kContext.Required()},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});
@@ -281,16 +300,16 @@ const OpDef& CheckIdsOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& ids = c.input(0);
-            const int64_t n = c.attr<int64_t>("num_buckets");
-            const bool has_default = c.attr<bool>("has_default");
-            const int64_t default_value = c.attr<int64_t>("default_value");
+            const int64_t n = c.attr(kNumBuckets);
+            const bool has_default = c.attr(kHasDefault);
+            const int64_t default_value = c.attr(kDefaultValue);
             Tensor out = c.AllocateOutput(0, ids.shape());
             int64_t* o = out.data<int64_t>();
             for (int64_t i = 0; i < ids.NumElements(); ++i) {
               int64_t id = IntKey(ids, i);
               if (id != -1 && (id < 0 || id >= n)) {
                 if (!has_default) {
-                  throw InvalidArgument(c.attr<std::string>("context"), ": id ", id,
+                  throw InvalidArgument(c.attr(kContext), ": id ", id,
                                         " is outside [0, ", n,
                                         "); set default_value to map such ids to a bucket, "
                                         "or use -1 for a missing value");
@@ -315,6 +334,7 @@ const OpDef& CrossIdsOp() {
   static const OpDef op = {
       .name = "CrossIds",
       .num_inputs = kVariadic,
+      .attrs = {kHashBucketSize.Required(), kHashKey.Required()},
       .shape =
           [](InferenceContext& c) {
             if (c.num_inputs() < 2) c.Fail("needs at least two inputs to cross");
@@ -351,8 +371,8 @@ const OpDef& CrossIdsOp() {
               widths[i] = t.rank() == 2 ? t.dim(1) : 1;
               width *= widths[i];
             }
-            const uint64_t buckets = static_cast<uint64_t>(c.attr<int64_t>("hash_bucket_size"));
-            const uint64_t hash_key = static_cast<uint64_t>(c.attr<int64_t>("hash_key"));
+            const uint64_t buckets = static_cast<uint64_t>(c.attr(kHashBucketSize));
+            const uint64_t hash_key = static_cast<uint64_t>(c.attr(kHashKey));
             Tensor out = c.AllocateOutput(0, Shape{batch, width});
             int64_t* o = out.data<int64_t>();
             std::vector<int64_t> pos(n);
@@ -387,6 +407,7 @@ const OpDef& IdsToStringsOp() {
   static const OpDef op = {
       .name = "IdsToStrings",
       .num_inputs = 1,
+      .attrs = {kVocabulary.Required()},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});
@@ -395,7 +416,7 @@ const OpDef& IdsToStringsOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& ids = c.input(0);
-            const std::vector<std::string> vocab = ListAttr<std::string>(c.node(), "vocabulary");
+            const std::vector<std::string> vocab = c.attr(kVocabulary);
             Tensor out = c.AllocateOutput(0, ids.shape());
             std::string* o = out.data<std::string>();
             for (int64_t i = 0; i < ids.NumElements(); ++i) {
@@ -432,7 +453,7 @@ uint64_t HashCombine(uint64_t seed, uint64_t value) {
 
 Output Bucketize(const Scope& scope, Input x, const std::vector<double>& boundaries) {
   Output in = AsOutput(scope, x);
-  return scope.AddNode(BucketizeOp(), {in}, {{"boundaries", boundaries}}, "Bucketize")->output(0);
+  return scope.AddNode(BucketizeOp(), {in}, {kBoundaries(boundaries)}, "Bucketize")->output(0);
 }
 
 namespace {
@@ -441,10 +462,10 @@ Output Lookup(const Scope& scope, Input keys, AttrMap attrs, const LookupOptions
     throw InvalidArgument("VocabularyLookup: num_oov_buckets must be >= 0, got ",
                           options.num_oov_buckets);
   }
-  attrs.Set("num_oov_buckets", options.num_oov_buckets);
-  attrs.Set("default_value", options.default_value);
-  attrs.Set("strict", options.error_context.has_value());
-  attrs.Set("error_context", options.error_context.value_or(""));
+  attrs.Set(kNumOovBuckets(options.num_oov_buckets));
+  attrs.Set(kDefaultValue(options.default_value));
+  attrs.Set(kStrict(options.error_context.has_value()));
+  attrs.Set(kErrorContext(options.error_context.value_or("")));
   Output in = AsOutput(scope, keys);
   return scope.AddNode(VocabularyLookupOp(), {in}, std::move(attrs), "VocabularyLookup")
       ->output(0);
@@ -453,12 +474,12 @@ Output Lookup(const Scope& scope, Input keys, AttrMap attrs, const LookupOptions
 
 Output VocabularyLookup(const Scope& scope, Input keys, const std::vector<std::string>& vocabulary,
                         LookupOptions options) {
-  return Lookup(scope, keys, {{"string_vocabulary", vocabulary}}, options);
+  return Lookup(scope, keys, {kStringVocabulary(vocabulary)}, options);
 }
 
 Output VocabularyLookup(const Scope& scope, Input keys, const std::vector<int64_t>& vocabulary,
                         LookupOptions options) {
-  return Lookup(scope, keys, {{"int_vocabulary", vocabulary}}, options);
+  return Lookup(scope, keys, {kIntVocabulary(vocabulary)}, options);
 }
 
 Output HashBucket(const Scope& scope, Input keys, int64_t num_buckets) {
@@ -466,7 +487,7 @@ Output HashBucket(const Scope& scope, Input keys, int64_t num_buckets) {
     throw InvalidArgument("HashBucket: num_buckets must be > 0, got ", num_buckets);
   }
   Output in = AsOutput(scope, keys);
-  return scope.AddNode(HashBucketOp(), {in}, {{"num_buckets", num_buckets}}, "HashBucket")
+  return scope.AddNode(HashBucketOp(), {in}, {kNumBuckets(num_buckets)}, "HashBucket")
       ->output(0);
 }
 
@@ -478,10 +499,10 @@ Output FingerprintKeys(const Scope& scope, Input keys) {
 Output CheckIds(const Scope& scope, Input ids, int64_t num_buckets,
                 std::optional<int64_t> default_value, const std::string& context) {
   Output in = AsOutput(scope, ids);
-  AttrMap attrs = {{"num_buckets", num_buckets},
-                   {"has_default", default_value.has_value()},
-                   {"default_value", default_value.value_or(-1)},
-                   {"context", context}};
+  AttrMap attrs = {kNumBuckets(num_buckets),
+                   kHasDefault(default_value.has_value()),
+                   kDefaultValue(default_value.value_or(-1)),
+                   kContext(context)};
   return scope.AddNode(CheckIdsOp(), {in}, std::move(attrs), "CheckIds")->output(0);
 }
 
@@ -493,7 +514,7 @@ Output CheckLabelRange(const Scope& scope, Input labels, double max_label, bool 
     throw InvalidArgument(context, ": labels must be numeric to check their range, got ",
                           DTypeName(in.dtype()));
   }
-  AttrMap attrs = {{"max_label", max_label}, {"exclusive", exclusive}, {"context", context}};
+  AttrMap attrs = {kMaxLabel(max_label), kExclusive(exclusive), kContext(context)};
   return scope.AddNode(CheckLabelRangeOp(), {in}, std::move(attrs), "CheckLabelRange")->output(0);
 }
 
@@ -502,14 +523,14 @@ Output CrossIds(const Scope& scope, const std::vector<Output>& ids, int64_t hash
   if (hash_bucket_size <= 0) {
     throw InvalidArgument("CrossIds: hash_bucket_size must be > 0, got ", hash_bucket_size);
   }
-  AttrMap attrs = {{"hash_bucket_size", hash_bucket_size},
-                   {"hash_key", static_cast<int64_t>(hash_key)}};
+  AttrMap attrs = {kHashBucketSize(hash_bucket_size),
+                   kHashKey(static_cast<int64_t>(hash_key))};
   return scope.AddNode(CrossIdsOp(), ids, std::move(attrs), "CrossIds")->output(0);
 }
 
 Output IdsToStrings(const Scope& scope, Input ids, const std::vector<std::string>& vocabulary) {
   Output in = AsOutput(scope, ids);
-  return scope.AddNode(IdsToStringsOp(), {in}, {{"vocabulary", vocabulary}}, "IdsToStrings")
+  return scope.AddNode(IdsToStringsOp(), {in}, {kVocabulary(vocabulary)}, "IdsToStrings")
       ->output(0);
 }
 

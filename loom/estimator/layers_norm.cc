@@ -14,6 +14,7 @@ const OpDef& LayerUpdatesOp() {
   static const OpDef op = {
       .name = "LayerUpdates",
       .num_inputs = 0,
+      .num_outputs = 0,
       .shape = [](InferenceContext&) {},
       .kernel = [](KernelContext&) {},
       .no_gradient = "LayerUpdates has no outputs",

@@ -9,6 +9,10 @@ namespace loom::metrics {
 namespace internal {
 namespace {
 
+inline constexpr Attr<std::vector<double>> kThresholds{"thresholds"};
+inline constexpr Attr<int64_t> kK{"k"};
+inline constexpr Attr<int64_t> kNumClasses{"num_classes"};
+
 // Element count of weights input i: 1 (broadcast) or the same as predictions'.
 void CheckWeightsCount(const KernelContext& c, int weights_input, int64_t n) {
   const int64_t w = c.input(weights_input).NumElements();
@@ -24,16 +28,17 @@ const OpDef& ThresholdConfusionCountsOp() {
   static const OpDef op = {
       .name = "ThresholdConfusionCounts",
       .num_inputs = 3,
+      .attrs = {kThresholds.Required()},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(1, {kFloat32, kFloat64});
             c.ExpectDType(2, {kFloat64});
-            const auto& t = c.attr<std::vector<double>>("thresholds");
+            const auto& t = c.attr(kThresholds);
             c.set_output(0, kFloat64, Shape{4, static_cast<int64_t>(t.size())});
           },
       .kernel =
           [](KernelContext& c) {
-            const auto& thresholds = c.attr<std::vector<double>>("thresholds");
+            const auto& thresholds = c.attr(kThresholds);
             const int64_t num_t = static_cast<int64_t>(thresholds.size());
             // TF compares in float32: float(prediction) > float(threshold).
             std::vector<float> thr(thresholds.begin(), thresholds.end());
@@ -101,6 +106,7 @@ const OpDef& InTopKOp() {
   static const OpDef op = {
       .name = "InTopK",
       .num_inputs = 2,
+      .attrs = {kK.Required()},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -119,7 +125,7 @@ const OpDef& InTopKOp() {
             const Tensor& preds = c.input(0);
             const Tensor& targets = c.input(1);
             const int64_t batch = preds.dim(0), classes = preds.dim(1);
-            const int64_t k = c.attr<int64_t>("k");
+            const int64_t k = c.attr(kK);
             if (targets.NumElements() != batch) {
               c.Fail("targets have ", targets.NumElements(), " entries for a batch of ", batch);
             }
@@ -159,17 +165,18 @@ const OpDef& ConfusionMatrixCountsOp() {
   static const OpDef op = {
       .name = "ConfusionMatrixCounts",
       .num_inputs = 3,
+      .attrs = {kNumClasses.Required()},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});
             c.ExpectDType(1, {kInt32, kInt64});
             c.ExpectDType(2, {kFloat64});
-            const int64_t nc = c.attr<int64_t>("num_classes");
+            const int64_t nc = c.attr(kNumClasses);
             c.set_output(0, kFloat64, Shape{nc, nc});
           },
       .kernel =
           [](KernelContext& c) {
-            const int64_t nc = c.attr<int64_t>("num_classes");
+            const int64_t nc = c.attr(kNumClasses);
             const Tensor& labels = c.input(0);
             const Tensor& preds = c.input(1);
             const int64_t n = labels.NumElements();
@@ -205,14 +212,14 @@ Output ThresholdConfusionCounts(const Scope& s, Output labels, Output prediction
     throw InvalidArgument("metric '", s.prefix(), "': thresholds must be ascending");
   }
   return s.AddNode(ThresholdConfusionCountsOp(), {labels, predictions, weights},
-                   {{"thresholds", thresholds}}, "ThresholdConfusionCounts")
+                   {kThresholds(thresholds)}, "ThresholdConfusionCounts")
       ->output(0);
 }
 
 Output ConfusionMatrixCounts(const Scope& s, Output labels, Output predictions, Output weights,
                              int64_t num_classes) {
   return s.AddNode(ConfusionMatrixCountsOp(), {labels, predictions, weights},
-                   {{"num_classes", num_classes}}, "ConfusionMatrixCounts")
+                   {kNumClasses(num_classes)}, "ConfusionMatrixCounts")
       ->output(0);
 }
 
@@ -222,7 +229,7 @@ Output InTopK(const Scope& scope, Input predictions, Input targets, int64_t k) {
   Output p = AsOutput(scope, predictions);
   Output t = AsOutput(scope, targets, kInt64);
   if (k < 1) throw InvalidArgument("InTopK '", scope.FullName("InTopK"), "': k must be >= 1, got ", k);
-  return scope.AddNode(internal::InTopKOp(), {p, t}, {{"k", k}}, "InTopK")->output(0);
+  return scope.AddNode(internal::InTopKOp(), {p, t}, {internal::kK(k)}, "InTopK")->output(0);
 }
 
 void RegisterMetricOps(OpRegistry& registry) {

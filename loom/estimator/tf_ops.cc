@@ -32,6 +32,12 @@ Shape ShapeFromTf(const proto::TensorShapeProto& p) {
 
 namespace {
 
+inline constexpr Attr<std::vector<std::string>> kSparseKeys{"sparse_keys"};
+inline constexpr Attr<std::vector<DType>> kSparseTypes{"sparse_types"};
+inline constexpr Attr<std::vector<std::string>> kDenseKeys{"dense_keys"};
+inline constexpr Attr<std::vector<DType>> kDenseTypes{"dense_types"};
+inline constexpr Attr<std::vector<Shape>> kDenseShapes{"dense_shapes"};
+
 using TfOp = std::function<Output(struct OpContext&)>;
 
 // What a translation rule sees: the TF node, its inputs already translated, a scope whose
@@ -79,7 +85,7 @@ struct OpContext {
                           " must be a constant for Loom (it is computed by '", x.node->name(),
                           "')");
     }
-    const Tensor& t = x.node->attrs().Get<Tensor>("value");
+    const Tensor& t = x.node->attr(kConstValue);
     std::vector<int64_t> out;
     if (t.dtype() == kInt32) {
       for (int32_t v : t.flat<int32_t>()) out.push_back(v);
@@ -148,12 +154,15 @@ const OpDef& ParseExampleOp() {
   static const OpDef op = {
       .name = "TfParseExample",
       .num_inputs = kVariadic,
+      .attrs = {kSparseKeys.Required(), kSparseTypes.Required(), kDenseKeys.Required(),
+                kDenseTypes.Required(), kDenseShapes.Required()},
+      .num_outputs = kVariadic,
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kString});
-            const auto& sparse_types = c.attr<std::vector<DType>>("sparse_types");
-            const auto& types = c.attr<std::vector<DType>>("dense_types");
-            const auto& shapes = c.attr<std::vector<Shape>>("dense_shapes");
+            const auto& sparse_types = c.attr(kSparseTypes);
+            const auto& types = c.attr(kDenseTypes);
+            const auto& shapes = c.attr(kDenseShapes);
             const Shape& in = c.input_shape(0);
             const int64_t batch = in.rank_known() && in.rank() == 1 ? in.dim(0) : -1;
             const int num_sparse = static_cast<int>(sparse_types.size());
@@ -168,11 +177,11 @@ const OpDef& ParseExampleOp() {
           },
       .kernel =
           [](KernelContext& c) {
-            const auto& sparse_keys = c.attr<std::vector<std::string>>("sparse_keys");
-            const auto& sparse_types = c.attr<std::vector<DType>>("sparse_types");
-            const auto& keys = c.attr<std::vector<std::string>>("dense_keys");
-            const auto& types = c.attr<std::vector<DType>>("dense_types");
-            const auto& shapes = c.attr<std::vector<Shape>>("dense_shapes");
+            const auto& sparse_keys = c.attr(kSparseKeys);
+            const auto& sparse_types = c.attr(kSparseTypes);
+            const auto& keys = c.attr(kDenseKeys);
+            const auto& types = c.attr(kDenseTypes);
+            const auto& shapes = c.attr(kDenseShapes);
             const Tensor& serialized = c.input(0);
             if (serialized.rank() != 1) {
               c.Fail("the serialized tf.Example input must be a vector of records, is ",
@@ -221,12 +230,12 @@ const OpDef& ParseExampleOp() {
 std::string ConstString(const OpContext& c, size_t i) {
   Output x = c.In(i);
   if (x.node->op_def().role != OpRole::kConst ||
-      x.node->attrs().Get<Tensor>("value").dtype() != kString ||
-      x.node->attrs().Get<Tensor>("value").NumElements() != 1) {
+      x.node->attr(kConstValue).dtype() != kString ||
+      x.node->attr(kConstValue).NumElements() != 1) {
     throw Unimplemented(c.source, ": TF node '", c.node.name(), "': input ", i,
                         " must be a constant string");
   }
-  return x.node->attrs().Get<Tensor>("value").flat<std::string>()[0];
+  return x.node->attr(kConstValue).flat<std::string>()[0];
 }
 
 std::vector<DType> TypeList(const OpContext& c, const std::string& attr) {
@@ -282,11 +291,8 @@ Output ParseExampleRule(OpContext& c) {
     }
   }
   return Output(c.named.AddNode(ParseExampleOp(), inputs,
-                                {{"sparse_keys", sparse_keys},
-                                 {"sparse_types", sparse_types},
-                                 {"dense_keys", keys},
-                                 {"dense_types", types},
-                                 {"dense_shapes", shapes}}),
+                                {kSparseKeys(sparse_keys), kSparseTypes(sparse_types),
+                                 kDenseKeys(keys), kDenseTypes(types), kDenseShapes(shapes)}),
                 0);
 }
 
@@ -454,5 +460,7 @@ Output TranslateTfNode(const proto::NodeDef& node, std::vector<Output> inputs, G
     throw WithContext(e, source, ": translating TF node '", node.name(), "' (", node.op(), ")");
   }
 }
+
+void RegisterTfImportOps(OpRegistry& registry) { registry.Register(ParseExampleOp()); }
 
 }  // namespace loom::tf_import

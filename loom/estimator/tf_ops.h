@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/graph/graph.h"
+#include "loom/graph/op_def.h"
 #include "loom/graph/scope.h"
 #include "loom/io/proto/node_def.pb.h"
 #include "loom/io/proto/tensor_shape.pb.h"
@@ -31,6 +32,10 @@ std::vector<std::string> SupportedTfOps();
 // REQUIRES: IsSupportedTfOp(node.op()) and node.op() is not Const / Placeholder / NoOp.
 Output TranslateTfNode(const proto::NodeDef& node, std::vector<Output> inputs, Graph& graph,
                        const TfCheckpointReader* variables, const std::string& source);
+
+// The op records the translation adds beyond the ops layer's (TfParseExample), so a
+// translated graph that is exported can be loaded again (AllOps() calls this).
+void RegisterTfImportOps(OpRegistry& registry);
 
 }  // namespace loom::tf_import
 

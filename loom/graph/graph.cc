@@ -68,6 +68,7 @@ Node* Graph::AddNode(const OpDef& op, const std::string& name, std::vector<Outpu
                             producer->description());
     }
   }
+  CheckNodeAttrs(op, name, attrs);
   auto node = std::unique_ptr<Node>(new Node());
   node->id_ = static_cast<int>(nodes_.size());
   node->name_ = name;
@@ -86,6 +87,9 @@ Node* Graph::AddNode(const OpDef& op, const std::string& name, std::vector<Outpu
           << node->description() << " shape function left output " << i << " unset";
     }
   }
+  LOOM_CHECK(op.num_outputs == kVariadic || node->num_outputs() == op.num_outputs)
+      << node->description() << " declares " << op.num_outputs << " outputs; its shape rule set "
+      << node->num_outputs();
   Node* raw = node.get();
   by_name_[name] = raw;
   name_counters_.try_emplace(name, 1);

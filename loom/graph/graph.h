@@ -79,6 +79,19 @@ class Node {
     if (const T* value = attrs_.Find<T>(name)) return *value;  // the hot path: no message
     return attrs_.Get<T>(name, description());                 // throws
   }
+  // A declared attribute by its typed key. Construction checked its presence and kind
+  // (or filled in its default), so only an optional attribute that is absent, or a key
+  // the op does not declare, throws (InvalidArgument naming this node).
+  template <typename T>
+  const T& attr(const Attr<T>& key) const {
+    if (const T* value = attrs_.Find<T>(key.name)) return *value;
+    return attrs_.Get<T>(key.name, description());
+  }
+  // An optional attribute: nullptr when absent.
+  template <typename T>
+  const T* find_attr(const Attr<T>& key) const {
+    return attrs_.Find<T>(key.name);
+  }
   // "MatMul 'dense/MatMul'" for error messages.
   std::string description() const;
 

@@ -229,6 +229,9 @@ proto::GraphDef ToGraphDef(const Graph& graph, const GraphExportOptions& options
     for (const Node* c : node->control_inputs()) nd->add_input("^" + c->name());
     auto* attrs = nd->mutable_attr();
     for (const auto& [name, value] : node->attrs().map()) {
+      // A host object (a dataset) lives in this process only; the loaded node lacks it,
+      // and its kernel says to rebuild the object.
+      if (std::holds_alternative<HostObject>(value)) continue;
       const Tensor* t = std::get_if<Tensor>(&value);
       if (t != nullptr && static_cast<int64_t>(t->TotalBytes()) > options.inline_constant_bytes &&
           t->dtype() != kString) {

@@ -1,11 +1,13 @@
 #include "loom/graph/op_def.h"
 
+#include <algorithm>
+
 namespace loom {
 
 const Tensor* InferenceContext::input_constant(int i) const {
   const Node* producer = node_.input(i).node;
   if (producer->op_def().role != OpRole::kConst) return nullptr;
-  return &producer->attr<Tensor>("value");
+  return &producer->attr(kConstValue);
 }
 
 void InferenceContext::set_output(int i, DType dtype, const Shape& shape) {
@@ -88,7 +90,129 @@ VariableResource& KernelContext::variable(int i) const {
   return *resources_.LookupOrCreate<VariableResource>(node_.input(i).node->name());
 }
 
-void OpRegistry::Register(const OpDef& op) { ops_[op.name] = &op; }
+void ValidateOpDef(const OpDef& op) {
+  auto fail = [&](const auto&... args) {
+    throw InvalidArgument("op record '", op.name, "': ", args...);
+  };
+  if (op.name.empty()) fail("has no name");
+  if (!op.kernel) fail("has no kernel");
+  if (!op.grad && op.no_gradient.empty()) {
+    fail("has neither a gradient nor a no_gradient reason; say why it has none");
+  }
+  if (op.num_inputs < 0 && op.num_inputs != kVariadic) fail("num_inputs is ", op.num_inputs);
+  if (op.num_outputs < 0 && op.num_outputs != kVariadic) fail("num_outputs is ", op.num_outputs);
+  for (int r : op.ref_inputs) {
+    if (r < 0 || (op.num_inputs != kVariadic && r >= op.num_inputs)) {
+      fail("ref input ", r, " is not one of its ", op.num_inputs, " inputs");
+    }
+  }
+  for (size_t i = 0; i < op.attrs.size(); ++i) {
+    const AttrDef& a = op.attrs[i];
+    if (a.name.empty() || a.name[0] == '_') {
+      fail("attribute '", a.name, "': declared names are not empty and do not start with '_'");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (op.attrs[j].name == a.name) fail("attribute '", a.name, "' is declared twice");
+    }
+    if (a.type == AttrType::kHostObject && !a.optional) {
+      fail("attribute '", a.name, "': a host object is not serialized, so it is Optional() "
+           "(a loaded graph lacks it and the kernel says so)");
+    }
+    for (const AttrValue& v : a.allowed) {
+      if (AttrTypeOf(v) != a.type) {
+        fail("attribute '", a.name, "' (", AttrTypeName(a.type), ") allows ",
+             AttrValueToString(v), " of kind ", AttrTypeName(AttrTypeOf(v)));
+      }
+    }
+    if (a.default_value) {
+      if (AttrTypeOf(*a.default_value) != a.type) {
+        fail("attribute '", a.name, "' (", AttrTypeName(a.type), ") has a default of kind ",
+             AttrTypeName(AttrTypeOf(*a.default_value)));
+      }
+      if (a.optional) fail("attribute '", a.name, "' is optional and has a default; pick one");
+      if (!a.allowed.empty() &&
+          std::none_of(a.allowed.begin(), a.allowed.end(), [&](const AttrValue& v) {
+            return AttrValueEquals(v, *a.default_value);
+          })) {
+        fail("attribute '", a.name, "': the default ", AttrValueToString(*a.default_value),
+             " is not among the allowed values");
+      }
+    }
+  }
+}
+
+namespace {
+
+std::string DeclaredNames(const OpDef& op) {
+  if (op.attrs.empty()) return StrCat(op.name, " takes no attributes");
+  std::vector<std::string_view> names;
+  for (const AttrDef& a : op.attrs) names.push_back(a.name);
+  return StrCat(op.name, " declares ", StrJoin(names, ", "));
+}
+
+bool IsEmptyList(const AttrValue& v) {
+  const auto* ints = std::get_if<std::vector<int64_t>>(&v);
+  return ints != nullptr && ints->empty();
+}
+
+AttrValue EmptyListOf(AttrType type) {
+  switch (type) {
+    case AttrType::kFloatList: return std::vector<double>();
+    case AttrType::kStringList: return std::vector<std::string>();
+    case AttrType::kTypeList: return std::vector<DType>();
+    case AttrType::kShapeList: return std::vector<Shape>();
+    default: return std::vector<int64_t>();
+  }
+}
+
+}  // namespace
+
+void CheckNodeAttrs(const OpDef& op, const std::string& name, AttrMap& attrs) {
+  auto fail = [&](const auto&... args) {
+    throw InvalidArgument(op.name, " '", name, "': ", args...);
+  };
+  for (const auto& [key, value] : attrs.map()) {
+    if (!key.empty() && key[0] == '_') continue;
+    const AttrDef* def = nullptr;
+    for (const AttrDef& a : op.attrs) {
+      if (a.name == key) def = &a;
+    }
+    if (def == nullptr) fail("unknown attribute '", key, "'; ", DeclaredNames(op));
+    if (AttrTypeOf(value) != def->type && !(IsEmptyList(value) && def->type >= AttrType::kIntList &&
+                                            def->type <= AttrType::kShapeList)) {
+      fail("attribute '", key, "' is declared ", AttrTypeName(def->type), ", got ",
+           AttrTypeName(AttrTypeOf(value)), " ", AttrValueToString(value));
+    }
+    if (!def->allowed.empty() &&
+        std::none_of(def->allowed.begin(), def->allowed.end(),
+                     [&](const AttrValue& v) { return AttrValueEquals(v, value); })) {
+      std::vector<std::string> allowed;
+      for (const AttrValue& v : def->allowed) allowed.push_back(AttrValueToString(v));
+      fail("attribute '", key, "' is ", AttrValueToString(value), "; allowed: ",
+           StrJoin(allowed, ", "));
+    }
+  }
+  for (const AttrDef& a : op.attrs) {
+    if (auto found = attrs.map().find(a.name); found != attrs.map().end()) {
+      if (AttrTypeOf(found->second) != a.type) attrs.Set(a.name, EmptyListOf(a.type));
+      continue;
+    }
+    if (a.default_value) {
+      attrs.Set(a.name, *a.default_value);
+    } else if (!a.optional) {
+      fail("missing attribute '", a.name, "' (", AttrTypeName(a.type), ")");
+    }
+  }
+}
+
+void OpRegistry::Register(const OpDef& op) {
+  ValidateOpDef(op);
+  auto [it, inserted] = ops_.emplace(op.name, &op);
+  if (!inserted && it->second != &op) {
+    throw InvalidArgument("op record '", op.name, "' is registered twice, by two records; ",
+                          "op names are unique");
+  }
+}
 
 const OpDef* OpRegistry::Find(const std::string& name) const {
   auto it = ops_.find(name);

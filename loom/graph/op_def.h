@@ -70,6 +70,14 @@ struct OpDef {
   // results that differ between runs.
   bool stateful = false;
   OpRole role = OpRole::kNormal;
+  // The attributes a node of this op takes (declared with Attr<T> keys). Graph::AddNode
+  // rejects an undeclared, missing or ill-typed attribute and fills in defaults, so the
+  // functions below read attributes without checks. Names starting with '_' are
+  // annotations (placement, "_initializer") that no record declares, as in TF.
+  std::vector<AttrDef> attrs;
+  // How many outputs every node of the op has, or kVariadic when the attributes or inputs
+  // decide (IteratorGetNext, Split). Checked against the shape rule at AddNode.
+  int num_outputs = 1;
   ShapeFn shape;
   KernelFn kernel;
   // Empty for ops without a gradient; then `no_gradient` says why (e.g. "integer
@@ -78,7 +86,25 @@ struct OpDef {
   std::string no_gradient;
 };
 
-class InferenceContext {
+// The attribute reads every context offers, over its node's attributes (checked against
+// the record at construction): attr(kKey), find_attr(kKey) for an optional one.
+template <typename Context>
+class NodeAttrReader {
+ public:
+  template <typename T>
+  const T& attr(const Attr<T>& key) const {
+    return self().node().attr(key);
+  }
+  template <typename T>
+  const T* find_attr(const Attr<T>& key) const {
+    return self().node().find_attr(key);
+  }
+
+ private:
+  const Context& self() const { return static_cast<const Context&>(*this); }
+};
+
+class InferenceContext : public NodeAttrReader<InferenceContext> {
  public:
   explicit InferenceContext(const Node& node) : node_(node) {}
 
@@ -89,10 +115,6 @@ class InferenceContext {
   const Shape& input_shape(int i) const { return node_.input(i).shape(); }
   // The value of input i when its producer is a Const node, else nullptr.
   const Tensor* input_constant(int i) const;
-  template <typename T>
-  const T& attr(std::string_view name) const {
-    return node_.attr<T>(name);
-  }
 
   void set_output(int i, DType dtype, const Shape& shape);
   const std::vector<DType>& output_dtypes() const { return dtypes_; }
@@ -119,7 +141,7 @@ class InferenceContext {
 // NumPy broadcasting of two (partial) shapes; fails naming the node and both shapes.
 Shape BroadcastShapes(const InferenceContext& ctx, const Shape& a, const Shape& b);
 
-class KernelContext {
+class KernelContext : public NodeAttrReader<KernelContext> {
  public:
   KernelContext(const Node& node, std::span<Tensor> inputs, std::vector<Tensor>& outputs,
                 ThreadPool& pool, ResourceMgr& resources, int64_t step_id)
@@ -134,10 +156,6 @@ class KernelContext {
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   // Undefined for ref inputs (use variable(i)).
   const Tensor& input(int i) const { return inputs_[i]; }
-  template <typename T>
-  const T& attr(std::string_view name) const {
-    return node_.attr<T>(name);
-  }
 
   // A new tensor of output i's dtype.
   Tensor AllocateOutput(int i, const Shape& shape);
@@ -167,7 +185,7 @@ class KernelContext {
   int64_t step_id_;
 };
 
-class GradContext {
+class GradContext : public NodeAttrReader<GradContext> {
  public:
   GradContext(const Scope& scope, const Node& node, std::vector<Output> grads)
       : scope_(scope), node_(node), grads_(std::move(grads)) {}
@@ -179,10 +197,6 @@ class GradContext {
   Output output(int i = 0) const { return Output(const_cast<Node*>(&node_), i); }
   // The incoming gradient of output i; invalid when none flows into it.
   const Output& grad(int i = 0) const { return grads_[i]; }
-  template <typename T>
-  const T& attr(std::string_view name) const {
-    return node_.attr<T>(name);
-  }
 
  private:
   const Scope& scope_;
@@ -190,10 +204,24 @@ class GradContext {
   std::vector<Output> grads_;
 };
 
+// Throws InvalidArgument naming the op and the field when the record is malformed: no
+// name, no kernel, neither a gradient nor a reason for none, a ref input out of range,
+// duplicate or '_'-prefixed attribute names, a default or allowed value of another kind
+// than its attribute, a default that is not among the allowed values.
+void ValidateOpDef(const OpDef& op);
+
+// Checks `attrs` against `op`'s declared attributes for node `name` and fills in
+// defaults. Throws InvalidArgument naming the op, the node and the attribute for an
+// undeclared, missing or ill-typed attribute or a value outside the allowed ones. An
+// empty list read from a GraphDef (stored as list(int)) takes the declared list kind.
+void CheckNodeAttrs(const OpDef& op, const std::string& name, AttrMap& attrs);
+
 // Maps op names to records, for loading serialized graphs. Filled by explicit calls
 // (RegisterMathOps(registry), ...); holds pointers to records that outlive it.
 class OpRegistry {
  public:
+  // Validates the record (ValidateOpDef) and adds it. Throws InvalidArgument naming the
+  // op for an invalid record or for another record already registered under its name.
   void Register(const OpDef& op);
   // nullptr when unknown.
   const OpDef* Find(const std::string& name) const;

@@ -101,17 +101,27 @@ std::pair<Output, Output> AsOutputs(const Scope& scope, const Input& a, const In
   return {oa, AsOutput(scope, b, oa.dtype())};
 }
 
+namespace {
+inline constexpr Attr<DType> kDType{"dtype"};
+}  // namespace
+
 const OpDef& ConstOp() {
   static const OpDef op = {
       .name = "Const",
       .num_inputs = 0,
       .role = OpRole::kConst,
+      // "dtype" repeats the value's dtype for TF's readers.
+      .attrs = {kConstValue.Required(), kDType.Optional()},
       .shape =
           [](InferenceContext& c) {
-            const Tensor& v = c.attr<Tensor>("value");
+            const Tensor& v = c.attr(kConstValue);
+            if (const DType* d = c.find_attr(kDType); d != nullptr && *d != v.dtype()) {
+              c.Fail("attribute 'dtype' is ", DTypeName(*d), " but the value is ",
+                     DTypeName(v.dtype()));
+            }
             c.set_output(0, v.dtype(), v.shape());
           },
-      .kernel = [](KernelContext& c) { c.set_output(0, c.attr<Tensor>("value")); },
+      .kernel = [](KernelContext& c) { c.set_output(0, c.attr(kConstValue)); },
       .no_gradient = "constants have no inputs",
   };
   return op;
@@ -119,7 +129,7 @@ const OpDef& ConstOp() {
 
 Output Const(const Scope& scope, const Tensor& value) {
   LOOM_CHECK(value.defined()) << "Const of an undefined tensor";
-  return scope.AddNode(ConstOp(), {}, {{"value", value}, {"dtype", value.dtype()}}, "Const")
+  return scope.AddNode(ConstOp(), {}, {kConstValue(value), kDType(value.dtype())}, "Const")
       ->output(0);
 }
 

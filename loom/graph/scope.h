@@ -96,8 +96,10 @@ Output ScalarConst(const Scope& scope, T value) {
   return Const(scope, Tensor::Scalar(value));
 }
 
-// The op record of Const, for registries.
+// The op record of Const, for registries, and its value attribute (a rule that folds
+// constants reads it from a producer).
 const OpDef& ConstOp();
+inline constexpr Attr<Tensor> kConstValue{"value"};
 
 }  // namespace loom
 

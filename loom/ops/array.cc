@@ -1,6 +1,7 @@
-// Array ops that keep every element: Reshape, ExpandDims, Squeeze, Transpose; Fill and the
-// shape-describing ops; the helpers of array_internal.h. Concat/Split/Tile/Pad are in
-// array_join.cc, Slice/StridedSlice/Gather/OneHot in array_index.cc.
+// Array ops that keep every element: Reshape, ExpandDims, Squeeze; Fill and the
+// shape-describing ops; the helpers of array_internal.h. Transpose is in
+// array_transpose.cc, Concat/Split/Tile/Pad in array_join.cc, Slice/StridedSlice/Gather/
+// OneHot in array_index.cc.
 #include "loom/ops/array.h"
 
 #include <algorithm>
@@ -47,6 +48,15 @@ std::vector<int64_t> DimsFromTensor(const KernelContext& c, const Tensor& t,
   return dims;
 }
 
+void ShapedLikeInput1(InferenceContext& c) {
+  c.set_output(0, c.input_dtype(0), StaticShapeValue(c.input(1)));
+}
+
+Output AddShapedGrad(const GradContext& g, const OpDef& grad_op, AttrMap attrs) {
+  Output shape = ShapeOfOrConst(g.scope(), g.input(0));
+  return g.scope().AddNode(grad_op, {g.grad(0), shape}, std::move(attrs), grad_op.name)->output(0);
+}
+
 Output ShapeOfOrConst(const Scope& scope, const Output& x) {
   if (x.shape().fully_defined()) return Const(scope, Tensor::FromVector(x.shape().dims()));
   return ShapeOf(scope, x);
@@ -55,6 +65,11 @@ Output ShapeOfOrConst(const Scope& scope, const Output& x) {
 }  // namespace array_internal
 
 namespace {
+
+inline constexpr Attr<std::vector<int64_t>> kShape{"shape"};
+inline constexpr Attr<int64_t> kAxis{"axis"};
+inline constexpr Attr<std::vector<int64_t>> kAxes{"axes"};
+inline constexpr Attr<std::vector<int64_t>> kDims{"dims"};
 
 void NoInputShape(InferenceContext& c, DType dtype, const Shape& shape) {
   c.set_output(0, dtype, shape);
@@ -125,15 +140,16 @@ const OpDef& ReshapeOp() {
   static const OpDef op = {
       .name = "Reshape",
       .num_inputs = 1,
+      .attrs = {kShape.Required()},
       .shape =
           [](InferenceContext& c) {
-            const auto& target = c.attr<std::vector<int64_t>>("shape");
+            const auto& target = c.attr(kShape);
             c.set_output(0, c.input_dtype(0), Shape(ResolveReshape(c, c.input_shape(0), target)));
           },
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            auto dims = ResolveReshape(c, x.shape(), c.attr<std::vector<int64_t>>("shape"));
+            auto dims = ResolveReshape(c, x.shape(), c.attr(kShape));
             c.set_output(0, x.Reshaped(Shape(dims)));
           },
       .grad = ReshapeGrad,
@@ -206,12 +222,13 @@ const OpDef& ExpandDimsOp() {
   static const OpDef op = {
       .name = "ExpandDims",
       .num_inputs = 1,
+      .attrs = {kAxis.Required()},
       .shape =
           [](InferenceContext& c) {
             const Shape& in = c.input_shape(0);
             if (!in.rank_known()) return c.set_output(0, c.input_dtype(0), Shape::Unknown());
             std::vector<int64_t> dims = in.dims();
-            int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), in.rank() + 1);
+            int axis = CanonicalAxis(c, c.attr(kAxis), in.rank() + 1);
             dims.insert(dims.begin() + axis, 1);
             c.set_output(0, c.input_dtype(0), Shape(dims));
           },
@@ -219,7 +236,7 @@ const OpDef& ExpandDimsOp() {
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
             std::vector<int64_t> dims = x.shape().dims();
-            int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), x.rank() + 1);
+            int axis = CanonicalAxis(c, c.attr(kAxis), x.rank() + 1);
             dims.insert(dims.begin() + axis, 1);
             c.set_output(0, x.Reshaped(Shape(dims)));
           },
@@ -260,192 +277,19 @@ const OpDef& SqueezeOp() {
   static const OpDef op = {
       .name = "Squeeze",
       .num_inputs = 1,
+      .attrs = {kAxes.Default(std::vector<int64_t>{})},
       .shape =
           [](InferenceContext& c) {
-            auto dims = SqueezeDims(c, c.input_shape(0), c.attr<std::vector<int64_t>>("axes"));
+            auto dims = SqueezeDims(c, c.input_shape(0), c.attr(kAxes));
             c.set_output(0, c.input_dtype(0), dims ? Shape(*dims) : Shape::Unknown());
           },
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            auto dims = SqueezeDims(c, x.shape(), c.attr<std::vector<int64_t>>("axes"));
+            auto dims = SqueezeDims(c, x.shape(), c.attr(kAxes));
             c.set_output(0, x.Reshaped(Shape(*dims)));
           },
       .grad = ReshapeGrad,
-  };
-  return op;
-}
-
-// ---- Transpose --------------------------------------------------------------------------
-
-template <typename Ctx>
-void CheckPerm(const Ctx& c, const std::vector<int64_t>& perm, int rank) {
-  std::vector<char> seen(perm.size(), 0);
-  bool ok = static_cast<int>(perm.size()) == rank;
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p]) {
-      ok = false;
-      break;
-    }
-    seen[p] = 1;
-  }
-  if (!ok) {
-    c.Fail("perm ", DimsString(perm), " is not a permutation of the ", rank,
-           " dims of the input");
-  }
-}
-
-// out[j][i] = in[i][j] for output rows [row_begin, row_end) of an m x n input, in tiles
-// so both sides stay in cache.
-template <typename T>
-void Transpose2D(const T* in, T* out, int64_t m, int64_t n, int64_t row_begin,
-                 int64_t row_end) {
-  constexpr int64_t kTile = 32;
-  for (int64_t j0 = row_begin; j0 < row_end; j0 += kTile) {
-    const int64_t j1 = std::min(row_end, j0 + kTile);
-    for (int64_t i0 = 0; i0 < m; i0 += kTile) {
-      const int64_t i1 = std::min(m, i0 + kTile);
-      for (int64_t j = j0; j < j1; ++j) {
-        T* o = out + j * m;
-        for (int64_t i = i0; i < i1; ++i) o[i] = in[i * n + j];
-      }
-    }
-  }
-}
-
-template <typename T>
-void TransposeKernel(KernelContext& c, const Tensor& x, const std::vector<int64_t>& perm,
-                     Tensor& y) {
-  // Drop size-1 dims and merge input axes that stay adjacent in the output, so
-  // [B,M,N] perm [0,2,1] is a batch of 2-D transposes and [B,M,1] perm [0,2,1] a copy.
-  std::vector<int64_t> kept_axis(x.rank(), -1);
-  std::vector<int64_t> dims;
-  for (int i = 0; i < x.rank(); ++i) {
-    if (x.dim(i) != 1) {
-      kept_axis[i] = static_cast<int64_t>(dims.size());
-      dims.push_back(x.dim(i));
-    }
-  }
-  std::vector<int64_t> p;
-  for (int64_t a : perm)
-    if (kept_axis[a] >= 0) p.push_back(kept_axis[a]);
-  // Groups of consecutive input axes, in output order.
-  std::vector<std::pair<int64_t, int64_t>> groups;  // (first input axis, count)
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (i > 0 && p[i] == p[i - 1] + 1) {
-      ++groups.back().second;
-    } else {
-      groups.push_back({p[i], 1});
-    }
-  }
-  // Input axis order of the groups -> merged input dims; merged perm.
-  std::vector<size_t> by_input(groups.size());
-  for (size_t i = 0; i < groups.size(); ++i) by_input[i] = i;
-  std::sort(by_input.begin(), by_input.end(),
-            [&](size_t a, size_t b) { return groups[a].first < groups[b].first; });
-  std::vector<int64_t> in_dims(groups.size()), mperm(groups.size());
-  for (size_t k = 0; k < by_input.size(); ++k) {
-    const auto& g = groups[by_input[k]];
-    in_dims[k] = Product(dims, g.first, g.first + g.second);
-    mperm[by_input[k]] = static_cast<int64_t>(k);
-  }
-  const int r = static_cast<int>(in_dims.size());
-  const T* in = Raw<T>(x);
-  T* out = Raw<T>(y);
-  const int64_t n = x.NumElements();
-  if (r <= 1) {
-    std::copy_n(in, n, out);
-    return;
-  }
-  if (r == 2 || (r == 3 && mperm[0] == 0 && mperm[1] == 2)) {
-    const int64_t batch = r == 3 ? in_dims[0] : 1;
-    const int64_t rows = in_dims[r - 2], cols = in_dims[r - 1];
-    const int64_t tiles = (cols + 31) / 32;
-    c.pool().ParallelFor(batch * tiles, std::max<int64_t>(1, 16384 / (32 * rows)),
-                         [&](int64_t b, int64_t e) {
-                           for (int64_t u = b; u < e; ++u) {
-                             const int64_t bi = u / tiles, t = u % tiles;
-                             Transpose2D(in + bi * rows * cols, out + bi * rows * cols, rows,
-                                         cols, t * 32, std::min(cols, t * 32 + 32));
-                           }
-                         });
-    return;
-  }
-  const std::vector<int64_t> in_strides = Strides(in_dims);
-  std::vector<int64_t> out_dims(r), stride(r);
-  for (int i = 0; i < r; ++i) {
-    out_dims[i] = in_dims[mperm[i]];
-    stride[i] = in_strides[mperm[i]];
-  }
-  const int64_t inner = out_dims[r - 1], inner_stride = stride[r - 1];
-  const int64_t rows = n / inner;
-  c.pool().ParallelFor(rows, std::max<int64_t>(1, 16384 / inner), [&](int64_t b, int64_t e) {
-    std::vector<int64_t> idx(r - 1);
-    int64_t rem = b, offset = 0;
-    for (int i = r - 2; i >= 0; --i) {
-      idx[i] = rem % out_dims[i];
-      rem /= out_dims[i];
-      offset += idx[i] * stride[i];
-    }
-    for (int64_t row = b; row < e; ++row) {
-      T* o = out + row * inner;
-      const T* src = in + offset;
-      if (inner_stride == 1) {
-        std::copy_n(src, inner, o);
-      } else {
-        for (int64_t k = 0; k < inner; ++k) o[k] = src[k * inner_stride];
-      }
-      for (int i = r - 2; i >= 0; --i) {  // odometer step
-        offset += stride[i];
-        if (++idx[i] < out_dims[i]) break;
-        offset -= idx[i] * stride[i];
-        idx[i] = 0;
-      }
-    }
-  });
-}
-
-const OpDef& TransposeOp() {
-  static const OpDef op = {
-      .name = "Transpose",
-      .num_inputs = 1,
-      .shape =
-          [](InferenceContext& c) {
-            const auto& perm = c.attr<std::vector<int64_t>>("perm");
-            const Shape& in = c.input_shape(0);
-            CheckPerm(c, perm, in.rank_known() ? in.rank() : static_cast<int>(perm.size()));
-            std::vector<int64_t> dims(perm.size(), kUnknownDim);
-            if (in.rank_known())
-              for (size_t i = 0; i < perm.size(); ++i) dims[i] = in.dim(perm[i]);
-            c.set_output(0, c.input_dtype(0), Shape(dims));
-          },
-      .kernel =
-          [](KernelContext& c) {
-            const Tensor& x = c.input(0);
-            const auto& perm = c.attr<std::vector<int64_t>>("perm");
-            CheckPerm(c, perm, x.rank());
-            std::vector<int64_t> dims(perm.size());
-            for (size_t i = 0; i < perm.size(); ++i) dims[i] = x.dim(perm[i]);
-            // Moving only size-1 dims keeps the element order: a zero-copy view.
-            int64_t last = -1;
-            bool in_order = true;
-            for (int64_t p : perm) {
-              if (x.dim(p) == 1) continue;
-              in_order &= p > last;
-              last = p;
-            }
-            if (in_order) return c.set_output(0, x.Reshaped(Shape(dims)));
-            Tensor y = c.AllocateOutput(0, Shape(dims));
-            SwitchStorage(x.dtype(), [&](auto tag) { TransposeKernel<decltype(tag)>(c, x, perm, y); });
-          },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // dx = transpose(dy, inverse(perm)).
-            const auto& perm = g.attr<std::vector<int64_t>>("perm");
-            std::vector<int64_t> inverse(perm.size());
-            for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
-            return {Transpose(g.scope(), g.grad(0), inverse)};
-          },
   };
   return op;
 }
@@ -473,15 +317,16 @@ const OpDef& FillOp() {
   static const OpDef op = {
       .name = "Fill",
       .num_inputs = 1,
+      .attrs = {kDims.Required()},
       .shape =
           [](InferenceContext& c) {
             c.ExpectRank(0, 0);
-            const auto& dims = c.attr<std::vector<int64_t>>("dims");
+            const auto& dims = c.attr(kDims);
             for (int64_t d : dims)
               if (d < 0) c.Fail("dims ", DimsString(dims), " must be non-negative");
             c.set_output(0, c.input_dtype(0), Shape(dims));
           },
-      .kernel = [](KernelContext& c) { FillKernel(c, c.attr<std::vector<int64_t>>("dims")); },
+      .kernel = [](KernelContext& c) { FillKernel(c, c.attr(kDims)); },
       .no_gradient = kFillNoGradient,
   };
   return op;
@@ -551,7 +396,7 @@ const OpDef& RankOp() {
 // ---- Builders ---------------------------------------------------------------------------
 
 Output Reshape(const Scope& scope, Input x, const std::vector<int64_t>& shape) {
-  return scope.AddNode(ReshapeOp(), {AsOutput(scope, x)}, {{"shape", shape}}, "Reshape")->output(0);
+  return scope.AddNode(ReshapeOp(), {AsOutput(scope, x)}, {kShape(shape)}, "Reshape")->output(0);
 }
 
 Output Reshape(const Scope& scope, Input x, Output shape) {
@@ -562,16 +407,12 @@ Output ReshapeLike(const Scope& scope, Input x, Output like) {
   return scope.AddNode(ReshapeLikeOp(), {AsOutput(scope, x), like}, {}, "ReshapeLike")->output(0);
 }
 
-Output Transpose(const Scope& scope, Input x, const std::vector<int64_t>& perm) {
-  return scope.AddNode(TransposeOp(), {AsOutput(scope, x)}, {{"perm", perm}}, "Transpose")->output(0);
-}
-
 Output ExpandDims(const Scope& scope, Input x, int64_t axis) {
-  return scope.AddNode(ExpandDimsOp(), {AsOutput(scope, x)}, {{"axis", axis}}, "ExpandDims")->output(0);
+  return scope.AddNode(ExpandDimsOp(), {AsOutput(scope, x)}, {kAxis(axis)}, "ExpandDims")->output(0);
 }
 
 Output Squeeze(const Scope& scope, Input x, const std::vector<int64_t>& axes) {
-  return scope.AddNode(SqueezeOp(), {AsOutput(scope, x)}, {{"axes", axes}}, "Squeeze")->output(0);
+  return scope.AddNode(SqueezeOp(), {AsOutput(scope, x)}, {kAxes(axes)}, "Squeeze")->output(0);
 }
 
 
@@ -580,7 +421,7 @@ Output Squeeze(const Scope& scope, Input x, const std::vector<int64_t>& axes) {
 
 
 Output Fill(const Scope& scope, const std::vector<int64_t>& dims, Input value) {
-  return scope.AddNode(FillOp(), {AsOutput(scope, value)}, {{"dims", dims}}, "Fill")->output(0);
+  return scope.AddNode(FillOp(), {AsOutput(scope, value)}, {kDims(dims)}, "Fill")->output(0);
 }
 
 Output Fill(const Scope& scope, Output dims, Input value) {
@@ -619,7 +460,7 @@ Shape StaticShapeValue(const Output& t) {
                              ? Shape(std::vector<int64_t>(t.shape().dim(0), kUnknownDim))
                              : Shape::Unknown();
   if (n->op_def().role == OpRole::kConst) {
-    const Tensor& v = n->attr<Tensor>("value");
+    const Tensor& v = n->attr(kConstValue);
     if (v.rank() != 1) return fallback;
     if (v.dtype() == kInt64) return Shape(std::vector<int64_t>(v.flat<int64_t>().begin(), v.flat<int64_t>().end()));
     if (v.dtype() == kInt32) return Shape(std::vector<int64_t>(v.flat<int32_t>().begin(), v.flat<int32_t>().end()));
@@ -638,9 +479,9 @@ Shape StaticShapeValue(const Output& t) {
   if (n->op() == "Slice") {
     // Entries [begin, begin + size) of a shape vector.
     Shape whole = StaticShapeValue(n->input(0));
-    if (!whole.rank_known() || n->attr<std::vector<int64_t>>("begin").size() != 1) return fallback;
-    const int64_t begin = n->attr<std::vector<int64_t>>("begin")[0];
-    int64_t size = n->attr<std::vector<int64_t>>("size")[0];
+    if (!whole.rank_known() || n->attr(array_internal::kSliceBegin).size() != 1) return fallback;
+    const int64_t begin = n->attr(array_internal::kSliceBegin)[0];
+    int64_t size = n->attr(array_internal::kSliceSize)[0];
     if (size == -1) size = whole.rank() - begin;
     return Shape(std::vector<int64_t>(whole.dims().begin() + begin,
                                       whole.dims().begin() + begin + size));
@@ -651,11 +492,13 @@ Shape StaticShapeValue(const Output& t) {
 void RegisterArrayOps(OpRegistry& registry) {
   for (const OpDef* op :
        {&ReshapeOp(), &ReshapeDynamicOp(), &ReshapeLikeOp(), &ExpandDimsOp(), &SqueezeOp(),
-        &TransposeOp(), &FillOp(), &FillDynamicOp(), &ShapeOp(), &SizeOp(), &RankOp()}) {
+        &FillOp(), &FillDynamicOp(), &ShapeOp(), &SizeOp(), &RankOp()}) {
     registry.Register(*op);
   }
+  RegisterArrayTransposeOps(registry);
   RegisterArrayJoinOps(registry);
   RegisterArrayIndexOps(registry);
+  RegisterArrayGatherOps(registry);
 }
 
 }  // namespace loom

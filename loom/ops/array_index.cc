@@ -1,4 +1,5 @@
-// Indexing array ops: Slice, StridedSlice, Gather (with their gradient ops) and OneHot.
+// Indexing array ops: Slice and StridedSlice with their gradient ops (Gather and OneHot
+// are in array_gather.cc).
 #include <algorithm>
 #include <optional>
 
@@ -10,6 +11,14 @@ namespace loom {
 using namespace array_internal;  // NOLINT: this layer's own helpers
 
 namespace {
+
+inline constexpr Attr<std::vector<int64_t>> kEnd{"end"};
+inline constexpr Attr<std::vector<int64_t>> kStrides{"strides"};
+inline constexpr Attr<int64_t> kBeginMask{"begin_mask"};
+inline constexpr Attr<int64_t> kEndMask{"end_mask"};
+inline constexpr Attr<int64_t> kShrinkAxisMask{"shrink_axis_mask"};
+inline constexpr Attr<int64_t> kNewAxisMask{"new_axis_mask"};
+inline constexpr Attr<int64_t> kEllipsisMask{"ellipsis_mask"};
 
 // A strided box inside a tensor of shape `dims`: per dim, the first index, the step and
 // the count. Its elements in row-major order form the dense side of a copy.
@@ -121,17 +130,18 @@ const OpDef& SliceOp() {
   static const OpDef op = {
       .name = "Slice",
       .num_inputs = 1,
+      .attrs = {kSliceBegin.Required(), kSliceSize.Required()},
       .shape =
           [](InferenceContext& c) {
             c.set_output(0, c.input_dtype(0),
-                         Shape(SliceSizes(c, c.input_shape(0), c.attr<std::vector<int64_t>>("begin"),
-                                          c.attr<std::vector<int64_t>>("size"))));
+                         Shape(SliceSizes(c, c.input_shape(0), c.attr(kSliceBegin),
+                                          c.attr(kSliceSize))));
           },
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            const auto& begin = c.attr<std::vector<int64_t>>("begin");
-            auto sizes = SliceSizes(c, x.shape(), begin, c.attr<std::vector<int64_t>>("size"));
+            const auto& begin = c.attr(kSliceBegin);
+            auto sizes = SliceSizes(c, x.shape(), begin, c.attr(kSliceSize));
             // A slice of whole trailing rows is a contiguous view: no copy.
             bool contiguous = true;
             for (int i = 1; i < x.rank(); ++i) contiguous &= begin[i] == 0 && sizes[i] == x.dim(i);
@@ -146,13 +156,8 @@ const OpDef& SliceOp() {
       .grad =
           [](const GradContext& g) -> std::vector<GradOutput> {
             // dx = zeros like x with dy at [begin, begin + size).
-            Output shape = ShapeOfOrConst(g.scope(), g.input(0));
-            return {g.scope()
-                        .AddNode(SliceGradOp(), {g.grad(0), shape},
-                                 {{"begin", g.attr<std::vector<int64_t>>("begin")},
-                                  {"size", g.attr<std::vector<int64_t>>("size")}},
-                                 "SliceGrad")
-                        ->output(0)};
+            return {AddShapedGrad(g, SliceGradOp(),
+                                  {kSliceBegin(g.attr(kSliceBegin)), kSliceSize(g.attr(kSliceSize))})};
           },
   };
   return op;
@@ -163,14 +168,15 @@ const OpDef& SliceGradOp() {
   static const OpDef op = {
       .name = "SliceGrad",
       .num_inputs = 2,
+      .attrs = {kSliceBegin.Required(), kSliceSize.Required()},
       .shape =
-          [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), StaticShapeValue(c.input(1))); },
+          ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);
             auto dims = DimsFromTensor(c, c.input(1), "input shape");
-            const auto& begin = c.attr<std::vector<int64_t>>("begin");
-            auto sizes = SliceSizes(c, Shape(dims), begin, c.attr<std::vector<int64_t>>("size"));
+            const auto& begin = c.attr(kSliceBegin);
+            auto sizes = SliceSizes(c, Shape(dims), begin, c.attr(kSliceSize));
             if (Shape(sizes) != dy.shape()) {
               c.Fail("gradient ", dy.shape(), " does not match the slice ", DimsString(sizes));
             }
@@ -178,8 +184,8 @@ const OpDef& SliceGradOp() {
           },
       .grad =
           [](const GradContext& g) {
-            return std::vector<GradOutput>{Slice(g.scope(), g.grad(0), g.attr<std::vector<int64_t>>("begin"),
-                                                 g.attr<std::vector<int64_t>>("size")),
+            return std::vector<GradOutput>{Slice(g.scope(), g.grad(0), g.attr(kSliceBegin),
+                                                 g.attr(kSliceSize)),
                                            GradOutput()};
           },
   };
@@ -197,14 +203,14 @@ struct ResolvedSlice {
 // get count kUnknownDim. Returns nullopt when in's rank is unknown.
 template <typename Ctx>
 std::optional<ResolvedSlice> ResolveStridedSlice(const Ctx& c, const Shape& in) {
-  const auto& begin = c.template attr<std::vector<int64_t>>("begin");
-  const auto& end = c.template attr<std::vector<int64_t>>("end");
-  const auto& strides = c.template attr<std::vector<int64_t>>("strides");
-  const int64_t begin_mask = c.template attr<int64_t>("begin_mask");
-  const int64_t end_mask = c.template attr<int64_t>("end_mask");
-  const int64_t shrink_mask = c.template attr<int64_t>("shrink_axis_mask");
-  const int64_t new_axis_mask = c.template attr<int64_t>("new_axis_mask");
-  const int64_t ellipsis_mask = c.template attr<int64_t>("ellipsis_mask");
+  const auto& begin = c.attr(kSliceBegin);
+  const auto& end = c.attr(kEnd);
+  const auto& strides = c.attr(kStrides);
+  const int64_t begin_mask = c.attr(kBeginMask);
+  const int64_t end_mask = c.attr(kEndMask);
+  const int64_t shrink_mask = c.attr(kShrinkAxisMask);
+  const int64_t new_axis_mask = c.attr(kNewAxisMask);
+  const int64_t ellipsis_mask = c.attr(kEllipsisMask);
   const int n = static_cast<int>(begin.size());
   if (end.size() != begin.size() || strides.size() != begin.size()) {
     c.Fail("begin ", DimsString(begin), ", end ", DimsString(end), " and strides ",
@@ -293,21 +299,23 @@ std::optional<ResolvedSlice> ResolveStridedSlice(const Ctx& c, const Shape& in) 
   return r;
 }
 
+const OpDef& StridedSliceOp();
+const OpDef& StridedSliceGradOp();
+
+// The attributes StridedSlice declares, copied from `node` (StridedSlice or its grad).
 AttrMap StridedSliceAttrs(const Node& node) {
   AttrMap attrs;
-  for (const char* name : {"begin", "end", "strides", "begin_mask", "end_mask",
-                           "shrink_axis_mask", "new_axis_mask", "ellipsis_mask"}) {
-    attrs.Set(name, node.attrs().map().at(name));
-  }
+  for (const AttrDef& a : StridedSliceOp().attrs) attrs.Set(a.name, node.attrs().map().at(a.name));
   return attrs;
 }
-
-const OpDef& StridedSliceGradOp();
 
 const OpDef& StridedSliceOp() {
   static const OpDef op = {
       .name = "StridedSlice",
       .num_inputs = 1,
+      .attrs = {kSliceBegin.Required(), kEnd.Required(), kStrides.Required(), kBeginMask.Default(0),
+                kEndMask.Default(0), kShrinkAxisMask.Default(0), kNewAxisMask.Default(0),
+                kEllipsisMask.Default(0)},
       .shape =
           [](InferenceContext& c) {
             auto r = ResolveStridedSlice(c, c.input_shape(0));
@@ -322,11 +330,7 @@ const OpDef& StridedSliceOp() {
       .grad =
           [](const GradContext& g) -> std::vector<GradOutput> {
             // dx = zeros like x with dy scattered back to the sliced positions.
-            Output shape = ShapeOfOrConst(g.scope(), g.input(0));
-            return {g.scope()
-                        .AddNode(StridedSliceGradOp(), {g.grad(0), shape},
-                                 StridedSliceAttrs(g.node()), "StridedSliceGrad")
-                        ->output(0)};
+            return {AddShapedGrad(g, StridedSliceGradOp(), StridedSliceAttrs(g.node()))};
           },
   };
   return op;
@@ -338,8 +342,11 @@ const OpDef& StridedSliceGradOp() {
   static const OpDef op = {
       .name = "StridedSliceGrad",
       .num_inputs = 2,
+      .attrs = {kSliceBegin.Required(), kEnd.Required(), kStrides.Required(), kBeginMask.Default(0),
+                kEndMask.Default(0), kShrinkAxisMask.Default(0), kNewAxisMask.Default(0),
+                kEllipsisMask.Default(0)},
       .shape =
-          [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), StaticShapeValue(c.input(1))); },
+          ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);
@@ -360,238 +367,11 @@ const OpDef& StridedSliceGradOp() {
   return op;
 }
 
-// ---- Gather -----------------------------------------------------------------------------
-
-template <typename I>
-void CheckIndices(const KernelContext& c, const I* idx, int64_t n, int64_t limit, int axis,
-                  const Shape& params) {
-  for (int64_t i = 0; i < n; ++i) {
-    if (idx[i] < 0 || idx[i] >= limit) {
-      c.Fail("indices[", i, "] = ", static_cast<int64_t>(idx[i]), " is out of range [0, ", limit,
-             ") for dim ", axis, " of params ", params);
-    }
-  }
-}
-
-// Calls fn(const I* indices) with I the index type.
-template <typename Fn>
-void WithIndices(const Tensor& indices, Fn&& fn) {
-  if (indices.dtype() == kInt32) fn(indices.data<int32_t>());
-  else fn(indices.data<int64_t>());
-}
-
-const OpDef& GatherGradOp();
-
-const OpDef& GatherOp() {
-  static const OpDef op = {
-      .name = "Gather",
-      .num_inputs = 2,
-      .shape =
-          [](InferenceContext& c) {
-            c.ExpectDType(1, {kInt32, kInt64});
-            const Shape& params = c.input_shape(0);
-            const Shape& indices = c.input_shape(1);
-            if (!params.rank_known() || !indices.rank_known()) {
-              return c.set_output(0, c.input_dtype(0), Shape::Unknown());
-            }
-            if (params.rank() == 0) c.Fail("params must have rank >= 1, got a scalar");
-            int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), params.rank());
-            std::vector<int64_t> dims(params.dims().begin(), params.dims().begin() + axis);
-            dims.insert(dims.end(), indices.dims().begin(), indices.dims().end());
-            dims.insert(dims.end(), params.dims().begin() + axis + 1, params.dims().end());
-            c.set_output(0, c.input_dtype(0), Shape(dims));
-          },
-      .kernel =
-          [](KernelContext& c) {
-            const Tensor& params = c.input(0);
-            const Tensor& indices = c.input(1);
-            if (params.rank() == 0) c.Fail("params must have rank >= 1, got a scalar");
-            const int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), params.rank());
-            const auto& pd = params.shape().dims();
-            const int64_t outer = Product(pd, 0, axis);
-            const int64_t limit = pd[axis];
-            const int64_t inner = Product(pd, axis + 1, pd.size());
-            const int64_t n = indices.NumElements();
-            std::vector<int64_t> dims(pd.begin(), pd.begin() + axis);
-            dims.insert(dims.end(), indices.shape().dims().begin(), indices.shape().dims().end());
-            dims.insert(dims.end(), pd.begin() + axis + 1, pd.end());
-            Tensor y = c.AllocateOutput(0, Shape(dims));
-            WithIndices(indices, [&](const auto* idx) {
-              CheckIndices(c, idx, n, limit, axis, params.shape());
-              if (y.NumElements() == 0) return;
-              SwitchStorage(params.dtype(), [&](auto tag) {
-                using T = decltype(tag);
-                const T* in = Raw<T>(params);
-                T* out = Raw<T>(y);
-                // One row per (outer, index) pair; rows are contiguous runs of `inner`.
-                c.pool().ParallelFor(outer * n, std::max<int64_t>(1, 8192 / inner),
-                                     [&](int64_t b, int64_t e) {
-                                       for (int64_t row = b; row < e; ++row) {
-                                         const int64_t o = row / n, i = row % n;
-                                         std::copy_n(in + (o * limit + idx[i]) * inner, inner,
-                                                     out + row * inner);
-                                       }
-                                     });
-              });
-            });
-          },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            const Scope& s = g.scope();
-            const Output params = g.input(0), indices = g.input(1);
-            const Shape& ps = params.shape();
-            const int64_t axis = g.attr<int64_t>("axis");
-            if (axis == 0 || (ps.rank_known() && axis == -ps.rank())) {
-              // d/dparams is sparse: the rows of dy, one per index, at those indices.
-              Output flat_indices = Reshape(s, indices, std::vector<int64_t>{-1});
-              Output values;
-              Shape row = ps.rank_known() ? ps.WithoutLeadingDim() : Shape::Unknown();
-              if (row.fully_defined()) {
-                std::vector<int64_t> dims = {-1};
-                dims.insert(dims.end(), row.dims().begin(), row.dims().end());
-                values = Reshape(s, g.grad(0), dims);
-              } else {
-                Output row_shape = Slice(s, ShapeOf(s, params), {1}, {-1});
-                values = Reshape(s, g.grad(0),
-                                 Concat(s, {Const(s, Tensor::FromVector<int64_t>({-1})), row_shape}, 0));
-              }
-              return {GradOutput::Sparse(flat_indices, values, ShapeOfOrConst(s, params)),
-                      GradOutput()};
-            }
-            Output shape = ShapeOfOrConst(s, params);
-            return {s.AddNode(GatherGradOp(), {indices, g.grad(0), shape}, {{"axis", axis}},
-                              "GatherGrad")
-                        ->output(0),
-                    GradOutput()};
-          },
-  };
-  return op;
-}
-
-// Inputs: indices, dy and params' shape (int64 vector); output: the dense gradient of
-// Gather along `axis`, dy's rows summed into the rows they were read from.
-const OpDef& GatherGradOp() {
-  static const OpDef op = {
-      .name = "GatherGrad",
-      .num_inputs = 3,
-      .shape =
-          [](InferenceContext& c) { c.set_output(0, c.input_dtype(1), StaticShapeValue(c.input(2))); },
-      .kernel =
-          [](KernelContext& c) {
-            const Tensor& indices = c.input(0);
-            const Tensor& dy = c.input(1);
-            auto pd = DimsFromTensor(c, c.input(2), "params shape");
-            if (pd.empty()) c.Fail("params must have rank >= 1");
-            const int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), static_cast<int>(pd.size()));
-            const int64_t outer = Product(pd, 0, axis), limit = pd[axis];
-            const int64_t inner = Product(pd, axis + 1, pd.size());
-            const int64_t n = indices.NumElements();
-            if (dy.NumElements() != outer * n * inner) {
-              c.Fail("gradient ", dy.shape(), " does not match params ", DimsString(pd),
-                     " gathered at ", indices.shape());
-            }
-            Tensor dx = Tensor::Zeros(dy.dtype(), Shape(pd));
-            c.set_output(0, dx);
-            WithIndices(indices, [&](const auto* idx) {
-              CheckIndices(c, idx, n, limit, axis, Shape(pd));
-              SwitchNumeric(dy.dtype(), "GatherGrad", [&](auto tag) {
-                using T = decltype(tag);
-                const T* g = dy.data<T>();
-                T* out = dx.data<T>();
-                // Different `o` write disjoint blocks, so chunks over `o` never race.
-                c.pool().ParallelFor(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n * inner)),
-                                     [&](int64_t b, int64_t e) {
-                                       for (int64_t o = b; o < e; ++o)
-                                         for (int64_t i = 0; i < n; ++i) {
-                                           T* dst = out + (o * limit + idx[i]) * inner;
-                                           const T* src = g + (o * n + i) * inner;
-                                           for (int64_t k = 0; k < inner; ++k) dst[k] += src[k];
-                                         }
-                                     });
-                return 0;
-              });
-            });
-          },
-      .grad =
-          [](const GradContext& g) {
-            return std::vector<GradOutput>{
-                GradOutput(), Gather(g.scope(), g.grad(0), g.input(0), g.attr<int64_t>("axis")),
-                GradOutput()};
-          },
-  };
-  return op;
-}
-
-// ---- OneHot -----------------------------------------------------------------------------
-
-const OpDef& OneHotOp() {
-  static const OpDef op = {
-      .name = "OneHot",
-      .num_inputs = 1,
-      .shape =
-          [](InferenceContext& c) {
-            c.ExpectDType(0, {kInt32, kInt64, kUInt8});
-            const int64_t depth = c.attr<int64_t>("depth");
-            if (depth < 0) c.Fail("depth must be non-negative, got ", depth);
-            DType dtype = c.attr<DType>("dtype");
-            if (dtype != kFloat32 && dtype != kFloat64 && dtype != kInt32 && dtype != kInt64) {
-              c.Fail("dtype must be float32, float64, int32 or int64, got ", DTypeName(dtype));
-            }
-            const Shape& in = c.input_shape(0);
-            if (!in.rank_known()) return c.set_output(0, dtype, Shape::Unknown());
-            int64_t axis = c.attr<int64_t>("axis");
-            if (axis < -1 || axis > in.rank()) {
-              c.Fail("axis ", axis, " must be -1 or in [0, ", in.rank(), "] for indices ", in);
-            }
-            std::vector<int64_t> dims = in.dims();
-            dims.insert(axis == -1 ? dims.end() : dims.begin() + axis, depth);
-            c.set_output(0, dtype, Shape(dims));
-          },
-      .kernel =
-          [](KernelContext& c) {
-            const Tensor& indices = c.input(0);
-            const int64_t depth = c.attr<int64_t>("depth");
-            int64_t axis = c.attr<int64_t>("axis");
-            if (axis == -1) axis = indices.rank();
-            if (axis < 0 || axis > indices.rank()) {
-              c.Fail("axis ", axis, " must be -1 or in [0, ", indices.rank(), "] for indices ",
-                     indices.shape());
-            }
-            std::vector<int64_t> dims = indices.shape().dims();
-            const int64_t outer = Product(dims, 0, axis);
-            const int64_t inner = Product(dims, axis, dims.size());
-            dims.insert(dims.begin() + axis, depth);
-            Tensor y = c.AllocateOutput(0, Shape(dims));
-            SwitchNumeric(y.dtype(), "OneHot", [&](auto tag) {
-              using T = decltype(tag);
-              const T on = static_cast<T>(c.attr<double>("on"));
-              const T off = static_cast<T>(c.attr<double>("off"));
-              T* out = y.data<T>();
-              std::fill_n(out, y.NumElements(), off);
-              SwitchNumeric(indices.dtype(), "OneHot indices", [&](auto itag) {
-                using I = decltype(itag);
-                const I* idx = indices.data<I>();
-                for (int64_t o = 0; o < outer; ++o) {
-                  for (int64_t i = 0; i < inner; ++i) {
-                    const int64_t k = static_cast<int64_t>(idx[o * inner + i]);
-                    if (k >= 0 && k < depth) out[(o * depth + k) * inner + i] = on;
-                  }
-                }
-                return 0;
-              });
-              return 0;
-            });
-          },
-      .no_gradient = "OneHot's input is integer indices",
-  };
-  return op;
-}
-
 }  // namespace
 
 Output Slice(const Scope& scope, Input x, const std::vector<int64_t>& begin,
              const std::vector<int64_t>& size) {
-  return scope.AddNode(SliceOp(), {AsOutput(scope, x)}, {{"begin", begin}, {"size", size}}, "Slice")
+  return scope.AddNode(SliceOp(), {AsOutput(scope, x)}, {kSliceBegin(begin), kSliceSize(size)}, "Slice")
       ->output(0);
 }
 
@@ -600,38 +380,24 @@ Output StridedSlice(const Scope& scope, Input x, const std::vector<int64_t>& beg
                     StridedSliceMasks masks) {
   return scope
       .AddNode(StridedSliceOp(), {AsOutput(scope, x)},
-               {{"begin", begin},
-                {"end", end},
-                {"strides", strides},
-                {"begin_mask", masks.begin_mask},
-                {"end_mask", masks.end_mask},
-                {"shrink_axis_mask", masks.shrink_axis_mask},
-                {"new_axis_mask", masks.new_axis_mask},
-                {"ellipsis_mask", masks.ellipsis_mask}},
+               {kSliceBegin(begin),
+                kEnd(end),
+                kStrides(strides),
+                kBeginMask(masks.begin_mask),
+                kEndMask(masks.end_mask),
+                kShrinkAxisMask(masks.shrink_axis_mask),
+                kNewAxisMask(masks.new_axis_mask),
+                kEllipsisMask(masks.ellipsis_mask)},
                "StridedSlice")
       ->output(0);
 }
 
-Output Gather(const Scope& scope, Input params, Input indices, int64_t axis) {
-  Output p = AsOutput(scope, params);
-  Output i = AsOutput(scope, indices);
-  return scope.AddNode(GatherOp(), {p, i}, {{"axis", axis}}, "Gather")->output(0);
-}
 
-Output OneHot(const Scope& scope, Input indices, int64_t depth, double on, double off,
-              int64_t axis, DType dtype) {
-  return scope
-      .AddNode(OneHotOp(), {AsOutput(scope, indices)},
-               {{"depth", depth}, {"on", on}, {"off", off}, {"axis", axis}, {"dtype", dtype}},
-               "OneHot")
-      ->output(0);
-}
 
 namespace array_internal {
 
 void RegisterArrayIndexOps(OpRegistry& registry) {
-  for (const OpDef* op : {&SliceOp(), &SliceGradOp(), &StridedSliceOp(), &StridedSliceGradOp(),
-                          &GatherOp(), &GatherGradOp(), &OneHotOp()}) {
+  for (const OpDef* op : {&SliceOp(), &SliceGradOp(), &StridedSliceOp(), &StridedSliceGradOp()}) {
     registry.Register(*op);
   }
 }

@@ -10,6 +10,10 @@
 
 namespace loom::array_internal {
 
+// Slice's attributes (array_index.cc), read by array.cc's StaticShapeValue.
+inline constexpr Attr<std::vector<int64_t>> kSliceBegin{"begin"};
+inline constexpr Attr<std::vector<int64_t>> kSliceSize{"size"};
+
 // "[2,-1,3]" for attribute vectors in messages.
 std::string DimsString(const std::vector<int64_t>& dims);
 
@@ -57,9 +61,18 @@ std::vector<int64_t> DimsFromTensor(const KernelContext& c, const Tensor& t, std
 // x's shape as an int64 vector Output: a Const when statically known, else ShapeOf(x).
 Output ShapeOfOrConst(const Scope& scope, const Output& x);
 
-// Register the ops of array_join.cc and array_index.cc (called by RegisterArrayOps).
+// The gradient ops that take (dy, x's shape as an int64 vector) and return dx shaped like
+// x (SliceGrad, StridedSliceGrad, TileGrad): their shape rule, and the node a forward
+// op's gradient adds with the forward attributes `attrs`.
+void ShapedLikeInput1(InferenceContext& c);
+Output AddShapedGrad(const GradContext& g, const OpDef& grad_op, AttrMap attrs);
+
+// Register the ops of array_transpose.cc, array_join.cc, array_index.cc and array_gather.cc (called by
+// RegisterArrayOps).
+void RegisterArrayTransposeOps(OpRegistry& registry);
 void RegisterArrayJoinOps(OpRegistry& registry);
 void RegisterArrayIndexOps(OpRegistry& registry);
+void RegisterArrayGatherOps(OpRegistry& registry);
 
 }  // namespace loom::array_internal
 

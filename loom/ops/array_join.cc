@@ -12,6 +12,12 @@ using namespace array_internal;  // NOLINT: this layer's own helpers
 
 namespace {
 
+inline constexpr Attr<int64_t> kAxis{"axis"};
+inline constexpr Attr<int64_t> kNumSplit{"num_split"};
+inline constexpr Attr<std::vector<int64_t>> kMultiples{"multiples"};
+inline constexpr Attr<std::vector<int64_t>> kPaddings{"paddings"};
+inline constexpr Attr<double> kConstant{"constant"};
+
 // ---- Concat / Split ---------------------------------------------------------------------
 
 // Copies x's slabs along `axis` into the outputs, output i taking sizes[i] of them.
@@ -52,6 +58,7 @@ const OpDef& ConcatOp() {
   static const OpDef op = {
       .name = "Concat",
       .num_inputs = kVariadic,
+      .attrs = {kAxis.Required()},
       .shape =
           [](InferenceContext& c) {
             if (c.num_inputs() == 0) c.Fail("needs at least one input");
@@ -62,7 +69,7 @@ const OpDef& ConcatOp() {
             }
             if (rank < 0) return c.set_output(0, c.input_dtype(0), Shape::Unknown());
             if (rank == 0) c.Fail("cannot concatenate scalars; use Stack or ExpandDims first");
-            int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), rank);
+            int axis = CanonicalAxis(c, c.attr(kAxis), rank);
             std::vector<int64_t> dims(rank, kUnknownDim);
             int64_t axis_size = 0;
             for (int i = 0; i < c.num_inputs(); ++i) {
@@ -94,7 +101,7 @@ const OpDef& ConcatOp() {
             const Tensor& first = c.input(0);
             const int rank = first.rank();
             if (rank == 0) c.Fail("cannot concatenate scalars");
-            const int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), rank);
+            const int axis = CanonicalAxis(c, c.attr(kAxis), rank);
             std::vector<int64_t> dims = first.shape().dims();
             dims[axis] = 0;
             for (int i = 0; i < c.num_inputs(); ++i) {
@@ -136,7 +143,7 @@ const OpDef& ConcatOp() {
             for (int i = 0; i < g.node().num_inputs(); ++i) {
               inputs.push_back(ShapeOfOrConst(s, g.input(i)));
             }
-            Node* split = s.AddNode(ConcatGradOp(), inputs, {{"axis", g.attr<int64_t>("axis")}},
+            Node* split = s.AddNode(ConcatGradOp(), inputs, {kAxis(g.attr(kAxis))},
                                     "ConcatGrad");
             std::vector<GradOutput> grads;
             for (int i = 0; i < g.node().num_inputs(); ++i) grads.push_back(split->output(i));
@@ -159,15 +166,17 @@ const OpDef& SplitOp() {
   static const OpDef op = {
       .name = "Split",
       .num_inputs = 1,
+      .attrs = {kAxis.Required(), kNumSplit.Required()},
+      .num_outputs = kVariadic,
       .shape =
           [](InferenceContext& c) {
-            const int64_t num = c.attr<int64_t>("num_split");
+            const int64_t num = c.attr(kNumSplit);
             if (num < 1) c.Fail("num_split must be at least 1, got ", num);
             const Shape& in = c.input_shape(0);
             Shape part = in;
             if (in.rank_known()) {
               if (in.rank() == 0) c.Fail("cannot split a scalar");
-              int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), in.rank());
+              int axis = CanonicalAxis(c, c.attr(kAxis), in.rank());
               if (in.dim(axis) >= 0) {
                 if (in.dim(axis) % num != 0) {
                   c.Fail("cannot split dim ", axis, " of ", in, " (size ", in.dim(axis),
@@ -181,9 +190,9 @@ const OpDef& SplitOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            const int64_t num = c.attr<int64_t>("num_split");
+            const int64_t num = c.attr(kNumSplit);
             if (x.rank() == 0) c.Fail("cannot split a scalar");
-            int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), x.rank());
+            int axis = CanonicalAxis(c, c.attr(kAxis), x.rank());
             if (x.dim(axis) % num != 0) {
               c.Fail("cannot split dim ", axis, " of ", x.shape(), " into ", num, " equal parts");
             }
@@ -191,7 +200,7 @@ const OpDef& SplitOp() {
           },
       .grad =
           [](const GradContext& g) -> std::vector<GradOutput> {
-            return {ConcatOutputGrads(g, g.attr<int64_t>("axis"))};
+            return {ConcatOutputGrads(g, g.attr(kAxis))};
           },
   };
   return op;
@@ -203,13 +212,15 @@ const OpDef& ConcatGradOp() {
   static const OpDef op = {
       .name = "ConcatGrad",
       .num_inputs = kVariadic,
+      .attrs = {kAxis.Required()},
+      .num_outputs = kVariadic,
       .shape =
           [](InferenceContext& c) {
             const Shape& dy = c.input_shape(0);
             for (int i = 1; i < c.num_inputs(); ++i) {
               Shape s = StaticShapeValue(c.input(i));
               if (s.rank_known() && dy.rank_known() && s.rank() == dy.rank()) {
-                int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), dy.rank());
+                int axis = CanonicalAxis(c, c.attr(kAxis), dy.rank());
                 Shape rest = dy;
                 rest.set_dim(axis, s.dim(axis));
                 s = s.MergeWith(rest);
@@ -220,7 +231,7 @@ const OpDef& ConcatGradOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);
-            int axis = CanonicalAxis(c, c.attr<int64_t>("axis"), dy.rank());
+            int axis = CanonicalAxis(c, c.attr(kAxis), dy.rank());
             std::vector<int64_t> sizes;
             int64_t total = 0;
             for (int i = 1; i < c.num_inputs(); ++i) {
@@ -240,7 +251,7 @@ const OpDef& ConcatGradOp() {
       .grad =
           [](const GradContext& g) {
             std::vector<GradOutput> grads(g.node().num_inputs());
-            grads[0] = ConcatOutputGrads(g, g.attr<int64_t>("axis"));
+            grads[0] = ConcatOutputGrads(g, g.attr(kAxis));
             return grads;
           },
   };
@@ -266,9 +277,10 @@ const OpDef& TileOp() {
   static const OpDef op = {
       .name = "Tile",
       .num_inputs = 1,
+      .attrs = {kMultiples.Required()},
       .shape =
           [](InferenceContext& c) {
-            const auto& m = CheckMultiples(c, c.attr<std::vector<int64_t>>("multiples"),
+            const auto& m = CheckMultiples(c, c.attr(kMultiples),
                                            c.input_shape(0));
             std::vector<int64_t> dims(m.size(), kUnknownDim);
             if (c.input_shape(0).rank_known()) {
@@ -282,7 +294,7 @@ const OpDef& TileOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            const auto& m = CheckMultiples(c, c.attr<std::vector<int64_t>>("multiples"), x.shape());
+            const auto& m = CheckMultiples(c, c.attr(kMultiples), x.shape());
             const int r = x.rank();
             std::vector<int64_t> out_dims(r);
             for (int i = 0; i < r; ++i) out_dims[i] = x.dim(i) * m[i];
@@ -316,12 +328,7 @@ const OpDef& TileOp() {
       .grad =
           [](const GradContext& g) -> std::vector<GradOutput> {
             // dx = the sum of dy's tiles.
-            Output shape = ShapeOfOrConst(g.scope(), g.input(0));
-            return {g.scope()
-                        .AddNode(TileGradOp(), {g.grad(0), shape},
-                                 {{"multiples", g.attr<std::vector<int64_t>>("multiples")}},
-                                 "TileGrad")
-                        ->output(0)};
+            return {AddShapedGrad(g, TileGradOp(), {kMultiples(g.attr(kMultiples))})};
           },
   };
   return op;
@@ -332,13 +339,14 @@ const OpDef& TileGradOp() {
   static const OpDef op = {
       .name = "TileGrad",
       .num_inputs = 2,
+      .attrs = {kMultiples.Required()},
       .shape =
-          [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), StaticShapeValue(c.input(1))); },
+          ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);
             auto dims = DimsFromTensor(c, c.input(1), "input shape");
-            const auto& m = c.attr<std::vector<int64_t>>("multiples");
+            const auto& m = c.attr(kMultiples);
             const int r = static_cast<int>(dims.size());
             bool ok = r == dy.rank() && static_cast<int>(m.size()) == r;
             for (int i = 0; ok && i < r; ++i) ok = dims[i] * m[i] == dy.dim(i);
@@ -372,7 +380,7 @@ const OpDef& TileGradOp() {
       .grad =
           [](const GradContext& g) {
             return std::vector<GradOutput>{
-                Tile(g.scope(), g.grad(0), g.attr<std::vector<int64_t>>("multiples")), GradOutput()};
+                Tile(g.scope(), g.grad(0), g.attr(kMultiples)), GradOutput()};
           },
   };
   return op;
@@ -395,9 +403,10 @@ const OpDef& PadOp() {
   static const OpDef op = {
       .name = "Pad",
       .num_inputs = 1,
+      .attrs = {kPaddings.Required(), kConstant.Default(0.0)},
       .shape =
           [](InferenceContext& c) {
-            const auto& p = c.attr<std::vector<int64_t>>("paddings");
+            const auto& p = c.attr(kPaddings);
             const Shape& in = c.input_shape(0);
             CheckPaddings(c, p, in);
             std::vector<int64_t> dims(p.size() / 2, kUnknownDim);
@@ -408,7 +417,7 @@ const OpDef& PadOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            const auto& p = c.attr<std::vector<int64_t>>("paddings");
+            const auto& p = c.attr(kPaddings);
             CheckPaddings(c, p, x.shape());
             const int r = x.rank();
             std::vector<int64_t> out_dims(r);
@@ -417,7 +426,7 @@ const OpDef& PadOp() {
             const std::vector<int64_t> out_strides = Strides(out_dims);
             SwitchNumeric(x.dtype(), "Pad", [&](auto tag) {
               using T = decltype(tag);
-              const T value = static_cast<T>(c.attr<double>("constant"));
+              const T value = static_cast<T>(c.attr(kConstant));
               T* out = y.data<T>();
               std::fill_n(out, y.NumElements(), value);
               if (x.NumElements() == 0) return 0;
@@ -440,7 +449,7 @@ const OpDef& PadOp() {
       .grad =
           [](const GradContext& g) -> std::vector<GradOutput> {
             // dx = dy without the padding: dy[before_i : dim_i - after_i].
-            const auto& p = g.attr<std::vector<int64_t>>("paddings");
+            const auto& p = g.attr(kPaddings);
             const size_t r = p.size() / 2;
             std::vector<int64_t> begin(r), end(r), strides(r, 1);
             int64_t end_mask = 0;
@@ -458,19 +467,19 @@ const OpDef& PadOp() {
 }  // namespace
 
 Output Concat(const Scope& scope, const std::vector<Output>& values, int64_t axis) {
-  return scope.AddNode(ConcatOp(), values, {{"axis", axis}}, "Concat")->output(0);
+  return scope.AddNode(ConcatOp(), values, {kAxis(axis)}, "Concat")->output(0);
 }
 
 std::vector<Output> Split(const Scope& scope, Input x, int64_t num_split, int64_t axis) {
   Node* node = scope.AddNode(SplitOp(), {AsOutput(scope, x)},
-                             {{"num_split", num_split}, {"axis", axis}}, "Split");
+                             {kNumSplit(num_split), kAxis(axis)}, "Split");
   std::vector<Output> parts;
   for (int i = 0; i < node->num_outputs(); ++i) parts.push_back(node->output(i));
   return parts;
 }
 
 Output Tile(const Scope& scope, Input x, const std::vector<int64_t>& multiples) {
-  return scope.AddNode(TileOp(), {AsOutput(scope, x)}, {{"multiples", multiples}}, "Tile")->output(0);
+  return scope.AddNode(TileOp(), {AsOutput(scope, x)}, {kMultiples(multiples)}, "Tile")->output(0);
 }
 
 Output Pad(const Scope& scope, Input x, const std::vector<std::pair<int64_t, int64_t>>& paddings,
@@ -481,7 +490,7 @@ Output Pad(const Scope& scope, Input x, const std::vector<std::pair<int64_t, int
     flat.push_back(after);
   }
   return scope
-      .AddNode(PadOp(), {AsOutput(scope, x)}, {{"paddings", flat}, {"constant", constant}}, "Pad")
+      .AddNode(PadOp(), {AsOutput(scope, x)}, {kPaddings(flat), kConstant(constant)}, "Pad")
       ->output(0);
 }
 

@@ -4,47 +4,20 @@
 #include <type_traits>
 
 #include "loom/ops/elementwise.h"
+#include "loom/ops/math_internal.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/reduce.h"
 
 namespace loom {
 namespace {
 
+using namespace math_internal;  // NOLINT: the math files' own helpers
+
 using internal::BinaryBroadcast;
 using internal::ForwardAnyInputOrAllocate;
 using internal::RuntimeBroadcastShape;
 using internal::TernaryBroadcast;
 using internal::UnaryMap;
-
-// ---------------------------------------------------------------------------------------
-// Dtype domains: checked at construction, dispatched once per kernel call.
-
-enum class Domain { kFloat, kNumeric, kComparable, kBool };
-
-void ExpectDomain(const InferenceContext& c, int i, Domain d) {
-  switch (d) {
-    case Domain::kFloat: return c.ExpectDType(i, {kFloat32, kFloat64});
-    case Domain::kNumeric: return c.ExpectDType(i, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
-    case Domain::kComparable:
-      return c.ExpectDType(i, {kFloat32, kFloat64, kInt32, kInt64, kUInt8, kBool});
-    case Domain::kBool: return c.ExpectDType(i, {kBool});
-  }
-}
-
-template <Domain D, typename Fn>
-void Dispatch(DType dtype, std::string_view what, Fn&& fn) {
-  if constexpr (D == Domain::kFloat) {
-    SwitchFloat(dtype, what, fn);
-  } else if constexpr (D == Domain::kNumeric) {
-    SwitchNumeric(dtype, what, fn);
-  } else if constexpr (D == Domain::kComparable) {
-    if (dtype == kBool) return fn(bool{});
-    SwitchNumeric(dtype, what, fn);
-  } else {
-    if (dtype != kBool) ThrowUnsupportedDType(dtype, what, "bool");
-    fn(bool{});
-  }
-}
 
 // ---------------------------------------------------------------------------------------
 // Element functors: plain inline calls, instantiated per dtype, so the loops vectorize.
@@ -178,8 +151,6 @@ OpDef ElementwiseOp(std::string name, GradFn grad, std::string no_gradient = "")
   return op;
 }
 
-// A scalar zero of x's dtype (broadcast by Select).
-Output ZeroOf(const Scope& s, const Output& x) { return AsOutput(s, Input(0.0), x.dtype()); }
 
 // ---------------------------------------------------------------------------------------
 // Binary arithmetic. x = input 0, y = input 1, z = output, dz = incoming gradient; every
@@ -420,147 +391,6 @@ const OpDef& LogicalNotOp() {
   return op;
 }
 
-// ---------------------------------------------------------------------------------------
-// Ternary ops.
-
-Shape BroadcastThree(const InferenceContext& c) {
-  return BroadcastShapes(c, BroadcastShapes(c, c.input_shape(0), c.input_shape(1)),
-                         c.input_shape(2));
-}
-
-Shape RuntimeBroadcastThree(const KernelContext& c) {
-  return RuntimeBroadcastShape(
-      c, RuntimeBroadcastShape(c, c.input(0).shape(), c.input(1).shape()), c.input(2).shape());
-}
-
-const OpDef& ClipByValueOp() {
-  static const OpDef op = {
-      .name = "ClipByValue",
-      .num_inputs = 3,
-      .shape =
-          [](InferenceContext& c) {
-            ExpectDomain(c, 0, Domain::kNumeric);
-            c.ExpectSameDType(0, 1);
-            c.ExpectSameDType(0, 2);
-            c.set_output(0, c.input_dtype(0), BroadcastThree(c));
-          },
-      .kernel =
-          [](KernelContext& c) {
-            const Shape shape = RuntimeBroadcastThree(c);
-            Tensor out = ForwardAnyInputOrAllocate(c, {0}, shape);
-            const Tensor &x = c.input(0), &lo = c.input(1), &hi = c.input(2);
-            SwitchNumeric(x.dtype(), "ClipByValue", [&](auto tag) {
-              using T = decltype(tag);
-              TernaryBroadcast(c.pool(), x.shape(), x.data<T>(), lo.shape(), lo.data<T>(),
-                               hi.shape(), hi.data<T>(), shape, out.data<T>(),
-                               [](T v, T l, T h) {
-                                 v = v < l ? l : v;
-                                 return v > h ? h : v;
-                               });
-              return 0;
-            });
-          },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // d/dx clip(x, lo, hi) = [lo <= x <= hi]; d/dlo = [x < lo]; d/dhi = [x > hi]
-            const Scope& s = g.scope();
-            Output x = g.input(0), lo = g.input(1), hi = g.input(2), dz = g.grad();
-            Output zero = ZeroOf(s, dz);
-            Output below = Less(s, x, lo), above = Greater(s, x, hi);
-            Output inside = LogicalNot(s, LogicalOr(s, below, above));
-            return {SumToShapeOf(s, Select(s, inside, dz, zero), x),
-                    SumToShapeOf(s, Select(s, below, dz, zero), lo),
-                    SumToShapeOf(s, Select(s, above, dz, zero), hi)};
-          },
-  };
-  return op;
-}
-
-const OpDef& SelectOp() {
-  static const OpDef op = {
-      .name = "Select",
-      .num_inputs = 3,
-      .shape =
-          [](InferenceContext& c) {
-            c.ExpectDType(0, {kBool});
-            c.ExpectSameDType(1, 2);
-            c.set_output(0, c.input_dtype(1), BroadcastThree(c));
-          },
-      .kernel =
-          [](KernelContext& c) {
-            const Shape shape = RuntimeBroadcastThree(c);
-            Tensor out = ForwardAnyInputOrAllocate(c, {1, 2}, shape);
-            const Tensor &cond = c.input(0), &a = c.input(1), &b = c.input(2);
-            Dispatch<Domain::kComparable>(a.dtype(), "Select", [&](auto tag) {
-              using T = decltype(tag);
-              TernaryBroadcast(c.pool(), cond.shape(), cond.data<bool>(), a.shape(),
-                               a.data<T>(), b.shape(), b.data<T>(), shape, out.data<T>(),
-                               [](bool k, T u, T v) { return k ? u : v; });
-            });
-          },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // d/da select(c, a, b) = [c], d/db = [!c]; the condition gets none
-            const Scope& s = g.scope();
-            Output cond = g.input(0), dz = g.grad();
-            Output zero = ZeroOf(s, dz);
-            return {GradOutput(), SumToShapeOf(s, Select(s, cond, dz, zero), g.input(1)),
-                    SumToShapeOf(s, Select(s, cond, zero, dz), g.input(2))};
-          },
-  };
-  return op;
-}
-
-// ---------------------------------------------------------------------------------------
-// Cast.
-
-template <typename Fn>
-void DispatchCastable(DType dtype, Fn&& fn) {
-  Dispatch<Domain::kComparable>(dtype, "Cast", fn);
-}
-
-const OpDef& CastOp() {
-  static const OpDef op = {
-      .name = "Cast",
-      .num_inputs = 1,
-      .shape =
-          [](InferenceContext& c) {
-            ExpectDomain(c, 0, Domain::kComparable);
-            c.set_output(0, c.attr<DType>("DstT"), c.input_shape(0));
-          },
-      .kernel =
-          [](KernelContext& c) {
-            const Tensor& x = c.input(0);
-            const DType dst = c.attr<DType>("DstT");
-            if (x.dtype() == dst) return c.set_output(0, x);
-            Tensor out = c.ForwardInputOrAllocate(0, 0, x.shape());
-            DispatchCastable(x.dtype(), [&](auto src_tag) {
-              using S = decltype(src_tag);
-              DispatchCastable(dst, [&](auto dst_tag) {
-                using D = decltype(dst_tag);
-                UnaryMap(c.pool(), x.data<S>(), out.data<D>(), x.NumElements(), [](S v) {
-                  if constexpr (std::is_same_v<D, bool>) {
-                    return v != S(0);
-                  } else {
-                    return static_cast<D>(v);
-                  }
-                });
-              });
-            });
-          },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // d/dx cast(x) = 1 between floating dtypes. A cast to or from an integer or
-            // bool is a step function: no gradient flows through it (TF's rule).
-            DType src = g.input(0).dtype(), dst = g.output().dtype();
-            if (!IsFloating(src) || !IsFloating(dst)) return {GradOutput()};
-            return {Cast(g.scope(), g.grad(), src)};
-          },
-      .no_gradient = "a cast to or from an integer or bool passes no gradient",
-  };
-  return op;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -596,12 +426,6 @@ Output Rsqrt(const Scope& s, Input x) { return BuildUnary(RsqrtOp(), s, x); }
 Output Reciprocal(const Scope& s, Input x) { return BuildUnary(ReciprocalOp(), s, x); }
 Output Floor(const Scope& s, Input x) { return BuildUnary(FloorOp(), s, x); }
 
-Output ClipByValue(const Scope& s, Input x, Input lo, Input hi) {
-  Output xo = AsOutput(s, x);
-  Output l = AsOutput(s, lo, xo.dtype());
-  Output h = AsOutput(s, hi, xo.dtype());
-  return s.AddNode(ClipByValueOp(), {xo, l, h}, {}, "ClipByValue")->output(0);
-}
 
 Output Equal(const Scope& s, Input x, Input y) { return BuildBinary(EqualOp(), s, x, y); }
 Output NotEqual(const Scope& s, Input x, Input y) { return BuildBinary(NotEqualOp(), s, x, y); }
@@ -615,17 +439,7 @@ Output LogicalAnd(const Scope& s, Input x, Input y) { return BuildBinary(Logical
 Output LogicalOr(const Scope& s, Input x, Input y) { return BuildBinary(LogicalOrOp(), s, x, y); }
 Output LogicalNot(const Scope& s, Input x) { return BuildUnary(LogicalNotOp(), s, x); }
 
-Output Select(const Scope& s, Input cond, Input a, Input b) {
-  Output c = AsOutput(s, cond, kBool);
-  auto [ao, bo] = AsOutputs(s, a, b);
-  return s.AddNode(SelectOp(), {c, ao, bo}, {}, "Select")->output(0);
-}
 
-Output Cast(const Scope& s, Input x, DType dtype) {
-  Output xo = AsOutput(s, x);
-  if (xo.dtype() == dtype) return xo;
-  return s.AddNode(CastOp(), {xo}, {{"DstT", dtype}, {"SrcT", xo.dtype()}}, "Cast")->output(0);
-}
 
 void RegisterMathOps(OpRegistry& registry) {
   for (const OpDef* op :
@@ -633,9 +447,10 @@ void RegisterMathOps(OpRegistry& registry) {
         &AbsOp(), &SquareOp(), &ExpOp(), &LogOp(), &Log1pOp(), &SqrtOp(), &RsqrtOp(),
         &ReciprocalOp(), &SignOp(), &FloorOp(), &EqualOp(), &NotEqualOp(), &LessOp(),
         &LessEqualOp(), &GreaterOp(), &GreaterEqualOp(), &LogicalAndOp(), &LogicalOrOp(),
-        &LogicalNotOp(), &ClipByValueOp(), &SelectOp(), &CastOp()}) {
+        &LogicalNotOp()}) {
     registry.Register(*op);
   }
+  math_internal::RegisterMathSelectOps(registry);
   RegisterReduceOps(registry);
   RegisterMatMulOps(registry);
 }

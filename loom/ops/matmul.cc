@@ -9,6 +9,9 @@
 namespace loom {
 namespace {
 
+inline constexpr Attr<bool> kTransposeA{"transpose_a"};
+inline constexpr Attr<bool> kTransposeB{"transpose_b"};
+
 struct MatrixDims {
   int64_t m, k_a, k_b, n;
 };
@@ -40,8 +43,8 @@ void GemmOne(bool ta, bool tb, const MatrixDims& d, const T* a, int64_t lda, con
   Gemm(ta, tb, d.m, d.n, d.k_a, T(1), a, lda, b, ldb, T(0), out, d.n);
 }
 
-bool TransposeA(const InferenceContext& c) { return c.attr<bool>("transpose_a"); }
-bool TransposeB(const InferenceContext& c) { return c.attr<bool>("transpose_b"); }
+bool TransposeA(const InferenceContext& c) { return c.attr(kTransposeA); }
+bool TransposeB(const InferenceContext& c) { return c.attr(kTransposeB); }
 
 // TF's MatMulGrad for each transpose combination, with `mm` MatMul or BatchMatMul:
 //   z = a b      : da = g b^T,     db = a^T g
@@ -51,7 +54,7 @@ bool TransposeB(const InferenceContext& c) { return c.attr<bool>("transpose_b");
 template <typename MM>
 std::pair<Output, Output> ProductGrads(const GradContext& g, MM mm) {
   const Scope& s = g.scope();
-  const bool ta = g.attr<bool>("transpose_a"), tb = g.attr<bool>("transpose_b");
+  const bool ta = g.attr(kTransposeA), tb = g.attr(kTransposeB);
   Output a = g.input(0), b = g.input(1), dz = g.grad();
   if (!ta && !tb) return {mm(s, dz, b, MatMulOptions{false, true}), mm(s, a, dz, MatMulOptions{true, false})};
   if (!ta && tb) return {mm(s, dz, b, MatMulOptions{false, false}), mm(s, dz, a, MatMulOptions{true, false})};
@@ -63,6 +66,7 @@ const OpDef& MatMulOp() {
   static const OpDef op = {
       .name = "MatMul",
       .num_inputs = 2,
+      .attrs = {kTransposeA.Default(false), kTransposeB.Default(false)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -84,7 +88,7 @@ const OpDef& MatMulOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor &a = c.input(0), &b = c.input(1);
-            const bool ta = c.attr<bool>("transpose_a"), tb = c.attr<bool>("transpose_b");
+            const bool ta = c.attr(kTransposeA), tb = c.attr(kTransposeB);
             if (a.rank() != 2 || b.rank() != 2) {
               c.Fail("needs matrices, got shapes ", a.shape(), " and ", b.shape());
             }
@@ -116,6 +120,7 @@ const OpDef& BatchMatMulOp() {
   static const OpDef op = {
       .name = "BatchMatMul",
       .num_inputs = 2,
+      .attrs = {kTransposeA.Default(false), kTransposeB.Default(false)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -139,7 +144,7 @@ const OpDef& BatchMatMulOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor &a = c.input(0), &b = c.input(1);
-            const bool ta = c.attr<bool>("transpose_a"), tb = c.attr<bool>("transpose_b");
+            const bool ta = c.attr(kTransposeA), tb = c.attr(kTransposeB);
             if (a.rank() < 2 || b.rank() < 2) {
               c.Fail("needs inputs of rank >= 2, got shapes ", a.shape(), " and ", b.shape());
             }
@@ -191,7 +196,7 @@ Output BuildProduct(const OpDef& op, const Scope& scope, const Input& a, const I
   auto [x, y] = AsOutputs(scope, a, b);
   return scope
       .AddNode(op, {x, y},
-               {{"transpose_a", options.transpose_a}, {"transpose_b", options.transpose_b}},
+               {kTransposeA(options.transpose_a), kTransposeB(options.transpose_b)},
                op.name)
       ->output(0);
 }

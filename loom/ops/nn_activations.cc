@@ -33,6 +33,8 @@ void ExpectSameRuntimeShape(const KernelContext& c, int i, int j) {
 
 namespace {
 
+inline constexpr Attr<double> kAlpha{"alpha"};
+
 using nn_internal::BinaryKernel;
 using nn_internal::FloatBinarySameShape;
 using nn_internal::FloatSameAsInput;
@@ -111,11 +113,12 @@ const OpDef& LeakyReluGradOp() {
   static const OpDef op = {
       .name = "LeakyReluGrad",
       .num_inputs = 2,
+      .attrs = {kAlpha.Required()},
       .shape = FloatBinarySameShape,
       .kernel =
           [](KernelContext& c) {
             // d/dx leaky_relu(x) = 1 for x > 0, alpha otherwise
-            const double alpha = c.attr<double>("alpha");
+            const double alpha = c.attr(kAlpha);
             BinaryKernel(c, 0, [alpha](auto dy, auto x) {
               return x > 0 ? dy : static_cast<decltype(dy)>(alpha) * dy;
             });
@@ -197,17 +200,18 @@ const OpDef& LeakyReluOp() {
   static const OpDef op = {
       .name = "LeakyRelu",
       .num_inputs = 1,
+      .attrs = {kAlpha.Default(0.2)},
       .shape = FloatSameAsInput,
       .kernel =
           [](KernelContext& c) {
-            const double alpha = c.attr<double>("alpha");
+            const double alpha = c.attr(kAlpha);
             UnaryKernel(c, [alpha](auto x) {
               return x > 0 ? x : static_cast<decltype(x)>(alpha) * x;
             });
           },
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
         return {AddOp(g.scope(), LeakyReluGradOp(), {g.grad(0), g.input(0)},
-                      {{"alpha", g.attr<double>("alpha")}})};
+                      {kAlpha(g.attr(kAlpha))})};
       },
   };
   return op;
@@ -331,7 +335,7 @@ Output Relu(const Scope& scope, Input features) { return Unary(scope, ReluOp(), 
 Output Relu6(const Scope& scope, Input features) { return Unary(scope, Relu6Op(), features); }
 Output Elu(const Scope& scope, Input features) { return Unary(scope, EluOp(), features); }
 Output LeakyRelu(const Scope& scope, Input features, double alpha) {
-  return Unary(scope, LeakyReluOp(), features, {{"alpha", alpha}});
+  return Unary(scope, LeakyReluOp(), features, {kAlpha(alpha)});
 }
 Output Sigmoid(const Scope& scope, Input x) { return Unary(scope, SigmoidOp(), x); }
 Output Tanh(const Scope& scope, Input x) { return Unary(scope, TanhOp(), x); }
@@ -346,6 +350,7 @@ Output BiasAdd(const Scope& scope, Input value, Input bias) {
 void RegisterNnOps(OpRegistry& registry) {
   nn_internal::RegisterNnActivationOps(registry);
   nn_internal::RegisterNnConvOps(registry);
+  nn_internal::RegisterNnPoolOps(registry);
   nn_internal::RegisterNnLossOps(registry);
   nn_internal::RegisterNnNormOps(registry);
 }

@@ -58,6 +58,7 @@ void BinaryKernel(KernelContext& c, int reuse, const Fn& fn) {
 
 void RegisterNnActivationOps(OpRegistry& registry);
 void RegisterNnConvOps(OpRegistry& registry);
+void RegisterNnPoolOps(OpRegistry& registry);
 void RegisterNnLossOps(OpRegistry& registry);
 void RegisterNnNormOps(OpRegistry& registry);
 

@@ -10,6 +10,9 @@
 namespace loom {
 namespace {
 
+inline constexpr Attr<int64_t> kAxis{"axis"};
+inline constexpr Attr<double> kScale{"scale"};
+
 using nn_internal::kElementwiseChunk;
 
 // A tensor viewed as [outer, n, inner] around `axis`: `rows` = outer * inner independent
@@ -20,7 +23,7 @@ struct AxisView {
 };
 
 int NormalizedAxis(const KernelContext& c, int rank) {
-  int64_t axis = c.attr<int64_t>("axis");
+  int64_t axis = c.attr(kAxis);
   if (axis < -rank || axis >= rank) c.Fail("axis ", axis, " is out of range for rank ", rank);
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
@@ -38,7 +41,7 @@ int64_t MinRows(int64_t n) { return std::max<int64_t>(1, kElementwiseChunk / std
 void SoftmaxShape(InferenceContext& c) {
   c.ExpectDType(0, {kFloat32, kFloat64});
   const Shape& s = c.input_shape(0);
-  const int64_t axis = c.attr<int64_t>("axis");
+  const int64_t axis = c.attr(kAxis);
   if (s.rank_known() && (s.rank() == 0 || axis < -s.rank() || axis >= s.rank())) {
     c.Fail("axis ", axis, " is out of range for input shape ", s);
   }
@@ -120,6 +123,7 @@ const OpDef& SoftmaxGradOp() {
   static const OpDef op = {
       .name = "SoftmaxGrad",
       .num_inputs = 2,
+      .attrs = {kAxis.Default(-1)},
       .shape = nn_internal::FloatBinarySameShape,
       .kernel = SoftmaxGradKernel<false>,
       .no_gradient = kNoSecondDerivative,
@@ -131,6 +135,7 @@ const OpDef& LogSoftmaxGradOp() {
   static const OpDef op = {
       .name = "LogSoftmaxGrad",
       .num_inputs = 2,
+      .attrs = {kAxis.Default(-1)},
       .shape = nn_internal::FloatBinarySameShape,
       .kernel = SoftmaxGradKernel<true>,
       .no_gradient = kNoSecondDerivative,
@@ -146,6 +151,7 @@ const OpDef& SoftmaxOp() {
   static const OpDef op = {
       .name = "Softmax",
       .num_inputs = 1,
+      .attrs = {kAxis.Default(-1)},
       .shape = SoftmaxShape,
       .kernel = SoftmaxKernel<false>,
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
@@ -159,6 +165,7 @@ const OpDef& LogSoftmaxOp() {
   static const OpDef op = {
       .name = "LogSoftmax",
       .num_inputs = 1,
+      .attrs = {kAxis.Default(-1)},
       .shape = SoftmaxShape,
       .kernel = SoftmaxKernel<true>,
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
@@ -176,6 +183,7 @@ const OpDef& ScaleRowsOp() {
   static const OpDef op = {
       .name = "ScaleRows",
       .num_inputs = 2,
+      .attrs = {kScale.Required()},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -190,7 +198,7 @@ const OpDef& ScaleRowsOp() {
             if (x.rank() == 0 || g.NumElements() * n != x.NumElements()) {
               c.Fail("cannot scale rows of ", x.shape(), " by ", g.shape());
             }
-            const double scale = c.attr<double>("scale");
+            const double scale = c.attr(kScale);
             Tensor out = c.ForwardInputOrAllocate(0, 0, x.shape());
             SwitchFloat(x.dtype(), "ScaleRows", [&](auto tag) {
               using T = decltype(tag);
@@ -212,7 +220,7 @@ const OpDef& ScaleRowsOp() {
 }
 
 Output ScaleRows(const Scope& scope, Output x, Output g, double scale) {
-  return AddOp(scope, ScaleRowsOp(), {x, g}, {{"scale", scale}});
+  return AddOp(scope, ScaleRowsOp(), {x, g}, {kScale(scale)});
 }
 
 // Both xent ops: output 0 the per-example loss (logits' shape without the class dim),
@@ -309,12 +317,13 @@ const OpDef& SoftmaxXentOp() {
   static const OpDef op = {
       .name = "SoftmaxCrossEntropyWithLogits",
       .num_inputs = 2,
+      .num_outputs = 2,
       .shape = [](InferenceContext& c) { XentShape(c, /*sparse=*/false); },
       .kernel = XentKernel<false>,
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
         RejectBackpropGradient(g);
         // d/d labels = -log_softmax(logits) * g; d/d logits = backprop * g.
-        Output log_p = AddOp(g.scope(), LogSoftmaxOp(), {g.input(1)}, {{"axis", int64_t{-1}}});
+        Output log_p = AddOp(g.scope(), LogSoftmaxOp(), {g.input(1)}, {kAxis(-1)});
         return {ScaleRows(g.scope(), log_p, g.grad(0), -1.0),
                 ScaleRows(g.scope(), g.output(1), g.grad(0), 1.0)};
       },
@@ -326,6 +335,7 @@ const OpDef& SparseSoftmaxXentOp() {
   static const OpDef op = {
       .name = "SparseSoftmaxCrossEntropyWithLogits",
       .num_inputs = 2,
+      .num_outputs = 2,
       .shape = [](InferenceContext& c) { XentShape(c, /*sparse=*/true); },
       .kernel = XentKernel<true>,
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
@@ -345,6 +355,7 @@ const OpDef& SigmoidXentGradOp() {
   static const OpDef op = {
       .name = "SigmoidCrossEntropyWithLogitsGrad",
       .num_inputs = 3,
+      .num_outputs = 2,
       .shape =
           [](InferenceContext& c) {
             nn_internal::FloatBinarySameShape(c);
@@ -409,11 +420,11 @@ Output Xent(const Scope& scope, const OpDef& op, const Input& labels, const Inpu
 }  // namespace
 
 Output Softmax(const Scope& scope, Input logits, int axis) {
-  return AddOp(scope, SoftmaxOp(), {AsOutput(scope, logits)}, {{"axis", int64_t{axis}}});
+  return AddOp(scope, SoftmaxOp(), {AsOutput(scope, logits)}, {kAxis(axis)});
 }
 
 Output LogSoftmax(const Scope& scope, Input logits, int axis) {
-  return AddOp(scope, LogSoftmaxOp(), {AsOutput(scope, logits)}, {{"axis", int64_t{axis}}});
+  return AddOp(scope, LogSoftmaxOp(), {AsOutput(scope, logits)}, {kAxis(axis)});
 }
 
 Output SoftmaxCrossEntropyWithLogits(const Scope& scope, Input labels, Input logits) {

@@ -123,6 +123,7 @@ const OpDef& GlobalNormGradOp() {
   static const OpDef op = {
       .name = "GlobalNormGrad",
       .num_inputs = kVariadic,
+      .num_outputs = kVariadic,
       .shape =
           [](InferenceContext& c) {
             if (c.num_inputs() < 3) c.Fail("needs norm, gradient and at least one tensor");
@@ -205,6 +206,7 @@ const OpDef& ClipToGlobalNormGradOp() {
   static const OpDef op = {
       .name = "ClipToGlobalNormGrad",
       .num_inputs = 4,
+      .num_outputs = 3,
       .shape =
           [](InferenceContext& c) {
             ClipShape(c);

@@ -11,6 +11,18 @@
 namespace loom {
 namespace {
 
+inline constexpr Attr<Shape> kShape{"shape"};
+inline constexpr Attr<DType> kDType{"dtype"};
+inline constexpr Attr<int64_t> kSeed{"seed"};
+inline constexpr Attr<int64_t> kSeed2{"seed2"};
+inline constexpr Attr<double> kMinval{"minval"};
+inline constexpr Attr<double> kMaxval{"maxval"};
+inline constexpr Attr<int64_t> kIntMinval{"minval"};  // RandomUniformInt
+inline constexpr Attr<int64_t> kIntMaxval{"maxval"};
+inline constexpr Attr<double> kMean{"mean"};
+inline constexpr Attr<double> kStddev{"stddev"};
+inline constexpr Attr<double> kRate{"rate"};
+
 constexpr int64_t kDefaultGraphSeed = 87654321;  // TF's DEFAULT_GRAPH_SEED
 
 uint64_t SplitMix64(uint64_t x) {
@@ -26,15 +38,15 @@ uint64_t SeededKey(int64_t seed, int64_t seed2) {
 
 // The key a fresh stream of an op starts with: from its seeds, or from the OS when it
 // has none (seed = seed2 = 0).
-uint64_t InitialKey(const AttrMap& attrs) {
-  const int64_t seed = attrs.GetOr<int64_t>("seed", 0), seed2 = attrs.GetOr<int64_t>("seed2", 0);
+uint64_t InitialKey(const Node& node) {
+  const int64_t seed = node.attr(kSeed), seed2 = node.attr(kSeed2);
   if (seed != 0 || seed2 != 0) return SeededKey(seed, seed2);
   std::random_device device;
   return (static_cast<uint64_t>(device()) << 32) ^ device();
 }
 
-bool Seeded(const AttrMap& attrs) {
-  return attrs.GetOr<int64_t>("seed", 0) != 0 || attrs.GetOr<int64_t>("seed2", 0) != 0;
+bool Seeded(const Node& node) {
+  return node.attr(kSeed) != 0 || node.attr(kSeed2) != 0;
 }
 
 // The stream one kernel invocation draws from: block b of it is
@@ -54,7 +66,7 @@ struct Stream {
 RandomStreamResource* StreamOf(ResourceMgr& resources, const Node& node) {
   return resources.LookupOrCreate<RandomStreamResource>(
       StrCat(kRandomStreamPrefix, node.name()),
-      [&] { return std::make_unique<RandomStreamResource>(InitialKey(node.attrs())); });
+      [&] { return std::make_unique<RandomStreamResource>(InitialKey(node)); });
 }
 
 Stream NextStream(KernelContext& c) {
@@ -102,13 +114,13 @@ int NormalsFromBlock(const philox::Block& x, double* z) {
 }
 
 void RandomShape(InferenceContext& c) {
-  const Shape& shape = c.attr<Shape>("shape");
+  const Shape& shape = c.attr(kShape);
   if (!shape.fully_defined()) c.Fail("shape ", shape, " must be fully defined");
-  c.set_output(0, c.attr<DType>("dtype"), shape);
+  c.set_output(0, c.attr(kDType), shape);
 }
 
 void FloatOnly(InferenceContext& c) {
-  DType dtype = c.attr<DType>("dtype");
+  DType dtype = c.attr(kDType);
   if (!IsFloating(dtype)) c.Fail("dtype must be float32 or float64, got ", DTypeName(dtype));
   RandomShape(c);
 }
@@ -120,11 +132,12 @@ const OpDef& RandomUniformOp() {
       .name = "RandomUniform",
       .num_inputs = 0,
       .stateful = true,
+      .attrs = {kShape.Required(), kDType.Required(), kMinval.Default(0.0), kMaxval.Default(1.0), kSeed.Default(0), kSeed2.Default(0)},
       .shape = FloatOnly,
       .kernel =
           [](KernelContext& c) {
-            Tensor y = c.AllocateOutput(0, c.attr<Shape>("shape"));
-            const double lo = c.attr<double>("minval"), span = c.attr<double>("maxval") - lo;
+            Tensor y = c.AllocateOutput(0, c.attr(kShape));
+            const double lo = c.attr(kMinval), span = c.attr(kMaxval) - lo;
             const Stream stream = NextStream(c);
             SwitchFloat(y.dtype(), "RandomUniform", [&](auto tag) {
               using T = decltype(tag);
@@ -153,11 +166,12 @@ const OpDef& RandomNormalOp() {
       .name = "RandomNormal",
       .num_inputs = 0,
       .stateful = true,
+      .attrs = {kShape.Required(), kDType.Required(), kMean.Default(0.0), kStddev.Default(1.0), kSeed.Default(0), kSeed2.Default(0)},
       .shape = FloatOnly,
       .kernel =
           [](KernelContext& c) {
-            Tensor y = c.AllocateOutput(0, c.attr<Shape>("shape"));
-            const double mean = c.attr<double>("mean"), stddev = c.attr<double>("stddev");
+            Tensor y = c.AllocateOutput(0, c.attr(kShape));
+            const double mean = c.attr(kMean), stddev = c.attr(kStddev);
             const Stream stream = NextStream(c);
             SwitchFloat(y.dtype(), "RandomNormal", [&](auto tag) {
               using T = decltype(tag);
@@ -181,11 +195,12 @@ const OpDef& TruncatedNormalOp() {
       .name = "TruncatedNormal",
       .num_inputs = 0,
       .stateful = true,
+      .attrs = {kShape.Required(), kDType.Required(), kMean.Default(0.0), kStddev.Default(1.0), kSeed.Default(0), kSeed2.Default(0)},
       .shape = FloatOnly,
       .kernel =
           [](KernelContext& c) {
-            Tensor y = c.AllocateOutput(0, c.attr<Shape>("shape"));
-            const double mean = c.attr<double>("mean"), stddev = c.attr<double>("stddev");
+            Tensor y = c.AllocateOutput(0, c.attr(kShape));
+            const double mean = c.attr(kMean), stddev = c.attr(kStddev);
             const Stream stream = NextStream(c);
             SwitchFloat(y.dtype(), "TruncatedNormal", [&](auto tag) {
               using T = decltype(tag);
@@ -222,13 +237,14 @@ const OpDef& RandomUniformIntOp() {
       .name = "RandomUniformInt",
       .num_inputs = 0,
       .stateful = true,
+      .attrs = {kShape.Required(), kDType.Required(), kIntMinval.Required(), kIntMaxval.Required(), kSeed.Default(0), kSeed2.Default(0)},
       .shape =
           [](InferenceContext& c) {
-            DType dtype = c.attr<DType>("dtype");
+            DType dtype = c.attr(kDType);
             if (dtype != kInt32 && dtype != kInt64) {
               c.Fail("dtype must be int32 or int64, got ", DTypeName(dtype));
             }
-            const int64_t lo = c.attr<int64_t>("minval"), hi = c.attr<int64_t>("maxval");
+            const int64_t lo = c.attr(kIntMinval), hi = c.attr(kIntMaxval);
             if (lo >= hi) c.Fail("minval ", lo, " must be less than maxval ", hi);
             if (dtype == kInt32 && (lo < INT32_MIN || hi - 1 > INT32_MAX)) {
               c.Fail("[", lo, ", ", hi, ") does not fit int32");
@@ -237,9 +253,9 @@ const OpDef& RandomUniformIntOp() {
           },
       .kernel =
           [](KernelContext& c) {
-            Tensor y = c.AllocateOutput(0, c.attr<Shape>("shape"));
-            const int64_t lo = c.attr<int64_t>("minval");
-            const uint64_t range = static_cast<uint64_t>(c.attr<int64_t>("maxval")) - static_cast<uint64_t>(lo);
+            Tensor y = c.AllocateOutput(0, c.attr(kShape));
+            const int64_t lo = c.attr(kIntMinval);
+            const uint64_t range = static_cast<uint64_t>(c.attr(kIntMaxval)) - static_cast<uint64_t>(lo);
             const Stream stream = NextStream(c);
             auto fill = [&](auto* out) {
               using T = std::remove_pointer_t<decltype(out)>;
@@ -273,10 +289,12 @@ const OpDef& DropoutOp() {
       .name = "Dropout",
       .num_inputs = 1,
       .stateful = true,
+      .attrs = {kRate.Required(), kSeed.Default(0), kSeed2.Default(0)},
+      .num_outputs = 2,
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
-            const double rate = c.attr<double>("rate");
+            const double rate = c.attr(kRate);
             if (!(rate >= 0 && rate < 1)) c.Fail("rate must be in [0, 1), got ", rate);
             c.set_output(0, c.input_dtype(0), c.input_shape(0));
             c.set_output(1, c.input_dtype(0), c.input_shape(0));
@@ -284,8 +302,8 @@ const OpDef& DropoutOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            const float rate = static_cast<float>(c.attr<double>("rate"));
-            const double scale = 1.0 / (1.0 - c.attr<double>("rate"));
+            const float rate = static_cast<float>(c.attr(kRate));
+            const double scale = 1.0 / (1.0 - c.attr(kRate));
             Tensor y = c.AllocateOutput(0, x.shape());
             Tensor mask = c.AllocateOutput(1, x.shape());
             const Stream stream = NextStream(c);
@@ -376,10 +394,10 @@ Output AddRandom(const Scope& scope, const OpDef& op, const Shape& shape, DType 
                           " must be fully defined");
   }
   auto [seed, seed2] = OpSeeds(scope, op_seed);
-  attrs.Set("shape", shape);
-  attrs.Set("dtype", dtype);
-  attrs.Set("seed", seed);
-  attrs.Set("seed2", seed2);
+  attrs.Set(kShape(shape));
+  attrs.Set(kDType(dtype));
+  attrs.Set(kSeed(seed));
+  attrs.Set(kSeed2(seed2));
   return scope.AddNode(op, {}, std::move(attrs), op.name)->output(0);
 }
 
@@ -388,32 +406,32 @@ Output AddRandom(const Scope& scope, const OpDef& op, const Shape& shape, DType 
 Output RandomNormal(const Scope& scope, const Shape& shape, DType dtype, double mean,
                     double stddev, int64_t seed) {
   return AddRandom(scope, RandomNormalOp(), shape, dtype, seed,
-                   {{"mean", mean}, {"stddev", stddev}});
+                   {kMean(mean), kStddev(stddev)});
 }
 
 Output TruncatedNormal(const Scope& scope, const Shape& shape, DType dtype, double mean,
                        double stddev, int64_t seed) {
   return AddRandom(scope, TruncatedNormalOp(), shape, dtype, seed,
-                   {{"mean", mean}, {"stddev", stddev}});
+                   {kMean(mean), kStddev(stddev)});
 }
 
 Output RandomUniform(const Scope& scope, const Shape& shape, DType dtype, double minval,
                      double maxval, int64_t seed) {
   return AddRandom(scope, RandomUniformOp(), shape, dtype, seed,
-                   {{"minval", minval}, {"maxval", maxval}});
+                   {kMinval(minval), kMaxval(maxval)});
 }
 
 Output RandomUniformInt(const Scope& scope, const Shape& shape, int64_t minval, int64_t maxval,
                         DType dtype, int64_t seed) {
   return AddRandom(scope, RandomUniformIntOp(), shape, dtype, seed,
-                   {{"minval", minval}, {"maxval", maxval}});
+                   {kIntMinval(minval), kIntMaxval(maxval)});
 }
 
 Output Dropout(const Scope& scope, Input x, double rate, int64_t seed) {
   Output xo = AsOutput(scope, x);
   if (rate == 0) return xo;
   auto [s1, s2] = OpSeeds(scope, seed);
-  return scope.AddNode(DropoutOp(), {xo}, {{"rate", rate}, {"seed", s1}, {"seed2", s2}}, "Dropout")
+  return scope.AddNode(DropoutOp(), {xo}, {kRate(rate), kSeed(s1), kSeed2(s2)}, "Dropout")
       ->output(0);
 }
 
@@ -454,7 +472,7 @@ bool RestoreRandomStream(ResourceMgr& resources, const Graph& graph, std::string
   std::memcpy(state, saved.raw_data(), sizeof(state));
   RandomStreamResource* stream = StreamOf(resources, *node);
   stream->runs.store(state[0]);
-  if (!Seeded(node->attrs())) stream->key.store(state[1]);
+  if (!Seeded(*node)) stream->key.store(state[1]);
   return true;
 }
 

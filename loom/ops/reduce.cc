@@ -9,6 +9,10 @@
 namespace loom {
 namespace {
 
+inline constexpr Attr<std::vector<int64_t>> kAxes{"axes"};
+inline constexpr Attr<bool> kKeepDims{"keep_dims"};
+inline constexpr Attr<int64_t> kAxis{"axis"};
+
 using internal::kMinParallelChunk;
 
 // ---------------------------------------------------------------------------------------
@@ -192,15 +196,15 @@ void ReduceShape(InferenceContext& c) {
   c.ExpectDType(0, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
   const Shape& x = c.input_shape(0);
   if (!x.rank_known()) return c.set_output(0, c.input_dtype(0), Shape::Unknown());
-  auto mask = ReduceMask(c.node(), x, c.attr<std::vector<int64_t>>("axes"));
-  c.set_output(0, c.input_dtype(0), ReducedShape(x, mask, c.attr<bool>("keep_dims")));
+  auto mask = ReduceMask(c.node(), x, c.attr(kAxes));
+  c.set_output(0, c.input_dtype(0), ReducedShape(x, mask, c.attr(kKeepDims)));
 }
 
 template <typename R, bool kMean = false>
 void ReduceKernel(KernelContext& c) {
   const Tensor& x = c.input(0);
-  auto mask = ReduceMask(c.node(), x.shape(), c.attr<std::vector<int64_t>>("axes"));
-  const Shape out_shape = ReducedShape(x.shape(), mask, c.attr<bool>("keep_dims"));
+  auto mask = ReduceMask(c.node(), x.shape(), c.attr(kAxes));
+  const Shape out_shape = ReducedShape(x.shape(), mask, c.attr(kKeepDims));
   SwitchNumeric(x.dtype(), c.node().op(), [&](auto tag) {
     using T = decltype(tag);
     Tensor out = ReduceTensor<R, T>(c.pool(), x, mask).Reshaped(out_shape);
@@ -221,13 +225,14 @@ void ReduceKernel(KernelContext& c) {
   });
 }
 
-std::vector<int64_t> AxesOf(const GradContext& g) { return g.attr<std::vector<int64_t>>("axes"); }
+std::vector<int64_t> AxesOf(const GradContext& g) { return g.attr(kAxes); }
 
 template <typename R, bool kMean = false>
 OpDef ReduceOp(std::string name, GradFn grad) {
   OpDef op;
   op.name = std::move(name);
   op.num_inputs = 1;
+  op.attrs = {kAxes.Required(), kKeepDims.Default(false)};
   op.shape = ReduceShape;
   op.kernel = ReduceKernel<R, kMean>;
   op.grad = std::move(grad);
@@ -270,6 +275,7 @@ const OpDef& ProdExclusiveOp() {
   static const OpDef op = {
       .name = "ProdExclusive",
       .num_inputs = 1,
+      .attrs = {kAxes.Required()},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -279,7 +285,7 @@ const OpDef& ProdExclusiveOp() {
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
             auto mask = ReduceMask(c.node(), x.shape(),
-                                   c.attr<std::vector<int64_t>>("axes"));
+                                   c.attr(kAxes));
             Tensor out = c.AllocateOutput(0, x.shape());
             SwitchFloat(x.dtype(), "ProdExclusive", [&](auto tag) {
               using T = decltype(tag);
@@ -352,7 +358,7 @@ const OpDef& ProdOp() {
         const Scope& s = g.scope();
         Output x = g.input(0);
         Output others =
-            s.AddNode(ProdExclusiveOp(), {x}, {{"axes", AxesOf(g)}}, "ProdExclusive")->output(0);
+            s.AddNode(ProdExclusiveOp(), {x}, {kAxes(AxesOf(g))}, "ProdExclusive")->output(0);
         return {Mul(s, BroadcastToShapeOf(s, g.grad(), x, AxesOf(g)), others)};
       });
   return op;
@@ -364,7 +370,7 @@ const OpDef& ProdOp() {
 template <bool kMax>
 void ArgKernel(KernelContext& c) {
   const Tensor& x = c.input(0);
-  const int64_t axis_attr = c.attr<int64_t>("axis");
+  const int64_t axis_attr = c.attr(kAxis);
   auto mask = ReduceMask(c.node(), x.shape(), {axis_attr});
   int axis = 0;
   while (!mask[axis]) ++axis;
@@ -410,13 +416,14 @@ void ArgShape(InferenceContext& c) {
   c.ExpectDType(0, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
   const Shape& x = c.input_shape(0);
   if (!x.rank_known()) return c.set_output(0, kInt64, Shape::Unknown());
-  auto mask = ReduceMask(c.node(), x, {c.attr<int64_t>("axis")});
+  auto mask = ReduceMask(c.node(), x, {c.attr(kAxis)});
   c.set_output(0, kInt64, ReducedShape(x, mask, false));
 }
 
 const OpDef& ArgMaxOp() {
   static const OpDef op = {.name = "ArgMax",
                            .num_inputs = 1,
+                           .attrs = {kAxis.Required()},
                            .shape = ArgShape,
                            .kernel = ArgKernel<true>,
                            .no_gradient = "its output is an integer index"};
@@ -426,6 +433,7 @@ const OpDef& ArgMaxOp() {
 const OpDef& ArgMinOp() {
   static const OpDef op = {.name = "ArgMin",
                            .num_inputs = 1,
+                           .attrs = {kAxis.Required()},
                            .shape = ArgShape,
                            .kernel = ArgKernel<false>,
                            .no_gradient = "its output is an integer index"};
@@ -462,6 +470,7 @@ const OpDef& BroadcastToShapeOfOp() {
   static const OpDef op = {
       .name = "BroadcastToShapeOf",
       .num_inputs = 2,
+      .attrs = {kAxes.Required()},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(1)); },
       .kernel =
           [](KernelContext& c) {
@@ -469,7 +478,7 @@ const OpDef& BroadcastToShapeOfOp() {
             const Shape& like = c.input(1).shape();
             if (x.shape() == like) return c.set_output(0, x);
             const Shape aligned =
-                AlignedShape(c, x.shape(), like, c.attr<std::vector<int64_t>>("axes"));
+                AlignedShape(c, x.shape(), like, c.attr(kAxes));
             if (internal::RuntimeBroadcastShape(c, aligned, like) != like) {
               c.Fail("cannot broadcast shape ", x.shape(), " to ", like);
             }
@@ -485,7 +494,7 @@ const OpDef& BroadcastToShapeOfOp() {
             // Broadcasting copies x: its gradient sums the copies back.
             const Scope& s = g.scope();
             Output x = g.input(0), like = g.input(1);
-            auto axes = g.attr<std::vector<int64_t>>("axes");
+            auto axes = g.attr(kAxes);
             if (axes.empty()) return {SumToShapeOf(s, g.grad(), x), GradOutput()};
             if (!x.shape().rank_known() || !like.shape().rank_known()) {
               throw Unimplemented("gradient of ", g.node().description(), " needs known ranks");
@@ -539,7 +548,7 @@ Output BuildReduce(const OpDef& op, const Scope& scope, const Input& x,
                    std::vector<int64_t> axes, ReduceOptions options) {
   return scope
       .AddNode(op, {AsOutput(scope, x)},
-               {{"axes", std::move(axes)}, {"keep_dims", options.keep_dims}}, op.name)
+               {kAxes(std::move(axes)), kKeepDims(options.keep_dims)}, op.name)
       ->output(0);
 }
 
@@ -562,14 +571,14 @@ Output Prod(const Scope& s, Input x, std::vector<int64_t> axes, ReduceOptions op
 }
 
 Output ArgMax(const Scope& s, Input x, int64_t axis) {
-  return s.AddNode(ArgMaxOp(), {AsOutput(s, x)}, {{"axis", axis}}, "ArgMax")->output(0);
+  return s.AddNode(ArgMaxOp(), {AsOutput(s, x)}, {kAxis(axis)}, "ArgMax")->output(0);
 }
 Output ArgMin(const Scope& s, Input x, int64_t axis) {
-  return s.AddNode(ArgMinOp(), {AsOutput(s, x)}, {{"axis", axis}}, "ArgMin")->output(0);
+  return s.AddNode(ArgMinOp(), {AsOutput(s, x)}, {kAxis(axis)}, "ArgMin")->output(0);
 }
 
 Output BroadcastToShapeOf(const Scope& s, Output x, Output like, std::vector<int64_t> axes) {
-  return s.AddNode(BroadcastToShapeOfOp(), {x, like}, {{"axes", std::move(axes)}},
+  return s.AddNode(BroadcastToShapeOfOp(), {x, like}, {kAxes(std::move(axes))},
                    "BroadcastToShapeOf")
       ->output(0);
 }

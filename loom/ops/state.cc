@@ -3,6 +3,12 @@
 namespace loom {
 namespace {
 
+inline constexpr Attr<DType> kDType{"dtype"};
+inline constexpr Attr<Shape> kShape{"shape"};
+inline constexpr Attr<bool> kTrainable{"trainable"};
+inline constexpr Attr<bool> kLocal{"local"};
+inline constexpr Attr<bool> kValidateShape{"validate_shape"};
+
 // Adds value into dst element-wise, sign = +1 or -1.
 void AddInPlace(Tensor& dst, const Tensor& value, int sign) {
   SwitchNumeric(dst.dtype(), "AssignAdd", [&](auto tag) {
@@ -24,9 +30,10 @@ const OpDef& PlaceholderOp() {
       .name = "Placeholder",
       .num_inputs = 0,
       .role = OpRole::kPlaceholder,
+      .attrs = {kDType.Required(), kShape.Default(Shape::Unknown())},
       .shape =
           [](InferenceContext& c) {
-            c.set_output(0, c.attr<DType>("dtype"), c.attr<Shape>("shape"));
+            c.set_output(0, c.attr(kDType), c.attr(kShape));
           },
       .kernel =
           [](KernelContext& c) {
@@ -44,9 +51,10 @@ const OpDef& PlaceholderWithDefaultOp() {
   static const OpDef op = {
       .name = "PlaceholderWithDefault",
       .num_inputs = 1,
+      .attrs = {kShape.Required()},
       .shape =
           [](InferenceContext& c) {
-            const Shape& declared = c.attr<Shape>("shape");
+            const Shape& declared = c.attr(kShape);
             if (!declared.IsCompatibleWith(c.input_shape(0))) {
               c.Fail("default value shape ", c.input_shape(0),
                      " is incompatible with the declared shape ", declared);
@@ -65,9 +73,11 @@ const OpDef& VariableOp() {
       .num_inputs = 0,
       .stateful = true,
       .role = OpRole::kVariable,
+      .attrs = {kDType.Required(), kShape.Required(), kTrainable.Default(true),
+                kLocal.Default(false)},
       .shape =
           [](InferenceContext& c) {
-            c.set_output(0, c.attr<DType>("dtype"), c.attr<Shape>("shape"));
+            c.set_output(0, c.attr(kDType), c.attr(kShape));
           },
       .kernel =
           [](KernelContext& c) {
@@ -87,7 +97,7 @@ const OpDef& VariableOp() {
 
 void AssignShape(InferenceContext& c) {
   c.ExpectSameDType(0, 1);
-  if (c.node().attrs().GetOr<bool>("validate_shape", true) &&
+  if (c.attr(kValidateShape) &&
       !c.input_shape(0).IsCompatibleWith(c.input_shape(1))) {
     c.Fail("cannot assign a value of shape ", c.input_shape(1), " to variable '",
            c.input(0).node->name(), "' of shape ", c.input_shape(0));
@@ -101,6 +111,7 @@ const OpDef& AssignOp() {
       .num_inputs = 2,
       .ref_inputs = {0},
       .stateful = true,
+      .attrs = {kValidateShape.Default(true)},
       .shape = AssignShape,
       .kernel =
           [](KernelContext& c) {
@@ -201,6 +212,7 @@ const OpDef& NoOpOp() {
   static const OpDef op = {
       .name = "NoOp",
       .num_inputs = 0,
+      .num_outputs = 0,
       .shape = [](InferenceContext&) {},
       .kernel = [](KernelContext&) {},
       .no_gradient = "NoOp has no outputs",
@@ -214,7 +226,7 @@ Operation VariablesInitializer(const Scope& scope, bool local, std::string_view 
   for (int id = 0; id < graph.num_nodes(); ++id) {
     Node* n = graph.node(id);
     if (n->op() != "Assign" || !n->attrs().GetOr<bool>("_initializer", false)) continue;
-    if (n->input(0).node->attrs().GetOr<bool>("local", false) != local) continue;
+    if (n->input(0).node->attr(kLocal) != local) continue;
     inits.push_back(n);
   }
   return Group(scope.WithOpName(name), inits);
@@ -236,13 +248,13 @@ void CheckInitialized(const KernelContext& ctx, const VariableResource& var, int
 }
 
 Output Placeholder(const Scope& scope, DType dtype, const Shape& shape) {
-  return scope.AddNode(PlaceholderOp(), {}, {{"dtype", dtype}, {"shape", shape}}, "Placeholder")
+  return scope.AddNode(PlaceholderOp(), {}, {kDType(dtype), kShape(shape)}, "Placeholder")
       ->output(0);
 }
 
 Output PlaceholderWithDefault(const Scope& scope, Input default_value, const Shape& shape) {
   Output d = AsOutput(scope, default_value);
-  return scope.AddNode(PlaceholderWithDefaultOp(), {d}, {{"shape", shape}}, "PlaceholderWithDefault")
+  return scope.AddNode(PlaceholderWithDefaultOp(), {d}, {kShape(shape)}, "PlaceholderWithDefault")
       ->output(0);
 }
 
@@ -256,10 +268,8 @@ Variable::Variable(const Scope& scope, Input initial_value, VariableOptions opti
   }
   Node* var = scope.WithNoControlDependencies().AddNode(
       VariableOp(), {},
-      {{"dtype", init.dtype()},
-       {"shape", shape},
-       {"trainable", options.trainable && !options.local},
-       {"local", options.local}},
+      {kDType(init.dtype()), kShape(shape), kTrainable(options.trainable && !options.local),
+       kLocal(options.local)},
       "Variable");
   node = var;
   index = 0;

@@ -7,7 +7,7 @@
 // L = sum(r * y), with r a fixed random tensor (so every output element is weighted), to
 // central differences (L(x + h) - L(x - h)) / 2h for every element of every x.
 //   double err = MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-//     return Tanh(s, x[0]); }, {RandomTensor({3, 4})});
+//     return Tanh(s, x[0]); }, {RandomDoubles({3, 4})});
 //   EXPECT_LT(err, 1e-6);
 #include <functional>
 #include <vector>
@@ -25,7 +25,8 @@ struct GradientCheckOptions {
 
 using GradientCheckFn = std::function<Output(const Scope&, const std::vector<Output>& xs)>;
 
-// The largest |symbolic - numeric| / max(1, |numeric|) over all elements of all xs.
+// The largest |symbolic - numeric| / max(1, |numeric|) over all elements of all xs. An x
+// that no gradient reaches counts as a symbolic gradient of zero.
 // x_values must be float64; fn must return a float64 output.
 double MaxGradientError(const GradientCheckFn& fn, const std::vector<Tensor>& x_values,
                         GradientCheckOptions options = {});

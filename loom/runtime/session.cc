@@ -22,6 +22,14 @@ int ResolveThreads(int requested) {
 
 }  // namespace
 
+// Debug and sanitizer builds check every kernel output against the shape rule's inference
+// (tests/op_sweep_test.cc checks every op once in every build).
+#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kCheckKernelShapes = true;
+#else
+constexpr bool kCheckKernelShapes = false;
+#endif
+
 // One kernel invocation in a plan.
 struct Step {
   const Node* node;
@@ -282,6 +290,11 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
         throw Internal(step.node->description(), " produced ",
                        t.defined() ? DTypeName(t.dtype()) : "no value", " for output ", o,
                        ", expected ", DTypeName(step.node->output_dtype(o)));
+      }
+      if (kCheckKernelShapes && !step.node->output_shape(o).IsCompatibleWith(t.shape())) {
+        throw Internal(step.node->description(), " produced shape ", t.shape(), " for output ",
+                       o, ", but its shape rule inferred ", step.node->output_shape(o),
+                       "; the op's shape rule and kernel disagree");
       }
       slots[step.first_output_slot + o] = std::move(t);
     }

@@ -8,15 +8,27 @@
 namespace loom::train {
 namespace {
 
+inline constexpr Attr<int64_t> kDecaySteps{"decay_steps"};
+inline constexpr Attr<double> kDecayRate{"decay_rate"};
+inline constexpr Attr<bool> kStaircase{"staircase"};
+inline constexpr Attr<std::vector<int64_t>> kBoundaries{"boundaries"};
+inline constexpr Attr<std::vector<double>> kValues{"values"};
+inline constexpr Attr<bool> kCycle{"cycle"};
+inline constexpr Attr<double> kEndLearningRate{"end_learning_rate"};
+inline constexpr Attr<double> kPower{"power"};
+inline constexpr Attr<double> kAlpha{"alpha"};
+
 // A schedule's value at global step t from the base learning rate and the node's attrs.
 using ScheduleFn = double (*)(const Node& node, double t, double lr);
 
 // The op record of a schedule: inputs (global_step[, learning_rate]), one scalar output of
 // learning_rate's dtype (float32 without one).
-OpDef MakeScheduleOp(std::string name, bool has_learning_rate, ScheduleFn fn) {
+OpDef MakeScheduleOp(std::string name, bool has_learning_rate, std::vector<AttrDef> attrs,
+                     ScheduleFn fn) {
   OpDef op;
   op.name = std::move(name);
   op.num_inputs = has_learning_rate ? 2 : 1;
+  op.attrs = std::move(attrs);
   op.shape = [has_learning_rate](InferenceContext& c) {
     c.ExpectDType(0, {kInt64, kInt32});
     c.ExpectRank(0, 0);
@@ -45,24 +57,27 @@ OpDef MakeScheduleOp(std::string name, bool has_learning_rate, ScheduleFn fn) {
 }
 
 double DecaySteps(const Node& node) {
-  return static_cast<double>(node.attr<int64_t>("decay_steps"));
+  return static_cast<double>(node.attr(kDecaySteps));
 }
 
 const OpDef& ExponentialDecayOp() {
   static const OpDef op =
-      MakeScheduleOp("ExponentialDecay", true, [](const Node& n, double t, double lr) {
+      MakeScheduleOp("ExponentialDecay", true,
+                     {kDecaySteps.Required(), kDecayRate.Required(), kStaircase.Default(false)},
+                     [](const Node& n, double t, double lr) {
         double p = t / DecaySteps(n);
-        if (n.attr<bool>("staircase")) p = std::floor(p);
-        return lr * std::pow(n.attr<double>("decay_rate"), p);
+        if (n.attr(kStaircase)) p = std::floor(p);
+        return lr * std::pow(n.attr(kDecayRate), p);
       });
   return op;
 }
 
 const OpDef& PiecewiseConstantOp() {
   static const OpDef op =
-      MakeScheduleOp("PiecewiseConstant", false, [](const Node& n, double t, double) {
-        const auto& boundaries = n.attr<std::vector<int64_t>>("boundaries");
-        const auto& values = n.attr<std::vector<double>>("values");
+      MakeScheduleOp("PiecewiseConstant", false, {kBoundaries.Required(), kValues.Required()},
+                     [](const Node& n, double t, double) {
+        const auto& boundaries = n.attr(kBoundaries);
+        const auto& values = n.attr(kValues);
         size_t i = 0;
         while (i < boundaries.size() && t > static_cast<double>(boundaries[i])) ++i;
         return values[i];
@@ -72,27 +87,31 @@ const OpDef& PiecewiseConstantOp() {
 
 const OpDef& PolynomialDecayOp() {
   static const OpDef op =
-      MakeScheduleOp("PolynomialDecay", true, [](const Node& n, double t, double lr) {
+      MakeScheduleOp("PolynomialDecay", true,
+                     {kDecaySteps.Required(), kEndLearningRate.Default(0.0001), kPower.Default(1.0),
+                      kCycle.Default(false)},
+                     [](const Node& n, double t, double lr) {
         double decay_steps = DecaySteps(n);
-        if (n.attr<bool>("cycle")) {
+        if (n.attr(kCycle)) {
           // Restart every decay_steps; at t == 0 the first cycle is used.
           decay_steps *= t == 0 ? 1.0 : std::ceil(t / decay_steps);
         } else {
           t = std::min(t, decay_steps);
         }
-        const double end = n.attr<double>("end_learning_rate");
-        return (lr - end) * std::pow(1.0 - t / decay_steps, n.attr<double>("power")) + end;
+        const double end = n.attr(kEndLearningRate);
+        return (lr - end) * std::pow(1.0 - t / decay_steps, n.attr(kPower)) + end;
       });
   return op;
 }
 
 const OpDef& CosineDecayOp() {
   static const OpDef op =
-      MakeScheduleOp("CosineDecay", true, [](const Node& n, double t, double lr) {
+      MakeScheduleOp("CosineDecay", true, {kDecaySteps.Required(), kAlpha.Default(0.0)},
+                     [](const Node& n, double t, double lr) {
         const double decay_steps = DecaySteps(n);
         t = std::min(t, decay_steps);
         const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * t / decay_steps));
-        const double alpha = n.attr<double>("alpha");
+        const double alpha = n.attr(kAlpha);
         return lr * ((1.0 - alpha) * cosine + alpha);
       });
   return op;
@@ -118,7 +137,7 @@ Output ExponentialDecay(const Scope& scope, Input learning_rate, Output global_s
   CheckDecaySteps(scope, "ExponentialDecay", decay_steps);
   return AddSchedule(
       scope, ExponentialDecayOp(), learning_rate, global_step,
-      {{"decay_steps", decay_steps}, {"decay_rate", decay_rate}, {"staircase", staircase}});
+      {kDecaySteps(decay_steps), kDecayRate(decay_rate), kStaircase(staircase)});
 }
 
 Output PiecewiseConstant(const Scope& scope, Output global_step, std::vector<int64_t> boundaries,
@@ -137,7 +156,7 @@ Output PiecewiseConstant(const Scope& scope, Output global_step, std::vector<int
   }
   return scope
       .AddNode(PiecewiseConstantOp(), {global_step},
-               {{"boundaries", std::move(boundaries)}, {"values", std::move(values)}},
+               {kBoundaries(std::move(boundaries)), kValues(std::move(values))},
                "PiecewiseConstant")
       ->output(0);
 }
@@ -146,17 +165,17 @@ Output PolynomialDecay(const Scope& scope, Input learning_rate, Output global_st
                        int64_t decay_steps, double end_learning_rate, double power, bool cycle) {
   CheckDecaySteps(scope, "PolynomialDecay", decay_steps);
   return AddSchedule(scope, PolynomialDecayOp(), learning_rate, global_step,
-                     {{"decay_steps", decay_steps},
-                      {"end_learning_rate", end_learning_rate},
-                      {"power", power},
-                      {"cycle", cycle}});
+                     {kDecaySteps(decay_steps),
+                      kEndLearningRate(end_learning_rate),
+                      kPower(power),
+                      kCycle(cycle)});
 }
 
 Output CosineDecay(const Scope& scope, Input learning_rate, Output global_step, int64_t decay_steps,
                    double alpha) {
   CheckDecaySteps(scope, "CosineDecay", decay_steps);
   return AddSchedule(scope, CosineDecayOp(), learning_rate, global_step,
-                     {{"decay_steps", decay_steps}, {"alpha", alpha}});
+                     {kDecaySteps(decay_steps), kAlpha(alpha)});
 }
 
 void RegisterLearningRateOps(OpRegistry& registry) {

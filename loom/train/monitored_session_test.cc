@@ -164,6 +164,7 @@ const OpDef& AbortOnceOp() {
       .name = "AbortOnce",
       .num_inputs = 0,
       .stateful = true,
+      .num_outputs = 0,
       .shape = [](InferenceContext&) {},
       .kernel =
           [](KernelContext&) {

@@ -7,6 +7,10 @@
 namespace loom::train {
 namespace {
 
+inline constexpr Attr<std::string> kTag{"tag"};
+inline constexpr Attr<int64_t> kMaxImages{"max_images"};
+inline constexpr Attr<std::string> kPluginName{"plugin_name"};
+
 constexpr char kNoGradient[] = "summaries are outputs, not differentiable";
 
 void StringScalarShape(InferenceContext& c) { c.set_output(0, kString, Shape{}); }
@@ -19,6 +23,7 @@ const OpDef& ScalarSummaryOp() {
   static const OpDef op = {
       .name = "ScalarSummary",
       .num_inputs = 1,
+      .attrs = {kTag.Required()},
       .shape =
           [](InferenceContext& c) {
             const Shape& s = c.input_shape(0);
@@ -40,7 +45,7 @@ const OpDef& ScalarSummaryOp() {
                 return 0;
               });
             }
-            SetSerialized(c, ScalarSummaryProto(c.attr<std::string>("tag"), v));
+            SetSerialized(c, ScalarSummaryProto(c.attr(kTag), v));
           },
       .no_gradient = kNoGradient,
   };
@@ -51,10 +56,11 @@ const OpDef& HistogramSummaryOp() {
   static const OpDef op = {
       .name = "HistogramSummary",
       .num_inputs = 1,
+      .attrs = {kTag.Required()},
       .shape = StringScalarShape,
       .kernel =
           [](KernelContext& c) {
-            SetSerialized(c, HistogramSummaryProto(c.attr<std::string>("tag"), c.input(0)));
+            SetSerialized(c, HistogramSummaryProto(c.attr(kTag), c.input(0)));
           },
       .no_gradient = kNoGradient,
   };
@@ -65,6 +71,7 @@ const OpDef& ImageSummaryOp() {
   static const OpDef op = {
       .name = "ImageSummary",
       .num_inputs = 1,
+      .attrs = {kTag.Required(), kMaxImages.Default(3)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectRank(0, 4);
@@ -72,8 +79,8 @@ const OpDef& ImageSummaryOp() {
           },
       .kernel =
           [](KernelContext& c) {
-            SetSerialized(c, ImageSummaryProto(c.attr<std::string>("tag"), c.input(0),
-                                               static_cast<int>(c.attr<int64_t>("max_images"))));
+            SetSerialized(c, ImageSummaryProto(c.attr(kTag), c.input(0),
+                                               static_cast<int>(c.attr(kMaxImages))));
           },
       .no_gradient = kNoGradient,
   };
@@ -84,11 +91,12 @@ const OpDef& TensorSummaryOp() {
   static const OpDef op = {
       .name = "TensorSummaryV2",
       .num_inputs = 1,
+      .attrs = {kTag.Required(), kPluginName.Required()},
       .shape = StringScalarShape,
       .kernel =
           [](KernelContext& c) {
-            const std::string& plugin = c.attr<std::string>("plugin_name");
-            const std::string& tag = c.attr<std::string>("tag");
+            const std::string& plugin = c.attr(kPluginName);
+            const std::string& tag = c.attr(kTag);
             SetSerialized(c, plugin == "text" ? TextSummaryProto(tag, c.input(0))
                                               : TensorSummaryProto(tag, c.input(0), plugin));
           },
@@ -131,7 +139,7 @@ const OpDef& MergeSummaryOp() {
 
 Output AddSummary(const Scope& scope, const OpDef& op, const std::string& tag, Input value,
                   AttrMap attrs = {}) {
-  attrs.Set("tag", scope.FullName(tag));
+  attrs.Set(kTag(scope.FullName(tag)));
   return scope.AddNode(op, {AsOutput(scope, value)}, std::move(attrs), tag)->output(0);
 }
 
@@ -148,16 +156,16 @@ Output HistogramSummary(const Scope& scope, const std::string& tag, Input values
 Output ImageSummary(const Scope& scope, const std::string& tag, Input images, int max_images) {
   if (max_images < 1) throw InvalidArgument("ImageSummary '", tag, "': max_images must be >= 1");
   return AddSummary(scope, ImageSummaryOp(), tag, images,
-                    {{"max_images", static_cast<int64_t>(max_images)}});
+                    {kMaxImages(static_cast<int64_t>(max_images))});
 }
 
 Output TextSummary(const Scope& scope, const std::string& tag, Input text) {
-  return AddSummary(scope, TensorSummaryOp(), tag, text, {{"plugin_name", std::string("text")}});
+  return AddSummary(scope, TensorSummaryOp(), tag, text, {kPluginName(std::string("text"))});
 }
 
 Output TensorSummary(const Scope& scope, const std::string& tag, Input tensor,
                      const std::string& plugin_name) {
-  return AddSummary(scope, TensorSummaryOp(), tag, tensor, {{"plugin_name", plugin_name}});
+  return AddSummary(scope, TensorSummaryOp(), tag, tensor, {kPluginName(plugin_name)});
 }
 
 Output MergeSummary(const Scope& scope, const std::vector<Output>& inputs) {

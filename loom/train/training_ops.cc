@@ -9,6 +9,10 @@
 namespace loom::train {
 namespace {
 
+inline constexpr Attr<DType> kDType{"dtype"};
+inline constexpr Attr<Shape> kShape{"shape"};
+inline constexpr Attr<double> kValue{"value"};
+
 using namespace internal;  // the drivers and update rules
 
 // Shape rule shared by the Apply ops: refs of one float dtype and shape, scalar
@@ -63,12 +67,14 @@ ShapeFn ApplyShape(int num_refs, std::vector<std::string> scalars, bool sparse) 
 }
 
 OpDef MakeApplyOp(std::string name, int num_refs, std::vector<std::string> scalars, bool sparse,
-                  KernelFn kernel) {
+                  std::vector<AttrDef> attrs, KernelFn kernel) {
   OpDef op;
   op.name = std::move(name);
   op.num_inputs = num_refs + static_cast<int>(scalars.size()) + (sparse ? 2 : 1);
   for (int i = 0; i < num_refs; ++i) op.ref_inputs.push_back(i);
   op.stateful = true;
+  op.attrs = std::move(attrs);
+  op.num_outputs = 0;
   op.shape = ApplyShape(num_refs, std::move(scalars), sparse);
   op.kernel = std::move(kernel);
   op.no_gradient = "variable updates are not differentiable";
@@ -82,10 +88,12 @@ struct ApplyOps {
 };
 
 template <template <typename> class Update>
-ApplyOps MakeApplyOps(const std::string& name, const std::vector<std::string>& scalars) {
+ApplyOps MakeApplyOps(const std::string& name, const std::vector<std::string>& scalars,
+                      const std::vector<AttrDef>& attrs = {}) {
   constexpr int kRefs = Update<float>::kNumRefs;
-  return {MakeApplyOp("Apply" + name, kRefs, scalars, false, DenseApplyKernel<Update>),
-          MakeApplyOp("SparseApply" + name, kRefs, scalars, true, SparseApplyKernel<Update>)};
+  return {MakeApplyOp("Apply" + name, kRefs, scalars, false, attrs, DenseApplyKernel<Update>),
+          MakeApplyOp("SparseApply" + name, kRefs, scalars, true, attrs,
+                      SparseApplyKernel<Update>)};
 }
 
 const ApplyOps& GradientDescentOps() {
@@ -93,7 +101,8 @@ const ApplyOps& GradientDescentOps() {
   return ops;
 }
 const ApplyOps& MomentumOps() {
-  static const ApplyOps ops = MakeApplyOps<MomentumUpdate>("Momentum", {"lr", "momentum"});
+  static const ApplyOps ops = MakeApplyOps<MomentumUpdate>("Momentum", {"lr", "momentum"},
+                                                                 {kUseNesterov.Default(false)});
   return ops;
 }
 const ApplyOps& AdamOps() {
@@ -126,6 +135,7 @@ const OpDef& ScaleVariableOp() {
       .num_inputs = 2,
       .ref_inputs = {0},
       .stateful = true,
+      .num_outputs = 0,
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -153,14 +163,15 @@ const OpDef& ConstantFillOp() {
   static const OpDef op = {
       .name = "ConstantFill",
       .num_inputs = 0,
+      .attrs = {kDType.Required(), kShape.Required(), kValue.Required()},
       .shape =
           [](InferenceContext& c) {
-            c.set_output(0, c.attr<DType>("dtype"), c.attr<Shape>("shape"));
+            c.set_output(0, c.attr(kDType), c.attr(kShape));
           },
       .kernel =
           [](KernelContext& c) {
             Tensor out = c.AllocateOutput(0, c.node().output_shape(0));
-            const double value = c.attr<double>("value");
+            const double value = c.attr(kValue);
             SwitchNumeric(out.dtype(), "ConstantFill", [&](auto tag) {
               using T = decltype(tag);
               T* o = out.data<T>();
@@ -199,12 +210,12 @@ Operation SparseApplyGradientDescent(const Scope& scope, Output var, Input lr, O
 Operation ApplyMomentum(const Scope& scope, Output var, Output accum, Input lr, Input momentum,
                         Output grad, bool use_nesterov) {
   return AddApply(scope, MomentumOps().dense, {var, accum}, {lr, momentum}, {grad},
-                  {{"use_nesterov", use_nesterov}});
+                  {kUseNesterov(use_nesterov)});
 }
 Operation SparseApplyMomentum(const Scope& scope, Output var, Output accum, Input lr,
                               Input momentum, Output values, Output indices, bool use_nesterov) {
   return AddApply(scope, MomentumOps().sparse, {var, accum}, {lr, momentum}, {values, indices},
-                  {{"use_nesterov", use_nesterov}});
+                  {kUseNesterov(use_nesterov)});
 }
 
 Operation ApplyAdam(const Scope& scope, Output var, Output m, Output v, Input beta1_power,
@@ -271,7 +282,7 @@ Output ConstantFill(const Scope& scope, DType dtype, const Shape& shape, double 
                           "' needs a fully defined shape, got ", shape);
   }
   return scope
-      .AddNode(ConstantFillOp(), {}, {{"dtype", dtype}, {"shape", shape}, {"value", value}},
+      .AddNode(ConstantFillOp(), {}, {kDType(dtype), kShape(shape), kValue(value)},
                "ConstantFill")
       ->output(0);
 }

@@ -23,13 +23,16 @@ struct GradientDescentUpdate {
   }
 };
 
+// The Momentum ops' one attribute.
+inline constexpr Attr<bool> kUseNesterov{"use_nesterov"};
+
 template <typename T>
 struct MomentumUpdate {
   static constexpr int kNumRefs = 2;
   T lr, momentum;
   bool nesterov;
   static MomentumUpdate Make(const KernelContext& c) {
-    return {T(ScalarInput(c, 2)), T(ScalarInput(c, 3)), c.attr<bool>("use_nesterov")};
+    return {T(ScalarInput(c, 2)), T(ScalarInput(c, 3)), c.attr(kUseNesterov)};
   }
   void operator()(T* const* r, const T* __restrict g, int64_t n) const {
     T* __restrict var = r[0];

@@ -1,0 +1,21 @@
+#include "loom/ops/ops_layer.h"
+
+#include "loom/ops/array.h"
+#include "loom/ops/grad_support.h"
+#include "loom/ops/math.h"
+#include "loom/ops/nn.h"
+#include "loom/ops/random.h"
+#include "loom/ops/state.h"
+
+namespace loom {
+
+void RegisterOpsLayerOps(OpRegistry& registry) {
+  RegisterStateOps(registry);
+  RegisterGradSupportOps(registry);
+  RegisterMathOps(registry);
+  RegisterArrayOps(registry);
+  RegisterRandomOps(registry);
+  RegisterNnOps(registry);
+}
+
+}  // namespace loom
