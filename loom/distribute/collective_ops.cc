@@ -152,14 +152,18 @@ void CopyInto(char* dst, const Tensor& in, const Tensor* scale) {
 // it to the communicator's thread (Communicator::StartAllReduceSum); returns at once.
 // Built with `_schedule_early`: the Session runs it as soon as the bucket's gradients
 // exist, so the rest of the backward pass runs while the buffer is reduced.
+// True: the last input is a scalar the gradients are multiplied by before the sum.
+inline constexpr Attr<bool> kScaled{"scaled"};
+
 const OpDef& AllReduceStartOp() {
   static const OpDef op = {
       .name = "LoomAllReduceStart",
       .num_inputs = kVariadic,
       .stateful = true,
+      .attrs = {kScaled.Default(false)},
       .shape =
           [](InferenceContext& c) {
-            const int n = c.num_inputs() - (c.attr<bool>("scaled") ? 1 : 0);
+            const int n = c.num_inputs() - (c.attr(kScaled) ? 1 : 0);
             if (n <= 0) c.Fail("needs at least one gradient");
             c.ExpectDType(0, {kFloat32, kFloat64});
             for (int i = 0; i < c.num_inputs(); ++i) c.ExpectSameDType(0, i);
@@ -175,7 +179,7 @@ const OpDef& AllReduceStartOp() {
               pending->ticket = 0;
             }
             pending->comm = AttachedCommunicator(c.resources());
-            const bool scaled = c.attr<bool>("scaled");
+            const bool scaled = c.attr(kScaled);
             const int n = c.num_inputs() - (scaled ? 1 : 0);
             const Tensor* scale = scaled ? &c.input(n) : nullptr;
             pending->shapes.clear();
@@ -222,13 +226,14 @@ const OpDef& AllReduceWaitOp() {
       .name = "LoomAllReduceWait",
       .num_inputs = 1,
       .stateful = true,
+      .num_outputs = kVariadic,
       .shape =
           [](InferenceContext& c) {
             const Node* start = c.input(0).node;
             if (start->op() != "LoomAllReduceStart") {
               c.Fail("input must be a LoomAllReduceStart, not ", start->description());
             }
-            const int n = start->num_inputs() - (start->attr<bool>("scaled") ? 1 : 0);
+            const int n = start->num_inputs() - (start->attr(kScaled) ? 1 : 0);
             for (int i = 0; i < n; ++i) {
               c.set_output(i, start->input(i).dtype(), start->input(i).shape());
             }
@@ -399,7 +404,7 @@ std::vector<Output> StartAndWaitAllReduceSum(const Scope& scope, const std::vect
   if (scale.valid()) start_inputs.push_back(scale);
   // `_schedule_early`: the Session runs the start right after its inputs (session.cc).
   Node* start = scope.AddNode(AllReduceStartOp(), start_inputs,
-                              {{"scaled", scale.valid()}, {"_schedule_early", true}},
+                              {kScaled(scale.valid()), {"_schedule_early", true}},
                               "AllReduceStart");
   Node* wait = scope.AddNode(AllReduceWaitOp(), {start->output(0)}, {}, "AllReduceWait");
   std::vector<Output> outputs;
