@@ -2,7 +2,6 @@
 
 #include "loom/data/iterator_ops.h"
 #include "loom/estimator/feature_column_ops.h"
-#include "loom/estimator/layers.h"
 #include "loom/estimator/metrics.h"
 #include "loom/ops/array.h"
 #include "loom/ops/grad_support.h"
@@ -28,7 +27,6 @@ const OpRegistry& AllOps() {
     data::RegisterDataOps(*r);
     train::RegisterTrainOps(*r);
     train::RegisterSummaryOps(*r);
-    layers::RegisterLayerOps(*r);
     metrics::RegisterMetricOps(*r);
     feature_column::RegisterFeatureColumnOps(*r);
     return r;

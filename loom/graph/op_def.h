@@ -155,7 +155,7 @@ class KernelContext {
 
   template <typename... Args>
   [[noreturn]] void Fail(const Args&... args) const {
-    throw InvalidArgument(node_.description(), ": ", args...);
+    throw InvalidArgument(node_.description(), ": ", args...).AtNode(node_.name());
   }
 
  private:

@@ -7,8 +7,9 @@
 // L = sum(r * y), with r a fixed random tensor (so every output element is weighted), to
 // central differences (L(x + h) - L(x - h)) / 2h for every element of every x.
 //   double err = MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-//     return Tanh(s, x[0]); }, {RandomTensor({3, 4})});
+//     return Tanh(s, x[0]); }, {RandomDoubles({3, 4})});
 //   EXPECT_LT(err, 1e-6);
+// (runtime/session_test.cc runs this example as written.)
 #include <functional>
 #include <vector>
 
