@@ -39,9 +39,22 @@ class Error : public std::runtime_error {
   // The message without the "Code: " prefix that what() carries.
   const std::string& message() const { return message_; }
 
+  // The name of the graph node this error is about, once the message names it; empty
+  // otherwise. A kernel error that names its node says so with AtNode (KernelContext::Fail
+  // does); Session::Run appends " [in <node>]" to every other kernel error and sets it, so
+  // each message names its node exactly once.
+  const std::string& node() const { return node_; }
+  // This error, marked as naming the node `node` in its message.
+  Error AtNode(std::string node) const {
+    Error e = *this;
+    e.node_ = std::move(node);
+    return e;
+  }
+
  private:
   ErrorCode code_;
   std::string message_;
+  std::string node_;
 };
 
 #define LOOM_DEFINE_ERROR_FACTORY(Name)                      \
@@ -63,11 +76,11 @@ LOOM_DEFINE_ERROR_FACTORY(Unavailable)
 LOOM_DEFINE_ERROR_FACTORY(DataLoss)
 #undef LOOM_DEFINE_ERROR_FACTORY
 
-// Rethrows `e` with `context` prepended to its message, keeping its code:
+// Rethrows `e` with `context` prepended to its message, keeping its code and node:
 //   catch (const Error& e) { throw WithContext(e, "while reading ", path); }
 template <typename... Args>
 Error WithContext(const Error& e, const Args&... context) {
-  return Error(e.code(), StrCat(context..., ": ", e.message()));
+  return Error(e.code(), StrCat(context..., ": ", e.message())).AtNode(e.node());
 }
 
 }  // namespace loom

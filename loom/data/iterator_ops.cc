@@ -1,5 +1,6 @@
 #include "loom/data/iterator_ops.h"
 
+#include "loom/base/check.h"
 #include "loom/data/dataset_impl.h"
 
 namespace loom::data {
@@ -15,7 +16,8 @@ const DatasetImpl& DatasetFromAttr(const KernelContext& c) {
   if (dataset == nullptr) {
     throw FailedPrecondition(c.node().description(),
                              ": this graph was loaded without its host-side dataset; datasets "
-                             "are not serialized with graphs, so rebuild the input pipeline");
+                             "are not serialized with graphs, so rebuild the input pipeline")
+        .AtNode(c.node().name());
   }
   return dataset->As<DatasetImpl>(c.node().description());
 }
@@ -73,21 +75,19 @@ const OpDef& IteratorGetNextOp() {
           },
       .kernel =
           [](KernelContext& c) {
-            IteratorResource& r = ResourceOf(c);
-            std::lock_guard<std::mutex> lock(r.mu);
-            if (!r.iterator) {
+            std::optional<Element> e = ResourceOf(c).GetNext([&] {
               if (c.find_attr(kDataset) == nullptr) {
                 throw FailedPrecondition(
-                    c.node().description(), ": GetNext() on iterator '",
-                    c.attr(kSharedName), "', which has not been initialized; run its initializer first");
+                    c.node().description(), ": GetNext() on iterator '", c.attr(kSharedName),
+                    "', which has not been initialized; run its initializer first")
+                    .AtNode(c.node().name());
               }
-              r.iterator = CreateIterator(c, DatasetFromAttr(c), nullptr);
-              r.ApplyPendingRestore();
-            }
-            std::optional<Element> e = r.iterator->GetNext();
+              return CreateIterator(c, DatasetFromAttr(c), nullptr);
+            });
             if (!e) {
               throw OutOfRange("End of sequence: iterator '", c.attr(kSharedName),
-                               "' has no more elements (in ", c.node().description(), ")");
+                               "' has no more elements (in ", c.node().description(), ")")
+                  .AtNode(c.node().name());
             }
             int i = 0;
             for (auto& [name, t] : *e) c.set_output(i++, std::move(t));
@@ -124,38 +124,64 @@ void RestoreFrom(Iterator& iterator, std::string_view blob, const std::string& o
 }  // namespace
 
 void IteratorResource::ApplyPendingRestore() {
-  if (pending_restore.empty() || !iterator) return;
+  if (pending_restore_.empty() || !iterator_) return;
   std::string blob, origin;
-  blob.swap(pending_restore);
-  origin.swap(pending_origin);
-  RestoreFrom(*iterator, blob, origin);
+  blob.swap(pending_restore_);
+  origin.swap(pending_origin_);
+  RestoreFrom(*iterator_, blob, origin);
 }
 
 void IteratorResource::Reset(std::unique_ptr<Iterator> it) {
-  std::lock_guard<std::mutex> lock(mu);
-  iterator = std::move(it);
+  MutexLock lock(mu_);
+  iterator_ = std::move(it);
   ApplyPendingRestore();
 }
 
-bool IteratorResource::initialized() {
-  std::lock_guard<std::mutex> lock(mu);
-  return iterator != nullptr;
+std::optional<Element> IteratorResource::GetNext(
+    const std::function<std::unique_ptr<Iterator>()>& make) {
+  MutexLock lock(mu_);
+  if (!iterator_) {
+    iterator_ = make();
+    LOOM_CHECK(iterator_ != nullptr) << "IteratorResource::GetNext: `make` returned no iterator";
+    ApplyPendingRestore();
+  }
+  return iterator_->GetNext();
+}
+
+bool IteratorResource::initialized() const {
+  MutexLock lock(mu_);
+  return iterator_ != nullptr;
 }
 
 std::string IteratorResource::Save() {
-  std::lock_guard<std::mutex> lock(mu);
-  if (!iterator) throw FailedPrecondition("cannot save an iterator that has not been initialized");
-  return iterator->Save();
+  MutexLock lock(mu_);
+  if (!iterator_) throw FailedPrecondition("cannot save an iterator that has not been initialized");
+  return iterator_->Save();
 }
 
 void IteratorResource::Restore(std::string_view blob, std::string origin) {
-  std::lock_guard<std::mutex> lock(mu);
-  if (iterator) {
-    RestoreFrom(*iterator, blob, origin);
+  MutexLock lock(mu_);
+  if (iterator_) {
+    RestoreFrom(*iterator_, blob, origin);
   } else {
-    pending_restore = std::string(blob);
-    pending_origin = std::move(origin);
+    pending_restore_ = std::string(blob);
+    pending_origin_ = std::move(origin);
   }
+}
+
+std::optional<std::string> IteratorResource::SaveOrPending() {
+  MutexLock lock(mu_);
+  if (iterator_) return iterator_->Save();
+  if (!pending_restore_.empty()) return pending_restore_;
+  return std::nullopt;
+}
+
+IteratorResource::PendingRestore IteratorResource::TakePendingRestore() {
+  MutexLock lock(mu_);
+  PendingRestore taken;
+  taken.blob.swap(pending_restore_);
+  taken.origin.swap(pending_origin_);
+  return taken;
 }
 
 std::optional<uint64_t> IteratorSeed(const Graph& graph, std::string_view resource_name) {

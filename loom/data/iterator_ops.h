@@ -19,14 +19,15 @@
 // DT_VARIANT) that shares ownership of it, so the graph keeps it alive without containing
 // data; host objects are not serialized, so a graph loaded from disk has no dataset there
 // and its iterator ops say so.
+#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "loom/base/mutex.h"
 #include "loom/data/element.h"
 #include "loom/data/iterator.h"
 #include "loom/graph/op_def.h"
@@ -40,24 +41,42 @@ inline constexpr std::string_view kIteratorResourcePrefix = "iterator:";
 // Session state of one graph iterator. Save/Restore make it part of checkpoints: a
 // Restore before the iterator exists is kept and applied when it is next created (so a
 // checkpoint restored before the initializer runs still resumes mid-epoch).
-// Thread-safe (the mutex guards everything).
+// Thread-safe: every method locks the resource's mutex, which guards all its state.
 class IteratorResource : public Resource {
  public:
   // Replaces the iterator (an initializer ran), applying a pending restore.
-  void Reset(std::unique_ptr<Iterator> iterator);
-  bool initialized();
+  void Reset(std::unique_ptr<Iterator> iterator) LOOM_LOCKS_EXCLUDED(mu_);
+  // The next element, nullopt at the end of input. When there is no iterator yet, `make`
+  // creates it first (a one-shot iterator's first run) and a pending restore is applied;
+  // `make` may throw (an uninitialized iterator), leaving the resource unchanged.
+  std::optional<Element> GetNext(const std::function<std::unique_ptr<Iterator>()>& make)
+      LOOM_LOCKS_EXCLUDED(mu_);
+  bool initialized() const LOOM_LOCKS_EXCLUDED(mu_);
   // Throws FailedPrecondition when not initialized.
-  std::string Save();
+  std::string Save() LOOM_LOCKS_EXCLUDED(mu_);
   // `origin` (the checkpoint file) is named in the error when the blob does not fit the
   // iterator, now or when a pending restore is applied.
-  void Restore(std::string_view blob, std::string origin = "");
-  // Applies a pending restore to `iterator`, if any. REQUIRES: mu held.
-  void ApplyPendingRestore();
+  void Restore(std::string_view blob, std::string origin = "") LOOM_LOCKS_EXCLUDED(mu_);
+  // What a checkpoint saves: the iterator's state or, before the iterator exists, a
+  // pending restore's blob (saving a one-shot iterator restored but not yet run keeps its
+  // position); nullopt when there is neither.
+  std::optional<std::string> SaveOrPending() LOOM_LOCKS_EXCLUDED(mu_);
+  // Removes and returns the pending restore (an empty blob when none), for a caller that
+  // builds the next iterator itself and applies, or deliberately skips, the restore.
+  struct PendingRestore {
+    std::string blob;
+    std::string origin;  // the checkpoint file it came from
+  };
+  PendingRestore TakePendingRestore() LOOM_LOCKS_EXCLUDED(mu_);
 
-  std::mutex mu;
-  std::unique_ptr<Iterator> iterator;  // guarded by mu
-  std::string pending_restore;         // guarded by mu
-  std::string pending_origin;          // guarded by mu
+ private:
+  // Applies a pending restore to iterator_, if any.
+  void ApplyPendingRestore() LOOM_REQUIRES(mu_);
+
+  mutable Mutex mu_;
+  std::unique_ptr<Iterator> iterator_ LOOM_GUARDED_BY(mu_);
+  std::string pending_restore_ LOOM_GUARDED_BY(mu_);
+  std::string pending_origin_ LOOM_GUARDED_BY(mu_);
 };
 
 // The seed of a graph iterator's unseeded stages (Dataset::MakeIterator's `seed`): from

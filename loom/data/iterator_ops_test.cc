@@ -82,8 +82,10 @@ TEST(IteratorOpsTest, InitializerBindsTheFedTensorZeroCopy) {
   auto* resource = session.resources().Lookup<IteratorResource>(
       std::string(kIteratorResourcePrefix) + iterator.resource_name());
   ASSERT_NE(resource, nullptr);
-  std::lock_guard<std::mutex> lock(resource->mu);
-  auto e = resource->iterator->GetNext();
+  auto e = resource->GetNext([]() -> std::unique_ptr<Iterator> {
+    ADD_FAILURE() << "the initializer made no iterator";
+    return nullptr;
+  });
   EXPECT_EQ(e->at("x").raw_data(), fed.raw_data());
 }
 

@@ -2,7 +2,6 @@
 
 #include "loom/data/iterator_ops.h"
 #include "loom/estimator/feature_column_ops.h"
-#include "loom/estimator/layers.h"
 #include "loom/estimator/metrics.h"
 #include "loom/estimator/tf_ops.h"
 #include "loom/ops/ops_layer.h"
@@ -20,7 +19,6 @@ const OpRegistry& AllOps() {
     data::RegisterDataOps(*r);
     train::RegisterTrainOps(*r);
     train::RegisterSummaryOps(*r);
-    layers::RegisterLayerOps(*r);
     metrics::RegisterMetricOps(*r);
     feature_column::RegisterFeatureColumnOps(*r);
     tf_import::RegisterTfImportOps(*r);

@@ -135,12 +135,7 @@ void ResetIterator(Session& session, const std::string& resource, const data::Da
     }
   };
   auto* r = session.resources().LookupOrCreate<data::IteratorResource>(resource);
-  std::string pending, origin;
-  {
-    std::lock_guard<std::mutex> lock(r->mu);
-    pending.swap(r->pending_restore);
-    origin.swap(r->pending_origin);
-  }
+  auto [pending, origin] = r->TakePendingRestore();
   std::unique_ptr<data::Iterator> iterator = make();
   if (!pending.empty() && restart_input) {
     LOOM_LOG(WARNING) << "Not restoring the input position saved in '" << origin

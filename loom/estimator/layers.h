@@ -16,10 +16,10 @@
 // Variables' initial-value ops sit under "<layer>/<variable>_initializer". Images are NHWC.
 //
 // Batch normalization and the UPDATE_OPS collection: in training, BatchNormalization
-// adds ops that move moving_mean / moving_variance toward the batch statistics. TF1 put
-// them in the UPDATE_OPS collection; Loom has no collections, so each such group is a
-// node of op "LayerUpdates", found by UpdateOps(graph). A model function (or the
-// Estimator) runs them with the train op, TF1's idiom:
+// adds ops that move moving_mean / moving_variance toward the batch statistics, grouped
+// in one NoOp "<layer>/update_ops" that it adds to the graph's UPDATE_OPS collection
+// (GraphKeys::kUpdateOps, collections.h); UpdateOps(graph) reads that collection. A model
+// function (or the Estimator) runs them with the train op, TF1's idiom:
 //   auto train_op = Group(s, {optimizer.Minimize(s, loss), L::UpdateOp(s)});
 // or builds the train op under s.WithControlDependencies(L::UpdateOps(s.graph())).
 // Thread-safety: like every graph builder, single-threaded.
@@ -42,8 +42,9 @@ Activation LeakyReluActivation(double alpha = 0.2);
 Activation SoftmaxActivation(int axis = -1);
 
 // A penalty on a variable (e.g. L2Regularizer): the returned scalar is what the model
-// function adds to its loss. TF1 collected them in REGULARIZATION_LOSSES; Loom returns
-// them from RegularizationLosses(graph) (nodes under "<layer>/<variable>_regularizer").
+// function adds to its loss. A layer adds each penalty (an Identity
+// "<layer>/<variable>_regularizer/penalty") to the graph's REGULARIZATION_LOSSES
+// collection (GraphKeys::kRegularizationLosses); RegularizationLosses(graph) reads it.
 // A 2-D size: `.kernel_size = {5, 5}`, `.strides = 2` (both dims). {0, 0} means unset.
 struct Size2D {
   int64_t height = 0;
@@ -59,7 +60,8 @@ using Regularizer = std::function<Output(const Scope&, Output variable)>;
 Regularizer L2Regularizer(double scale);
 // scale * sum(|w|).
 Regularizer L1Regularizer(double scale);
-// Every regularization penalty built so far in `graph`, in creation order.
+// Every regularization penalty built so far in `graph`, in creation order (TF1's
+// tf.losses.get_regularization_losses()).
 std::vector<Output> RegularizationLosses(const Graph& graph);
 
 struct DenseOptions {
@@ -142,7 +144,7 @@ struct BatchNormalizationOptions {
 // gamma * (x - mean) / sqrt(var + epsilon) + beta, with variables "<scope>/gamma",
 // "beta", "moving_mean", "moving_variance" (the moving ones not trainable, but saved).
 // In training, mean/var are the batch's (variance biased, divided by n, as TF's
-// non-fused path) and a LayerUpdates node (see UpdateOps) assigns
+// non-fused path) and an UPDATE_OPS member (see UpdateOps) assigns
 //   moving -= (moving - batch) * (1 - momentum).
 // The channel dim must be known.
 Output BatchNormalization(const Scope& scope, Input inputs,
@@ -167,8 +169,6 @@ struct EmbeddingOptions {
 Output Embedding(const Scope& scope, Input ids, EmbeddingOptions options);
 // Rows of params for ids (tf.nn.embedding_lookup with one shard): Gather on axis 0.
 Output EmbeddingLookup(const Scope& scope, Input params, Input ids);
-
-void RegisterLayerOps(OpRegistry& registry);
 
 }  // namespace loom::layers
 

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "loom/estimator/layers_internal.h"
+#include "loom/graph/collections.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
@@ -14,19 +15,6 @@
 namespace loom::layers {
 namespace internal {
 
-// An identity that marks its input as a regularization penalty (TF1's
-// REGULARIZATION_LOSSES collection without a global): found by op name.
-const OpDef& RegularizationLossOp() {
-  static const OpDef op = {
-      .name = "RegularizationLoss",
-      .num_inputs = 1,
-      .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
-      .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
-      .grad = [](const GradContext& g) -> std::vector<GradOutput> { return {g.grad(0)}; },
-  };
-  return op;
-}
-
 Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& shape,
                       DType dtype, const initializers::Initializer& init,
                       const initializers::Initializer& fallback, bool trainable,
@@ -36,8 +24,8 @@ Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& 
   Variable var(layer.WithOpName(name), initial, {.trainable = trainable, .shape = shape});
   if (regularizer) {
     Scope reg = layer.NewSubScope(name + "_regularizer");
-    Output penalty = regularizer(reg, var);
-    reg.AddNode(RegularizationLossOp(), {penalty}, {}, "penalty");
+    Output penalty = Identity(reg.WithOpName("penalty"), regularizer(reg, var));
+    layer.graph().collections().Add(GraphKeys::kRegularizationLosses, penalty);
   }
   return var;
 }
@@ -91,12 +79,7 @@ Regularizer L1Regularizer(double scale) {
 }
 
 std::vector<Output> RegularizationLosses(const Graph& graph) {
-  std::vector<Output> losses;
-  for (int id = 0; id < graph.num_nodes(); ++id) {
-    Node* n = graph.node(id);
-    if (&n->op_def() == &internal::RegularizationLossOp()) losses.push_back(n->output(0));
-  }
-  return losses;
+  return graph.collections().Get(GraphKeys::kRegularizationLosses);
 }
 
 Output Dense(const Scope& scope, Input inputs, DenseOptions options) {

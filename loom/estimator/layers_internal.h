@@ -11,7 +11,7 @@ namespace loom::layers::internal {
 
 // A variable named "<layer>/<name>" whose initial value (from `init`, or `fallback` when
 // init is empty) is built under "<layer>/<name>_initializer". With a regularizer, its
-// penalty is recorded as a RegularizationLoss node under "<layer>/<name>_regularizer".
+// penalty "<layer>/<name>_regularizer/penalty" joins GraphKeys::kRegularizationLosses.
 Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& shape,
                       DType dtype, const initializers::Initializer& init,
                       const initializers::Initializer& fallback, bool trainable,
@@ -25,9 +25,6 @@ std::string NormalizePadding(const std::string& padding, const std::string& laye
 
 // Checks x is float32/float64 with known rank >= min_rank; names the layer.
 void CheckFloatInput(const Output& x, const std::string& layer, int min_rank);
-
-const OpDef& RegularizationLossOp();
-const OpDef& LayerUpdatesOp();
 
 }  // namespace loom::layers::internal
 

@@ -1,29 +1,11 @@
-// BatchNormalization and the LayerUpdates op that stands in for TF1's UPDATE_OPS
-// collection.
+// BatchNormalization and the UPDATE_OPS collection it fills.
 #include "loom/estimator/layers_internal.h"
+#include "loom/graph/collections.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
 #include "loom/ops/reduce.h"
 
 namespace loom::layers {
-namespace internal {
-
-// A NoOp whose control inputs are one layer's moving-statistics updates; UpdateOps()
-// finds these by op record, not by name.
-const OpDef& LayerUpdatesOp() {
-  static const OpDef op = {
-      .name = "LayerUpdates",
-      .num_inputs = 0,
-      .num_outputs = 0,
-      .shape = [](InferenceContext&) {},
-      .kernel = [](KernelContext&) {},
-      .no_gradient = "LayerUpdates has no outputs",
-  };
-  return op;
-}
-
-}  // namespace internal
-
 using internal::CheckFloatInput;
 using internal::MakeVariable;
 
@@ -94,8 +76,8 @@ Output BatchNormalization(const Scope& scope, Input inputs, BatchNormalizationOp
                                    Mul(upd, Sub(upd, moving_mean, new_mean), decay));
     Output var_update = AssignSub(upd.WithOpName("moving_variance"), moving_variance,
                                   Mul(upd, Sub(upd, moving_variance, new_var), decay));
-    layer.WithControlDependencies({mean_update, var_update})
-        .AddNode(internal::LayerUpdatesOp(), {}, {}, "update_ops");
+    Operation updates = Group(layer.WithOpName("update_ops"), {mean_update, var_update});
+    layer.graph().collections().Add(GraphKeys::kUpdateOps, updates);
   } else {
     mean = broadcastable(moving_mean);
     variance = broadcastable(moving_variance);
@@ -108,22 +90,12 @@ Output BatchNormalization(const Scope& scope, Input inputs, BatchNormalizationOp
 }
 
 std::vector<Operation> UpdateOps(const Graph& graph) {
-  std::vector<Operation> ops;
-  for (int id = 0; id < graph.num_nodes(); ++id) {
-    Node* n = graph.node(id);
-    if (&n->op_def() == &internal::LayerUpdatesOp()) ops.push_back(n);
-  }
-  return ops;
+  return graph.collections().Get(GraphKeys::kUpdateOps);
 }
 
 Operation UpdateOp(const Scope& scope) {
   std::vector<Operation> ops = UpdateOps(scope.graph());
   return ops.empty() ? NoOp(scope.WithOpName("update_ops")) : Group(scope.WithOpName("update_ops"), ops);
-}
-
-void RegisterLayerOps(OpRegistry& registry) {
-  registry.Register(internal::LayerUpdatesOp());
-  registry.Register(internal::RegularizationLossOp());
 }
 
 }  // namespace loom::layers

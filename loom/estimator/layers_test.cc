@@ -7,7 +7,10 @@
 #include <cmath>
 
 #include "loom/autodiff/gradients.h"
+#include "loom/estimator/all_ops.h"
 #include "loom/estimator/initializers.h"
+#include "loom/graph/collections.h"
+#include "loom/graph/graph_def.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
 #include "loom/ops/nn.h"
@@ -120,6 +123,44 @@ TEST(DenseTest, RegularizerPenaltyIsRecorded) {
   session.RunTarget(GlobalVariablesInitializer(s));
   // 0.5 * sum(4 * 2^2) / 2.
   EXPECT_NEAR(session.Eval(penalties[0]).scalar<float>(), 4.0, 1e-6);
+}
+
+// Layers register penalties and updates in the graph's collections, where a model's own
+// code may add its own, and exported graphs keep them.
+TEST(LayersTest, CollectionsHoldPenaltiesAndUpdatesAndSurviveExport) {
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s.WithOpName("x"), kFloat32, {-1, 2});
+  Output h = L::Dense(s, x, {.units = 2, .kernel_initializer = I::Constant(2.0),
+                             .kernel_regularizer = L::L2Regularizer(0.5)});
+  L::BatchNormalization(s, h, {.momentum = 0.9, .training = true});
+  Output own_penalty = Const(s.WithOpName("own_penalty"), Tensor::Scalar<float>(1.5f));
+  graph.collections().Add(GraphKeys::kRegularizationLosses, own_penalty);
+  Operation own_update = NoOp(s.WithOpName("own_update"));
+  graph.collections().Add(GraphKeys::kUpdateOps, own_update);
+  ASSERT_EQ(L::RegularizationLosses(graph).size(), 2u);
+  EXPECT_EQ(L::RegularizationLosses(graph)[0].name(), "dense/kernel_regularizer/penalty:0");
+  EXPECT_EQ(L::RegularizationLosses(graph)[1], own_penalty);
+  ASSERT_EQ(L::UpdateOps(graph).size(), 2u);
+  EXPECT_EQ(L::UpdateOps(graph)[0].name(), "batch_normalization/update_ops");
+
+  auto env = NewMemEnv();
+  ExportGraph(graph, env.get(), "/graph.pb");
+  Graph loaded;
+  ImportGraph(env.get(), "/graph.pb", AllOps(), loaded);
+  std::vector<Output> penalties = L::RegularizationLosses(loaded);
+  ASSERT_EQ(penalties.size(), 2u);
+  EXPECT_EQ(penalties[1].name(), "own_penalty:0");
+  std::vector<Operation> updates = L::UpdateOps(loaded);
+  ASSERT_EQ(updates.size(), 2u);
+  EXPECT_EQ(updates[1].name(), "own_update");
+  Session session(loaded, {.intra_op_threads = 1});
+  session.RunTarget(GlobalVariablesInitializer(Scope(loaded)));
+  // 0.5 * sum(4 * 2^2) / 2.
+  EXPECT_NEAR(session.Eval(penalties[0]).scalar<float>(), 4.0, 1e-6);
+  session.RunTarget(updates[0], {{loaded.GetOutput("x"), Floats({1, 2, 3, 4}, {2, 2})}});
+  // h = x * 2 summed over both inputs: rows 6, 14 in both columns (mean 10).
+  ExpectAllNear(session.ReadVariable("batch_normalization/moving_mean"), {1.0, 1.0}, 1e-5);
 }
 
 TEST(DenseTest, BadArgumentsNameTheLayer) {

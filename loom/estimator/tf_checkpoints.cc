@@ -83,9 +83,7 @@ void RestoreFromTfCheckpoint(Session& session, const std::string& prefix,
                             DTypeName(node->output_dtype(0)), node->output_shape(0));
     }
     Tensor value = reader->Get(key);
-    auto* var = session.resources().LookupOrCreate<VariableResource>(name);
-    std::lock_guard<std::mutex> lock(var->mu);
-    var->value = std::move(value);
+    session.resources().LookupOrCreate<VariableResource>(name)->Write(std::move(value));
   }
 }
 

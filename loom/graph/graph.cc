@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "loom/base/check.h"
+#include "loom/graph/collections.h"
 #include "loom/graph/op_def.h"
 
 namespace loom {
@@ -20,7 +21,8 @@ std::ostream& operator<<(std::ostream& os, const Output& output) {
   return os << (output.valid() ? output.name() : "<no output>");
 }
 
-Graph::Graph(GraphOptions options) : options_(options) {}
+Graph::Graph(GraphOptions options)
+    : options_(options), collections_(std::make_unique<Collections>(*this)) {}
 Graph::~Graph() = default;
 
 std::string Graph::UniqueName(std::string_view base) {

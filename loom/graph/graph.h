@@ -21,6 +21,7 @@
 
 namespace loom {
 
+class Collections;
 class Graph;
 class Node;
 struct OpDef;
@@ -153,8 +154,14 @@ class Graph {
   std::vector<Node*> Variables() const;
   std::vector<Node*> TrainableVariables() const;
 
+  // The graph's registry of named, typed member lists (TF's collections): the global
+  // step, update ops, regularization losses. See collections.h.
+  Collections& collections() { return *collections_; }
+  const Collections& collections() const { return *collections_; }
+
  private:
   GraphOptions options_;
+  std::unique_ptr<Collections> collections_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::unordered_map<std::string, Node*> by_name_;
   std::unordered_map<std::string, int> name_counters_;

@@ -6,6 +6,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "loom/graph/collections.h"
 #include "loom/io/safetensors.h"
 
 namespace loom {
@@ -199,6 +200,44 @@ std::string InputName(const Output& o) {
   return o.index == 0 ? o.node->name() : StrCat(o.node->name(), ":", o.index);
 }
 
+void CollectionsToProto(const Collections& collections, proto::GraphDef& def) {
+  for (const auto& [name, collection] : collections.all()) {
+    proto::GraphCollection* c = def.add_loom_collections();
+    c->set_name(name);
+    c->set_kind(static_cast<proto::GraphCollection::Kind>(static_cast<int>(collection.kind)));
+    for (const Collections::Member& m : collection.members) {
+      proto::GraphCollection::Member* pm = c->add_member();
+      pm->set_node(m.node->name());
+      if (collection.kind == Collections::Kind::kOutput) pm->set_index(m.index);
+      if (m.initializer != nullptr) pm->set_initializer(m.initializer->name());
+    }
+  }
+}
+
+// After the nodes: members name nodes of the graph.
+void CollectionsFromProto(const proto::GraphDef& def, Graph& graph) {
+  for (const proto::GraphCollection& c : def.loom_collections()) {
+    if (!proto::GraphCollection::Kind_IsValid(c.kind())) {
+      throw InvalidArgument("collection '", c.name(), "': kind ", static_cast<int>(c.kind()),
+                            " is not supported by Loom");
+    }
+    const auto kind = static_cast<Collections::Kind>(static_cast<int>(c.kind()));
+    const auto node = [&](const std::string& name) {
+      Node* n = graph.FindNode(name);
+      if (n == nullptr) {
+        throw NotFound("collection '", c.name(), "' names node '", name,
+                       "', which is not in the graph");
+      }
+      return n;
+    };
+    for (const proto::GraphCollection::Member& m : c.member()) {
+      Collections::Member member{node(m.node()), m.index(), nullptr};
+      if (kind == Collections::Kind::kVariable) member.initializer = node(m.initializer());
+      graph.collections().AddMember(c.name(), kind, member);
+    }
+  }
+}
+
 }  // namespace
 
 std::string SerializeGraphDef(const proto::GraphDef& def) {
@@ -247,6 +286,7 @@ proto::GraphDef ToGraphDef(const Graph& graph, const GraphExportOptions& options
       for (int o = 0; o < node->num_outputs(); ++o) ShapeToProto(node->output_shape(o), shapes->add_shape());
     }
   }
+  CollectionsToProto(graph.collections(), def);
   return def;
 }
 
@@ -297,6 +337,7 @@ void ImportGraphDef(const proto::GraphDef& def, const OpRegistry& registry, Grap
     }
     graph.AddNode(op, nd.name(), std::move(inputs), std::move(attrs), std::move(controls));
   }
+  CollectionsFromProto(def, graph);
 }
 
 void ExportGraph(const Graph& graph, Env* env, const std::string& path,

@@ -4,7 +4,8 @@
 // Graph <-> GraphDef, the protobuf TensorFlow and TensorBoard read (our own .proto files,
 // wire-compatible: loom/io/proto/graph.proto). Nodes are written in id order (a
 // topological order), inputs as "node", "node:1" and "^control", attributes as AttrValue,
-// plus "_output_shapes" so TensorBoard can label edges.
+// plus "_output_shapes" so TensorBoard can label edges. The graph's collections
+// (collections.h) go into the GraphDef too (its loom_collections field), and come back.
 //
 // Data never goes into a graph file: a constant holding more than
 // `inline_constant_bytes` is written with its dtype and shape only, and its bytes go to a

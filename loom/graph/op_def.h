@@ -173,7 +173,7 @@ class KernelContext : public NodeAttrReader<KernelContext> {
 
   template <typename... Args>
   [[noreturn]] void Fail(const Args&... args) const {
-    throw InvalidArgument(node_.description(), ": ", args...);
+    throw InvalidArgument(node_.description(), ": ", args...).AtNode(node_.name());
   }
 
  private:

@@ -3,15 +3,17 @@
 
 // Session state that outlives a single Run: variables, iterators, random-op counters.
 // A ResourceMgr owns named Resources; kernels find theirs by name (a variable's node name,
-// an iterator's shared name). Thread-safe; a resource guards its own contents.
+// an iterator's shared name), or by type for state no graph node names (Unnamed<T>).
+// Thread-safe; a resource guards its own contents.
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
+#include <typeindex>
 #include <vector>
 
 #include "loom/base/error.h"
+#include "loom/base/mutex.h"
 #include "loom/tensor/tensor.h"
 
 namespace loom {
@@ -22,40 +24,63 @@ class Resource {
 };
 
 // A variable's value. Undefined until an initializer or a restore assigns it.
-// Thread-safety: `value` is guarded by `mu`; a Session's kernels, the Saver and the
+// Thread-safety: the value is guarded by mu(); a Session's kernels, the Saver and the
 // Session's own ReadVariable/WriteVariable may run on different threads (a hook's thread
-// writes while a step reads), so every access, the initialized test included, holds `mu`.
+// writes while a step reads). Read and Write lock it themselves; a read-modify-write (the
+// Assign kernels, the optimizers' fused updates) holds mu() across its value() accesses.
 class VariableResource : public Resource {
  public:
-  std::mutex mu;
-  Tensor value;  // guarded by mu
-  // REQUIRES: mu held.
-  bool initialized() const { return value.defined(); }
-  // The current value, read under mu: a view sharing the buffer (writers copy on write
+  // The current value, read under mu(): a view sharing the buffer (writers copy on write
   // when it is shared), undefined when the variable is not initialized.
-  Tensor Read() {
-    std::lock_guard<std::mutex> lock(mu);
-    return value;
+  Tensor Read() const LOOM_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(mu_);
+    return value_;
   }
+  // Replaces the value with `value` itself (no copy): the caller hands over a buffer that
+  // nothing else writes.
+  void Write(Tensor value) LOOM_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(mu_);
+    value_ = std::move(value);
+  }
+
+  // The lock guarding value(), for updates in place.
+  Mutex& mu() const LOOM_LOCK_RETURNED(mu_) { return mu_; }
+  // REQUIRES: mu() held.
+  bool initialized() const LOOM_REQUIRES(mu_) { return value_.defined(); }
+  // REQUIRES: mu() held, for as long as the reference is used.
+  Tensor& value() LOOM_REQUIRES(mu_) { return value_; }
+
+ private:
+  mutable Mutex mu_;
+  Tensor value_ LOOM_GUARDED_BY(mu_);
 };
 
+// Ownership: the ResourceMgr owns every resource it holds, and nothing is ever removed,
+// so a pointer or reference that Lookup, LookupOrCreate or Unnamed returns stays valid
+// for the ResourceMgr's lifetime (a Session's: the Session owns its ResourceMgr). Callers
+// never delete it and must not keep it past the Session. What the resource holds is
+// guarded by the resource itself (VariableResource::mu(), IteratorResource's methods).
 class ResourceMgr {
  public:
   ResourceMgr() = default;
   ResourceMgr(const ResourceMgr&) = delete;
   ResourceMgr& operator=(const ResourceMgr&) = delete;
 
-  // nullptr when absent. Throws Internal when present with another type.
+  // The resource named `name`, or nullptr when absent. Throws Internal when present with
+  // another type.
   template <typename T>
-  T* Lookup(const std::string& name) const {
-    std::lock_guard<std::mutex> lock(mu_);
+  T* Lookup(const std::string& name) const LOOM_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(mu_);
     auto it = resources_.find(name);
     if (it == resources_.end()) return nullptr;
     return Cast<T>(name, it->second.get());
   }
+  // The resource named `name`, made by `create` (under the manager's lock, so exactly
+  // once) when absent. Throws Internal when present with another type.
   template <typename T>
-  T* LookupOrCreate(const std::string& name, const std::function<std::unique_ptr<T>()>& create) {
-    std::lock_guard<std::mutex> lock(mu_);
+  T* LookupOrCreate(const std::string& name, const std::function<std::unique_ptr<T>()>& create)
+      LOOM_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(mu_);
     auto& slot = resources_[name];
     if (!slot) slot = create();
     return Cast<T>(name, slot.get());
@@ -64,16 +89,20 @@ class ResourceMgr {
   T* LookupOrCreate(const std::string& name) {
     return LookupOrCreate<T>(name, [] { return std::make_unique<T>(); });
   }
-  void Erase(const std::string& name) {
-    std::lock_guard<std::mutex> lock(mu_);
-    resources_.erase(name);
+  // The one resource of type T that no graph node names (a kernel family's per-Session
+  // state, such as the convolutions' scratch buffer), default-constructed on first use.
+  // Kept apart from the named resources: no node or iterator name can collide with it,
+  // and Names() does not list it.
+  template <typename T>
+  T& Unnamed() LOOM_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(mu_);
+    auto& slot = unnamed_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_unique<T>();
+    return static_cast<T&>(*slot);
   }
-  void Clear() {
-    std::lock_guard<std::mutex> lock(mu_);
-    resources_.clear();
-  }
-  std::vector<std::string> Names() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  // The names of the named resources, sorted.
+  std::vector<std::string> Names() const LOOM_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(mu_);
     std::vector<std::string> names;
     for (const auto& [name, r] : resources_) names.push_back(name);
     return names;
@@ -87,8 +116,9 @@ class ResourceMgr {
     return typed;
   }
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<Resource>> resources_;
+  mutable Mutex mu_;
+  std::map<std::string, std::unique_ptr<Resource>> resources_ LOOM_GUARDED_BY(mu_);
+  std::map<std::type_index, std::unique_ptr<Resource>> unnamed_ LOOM_GUARDED_BY(mu_);
 };
 
 }  // namespace loom

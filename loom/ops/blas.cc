@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 
+#include <atomic>
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -88,7 +90,12 @@ constexpr int64_t kMaxNarrowWork = int64_t{1} << 22;
 
 }  // namespace
 
-void SetBlasThreads(int num_threads) { openblas_set_num_threads(num_threads); }
+void SetBlasThreads(int num_threads) {
+  static std::atomic<int> current{0};
+  if (current.exchange(num_threads) != num_threads) openblas_set_num_threads(num_threads);
+}
+
+int BlasThreads() { return openblas_get_num_threads(); }
 
 void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,

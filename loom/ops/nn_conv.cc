@@ -97,11 +97,34 @@ bool IsPointwise(const Geometry& g) {
 
 // The im2col buffer, kept in the Session between runs: allocating tens of MB per step
 // costs more in page faults than the im2col copy itself. One per Session; a kernel that
-// finds it busy (a concurrent Run) allocates its own.
+// finds it busy (a concurrent Run) allocates its own. The Session's unnamed resource of
+// this type (ResourceMgr::Unnamed), so no graph name can collide with it.
 class ConvScratch : public Resource {
  public:
-  std::mutex mu;
-  Tensor buffer;  // uint8, grown on demand
+  // Calls fn(col) with a uint8 buffer of at least `bytes`: the kept one (grown when too
+  // small) when it is free, else a fresh one.
+  template <typename Fn>
+  void WithBuffer(size_t bytes, const Fn& fn) LOOM_LOCKS_EXCLUDED(mu_) {
+    if (!mu_.TryLock()) {
+      fn(Tensor(kUInt8, Shape{static_cast<int64_t>(bytes)}));
+      return;
+    }
+    try {
+      if (buffer_.TotalBytes() < bytes) {
+        buffer_ = Tensor();  // free the old buffer before allocating the larger one
+        buffer_ = Tensor(kUInt8, Shape{static_cast<int64_t>(bytes)});
+      }
+      fn(buffer_);
+    } catch (...) {
+      mu_.Unlock();
+      throw;
+    }
+    mu_.Unlock();
+  }
+
+ private:
+  Mutex mu_;
+  Tensor buffer_ LOOM_GUARDED_BY(mu_);  // uint8, grown on demand
 };
 
 // Runs fn(first_image, num_images, col) over batch chunks whose im2col matrix fits in
@@ -111,20 +134,10 @@ void ForEachBatchChunk(const KernelContext& c, const Geometry& g, const Fn& fn) 
   const int64_t per_image = std::max<int64_t>(1, g.out_h * g.out_w * g.k_h * g.k_w * g.channels);
   const int64_t chunk = std::clamp<int64_t>(kMaxColElements / per_image, 1, g.batch);
   const size_t bytes = chunk * per_image * sizeof(T);
-  auto* scratch = c.resources().LookupOrCreate<ConvScratch>("_nn_conv_scratch");
-  std::unique_lock<std::mutex> lock(scratch->mu, std::try_to_lock);
-  Tensor col;
-  if (lock.owns_lock()) {
-    if (scratch->buffer.TotalBytes() < bytes) {
-      scratch->buffer = Tensor();  // free the old buffer before allocating the larger one
-      scratch->buffer = Tensor(kUInt8, Shape{static_cast<int64_t>(bytes)});
-    }
-    col = scratch->buffer;
-  } else {
-    col = Tensor(kUInt8, Shape{static_cast<int64_t>(bytes)});
-  }
-  T* data = static_cast<T*>(col.raw_data());
-  for (int64_t n0 = 0; n0 < g.batch; n0 += chunk) fn(n0, std::min(chunk, g.batch - n0), data);
+  c.resources().Unnamed<ConvScratch>().WithBuffer(bytes, [&](const Tensor& col) {
+    T* data = static_cast<T*>(col.raw_data());
+    for (int64_t n0 = 0; n0 < g.batch; n0 += chunk) fn(n0, std::min(chunk, g.batch - n0), data);
+  });
 }
 
 void Conv2DKernel(KernelContext& c) {

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "loom/autodiff/gradients.h"
+#include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_test_util.h"
 
@@ -195,6 +196,25 @@ TEST(NnConvTest, ChannelMismatchAtRunTimeIsInvalidArgument) {
   });
   EXPECT_NE(msg.find("'conv'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[1,4,4,3]"), std::string::npos) << msg;
+}
+
+// The im2col buffer is the Session's unnamed ConvScratch resource: a graph node of any
+// name, even the one the buffer's resource once had, leaves it alone.
+TEST(NnConvTest, ScratchBufferIsNotAGraphName) {
+  Graph graph;
+  Scope s(graph);
+  Variable scale(s.WithOpName("_nn_conv_scratch"), Tensor::Scalar<float>(2));
+  auto x = Const(s, Tensor::FromVector<float>(std::vector<float>(9, 1), {1, 3, 3, 1}));
+  auto w = Const(s, Tensor::FromVector<float>(std::vector<float>(9, 1), {3, 3, 1, 1}));
+  auto y = Mul(s, Conv2D(s.WithOpName("conv"), x, w, {1, 1}, "SAME"), scale);
+  Session session(graph, {.intra_op_threads = 1});
+  session.RunTarget(GlobalVariablesInitializer(s));
+  for (int run = 0; run < 2; ++run) {  // the second run reuses the kept buffer
+    Tensor out = session.Eval(y);
+    EXPECT_EQ(out.flat<float>()[4], 18) << "run " << run;  // 9 ones under the window, x2
+    EXPECT_EQ(out.flat<float>()[0], 8) << "run " << run;   // a corner: 4 ones, x2
+  }
+  EXPECT_EQ(session.resources().Names(), (std::vector<std::string>{"_nn_conv_scratch"}));
 }
 
 // ---- Pooling ----

@@ -40,7 +40,8 @@ const OpDef& PlaceholderOp() {
             throw InvalidArgument("you must feed a value for placeholder '", c.node().name(),
                                   "' with dtype ", DTypeName(c.node().output_dtype(0)),
                                   " and shape ", c.node().output_shape(0),
-                                  ": pass it in Session::Run's feeds");
+                                  ": pass it in Session::Run's feeds")
+                .AtNode(c.node().name());
           },
       .no_gradient = "placeholders are inputs",
   };
@@ -122,10 +123,10 @@ const OpDef& AssignOp() {
               c.Fail("cannot assign a value of shape ", value.shape(), " to variable '",
                      c.node().input(0).node->name(), "' of shape ", declared);
             }
-            std::lock_guard<std::mutex> lock(var.mu);
+            MutexLock lock(var.mu());
             // Take ownership of a fresh intermediate; copy anything someone else views.
-            var.value = value.BufferIsUnique() && value.buffer()->owned() ? value : value.Clone();
-            c.set_output(0, var.value);
+            var.value() = value.BufferIsUnique() && value.buffer()->owned() ? value : value.Clone();
+            c.set_output(0, var.value());
           },
       .no_gradient = "assignments are not differentiable",
   };
@@ -148,7 +149,7 @@ void AssignUpdateShape(InferenceContext& c) {
 
 void AssignUpdateKernel(KernelContext& c, int sign) {
   VariableResource& var = c.variable(0);
-  std::lock_guard<std::mutex> lock(var.mu);
+  MutexLock lock(var.mu());
   CheckInitialized(c, var, 0);
   Tensor& dst = MutableVariableValue(var);
   const Tensor& value = c.input(1);
@@ -235,8 +236,9 @@ Operation VariablesInitializer(const Scope& scope, bool local, std::string_view 
 }  // namespace
 
 Tensor& MutableVariableValue(VariableResource& var) {
-  if (!var.value.BufferIsUnique() || !var.value.buffer()->owned()) var.value = var.value.Clone();
-  return var.value;
+  Tensor& value = var.value();
+  if (!value.BufferIsUnique() || !value.buffer()->owned()) value = value.Clone();
+  return value;
 }
 
 void CheckInitialized(const KernelContext& ctx, const VariableResource& var, int ref_input) {

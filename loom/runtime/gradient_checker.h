@@ -9,6 +9,7 @@
 //   double err = MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
 //     return Tanh(s, x[0]); }, {RandomDoubles({3, 4})});
 //   EXPECT_LT(err, 1e-6);
+// (runtime/session_test.cc runs this example as written.)
 #include <functional>
 #include <vector>
 

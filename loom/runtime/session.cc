@@ -71,9 +71,7 @@ Tensor ReadVariableAtStep(ResourceMgr& resources, const Node* node) {
 }  // namespace
 
 Session::Session(Graph& graph, SessionOptions options)
-    : graph_(graph), options_(options), pool_(ResolveThreads(options.intra_op_threads)) {
-  SetBlasThreads(pool_.num_threads());
-}
+    : graph_(graph), options_(options), pool_(ResolveThreads(options.intra_op_threads)) {}
 
 Session::~Session() = default;
 
@@ -249,6 +247,7 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
 
   const Plan& plan = GetPlan(feeds, fetches, targets);
   const int64_t step_id = run_counter_++;
+  SetBlasThreads(pool_.num_threads());
   const bool trace = options != nullptr && options->trace && metadata != nullptr;
   std::vector<Tensor> slots(plan.num_slots);
   for (size_t i = 0; i < feeds.size(); ++i) slots[plan.feed_slots[i]] = feeds[i].second;
@@ -276,9 +275,11 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
     try {
       (*step.kernel)(ctx);
     } catch (const Error& e) {
+      // Kernel errors that name their node say so (Error::node); the others get it here.
       const std::string& name = step.node->name();
-      if (e.message().find("'" + name + "'") != std::string::npos) throw;
-      throw Error(e.code(), StrCat(e.message(), " [in ", step.node->description(), "]"));
+      if (e.node() == name) throw;
+      throw Error(e.code(), StrCat(e.message(), " [in ", step.node->description(), "]"))
+          .AtNode(name);
     }
     if (trace) {
       metadata->step_stats.push_back(
@@ -336,8 +337,7 @@ void Session::WriteVariable(const std::string& name, const Tensor& value) {
                           DTypeName(node->output_dtype(0)), node->output_shape(0));
   }
   auto* var = resources_.LookupOrCreate<VariableResource>(name);
-  std::lock_guard<std::mutex> lock(var->mu);
-  var->value = value.Clone();
+  var->Write(value.Clone());
 }
 
 bool Session::VariableInitialized(const std::string& name) {

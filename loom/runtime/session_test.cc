@@ -5,7 +5,9 @@
 #include <thread>
 
 #include "loom/autodiff/gradients.h"
+#include "loom/ops/blas.h"
 #include "loom/ops/grad_support.h"
+#include "loom/ops/nn.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
 
@@ -193,6 +195,99 @@ TEST(SessionTest, ScheduleEarlyNodesRunRightAfterTheirInputs) {
               : std::vector<std::string>{"x", "a", "b", "c", "after_a", "after_b"};
     EXPECT_EQ(order, expected);
   }
+// A kernel that throws `message` unmarked, or through KernelContext::Fail.
+const OpDef& ThrowingOp(bool through_fail) {
+  static const OpDef plain = {
+      .name = "ThrowPlain",
+      .num_inputs = 0,
+      .num_outputs = 0,
+      .shape = [](InferenceContext&) {},
+      .kernel = [](KernelContext&) { throw InvalidArgument("no feature 'k' in the input"); },
+      .no_gradient = "test op",
+  };
+  static const OpDef failing = {
+      .name = "ThrowFail",
+      .num_inputs = 0,
+      .num_outputs = 0,
+      .shape = [](InferenceContext&) {},
+      .kernel = [](KernelContext& c) { c.Fail("no feature 'k' in the input"); },
+      .no_gradient = "test op",
+  };
+  return through_fail ? failing : plain;
+}
+
+int Count(const std::string& text, const std::string& part) {
+  int n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+// Every kernel error names its node exactly once, whatever else its message quotes: a
+// node named 'k' whose message quotes a feature 'k' still gets its context.
+TEST(SessionTest, KernelErrorsNameTheirNodeOnce) {
+  Graph graph;
+  Scope s(graph);
+  Node* plain = s.WithOpName("k").AddNode(ThrowingOp(false), {}, {});
+  Node* failing = s.WithOpName("f").AddNode(ThrowingOp(true), {}, {});
+  auto x = Placeholder(s.WithOpName("features"), kFloat32, {});
+  Session session(graph);
+  try {
+    session.RunTarget(plain);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "no feature 'k' in the input [in ThrowPlain 'k']");
+    EXPECT_EQ(e.node(), "k");
+  }
+  try {
+    session.RunTarget(failing);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "ThrowFail 'f': no feature 'k' in the input");
+    EXPECT_EQ(e.node(), "f");
+  }
+  std::string message;
+  CodeOf([&] { session.Eval(Identity(s, x)); }, &message);
+  EXPECT_EQ(Count(message, "features"), 1) << message;
+}
+
+// OpenBLAS has one thread count per process; a Run sets it to its own Session's, not
+// to whichever Session was created last.
+TEST(SessionTest, EachRunSetsItsSessionsBlasThreads) {
+  Graph graph;
+  Scope s(graph);
+  auto y = Identity(s, Placeholder(s, kFloat32, {}));
+  Session one(graph, {.intra_op_threads = 1});
+  Session two(graph, {.intra_op_threads = 2});
+  const FeedList feed = {{y.node->input(0), Tensor::Scalar<float>(1)}};
+  one.Run(feed, {y});
+  EXPECT_EQ(BlasThreads(), 1);
+  two.Run(feed, {y});
+  EXPECT_EQ(BlasThreads(), 2);
+  one.Run(feed, {y});
+  EXPECT_EQ(BlasThreads(), 1);
+}
+
+TEST(ResourceMgrTest, UnnamedResourcesAreOnePerTypeAndApartFromNames) {
+  struct Cache : Resource {
+    int hits = 0;
+  };
+  ResourceMgr resources;
+  Cache& cache = resources.Unnamed<Cache>();
+  cache.hits = 3;
+  EXPECT_EQ(&resources.Unnamed<Cache>(), &cache);
+  EXPECT_TRUE(resources.Names().empty());
+  // A named resource of the same type is another object.
+  Cache* named = resources.LookupOrCreate<Cache>("cache");
+  EXPECT_NE(named, &cache);
+  EXPECT_EQ(resources.Unnamed<Cache>().hits, 3);
+  EXPECT_EQ(resources.Names(), (std::vector<std::string>{"cache"}));
+}
+
+// gradient_checker.h's example, as written there.
+TEST(GradientCheckerTest, HeaderExampleRunsAsWritten) {
+  double err = MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
+    return Tanh(s, x[0]); }, {RandomDoubles({3, 4})});
+  EXPECT_LT(err, 1e-6);
 }
 
 TEST(GradientsTest, AddNAndIdentityAccumulate) {

@@ -2,7 +2,7 @@
 #define LOOM_TRAIN_BASIC_HOOKS_H_
 
 // The built-in hooks, TF1's basic_session_run_hooks. Each periodic hook is driven by a
-// SecondOrStepTimer (secs_or_steps_timer.h); options with "secs" and "steps" take exactly
+// SecondOrStepTimer (second_or_step_timer.h); options with "secs" and "steps" take exactly
 // one of the two. Hooks that read the global step find it in Begin with GetGlobalStep
 // (global_step.h) and throw FailedPrecondition when the graph has none.
 //   StopAtStepHook        request a stop at last_step, or num_steps after the session starts
@@ -27,7 +27,7 @@
 
 #include "loom/train/file_writer.h"
 #include "loom/train/scaffold.h"
-#include "loom/train/secs_or_steps_timer.h"
+#include "loom/train/second_or_step_timer.h"
 #include "loom/train/session_run_hook.h"
 
 namespace loom::train {

@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 
+#include "loom/graph/collections.h"
+#include "loom/graph/graph_def.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
 #include "loom/ops/state.h"
@@ -258,6 +260,50 @@ TEST(GlobalStepTest, ANonVariableNamedGlobalStepIsRejected) {
   Scope s(graph);
   Const(s.WithOpName("global_step"), Tensor::Scalar<float>(1.0f));
   EXPECT_THROW(GlobalStep(s), Error);
+}
+
+// The global step is the variable registered in GraphKeys::kGlobalStep, whatever its
+// name; a variable merely named "global_step" is not it.
+TEST(GlobalStepTest, IsFoundByRegistrationNotByName) {
+  Graph graph;
+  Scope s(graph);
+  Variable impostor(s.WithOpName("global_step"), Tensor::Scalar<int64_t>(0), {.trainable = false});
+  EXPECT_FALSE(GetGlobalStep(graph).valid());
+  try {
+    GlobalStep(s);
+    FAIL() << "created a second node named global_step";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("VariableV2 'global_step'"), std::string::npos) << e.message();
+  }
+
+  Graph other;
+  Scope o(other);
+  Variable step(o.WithOpName("my_step"), Tensor::Scalar<int64_t>(5), {.trainable = false});
+  other.collections().Add(GraphKeys::kGlobalStep, VariableRef{step, step.initializer});
+  EXPECT_EQ(GetGlobalStep(other).node, step.node);
+  EXPECT_EQ(GlobalStep(o).initializer.node, step.initializer.node);
+  // A second registered step is an error, not a silent pick.
+  Variable extra(o.WithOpName("extra"), Tensor::Scalar<int64_t>(0), {.trainable = false});
+  other.collections().Add(GraphKeys::kGlobalStep, VariableRef{extra, extra.initializer});
+  EXPECT_THROW(GetGlobalStep(other), Error);
+}
+
+TEST(GlobalStepTest, SurvivesAGraphDefRoundTrip) {
+  Graph graph;
+  Scope s(graph);
+  Variable step = GlobalStep(s);
+  OpRegistry registry;
+  RegisterStateOps(registry);
+  Graph loaded;
+  ImportGraphDef(ToGraphDef(graph), registry, loaded);
+  Variable found = GetGlobalStep(loaded);
+  ASSERT_TRUE(found.valid());
+  EXPECT_EQ(found.node->name(), "global_step");
+  EXPECT_EQ(found.initializer.name(), step.initializer.name());
+  EXPECT_EQ(GlobalStep(Scope(loaded)).node, found.node);  // found, not created again
+  Session session(loaded);
+  session.RunTarget(found.initializer);
+  EXPECT_EQ(session.Eval(found).scalar<int64_t>(), 0);
 }
 
 TEST(GlobalStepTest, IncrementsOncePerStepAfterTheUpdates) {

@@ -2,7 +2,7 @@
 # Saver / checkpoints, summaries and event files.
 list(APPEND LOOM_TRAIN_SRCS
   session_run_hook.cc
-  secs_or_steps_timer.cc
+  second_or_step_timer.cc
   saver.cc
   checkpoint_state.cc
   file_writer.cc

@@ -101,19 +101,11 @@ std::string Saver::Save(Session& session, const std::string& prefix,
     for (const std::string& name : data::IteratorResourceNames(session.resources())) {
       auto* it = session.resources().Lookup<data::IteratorResource>(name);
       if (it == nullptr) continue;
-      std::string blob;
-      {
-        std::lock_guard<std::mutex> lock(it->mu);
-        if (it->iterator) {
-          blob = it->iterator->Save();
-        } else if (!it->pending_restore.empty()) {
-          // Restored but not re-created yet (a one-shot iterator before its first
-          // GetNext): keep the restored position, or a save now would lose it.
-          blob = it->pending_restore;
-        } else {
-          continue;
-        }
-      }
+      // Restored but not re-created yet (a one-shot iterator before its first GetNext):
+      // the restored position is kept, or a save now would lose it.
+      std::optional<std::string> state = it->SaveOrPending();
+      if (!state) continue;
+      const std::string& blob = *state;
       Tensor t(kUInt8, Shape{static_cast<int64_t>(blob.size())});
       if (!blob.empty()) std::memcpy(t.raw_data(), blob.data(), blob.size());
       tensors.emplace_back(name, std::move(t));
@@ -313,9 +305,7 @@ void Saver::Restore(Session& session, const std::string& path, const RestoreOpti
     }
     // Copy out of the read-only mapping, so the file may be deleted or replaced later.
     if (!value.buffer()->owned() || !value.BufferIsUnique()) value = value.Clone();
-    auto* var = session.resources().LookupOrCreate<VariableResource>(name);
-    std::lock_guard<std::mutex> lock(var->mu);
-    var->value = std::move(value);
+    session.resources().LookupOrCreate<VariableResource>(name)->Write(std::move(value));
   }
   if (options.restore_iterators && options_.save_iterators) {
     for (const std::string& name : reader->names()) {

@@ -12,6 +12,7 @@ const std::string& RefName(const KernelContext& c, int i) { return c.node().inpu
 
 }  // namespace
 
+// Locks every distinct variable before touching any value (see the header).
 LockedRefs::LockedRefs(const KernelContext& c, int num_refs) {
   std::vector<VariableResource*> vars(num_refs);
   for (int i = 0; i < num_refs; ++i) vars[i] = &c.variable(i);
@@ -19,7 +20,7 @@ LockedRefs::LockedRefs(const KernelContext& c, int num_refs) {
   std::sort(order.begin(), order.end());
   order.erase(std::unique(order.begin(), order.end()), order.end());
   locks_.reserve(order.size());
-  for (VariableResource* v : order) locks_.emplace_back(v->mu);
+  for (VariableResource* v : order) locks_.emplace_back(v->mu());
   for (int i = 0; i < num_refs; ++i) CheckInitialized(c, *vars[i], i);
   values_.resize(num_refs);
   for (int i = 0; i < num_refs; ++i) values_[i] = &MutableVariableValue(*vars[i]);

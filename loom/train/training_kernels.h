@@ -30,13 +30,15 @@ inline constexpr int64_t kMinParallelChunk = 32 * 1024;
 // makes their buffers exclusively theirs (copy-on-write), for the object's lifetime.
 class LockedRefs {
  public:
-  LockedRefs(const KernelContext& c, int num_refs);
+  LockedRefs(const KernelContext& c, int num_refs) LOOM_NO_THREAD_SAFETY_ANALYSIS;
   LockedRefs(const LockedRefs&) = delete;
   LockedRefs& operator=(const LockedRefs&) = delete;
   Tensor& value(int i) { return *values_[i]; }
 
  private:
-  std::vector<std::unique_lock<std::mutex>> locks_;
+  // Held from the constructor to the destructor. A lock set known only at run time is
+  // beyond clang's thread-safety analysis, so the constructor opts out of it.
+  std::vector<std::unique_lock<Mutex>> locks_;
   std::vector<Tensor*> values_;
 };
 

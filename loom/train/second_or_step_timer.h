@@ -1,5 +1,5 @@
-#ifndef LOOM_TRAIN_SECS_OR_STEPS_TIMER_H_
-#define LOOM_TRAIN_SECS_OR_STEPS_TIMER_H_
+#ifndef LOOM_TRAIN_SECOND_OR_STEP_TIMER_H_
+#define LOOM_TRAIN_SECOND_OR_STEP_TIMER_H_
 
 // SecondOrStepTimer: TF's tf.train.SecondOrStepTimer, the one timer that drives every
 // periodic hook (checkpoints, summaries, step counting, logging, profiling, early
@@ -61,4 +61,4 @@ class SecondOrStepTimer {
 
 }  // namespace loom::train
 
-#endif  // LOOM_TRAIN_SECS_OR_STEPS_TIMER_H_
+#endif  // LOOM_TRAIN_SECOND_OR_STEP_TIMER_H_

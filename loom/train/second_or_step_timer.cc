@@ -1,4 +1,4 @@
-#include "loom/train/secs_or_steps_timer.h"
+#include "loom/train/second_or_step_timer.h"
 
 #include "loom/base/error.h"
 
