@@ -69,7 +69,7 @@ TEST(GraphDefTest, SerializedGraphRoundTripsWithoutProtoTypes) {
   ImportSerializedGraph(bytes, TestRegistry(), loaded);
   ASSERT_EQ(loaded.num_nodes(), graph.num_nodes());
   EXPECT_EQ(SerializeGraph(loaded), bytes);
-  EXPECT_EQ(loaded.GetOutput("y").shape(), Shape({-1, 2}));
+  EXPECT_EQ(loaded.GetOutput("y").shape(), graph.GetOutput("y").shape());
 
   const std::string text = GraphToText(graph);
   EXPECT_NE(text.find("name: \"w/Assign\""), std::string::npos) << text;
@@ -177,7 +177,9 @@ TEST(GraphDefTest, TensorAttributesAreCheckedBeforeAllocating) {
                 .find("fills at most"),
             std::string::npos);
   EXPECT_NE(ImportError(ConstGraph(string_dtype, {int64_t{1} << 40},
-                                   [](proto::TensorProto* t) { t->add_string_val("s"); }))
+                                   // a moved std::string: add_string_val(const char*) trips g++ 12's -Wrestrict
+                                   // false positive (GCC bug 105651)
+                                   [](proto::TensorProto* t) { t->add_string_val(std::string(1, 's')); }))
                 .find("fills at most"),
             std::string::npos);
   EXPECT_NE(ImportError(ConstGraph(float_dtype, {int64_t{1} << 40},

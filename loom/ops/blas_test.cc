@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -52,8 +53,7 @@ TEST(GemmDispatchTest, PicksTheWidestVariantThisCpuHas) {
 // every transpose, row remainders of each kernel's row blocks (8 for AVX-512, 4 for AVX2),
 // column counts on both sides of the 8-lane AVX2 register, leading dimensions wider than
 // the matrices, and alpha / beta. With beta = 0, C is written without being read (a NaN
-// there does not survive), as BLAS defines it. The variants agree with each other to
-// float32 rounding.
+// there does not survive), as BLAS defines it.
 TEST(GemmDispatchTest, EveryVariantMatchesTheFloat64Reference) {
   std::vector<GemmVariant> variants;
   for (GemmVariant v : {GemmVariant::kBlas, GemmVariant::kAvx2, GemmVariant::kAvx512}) {
