@@ -56,6 +56,19 @@ echo "tidy.sh: ${#files[@]} files, $jobs jobs, $("$tidy" --version | grep -o 've
 cd "$root"
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
+# The compile commands without the flags clang does not know (g++'s -fvect-cost-model:
+# clang stops with "unknown argument").
+python3 - "$db" "$log/compile_commands.json" <<'PY'
+import json, re, sys
+gcc_only = re.compile(r"-fvect-cost-model(=\S*)?")
+entries = json.load(open(sys.argv[1]))
+for e in entries:
+    if "command" in e:
+        e["command"] = gcc_only.sub("", e["command"])
+    if "arguments" in e:
+        e["arguments"] = [a for a in e["arguments"] if not gcc_only.fullmatch(a)]
+json.dump(entries, open(sys.argv[2], "w"))
+PY
 start=$(date +%s)
 # One clang-tidy per file, JOBS at a time; each file's output is kept apart so that
 # findings print whole.
@@ -66,7 +79,7 @@ printf '%s\n' "${files[@]}" | xargs -P "$jobs" -I{} sh -c '
        --extra-arg=-Wno-ignored-optimization-argument \
        --extra-arg=-Wno-unused-command-line-argument "$2" >"$out" 2>&1; then
     echo "$2" >>"$1/failed"
-  fi' "$tidy" "$log" {} "$build"
+  fi' "$tidy" "$log" {} "$log"
 failed=0
 if [[ -f $log/failed ]]; then
   sort "$log/failed" | while read -r f; do
