@@ -82,22 +82,6 @@ inline EstimatorSpec LinearModelFn(Scope& s, const Features& features, Output la
 
 // A fresh directory, removed by the destructor (loom/testing/temp_dir.h).
 using TempDir = loom::testing::TempDir;
-    path_ = JoinPath(base ? base : "/tmp", "loom_estimator_test_" + std::to_string(::getpid()) +
-                                               "_" + std::to_string(counter++));
-    Env::Default()->CreateDirs(path_);
-  }
-  ~TempDir() {
-    try {
-      Env::Default()->DeleteRecursively(path_);
-    } catch (...) {
-    }
-  }
-  const std::string& path() const { return path_; }
-  std::string Join(const std::string& name) const { return JoinPath(path_, name); }
-
- private:
-  std::string path_;
-};
 
 }  // namespace loom::estimator_testing
 

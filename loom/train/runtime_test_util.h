@@ -56,19 +56,6 @@ class RecordingHook : public SessionRunHook {
 
 // A fresh directory, removed at destruction (loom/testing/temp_dir.h).
 using TempDir = loom::testing::TempDir;
-    path_ = (std::filesystem::temp_directory_path() /
-             ("loom_train_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
-                .string();
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  std::string Join(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // Forwards to a base Env (through FaultInjectionEnv) but reads the clock from now_micros.
 class FakeClockEnv : public FaultInjectionEnv {
