@@ -23,9 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const std::string& name : reader->names()) {
         try {
           Tensor t = reader->Get(name);
-          volatile char sink = 0;
-          const char* p = static_cast<const char*>(t.raw_data());
-          for (size_t i = 0; i < t.TotalBytes(); ++i) sink ^= p[i];
+          fuzz::TouchEveryByte(t.raw_data(), t.TotalBytes());
         } catch (const Error&) {
         }
       }

@@ -23,7 +23,7 @@ TEST(Graph2GiBTest, RoundTripsConstantsLargerThanTheProtobufLimit) {
     for (int i = 0; i < 3; ++i) {
       Tensor part = Tensor::Zeros(kUInt8, {kPart});
       part.flat<uint8_t>()[kPart - 1] = static_cast<uint8_t>(i + 1);
-      Identity(s.WithOpName("out" + std::to_string(i)), Const(s.WithOpName("c" + std::to_string(i)), part));
+      Identity(s.WithOpName(StrCat("out", i)), Const(s.WithOpName(StrCat("c", i)), part));
     }
     ExportGraph(graph, env, path);
   }

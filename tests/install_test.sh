@@ -18,8 +18,21 @@ for f in bin/loom include/loom/loom.h include/loom/io/proto/graph.pb.h \
          lib/cmake/Loom/LoomConfigVersion.cmake lib/cmake/Loom/LoomTargets.cmake; do
   [[ -e $prefix/$f ]] || { echo "install_test: $prefix/$f was not installed"; exit 1; }
 done
-if [[ -e $prefix/include/loom/cli || -e $prefix/include/loom/data/test_util.h ]]; then
-  echo "install_test: the command's or the tests' headers were installed"
+# Only public headers: no implementation header, test helper or command header.
+private=$(cd "$prefix/include" && find loom -name '*.h' \
+  \( -name '*_internal.h' -o -name '*test_util.h' -o -name 'test_ops.h' -o -name '*_impl.h' \
+     -o -path 'loom/cli/*' -o -name elementwise.h -o -name blas.h -o -name training_kernels.h \) )
+if [[ -n $private ]]; then
+  echo "install_test: implementation, test or command headers were installed:"; echo "$private"
+  exit 1
+fi
+# Every installed header's own includes of Loom headers are installed too (a public header
+# that includes a private one breaks every consumer that includes it).
+missing=$(cd "$prefix/include" && find loom -name '*.h' -exec grep -H '^#include "loom/' {} + |
+  sed -E 's/^([^:]*):#include "([^"]*)".*/\1 \2/' |
+  while read -r header included; do [[ -e $included ]] || echo "$header includes $included"; done)
+if [[ -n $missing ]]; then
+  echo "install_test: installed headers include headers that were not installed:"; echo "$missing"
   exit 1
 fi
 

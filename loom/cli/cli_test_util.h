@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "loom/testing/temp_dir.h"
+
 namespace loom::cli::testing {
 
 namespace fs = std::filesystem;
@@ -36,11 +38,14 @@ inline Result Loom(const std::string& args) {
   return r;
 }
 
+// A fresh directory `name` inside this test process's own loom::testing::TempDir, which is
+// removed (with every such directory) when the process exits.
 inline std::string TempDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("loom_cli_test_" + std::to_string(getpid())) / name;
+  static const loom::testing::TempDir root("cli_test");
+  const std::string dir = root.Join(name);
   fs::remove_all(dir);
   fs::create_directories(dir);
-  return dir.string();
+  return dir;
 }
 
 inline void Write(const std::string& path, const std::string& text) {

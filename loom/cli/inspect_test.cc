@@ -233,7 +233,7 @@ TEST(CliTest, InspectReportsTruncatedFiles) {
     writer.Close();
   }
   fs::rename(EventsFile(dir + "/logs"), dir + "/events.out.tfevents.1.host");
-  for (const std::string& name : {"plain.tfrecord", "gz.tfrecord.gz", "events.out.tfevents.1.host"}) {
+  for (const char* name : {"plain.tfrecord", "gz.tfrecord.gz", "events.out.tfevents.1.host"}) {
     SCOPED_TRACE(name);
     Result r = Loom("inspect " + dir + "/" + name);
     ASSERT_EQ(r.code, 0) << r.output;

@@ -23,7 +23,10 @@ std::string DTypeString(int dtype) {
 
 std::string ShapeString(const Shape& shape) {
   std::string out = "[";
-  for (int i = 0; i < shape.rank(); ++i) out += (i ? "," : "") + std::to_string(shape.dim(i));
+  for (int i = 0; i < shape.rank(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(shape.dim(i));
+  }
   return out + "]";
 }
 

@@ -69,7 +69,10 @@ class ProgressHook : public train::SessionRunHook {
     double elapsed = std::chrono::duration<double>(now - start_).count();
     double rate = elapsed > 0 ? (last_step_ - first_step_) / elapsed : 0;
     std::string line = "step " + std::to_string(last_step_);
-    if (options_.max_steps) line += "/" + std::to_string(*options_.max_steps);
+    if (options_.max_steps) {
+      line += '/';
+      line += std::to_string(*options_.max_steps);
+    }
     char buf[96];
     std::snprintf(buf, sizeof buf, "  loss %.4f  %.1f steps/s", last_loss_, rate);
     line += buf;

@@ -294,7 +294,8 @@ void WritePredictionFile(const std::map<std::string, Tensor>& all, const std::st
         if (!keys.empty() && std::find(keys.begin(), keys.end(), k) == keys.end()) continue;
         int64_t width = t.NumElements() / rows;
         for (int64_t j = 0; j < width; ++j) {
-          text += (first ? "" : ",") + Cell(t, r * width + j);
+          if (!first) text += ',';
+          text += Cell(t, r * width + j);
           first = false;
         }
       }

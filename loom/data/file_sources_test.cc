@@ -411,7 +411,7 @@ class ParseExamplesTest : public ::testing::Test {
     for (int i = 0; i < 5; ++i) {
       ExampleBuilder b;
       b.AddInt64s("label", {i}).AddFloats("image", {1.0f * i, 2.0f * i, 3.0f * i, 4.0f * i});
-      std::vector<std::string> words(i, "w" + std::to_string(i));
+      std::vector<std::string> words(i, StrCat("w", i));
       b.AddBytes("words", words);
       if (i != 3) b.AddFloats("weight", {0.5f});
       records.push_back(b.Serialize());

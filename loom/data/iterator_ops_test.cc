@@ -31,7 +31,9 @@ TEST(IteratorOpsTest, OneShotIteratorRunsToOutOfRange) {
   // The graph holds no data: no node carries more than the iterator's attrs.
   for (int id = 0; id < graph.num_nodes(); ++id) {
     for (const auto& [name, v] : graph.node(id)->attrs().map()) {
-      if (auto* t = std::get_if<Tensor>(&v)) EXPECT_EQ(t->NumElements(), 0);
+      if (auto* t = std::get_if<Tensor>(&v)) {
+        EXPECT_EQ(t->NumElements(), 0);
+      }
     }
   }
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/data/dataset.h"
+#include "loom/testing/error_of.h"
 
 namespace loom::data::testing {
 
@@ -32,17 +33,8 @@ inline Tensor Iota(int64_t n, int64_t cols = 0) {
   return cols ? Tensor::FromVector(v, {n, cols}) : Tensor::FromVector(v);
 }
 
-template <typename Fn>
-ErrorCode CodeOf(Fn&& fn, std::string* message = nullptr) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (message) *message = e.message();
-    return e.code();
-  }
-  ADD_FAILURE() << "expected an Error";
-  return ErrorCode::kInternal;
-}
+// The code of the Error fn() throws (loom/testing/error_of.h).
+using loom::testing::CodeOf;
 
 }  // namespace loom::data::testing
 

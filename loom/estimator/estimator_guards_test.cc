@@ -226,7 +226,9 @@ TEST(EstimatorGuardsTest, PredictRunsNothingUntilTheFirstElement) {
       ASSERT_TRUE(range.Next().has_value());
       EXPECT_GE(input_fn_calls, 1);
       EXPECT_EQ(est.model_fn_calls(), model_fn_calls + 1);
-      if (with_hook) EXPECT_EQ(hook->begins * 10 + hook->sessions, 11);
+      if (with_hook) {
+        EXPECT_EQ(hook->begins * 10 + hook->sessions, 11);
+      }
       EXPECT_EQ(range.ToVector().size(), 3u);
     }
     // Errors come with the first element too, as from TF's next().

@@ -20,6 +20,7 @@
 #include "loom/ops/state.h"
 #include "loom/train/global_step.h"
 #include "loom/train/gradient_descent.h"
+#include "loom/testing/temp_dir.h"
 
 namespace loom::estimator_testing {
 
@@ -79,28 +80,8 @@ inline EstimatorSpec LinearModelFn(Scope& s, const Features& features, Output la
               {"mae", TestMean(s, "mae", Mean(s, Abs(s, Sub(s, prediction, labels))))}}};
 }
 
-// A fresh directory under TEST_TMPDIR (or /tmp), removed by the destructor.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TEST_TMPDIR");
-    static std::atomic<int> counter{0};
-    path_ = JoinPath(base ? base : "/tmp", "loom_estimator_test_" + std::to_string(::getpid()) +
-                                               "_" + std::to_string(counter++));
-    Env::Default()->CreateDirs(path_);
-  }
-  ~TempDir() {
-    try {
-      Env::Default()->DeleteRecursively(path_);
-    } catch (...) {
-    }
-  }
-  const std::string& path() const { return path_; }
-  std::string Join(const std::string& name) const { return JoinPath(path_, name); }
-
- private:
-  std::string path_;
-};
+// A fresh directory, removed by the destructor (loom/testing/temp_dir.h).
+using TempDir = loom::testing::TempDir;
 
 }  // namespace loom::estimator_testing
 

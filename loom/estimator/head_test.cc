@@ -35,9 +35,8 @@ TEST(BinaryClassHeadTest, LossPredictionsAndMetrics) {
   Graph graph;
   Scope s(graph);
   const std::vector<float> x = {2.0f, -1.0f, 0.5f, -3.0f};
-  const std::vector<int64_t> y = {1, 0, 0, 0};
+  const std::vector<int64_t> y = {1, 0, 0, 0};  // the string labels below, as ids
   Output logits = Const(s, Tensor::FromVector(x, Shape{4, 1}));
-  Output labels = Const(s, Tensor::FromVector(y));
   auto head = BinaryClassHead({.label_vocabulary = {"neg", "pos"}});
   EXPECT_EQ(head->logits_dimension(), 1);
   Output string_labels =

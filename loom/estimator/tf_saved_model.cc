@@ -6,7 +6,7 @@
 #include "loom/estimator/all_ops.h"
 #include "loom/estimator/tf_ops.h"
 #include "loom/graph/graph.h"
-#include "loom/graph/graph_def.h"
+#include "loom/graph/graph_def_proto.h"
 #include "loom/graph/op_def.h"
 #include "loom/graph/scope.h"
 #include "loom/io/proto/saved_model.pb.h"

@@ -1,10 +1,14 @@
 #include "loom/graph/graph_def.h"
 
-#include <algorithm>
-#include <cstring>
-
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/text_format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "loom/graph/graph_def_proto.h"
 
 #include "loom/graph/collections.h"
 #include "loom/io/safetensors.h"
@@ -340,12 +344,34 @@ void ImportGraphDef(const proto::GraphDef& def, const OpRegistry& registry, Grap
   CollectionsFromProto(def, graph);
 }
 
+std::string SerializeGraph(const Graph& graph, const GraphExportOptions& options,
+                           std::vector<std::pair<std::string, Tensor>>* external) {
+  return SerializeGraphDef(ToGraphDef(graph, options, external));
+}
+
+std::string GraphToText(const Graph& graph, const GraphExportOptions& options) {
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(ToGraphDef(graph, options), &text);
+  return text;
+}
+
+void ImportSerializedGraph(std::string_view serialized, const OpRegistry& registry,
+                           Graph& graph, Env* env, const std::string& sidecar_path) {
+  proto::GraphDef def;
+  if (serialized.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !def.ParseFromArray(serialized.data(), static_cast<int>(serialized.size()))) {
+    throw DataLoss("the ", serialized.size(), " bytes given are not a GraphDef (protobuf parse "
+                   "failed); pass what SerializeGraph or ExportGraph wrote");
+  }
+  ImportGraphDef(def, registry, graph, env, sidecar_path);
+}
+
 void ExportGraph(const Graph& graph, Env* env, const std::string& path,
                  const GraphExportOptions& options) {
   std::vector<std::pair<std::string, Tensor>> external;
-  proto::GraphDef def = ToGraphDef(graph, options, &external);
+  const std::string bytes = SerializeGraph(graph, options, &external);
   if (!external.empty()) WriteSafetensors(env, GraphSidecarPath(path), external);
-  WriteFileAtomically(env, path, SerializeGraphDef(def));
+  WriteFileAtomically(env, path, bytes);
 }
 
 void ImportGraph(Env* env, const std::string& path, const OpRegistry& registry, Graph& graph) {

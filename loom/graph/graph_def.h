@@ -16,11 +16,16 @@
 //
 // Attribute floats are 32-bit in AttrValue (as in TF), so a double attribute round-trips
 // with float precision.
+//
+// The API speaks Loom types and bytes only; the protobuf messages stay inside Loom
+// (graph_def_proto.h, for Loom's own code that holds a proto::GraphDef).
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "loom/base/env.h"
 #include "loom/graph/op_def.h"
-#include "loom/io/proto/graph.pb.h"
 
 namespace loom {
 
@@ -29,18 +34,22 @@ struct GraphExportOptions {
   int64_t inline_constant_bytes = 1 << 20;
 };
 
-// The graph's structure. Large constants keep dtype and shape but no values; they are
+// The graph's structure as a binary GraphDef, with map entries in sorted order so equal
+// graphs give equal bytes. Large constants keep dtype and shape but no values; they are
 // appended to `external` (node name, value) when it is not null, dropped otherwise
 // (that is what event files get: structure only).
-proto::GraphDef ToGraphDef(const Graph& graph, const GraphExportOptions& options = {},
+std::string SerializeGraph(const Graph& graph, const GraphExportOptions& options = {},
                            std::vector<std::pair<std::string, Tensor>>* external = nullptr);
+// The same GraphDef in protobuf's text format (graph.pbtxt), large constants stripped.
+std::string GraphToText(const Graph& graph, const GraphExportOptions& options = {});
 
-// Adds the nodes of `def` to `graph` (empty or not; names must not collide), looking ops
-// up in `registry`. External constants are read from `sidecar_path` (zero-copy views of
-// the mapped file). Throws NotFound for an unknown op or input, InvalidArgument for bad
-// attributes or shapes (naming the node), DataLoss for a missing sidecar tensor.
-void ImportGraphDef(const proto::GraphDef& def, const OpRegistry& registry, Graph& graph,
-                    Env* env = nullptr, const std::string& sidecar_path = "");
+// Adds the nodes of the binary GraphDef `serialized` to `graph` (empty or not; names must
+// not collide), looking ops up in `registry`. External constants are read from
+// `sidecar_path` (zero-copy views of the mapped file). Throws DataLoss when the bytes are
+// not a GraphDef or a sidecar tensor is missing, NotFound for an unknown op or input,
+// InvalidArgument for bad attributes or shapes (naming the node).
+void ImportSerializedGraph(std::string_view serialized, const OpRegistry& registry,
+                           Graph& graph, Env* env = nullptr, const std::string& sidecar_path = "");
 
 // Writes `path` (binary GraphDef) and, when some constant is large, the sidecar
 // "<path>.data.safetensors"; both atomically.
@@ -48,10 +57,6 @@ void ExportGraph(const Graph& graph, Env* env, const std::string& path,
                  const GraphExportOptions& options = {});
 // Reads what ExportGraph wrote into `graph`.
 void ImportGraph(Env* env, const std::string& path, const OpRegistry& registry, Graph& graph);
-
-// The binary encoding of a GraphDef with map entries in sorted order, so equal graphs
-// give equal bytes.
-std::string SerializeGraphDef(const proto::GraphDef& def);
 
 // The sidecar path for a graph file.
 std::string GraphSidecarPath(const std::string& graph_path);

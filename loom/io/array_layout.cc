@@ -42,6 +42,8 @@ void ConvertRun(const char* src, int64_t n, const StoredType& type, Out* out) {
       out[i] = static_cast<Out>(*src != 0);
     } else if (type.kind == 'i') {
       switch (type.size) {
+        // int8 values widen with their sign on purpose.
+        // NOLINTNEXTLINE(bugprone-signed-char-misuse)
         case 1: out[i] = static_cast<Out>(LoadElement<int8_t>(src, swap)); break;
         case 2: out[i] = static_cast<Out>(LoadElement<int16_t>(src, swap)); break;
         case 4: out[i] = static_cast<Out>(LoadElement<int32_t>(src, swap)); break;

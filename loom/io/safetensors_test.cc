@@ -296,7 +296,9 @@ TEST(SafetensorsTest, WrittenTensorsAreAlignedForTheirType) {
     const Tensor read = reader->Get(name);
     EXPECT_TRUE(read.Equals(t)) << name;
     // BOOL bytes are always copied (normalized to 0/1); every other dtype is a view.
-    if (t.dtype() != kBool) EXPECT_FALSE(read.buffer()->owned()) << name << " was copied";
+    if (t.dtype() != kBool) {
+      EXPECT_FALSE(read.buffer()->owned()) << name << " was copied";
+    }
   }
 }
 

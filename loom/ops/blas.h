@@ -2,7 +2,15 @@
 #define LOOM_OPS_BLAS_H_
 
 // The one place Loom calls a BLAS (OpenBLAS, chosen by measurement: bench/RESULTS.md).
-// Row-major GEMM: C = alpha * op(A) * op(B) + beta * C, with op(X) = X or X^T.
+// Row-major GEMM: C = alpha * op(A) * op(B) + beta * C, with op(X) = X or X^T. Internal to
+// the ops layer (not installed).
+//
+// Narrow float32 products (n <= 16 columns, B not transposed: a classifier's logits layer
+// and its weight gradient) run on Loom's own kernel instead, in the widest variant the CPU
+// has: AVX-512 (one masked register per row of C) or AVX2 + FMA (two). The variant is
+// chosen once, at run time, from the CPU's feature bits, so one build runs on any x86-64
+// machine; without either (or off x86-64) every product goes to the BLAS.
+// Thread-safety: all functions are thread-safe.
 #include <cstdint>
 
 namespace loom {
@@ -21,6 +29,22 @@ void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
 void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc);
+
+// The implementations of the float32 Gemm, for tests and benchmarks.
+enum class GemmVariant {
+  kBlas,    // OpenBLAS for every product
+  kAvx2,    // narrow products on the AVX2 + FMA kernel, the rest on OpenBLAS
+  kAvx512,  // narrow products on the AVX-512F kernel, the rest on OpenBLAS
+};
+const char* GemmVariantName(GemmVariant variant);
+// True when this CPU can run `variant` (kBlas: always).
+bool CpuSupports(GemmVariant variant);
+// The variant Gemm uses here: the last of kAvx512, kAvx2, kBlas that CpuSupports.
+GemmVariant ActiveGemmVariant();
+// Gemm through `variant`. REQUIRES: CpuSupports(variant).
+void GemmWithVariant(GemmVariant variant, bool transpose_a, bool transpose_b, int64_t m,
+                     int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                     const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 }  // namespace loom
 

@@ -178,7 +178,7 @@ const OpDef& RandomNormalOp() {
               T* out = y.data<T>();
               const int per_block = std::is_same_v<T, float> ? 4 : 2;
               FillBlocks(c, stream, y.NumElements(), per_block, [&](const philox::Block& x, int64_t first, int64_t n) {
-                double z[4];
+                double z[4] = {};  // NormalsFromBlock fills per_block >= n of them
                 NormalsFromBlock<T>(x, z);
                 for (int64_t k = 0; k < n; ++k) out[first + k] = static_cast<T>(mean + stddev * z[k]);
               });

@@ -71,7 +71,7 @@ TEST(RandomTest, StreamsSaveAndRestoreTheirPosition) {
   Graph graph({.seed = 3});
   Scope s(graph);
   Output noise = RandomUniform(s.WithOpName("noise"), {64});
-  Output unused = RandomNormal(s.WithOpName("unused"), {4});
+  RandomNormal(s.WithOpName("unused"), {4});
   Session a(graph);
   for (int i = 0; i < 3; ++i) a.Eval(noise);
   auto saved = SaveRandomStreams(a.resources());

@@ -494,7 +494,7 @@ const OpDef& BroadcastToShapeOfOp() {
             // Broadcasting copies x: its gradient sums the copies back.
             const Scope& s = g.scope();
             Output x = g.input(0), like = g.input(1);
-            auto axes = g.attr(kAxes);
+            const auto& axes = g.attr(kAxes);
             if (axes.empty()) return {SumToShapeOf(s, g.grad(), x), GradOutput()};
             if (!x.shape().rank_known() || !like.shape().rank_known()) {
               throw Unimplemented("gradient of ", g.node().description(), " needs known ranks");

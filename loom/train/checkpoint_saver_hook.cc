@@ -1,5 +1,3 @@
-#include <google/protobuf/text_format.h>
-
 #include "loom/base/logging.h"
 #include "loom/graph/graph_def.h"
 #include "loom/train/basic_hooks.h"
@@ -38,9 +36,7 @@ void CheckpointSaverHook::AfterCreateSession(Session& session) {
   if (options_.save_graph_def && !graph_written_) {
     // Structure only (large constants stripped): its size depends on the model, never
     // on the data.
-    const proto::GraphDef def = ToGraphDef(*graph_);
-    std::string text;
-    google::protobuf::TextFormat::PrintToString(def, &text);
+    const std::string text = GraphToText(*graph_);
     options_.env->CreateDirs(checkpoint_dir_);
     WriteFileAtomically(options_.env, JoinPath(checkpoint_dir_, "graph.pbtxt"), text);
     if (options_.summary_writer) options_.summary_writer->AddGraph(*graph_, step);

@@ -63,10 +63,9 @@ void FileWriter::AddGraph(const Graph& graph, int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);
   if (graph_written_) return;
   // Structure only: large constants keep dtype and shape, their values are dropped.
-  const proto::GraphDef def = ToGraphDef(graph, {}, /*external=*/nullptr);
   proto::Event event;
   event.set_step(step);
-  event.set_graph_def(SerializeGraphDef(def));
+  event.set_graph_def(SerializeGraph(graph, {}, /*external=*/nullptr));
   WriteLocked(event);
   graph_written_ = true;
 }

@@ -14,6 +14,7 @@
 #include "loom/ops/state.h"
 #include "loom/train/global_step.h"
 #include "loom/train/session_run_hook.h"
+#include "loom/testing/temp_dir.h"
 
 namespace loom::train::testing {
 
@@ -53,24 +54,8 @@ class RecordingHook : public SessionRunHook {
   std::vector<std::string>* log_;
 };
 
-// A fresh directory under the system temp dir, removed at destruction.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = (std::filesystem::temp_directory_path() /
-             ("loom_train_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
-                .string();
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  std::string Join(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+// A fresh directory, removed at destruction (loom/testing/temp_dir.h).
+using TempDir = loom::testing::TempDir;
 
 // Forwards to a base Env (through FaultInjectionEnv) but reads the clock from now_micros.
 class FakeClockEnv : public FaultInjectionEnv {

@@ -34,6 +34,18 @@ LockedRefs::LockedRefs(const KernelContext& c, int num_refs) {
   }
 }
 
+bool CpuHasAvx2Fma() {
+#if defined(__x86_64__)
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 double ScalarInput(const KernelContext& c, int i) {
   const Tensor& t = c.input(i);
   if (t.NumElements() != 1) {

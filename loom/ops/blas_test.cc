@@ -1,0 +1,115 @@
+#include "loom/ops/blas.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace loom {
+namespace {
+
+// The CPU's feature flags as the kernel reports them (/proc/cpuinfo), a source independent
+// of the compiler's __builtin_cpu_supports that blas.cc asks.
+bool CpuinfoHasFlag(const std::string& flag) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    std::string word;
+    while (words >> word) {
+      if (word == flag) return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+TEST(GemmDispatchTest, PicksTheWidestVariantThisCpuHas) {
+#if defined(__x86_64__) && defined(__linux__)
+  GemmVariant want = GemmVariant::kBlas;
+  if (CpuinfoHasFlag("avx512f")) {
+    want = GemmVariant::kAvx512;
+  } else if (CpuinfoHasFlag("avx2") && CpuinfoHasFlag("fma")) {
+    want = GemmVariant::kAvx2;
+  }
+  EXPECT_EQ(GemmVariantName(ActiveGemmVariant()), std::string(GemmVariantName(want)));
+  EXPECT_EQ(CpuSupports(GemmVariant::kAvx2), want != GemmVariant::kBlas);
+  EXPECT_EQ(CpuSupports(GemmVariant::kAvx512), want == GemmVariant::kAvx512);
+#else
+  EXPECT_EQ(ActiveGemmVariant(), GemmVariant::kBlas);
+#endif
+  EXPECT_TRUE(CpuSupports(GemmVariant::kBlas));
+  std::printf("Gemm variant on this CPU: %s\n", GemmVariantName(ActiveGemmVariant()));
+}
+
+// Every variant this CPU runs (the BLAS-only one always) against a float64 reference over
+// every transpose, row remainders of each kernel's row blocks (8 for AVX-512, 4 for AVX2),
+// column counts on both sides of the 8-lane AVX2 register, leading dimensions wider than
+// the matrices, and alpha / beta. With beta = 0, C is written without being read (a NaN
+// there does not survive), as BLAS defines it.
+TEST(GemmDispatchTest, EveryVariantMatchesTheFloat64Reference) {
+  std::vector<GemmVariant> variants;
+  for (GemmVariant v : {GemmVariant::kBlas, GemmVariant::kAvx2, GemmVariant::kAvx512}) {
+    if (CpuSupports(v)) variants.push_back(v);
+  }
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (int64_t m : {1, 3, 4, 7, 8, 13, 33})
+        for (int64_t n : {1, 5, 8, 9, 10, 16, 17})
+          for (int64_t k : {0, 1, 6, 67})
+            for (auto [alpha, beta] : {std::pair{1.f, 0.f}, std::pair{0.5f, 1.f},
+                                       std::pair{2.f, -0.25f}}) {
+              const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
+              std::vector<float> a((ta ? k : m) * lda), b((tb ? n : k) * ldb), c0(m * ldc);
+              for (float& v : a) v = dist(rng);
+              for (float& v : b) v = dist(rng);
+              for (float& v : c0) v = beta == 0.f ? std::numeric_limits<float>::quiet_NaN()
+                                                  : dist(rng);
+              for (GemmVariant variant : variants) {
+                SCOPED_TRACE(testing::Message()
+                             << GemmVariantName(variant) << " ta=" << ta << " tb=" << tb
+                             << " m=" << m << " n=" << n << " k=" << k << " alpha=" << alpha
+                             << " beta=" << beta);
+                std::vector<float> c = c0;
+                GemmWithVariant(variant, ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb,
+                                beta, c.data(), ldc);
+                for (int64_t i = 0; i < m; ++i)
+                  for (int64_t j = 0; j < ldc; ++j) {
+                    const float got = c[i * ldc + j], before = c0[i * ldc + j];
+                    if (j >= n) {  // padding between rows is never touched
+                      ASSERT_TRUE(got == before || (std::isnan(got) && std::isnan(before)));
+                      continue;
+                    }
+                    double want = 0;
+                    for (int64_t l = 0; l < k; ++l) {
+                      const double av = ta ? a[l * lda + i] : a[i * lda + l];
+                      const double bv = tb ? b[j * ldb + l] : b[l * ldb + j];
+                      want += av * bv;
+                    }
+                    want = alpha * want + (beta == 0.f ? 0.0 : beta * double{before});
+                    ASSERT_NEAR(got, want, 1e-5 * (1 + k)) << "at " << i << "," << j;
+                  }
+              }
+            }
+}
+
+TEST(GemmDispatchDeathTest, AVariantTheCpuLacksIsRefused) {
+  for (GemmVariant v : {GemmVariant::kAvx2, GemmVariant::kAvx512}) {
+    if (CpuSupports(v)) continue;
+    float a = 1, b = 1, c = 0;
+    EXPECT_DEATH(GemmWithVariant(v, false, false, 1, 1, 1, 1.f, &a, 1, &b, 1, 0.f, &c, 1),
+                 "cannot run");
+  }
+}
+
+}  // namespace
+}  // namespace loom
