@@ -20,6 +20,7 @@
 
 #include "loom/estimator/all_ops.h"
 #include "loom/graph/graph_def.h"
+#include "loom/graph/graph_def_proto.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
 #include "loom/runtime/session.h"
@@ -159,7 +160,6 @@ const std::map<std::string, std::string>& NotSwept() {
       {"NoOp", "no inputs, no outputs"},
       {"MakeIterator", "needs a host-side dataset (iterator_ops_test covers it)"},
       {"IteratorGetNext", "needs an initialized iterator (iterator_ops_test covers it)"},
-      {"LayerUpdates", "no inputs, no outputs: a control-dependency marker"},
       {"TfParseExample", "needs serialized tf.Example records (tf_saved_model_test covers it)"},
       {"IndexedSlicesToDense", "built by Gradients for sparse gradients only"},
   };

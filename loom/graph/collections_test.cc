@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "loom/graph/graph_def.h"
+#include "loom/graph/graph_def_proto.h"
 #include "loom/ops/grad_support.h"
 #include "loom/ops/state.h"
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "loom/graph/graph_def.h"
+#include "loom/graph/graph_def_proto.h"
 
 namespace loom {
 namespace {

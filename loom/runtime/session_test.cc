@@ -195,6 +195,8 @@ TEST(SessionTest, ScheduleEarlyNodesRunRightAfterTheirInputs) {
               : std::vector<std::string>{"x", "a", "b", "c", "after_a", "after_b"};
     EXPECT_EQ(order, expected);
   }
+}
+
 // A kernel that throws `message` unmarked, or through KernelContext::Fail.
 const OpDef& ThrowingOp(bool through_fail) {
   static const OpDef plain = {

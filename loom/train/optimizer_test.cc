@@ -8,6 +8,7 @@
 
 #include "loom/graph/collections.h"
 #include "loom/graph/graph_def.h"
+#include "loom/graph/graph_def_proto.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
 #include "loom/ops/state.h"
