@@ -185,7 +185,7 @@ void CheckNodeAttrs(const OpDef& op, const std::string& name, AttrMap& attrs) {
     }
     if (!def->allowed.empty() &&
         std::none_of(def->allowed.begin(), def->allowed.end(),
-                     [&](const AttrValue& v) { return AttrValueEquals(v, value); })) {
+                     [&given = value](const AttrValue& v) { return AttrValueEquals(v, given); })) {
       std::vector<std::string> allowed;
       for (const AttrValue& v : def->allowed) allowed.push_back(AttrValueToString(v));
       fail("attribute '", key, "' is ", AttrValueToString(value), "; allowed: ",
