@@ -10,6 +10,7 @@
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/session.h"
+#include "loom/testing/error_of.h"
 #include "loom/train/gradient_descent.h"
 
 namespace loom::feature_column {
@@ -52,15 +53,7 @@ struct Fixture {
   }
 };
 
-template <typename Fn>
-std::string ErrorOf(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::ErrorOf;
 
 TEST(FeatureHashTest, StableValuesComputedIndependently) {
   // FNV-1a 64 + fmix64, values from a Python reference implementation.

@@ -8,6 +8,7 @@
 
 #include "loom/estimator/canned.h"
 #include "loom/estimator/estimator_test_util.h"
+#include "loom/testing/error_of.h"
 #include "loom/io/tf_checkpoint.h"
 #include "loom/io/tf_checkpoint_test_util.h"
 #include "loom/ops/array.h"
@@ -42,15 +43,7 @@ RunConfig Config(const std::string& dir) {
       .model_dir = dir, .tf_random_seed = 1, .save_summary_steps = 0, .log_step_count_steps = 0};
 }
 
-template <typename Fn>
-std::string ErrorOf(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::ErrorOf;
 
 TEST(TfCheckpointEstimatorTest, VariablesOfATfModelDir) {
   TempDir dir;
