@@ -89,9 +89,8 @@ int main(int argc, char** argv) {
     loom::Tensor x = RandomTensor({b, 784}, 1), w1 = RandomTensor({784, 512}, 2),
                  w2 = RandomTensor({512, 512}, 3), w3 = RandomTensor({512, 10}, 4);
     loom::Tensor h1(loom::kFloat32, {b, 512}), h2(loom::kFloat32, {b, 512}),
-        o(loom::kFloat32, {b, 10}), g1(loom::kFloat32, {784, 512}),
-        g2(loom::kFloat32, {512, 512}), g3(loom::kFloat32, {512, 10}),
-        d2(loom::kFloat32, {b, 512}), d1(loom::kFloat32, {b, 512});
+        o(loom::kFloat32, {b, 10}), g1(loom::kFloat32, {784, 512}), g2(loom::kFloat32, {512, 512}),
+        g3(loom::kFloat32, {512, 10}), d2(loom::kFloat32, {b, 512}), d1(loom::kFloat32, {b, 512});
     auto f = [](loom::Tensor& t) { return t.data<float>(); };
     double secs = TimeSteps(steps, [&] {
       // forward
@@ -105,8 +104,10 @@ int main(int argc, char** argv) {
       loom::Gemm(false, true, b, 512, 512, 1.f, f(d2), 512, f(w2), 512, 0.f, f(d1), 512);
       loom::Gemm(true, false, 784, 512, b, 1.f, f(x), 784, f(d1), 512, 0.f, f(g1), 512);
     });
-    std::printf("{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
-                "\"ms_per_step\": %.4f}\n", model.c_str(), threads, steps / secs, 1000 * secs / steps);
+    std::printf(
+        "{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
+        "\"ms_per_step\": %.4f}\n",
+        model.c_str(), threads, steps / secs, 1000 * secs / steps);
     return 0;
   }
 
@@ -136,15 +137,15 @@ int main(int argc, char** argv) {
   auto labels = loom::Placeholder(s.WithOpName("labels"), loom::kInt64, {-1});
   auto loss = loom::Mean(s, loom::SparseSoftmaxCrossEntropyWithLogits(s, labels, logits));
   loom::Operation train_op =
-      model == "softreg"
-          ? loom::train::GradientDescent({.learning_rate = 0.1}).Minimize(s, loss)
-          : loom::train::Adam({.learning_rate = 1e-3}).Minimize(s, loss);
+      model == "softreg" ? loom::train::GradientDescent({.learning_rate = 0.1}).Minimize(s, loss)
+                         : loom::train::Adam({.learning_rate = 1e-3}).Minimize(s, loss);
   auto init = loom::GlobalVariablesInitializer(s);
   graph.Finalize();
 
   loom::Session session(graph, {.intra_op_threads = threads});
   session.RunTarget(init);
-  loom::Shape x_shape = model == "convnet" ? loom::Shape{batch, 28, 28, 1} : loom::Shape{batch, 784};
+  loom::Shape x_shape =
+      model == "convnet" ? loom::Shape{batch, 28, 28, 1} : loom::Shape{batch, 784};
   loom::FeedList feeds = {{x, RandomTensor(x_shape, 5)}, {labels, RandomLabels(batch, 6)}};
   if (argc > 4 && std::string(argv[4]) == "trace") {  // per-op time of one step, for tuning
     loom::RunOptions options{.trace = true};
@@ -157,7 +158,9 @@ int main(int argc, char** argv) {
     }
   }
   double secs = TimeSteps(steps, [&] { session.Run(feeds, {}, {train_op}); });
-  std::printf("{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
-              "\"ms_per_step\": %.4f}\n", model.c_str(), threads, steps / secs, 1000 * secs / steps);
+  std::printf(
+      "{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
+      "\"ms_per_step\": %.4f}\n",
+      model.c_str(), threads, steps / secs, 1000 * secs / steps);
   return 0;
 }

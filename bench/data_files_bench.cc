@@ -69,12 +69,15 @@ void BenchNpy(int64_t n, const std::string& dir, double seconds) {
               Seconds(start));
 
   const double mem = PipelineBatchesPerSecond(FromTensorSlices({{"x", x}, {"label", y}}), seconds);
-  std::printf("{\"bench\":\"shuffle_repeat_batch256_prefetch2\",\"source\":\"FromTensorSlices\","
-              "\"n\":%lld,\"batches_per_s\":%.1f}\n", static_cast<long long>(n), mem);
+  std::printf(
+      "{\"bench\":\"shuffle_repeat_batch256_prefetch2\",\"source\":\"FromTensorSlices\","
+      "\"n\":%lld,\"batches_per_s\":%.1f}\n",
+      static_cast<long long>(n), mem);
   const double mapped = PipelineBatchesPerSecond(FromNpy({{"x", xp}, {"label", yp}}), seconds);
-  std::printf("{\"bench\":\"shuffle_repeat_batch256_prefetch2\",\"source\":\"FromNpy(mmap)\","
-              "\"n\":%lld,\"batches_per_s\":%.1f,\"vs_in_memory\":%.3f}\n",
-              static_cast<long long>(n), mapped, mapped / mem);
+  std::printf(
+      "{\"bench\":\"shuffle_repeat_batch256_prefetch2\",\"source\":\"FromNpy(mmap)\","
+      "\"n\":%lld,\"batches_per_s\":%.1f,\"vs_in_memory\":%.3f}\n",
+      static_cast<long long>(n), mapped, mapped / mem);
   std::fflush(stdout);
   env->DeleteFile(xp);
   env->DeleteFile(yp);
@@ -89,7 +92,8 @@ void BenchTFRecord(int64_t records, const std::string& dir, double seconds,
     std::vector<float> pixels(kCols);
     for (int64_t r = 0; r < records; ++r) {
       for (int64_t i = 0; i < kCols; ++i) pixels[i] = static_cast<float>((r + i) % 255) / 255.0f;
-      writer->WriteRecord(ExampleBuilder().AddFloats("image", pixels).AddInt64s("label", {r % 10}).Serialize());
+      writer->WriteRecord(
+          ExampleBuilder().AddFloats("image", pixels).AddInt64s("label", {r % 10}).Serialize());
     }
     writer->Close();
   }
@@ -102,10 +106,14 @@ void BenchTFRecord(int64_t records, const std::string& dir, double seconds,
     pass();
     int passes = 0;
     const auto start = Clock::now();
-    do { pass(); ++passes; } while (Seconds(start) < seconds);
-    std::printf("{\"bench\":\"tfrecord\",\"what\":\"%s\",\"records\":%lld,\"file_mb\":%.1f,"
-                "\"mb_per_s\":%.1f}\n", what, static_cast<long long>(records), mb,
-                mb * passes / Seconds(start));
+    do {
+      pass();
+      ++passes;
+    } while (Seconds(start) < seconds);
+    std::printf(
+        "{\"bench\":\"tfrecord\",\"what\":\"%s\",\"records\":%lld,\"file_mb\":%.1f,"
+        "\"mb_per_s\":%.1f}\n",
+        what, static_cast<long long>(records), mb, mb * passes / Seconds(start));
     std::fflush(stdout);
   };
 
@@ -120,7 +128,8 @@ void BenchTFRecord(int64_t records, const std::string& dir, double seconds,
   std::string record;
   measure("RecordReader", [&] {
     auto reader = RecordReader::Open(env, path, {});
-    while (reader->ReadRecord(&record)) {}
+    while (reader->ReadRecord(&record)) {
+    }
   });
 
   measure("RecordReader+protobuf_Example_parse", [&] {
@@ -137,13 +146,15 @@ void BenchTFRecord(int64_t records, const std::string& dir, double seconds,
   Dataset records_ds = TFRecordDataset({path});
   measure("TFRecordDataset", [&] {
     auto it = records_ds.MakeIterator();
-    while (it->GetNext()) {}
+    while (it->GetNext()) {
+    }
   });
 
   Dataset batched = records_ds.Batch(kBatch);
   measure("TFRecordDataset+Batch256", [&] {
     auto it = batched.MakeIterator();
-    while (it->GetNext()) {}
+    while (it->GetNext()) {
+    }
   });
 
   ExampleSpec spec;
@@ -168,7 +179,8 @@ void BenchTFRecord(int64_t records, const std::string& dir, double seconds,
   Dataset parsed = ParseExamples(records_ds.Batch(kBatch), spec);
   measure("TFRecordDataset+Batch256+ParseExamples", [&] {
     auto it = parsed.MakeIterator();
-    while (it->GetNext()) {}
+    while (it->GetNext()) {
+    }
   });
   env->DeleteFile(path);
 }

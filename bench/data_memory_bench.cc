@@ -48,12 +48,13 @@ int64_t StatusBytes(const std::string& field) {
 // Samples RssAnon / RssFile / VmRSS until destroyed, keeping the peaks.
 class RssSampler {
  public:
-  RssSampler() : thread_([this] {
-    while (!stop_.load()) {
-      Sample();
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  }) {}
+  RssSampler()
+      : thread_([this] {
+          while (!stop_.load()) {
+            Sample();
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          }
+        }) {}
   ~RssSampler() { Stop(); }
   void Stop() {
     if (thread_.joinable()) {
@@ -93,21 +94,20 @@ int64_t RunEpoch(const Dataset& source, double* seconds) {
   return batches;
 }
 
-void Report(const char* mode, int64_t rows, int64_t data_bytes, int64_t baseline,
-            int64_t batches, double seconds, const RssSampler& sampler) {
+void Report(const char* mode, int64_t rows, int64_t data_bytes, int64_t baseline, int64_t batches,
+            double seconds, const RssSampler& sampler) {
   const int64_t hwm = StatusBytes("VmHWM");
-  const double limit = std::string(mode) == "memory" ? 1.05 * data_bytes + 100 * kMiB
-                                                     : 300 * kMiB;
+  const double limit = std::string(mode) == "memory" ? 1.05 * data_bytes + 100 * kMiB : 300 * kMiB;
   const double measured = std::string(mode) == "memory" ? hwm : sampler.peak_anon();
-  std::printf("{\"bench\":\"data_memory\",\"mode\":\"%s\",\"rows\":%lld,\"data_mib\":%.1f,"
-              "\"batches\":%lld,\"seconds\":%.2f,\"baseline_rss_mib\":%.1f,"
-              "\"peak_rss_mib\":%.1f,\"peak_rss_anon_mib\":%.1f,\"peak_rss_file_mib\":%.1f,"
-              "\"peak_over_data\":%.4f,\"limit_mib\":%.1f,\"measured_mib\":%.1f,\"met\":%s}\n",
-              mode, static_cast<long long>(rows), data_bytes / kMiB,
-              static_cast<long long>(batches), seconds, baseline / kMiB, hwm / kMiB,
-              sampler.peak_anon() / kMiB, sampler.peak_file() / kMiB,
-              static_cast<double>(hwm) / data_bytes, limit / kMiB, measured / kMiB,
-              measured <= limit ? "true" : "false");
+  std::printf(
+      "{\"bench\":\"data_memory\",\"mode\":\"%s\",\"rows\":%lld,\"data_mib\":%.1f,"
+      "\"batches\":%lld,\"seconds\":%.2f,\"baseline_rss_mib\":%.1f,"
+      "\"peak_rss_mib\":%.1f,\"peak_rss_anon_mib\":%.1f,\"peak_rss_file_mib\":%.1f,"
+      "\"peak_over_data\":%.4f,\"limit_mib\":%.1f,\"measured_mib\":%.1f,\"met\":%s}\n",
+      mode, static_cast<long long>(rows), data_bytes / kMiB, static_cast<long long>(batches),
+      seconds, baseline / kMiB, hwm / kMiB, sampler.peak_anon() / kMiB, sampler.peak_file() / kMiB,
+      static_cast<double>(hwm) / data_bytes, limit / kMiB, measured / kMiB,
+      measured <= limit ? "true" : "false");
   std::fflush(stdout);
 }
 
@@ -129,8 +129,8 @@ void InMemory(int64_t rows) {
 // Streams a [rows, cols] array to `path` as .npy, `fill` giving element i, without holding
 // it in memory.
 template <typename T, typename Fill>
-void WriteNpyStreamed(Env* env, const std::string& path, DType dtype, Shape shape,
-                      int64_t elements, const Fill& fill) {
+void WriteNpyStreamed(Env* env, const std::string& path, DType dtype, Shape shape, int64_t elements,
+                      const Fill& fill) {
   auto file = env->NewWritableFile(path);
   file->Append(EncodeNpyHeader(dtype, shape));
   std::vector<T> chunk((64 << 20) / sizeof(T));
@@ -156,8 +156,7 @@ void Mapped(int64_t rows, const std::string& dir) {
     }
   } cleanup{env, xp, yp};
   WriteNpyStreamed<float>(env, xp, kFloat32, Shape{rows, kCols}, rows * kCols, Pixel);
-  WriteNpyStreamed<int64_t>(env, yp, kInt64, Shape{rows}, rows,
-                            [](int64_t i) { return i % 10; });
+  WriteNpyStreamed<int64_t>(env, yp, kInt64, Shape{rows}, rows, [](int64_t i) { return i % 10; });
   const int64_t data_bytes = rows * kCols * 4 + rows * 8;
   const int64_t baseline = StatusBytes("VmRSS");
   RssSampler sampler;

@@ -30,9 +30,9 @@
 #include "loom/distribute/distributed_optimizer.h"
 #include "loom/estimator/layers.h"
 #include "loom/estimator/losses.h"
-#include "loom/ops/math.h"
 #include "loom/ops/array.h"
 #include "loom/ops/grad_support.h"
+#include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/state.h"
 #include "loom/train/adam.h"
@@ -158,11 +158,11 @@ Output BuildModel(const Scope& s, bool convnet, Output x) {
     return layers::Dense(s, h, {.units = 10, .name = "logits"});
   }
   Output image = Reshape(s, x, {-1, 28, 28, 1});
-  Output h = layers::Conv2D(s, image, {.filters = 32, .kernel_size = {5, 5}, .padding = "same",
-                                       .activation = Relu});
+  Output h = layers::Conv2D(
+      s, image, {.filters = 32, .kernel_size = {5, 5}, .padding = "same", .activation = Relu});
   h = layers::MaxPooling2D(s, h, {.pool_size = {2, 2}, .strides = 2});
-  h = layers::Conv2D(s, h, {.filters = 64, .kernel_size = {5, 5}, .padding = "same",
-                            .activation = Relu});
+  h = layers::Conv2D(s, h,
+                     {.filters = 64, .kernel_size = {5, 5}, .padding = "same", .activation = Relu});
   h = layers::MaxPooling2D(s, h, {.pool_size = {2, 2}, .strides = 2});
   h = layers::Dense(s, layers::Flatten(s, h), {.units = 1024, .activation = Relu});
   return layers::Dense(s, h, {.units = 10});
@@ -242,15 +242,17 @@ int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 20;
   const bool steps_only = argc > 2 && std::strcmp(argv[2], "--steps-only") == 0;
   const Model mlp{"MLP", {{784, 512}, {512}, {512, 512}, {512}, {512, 10}, {10}}};
-  const Model cnn{"convnet",
-                  {{5, 5, 1, 32}, {32}, {5, 5, 32, 64}, {64}, {3136, 1024}, {1024}, {1024, 10}, {10}}};
+  const Model cnn{
+      "convnet",
+      {{5, 5, 1, 32}, {32}, {5, 5, 32, 64}, {64}, {3136, 1024}, {1024}, {1024, 10}, {10}}};
   if (comm->rank() == 0) {
     std::printf("dist_bench: %d ranks, %d calls per repetition; %s; load average %s\n\n",
                 comm->size(), iterations, CpuModel().c_str(), LoadAverage().c_str());
   }
   if (!steps_only && comm->size() > 1) {
     if (comm->rank() == 0) {
-      std::printf("| gradients | size | plain MPI_Allreduce | Loom start+wait kernels | plain / Loom |\n");
+      std::printf(
+          "| gradients | size | plain MPI_Allreduce | Loom start+wait kernels | plain / Loom |\n");
       std::printf("|---|---|---|---|---|\n");
     }
     // The default buckets (4 MiB), and one bucket for everything (what a plain loop over
@@ -262,16 +264,19 @@ int main(int argc, char** argv) {
     if (comm->rank() == 0) std::printf("\n");
   }
   if (comm->rank() == 0) {
-    std::printf("| model | ranks | all-reduce | steps/s | step | all-reduce busy/step | hidden |\n");
+    std::printf(
+        "| model | ranks | all-reduce | steps/s | step | all-reduce busy/step | hidden |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
   }
   const int step_iterations = std::max(2, iterations / 4);
   for (bool convnet : {false, true}) {
     for (bool overlap : {false, true}) {
       if (comm->size() == 1 && !overlap) continue;  // one process: nothing to reduce
-      StepBench(comm, convnet, overlap, convnet ? std::max(1, step_iterations / 2) : step_iterations);
+      StepBench(comm, convnet, overlap,
+                convnet ? std::max(1, step_iterations / 2) : step_iterations);
     }
   }
-  if (comm->rank() == 0) std::printf("\n%s; load average after: %s\n", CpuModel().c_str(), LoadAverage().c_str());
+  if (comm->rank() == 0)
+    std::printf("\n%s; load average after: %s\n", CpuModel().c_str(), LoadAverage().c_str());
   return 0;
 }

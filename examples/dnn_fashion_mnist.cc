@@ -13,11 +13,12 @@
 //                          [--learning_rate F] [--batch_size N] [--dropout F]
 //   --limit trains and tests on the first N images (the test suite uses a small N).
 //   Without --model_dir a fresh temporary directory is used (so training starts anew).
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <unistd.h>
 
 #include "examples/fashion_mnist_data.h"
 #include "loom/base/env.h"
@@ -33,13 +34,20 @@ int main(int argc, char** argv) {
   double learning_rate = 1e-3;
   double dropout = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--data")) data_dir = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--steps")) steps = std::atoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--limit")) limit = std::atoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--model_dir")) model_dir = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--learning_rate")) learning_rate = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--batch_size")) batch_size = std::atoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--dropout")) dropout = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--data"))
+      data_dir = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--steps"))
+      steps = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--limit"))
+      limit = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--model_dir"))
+      model_dir = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--learning_rate"))
+      learning_rate = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--batch_size"))
+      batch_size = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--dropout"))
+      dropout = std::atof(argv[i + 1]);
     else {
       std::fprintf(stderr,
                    "unknown flag %s; usage: %s [--data DIR] [--steps N] [--limit N] "
@@ -52,8 +60,8 @@ int main(int argc, char** argv) {
   try {
     if (model_dir.empty()) {
       const char* tmp = std::getenv("TMPDIR");
-      model_dir = loom::JoinPath(tmp ? tmp : "/tmp",
-                                 "dnn_fashion_mnist_" + std::to_string(::getpid()));
+      model_dir =
+          loom::JoinPath(tmp ? tmp : "/tmp", "dnn_fashion_mnist_" + std::to_string(::getpid()));
       remove_model_dir = true;
     }
     auto [train_x, train_y] = examples::LoadFashionMnist(data_dir, "train", limit);

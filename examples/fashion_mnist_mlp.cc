@@ -39,8 +39,7 @@ loom::Output Dense(const loom::Scope& parent, loom::Output x, int64_t units, boo
   // Glorot uniform, as tf.layers.dense.
   const double limit = std::sqrt(6.0 / static_cast<double>(fan_in + units));
   loom::Variable w(s.WithOpName("kernel"),
-                   loom::RandomUniform(s, {fan_in, units}, loom::kFloat32,
-                                       -limit, limit, seed));
+                   loom::RandomUniform(s, {fan_in, units}, loom::kFloat32, -limit, limit, seed));
   loom::Variable b(s.WithOpName("bias"), loom::Tensor::Zeros(loom::kFloat32, {units}));
   loom::Output y = loom::BiasAdd(s, loom::MatMul(s, x, w), b);
   return relu ? loom::Relu(s, y) : y;
@@ -53,9 +52,12 @@ int main(int argc, char** argv) {
   int epochs = 3;
   int64_t limit = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--data")) data_dir = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--epochs")) epochs = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--limit")) limit = std::atoll(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--data"))
+      data_dir = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--epochs"))
+      epochs = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--limit"))
+      limit = std::atoll(argv[i + 1]);
     else {
       std::fprintf(stderr, "unknown flag %s; usage: %s [--data DIR] [--epochs N] [--limit N]\n",
                    argv[i], argv[0]);

@@ -45,7 +45,9 @@ Inputs WorkaroundInput(const loom::Scope& s, loom::Tensor features, loom::Tensor
   auto x = loom::Placeholder(s.WithOpName("features"), loom::kFloat32, {-1, kFeatures});
   auto y = loom::Placeholder(s.WithOpName("labels"), loom::kFloat32, {-1, 1});
   auto dataset = loom::data::FromTensorSlices({{"x", x}, {"label", y}})
-                     .Shuffle(100000, {.seed = 1}).Repeat().Batch(256);
+                     .Shuffle(100000, {.seed = 1})
+                     .Repeat()
+                     .Batch(256);
   auto iterator = dataset.MakeInitializableIterator(s);
   hook->initialize = [=](loom::Session& session) {
     session.Run({{x, features}, {y, labels}}, /*fetches=*/{}, /*targets=*/{iterator.initializer()});
@@ -56,7 +58,9 @@ Inputs WorkaroundInput(const loom::Scope& s, loom::Tensor features, loom::Tensor
 // The direct Loom way: the dataset wraps the arrays themselves, zero-copy.
 Inputs DirectInput(const loom::Scope& s, loom::Tensor features, loom::Tensor labels) {
   auto iterator = loom::data::FromTensorSlices({{"x", features}, {"label", labels}})
-                      .Shuffle(100000, {.seed = 1}).Repeat().Batch(256)
+                      .Shuffle(100000, {.seed = 1})
+                      .Repeat()
+                      .Batch(256)
                       .MakeOneShotIterator(s);
   return {iterator.GetNext(), nullptr};
 }
@@ -68,10 +72,14 @@ int main(int argc, char** argv) {
   double gib = 0.01;
   int64_t steps = 300;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--mode")) mode = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--gib")) gib = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--steps")) steps = std::atoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--dir")) dir = argv[i + 1];
+    if (!std::strcmp(argv[i], "--mode"))
+      mode = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--gib"))
+      gib = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--steps"))
+      steps = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--dir"))
+      dir = argv[i + 1];
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
@@ -103,7 +111,8 @@ int main(int argc, char** argv) {
     auto pred = loom::layers::Dense(s, in.batch.at("x"), {.units = 1});
     auto loss = loom::losses::MeanSquaredError(s, in.batch.at("label"), pred);
     auto global_step = loom::train::GlobalStep(s);
-    auto train_op = loom::train::GradientDescent({.learning_rate = 0.5}).Minimize(s, loss, global_step);
+    auto train_op =
+        loom::train::GradientDescent({.learning_rate = 0.5}).Minimize(s, loss, global_step);
     loom::train::ScalarSummary(s, "loss", loss);
     auto scaffold = std::make_shared<loom::train::Scaffold>();
     scaffold->summary_op = loom::train::MergeAllSummaries(s);
@@ -111,10 +120,12 @@ int main(int argc, char** argv) {
     loom::HookList hooks = {std::make_shared<loom::train::StopAtStepHook>(
         loom::train::StopAtStepOptions{.last_step = steps})};
     if (in.hook) hooks.push_back(in.hook);
-    auto session = loom::train::MonitoredTrainingSession(
-        graph, {.checkpoint_dir = dir, .scaffold = scaffold, .hooks = hooks,
-                .save_checkpoint_steps = 100, .save_summaries_steps = 50,
-                .log_step_count_steps = 100});
+    auto session = loom::train::MonitoredTrainingSession(graph, {.checkpoint_dir = dir,
+                                                                 .scaffold = scaffold,
+                                                                 .hooks = hooks,
+                                                                 .save_checkpoint_steps = 100,
+                                                                 .save_summaries_steps = 50,
+                                                                 .log_step_count_steps = 100});
     double last = 0;
     while (!session->ShouldStop()) last = session->Run({}, {loss}, {train_op})[0].scalar<float>();
     session->Close();
@@ -133,9 +144,10 @@ int main(int argc, char** argv) {
     rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     const double rss = usage.ru_maxrss * 1024.0;
-    std::printf("mode %s: %lld steps, final loss %.5f, data %.3f GiB, peak RSS %.3f GiB (%.2fx data)\n",
-                mode.c_str(), (long long)steps, last, data_bytes / double(1 << 30),
-                rss / double(1 << 30), rss / data_bytes);
+    std::printf(
+        "mode %s: %lld steps, final loss %.5f, data %.3f GiB, peak RSS %.3f GiB (%.2fx data)\n",
+        mode.c_str(), (long long)steps, last, data_bytes / double(1 << 30), rss / double(1 << 30),
+        rss / data_bytes);
     if (!ok) {
       std::fprintf(stderr, "a file other than a checkpoint is larger than 1 MiB\n");
       return 1;

@@ -14,8 +14,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace loom;
   auto env = fuzz::EnvWithFile("/model/checkpoint", fuzz::AsView(data, size));
-  WriteSafetensors(env.get(), "/model/model.ckpt-5.safetensors",
-                   {{"w", Tensor::Scalar(1.0f)}}, {}, {.atomic = false});
+  WriteSafetensors(env.get(), "/model/model.ckpt-5.safetensors", {{"w", Tensor::Scalar(1.0f)}}, {},
+                   {.atomic = false});
   try {
     train::ReadCheckpointState(env.get(), "/model");
   } catch (const Error&) {

@@ -33,8 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
   }
   try {
-    CsvOptions options{.delimiter = delimiter, .use_quote_delim = quotes,
-                       .header = (flags & 4) != 0};
+    CsvOptions options{
+        .delimiter = delimiter, .use_quote_delim = quotes, .header = (flags & 4) != 0};
     if (flags & 8) options.select_cols = {0, 2, 3};
     if (flags & 16) options.na_value = "NA";
     std::vector<Tensor> defaults;

@@ -30,10 +30,14 @@ int SlotOf(std::string_view key) {
 
 wire::ListKind KindOf(const proto::Feature& f) {
   switch (f.kind_case()) {
-    case proto::Feature::kBytesList: return wire::ListKind::kBytes;
-    case proto::Feature::kFloatList: return wire::ListKind::kFloat;
-    case proto::Feature::kInt64List: return wire::ListKind::kInt64;
-    default: return wire::ListKind::kNone;
+    case proto::Feature::kBytesList:
+      return wire::ListKind::kBytes;
+    case proto::Feature::kFloatList:
+      return wire::ListKind::kFloat;
+    case proto::Feature::kInt64List:
+      return wire::ListKind::kInt64;
+    default:
+      return wire::ListKind::kNone;
   }
 }
 

@@ -40,14 +40,16 @@ inline std::vector<data::Dataset> IteratorStatePipelines() {
   // 5: the same stages over elements, and the element Prefetch.
   out.push_back(data::Range(0, 20).Map(identity).Repeat(-1).Take(50).Shard(3, 2).Prefetch(2));
   // 6: an in-memory Cache and Concatenate.
-  out.push_back(data::Range(0, 5).Concatenate(data::Range(5, 10)).Cache().Shuffle(3, {.seed = 1}).Repeat(2));
+  out.push_back(
+      data::Range(0, 5).Concatenate(data::Range(5, 10)).Cache().Shuffle(3, {.seed = 1}).Repeat(2));
   // 7: PaddedBatch of variable-length vectors.
   out.push_back(data::Range(1, 7)
-                    .Map([](Element e) {
-                      const int64_t n = e.at("x").scalar<int64_t>();
-                      return Element{{"v", Tensor(kFloat32, Shape{n})}};
-                    },
-                    {.output_spec = data::ElementSpec{{"v", {kFloat32, Shape{-1}}}}})
+                    .Map(
+                        [](Element e) {
+                          const int64_t n = e.at("x").scalar<int64_t>();
+                          return Element{{"v", Tensor(kFloat32, Shape{n})}};
+                        },
+                        {.output_spec = data::ElementSpec{{"v", {kFloat32, Shape{-1}}}}})
                     .PaddedBatch(2));
   return out;
 }

@@ -47,7 +47,11 @@ std::vector<std::string> Examples() {
                     .AddFloats("v", {0.25f})
                     .Serialize());
   out.push_back(ExampleBuilder().AddFloats("f", {0, 1}).AddInt64s("label", {0}).Serialize());
-  out.push_back(ExampleBuilder().AddBytes("s", {"word"}).AddFloats("v", {}).AddInt64s("other", {7}).Serialize());
+  out.push_back(ExampleBuilder()
+                    .AddBytes("s", {"word"})
+                    .AddFloats("v", {})
+                    .AddInt64s("other", {7})
+                    .Serialize());
   out.push_back(ExampleBuilder().Serialize());
   return out;
 }
@@ -74,7 +78,8 @@ void Gzip(const std::string& from, const std::string& to) {
 
 void Arrays(const std::string& root) {
   env->CreateDirs(JoinPath(root, "npy"));
-  WriteNpy(env, JoinPath(root, "npy/f32_2x3.npy"), Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3}));
+  WriteNpy(env, JoinPath(root, "npy/f32_2x3.npy"),
+           Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3}));
   WriteNpy(env, JoinPath(root, "npy/i64_4.npy"), Tensor::FromVector<int64_t>({1, -2, 3, 4}));
   WriteNpy(env, JoinPath(root, "npy/u8_scalar.npy"), Tensor::Scalar<uint8_t>(7));
   WriteNpy(env, JoinPath(root, "npy/bool_0x2.npy"), Tensor(kBool, Shape{0, 2}));
@@ -91,7 +96,8 @@ void Arrays(const std::string& root) {
   env->CreateDirs(JoinPath(root, "idx"));
   WriteIdx(env, JoinPath(root, "idx/images-idx3-ubyte"), Tensor(kUInt8, Shape{2, 3, 3}));
   WriteIdx(env, JoinPath(root, "idx/labels-idx1-ubyte"), Tensor::FromVector<uint8_t>({1, 9, 0}));
-  WriteIdx(env, JoinPath(root, "idx/f32-idx2"), Tensor::FromVector<float>({1.5f, 2, 3, 4}, Shape{2, 2}));
+  WriteIdx(env, JoinPath(root, "idx/f32-idx2"),
+           Tensor::FromVector<float>({1.5f, 2, 3, 4}, Shape{2, 2}));
   WriteIdx(env, JoinPath(root, "idx/i32-idx1"), Tensor::FromVector<int32_t>({-1, 1 << 20}));
   Gzip(JoinPath(root, "idx/images-idx3-ubyte"), JoinPath(root, "idx/images-idx3-ubyte.gz"));
   Gzip(JoinPath(root, "idx/f32-idx2"), JoinPath(root, "idx/f32-idx2.gz"));
@@ -99,10 +105,14 @@ void Arrays(const std::string& root) {
 
 void Csv(const std::string& dir) {
   // The first byte is the harness's option flags (csv_fuzzer.cc).
-  WriteSeed(JoinPath(dir, "plain.csv"), std::string("\x00", 1) + "1.5,2,abc,0.25,7\n,3,\"q,\"\"x\"\"\",1e3,-2\r\n");
-  WriteSeed(JoinPath(dir, "header.csv"), std::string("\x04", 1) + "a,b,c,d,e\n1,2,x,3,4\nNA,5,y,,\n");
-  WriteSeed(JoinPath(dir, "select.csv"), std::string("\x18", 1) + "1,2,3,4\nNA,x,nan,inf\n\n\"multi\nline\",1,2,3\n");
-  WriteSeed(JoinPath(dir, "batch.csv"), std::string("\x63", 1) + "1;2;x;3;4\n5;6;y;7;8\n9;10;z;11;12\n");
+  WriteSeed(JoinPath(dir, "plain.csv"),
+            std::string("\x00", 1) + "1.5,2,abc,0.25,7\n,3,\"q,\"\"x\"\"\",1e3,-2\r\n");
+  WriteSeed(JoinPath(dir, "header.csv"),
+            std::string("\x04", 1) + "a,b,c,d,e\n1,2,x,3,4\nNA,5,y,,\n");
+  WriteSeed(JoinPath(dir, "select.csv"),
+            std::string("\x18", 1) + "1,2,3,4\nNA,x,nan,inf\n\n\"multi\nline\",1,2,3\n");
+  WriteSeed(JoinPath(dir, "batch.csv"),
+            std::string("\x63", 1) + "1;2;x;3;4\n5;6;y;7;8\n9;10;z;11;12\n");
 }
 
 void Graphs(const std::string& dir) {
@@ -132,10 +142,11 @@ void Graphs(const std::string& dir) {
 
 void CheckpointStates(const std::string& dir) {
   env->CreateDirs(dir);
-  train::CheckpointState state{.model_checkpoint_path = "/model/model.ckpt-5",
-                               .all_model_checkpoint_paths = {"/model/model.ckpt-3", "/model/model.ckpt-5"},
-                               .all_model_checkpoint_timestamps = {1700000000.5, 1700000100.25},
-                               .last_preserved_timestamp = 1700000000};
+  train::CheckpointState state{
+      .model_checkpoint_path = "/model/model.ckpt-5",
+      .all_model_checkpoint_paths = {"/model/model.ckpt-3", "/model/model.ckpt-5"},
+      .all_model_checkpoint_timestamps = {1700000000.5, 1700000100.25},
+      .last_preserved_timestamp = 1700000000};
   const std::string tmp = "/tmp/loom_seed_writer_ckpt";
   env->CreateDirs(tmp);
   train::WriteCheckpointState(env, tmp, state);

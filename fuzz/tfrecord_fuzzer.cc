@@ -46,8 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
   }
   try {
-    auto reader = RecordReader::OpenSequential(env.get(), "/in/file.tfrecord",
-                                               {.compression = kCompression});
+    auto reader =
+        RecordReader::OpenSequential(env.get(), "/in/file.tfrecord", {.compression = kCompression});
     while (reader->ReadRecord(&record)) {
     }
   } catch (const Error&) {

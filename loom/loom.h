@@ -27,6 +27,7 @@
 #include "loom/train/adagrad.h"
 #include "loom/train/adam.h"
 #include "loom/train/basic_hooks.h"
+#include "loom/train/file_writer.h"
 #include "loom/train/ftrl.h"
 #include "loom/train/global_step.h"
 #include "loom/train/gradient_descent.h"
@@ -35,7 +36,6 @@
 #include "loom/train/monitored_session.h"
 #include "loom/train/rmsprop.h"
 #include "loom/train/saver.h"
-#include "loom/train/file_writer.h"
 #include "loom/train/summary.h"
 
 #endif  // LOOM_LOOM_H_

@@ -59,7 +59,8 @@ void Train(const std::string& checkpoint_dir, int save_steps) {
   // restarted the random streams would train on other masks.
   Variable w1(s.WithOpName("w1"), RandomNormal(s, {4, 16}, kFloat32, 0.0, 0.5));
   Variable b1(s.WithOpName("b1"), Tensor::Zeros(kFloat32, Shape{16}));
-  Output hidden = Dropout(s.WithOpName("dropout"), Relu(s, Add(s, MatMul(s, next.at("x"), w1), b1)), 0.25);
+  Output hidden =
+      Dropout(s.WithOpName("dropout"), Relu(s, Add(s, MatMul(s, next.at("x"), w1), b1)), 0.25);
   Variable w(s.WithOpName("w"), RandomNormal(s, {16, 1}, kFloat32, 0.0, 0.1));
   Variable b(s.WithOpName("b"), Tensor::Zeros(kFloat32, Shape{1}));
   Output prediction = Add(s, MatMul(s, hidden, w), b);
@@ -154,8 +155,10 @@ TEST(KillResume, FinalVariablesEqualAnUninterruptedRun) {
     std::this_thread::sleep_for(std::chrono::milliseconds(30 + rng() % 250));
     kill(pid, SIGKILL);
     const int code = WaitExitCode(pid);
-    if (code == -SIGKILL) ++kills;
-    else ASSERT_EQ(code, 0);  // finished before the kill: fine, but must have succeeded
+    if (code == -SIGKILL)
+      ++kills;
+    else
+      ASSERT_EQ(code, 0);  // finished before the kill: fine, but must have succeeded
   }
   ASSERT_EQ(WaitExitCode(SpawnTrainer(killed_dir)), 0);
   EXPECT_GT(kills, 0);
@@ -167,7 +170,8 @@ TEST(KillResume, FinalVariablesEqualAnUninterruptedRun) {
   EXPECT_EQ(Basename(*resumed), "model.ckpt-" + std::to_string(kLastStep));
   ExpectSameTensors(*reference, *resumed);
   // The model learned something (the comparison is not between two untrained models).
-  Tensor w1_initial = train::LoadVariable(env, reference_dir + "/model.ckpt-" + std::to_string(kLastStep - 12), "w1");
+  Tensor w1_initial = train::LoadVariable(
+      env, reference_dir + "/model.ckpt-" + std::to_string(kLastStep - 12), "w1");
   EXPECT_FALSE(train::LoadVariable(env, *reference, "w1").Equals(w1_initial));
   // max_to_keep (5) still bounds the directory after all the restarts.
   int checkpoints = 0;

@@ -9,14 +9,14 @@
 // A second test checks the registration lists against the sources: every record a source
 // file defines is in its family's Register*Ops list, and every Register*Ops function is
 // reached from AllOps().
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "loom/estimator/all_ops.h"
 #include "loom/graph/graph_def.h"
@@ -37,9 +37,13 @@ struct Sample {
   bool check_gradient = true;
 };
 
-Tensor Doubles(const Shape& shape, uint64_t seed = 1) { return RandomDoubles(shape, seed, 0.5, 1.5); }
+Tensor Doubles(const Shape& shape, uint64_t seed = 1) {
+  return RandomDoubles(shape, seed, 0.5, 1.5);
+}
 Tensor Ints(std::vector<int64_t> v) { return Tensor::FromVector<int64_t>(v); }
-Tensor Floats(std::vector<float> v, const Shape& shape) { return Tensor::FromVector<float>(v, shape); }
+Tensor Floats(std::vector<float> v, const Shape& shape) {
+  return Tensor::FromVector<float>(v, shape);
+}
 
 // Samples for ops the record alone cannot sample: required attributes, integer or shape
 // inputs, or inputs whose shapes must agree in a particular way.
@@ -48,8 +52,10 @@ std::map<std::string, Sample> Samples() {
   std::map<std::string, Sample> s;
   s["Cast"] = {{Doubles({2, 3})}, {{"DstT", kFloat32}}, false};
   s["AddN"] = {{Doubles({2, 3}, 1), Doubles({2, 3}, 2), Doubles({2, 3}, 3)}, {}};
-  s["LogicalAnd"] = {{Tensor::FromVector<bool>({true, false}), Tensor::FromVector<bool>({true, true})}, {}};
-  s["LogicalOr"] = {{Tensor::FromVector<bool>({true, false}), Tensor::FromVector<bool>({false, false})}, {}};
+  s["LogicalAnd"] = {
+      {Tensor::FromVector<bool>({true, false}), Tensor::FromVector<bool>({true, true})}, {}};
+  s["LogicalOr"] = {
+      {Tensor::FromVector<bool>({true, false}), Tensor::FromVector<bool>({false, false})}, {}};
   s["LogicalNot"] = {{Tensor::FromVector<bool>({true, false})}, {}};
   s["ScaleRows"] = {{Doubles({2, 3}), Doubles({2})}, {{"scale", 2.0}}};
   // No gradient flows through StopGradient by definition, and DropoutGrad's mask input is
@@ -69,7 +75,8 @@ std::map<std::string, Sample> Samples() {
   s["SizeRatio"] = {{Doubles({2, 3}), Doubles({3})}, {}, false};
   s["MatMul"] = {{Doubles({2, 3}), Doubles({3, 4})}, {}};
   s["BatchMatMul"] = {{Doubles({2, 2, 3}), Doubles({2, 3, 2})}, {{"transpose_a", false}}};
-  s["Select"] = {{Tensor::FromVector<bool>({true, false, true}), Doubles({3}), Doubles({3})}, {}, false};
+  s["Select"] = {
+      {Tensor::FromVector<bool>({true, false, true}), Doubles({3}), Doubles({3})}, {}, false};
   s["Reshape"] = {{Doubles({2, 3})}, {{"shape", V{3, -1}}}};
   s["ReshapeDynamic"] = {{Doubles({2, 3}), Ints({6})}, {}, false};
   s["ExpandDims"] = {{Doubles({2, 3})}, {{"axis", int64_t{1}}}};
@@ -91,14 +98,17 @@ std::map<std::string, Sample> Samples() {
   s["Pad"] = {{Doubles({2, 3})}, {{"paddings", V{1, 0, 0, 2}}}};
   s["Conv2D"] = {{Doubles({1, 4, 4, 2}), Doubles({2, 2, 2, 3})},
                  {{"strides", V{1, 1, 1, 1}}, {"padding", std::string("SAME")}}};
-  s["MaxPool"] = {{Doubles({1, 4, 4, 2})},
-                  {{"ksize", V{1, 2, 2, 1}}, {"strides", V{1, 2, 2, 1}}, {"padding", std::string("VALID")}}};
-  s["AvgPool"] = {{Doubles({1, 4, 4, 2})},
-                  {{"ksize", V{1, 2, 2, 1}}, {"strides", V{1, 1, 1, 1}}, {"padding", std::string("SAME")}}};
+  s["MaxPool"] = {
+      {Doubles({1, 4, 4, 2})},
+      {{"ksize", V{1, 2, 2, 1}}, {"strides", V{1, 2, 2, 1}}, {"padding", std::string("VALID")}}};
+  s["AvgPool"] = {
+      {Doubles({1, 4, 4, 2})},
+      {{"ksize", V{1, 2, 2, 1}}, {"strides", V{1, 1, 1, 1}}, {"padding", std::string("SAME")}}};
   s["BiasAdd"] = {{Doubles({2, 3}), Doubles({3})}, {}};
   s["L2Loss"] = {{Doubles({2, 3})}, {}};
   s["GlobalNorm"] = {{Doubles({2, 3}), Doubles({4})}, {}};
-  s["ClipToGlobalNorm"] = {{Doubles({2, 3}), Tensor::Scalar<double>(3.0), Tensor::Scalar<double>(1.0)}, {}};
+  s["ClipToGlobalNorm"] = {
+      {Doubles({2, 3}), Tensor::Scalar<double>(3.0), Tensor::Scalar<double>(1.0)}, {}};
   s["SoftmaxCrossEntropyWithLogits"] = {{Doubles({2, 3}, 2), Doubles({2, 3})}, {}};
   s["SparseSoftmaxCrossEntropyWithLogits"] = {{Ints({0, 2}), Doubles({2, 3})}, {}, false};
   s["SigmoidCrossEntropyWithLogits"] = {{Doubles({2, 3}, 2), Doubles({2, 3})}, {}};
@@ -113,36 +123,45 @@ std::map<std::string, Sample> Samples() {
   s["PlaceholderWithDefault"] = {{Doubles({2})}, {{"shape", Shape{-1}}}};
   s["ConstantFill"] = {{}, {{"dtype", kFloat32}, {"shape", Shape{2}}, {"value", 3.0}}};
   s["ExponentialDecay"] = {{Tensor::Scalar<int64_t>(5), Tensor::Scalar<double>(0.1)},
-                           {{"decay_steps", int64_t{10}}, {"decay_rate", 0.5}}, false};
+                           {{"decay_steps", int64_t{10}}, {"decay_rate", 0.5}},
+                           false};
   s["PolynomialDecay"] = {{Tensor::Scalar<int64_t>(5), Tensor::Scalar<double>(0.1)},
-                          {{"decay_steps", int64_t{10}}}, false};
+                          {{"decay_steps", int64_t{10}}},
+                          false};
   s["CosineDecay"] = {{Tensor::Scalar<int64_t>(5), Tensor::Scalar<double>(0.1)},
-                      {{"decay_steps", int64_t{10}}}, false};
+                      {{"decay_steps", int64_t{10}}},
+                      false};
   s["PiecewiseConstant"] = {{Tensor::Scalar<int64_t>(5)},
                             {{"boundaries", V{3}}, {"values", std::vector<double>{1, 2}}}};
   s["ScalarSummary"] = {{Doubles({})}, {{"tag", std::string("x")}}};
   s["HistogramSummary"] = {{Doubles({4})}, {{"tag", std::string("x")}}};
   s["ImageSummary"] = {{Floats(std::vector<float>(2 * 2 * 2 * 1, 0.5f), {2, 2, 2, 1})},
                        {{"tag", std::string("x")}}};
-  s["TensorSummaryV2"] = {{Doubles({2})}, {{"tag", std::string("x")}, {"plugin_name", std::string("p")}}};
+  s["TensorSummaryV2"] = {{Doubles({2})},
+                          {{"tag", std::string("x")}, {"plugin_name", std::string("p")}}};
   s["MergeSummary"] = {{Tensor::ScalarString(""), Tensor::ScalarString("")}, {}};
-  s["ThresholdConfusionCounts"] = {{Tensor::FromVector<bool>({true, false}), Doubles({2}), Doubles({2})},
-                                   {{"thresholds", std::vector<double>{0.5, 1.0}}}, false};
+  s["ThresholdConfusionCounts"] = {
+      {Tensor::FromVector<bool>({true, false}), Doubles({2}), Doubles({2})},
+      {{"thresholds", std::vector<double>{0.5, 1.0}}},
+      false};
   s["InTopK"] = {{Doubles({2, 3}), Ints({0, 2})}, {{"k", int64_t{2}}}, false};
-  s["ConfusionMatrixCounts"] = {{Ints({0, 1}), Ints({1, 1}), Doubles({2})},
-                                {{"num_classes", int64_t{2}}}, false};
+  s["ConfusionMatrixCounts"] = {
+      {Ints({0, 1}), Ints({1, 1}), Doubles({2})}, {{"num_classes", int64_t{2}}}, false};
   s["Bucketize"] = {{Doubles({3})}, {{"boundaries", std::vector<double>{0.8, 1.2}}}, false};
   s["HashBucket"] = {{Tensor::FromVector<std::string>({"a", "b"})}, {{"num_buckets", int64_t{4}}}};
   s["FingerprintKeys"] = {{Tensor::FromVector<std::string>({"a", "b"})}, {}};
-  s["VocabularyLookup"] = {{Tensor::FromVector<std::string>({"a", "c"})},
-                           {{"string_vocabulary", std::vector<std::string>{"a", "b"}},
-                            {"num_oov_buckets", int64_t{1}}}};
+  s["VocabularyLookup"] = {
+      {Tensor::FromVector<std::string>({"a", "c"})},
+      {{"string_vocabulary", std::vector<std::string>{"a", "b"}}, {"num_oov_buckets", int64_t{1}}}};
   s["IdsToStrings"] = {{Ints({0, 1})}, {{"vocabulary", std::vector<std::string>{"a", "b"}}}};
   s["CheckIds"] = {{Ints({0, 1})},
-                   {{"num_buckets", int64_t{2}}, {"has_default", false}, {"default_value", int64_t{-1}},
+                   {{"num_buckets", int64_t{2}},
+                    {"has_default", false},
+                    {"default_value", int64_t{-1}},
                     {"context", std::string("ids")}}};
-  s["CheckLabelRange"] = {{Ints({0, 1})},
-                          {{"max_label", 2.0}, {"exclusive", true}, {"context", std::string("labels")}}};
+  s["CheckLabelRange"] = {
+      {Ints({0, 1})},
+      {{"max_label", 2.0}, {"exclusive", true}, {"context", std::string("labels")}}};
   s["CrossIds"] = {{Ints({0, 1}), Ints({1, 0})},
                    {{"hash_bucket_size", int64_t{5}}, {"hash_key", int64_t{7}}}};
   return s;
@@ -193,7 +212,8 @@ Node* TryBuild(Graph& graph, const OpDef& op, const Sample& sample, std::string*
 
 // The generic sample: float64 [2,3] inputs, default attributes.
 std::optional<Sample> GenericSample(const OpDef& op) {
-  if (op.num_inputs == kVariadic || op.num_inputs > 3 || !op.ref_inputs.empty()) return std::nullopt;
+  if (op.num_inputs == kVariadic || op.num_inputs > 3 || !op.ref_inputs.empty())
+    return std::nullopt;
   for (const AttrDef& a : op.attrs) {
     if (!a.default_value && !a.optional) return std::nullopt;
   }
@@ -370,7 +390,8 @@ std::string ReadFile(const std::filesystem::path& path) {
 std::map<std::string, std::string> RegisterBodies(const std::string& text) {
   std::map<std::string, std::string> bodies;
   static const std::regex def(R"(void\s+(?:\w+::)*(Register\w*Ops)\(OpRegistry&\s*\w*\)\s*\{)");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), def); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), def); it != std::sregex_iterator();
+       ++it) {
     const size_t begin = it->position() + it->length();
     const size_t end = text.find("\n}", begin);
     bodies[(*it)[1]] = text.substr(begin, end - begin);
@@ -396,10 +417,12 @@ TEST(OpSweepTest, EveryRecordIsRegisteredAndEveryRegisterFunctionIsReached) {
     }
     const std::string text = ReadFile(entry.path());
     for (const auto& [name, body] : RegisterBodies(text)) bodies[name] = body;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), record); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), record);
+         it != std::sregex_iterator(); ++it) {
       records.emplace_back(path, (*it)[1]);
     }
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), record_set); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), record_set);
+         it != std::sregex_iterator(); ++it) {
       record_sets.emplace_back(path, (*it)[1]);
     }
   }
@@ -422,7 +445,8 @@ TEST(OpSweepTest, EveryRecordIsRegisteredAndEveryRegisterFunctionIsReached) {
   std::vector<std::string> todo;
   auto visit = [&](const std::string& text) {
     static const std::regex call(R"((Register\w*Ops)\()");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), call); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), call);
+         it != std::sregex_iterator(); ++it) {
       if (reached.insert((*it)[1]).second) todo.push_back((*it)[1]);
     }
   };

@@ -86,12 +86,13 @@ std::vector<GradOutput> GradientsWithSparse(const Scope& outer, const std::vecto
     if (!any) continue;
     // Does any input lead back to an x? If not, there is nothing to propagate.
     bool needs_inputs = false;
-    for (const Output& in : node->inputs()) needs_inputs |= static_cast<bool>(from_x[in.node->id()]);
+    for (const Output& in : node->inputs())
+      needs_inputs |= static_cast<bool>(from_x[in.node->id()]);
     if (!needs_inputs) continue;
     const OpDef& op = node->op_def();
     if (!op.grad) {
-      throw InvalidArgument("Gradients: cannot differentiate through ", node->description(),
-                            ": ", op.no_gradient.empty() ? "no gradient is defined" : op.no_gradient,
+      throw InvalidArgument("Gradients: cannot differentiate through ", node->description(), ": ",
+                            op.no_gradient.empty() ? "no gradient is defined" : op.no_gradient,
                             ". Wrap the path in StopGradient or compute it outside the path to "
                             "the variables");
     }

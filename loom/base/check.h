@@ -30,9 +30,9 @@ struct Voidify {
 
 }  // namespace loom::internal
 // NOLINTBEGIN(bugprone-macro-parentheses): unparenthesized so that `<< "why"` streams in.
-#define LOOM_CHECK(condition)                       \
-  (condition) ? (void)0                             \
-              : ::loom::internal::Voidify() &       \
+#define LOOM_CHECK(condition)                 \
+  (condition) ? (void)0                       \
+              : ::loom::internal::Voidify() & \
                     ::loom::internal::CheckFailure(__FILE__, __LINE__, #condition).stream()
 // NOLINTEND(bugprone-macro-parentheses)
 #define LOOM_CHECK_EQ(a, b) LOOM_CHECK((a) == (b)) << "(" << (a) << " vs " << (b) << ") "

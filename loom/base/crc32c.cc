@@ -68,7 +68,7 @@ constexpr ZerosTable MakeZerosTable(size_t n) {
   odd[0] = kPolyReflected;
   for (int i = 1; i < 32; ++i) odd[i] = 1u << (i - 1);
   std::array<uint32_t, 32> even = MatrixSquare(odd);  // 2 zero bits
-  odd = MatrixSquare(even);                            // 4 zero bits
+  odd = MatrixSquare(even);                           // 4 zero bits
   // Each square below doubles again, from 1 zero byte, until n has been shifted out.
   std::array<uint32_t, 32> op{};
   while (true) {

@@ -102,8 +102,7 @@ class Env {
   // process or another FileLock of this process holding it: FailedPrecondition whose
   // message quotes what that holder wrote. The POSIX Env uses flock(2), released by the
   // kernel when the holder dies; the memory Env keeps the lock in memory.
-  virtual std::unique_ptr<FileLock> LockFile(const std::string& path,
-                                             std::string_view holder) = 0;
+  virtual std::unique_ptr<FileLock> LockFile(const std::string& path, std::string_view holder) = 0;
 
   virtual uint64_t NowMicros() = 0;
   virtual std::string HostName() = 0;

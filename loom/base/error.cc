@@ -4,18 +4,30 @@ namespace loom {
 
 std::string_view ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kCancelled: return "Cancelled";
-    case ErrorCode::kInvalidArgument: return "InvalidArgument";
-    case ErrorCode::kNotFound: return "NotFound";
-    case ErrorCode::kAlreadyExists: return "AlreadyExists";
-    case ErrorCode::kResourceExhausted: return "ResourceExhausted";
-    case ErrorCode::kFailedPrecondition: return "FailedPrecondition";
-    case ErrorCode::kAborted: return "Aborted";
-    case ErrorCode::kOutOfRange: return "OutOfRange";
-    case ErrorCode::kUnimplemented: return "Unimplemented";
-    case ErrorCode::kInternal: return "Internal";
-    case ErrorCode::kUnavailable: return "Unavailable";
-    case ErrorCode::kDataLoss: return "DataLoss";
+    case ErrorCode::kCancelled:
+      return "Cancelled";
+    case ErrorCode::kInvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::kNotFound:
+      return "NotFound";
+    case ErrorCode::kAlreadyExists:
+      return "AlreadyExists";
+    case ErrorCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case ErrorCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case ErrorCode::kAborted:
+      return "Aborted";
+    case ErrorCode::kOutOfRange:
+      return "OutOfRange";
+    case ErrorCode::kUnimplemented:
+      return "Unimplemented";
+    case ErrorCode::kInternal:
+      return "Internal";
+    case ErrorCode::kUnavailable:
+      return "Unavailable";
+    case ErrorCode::kDataLoss:
+      return "DataLoss";
   }
   return "Unknown";
 }

@@ -57,10 +57,10 @@ class Error : public std::runtime_error {
   std::string node_;
 };
 
-#define LOOM_DEFINE_ERROR_FACTORY(Name)                      \
-  template <typename... Args>                                \
-  Error Name(const Args&... args) {                          \
-    return Error(ErrorCode::k##Name, StrCat(args...));       \
+#define LOOM_DEFINE_ERROR_FACTORY(Name)                \
+  template <typename... Args>                          \
+  Error Name(const Args&... args) {                    \
+    return Error(ErrorCode::k##Name, StrCat(args...)); \
   }
 LOOM_DEFINE_ERROR_FACTORY(Cancelled)
 LOOM_DEFINE_ERROR_FACTORY(InvalidArgument)

@@ -7,8 +7,7 @@ namespace loom {
 class FaultInjectionWritableFile : public WritableFile {
  public:
   FaultInjectionWritableFile(FaultInjectionEnv* env, std::unique_ptr<WritableFile> base,
-                             std::shared_ptr<FaultInjectionEnv::TrackedFile> tracked,
-                             uint64_t size)
+                             std::shared_ptr<FaultInjectionEnv::TrackedFile> tracked, uint64_t size)
       : env_(env), base_(std::move(base)), tracked_(std::move(tracked)), size_(size) {}
 
   void Append(std::string_view data) override {
@@ -117,8 +116,8 @@ void FaultInjectionEnv::CheckSync(const std::string& what) {
   ++num_syncs_;
 }
 
-std::shared_ptr<FaultInjectionEnv::TrackedFile> FaultInjectionEnv::Track(
-    const std::string& path, uint64_t synced_size) {
+std::shared_ptr<FaultInjectionEnv::TrackedFile> FaultInjectionEnv::Track(const std::string& path,
+                                                                         uint64_t synced_size) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& tracked = tracked_[path];
   // A new writer starts a new file history (a truncating open loses the old bytes).
@@ -150,8 +149,7 @@ std::unique_ptr<SequentialFile> FaultInjectionEnv::NewSequentialFile(const std::
   return base_->NewSequentialFile(path);
 }
 
-std::unique_ptr<RandomAccessFile> FaultInjectionEnv::NewRandomAccessFile(
-    const std::string& path) {
+std::unique_ptr<RandomAccessFile> FaultInjectionEnv::NewRandomAccessFile(const std::string& path) {
   return base_->NewRandomAccessFile(path);
 }
 
@@ -191,7 +189,8 @@ void FaultInjectionEnv::DeleteRecursively(const std::string& dir) {
   base_->DeleteRecursively(dir);
   std::lock_guard<std::mutex> lock(mu_);
   const std::string prefix = dir + "/";
-  std::erase_if(tracked_, [&](const auto& e) { return e.first == dir || e.first.starts_with(prefix); });
+  std::erase_if(tracked_,
+                [&](const auto& e) { return e.first == dir || e.first.starts_with(prefix); });
 }
 
 void FaultInjectionEnv::RenameFile(const std::string& from, const std::string& to) {

@@ -18,9 +18,7 @@ std::mutex& SinkMutex() {
 }
 
 LogSink& CurrentSink() {
-  static LogSink sink = [](LogLevel, const std::string& line) {
-    std::cerr << line << std::endl;
-  };
+  static LogSink sink = [](LogLevel, const std::string& line) { std::cerr << line << std::endl; };
   return sink;
 }
 
@@ -28,10 +26,14 @@ std::atomic<int> min_level{static_cast<int>(LogLevel::kInfo)};
 
 char LevelLetter(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return 'D';
-    case LogLevel::kInfo: return 'I';
-    case LogLevel::kWarning: return 'W';
-    case LogLevel::kError: return 'E';
+    case LogLevel::kDebug:
+      return 'D';
+    case LogLevel::kInfo:
+      return 'I';
+    case LogLevel::kWarning:
+      return 'W';
+    case LogLevel::kError:
+      return 'E';
   }
   return '?';
 }
@@ -63,8 +65,8 @@ LogMessage::LogMessage(LogLevel level, const char* file, int line) : level_(leve
   std::snprintf(stamp, sizeof(stamp), "%02d:%02d:%02d.%03d", local.tm_hour, local.tm_min,
                 local.tm_sec, static_cast<int>(tv.tv_usec / 1000));
   const char* base = std::strrchr(file, '/');
-  stream_ << LevelLetter(level) << ' ' << stamp << ' ' << (base ? base + 1 : file) << ':'
-          << line << "] ";
+  stream_ << LevelLetter(level) << ' ' << stamp << ' ' << (base ? base + 1 : file) << ':' << line
+          << "] ";
 }
 
 LogMessage::~LogMessage() {

@@ -49,9 +49,9 @@ class LogMessage {
 #define LOOM_LOG_LEVEL_INFO ::loom::LogLevel::kInfo
 #define LOOM_LOG_LEVEL_WARNING ::loom::LogLevel::kWarning
 #define LOOM_LOG_LEVEL_ERROR ::loom::LogLevel::kError
-#define LOOM_LOG(level)                                              \
-  if (LOOM_LOG_LEVEL_##level < ::loom::MinLogLevel()) {              \
-  } else                                                             \
+#define LOOM_LOG(level)                                 \
+  if (LOOM_LOG_LEVEL_##level < ::loom::MinLogLevel()) { \
+  } else                                                \
     ::loom::internal::LogMessage(LOOM_LOG_LEVEL_##level, __FILE__, __LINE__).stream()
 
 #endif  // LOOM_BASE_LOGGING_H_

@@ -261,8 +261,7 @@ class MemEnv : public Env {
     if (!locked_.insert(path).second) {
       std::string who = file->contents;
       while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
-      throw FailedPrecondition("'", path, "' is locked by ",
-                               who.empty() ? "another holder" : who);
+      throw FailedPrecondition("'", path, "' is locked by ", who.empty() ? "another holder" : who);
     }
     file->contents = std::string(holder);
     return std::make_unique<MemFileLock>(path, [this, path] {

@@ -44,9 +44,7 @@ Error ErrnoError(std::string_view what, const std::string& path, int err) {
 }
 
 // Closes fd, retrying on EINTR; returns errno or 0.
-int CloseFd(int fd) {
-  return ::close(fd) == 0 || errno == EINTR ? 0 : errno;
-}
+int CloseFd(int fd) { return ::close(fd) == 0 || errno == EINTR ? 0 : errno; }
 
 class PosixSequentialFile : public SequentialFile {
  public:
@@ -373,7 +371,8 @@ class PosixEnv : public Env {
     CloseFd(fd);
     // Some file systems cannot fsync a directory; that is not a durability failure we
     // can do anything about.
-    if (err != 0 && err != EINVAL && err != ENOTSUP) throw ErrnoError("cannot sync directory", path, err);
+    if (err != 0 && err != EINVAL && err != ENOTSUP)
+      throw ErrnoError("cannot sync directory", path, err);
   }
 
   std::vector<std::string> Glob(const std::string& pattern) override {

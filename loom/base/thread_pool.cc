@@ -22,9 +22,7 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-int ThreadPool::DefaultThreadCount() {
-  return std::max(1u, std::thread::hardware_concurrency());
-}
+int ThreadPool::DefaultThreadCount() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 void ThreadPool::WorkerLoop() {
   for (;;) {

@@ -6,8 +6,8 @@
 // are done. The pool owns its threads; it is thread-safe, but one ParallelFor at a time
 // per pool is the intended use (kernels run one after another in a Session).
 #include <condition_variable>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>

@@ -104,7 +104,9 @@ TEST(ThreadPoolTest, ScheduleRunsEveryTaskBeforeDestruction) {
   EXPECT_EQ(count.load(), 100);
 }
 
-TEST(ThreadPoolTest, DefaultThreadCountIsPositive) { EXPECT_GE(ThreadPool::DefaultThreadCount(), 1); }
+TEST(ThreadPoolTest, DefaultThreadCountIsPositive) {
+  EXPECT_GE(ThreadPool::DefaultThreadCount(), 1);
+}
 
 }  // namespace
 }  // namespace loom

@@ -1,4 +1,5 @@
 // Runs the built `loom` binary (LOOM_CLI_PATH) and checks its output and exit codes.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,10 +16,8 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "loom/cli/cli_test_util.h"
 #include "loom/base/env.h"
+#include "loom/cli/cli_test_util.h"
 #include "loom/io/event_file.h"
 #include "loom/io/example_builder.h"
 #include "loom/io/npy.h"
@@ -30,7 +29,6 @@
 namespace {
 
 using namespace loom::cli::testing;  // NOLINT: the helpers of cli_test_util.h
-
 
 TEST(CliTest, HelpOnEverySubcommand) {
   Result top = Loom("--help");
@@ -56,8 +54,6 @@ TEST(CliTest, BadPathsFailClearly) {
   r = Loom("train /nonexistent/job.toml");
   EXPECT_NE(r.code, 0);
 }
-
-
 
 // The line `loom inspect EVENTS` prints for `tag`: "  tag   N values, last at step S = V".
 std::string TagLine(const std::string& inspect_output, const std::string& tag) {
@@ -90,7 +86,6 @@ TEST(CliTest, JobErrorsNameFileLineAndKey) {
   EXPECT_CONTAINS(r.output, path + ":1");
 }
 
-
 // A misspelt key is reported as unknown (with the key it resembles) before anything
 // complains that the key it was meant to be is missing.
 TEST(CliTest, MisspeltKeysAreUnknownBeforeMissing) {
@@ -100,7 +95,8 @@ TEST(CliTest, MisspeltKeysAreUnknownBeforeMissing) {
   Write(path, Replace(job, "hidden_units = [16]", "hiden_units = [16]"));
   Result r = Loom("train " + path);
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_CONTAINS(r.output, path + ":3: [model] unknown key 'hiden_units' (did you mean 'hidden_units'?)");
+  EXPECT_CONTAINS(r.output,
+                  path + ":3: [model] unknown key 'hiden_units' (did you mean 'hidden_units'?)");
   EXPECT_EQ(r.output.find("a DNN needs"), std::string::npos) << r.output;
   // A swapped pair of letters in a table name.
   Write(path, Replace(job, "[model]", "[modle]"));
@@ -128,8 +124,12 @@ TEST(CliTest, HugeBatchIsResourceExhausted) {
   Write(dir + "/job.toml", Replace(job, "batch_size = 32", "batch_size = 1000000000000"));
   Result r = Loom("train " + dir + "/job.toml");
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_CONTAINS(r.output, "ResourceExhausted: " + dir + "/job.toml: [train] batch_size = 1000000000000 does not fit in memory");
-  EXPECT_CONTAINS(r.output, "one batch of [data.train] is 16000000000000 bytes (16 bytes per example: a: 4, b: 4, label: 8)");
+  EXPECT_CONTAINS(r.output,
+                  "ResourceExhausted: " + dir +
+                      "/job.toml: [train] batch_size = 1000000000000 does not fit in memory");
+  EXPECT_CONTAINS(r.output,
+                  "one batch of [data.train] is 16000000000000 bytes (16 bytes per example: a: 4, "
+                  "b: 4, label: 8)");
   EXPECT_CONTAINS(r.output, "lower batch_size to at most ");
   EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
 }
@@ -139,11 +139,13 @@ TEST(CliTest, LabelKeyNamingNoColumnListsTheColumns) {
   std::string dir = TempDir("label_key");
   WriteCsv(dir + "/d.csv");
   std::string job = Replace(Replace(kJob, "MODEL_DIR", dir + "/model"), "DATA", dir + "/d.csv");
-  Write(dir + "/job.toml", Replace(job, "[data.train]", "[data]\nlabel_key = \"y\"\n\n[data.train]"));
+  Write(dir + "/job.toml",
+        Replace(job, "[data.train]", "[data]\nlabel_key = \"y\"\n\n[data.train]"));
   Result r = Loom("train " + dir + "/job.toml");
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_CONTAINS(r.output, "[data] label_key = \"y\" names no component of [data.train], whose "
-                            "components are a, b, label");
+  EXPECT_CONTAINS(r.output,
+                  "[data] label_key = \"y\" names no component of [data.train], whose "
+                  "components are a, b, label");
   EXPECT_EQ(r.output.find("name a component"), std::string::npos) << r.output;
   r = Loom("evaluate " + dir + "/job.toml");
   EXPECT_EQ(r.code, 1) << r.output;
@@ -167,7 +169,8 @@ TEST(CliTest, UnwritableModelDirIsFailedPrecondition) {
   }
   for (const std::string& model_dir : model_dirs) {
     SCOPED_TRACE(model_dir);
-    Write(dir + "/job.toml", Replace(Replace(kJob, "MODEL_DIR", model_dir), "DATA", dir + "/d.csv"));
+    Write(dir + "/job.toml",
+          Replace(Replace(kJob, "MODEL_DIR", model_dir), "DATA", dir + "/d.csv"));
     Result r = Loom("train " + dir + "/job.toml");
     EXPECT_EQ(r.code, 1) << r.output;
     EXPECT_CONTAINS(r.output, "FailedPrecondition: model_dir '" + model_dir + "' (" + dir +
@@ -300,7 +303,8 @@ TEST(CliTest, TrainEvaluatePredictExportInspectReport) {
   for (size_t keep : {graph_bytes.size() / 2, graph_bytes.size() - 1}) {
     std::string damaged = dir + "/damaged_export_" + std::to_string(keep);
     fs::copy(export_dir, damaged, fs::copy_options::recursive);
-    std::ofstream(damaged + "/graph.pb", std::ios::binary | std::ios::trunc) << graph_bytes.substr(0, keep);
+    std::ofstream(damaged + "/graph.pb", std::ios::binary | std::ios::trunc)
+        << graph_bytes.substr(0, keep);
     r = Loom("inspect " + damaged);
     EXPECT_EQ(r.code, 1) << r.output;
     EXPECT_CONTAINS(r.output, "loom: error: DataLoss: '" + damaged + "/graph.pb");
@@ -316,7 +320,8 @@ TEST(CliTest, TrainEvaluatePredictExportInspectReport) {
     nodes->erase(matmul);
     std::string damaged = dir + "/damaged_export_node";
     fs::copy(export_dir, damaged, fs::copy_options::recursive);
-    std::ofstream(damaged + "/graph.pb", std::ios::binary | std::ios::trunc) << def.SerializeAsString();
+    std::ofstream(damaged + "/graph.pb", std::ios::binary | std::ios::trunc)
+        << def.SerializeAsString();
     r = Loom("inspect " + damaged);
     EXPECT_EQ(r.code, 1) << r.output;
     EXPECT_CONTAINS(r.output, "is not in the graph (truncated or corrupt)");
@@ -481,7 +486,6 @@ TEST(CliTest, ScheduleErrorsNameFileLineAndKey) {
   EXPECT_CONTAINS(r.output, path + ":7: [optimizer] key 'name'");
 }
 
-
 void WriteRecordJobData(const std::string& path) {
   auto writer = loom::RecordWriter::Open(loom::Env::Default(), path, {});
   for (int i = 0; i < 64; ++i) {
@@ -581,7 +585,8 @@ TEST(CliTest, RecordJobsTakeDefaultsAndVarLenFeatures) {
            {"dtype = \"int64\", var_len = true", "dtype = \"int64\", var_len = true, default = 0",
             "key 'default': a var_len feature has no default"},
            {"name = \"x\"", "name = \"tags\"\n[[features]]\nname = \"y\"",
-            "[[features]] 'tags' is a numeric column, but [data.train] reads it with var_len = true"},
+            "[[features]] 'tags' is a numeric column, but [data.train] reads it with var_len = "
+            "true"},
        }) {
     SCOPED_TRACE(c.to);
     Write(dir + "/bad.toml", Replace(job, c.from, c.to));

@@ -3,17 +3,16 @@
 
 // Helpers of the tests that run the built `loom` binary (LOOM_CLI_PATH): cli_test.cc
 // (jobs, training, report) and inspect_test.cc (loom inspect).
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <random>
+#include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "loom/testing/temp_dir.h"
 
@@ -48,9 +47,7 @@ inline std::string TempDir(const std::string& name) {
   return dir;
 }
 
-inline void Write(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+inline void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 inline std::string Read(const std::string& path) {
   std::ifstream in(path);
@@ -59,8 +56,9 @@ inline std::string Read(const std::string& path) {
   return s.str();
 }
 
-#define EXPECT_CONTAINS(haystack, needle) \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing '" << (needle) << "' in:\n" << (haystack)
+#define EXPECT_CONTAINS(haystack, needle)                                                       \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing '" << (needle) << "' in:\n" \
+                                                        << (haystack)
 
 inline std::string Replace(std::string s, const std::string& from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))

@@ -8,9 +8,9 @@
 
 namespace loom::cli {
 
-void AddInspectCommand(CLI::App& app);   // inspect.cc
-void AddJobCommands(CLI::App& app);      // train.cc: train, evaluate, predict, export, demo
-void AddReportCommand(CLI::App& app);    // report.cc
+void AddInspectCommand(CLI::App& app);  // inspect.cc
+void AddJobCommands(CLI::App& app);     // train.cc: train, evaluate, predict, export, demo
+void AddReportCommand(CLI::App& app);   // report.cc
 
 }  // namespace loom::cli
 

@@ -6,10 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "loom/base/env.h"
 #include "loom/base/error.h"
@@ -91,7 +90,8 @@ void InspectModelDir(Env* env, const std::string& dir) {
   for (const std::string& name : env->GetChildren(dir)) {
     std::string path = JoinPath(dir, name);
     if (name.find("tfevents") != std::string::npos) std::printf("event file: %s\n", path.c_str());
-    if (env->IsDirectory(path) && name.starts_with("eval")) std::printf("eval directory: %s\n", path.c_str());
+    if (env->IsDirectory(path) && name.starts_with("eval"))
+      std::printf("eval directory: %s\n", path.c_str());
   }
   if (auto latest = train::LatestValidCheckpoint(env, dir)) {
     std::printf("\n");
@@ -126,7 +126,10 @@ void InspectGraph(Env* env, const std::string& path, const proto::GraphDef& def)
   int listed = 0;
   for (const auto& node : def.node()) {
     if (consumed.count(node.name()) || node.op() == "NoOp" || node.op() == "Const") continue;
-    if (++listed > 20) { std::printf("  ...\n"); break; }
+    if (++listed > 20) {
+      std::printf("  ...\n");
+      break;
+    }
     std::printf("  %s (%s)\n", node.name().c_str(), node.op().c_str());
   }
 }
@@ -173,8 +176,7 @@ void CheckSavedModelGraph(Env* env, const std::string& dir, const proto::GraphDe
     }
   }
   const std::string json_path = JoinPath(dir, "saved_model.json");
-  if (!env->FileExists(json_path))
-    throw DataLoss("SavedModel '", dir, "' has no saved_model.json");
+  if (!env->FileExists(json_path)) throw DataLoss("SavedModel '", dir, "' has no saved_model.json");
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(ReadFileToString(env, json_path));
@@ -224,8 +226,8 @@ void InspectNpy(Env* env, const std::string& path) {
               header.major_version, header.minor_version, header.descr.c_str(),
               header.fortran_order ? " (Fortran order)" : "", ShapeString(header.shape).c_str());
   const uint64_t size = env->GetFileSize(path);
-  const uint64_t want =
-      header.data_offset + NpyItemSize(header.descr) * static_cast<uint64_t>(header.shape.num_elements());
+  const uint64_t want = header.data_offset + NpyItemSize(header.descr) *
+                                                 static_cast<uint64_t>(header.shape.num_elements());
   if (size != want) {
     throw DataLoss("'", path, "' is damaged: the header promises ", want - header.data_offset,
                    " data bytes after offset ", header.data_offset, " but the file has ",
@@ -241,7 +243,8 @@ void InspectIdx(Env* env, const std::string& path, const SniffedFile& sniffed) {
 }
 
 // The kinds --kind accepts, and "auto".
-const std::vector<std::string> kKinds = {"auto", "checkpoint", "events", "tfrecord", "graph", "npy", "idx"};
+const std::vector<std::string> kKinds = {"auto",  "checkpoint", "events", "tfrecord",
+                                         "graph", "npy",        "idx"};
 
 Compression CompressionFlag(Env* env, const std::string& path, const std::string& flag) {
   if (flag == "auto") return SniffCompression(env, path);
@@ -260,7 +263,8 @@ void Inspect(const std::string& path, const std::string& kind, const std::string
     if (env->FileExists(JoinPath(path, "saved_model.json"))) return InspectSavedModel(env, path);
     if (env->FileExists(JoinPath(path, "saved_model.pb"))) return InspectTFSavedModel(env, path);
     if (env->FileExists(JoinPath(path, "saved_model.pbtxt")))
-      throw Unimplemented("'", path, "' is a TensorFlow SavedModel in text form (saved_model.pbtxt), ",
+      throw Unimplemented("'", path,
+                          "' is a TensorFlow SavedModel in text form (saved_model.pbtxt), ",
                           "not readable by loom inspect; loom reads saved_model.pb");
     return InspectModelDir(env, path);
   }
@@ -276,19 +280,27 @@ void Inspect(const std::string& path, const std::string& kind, const std::string
   const SniffedFile sniffed = SniffFile(env, path);
   const Compression c = compression == "auto" ? sniffed.compression : ParseCompression(compression);
   switch (sniffed.kind) {
-    case FileKind::kSafetensors: return InspectCheckpoint(env, path);
-    case FileKind::kEvents: return InspectEvents(env, path, c);
-    case FileKind::kTFRecord: return InspectRecords(env, path, c, show);
-    case FileKind::kNpy: return InspectNpy(env, path);
-    case FileKind::kIdx: return InspectIdx(env, path, sniffed);
-    case FileKind::kGraphDef: return InspectGraph(env, path, ReadGraph(env, path));
-    case FileKind::kTFCheckpointIndex: return InspectTFCheckpointIndex(env, path);
+    case FileKind::kSafetensors:
+      return InspectCheckpoint(env, path);
+    case FileKind::kEvents:
+      return InspectEvents(env, path, c);
+    case FileKind::kTFRecord:
+      return InspectRecords(env, path, c, show);
+    case FileKind::kNpy:
+      return InspectNpy(env, path);
+    case FileKind::kIdx:
+      return InspectIdx(env, path, sniffed);
+    case FileKind::kGraphDef:
+      return InspectGraph(env, path, ReadGraph(env, path));
+    case FileKind::kTFCheckpointIndex:
+      return InspectTFCheckpointIndex(env, path);
     case FileKind::kTFCheckpointData:
       throw Unimplemented("'", path, "' is a ", sniffed.description, ": raw tensor bytes that ",
                           "only its .index locates; inspect the .index file beside it");
     case FileKind::kTFSavedModel:
       return InspectTFSavedModel(env, Dirname(path).empty() ? "." : Dirname(path));
-    case FileKind::kUnknown: break;
+    case FileKind::kUnknown:
+      break;
   }
   // A name that says TFRecord (or an explicit compression) gets the record reader, which
   // says where the framing breaks; anything else is unknown.
@@ -312,19 +324,22 @@ void AddInspectCommand(CLI::App& app) {
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
-      "inspect", "say what a file is and show what it holds: a checkpoint (.safetensors), model "
-                 "directory, SavedModel, event file, TFRecord file, npy / IDX array or graph "
-                 "file; exits non-zero when the file is damaged");
+      "inspect",
+      "say what a file is and show what it holds: a checkpoint (.safetensors), model "
+      "directory, SavedModel, event file, TFRecord file, npy / IDX array or graph "
+      "file; exits non-zero when the file is damaged");
   cmd->add_option("PATH", flags->path, "file or directory")->required();
-  cmd->add_option("--kind", flags->kind, "auto (from the file's bytes), checkpoint, events, "
-                                         "tfrecord, graph, npy or idx")
+  cmd->add_option("--kind", flags->kind,
+                  "auto (from the file's bytes), checkpoint, events, "
+                  "tfrecord, graph, npy or idx")
       ->check(CLI::IsMember(kKinds))
       ->capture_default_str();
   cmd->add_option("--compression", flags->compression,
                   "TFRecord / event files: none, gzip, zlib or auto (from the magic bytes)")
       ->check(CLI::IsMember({"auto", "none", "gzip", "zlib"}, CLI::ignore_case))
       ->capture_default_str();
-  cmd->add_option("--examples,-n", flags->show, "TFRecord: examples to print")->capture_default_str();
+  cmd->add_option("--examples,-n", flags->show, "TFRecord: examples to print")
+      ->capture_default_str();
   cmd->callback([flags] { Inspect(flags->path, flags->kind, flags->compression, flags->show); });
 }
 

@@ -25,14 +25,21 @@ std::string FeatureString(const proto::Feature& f) {
     std::string s = "[";
     int n = 0;
     for (const auto& v : values) {
-      if (n == 8) { s += ", ..."; break; }
+      if (n == 8) {
+        s += ", ...";
+        break;
+      }
       s += (n++ ? ", " : "") + fmt(v);
     }
     return s + "]";
   };
   if (f.has_float_list())
     return "float[" + std::to_string(f.float_list().value_size()) + "] " +
-           list(f.float_list().value(), [](float v) { char b[32]; std::snprintf(b, 32, "%g", v); return std::string(b); });
+           list(f.float_list().value(), [](float v) {
+             char b[32];
+             std::snprintf(b, 32, "%g", v);
+             return std::string(b);
+           });
   if (f.has_int64_list())
     return "int64[" + std::to_string(f.int64_list().value_size()) + "] " +
            list(f.int64_list().value(), [](int64_t v) { return std::to_string(v); });
@@ -40,7 +47,8 @@ std::string FeatureString(const proto::Feature& f) {
     return "bytes[" + std::to_string(f.bytes_list().value_size()) + "] " +
            list(f.bytes_list().value(), [](const std::string& v) {
              std::string s = v.substr(0, 40);
-             for (char& c : s) if (c < 32 || c > 126) c = '.';
+             for (char& c : s)
+               if (c < 32 || c > 126) c = '.';
              return "\"" + s + (v.size() > 40 ? "...\"" : "\"");
            });
   return "empty";
@@ -53,7 +61,8 @@ void PrintFeatures(const proto::Features& features, const char* indent) {
 
 // A SequenceExample's feature lists: each list's length and its first steps.
 void PrintFeatureLists(const proto::FeatureLists& lists) {
-  for (const auto& [name, list] : std::map(lists.feature_list().begin(), lists.feature_list().end())) {
+  for (const auto& [name, list] :
+       std::map(lists.feature_list().begin(), lists.feature_list().end())) {
     std::string steps;
     for (int i = 0; i < list.feature_size() && i < 3; ++i)
       steps += (i ? "; " : "") + FeatureString(list.feature(i));
@@ -86,9 +95,9 @@ void ThrowIfDamaged(const std::string& path, const std::optional<std::string>& d
 }  // namespace
 
 void InspectRecords(Env* env, const std::string& path, Compression compression, int show) {
-  auto reader = RecordReader::Open(env, path, {.compression = compression,
-                                               .skip_corrupt_records = true,
-                                               .truncated_record_is_eof = false});
+  auto reader = RecordReader::Open(
+      env, path,
+      {.compression = compression, .skip_corrupt_records = true, .truncated_record_is_eof = false});
   std::string record;
   std::vector<uint64_t> corrupt_at;
   std::optional<std::string> damage;
@@ -136,21 +145,24 @@ void InspectRecords(Env* env, const std::string& path, Compression compression, 
     ++shown;
   }
   std::printf("TFRecord file %s%s\n", path.c_str(), CompressionSuffix(compression).c_str());
-  std::printf("records: %llu (%llu payload bytes), tf.train.Example: %lld, "
-              "tf.train.SequenceExample: %lld, other: %lld\n",
-              static_cast<unsigned long long>(reader->records_read()),
-              static_cast<unsigned long long>(bytes), static_cast<long long>(examples),
-              static_cast<long long>(sequence_examples), static_cast<long long>(other));
-  std::printf("corrupt records skipped: %llu\n", static_cast<unsigned long long>(reader->corrupt_records()));
-  for (uint64_t at : corrupt_at) std::printf("  corrupt record after offset %llu\n", static_cast<unsigned long long>(at));
+  std::printf(
+      "records: %llu (%llu payload bytes), tf.train.Example: %lld, "
+      "tf.train.SequenceExample: %lld, other: %lld\n",
+      static_cast<unsigned long long>(reader->records_read()),
+      static_cast<unsigned long long>(bytes), static_cast<long long>(examples),
+      static_cast<long long>(sequence_examples), static_cast<long long>(other));
+  std::printf("corrupt records skipped: %llu\n",
+              static_cast<unsigned long long>(reader->corrupt_records()));
+  for (uint64_t at : corrupt_at)
+    std::printf("  corrupt record after offset %llu\n", static_cast<unsigned long long>(at));
   PrintDamage(damage);
   ThrowIfDamaged(path, damage, reader->corrupt_records());
 }
 
 void InspectEvents(Env* env, const std::string& path, Compression compression) {
-  auto records = RecordReader::Open(env, path, {.compression = compression,
-                                                .skip_corrupt_records = true,
-                                                .truncated_record_is_eof = false});
+  auto records = RecordReader::Open(
+      env, path,
+      {.compression = compression, .skip_corrupt_records = true, .truncated_record_is_eof = false});
   RecordReader* raw = records.get();
   EventFileReader reader(std::move(records));
   struct TagInfo {
@@ -185,7 +197,8 @@ void InspectEvents(Env* env, const std::string& path, Compression compression) {
     if (!event->graph_def().empty()) ++graphs;
   }
   std::printf("event file %s%s\n", path.c_str(), CompressionSuffix(compression).c_str());
-  std::printf("events: %lld, steps with summaries: %zu", static_cast<long long>(events), steps.size());
+  std::printf("events: %lld, steps with summaries: %zu", static_cast<long long>(events),
+              steps.size());
   if (!steps.empty())
     std::printf(" (%lld..%lld)", static_cast<long long>(*steps.begin()),
                 static_cast<long long>(*steps.rbegin()));
@@ -198,7 +211,8 @@ void InspectEvents(Env* env, const std::string& path, Compression compression) {
     std::printf("\n");
   }
   if (raw->corrupt_records() > 0)
-    std::printf("corrupt records skipped: %llu\n", static_cast<unsigned long long>(raw->corrupt_records()));
+    std::printf("corrupt records skipped: %llu\n",
+                static_cast<unsigned long long>(raw->corrupt_records()));
   PrintDamage(damage);
   ThrowIfDamaged(path, damage, raw->corrupt_records());
 }

@@ -1,19 +1,19 @@
 // `loom inspect`, run as the built binary (LOOM_CLI_PATH): what a file is, what it holds,
 // and a non-zero exit when it is damaged.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "loom/base/crc32c.h"
 #include "loom/base/env.h"
 #include "loom/cli/cli_test_util.h"
-#include "loom/io/proto/saved_model.pb.h"
 #include "loom/io/event_file.h"
 #include "loom/io/proto/example.pb.h"
+#include "loom/io/proto/saved_model.pb.h"
 #include "loom/io/record_writer.h"
 
 namespace {
@@ -53,7 +53,8 @@ TEST(CliTest, InspectTFRecordCountsCorruptRecords) {
 }
 
 // Five Examples {label: i} in a TFRecord file with `compression`.
-void WriteExamples(const std::string& path, loom::Compression compression = loom::Compression::kNone) {
+void WriteExamples(const std::string& path,
+                   loom::Compression compression = loom::Compression::kNone) {
   auto writer = loom::RecordWriter::Open(loom::Env::Default(), path, {.compression = compression});
   for (int i = 0; i < 5; ++i) {
     loom::proto::Example example;
@@ -114,7 +115,8 @@ TEST(CliTest, InspectSaysWhatAFileIsFromItsBytes) {
   std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
   dict.append(128 - 10 - dict.size() - 1, ' ');
   dict += "\n";
-  npy += std::string(1, static_cast<char>(dict.size())) + std::string(1, '\0') + dict + std::string(24, '\0');
+  npy += std::string(1, static_cast<char>(dict.size())) + std::string(1, '\0') + dict +
+         std::string(24, '\0');
   Write(dir + "/array.dat", npy);
   r = Loom("inspect " + dir + "/array.dat");
   EXPECT_EQ(r.code, 0) << r.output;
@@ -158,7 +160,8 @@ std::string Fixed32(uint32_t v) {
 // A LevelDB block of `entries` (sorted, no prefix sharing) with its trailer.
 std::string LevelDbBlock(const std::vector<std::pair<std::string, std::string>>& entries) {
   std::string block;
-  for (const auto& [k, v] : entries) block += Varint(0) + Varint(k.size()) + Varint(v.size()) + k + v;
+  for (const auto& [k, v] : entries)
+    block += Varint(0) + Varint(k.size()) + Varint(v.size()) + k + v;
   block += Fixed32(0) + Fixed32(1);  // one restart point, at 0
   const char type = 0;
   uint32_t crc = loom::crc32c::Extend(loom::crc32c::Value(block.data(), block.size()), &type, 1);
@@ -168,12 +171,13 @@ std::string LevelDbBlock(const std::vector<std::pair<std::string, std::string>>&
 // TensorFlow's checkpoint index for one float32 tensor "w" of shape [3] at bytes 0..12 of
 // shard 0: a LevelDB table (data block, metaindex block, index block, footer).
 std::string TFCheckpointIndex() {
-  const std::string header = "\x08\x01";                        // num_shards: 1
-  const std::string entry = std::string("\x08\x01", 2) +        // dtype: DT_FLOAT
+  const std::string header = "\x08\x01";                                  // num_shards: 1
+  const std::string entry = std::string("\x08\x01", 2) +                  // dtype: DT_FLOAT
                             std::string("\x12\x04\x12\x02\x08\x03", 6) +  // shape: [3]
-                            std::string("\x28\x0c", 2) +        // size: 12
-                            "\x35" + Fixed32(loom::crc32c::Mask(  // crc32c of 12 zero bytes
-                                          loom::crc32c::Value(std::string(12, '\0').data(), 12)));
+                            std::string("\x28\x0c", 2) +                  // size: 12
+                            "\x35" +
+                            Fixed32(loom::crc32c::Mask(  // crc32c of 12 zero bytes
+                                loom::crc32c::Value(std::string(12, '\0').data(), 12)));
   std::string data = LevelDbBlock({{"", header}, {"w", entry}});
   std::string meta = LevelDbBlock({});
   std::string index = LevelDbBlock({{"x", Varint(0) + Varint(data.size() - 5)}});
@@ -188,7 +192,8 @@ std::string TFCheckpointIndex() {
 // data shard; it was read as a corrupt TFRecord with exit 0.
 TEST(CliTest, InspectListsTensorFlowCheckpointIndex) {
   std::string dir = TempDir("tf_index");
-  const std::string index = dir + "/model.ckpt-7.index", shard = dir + "/model.ckpt-7.data-00000-of-00001";
+  const std::string index = dir + "/model.ckpt-7.index",
+                    shard = dir + "/model.ckpt-7.data-00000-of-00001";
   Write(index, TFCheckpointIndex());
   Write(shard, std::string(12, '\0'));
   Result r = Loom("inspect " + index);
@@ -241,7 +246,8 @@ TEST(CliTest, InspectReportsTruncatedFiles) {
     r = Loom("inspect " + dir + "/" + name);
     EXPECT_EQ(r.code, 1) << r.output;
     EXPECT_CONTAINS(r.output, "\ntruncated: truncated record at offset ");
-    EXPECT_CONTAINS(r.output, "loom: error: DataLoss: '" + dir + "/" + name + "' is damaged: it is truncated");
+    EXPECT_CONTAINS(
+        r.output, "loom: error: DataLoss: '" + dir + "/" + name + "' is damaged: it is truncated");
   }
 }
 
@@ -322,8 +328,9 @@ TEST(CliTest, InspectTensorFlowModels) {
   for (const std::string f : {"model.ckpt-999.index", "model.ckpt-999.data-00000-of-00001"}) {
     fs::copy_file(tf + "/tfx_estimator_ckpt/" + f, dir + "/" + f);
   }
-  Write(dir + "/checkpoint", "model_checkpoint_path: \"model.ckpt-999\"\n"
-                             "all_model_checkpoint_paths: \"model.ckpt-999\"\n");
+  Write(dir + "/checkpoint",
+        "model_checkpoint_path: \"model.ckpt-999\"\n"
+        "all_model_checkpoint_paths: \"model.ckpt-999\"\n");
   r = Loom("inspect " + dir);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "model.ckpt-999\n");  // not "(missing)"
@@ -332,7 +339,8 @@ TEST(CliTest, InspectTensorFlowModels) {
   EXPECT_CONTAINS(r.output, "dnn/hiddenlayer_0/kernel");
   r = Loom("inspect " + tf + "/half_plus_two/00000123");
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_CONTAINS(r.output, "TensorFlow SavedModel " + tf + "/half_plus_two/00000123 (tags: serve): 5 signature(s)");
+  EXPECT_CONTAINS(r.output, "TensorFlow SavedModel " + tf +
+                                "/half_plus_two/00000123 (tags: serve): 5 signature(s)");
   EXPECT_CONTAINS(r.output, "  classify_x_to_y (tensorflow/serving/classify)\n");
   EXPECT_CONTAINS(r.output, "tf.Example feature x: float32[1]\n");
   EXPECT_CONTAINS(r.output, "tf.Example feature x2: float32[1] (has a default)");
@@ -367,6 +375,5 @@ TEST(CliTest, InspectTensorFlowModels) {
   EXPECT_CONTAINS(r.output, "No signature can run in Loom: ");
   EXPECT_CONTAINS(r.output, "unsupported TF ops: Erf x1");
 }
-
 
 }  // namespace

@@ -54,9 +54,10 @@ void InspectTFCheckpointIndex(Env* env, const std::string& path) {
                                                                 : step.flat<int32_t>()[0]));
     }
   }
-  std::printf("Warm-start a Loom model from it with WarmStartSettings{.ckpt_to_initialize_from = "
-              "\"%s\"} (docs/estimator.md)\n",
-              reader->prefix().c_str());
+  std::printf(
+      "Warm-start a Loom model from it with WarmStartSettings{.ckpt_to_initialize_from = "
+      "\"%s\"} (docs/estimator.md)\n",
+      reader->prefix().c_str());
 }
 
 void InspectTFSavedModel(Env* env, const std::string& dir) {
@@ -101,9 +102,10 @@ void InspectTFSavedModel(Env* env, const std::string& dir) {
     std::printf("No signature can run in Loom: %s\n", load_error.c_str());
     return;
   }
-  std::printf("Run a signature with loom predict --saved-model %s --signature NAME "
-              "(--input KEY=FILE.npy | --csv FILE.csv) --out FILE\n",
-              dir.c_str());
+  std::printf(
+      "Run a signature with loom predict --saved-model %s --signature NAME "
+      "(--input KEY=FILE.npy | --csv FILE.csv) --out FILE\n",
+      dir.c_str());
 }
 
 }  // namespace loom::cli

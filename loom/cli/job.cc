@@ -19,9 +19,9 @@ namespace fc = feature_column;
 
 namespace {
 
-const std::set<std::string> kModelTypes = {
-    "linear_classifier",     "linear_regressor",     "dnn_classifier",
-    "dnn_regressor",         "dnn_linear_classifier", "dnn_linear_regressor"};
+const std::set<std::string> kModelTypes = {"linear_classifier",     "linear_regressor",
+                                           "dnn_classifier",        "dnn_regressor",
+                                           "dnn_linear_classifier", "dnn_linear_regressor"};
 
 // Data paths in a job are relative to the job file's directory.
 std::string Resolve(const std::string& file, const std::string& job_path) {
@@ -47,10 +47,12 @@ RecordFeature ParseRecordFeature(const toml::table& t, const std::string& name,
   const toml::node* d = ft.Get("default");
   if (f.var_len) {
     if (!dims.empty()) ft.Fail("shape", "a var_len feature has no fixed shape; remove 'shape'");
-    if (d != nullptr) ft.Fail("default", "a var_len feature has no default (a record without it has no values)");
+    if (d != nullptr)
+      ft.Fail("default", "a var_len feature has no default (a record without it has no values)");
     if (f.dtype == kFloat32)
-      ft.Fail("var_len", "var_len features feed categorical columns (identity, vocabulary, hash): "
-                         "dtype int64 or string; give a float feature a shape and a default");
+      ft.Fail("var_len",
+              "var_len features feed categorical columns (identity, vocabulary, hash): "
+              "dtype int64 or string; give a float feature a shape and a default");
   }
   if (d != nullptr) {
     // A scalar fills the shape; an array gives every value (row-major).
@@ -67,15 +69,19 @@ RecordFeature ParseRecordFeature(const toml::table& t, const std::string& name,
     for (size_t i = 0; i < values.size(); ++i) {
       const toml::node* e = values[i];
       if (f.dtype == kString) {
-        if (!e->is_string()) ft.Fail("default", "expected a string (the feature's dtype is string)");
+        if (!e->is_string())
+          ft.Fail("default", "expected a string (the feature's dtype is string)");
         value.data<std::string>()[i] = e->as_string()->get();
       } else if (f.dtype == kInt64) {
-        if (!e->is_integer()) ft.Fail("default", "expected an integer (the feature's dtype is int64)");
+        if (!e->is_integer())
+          ft.Fail("default", "expected an integer (the feature's dtype is int64)");
         value.data<int64_t>()[i] = e->as_integer()->get();
       } else {
-        if (!e->is_number()) ft.Fail("default", "expected a number (the feature's dtype is float32)");
-        value.data<float>()[i] = static_cast<float>(
-            e->is_integer() ? static_cast<double>(e->as_integer()->get()) : e->as_floating_point()->get());
+        if (!e->is_number())
+          ft.Fail("default", "expected a number (the feature's dtype is float32)");
+        value.data<float>()[i] =
+            static_cast<float>(e->is_integer() ? static_cast<double>(e->as_integer()->get())
+                                               : e->as_floating_point()->get());
       }
     }
     f.default_value = std::move(value);
@@ -101,7 +107,8 @@ DataSource ParseSource(const toml::table& t, const std::string& name, const std:
         s.arrays[std::string(k.str())] = Resolve(v.as_string()->get(), path);
       }
     }
-    if (s.arrays.empty()) table.Fail("arrays", "an npy source needs arrays = { x = \"x.npy\", ... }");
+    if (s.arrays.empty())
+      table.Fail("arrays", "an npy source needs arrays = { x = \"x.npy\", ... }");
   } else if (s.format == "csv" || s.format == "tfrecord") {
     s.files = table.Strings("files");
     if (s.files.empty()) table.Fail("files", "expected one or more file names or globs");
@@ -111,24 +118,33 @@ DataSource ParseSource(const toml::table& t, const std::string& name, const std:
       s.header = table.Bool("header").value_or(false);
       s.columns = table.Strings("columns");
       const toml::node* d = table.Get("defaults");
-      if (d == nullptr || !d->is_array()) table.Fail("defaults", "expected an array, one per column");
+      if (d == nullptr || !d->is_array())
+        table.Fail("defaults", "expected an array, one per column");
       for (const auto& e : *d->as_array()) {
-        if (e.is_integer()) s.defaults.push_back(Tensor::Scalar<int64_t>(e.as_integer()->get()));
+        if (e.is_integer())
+          s.defaults.push_back(Tensor::Scalar<int64_t>(e.as_integer()->get()));
         else if (e.is_floating_point())
-          s.defaults.push_back(Tensor::Scalar<float>(static_cast<float>(e.as_floating_point()->get())));
-        else if (e.is_string()) s.defaults.push_back(Tensor::ScalarString(e.as_string()->get()));
-        else table.Fail("defaults", "each default is an integer, a float or a string");
+          s.defaults.push_back(
+              Tensor::Scalar<float>(static_cast<float>(e.as_floating_point()->get())));
+        else if (e.is_string())
+          s.defaults.push_back(Tensor::ScalarString(e.as_string()->get()));
+        else
+          table.Fail("defaults", "each default is an integer, a float or a string");
       }
       if (s.columns.size() != s.defaults.size())
         table.Fail("defaults", "need exactly one default per entry of 'columns'");
     } else {
       const toml::table* feats = table.SubTable("features");
-      if (feats == nullptr) table.Fail("features", "a tfrecord source needs features = { name = { dtype = \"float32\", shape = [..] } }");
+      if (feats == nullptr)
+        table.Fail(
+            "features",
+            "a tfrecord source needs features = { name = { dtype = \"float32\", shape = [..] } }");
       for (const auto& [k, v] : *feats) {
-        if (!v.is_table()) table.Fail("features", "each feature is a table { dtype, shape, default, var_len }");
+        if (!v.is_table())
+          table.Fail("features", "each feature is a table { dtype, shape, default, var_len }");
         const std::string fname(k.str());
-        s.example_features[fname] = ParseRecordFeature(
-            *v.as_table(), name + ".features." + fname, path);
+        s.example_features[fname] =
+            ParseRecordFeature(*v.as_table(), name + ".features." + fname, path);
       }
     }
   } else {
@@ -151,16 +167,29 @@ Tensor CastLabels(const Tensor& t, bool classifier) {
     using D = std::remove_pointer_t<decltype(dst)>;
     int64_t n = t.NumElements();
     switch (t.dtype()) {
-      case kUInt8: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<uint8_t>()[i]); break;
-      case kInt32: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<int32_t>()[i]); break;
-      case kInt64: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<int64_t>()[i]); break;
-      case kFloat32: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<float>()[i]); break;
-      case kFloat64: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<double>()[i]); break;
-      default: throw InvalidArgument("labels of dtype ", DTypeName(t.dtype()), " are not supported");
+      case kUInt8:
+        for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<uint8_t>()[i]);
+        break;
+      case kInt32:
+        for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<int32_t>()[i]);
+        break;
+      case kInt64:
+        for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<int64_t>()[i]);
+        break;
+      case kFloat32:
+        for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<float>()[i]);
+        break;
+      case kFloat64:
+        for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<double>()[i]);
+        break;
+      default:
+        throw InvalidArgument("labels of dtype ", DTypeName(t.dtype()), " are not supported");
     }
   };
-  if (classifier) convert(out.data<int64_t>());
-  else convert(out.data<float>());
+  if (classifier)
+    convert(out.data<int64_t>());
+  else
+    convert(out.data<float>());
   return out;
 }
 
@@ -169,7 +198,8 @@ ExampleSpec RecordSpec(const DataSource& s) {
   ExampleSpec spec;
   for (const auto& [name, f] : s.example_features) {
     if (f.var_len) {
-      spec.var_len[name] = {.dtype = f.dtype, .output = VarLenOutput::kPadded,
+      spec.var_len[name] = {.dtype = f.dtype,
+                            .output = VarLenOutput::kPadded,
                             .padding_value = f.dtype == kString ? Tensor::ScalarString("")
                                                                 : Tensor::Scalar<int64_t>(-1)};
     } else {
@@ -188,9 +218,9 @@ data::Dataset SourceDataset(const DataSource& s) {
   }
   if (s.format == "npy") return data::FromNpy(s.arrays);
   if (s.format == "csv") {
-    return data::CsvDataset(s.files, s.defaults,
-                            {.header = s.header, .column_names = s.columns,
-                             .file = {.compression = s.compression}});
+    return data::CsvDataset(
+        s.files, s.defaults,
+        {.header = s.header, .column_names = s.columns, .file = {.compression = s.compression}});
   }
   return data::TFRecordDataset(s.files, {.compression = s.compression, .origin_key = kOriginKey});
 }
@@ -198,7 +228,8 @@ data::Dataset SourceDataset(const DataSource& s) {
 // The spec of one example of `s` (unbatched, after parsing records).
 data::ElementSpec OneExampleSpec(const DataSource& s) {
   if (s.format != "tfrecord") return SourceDataset(s).spec();
-  return data::ParsedExamplesSpec(SourceDataset(s).spec(), RecordSpec(s), data::kRecordKey, kOriginKey);
+  return data::ParsedExamplesSpec(SourceDataset(s).spec(), RecordSpec(s), data::kRecordKey,
+                                  kOriginKey);
 }
 
 // Throws InvalidArgument when `label_key` names no component of data.<split>.
@@ -207,8 +238,8 @@ void CheckLabelKey(const Job& job, const std::string& split, const data::Element
   std::string names;
   for (const auto& [name, ts] : spec) names += (names.empty() ? "" : ", ") + name;
   throw InvalidArgument(job.path, ": [data] label_key = \"", job.label_key,
-                        "\" names no component of [data.", split, "], whose components are ",
-                        names, "; set label_key to the one that holds the labels");
+                        "\" names no component of [data.", split, "], whose components are ", names,
+                        "; set label_key to the one that holds the labels");
 }
 
 // The input pipeline holds up to this many batches at once: two prefetched, one being
@@ -234,11 +265,11 @@ void CheckBatchFits(const Job& job, const std::string& split, const data::Elemen
   const long double batch_bytes = static_cast<long double>(job.batch_size) * example_bytes;
   if (batch_bytes * kBatchesInFlight <= memory) return;
   throw ResourceExhausted(
-      job.path, ": [train] batch_size = ", job.batch_size, " does not fit in memory: one batch of [data.",
-      split, "] is ", static_cast<uint64_t>(batch_bytes), " bytes (", example_bytes,
-      " bytes per example: ", parts, "), the input pipeline holds up to ", kBatchesInFlight,
-      " batches, and this machine has ", static_cast<uint64_t>(memory),
-      " bytes of memory; lower batch_size to at most ",
+      job.path, ": [train] batch_size = ", job.batch_size,
+      " does not fit in memory: one batch of [data.", split, "] is ",
+      static_cast<uint64_t>(batch_bytes), " bytes (", example_bytes, " bytes per example: ", parts,
+      "), the input pipeline holds up to ", kBatchesInFlight, " batches, and this machine has ",
+      static_cast<uint64_t>(memory), " bytes of memory; lower batch_size to at most ",
       static_cast<int64_t>(memory / (kBatchesInFlight * example_bytes)));
 }
 
@@ -269,8 +300,9 @@ Job ParseJob(const std::string& text, const std::string& path) {
     Table t(*model, "model", path);
     job.model_type = t.String("type").value_or("");
     if (!kModelTypes.count(job.model_type))
-      t.Fail("type", "expected one of linear_classifier, linear_regressor, dnn_classifier, "
-                     "dnn_regressor, dnn_linear_classifier, dnn_linear_regressor");
+      t.Fail("type",
+             "expected one of linear_classifier, linear_regressor, dnn_classifier, "
+             "dnn_regressor, dnn_linear_classifier, dnn_linear_regressor");
     job.hidden_units = t.Ints("hidden_units");
     if (job.model_type.starts_with("dnn") && job.hidden_units.empty() &&
         job.model_type.find("linear") == std::string::npos)
@@ -330,7 +362,8 @@ Job ParseJob(const std::string& text, const std::string& path) {
     c.save_summary_steps = t.Int("save_summary_steps").value_or(c.save_summary_steps);
     if (auto v = t.Int("save_checkpoints_steps")) c.save_checkpoints_steps = *v;
     if (auto v = t.Double("save_checkpoints_secs")) c.save_checkpoints_secs = *v;
-    c.keep_checkpoint_max = static_cast<int>(t.Int("keep_checkpoint_max").value_or(c.keep_checkpoint_max));
+    c.keep_checkpoint_max =
+        static_cast<int>(t.Int("keep_checkpoint_max").value_or(c.keep_checkpoint_max));
     c.log_step_count_steps = t.Int("log_step_count_steps").value_or(c.log_step_count_steps);
     t.CheckAllUsed();
   }
@@ -399,7 +432,8 @@ Job ParseJob(const std::string& text, const std::string& path) {
       job.features.push_back(std::move(spec));
     }
   }
-  if (job.features.empty()) throw InvalidArgument(path, ": the job needs at least one [[features]]");
+  if (job.features.empty())
+    throw InvalidArgument(path, ": the job needs at least one [[features]]");
   // A var_len record feature is padded to each batch's longest row: only categorical
   // columns, which read the padding as absent, take it.
   for (const FeatureSpec& f : job.features) {
@@ -486,39 +520,57 @@ std::unique_ptr<Estimator> MakeEstimator(const Job& job) {
   const std::string& t = job.model_type;
   if (t == "linear_classifier")
     return std::make_unique<LinearClassifier>(
-        LinearClassifierOptions{.feature_columns = linear, .n_classes = job.n_classes, .optimizer = opt}, rc);
+        LinearClassifierOptions{
+            .feature_columns = linear, .n_classes = job.n_classes, .optimizer = opt},
+        rc);
   if (t == "linear_regressor")
     return std::make_unique<LinearRegressor>(
-        LinearRegressorOptions{.feature_columns = linear, .label_dimension = job.label_dimension,
-                               .optimizer = opt}, rc);
+        LinearRegressorOptions{
+            .feature_columns = linear, .label_dimension = job.label_dimension, .optimizer = opt},
+        rc);
   if (t == "dnn_classifier")
-    return std::make_unique<DNNClassifier>(
-        DNNClassifierOptions{.hidden_units = job.hidden_units, .feature_columns = dense,
-                             .n_classes = job.n_classes, .optimizer = opt, .dropout = job.dropout,
-                             .batch_norm = job.batch_norm}, rc);
+    return std::make_unique<DNNClassifier>(DNNClassifierOptions{.hidden_units = job.hidden_units,
+                                                                .feature_columns = dense,
+                                                                .n_classes = job.n_classes,
+                                                                .optimizer = opt,
+                                                                .dropout = job.dropout,
+                                                                .batch_norm = job.batch_norm},
+                                           rc);
   if (t == "dnn_regressor")
     return std::make_unique<DNNRegressor>(
-        DNNRegressorOptions{.hidden_units = job.hidden_units, .feature_columns = dense,
-                            .label_dimension = job.label_dimension, .optimizer = opt,
-                            .dropout = job.dropout, .batch_norm = job.batch_norm}, rc);
+        DNNRegressorOptions{.hidden_units = job.hidden_units,
+                            .feature_columns = dense,
+                            .label_dimension = job.label_dimension,
+                            .optimizer = opt,
+                            .dropout = job.dropout,
+                            .batch_norm = job.batch_norm},
+        rc);
   OptimizerSpec linear_opt = Optimizer(job.linear_optimizer, job.linear_learning_rate,
                                        job.linear_schedule, "linear_learning_rate");
   if (t == "dnn_linear_classifier")
     return std::make_unique<DNNLinearCombinedClassifier>(
-        DNNLinearCombinedClassifierOptions{
-            .linear_feature_columns = linear, .linear_optimizer = linear_opt,
-            .dnn_feature_columns = dense, .dnn_optimizer = opt, .dnn_hidden_units = job.hidden_units,
-            .dnn_dropout = job.dropout, .batch_norm = job.batch_norm, .n_classes = job.n_classes}, rc);
+        DNNLinearCombinedClassifierOptions{.linear_feature_columns = linear,
+                                           .linear_optimizer = linear_opt,
+                                           .dnn_feature_columns = dense,
+                                           .dnn_optimizer = opt,
+                                           .dnn_hidden_units = job.hidden_units,
+                                           .dnn_dropout = job.dropout,
+                                           .batch_norm = job.batch_norm,
+                                           .n_classes = job.n_classes},
+        rc);
   return std::make_unique<DNNLinearCombinedRegressor>(
-      DNNLinearCombinedRegressorOptions{
-          .linear_feature_columns = linear, .linear_optimizer = linear_opt,
-          .dnn_feature_columns = dense, .dnn_optimizer = opt, .dnn_hidden_units = job.hidden_units,
-          .dnn_dropout = job.dropout, .batch_norm = job.batch_norm,
-          .label_dimension = job.label_dimension}, rc);
+      DNNLinearCombinedRegressorOptions{.linear_feature_columns = linear,
+                                        .linear_optimizer = linear_opt,
+                                        .dnn_feature_columns = dense,
+                                        .dnn_optimizer = opt,
+                                        .dnn_hidden_units = job.hidden_units,
+                                        .dnn_dropout = job.dropout,
+                                        .batch_norm = job.batch_norm,
+                                        .label_dimension = job.label_dimension},
+      rc);
 }
 
-InputFn MakeInputFn(const Job& job, const std::string& split, bool training,
-                    bool needs_labels) {
+InputFn MakeInputFn(const Job& job, const std::string& split, bool training, bool needs_labels) {
   auto it = job.data.find(split);
   if (it == job.data.end()) {
     throw InvalidArgument(job.path, ": the job has no [data.", split, "] source");
@@ -555,8 +607,10 @@ InputFn MakeInputFn(const Job& job, const std::string& split, bool training,
     }
     ds = ds.Prefetch(2);
     std::optional<std::string> key;
-    if (ds.spec().count(label_key)) key = label_key;
-    else key = std::string();
+    if (ds.spec().count(label_key))
+      key = label_key;
+    else
+      key = std::string();
     return InputFnResult(ds, key);
   };
 }

@@ -24,17 +24,17 @@ namespace loom::cli {
 // -1 or "", which categorical columns read as absent).
 struct RecordFeature {
   DType dtype = kFloat32;
-  Shape shape = Shape();                     // fixed-length only
-  std::optional<Tensor> default_value;       // fixed-length only
+  Shape shape = Shape();                // fixed-length only
+  std::optional<Tensor> default_value;  // fixed-length only
   bool var_len = false;
 };
 
 // [data.<split>]: one source of examples.
 struct DataSource {
-  std::string format;                       // "idx", "npy", "csv", "tfrecord"
-  std::string images, labels;               // idx
+  std::string format;                         // "idx", "npy", "csv", "tfrecord"
+  std::string images, labels;                 // idx
   std::map<std::string, std::string> arrays;  // npy: component -> file
-  std::vector<std::string> files;           // csv, tfrecord
+  std::vector<std::string> files;             // csv, tfrecord
   // csv: column names and defaults (their TOML type gives the dtype).
   std::vector<std::string> columns;
   std::vector<Tensor> defaults;

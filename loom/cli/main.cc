@@ -1,9 +1,8 @@
 // `loom`: the command-line front end of the library (docs/cli.md).
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <new>
-
-#include <CLI/CLI.hpp>
 
 #include "loom/base/error.h"
 #include "loom/cli/commands.h"
@@ -19,8 +18,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "loom: error: ResourceExhausted: out of memory (std::bad_alloc); in a "
-                         "job, lower [train] batch_size or shuffle_buffer\n");
+    std::fprintf(stderr,
+                 "loom: error: ResourceExhausted: out of memory (std::bad_alloc); in a "
+                 "job, lower [train] batch_size or shuffle_buffer\n");
     return 1;
   } catch (const loom::Error& e) {
     std::fprintf(stderr, "loom: error: %s\n", e.what());

@@ -56,7 +56,8 @@ TEST(OnnxCliTest, DemoDnnMatchesOnnxRuntime) {
 TEST(OnnxCliTest, ErrorsNameTheSignatureAndTheUnsupportedColumn) {
   const std::string dir = TempDir("onnx_errors");
   std::string csv = "a,tag,label\n";
-  for (int i = 0; i < 40; ++i) csv += std::to_string(i % 7) + "," + (i % 3 ? "x" : "y") + "," + std::to_string(i % 2) + "\n";
+  for (int i = 0; i < 40; ++i)
+    csv += std::to_string(i % 7) + "," + (i % 3 ? "x" : "y") + "," + std::to_string(i % 2) + "\n";
   Write(dir + "/data.csv", csv);
   Write(dir + "/job.toml", R"([model]
 type = "linear_classifier"

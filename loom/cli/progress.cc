@@ -12,8 +12,10 @@ namespace {
 std::string FormatDuration(double secs) {
   int64_t s = static_cast<int64_t>(secs + 0.5);
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%lldh%02lldm", (long long)(s / 3600), (long long)(s / 60 % 60));
-  else std::snprintf(buf, sizeof buf, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", (long long)(s / 3600), (long long)(s / 60 % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
   return buf;
 }
 

@@ -15,9 +15,9 @@
 namespace loom::cli {
 
 struct ProgressOptions {
-  bool tty = false;                     // Default: false, plain lines
-  int64_t every_steps = 100;            // plain lines: print every N steps
-  std::optional<int64_t> max_steps;     // for the ETA
+  bool tty = false;                  // Default: false, plain lines
+  int64_t every_steps = 100;         // plain lines: print every N steps
+  std::optional<int64_t> max_steps;  // for the ETA
   std::FILE* out = stderr;
 };
 

@@ -24,8 +24,8 @@ using Curves = std::map<std::string, std::map<std::string, Series>>;
 void ReadRun(Env* env, const std::string& dir, const std::string& run, Curves& curves) {
   for (const std::string& name : env->GetChildren(dir)) {
     if (name.find("tfevents") == std::string::npos) continue;
-    auto reader = EventFileReader::Open(env, JoinPath(dir, name),
-                                        {.skip_corrupt_records = true, .truncated_record_is_eof = true});
+    auto reader = EventFileReader::Open(
+        env, JoinPath(dir, name), {.skip_corrupt_records = true, .truncated_record_is_eof = true});
     while (auto event = reader->Next()) {
       if (!event->has_summary()) continue;
       for (const auto& value : event->summary().value()) {
@@ -40,11 +40,20 @@ std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -79,7 +88,8 @@ RunColors AssignColors(const Curves& curves) {
 // real points after n of them). weight 0 returns the values; a constant series is kept.
 Series Smooth(const Series& s, double weight) {
   if (weight <= 0 || s.empty()) return s;
-  const bool constant = std::all_of(s.begin(), s.end(), [&](auto& p) { return p.second == s[0].second; });
+  const bool constant =
+      std::all_of(s.begin(), s.end(), [&](auto& p) { return p.second == s[0].second; });
   if (constant) return s;
   Series out;
   double last = 0;
@@ -108,7 +118,10 @@ struct Axis {
 // The step axis: the data's extent (one step either side of a single step), ticks at
 // whole steps, each once.
 Axis StepAxis(double x0, double x1) {
-  if (x1 <= x0) { x0 -= 1; x1 += 1; }
+  if (x1 <= x0) {
+    x0 -= 1;
+    x1 += 1;
+  }
   const double step = std::max(1.0, std::round(NiceStep(x1 - x0, 5)));
   Axis axis{x0, x1, {}};
   for (double t = std::ceil(x0 / step) * step; t <= x1; t += step) axis.ticks.push_back(t);
@@ -153,13 +166,17 @@ std::string Chart(const std::string& tag, std::map<std::string, Series>& runs,
   for (auto& [run, s] : runs) {
     std::stable_sort(s.begin(), s.end(), [](auto& a, auto& b) { return a.first < b.first; });
     for (auto& [x, y] : s) {
-      x0 = std::min<double>(x0, x); x1 = std::max<double>(x1, x);
-      y0 = std::min(y0, y); y1 = std::max(y1, y);
+      x0 = std::min<double>(x0, x);
+      x1 = std::max<double>(x1, x);
+      y0 = std::min(y0, y);
+      y1 = std::max(y1, y);
     }
   }
   const Axis xs = StepAxis(x0, x1), ys = ValueAxis(y0, y1);
   auto px = [&](double x) { return left + (x - xs.lo) / (xs.hi - xs.lo) * (w - left - right); };
-  auto py = [&](double y) { return h - bottom - (y - ys.lo) / (ys.hi - ys.lo) * (h - top - bottom); };
+  auto py = [&](double y) {
+    return h - bottom - (y - ys.lo) / (ys.hi - ys.lo) * (h - top - bottom);
+  };
   std::string svg = "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(w) +
                     "\" height=\"" + Num(h) + "\" viewBox=\"0 0 " + Num(w) + " " + Num(h) + "\">\n";
   svg += "<text x=\"" + Num(left) + "\" y=\"18\" font-weight=\"bold\">" + Escape(tag) + "</text>\n";
@@ -202,7 +219,8 @@ std::string Chart(const std::string& tag, std::map<std::string, Series>& runs,
            "\" fill=\"none\" stroke=\"" + c + "\" stroke-width=\"1.5\"/>\n";
     if (s.size() <= 30) {
       for (auto& [x, y] : s)
-        svg += "<circle cx=\"" + Num(px(x)) + "\" cy=\"" + Num(py(y)) + "\" r=\"3\" fill=\"" + c + "\"/>\n";
+        svg += "<circle cx=\"" + Num(px(x)) + "\" cy=\"" + Num(py(y)) + "\" r=\"3\" fill=\"" + c +
+               "\"/>\n";
     }
     svg += "<text class=\"legend\" data-run=\"" + Escape(run) + "\" x=\"" + Num(w - right) +
            "\" y=\"" + Num(18 + 15 * legend_line++) + "\" text-anchor=\"end\" fill=\"" + c + "\">" +
@@ -214,9 +232,11 @@ std::string Chart(const std::string& tag, std::map<std::string, Series>& runs,
 
 void WriteReport(const std::string& model_dir, std::string out, double smoothing) {
   if (!(smoothing >= 0 && smoothing < 1))
-    throw InvalidArgument("--smoothing ", smoothing, ": expected a weight in [0, 1) (TensorBoard's default is 0.6)");
+    throw InvalidArgument("--smoothing ", smoothing,
+                          ": expected a weight in [0, 1) (TensorBoard's default is 0.6)");
   Env* env = Env::Default();
-  if (!env->IsDirectory(model_dir)) throw NotFound("model directory '", model_dir, "' does not exist");
+  if (!env->IsDirectory(model_dir))
+    throw NotFound("model directory '", model_dir, "' does not exist");
   Curves curves;
   ReadRun(env, model_dir, "train", curves);
   for (const std::string& name : env->GetChildren(model_dir)) {
@@ -226,17 +246,18 @@ void WriteReport(const std::string& model_dir, std::string out, double smoothing
   if (curves.empty())
     throw NotFound("no scalar summaries in event files under '", model_dir,
                    "' (expected events.out.tfevents.* written by loom train)");
-  std::string html =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Loom report: " +
-      Escape(model_dir) +
-      "</title>\n<style>body{font-family:sans-serif;margin:2em}"
-      ".chart{margin:0.5em;border:1px solid #eee}.tick{font-size:11px;fill:#555}"
-      "pre{background:#f6f6f6;padding:1em}</style></head><body>\n"
-      "<h1>Loom report</h1>\n<p>Model directory: <code>" + Escape(model_dir) + "</code></p>\n";
+  std::string html = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Loom report: " +
+                     Escape(model_dir) +
+                     "</title>\n<style>body{font-family:sans-serif;margin:2em}"
+                     ".chart{margin:0.5em;border:1px solid #eee}.tick{font-size:11px;fill:#555}"
+                     "pre{background:#f6f6f6;padding:1em}</style></head><body>\n"
+                     "<h1>Loom report</h1>\n<p>Model directory: <code>" +
+                     Escape(model_dir) + "</code></p>\n";
   // loss first, then the rest alphabetically.
   std::vector<std::string> tags;
   if (curves.count("loss")) tags.push_back("loss");
-  for (const auto& [tag, runs] : curves) if (tag != "loss") tags.push_back(tag);
+  for (const auto& [tag, runs] : curves)
+    if (tag != "loss") tags.push_back(tag);
   html += "<h2>Curves</h2>\n<div id=\"charts\">\n";
   const RunColors colors = AssignColors(curves);
   for (const std::string& tag : tags) html += Chart(tag, curves[tag], colors, smoothing);

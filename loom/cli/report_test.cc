@@ -1,14 +1,14 @@
 // `loom report`: the page renders in headless Chromium (every series drawn inside its
 // chart), and reads like TensorBoard's scalars page (whole-step ticks, [0, 1] ranges,
 // one colour per run, --smoothing).
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "loom/base/env.h"
 #include "loom/cli/cli_test_util.h"

@@ -56,8 +56,7 @@ bool IsIdxHeader(const std::string& head) {
 std::string DecompressedHead(Env* env, const std::string& path, Compression compression) {
   try {
     auto stream = NewDecompressingInputStream(
-        NewRandomAccessInputStream(env->NewRandomAccessFile(path), path), compression, path,
-        4096);
+        NewRandomAccessInputStream(env->NewRandomAccessFile(path), path), compression, path, 4096);
     std::string head(kHeadBytes, '\0');
     head.resize(stream->Read(kHeadBytes, head.data()));
     return head;
@@ -69,8 +68,8 @@ std::string DecompressedHead(Env* env, const std::string& path, Compression comp
 // The first record of a TFRecord file is an Event with TensorBoard's file_version.
 bool FirstRecordIsEvent(Env* env, const std::string& path, Compression compression) {
   try {
-    auto reader = RecordReader::Open(env, path, {.compression = compression,
-                                                 .truncated_record_is_eof = true});
+    auto reader = RecordReader::Open(env, path,
+                                     {.compression = compression, .truncated_record_is_eof = true});
     std::string record;
     if (!reader->ReadRecord(&record)) return false;
     proto::Event event;
@@ -91,7 +90,9 @@ bool IsGraphDef(Env* env, const std::string& path, uint64_t size) {
 }
 
 std::string CompressedName(Compression c) {
-  return c == Compression::kGzip ? "gzip-compressed " : c == Compression::kZlib ? "zlib-compressed " : "";
+  return c == Compression::kGzip   ? "gzip-compressed "
+         : c == Compression::kZlib ? "zlib-compressed "
+                                   : "";
 }
 
 }  // namespace
@@ -139,7 +140,8 @@ SniffedFile SniffFile(Env* env, const std::string& path) {
   // LevelDB's table magic number closes the footer of TF's checkpoint .index files.
   if (size >= 48) {
     std::string tail(8, '\0');
-    if (file->Read(size - 8, 8, tail.data()) == 8 && LittleEndian64(tail, 0) == 0xdb4775248b80fb57ull)
+    if (file->Read(size - 8, 8, tail.data()) == 8 &&
+        LittleEndian64(tail, 0) == 0xdb4775248b80fb57ull)
       return {FileKind::kTFCheckpointIndex, Compression::kNone,
               "TensorFlow checkpoint index (tensor bundle: a LevelDB table)"};
   }

@@ -24,9 +24,9 @@ namespace loom::cli {
 
 enum class FileKind {
   kUnknown,
-  kTFRecord,           // TFRecord frames (inside `compression`)
-  kEvents,             // a TFRecord file whose first record is a TensorBoard Event
-  kSafetensors,        // a safetensors file (a Loom checkpoint is one)
+  kTFRecord,     // TFRecord frames (inside `compression`)
+  kEvents,       // a TFRecord file whose first record is a TensorBoard Event
+  kSafetensors,  // a safetensors file (a Loom checkpoint is one)
   kNpy,
   kIdx,                // (inside `compression`)
   kGraphDef,           // a binary GraphDef protobuf with named nodes

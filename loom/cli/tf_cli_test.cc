@@ -1,12 +1,12 @@
 // `loom predict` and `loom train` on TensorFlow models: SavedModels and frozen graphs from
 // the repository's TF test files, CSV and TFRecord input, a TF model_dir never clobbered.
 // Runs the built `loom` binary (LOOM_CLI_PATH), as cli_test does.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "loom/base/env.h"
 #include "loom/cli/cli_test_util.h"
@@ -72,7 +72,8 @@ TEST(CliTest, PredictRunsTensorFlowModels) {
   // The same Examples from a TFRecord file.
   {
     auto w = RecordWriter::Open(Env::Default(), dir + "/x.tfrecord", {});
-    for (float x : {1.f, 2.f, 5.f}) w->WriteRecord(ExampleBuilder().AddFloats("x", {x}).Serialize());
+    for (float x : {1.f, 2.f, 5.f})
+      w->WriteRecord(ExampleBuilder().AddFloats("x", {x}).Serialize());
     w->Close();
   }
   r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature regress_x_to_y" +

@@ -22,7 +22,8 @@ size_t EditDistance(const std::string& a, const std::string& b) {
     for (size_t j = 1; j <= b.size(); ++j) {
       const size_t change = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + change});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1]))
         d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
@@ -31,8 +32,8 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 
 // A typo rather than another word: one edit per four characters, at least one.
 bool LooksLikeMisspelling(const std::string& typed, const std::string& meant) {
-  return typed != meant &&
-         EditDistance(typed, meant) <= std::max<size_t>(1, std::max(typed.size(), meant.size()) / 4);
+  return typed != meant && EditDistance(typed, meant) <=
+                               std::max<size_t>(1, std::max(typed.size(), meant.size()) / 4);
 }
 
 }  // namespace
@@ -51,8 +52,8 @@ std::string Table::Where(const toml::node* node) const {
 
 void Table::Fail(const std::string& key, const std::string& what) const {
   CheckNotMisspelt(key);
-  throw InvalidArgument(Where(table_.get(key) ? table_.get(key) : &table_), ": [", name_,
-                        "] key '", key, "': ", what);
+  throw InvalidArgument(Where(table_.get(key) ? table_.get(key) : &table_), ": [", name_, "] key '",
+                        key, "': ", what);
 }
 
 void Table::CheckNotMisspelt(const std::string& key) const {
@@ -60,8 +61,8 @@ void Table::CheckNotMisspelt(const std::string& key) const {
   for (const auto& [k, v] : table_) {
     std::string typed(k.str());
     if (!used_.count(typed) && LooksLikeMisspelling(typed, key)) {
-      throw InvalidArgument(Where(&v), ": ", Section(), "unknown key '", typed,
-                            "' (did you mean '", key, "'?)");
+      throw InvalidArgument(Where(&v), ": ", Section(), "unknown key '", typed, "' (did you mean '",
+                            key, "'?)");
     }
   }
 }
@@ -118,9 +119,12 @@ std::vector<double> Table::Doubles(const std::string& key) {
   if (n == nullptr) return out;
   if (!n->is_array()) Fail(key, "expected an array of numbers");
   for (const auto& e : *n->as_array()) {
-    if (e.is_integer()) out.push_back(static_cast<double>(e.as_integer()->get()));
-    else if (e.is_floating_point()) out.push_back(e.as_floating_point()->get());
-    else Fail(key, "expected an array of numbers");
+    if (e.is_integer())
+      out.push_back(static_cast<double>(e.as_integer()->get()));
+    else if (e.is_floating_point())
+      out.push_back(e.as_floating_point()->get());
+    else
+      Fail(key, "expected an array of numbers");
   }
   return out;
 }

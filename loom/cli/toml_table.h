@@ -3,13 +3,13 @@
 
 // The job file's TOML reader for the parsers (job.cc, schedule.cc): typed getters whose
 // errors name the file, the line and the key, and a check that every key was read.
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <toml++/toml.h>
 
 namespace loom::cli {
 

@@ -17,8 +17,8 @@
 #include "loom/cli/default_job.h"
 #include "loom/cli/job.h"
 #include "loom/cli/progress.h"
-#include "loom/distribute/data_parallel.h"
 #include "loom/cli/tf_predict.h"
+#include "loom/distribute/data_parallel.h"
 #include "loom/estimator/onnx_export.h"
 #include "loom/io/npy.h"
 #include "loom/train/stop_signals.h"
@@ -29,8 +29,8 @@ namespace {
 // Flags shared by the job subcommands.
 struct JobFlags {
   std::string job_path;
-  std::string model_dir;            // overrides [run_config] model_dir
-  std::optional<int64_t> max_steps;  // overrides [train]
+  std::string model_dir;               // overrides [run_config] model_dir
+  std::optional<int64_t> max_steps;    // overrides [train]
   bool start_over_if_corrupt = false;  // RunConfig::start_over_if_checkpoints_corrupt
 };
 
@@ -59,8 +59,7 @@ class JobFileHook : public SessionRunHook {
   explicit JobFileHook(const Job& job) : job_(job) {}
   void Begin(Graph&) override {
     // The job travels with its checkpoints: `loom report` and people read it from there.
-    WriteFileAtomically(Env::Default(), JoinPath(job_.run_config.model_dir, "job.toml"),
-                        job_.text);
+    WriteFileAtomically(Env::Default(), JoinPath(job_.run_config.model_dir, "job.toml"), job_.text);
   }
 
  private:
@@ -85,17 +84,21 @@ TrainResult RunTrain(const Job& job, Estimator& estimator, bool restart_input = 
   PrepareModelDir(env, job);
   bool tty = isatty(fileno(stderr));
   if (tty) SetMinLogLevel(LogLevel::kWarning);
-  int64_t every = job.run_config.log_step_count_steps > 0 ? job.run_config.log_step_count_steps : 100;
-  TrainOptions options{.steps = job.steps, .max_steps = job.max_steps, .restart_input = restart_input};
+  int64_t every =
+      job.run_config.log_step_count_steps > 0 ? job.run_config.log_step_count_steps : 100;
+  TrainOptions options{
+      .steps = job.steps, .max_steps = job.max_steps, .restart_input = restart_input};
   options.hooks.push_back(std::make_shared<JobFileHook>(job));
-  options.hooks.push_back(NewProgressHook({.tty = tty, .every_steps = every, .max_steps = job.max_steps}));
+  options.hooks.push_back(
+      NewProgressHook({.tty = tty, .every_steps = every, .max_steps = job.max_steps}));
   TrainResult result = estimator.Train(
       MakeInputFn(job, "train", /*training=*/true, /*needs_labels=*/true), std::move(options));
   SetMinLogLevel(LogLevel::kInfo);
   std::printf("trained to global step %lld", static_cast<long long>(result.global_step));
   if (result.final_loss) std::printf(", final loss %.4f", *result.final_loss);
   std::printf("\n");
-  if (auto ckpt = estimator.LatestCheckpoint()) std::printf("checkpoint:  %s.safetensors\n", ckpt->c_str());
+  if (auto ckpt = estimator.LatestCheckpoint())
+    std::printf("checkpoint:  %s.safetensors\n", ckpt->c_str());
   std::printf("event files: %s (tensorboard --logdir %s)\n", job.run_config.model_dir.c_str(),
               job.run_config.model_dir.c_str());
   return result;
@@ -108,8 +111,8 @@ void RunExport(const Job& job, Estimator& estimator, const std::string& dir);
 // data-parallel job over the same job file. [train] batch_size is the global batch. Rank 0
 // is the chief: it alone writes model_dir, prints progress and the summary, and evaluates
 // or exports afterwards. `--restart-input` is passed to every rank (the chief's fresh
-// input position is what the others take at the broadcast). An error on any rank aborts the whole job (MPI_Abort), so that no
-// rank waits forever for a failed one.
+// input position is what the others take at the broadcast). An error on any rank aborts the whole
+// job (MPI_Abort), so that no rank waits forever for a failed one.
 void TrainOnMpiRanks(Job job, bool evaluate, bool export_model, bool restart_input) {
   std::shared_ptr<distribute::Communicator> comm = distribute::MpiCommunicator();
   try {
@@ -122,11 +125,12 @@ void TrainOnMpiRanks(Job job, bool evaluate, bool export_model, bool restart_inp
     job.run_config = distribute::DataParallelRunConfig(job.run_config, comm);
     const bool chief = comm->rank() == 0;
     if (chief) {
-      std::printf("training on %d ranks (mpirun): global batch %lld = %d x %lld rows, %d threads "
-                  "per rank\n",
-                  comm->size(), static_cast<long long>(job.batch_size), comm->size(),
-                  static_cast<long long>(job.batch_size / comm->size()),
-                  job.run_config.session_config.intra_op_threads);
+      std::printf(
+          "training on %d ranks (mpirun): global batch %lld = %d x %lld rows, %d threads "
+          "per rank\n",
+          comm->size(), static_cast<long long>(job.batch_size), comm->size(),
+          static_cast<long long>(job.batch_size / comm->size()),
+          job.run_config.session_config.intra_op_threads);
       std::fflush(stdout);
     } else {
       SetMinLogLevel(LogLevel::kWarning);  // logs and progress come from rank 0
@@ -137,8 +141,9 @@ void TrainOnMpiRanks(Job job, bool evaluate, bool export_model, bool restart_inp
       if (evaluate) RunEvaluate(job, *estimator);
       if (export_model) RunExport(job, *estimator, "");
     } else {
-      estimator->Train(MakeInputFn(job, "train", /*training=*/true),
-                       {.steps = job.steps, .max_steps = job.max_steps, .restart_input = restart_input});
+      estimator->Train(
+          MakeInputFn(job, "train", /*training=*/true),
+          {.steps = job.steps, .max_steps = job.max_steps, .restart_input = restart_input});
     }
   } catch (const std::exception& e) {
     comm->Abort(1, e.what());
@@ -167,16 +172,18 @@ void ExitIfInterrupted(const TrainResult& result) {
 
 std::map<std::string, double> RunEvaluate(const Job& job, Estimator& estimator) {
   std::string split = job.data.count("eval") ? "eval" : "train";
-  auto metrics = estimator.Evaluate(MakeInputFn(job, split, /*training=*/false, /*needs_labels=*/true),
-                                    {.steps = job.eval_steps});
+  auto metrics =
+      estimator.Evaluate(MakeInputFn(job, split, /*training=*/false, /*needs_labels=*/true),
+                         {.steps = job.eval_steps});
   for (const auto& [name, value] : metrics) std::printf("%s = %.6g\n", name.c_str(), value);
   std::printf("eval event files: %s\n", JoinPath(job.run_config.model_dir, "eval").c_str());
   return metrics;
 }
 
 std::string ExportBase(const Job& job, const std::string& dir) {
-  return !dir.empty() ? dir : !job.export_dir.empty() ? job.export_dir
-                                : JoinPath(job.run_config.model_dir, "export");
+  return !dir.empty()              ? dir
+         : !job.export_dir.empty() ? job.export_dir
+                                   : JoinPath(job.run_config.model_dir, "export");
 }
 
 void RunExport(const Job& job, Estimator& estimator, const std::string& dir) {
@@ -191,8 +198,8 @@ void RunOnnxExport(const Job& job, Estimator& estimator, const std::string& dir,
   const std::string base = ExportBase(job, dir);
   const std::string export_dir = NewExportDir(env, base);
   env->CreateDirs(export_dir);
-  OnnxExportResult r = ExportOnnx(estimator, MakeServingInputFn(job), JoinPath(export_dir, "model.onnx"),
-                                  {.signature = signature});
+  OnnxExportResult r = ExportOnnx(estimator, MakeServingInputFn(job),
+                                  JoinPath(export_dir, "model.onnx"), {.signature = signature});
   std::printf("export: %s (signature %s, %lld ONNX nodes)\n", r.path.c_str(), r.signature.c_str(),
               static_cast<long long>(r.num_nodes));
   if (!r.external_data_path.empty()) {
@@ -227,26 +234,39 @@ Tensor Concat(const std::vector<Tensor>& parts) {
 std::string Cell(const Tensor& t, int64_t i) {
   char buf[64];
   switch (t.dtype()) {
-    case kFloat32: std::snprintf(buf, sizeof buf, "%.6g", t.data<float>()[i]); return buf;
-    case kFloat64: std::snprintf(buf, sizeof buf, "%.9g", t.data<double>()[i]); return buf;
-    case kInt32: return std::to_string(t.data<int32_t>()[i]);
-    case kInt64: return std::to_string(t.data<int64_t>()[i]);
-    case kUInt8: return std::to_string(t.data<uint8_t>()[i]);
-    case kBool: return t.data<bool>()[i] ? "1" : "0";
-    case kString: return t.data<std::string>()[i];
-    default: return "?";
+    case kFloat32:
+      std::snprintf(buf, sizeof buf, "%.6g", t.data<float>()[i]);
+      return buf;
+    case kFloat64:
+      std::snprintf(buf, sizeof buf, "%.9g", t.data<double>()[i]);
+      return buf;
+    case kInt32:
+      return std::to_string(t.data<int32_t>()[i]);
+    case kInt64:
+      return std::to_string(t.data<int64_t>()[i]);
+    case kUInt8:
+      return std::to_string(t.data<uint8_t>()[i]);
+    case kBool:
+      return t.data<bool>()[i] ? "1" : "0";
+    case kString:
+      return t.data<std::string>()[i];
+    default:
+      return "?";
   }
 }
 
 void RunPredict(const Job& job, Estimator& estimator, const std::string& out_path,
                 std::vector<std::string> keys) {
-  std::string split = job.data.count("predict") ? "predict" : job.data.count("eval") ? "eval" : "train";
+  std::string split = job.data.count("predict") ? "predict"
+                      : job.data.count("eval")  ? "eval"
+                                                : "train";
   CheckPredictionFile(out_path, keys);
   const std::string npy_key = job.is_classifier() ? "probabilities" : "predictions";
   if (out_path.ends_with(".npy") && keys.empty()) keys = {npy_key};
   std::map<std::string, std::vector<Tensor>> batches;
-  for (const Prediction& batch : estimator.Predict(
-           MakeInputFn(job, split, false), {.predict_keys = keys, .yield_single_examples = false})) {
+  for (const Prediction& batch :
+       estimator.Predict(MakeInputFn(job, split, false),
+                         {.predict_keys = keys, .yield_single_examples = false})) {
     for (const auto& [k, v] : batch) batches[k].push_back(v);
   }
   if (batches.empty()) throw InvalidArgument("no predictions: [data.", split, "] is empty");
@@ -262,7 +282,8 @@ void CheckPredictionFile(const std::string& out_path, const std::vector<std::str
   if (!npy && !out_path.ends_with(".csv"))
     throw InvalidArgument("--out '", out_path, "': expected a .csv or .npy file name");
   if (npy && keys.size() > 1)
-    throw InvalidArgument("--out '", out_path, "': a .npy file holds one prediction key; give one --key");
+    throw InvalidArgument("--out '", out_path,
+                          "': a .npy file holds one prediction key; give one --key");
 }
 
 void WritePredictionFile(const std::map<std::string, Tensor>& all, const std::string& out_path,
@@ -284,7 +305,8 @@ void WritePredictionFile(const std::map<std::string, Tensor>& all, const std::st
     for (const auto& [k, t] : all) {
       if (!keys.empty() && std::find(keys.begin(), keys.end(), k) == keys.end()) continue;
       int64_t width = t.NumElements() / std::max<int64_t>(rows, 1);
-      for (int64_t j = 0; j < width; ++j) header.push_back(width == 1 ? k : k + "_" + std::to_string(j));
+      for (int64_t j = 0; j < width; ++j)
+        header.push_back(width == 1 ? k : k + "_" + std::to_string(j));
     }
     for (size_t j = 0; j < header.size(); ++j) text += (j ? "," : "") + header[j];
     text += "\n";
@@ -307,9 +329,7 @@ void WritePredictionFile(const std::map<std::string, Tensor>& all, const std::st
 }
 
 void AddJobCommands(CLI::App& app) {
-  auto run = [](auto&& body) {
-    return [body] { body(); };
-  };
+  auto run = [](auto&& body) { return [body] { body(); }; };
   {
     auto flags = std::make_shared<JobFlags>();
     CLI::App* cmd = app.add_subcommand("train", "train the model a job file describes");
@@ -359,8 +379,9 @@ void AddJobCommands(CLI::App& app) {
         "--graph)");
     AddJobFlags(cmd, *flags, /*job_required=*/false);
     cmd->add_option("--out,-o", *out, "output file: .csv (all keys) or .npy (one key)")->required();
-    cmd->add_option("--key", *keys, "prediction keys to write (default: all for CSV, "
-                                     "probabilities / predictions for .npy)");
+    cmd->add_option("--key", *keys,
+                    "prediction keys to write (default: all for CSV, "
+                    "probabilities / predictions for .npy)");
     AddTfPredictFlags(cmd, *tf);
     cmd->callback(run([flags, out, keys, tf] {
       RejectMpiLaunch("predict");
@@ -386,9 +407,11 @@ void AddJobCommands(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "export", "export the newest checkpoint as a SavedModel, or as ONNX (--format onnx)");
     AddJobFlags(cmd, *flags);
-    cmd->add_option("--export-dir", *dir, "base directory (default: [export] dir, else MODEL_DIR/export)");
-    cmd->add_option("--format", *format, "savedmodel: a Loom SavedModel directory; onnx: "
-                                         "DIR/<timestamp>/model.onnx (docs/onnx.md)")
+    cmd->add_option("--export-dir", *dir,
+                    "base directory (default: [export] dir, else MODEL_DIR/export)");
+    cmd->add_option("--format", *format,
+                    "savedmodel: a Loom SavedModel directory; onnx: "
+                    "DIR/<timestamp>/model.onnx (docs/onnx.md)")
         ->check(CLI::IsMember({"savedmodel", "onnx"}))
         ->capture_default_str();
     cmd->add_option("--signature", *signature,
@@ -398,7 +421,8 @@ void AddJobCommands(CLI::App& app) {
       Job job = Load(*flags);
       if (*format == "onnx") return RunOnnxExport(job, *MakeEstimator(job), *dir, *signature);
       if (!signature->empty()) {
-        throw InvalidArgument("export: --signature applies to --format onnx; a SavedModel holds every signature");
+        throw InvalidArgument(
+            "export: --signature applies to --format onnx; a SavedModel holds every signature");
       }
       RunExport(job, *MakeEstimator(job), *dir);
     }));

@@ -55,9 +55,10 @@ class BatchIterator : public Iterator {
 class BatchDataset : public DatasetImpl {
  public:
   BatchDataset(std::shared_ptr<const DatasetImpl> input, int64_t batch_size, BatchOptions options)
-      : DatasetImpl("Batch",
-                    WithLeadingDim(input->spec(), options.drop_remainder ? batch_size : kUnknownDim),
-                    {input}),
+      : DatasetImpl(
+            "Batch",
+            WithLeadingDim(input->spec(), options.drop_remainder ? batch_size : kUnknownDim),
+            {input}),
         batch_size_(batch_size),
         options_(options) {
     CheckArg(batch_size > 0, "Batch", "batch_size must be positive, got ", batch_size);
@@ -67,7 +68,8 @@ class BatchDataset : public DatasetImpl {
   }
 
   std::string Params() const override {
-    return StrCat("batch_size=", batch_size_, " drop_remainder=", options_.drop_remainder ? "true" : "false");
+    return StrCat("batch_size=", batch_size_,
+                  " drop_remainder=", options_.drop_remainder ? "true" : "false");
   }
   std::optional<GatherPlan> gather_plan() const override {
     auto in = inputs()[0]->gather_plan();
@@ -97,9 +99,9 @@ Element StackElements(std::vector<Element>&& elements, const ElementSpec& spec,
     for (int64_t k = 1; k < n; ++k) {
       const Tensor& t = elements[k].at(name);
       if (t.shape() != first.shape()) {
-        throw InvalidArgument(stage, ": cannot batch element ", first_index + k,
-                              " with element ", first_index, ": component '", name,
-                              "' has shape ", t.shape(), " there and ", first.shape(),
+        throw InvalidArgument(stage, ": cannot batch element ", first_index + k, " with element ",
+                              first_index, ": component '", name, "' has shape ", t.shape(),
+                              " there and ", first.shape(),
                               " here; use PaddedBatch, or Map the elements to one shape");
       }
     }

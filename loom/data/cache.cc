@@ -123,10 +123,12 @@ class CacheIterator : public Iterator {
     uint64_t size = 0;
     size_t got = reader_->Read(sizeof(size), reinterpret_cast<char*>(&size));
     if (got == 0) return std::nullopt;
-    if (got != sizeof(size)) throw DataLoss("cache file ", filename_, " is truncated at byte ", file_offset_);
+    if (got != sizeof(size))
+      throw DataLoss("cache file ", filename_, " is truncated at byte ", file_offset_);
     std::string bytes(std::min<uint64_t>(size, 1ull << 34), '\0');
     if (bytes.size() != size || reader_->Read(size, bytes.data()) != size) {
-      throw DataLoss("cache file ", filename_, " is truncated in the element at byte ", file_offset_);
+      throw DataLoss("cache file ", filename_, " is truncated in the element at byte ",
+                     file_offset_);
     }
     file_offset_ += sizeof(size) + size;
     ++position_;

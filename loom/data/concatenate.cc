@@ -9,7 +9,9 @@ class ConcatenateIterator : public Iterator {
  public:
   ConcatenateIterator(ElementSpec spec, std::vector<std::shared_ptr<const DatasetImpl>> inputs,
                       IteratorContext ctx)
-      : Iterator("Concatenate", std::move(spec)), inputs_(std::move(inputs)), ctx_(std::move(ctx)) {}
+      : Iterator("Concatenate", std::move(spec)),
+        inputs_(std::move(inputs)),
+        ctx_(std::move(ctx)) {}
 
  protected:
   std::optional<Element> GetNextInternal() override {
@@ -45,8 +47,8 @@ class ConcatenateIterator : public Iterator {
 };
 
 ElementSpec ConcatSpec(const ElementSpec& a, const ElementSpec& b) {
-  CheckArg(a.size() == b.size(), "Concatenate", "the datasets have different components: ",
-           SpecString(a), " and ", SpecString(b));
+  CheckArg(a.size() == b.size(), "Concatenate",
+           "the datasets have different components: ", SpecString(a), " and ", SpecString(b));
   ElementSpec out;
   for (const auto& [name, ts] : a) {
     auto it = b.find(name);

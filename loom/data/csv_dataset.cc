@@ -12,10 +12,10 @@ constexpr const char* kStage = "CsvDataset";
 
 struct CsvConfig {
   std::vector<std::string> files;
-  std::vector<Tensor> defaults;   // one per output column
-  std::vector<int> file_columns;  // the file column of each output column
-  std::vector<std::string> names; // the component of each output column
-  bool all_columns = true;        // no select_cols: a record must have exactly defaults.size()
+  std::vector<Tensor> defaults;    // one per output column
+  std::vector<int> file_columns;   // the file column of each output column
+  std::vector<std::string> names;  // the component of each output column
+  bool all_columns = true;         // no select_cols: a record must have exactly defaults.size()
   CsvDatasetOptions options;
   Compression compression = Compression::kNone;
   Env* env = nullptr;
@@ -41,10 +41,20 @@ bool NextRecord(internal::TextFileReader& in, const CsvConfig& c, std::string* r
   while (true) {
     for (char ch : text) {
       switch (state) {
-        case kFieldStart: state = ch == delim ? kFieldStart : (ch == '"' && c.options.use_quote_delim) ? kQuoted : kUnquoted; break;
-        case kUnquoted: if (ch == delim) state = kFieldStart; break;
-        case kQuoted: if (ch == '"') state = kQuoteInQuoted; break;
-        case kQuoteInQuoted: state = ch == '"' ? kQuoted : ch == delim ? kFieldStart : kUnquoted; break;
+        case kFieldStart:
+          state = ch == delim                                ? kFieldStart
+                  : (ch == '"' && c.options.use_quote_delim) ? kQuoted
+                                                             : kUnquoted;
+          break;
+        case kUnquoted:
+          if (ch == delim) state = kFieldStart;
+          break;
+        case kQuoted:
+          if (ch == '"') state = kQuoteInQuoted;
+          break;
+        case kQuoteInQuoted:
+          state = ch == '"' ? kQuoted : ch == delim ? kFieldStart : kUnquoted;
+          break;
       }
     }
     record->append(text);
@@ -75,9 +85,8 @@ class CsvIterator : public Iterator {
   std::optional<Element> GetNextInternal() override {
     std::string record;
     int64_t line = 0;
-    if (!walk_.Next([&](internal::TextFileReader& r) {
-          return NextRecord(r, *config_, &record, &line);
-        })) {
+    if (!walk_.Next(
+            [&](internal::TextFileReader& r) { return NextRecord(r, *config_, &record, &line); })) {
       return std::nullopt;
     }
     return Parse(record, line);
@@ -103,10 +112,12 @@ class CsvIterator : public Iterator {
       auto where = [&] {
         return StrCat(FileLine(path, line), " column ", col + 1, " ('", c.names[i], "')");
       };
-      const bool missing = field.empty() || (!c.options.na_value.empty() && field == c.options.na_value);
+      const bool missing =
+          field.empty() || (!c.options.na_value.empty() && field == c.options.na_value);
       if (missing) {
         if (c.defaults[i].NumElements() == 0) {
-          throw InvalidArgument(where(), ": the field is empty but the column is required (its "
+          throw InvalidArgument(where(),
+                                ": the field is empty but the column is required (its "
                                 "record_default has no value)");
         }
         out[c.names[i]] = c.defaults[i].Reshaped(Shape{});
@@ -179,7 +190,8 @@ Dataset CsvDataset(const std::vector<std::string>& filenames, std::vector<Tensor
     }
     c->file_columns = sel;
   } else {
-    for (size_t i = 0; i < record_defaults.size(); ++i) c->file_columns.push_back(static_cast<int>(i));
+    for (size_t i = 0; i < record_defaults.size(); ++i)
+      c->file_columns.push_back(static_cast<int>(i));
   }
   c->defaults = std::move(record_defaults);
   c->options = std::move(options);

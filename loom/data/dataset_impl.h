@@ -165,9 +165,13 @@ inline void WriteItem(StateWriter& w, const Element& e) { w.WriteElement(e); }
 template <typename Item>
 Item ReadItem(StateReader& r);
 template <>
-inline int64_t ReadItem<int64_t>(StateReader& r) { return r.Read<int64_t>(); }
+inline int64_t ReadItem<int64_t>(StateReader& r) {
+  return r.Read<int64_t>();
+}
 template <>
-inline Element ReadItem<Element>(StateReader& r) { return r.ReadElement(); }
+inline Element ReadItem<Element>(StateReader& r) {
+  return r.ReadElement();
+}
 
 // The fast-path iterators (gather.cc): rows or batches of rows; and Prefetch over them,
 // gathering on a worker thread while the consumer advances the index stream.
@@ -175,8 +179,8 @@ std::unique_ptr<Iterator> MakeGatherIterator(const DatasetImpl::GatherPlan& plan
                                              const IteratorContext& ctx, std::string stage,
                                              ElementSpec spec);
 std::unique_ptr<Iterator> MakeGatherPrefetchIterator(const DatasetImpl::GatherPlan& plan,
-                                                     const IteratorContext& ctx,
-                                                     ElementSpec spec, int64_t buffer_size);
+                                                     const IteratorContext& ctx, ElementSpec spec,
+                                                     int64_t buffer_size);
 
 // Stacks equally shaped elements into a batch; `stage` names the caller in errors, which
 // name the element's index in the input (first_index + position), the component and both

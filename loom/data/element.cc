@@ -42,9 +42,8 @@ void CheckElement(const ElementSpec& spec, const Element& element, const std::st
   for (const auto& [name, ts] : spec) {
     auto it = element.find(name);
     if (it == element.end() || !it->second.defined()) {
-      throw InvalidArgument(context, ": the element has no component '", name,
-                            "' (declared spec ", SpecString(spec), ", element ",
-                            SpecString(SpecOf(element)), ")");
+      throw InvalidArgument(context, ": the element has no component '", name, "' (declared spec ",
+                            SpecString(spec), ", element ", SpecString(SpecOf(element)), ")");
     }
     const Tensor& t = it->second;
     if (t.dtype() != ts.dtype || !t.shape().IsCompatibleWith(ts.shape)) {

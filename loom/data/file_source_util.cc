@@ -9,9 +9,7 @@
 namespace loom::data::internal {
 namespace {
 
-bool IsGlob(const std::string& path) {
-  return path.find_first_of("*?[") != std::string::npos;
-}
+bool IsGlob(const std::string& path) { return path.find_first_of("*?[") != std::string::npos; }
 
 }  // namespace
 
@@ -59,8 +57,7 @@ Compression ParseCompressionOption(const std::string& name, const std::string& s
   }
 }
 
-void CheckFilePosition(const std::string& stage, uint64_t file_index, bool open,
-                       size_t num_files) {
+void CheckFilePosition(const std::string& stage, uint64_t file_index, bool open, size_t num_files) {
   if (file_index > num_files || (open && file_index == num_files)) {
     throw InvalidArgument(stage, ": iterator state is at file ", file_index, " of a list of ",
                           num_files, ": it was saved over different files");
@@ -70,9 +67,9 @@ void CheckFilePosition(const std::string& stage, uint64_t file_index, bool open,
 TextFileReader::TextFileReader(Env* env, const std::string& path, Compression compression,
                                size_t buffer_size)
     : path_(path), buffer_size_(std::max<size_t>(buffer_size, 1)) {
-  stream_ = NewDecompressingInputStream(
-      NewRandomAccessInputStream(env->NewRandomAccessFile(path), path), compression, path,
-      buffer_size_);
+  stream_ =
+      NewDecompressingInputStream(NewRandomAccessInputStream(env->NewRandomAccessFile(path), path),
+                                  compression, path, buffer_size_);
 }
 
 bool TextFileReader::Fill() {

@@ -33,8 +33,7 @@ Dataset ArraySlices(const std::string& stage, Element tensors,
 // reopened where another stopped. Not thread-safe.
 class TextFileReader {
  public:
-  TextFileReader(Env* env, const std::string& path, Compression compression,
-                 size_t buffer_size);
+  TextFileReader(Env* env, const std::string& path, Compression compression, size_t buffer_size);
   // The next line without its "\n" or "\r\n", or false at the end of the file. Throws
   // DataLoss when a compressed stream ends without its end marker.
   bool ReadLine(std::string* line);
@@ -58,8 +57,7 @@ class TextFileReader {
 
 // Throws InvalidArgument naming `stage` unless a saved position (file_index, whether a
 // file was open) fits a list of num_files files.
-void CheckFilePosition(const std::string& stage, uint64_t file_index, bool open,
-                       size_t num_files);
+void CheckFilePosition(const std::string& stage, uint64_t file_index, bool open, size_t num_files);
 
 // "files=<n> names=<fingerprint of the list>": a streaming source's part of the pipeline
 // identity (a saved position is a file index and an offset into that file).

@@ -4,14 +4,13 @@
 #include "loom/data/file_sources.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <set>
-
-#include <unistd.h>
 
 #include "loom/base/fault_injection_env.h"
 #include "loom/data/dataset_impl.h"
@@ -48,7 +47,8 @@ std::vector<std::string> WriteRecordFiles(Env* env, const std::string& prefix, i
   std::vector<std::string> paths;
   for (int f = 0; f < files; ++f) {
     std::vector<std::string> records;
-    for (int r = 0; r < per_file; ++r) records.push_back(StrCat("f", f, "r", r, std::string(r * 7, 'x')));
+    for (int r = 0; r < per_file; ++r)
+      records.push_back(StrCat("f", f, "r", r, std::string(r * 7, 'x')));
     paths.push_back(StrCat(prefix, f, ".tfrecord"));
     WriteRecords(env, paths.back(), records, compression);
   }
@@ -119,7 +119,8 @@ class TempDir {
  public:
   TempDir() {
     path_ = (std::filesystem::temp_directory_path() /
-             StrCat("loom_file_sources_", ::getpid(), "_", counter_++)).string();
+             StrCat("loom_file_sources_", ::getpid(), "_", counter_++))
+                .string();
     std::filesystem::create_directories(path_);
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
@@ -133,8 +134,9 @@ class TempDir {
 // A .npy file by hand: any descr, order and shape text, raw data.
 std::string NpyBytes(const std::string& descr, bool fortran, const std::string& shape,
                      std::string_view data) {
-  std::string dict = StrCat("{'descr': '", descr, "', 'fortran_order': ",
-                            fortran ? "True" : "False", ", 'shape': ", shape, ", }");
+  std::string dict =
+      StrCat("{'descr': '", descr, "', 'fortran_order': ", fortran ? "True" : "False",
+             ", 'shape': ", shape, ", }");
   while ((10 + dict.size() + 1) % 64 != 0) dict.push_back(' ');
   dict.push_back('\n');
   std::string out = "\x93NUMPY";
@@ -154,7 +156,8 @@ TEST(FromNpyTest, RowsAreZeroCopyViewsOfTheMappingAndUseTheFastPath) {
   WriteNpy(&env, dir / "y.npy", testing::Iota(10));
 
   Dataset d = FromNpy({{"x", dir / "x.npy"}, {"label", dir / "y.npy"}}, {.env = &env});
-  EXPECT_EQ(SpecString(d.spec()), SpecString({{"x", {kFloat32, Shape{4}}}, {"label", {kInt64, Shape{}}}}));
+  EXPECT_EQ(SpecString(d.spec()),
+            SpecString({{"x", {kFloat32, Shape{4}}}, {"label", {kInt64, Shape{}}}}));
   EXPECT_TRUE(d.impl()->indexed());
   auto it = d.MakeIterator();
   for (int64_t i = 0; i < 10; ++i) {
@@ -162,7 +165,8 @@ TEST(FromNpyTest, RowsAreZeroCopyViewsOfTheMappingAndUseTheFastPath) {
     ASSERT_TRUE(e);
     const Tensor& row = e->at("x");
     EXPECT_FALSE(row.buffer()->owned()) << "row " << i << " was copied";
-    EXPECT_TRUE(env.Inside(row.raw_data(), row.TotalBytes())) << "row " << i << " is not in the mapping";
+    EXPECT_TRUE(env.Inside(row.raw_data(), row.TotalBytes()))
+        << "row " << i << " is not in the mapping";
     EXPECT_TRUE(env.Inside(e->at("label").raw_data(), 8));
     EXPECT_EQ(row.flat<float>()[0], 4.0f * i);
     EXPECT_EQ(e->at("label").scalar<int64_t>(), i);
@@ -196,7 +200,8 @@ TEST(FromNpyTest, BigEndianAndFortranOrderAreConverted) {
   // Fortran order [3, 2]: stored column by column.
   const double col_major[] = {0, 2, 4, 1, 3, 5};
   WriteBytes(env.get(), "f.npy",
-             NpyBytes("<f8", true, "(3, 2)", std::string_view(reinterpret_cast<const char*>(col_major), 48)));
+             NpyBytes("<f8", true, "(3, 2)",
+                      std::string_view(reinterpret_cast<const char*>(col_major), 48)));
   auto it = FromNpy("f.npy", {.env = env.get()}).MakeIterator();
   for (int r = 0; r < 3; ++r) {
     auto e = it->GetNext();
@@ -209,15 +214,18 @@ TEST(FromNpyTest, BigEndianAndFortranOrderAreConverted) {
 TEST(FromNpyTest, BadFilesGiveClearErrors) {
   auto env = NewMemEnv();
   std::string msg;
-  EXPECT_EQ(CodeOf([&] { FromNpy("missing.npy", {.env = env.get()}); }, &msg), ErrorCode::kNotFound);
+  EXPECT_EQ(CodeOf([&] { FromNpy("missing.npy", {.env = env.get()}); }, &msg),
+            ErrorCode::kNotFound);
   EXPECT_NE(msg.find("missing.npy"), std::string::npos) << msg;
 
   WriteBytes(env.get(), "obj.npy", NpyBytes("|O", false, "(2,)", std::string(16, '\0')));
-  EXPECT_EQ(CodeOf([&] { FromNpy("obj.npy", {.env = env.get()}); }, &msg), ErrorCode::kUnimplemented);
+  EXPECT_EQ(CodeOf([&] { FromNpy("obj.npy", {.env = env.get()}); }, &msg),
+            ErrorCode::kUnimplemented);
   EXPECT_NE(msg.find("obj.npy"), std::string::npos) << msg;
 
   WriteBytes(env.get(), "scalar.npy", NpyBytes("<i8", false, "()", std::string(8, '\0')));
-  EXPECT_EQ(CodeOf([&] { FromNpy("scalar.npy", {.env = env.get()}); }, &msg), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf([&] { FromNpy("scalar.npy", {.env = env.get()}); }, &msg),
+            ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("0-d"), std::string::npos) << msg;
 
   // Truncated data, and a shape whose byte count is far beyond the file: DataLoss, and
@@ -225,12 +233,17 @@ TEST(FromNpyTest, BadFilesGiveClearErrors) {
   WriteBytes(env.get(), "short.npy", NpyBytes("<f4", false, "(100,)", std::string(40, '\0')));
   EXPECT_EQ(CodeOf([&] { FromNpy("short.npy", {.env = env.get()}); }, &msg), ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("short.npy"), std::string::npos) << msg;
-  WriteBytes(env.get(), "huge.npy", NpyBytes(">f8", true, "(1099511627776, 1024)", std::string(64, '\0')));
+  WriteBytes(env.get(), "huge.npy",
+             NpyBytes(">f8", true, "(1099511627776, 1024)", std::string(64, '\0')));
   EXPECT_EQ(CodeOf([&] { FromNpy("huge.npy", {.env = env.get()}); }, &msg), ErrorCode::kDataLoss);
 
   WriteNpy(env.get(), "a.npy", testing::Iota(3));
   WriteNpy(env.get(), "b.npy", testing::Iota(4));
-  EXPECT_EQ(CodeOf([&] { FromNpy({{"a", "a.npy"}, {"b", "b.npy"}}, {.env = env.get()}); }, &msg),
+  EXPECT_EQ(CodeOf(
+                [&] {
+                  FromNpy({{"a", "a.npy"}, {"b", "b.npy"}}, {.env = env.get()});
+                },
+                &msg),
             ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("a.npy"), std::string::npos) << msg;
   EXPECT_NE(msg.find("b.npy"), std::string::npos) << msg;
@@ -251,7 +264,8 @@ TEST(FromIdxTest, PlainAndGzippedFilesGiveTheSameIndexedRows) {
   for (const std::string suffix : {"", ".gz"}) {
     SCOPED_TRACE(suffix);
     Dataset d = FromIdx("images" + suffix, "labels" + suffix, {.env = env.get()});
-    EXPECT_EQ(SpecString(d.spec()), SpecString({{"x", {kUInt8, Shape{2, 3}}}, {"label", {kUInt8, Shape{}}}}));
+    EXPECT_EQ(SpecString(d.spec()),
+              SpecString({{"x", {kUInt8, Shape{2, 3}}}, {"label", {kUInt8, Shape{}}}}));
     EXPECT_TRUE(d.impl()->indexed());
     auto it = d.Batch(2).MakeIterator();
     int64_t row = 0;
@@ -298,9 +312,10 @@ TEST(TFRecordDatasetTest, ReadsFilesInOrderWithEveryCompression) {
     EXPECT_EQ(got[0], "f0r0");
     EXPECT_EQ(got[5].substr(0, 4), "f1r1");
     // A glob gives the same files, sorted.
-    EXPECT_EQ(Strings(TFRecordDataset({prefix + "*.tfrecord"}, {.compression = name, .env = env.get()}),
-                      kRecordKey),
-              got);
+    EXPECT_EQ(
+        Strings(TFRecordDataset({prefix + "*.tfrecord"}, {.compression = name, .env = env.get()}),
+                kRecordKey),
+        got);
   }
 }
 
@@ -314,8 +329,9 @@ TEST(TFRecordDatasetTest, MissingFilesAndEmptyGlobsAreNotFound) {
             ErrorCode::kNotFound);
   EXPECT_NE(msg.find("/data/*.tfrecord"), std::string::npos) << msg;
   WriteRecords(env.get(), "/a.tfrecord", {"x"});
-  EXPECT_EQ(CodeOf([&] { TFRecordDataset({"/a.tfrecord"}, {.compression = "LZ4", .env = env.get()}); }),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(
+      CodeOf([&] { TFRecordDataset({"/a.tfrecord"}, {.compression = "LZ4", .env = env.get()}); }),
+      ErrorCode::kInvalidArgument);
 }
 
 TEST(TFRecordDatasetTest, CorruptRecordIsDataLossWithOffsetOrSkippedAndCounted) {
@@ -336,7 +352,8 @@ TEST(TFRecordDatasetTest, CorruptRecordIsDataLossWithOffsetOrSkippedAndCounted) 
   EXPECT_NE(msg.find(StrCat("offset ", offset2)), std::string::npos) << msg;
 
   auto stats = std::make_shared<TFRecordStats>();
-  Dataset skipping = TFRecordDataset({"/c.tfrecord"}, {.skip_corrupt_records = true, .env = env.get(), .stats = stats});
+  Dataset skipping = TFRecordDataset(
+      {"/c.tfrecord"}, {.skip_corrupt_records = true, .env = env.get(), .stats = stats});
   EXPECT_EQ(Strings(skipping, kRecordKey), (std::vector<std::string>{"alpha", "bravo", "delta"}));
   EXPECT_EQ(stats->corrupt_records_skipped.load(), 1u);
   EXPECT_EQ(stats->records_read.load(), 3u);
@@ -358,11 +375,13 @@ TEST(TFRecordDatasetTest, TruncatedFilesAndLyingLengthsAreDataLoss) {
   const std::string liar = EncodeRecordHeader(uint64_t{1} << 50) + "tiny";
   WriteBytes(env.get(), "/liar.tfrecord", liar);
   WriteBytes(env.get(), "/liar.tfrecord.gz", liar, Compression::kGzip);
-  EXPECT_EQ(CodeOf([&] { Strings(TFRecordDataset({"/liar.tfrecord"}, {.env = env.get()}), kRecordKey); }),
-            ErrorCode::kDataLoss);
+  EXPECT_EQ(
+      CodeOf([&] { Strings(TFRecordDataset({"/liar.tfrecord"}, {.env = env.get()}), kRecordKey); }),
+      ErrorCode::kDataLoss);
   EXPECT_EQ(CodeOf([&] {
-              Strings(TFRecordDataset({"/liar.tfrecord.gz"}, {.compression = "GZIP", .env = env.get()}),
-                      kRecordKey);
+              Strings(
+                  TFRecordDataset({"/liar.tfrecord.gz"}, {.compression = "GZIP", .env = env.get()}),
+                  kRecordKey);
             }),
             ErrorCode::kDataLoss);
 }
@@ -370,12 +389,13 @@ TEST(TFRecordDatasetTest, TruncatedFilesAndLyingLengthsAreDataLoss) {
 TEST(TFRecordDatasetTest, SaveRestoreMidStreamResumesExactly) {
   auto env = NewMemEnv();
   const std::vector<std::pair<Compression, std::string>> kinds = {{Compression::kNone, ""},
-                                                                   {Compression::kGzip, "GZIP"}};
+                                                                  {Compression::kGzip, "GZIP"}};
   for (const auto& [compression, name] : kinds) {
     SCOPED_TRACE(name);
     auto files = WriteRecordFiles(env.get(), StrCat("/sr", name, "-"), 3, 5, compression);
-    ExpectRestoreAtEveryPoint(TFRecordDataset(files, {.compression = name, .buffer_size = 64, .env = env.get()}),
-                              kRecordKey);
+    ExpectRestoreAtEveryPoint(
+        TFRecordDataset(files, {.compression = name, .buffer_size = 64, .env = env.get()}),
+        kRecordKey);
   }
 }
 
@@ -385,18 +405,23 @@ TEST(TFRecordDatasetTest, InterleaveOverFileNames) {
   Env* e = env.get();
   Dataset names = FromTensorSlices(Tensor::FromVector(files));
   Dataset d = names.Interleave(
-      [e](const Element& el) { return TFRecordDataset({el.at("x").scalar<std::string>()}, {.env = e}); },
+      [e](const Element& el) {
+        return TFRecordDataset({el.at("x").scalar<std::string>()}, {.env = e});
+      },
       {{kRecordKey, {kString, Shape{}}}}, {.cycle_length = 2, .block_length = 1});
   std::vector<std::string> got = Strings(d, kRecordKey);
   ASSERT_EQ(got.size(), 12u);
-  EXPECT_EQ(std::vector<std::string>(got.begin(), got.begin() + 2), (std::vector<std::string>{"f0r0", "f1r0"}));
+  EXPECT_EQ(std::vector<std::string>(got.begin(), got.begin() + 2),
+            (std::vector<std::string>{"f0r0", "f1r0"}));
   std::multiset<std::string> all(got.begin(), got.end());
   auto seq = Strings(TFRecordDataset(files, {.env = e}), kRecordKey);
   EXPECT_EQ(all, std::multiset<std::string>(seq.begin(), seq.end()));
 
   // Range over indices -> file names, the tf.data idiom with a parallel interleave.
   Dataset by_index = Range(4).Interleave(
-      [e, files](const Element& el) { return TFRecordDataset({files[el.at("x").scalar<int64_t>()]}, {.env = e}); },
+      [e, files](const Element& el) {
+        return TFRecordDataset({files[el.at("x").scalar<int64_t>()]}, {.env = e});
+      },
       {{kRecordKey, {kString, Shape{}}}}, {.cycle_length = 4, .num_parallel_calls = 2});
   auto par = Strings(by_index, kRecordKey);
   EXPECT_EQ(std::multiset<std::string>(par.begin(), par.end()), all);
@@ -422,7 +447,9 @@ class ParseExamplesTest : public ::testing::Test {
     spec_.fixed["weight"] = {.dtype = kFloat32, .default_value = Tensor::Scalar<float>(1.0f)};
     spec_.var_len["words"] = {.dtype = kString, .output = VarLenOutput::kRagged};
   }
-  Dataset Records() { return TFRecordDataset({"/ex.tfrecord"}, {.compression = "GZIP", .env = env_.get()}); }
+  Dataset Records() {
+    return TFRecordDataset({"/ex.tfrecord"}, {.compression = "GZIP", .env = env_.get()});
+  }
 
   std::unique_ptr<Env> env_ = NewMemEnv();
   ExampleSpec spec_;
@@ -445,7 +472,8 @@ TEST_F(ParseExamplesTest, SingleRecords) {
 }
 
 TEST_F(ParseExamplesTest, BatchesRaggedAndPadded) {
-  Dataset d = ParseExamples(Records().Batch(3, {.drop_remainder = true}), spec_, {.num_parallel_calls = 2});
+  Dataset d =
+      ParseExamples(Records().Batch(3, {.drop_remainder = true}), spec_, {.num_parallel_calls = 2});
   EXPECT_EQ(d.spec().at("image").shape, (Shape{3, 2, 2}));
   EXPECT_EQ(d.spec().at("words_row_splits").shape, (Shape{4}));
   auto e = d.MakeIterator()->GetNext();
@@ -468,7 +496,8 @@ TEST_F(ParseExamplesTest, BatchesRaggedAndPadded) {
 }
 
 TEST_F(ParseExamplesTest, BadSpecsAndRecords) {
-  EXPECT_EQ(CodeOf([&] { ParseExamples(Records(), spec_, {.record_key = "nope"}); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf([&] { ParseExamples(Records(), spec_, {.record_key = "nope"}); }),
+            ErrorCode::kInvalidArgument);
   ExampleSpec clash = spec_;
   clash.fixed["words_row_splits"] = {.dtype = kInt64};
   EXPECT_EQ(CodeOf([&] { ParseExamples(Records(), clash); }), ErrorCode::kInvalidArgument);
@@ -497,8 +526,8 @@ TEST_F(ParseExamplesTest, OriginNamesTheFileAndTheRecordInIt) {
   EXPECT_EQ(records().MakeIterator()->GetNext()->at("origin").scalar<std::string>(),
             "record 0 of '/first.tfrecord'");
   // /ex.tfrecord is gzipped: read it alone for the weight error (its record 3 lacks it).
-  auto gz = TFRecordDataset({"/ex.tfrecord"}, {.compression = "GZIP", .env = env_.get(),
-                                               .origin_key = "origin"});
+  auto gz = TFRecordDataset({"/ex.tfrecord"},
+                            {.compression = "GZIP", .env = env_.get(), .origin_key = "origin"});
   ExampleSpec ex = spec_;
   ex.fixed["weight"].default_value.reset();
   for (bool batched : {false, true}) {
@@ -507,9 +536,16 @@ TEST_F(ParseExamplesTest, OriginNamesTheFileAndTheRecordInIt) {
     EXPECT_EQ(d.spec().count("origin"), 0u);
     auto it = d.MakeIterator();
     std::string msg;
-    EXPECT_EQ(CodeOf([&] { while (it->GetNext()) {} }, &msg), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(CodeOf(
+                  [&] {
+                    while (it->GetNext()) {
+                    }
+                  },
+                  &msg),
+              ErrorCode::kInvalidArgument);
     EXPECT_NE(msg.find("feature 'weight' is missing from record 3 of '/ex.tfrecord'"),
-              std::string::npos) << msg;
+              std::string::npos)
+        << msg;
   }
   // Across files: the batch's last record is the second file's record 1.
   ExampleSpec labels;
@@ -518,7 +554,8 @@ TEST_F(ParseExamplesTest, OriginNamesTheFileAndTheRecordInIt) {
   auto it = ParseExamples(records().Batch(4), labels, {.origin_key = "origin"}).MakeIterator();
   EXPECT_EQ(CodeOf([&] { it->GetNext(); }, &msg), ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("feature 'label' is missing from record 1 of '/second.tfrecord'"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
   // Restored into the middle of a file, the index is unknown until the next file: the
   // byte offset names the record instead.
   auto reader = gz.MakeIterator();
@@ -533,7 +570,8 @@ TEST_F(ParseExamplesTest, OriginNamesTheFileAndTheRecordInIt) {
   // An origin component that is missing or shaped unlike the records is a spec error.
   EXPECT_EQ(CodeOf([&] { ParseExamples(Records(), spec_, {.origin_key = "origin"}); }),
             ErrorCode::kInvalidArgument);
-  Dataset int_origin = FromTensors({{"record", Tensor::ScalarString("")}, {"origin", Tensor::Scalar<int64_t>(1)}});
+  Dataset int_origin =
+      FromTensors({{"record", Tensor::ScalarString("")}, {"origin", Tensor::Scalar<int64_t>(1)}});
   EXPECT_EQ(CodeOf([&] { ParseExamples(int_origin, spec_, {.origin_key = "origin"}); }),
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(CodeOf([&] { ParseExamples(gz, spec_, {.origin_key = "record"}); }),
@@ -549,19 +587,27 @@ TEST(TextLineDatasetTest, LinesOfPlainAndGzippedFilesAndRestore) {
   Dataset a = TextLineDataset({"/a.txt"}, {.env = env.get()});
   EXPECT_EQ(SpecString(a.spec()), "{line: string[]}");
   EXPECT_EQ(Strings(a, "line"), (std::vector<std::string>{"first", "second", "", "fourth"}));
-  Dataset gz = TextLineDataset({"/b.txt.gz"}, {.compression = "GZIP", .buffer_size = 3, .env = env.get()});
+  Dataset gz =
+      TextLineDataset({"/b.txt.gz"}, {.compression = "GZIP", .buffer_size = 3, .env = env.get()});
   EXPECT_EQ(Strings(gz, "line"), (std::vector<std::string>{"b1", "b2"}));
-  ExpectRestoreAtEveryPoint(TextLineDataset({"/a.txt", "/a.txt"}, {.buffer_size = 4, .env = env.get()}), "line");
+  ExpectRestoreAtEveryPoint(
+      TextLineDataset({"/a.txt", "/a.txt"}, {.buffer_size = 4, .env = env.get()}), "line");
   ExpectRestoreAtEveryPoint(gz, "line");
 
   // A gzip stream cut short is DataLoss naming the file.
   std::string bytes = ReadFileToString(env.get(), "/b.txt.gz");
   WriteBytes(env.get(), "/cut.gz", bytes.substr(0, bytes.size() - 8));
   std::string msg;
-  EXPECT_EQ(CodeOf([&] { Strings(TextLineDataset({"/cut.gz"}, {.compression = "GZIP", .env = env.get()}), "line"); }, &msg),
+  EXPECT_EQ(CodeOf(
+                [&] {
+                  Strings(TextLineDataset({"/cut.gz"}, {.compression = "GZIP", .env = env.get()}),
+                          "line");
+                },
+                &msg),
             ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("/cut.gz"), std::string::npos) << msg;
-  EXPECT_EQ(CodeOf([&] { TextLineDataset({"/none.txt"}, {.env = env.get()}); }, &msg), ErrorCode::kNotFound);
+  EXPECT_EQ(CodeOf([&] { TextLineDataset({"/none.txt"}, {.env = env.get()}); }, &msg),
+            ErrorCode::kNotFound);
   EXPECT_NE(msg.find("/none.txt"), std::string::npos) << msg;
 }
 
@@ -584,8 +630,10 @@ class CsvDatasetTest : public ::testing::Test {
 };
 
 TEST_F(CsvDatasetTest, TypedColumnsWithHeaderQuotesDefaultsAndNa) {
-  Dataset d = CsvDataset({"/p1.csv"}, Defaults(), {.header = true, .na_value = "NA", .file = {.env = env_.get()}});
-  EXPECT_EQ(SpecString(d.spec()), "{id: int64[], name: string[], note: string[], score: float32[]}");
+  Dataset d = CsvDataset({"/p1.csv"}, Defaults(),
+                         {.header = true, .na_value = "NA", .file = {.env = env_.get()}});
+  EXPECT_EQ(SpecString(d.spec()),
+            "{id: int64[], name: string[], note: string[], score: float32[]}");
   auto it = d.MakeIterator();
   std::vector<std::string> names, notes;
   std::vector<float> scores;
@@ -598,13 +646,15 @@ TEST_F(CsvDatasetTest, TypedColumnsWithHeaderQuotesDefaultsAndNa) {
   EXPECT_EQ(notes, (std::vector<std::string>{"ok", "two\nlines", "x"}));
   EXPECT_EQ(scores, (std::vector<float>{2.5f, -1.0f, -1.0f}));
 
-  Dataset sel = CsvDataset({"/p1.csv"}, {Tensor(kInt64, Shape{0}), Tensor::Scalar<double>(0)},
-                           {.header = true, .select_cols = {0, 2}, .na_value = "NA",
-                            .file = {.env = env_.get()}});
+  Dataset sel = CsvDataset(
+      {"/p1.csv"}, {Tensor(kInt64, Shape{0}), Tensor::Scalar<double>(0)},
+      {.header = true, .select_cols = {0, 2}, .na_value = "NA", .file = {.env = env_.get()}});
   EXPECT_EQ(SpecString(sel.spec()), "{id: int64[], score: float64[]}");
   EXPECT_EQ(testing::Ints(sel, "id"), (std::vector<int64_t>{1, 2, 3}));
   Dataset sel_gz = CsvDataset({"/p2.csv.gz"}, {Tensor(kInt64, Shape{0}), Tensor::Scalar<double>(0)},
-                              {.header = true, .select_cols = {0, 2}, .column_names = {"k", "v"},
+                              {.header = true,
+                               .select_cols = {0, 2},
+                               .column_names = {"k", "v"},
                                .file = {.compression = "GZIP", .env = env_.get()}});
   auto e = sel_gz.MakeIterator()->GetNext();
   ASSERT_TRUE(e);
@@ -640,15 +690,20 @@ TEST_F(CsvDatasetTest, ErrorsNameFileLineAndColumn) {
   EXPECT_EQ(CodeOf([&] { it->GetNext(); }, &msg), ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("/open.csv' line 2"), std::string::npos) << msg;
 
-  EXPECT_EQ(CodeOf([&] { CsvDataset({"/p1.csv"}, {Tensor::Scalar<float>(0)}, {.header = true, .select_cols = {7}, .file = {.env = env_.get()}}); }),
+  EXPECT_EQ(CodeOf([&] {
+              CsvDataset({"/p1.csv"}, {Tensor::Scalar<float>(0)},
+                         {.header = true, .select_cols = {7}, .file = {.env = env_.get()}});
+            }),
             ErrorCode::kInvalidArgument);
-  EXPECT_EQ(CodeOf([&] { CsvDataset({"/x.csv"}, Defaults(), {.file = {.env = env_.get()}}); }), ErrorCode::kNotFound);
+  EXPECT_EQ(CodeOf([&] { CsvDataset({"/x.csv"}, Defaults(), {.file = {.env = env_.get()}}); }),
+            ErrorCode::kNotFound);
 }
 
 TEST_F(CsvDatasetTest, SaveRestoreMidStreamAcrossFiles) {
   WriteBytes(env_.get(), "/p2.csv", "id,name,score,note\n4,Kim,7,y\n5,\"multi\nline\nname\",8,z\n");
-  Dataset d = CsvDataset({"/p1.csv", "/p2.csv"}, Defaults(),
-                         {.header = true, .na_value = "NA", .file = {.buffer_size = 5, .env = env_.get()}});
+  Dataset d =
+      CsvDataset({"/p1.csv", "/p2.csv"}, Defaults(),
+                 {.header = true, .na_value = "NA", .file = {.buffer_size = 5, .env = env_.get()}});
   ExpectRestoreAtEveryPoint(d, "name");
   // Line numbers survive a restore: an error after it still names the right line.
   WriteBytes(env_.get(), "/late.csv", "1,a,1,x\n2,b,2,y\n3,c,bad,z\n");

@@ -15,8 +15,10 @@ class GeneratorIterator : public Iterator {
   std::optional<Element> GetNextInternal() override {
     if (done_) return std::nullopt;
     std::optional<Element> e = gen_();
-    if (!e) done_ = true;
-    else ++produced_;
+    if (!e)
+      done_ = true;
+    else
+      ++produced_;
     return e;
   }
   void SaveInternal(StateWriter& w) override {

@@ -76,8 +76,8 @@ class SymbolicSlicesDataset : public DatasetImpl {
     for (const auto& [name, o] : components) {
       CheckArg(o.valid(), kStage, "component '", name, "' is an empty Output");
       TensorSpec ts = SpecOfOutput(o);
-      CheckArg(!ts.shape.rank_known() || ts.shape.rank() >= 1, kStage, "component '", name,
-               "' (", o.name(), ") is a scalar; slicing needs rank >= 1");
+      CheckArg(!ts.shape.rank_known() || ts.shape.rank() >= 1, kStage, "component '", name, "' (",
+               o.name(), ") is a scalar; slicing needs rank >= 1");
       spec[name] = {ts.dtype, ts.shape.rank_known() ? ts.shape.WithoutLeadingDim() : ts.shape};
     }
     return spec;

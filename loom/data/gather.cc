@@ -42,8 +42,8 @@ Element Materialize(const RowSource& rows, const DatasetImpl::GatherPlan& plan,
 
 class GatherIterator : public Iterator {
  public:
-  GatherIterator(const DatasetImpl::GatherPlan& plan, const IteratorContext& ctx,
-                 std::string stage, ElementSpec spec)
+  GatherIterator(const DatasetImpl::GatherPlan& plan, const IteratorContext& ctx, std::string stage,
+                 ElementSpec spec)
       : Iterator(std::move(stage), std::move(spec)),
         plan_(plan),
         rows_(plan.indexed->MakeRows(ctx)),
@@ -198,8 +198,8 @@ std::unique_ptr<Iterator> MakeGatherIterator(const DatasetImpl::GatherPlan& plan
 }
 
 std::unique_ptr<Iterator> MakeGatherPrefetchIterator(const DatasetImpl::GatherPlan& plan,
-                                                     const IteratorContext& ctx,
-                                                     ElementSpec spec, int64_t buffer_size) {
+                                                     const IteratorContext& ctx, ElementSpec spec,
+                                                     int64_t buffer_size) {
   return std::make_unique<GatherPrefetchIterator>(plan, ctx, std::move(spec), buffer_size);
 }
 

@@ -31,8 +31,10 @@ Dataset FromIdx(const std::string& images_path, const std::string& labels_path,
   Env* env = internal::EnvOr(options.env);
   CheckArg(!options.features_key.empty() && !options.labels_key.empty(), kStage,
            "features_key and labels_key must not be empty");
-  CheckArg(options.features_key != options.labels_key, kStage, "features_key and labels_key "
-           "are both '", options.features_key, "'");
+  CheckArg(options.features_key != options.labels_key, kStage,
+           "features_key and labels_key "
+           "are both '",
+           options.features_key, "'");
   Element tensors{{options.features_key, ReadIdxFor(env, images_path, options.features_key)},
                   {options.labels_key, ReadIdxFor(env, labels_path, options.labels_key)}};
   return internal::ArraySlices(

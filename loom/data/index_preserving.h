@@ -35,8 +35,9 @@ class IndexPreservingDataset : public DatasetImpl {
     auto in = input();
     return IteratorFromCursor(
         stage(), spec(),
-        WrapElements([in](const IteratorContext& c) { return CursorFromIterator(in->MakeIterator(c)); },
-                     ctx));
+        WrapElements(
+            [in](const IteratorContext& c) { return CursorFromIterator(in->MakeIterator(c)); },
+            ctx));
   }
   // Both usually forward to one template: return Wrap<int64_t>(std::move(input), ctx);
   virtual std::unique_ptr<Cursor<int64_t>> WrapIndices(CursorFactory<int64_t> input,

@@ -143,10 +143,10 @@ class InterleaveDataset : public DatasetImpl {
 
  protected:
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext& ctx) const override {
-    return std::make_unique<InterleaveIterator>(
-        spec(), inputs()[0]->MakeIterator(ctx), fn_, ctx,
-        WorkerPool::ResolveThreads(options_.cycle_length), options_.block_length,
-        options_.num_parallel_calls != 0);
+    return std::make_unique<InterleaveIterator>(spec(), inputs()[0]->MakeIterator(ctx), fn_, ctx,
+                                                WorkerPool::ResolveThreads(options_.cycle_length),
+                                                options_.block_length,
+                                                options_.num_parallel_calls != 0);
   }
 
  private:

@@ -48,7 +48,9 @@ std::string IdentityDifference(std::string_view saved, std::string_view current)
     }
     return out;
   };
-  auto trim = [](std::string_view s) { return s.substr(std::min(s.find_first_not_of(' '), s.size())); };
+  auto trim = [](std::string_view s) {
+    return s.substr(std::min(s.find_first_not_of(' '), s.size()));
+  };
   const std::vector<std::string_view> a = lines(Clip(saved)), b = lines(current);
   for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
     const std::string_view x = i < a.size() ? trim(a[i]) : "(nothing)";
@@ -97,8 +99,8 @@ void Iterator::Restore(std::string_view blob) {
     throw InvalidArgument("iterator state was saved from another input pipeline: ",
                           IdentityDifference(pipeline, pipeline_),
                           ". Restore it into the pipeline it was saved from, or start the "
-                          "input from its beginning. Saved pipeline:\n", Clip(pipeline),
-                          "\nThis pipeline:\n", pipeline_);
+                          "input from its beginning. Saved pipeline:\n",
+                          Clip(pipeline), "\nThis pipeline:\n", pipeline_);
   }
   const uint64_t random_base = r.Read<uint64_t>();
   if (random_base_) random_base_->Restore(random_base);

@@ -82,7 +82,8 @@ class Iterator {
   }
 
  protected:
-  Iterator(std::string stage, ElementSpec spec) : stage_(std::move(stage)), spec_(std::move(spec)) {}
+  Iterator(std::string stage, ElementSpec spec)
+      : stage_(std::move(stage)), spec_(std::move(spec)) {}
 
   virtual std::optional<Element> GetNextInternal() = 0;
   virtual void SaveInternal(StateWriter& writer) = 0;

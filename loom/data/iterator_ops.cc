@@ -70,7 +70,8 @@ const OpDef& IteratorGetNextOp() {
           [](InferenceContext& c) {
             const auto& dtypes = c.attr(kOutputTypes);
             const auto& shapes = c.attr(kOutputShapes);
-            if (dtypes.size() != shapes.size()) c.Fail("output_types and output_shapes differ in length");
+            if (dtypes.size() != shapes.size())
+              c.Fail("output_types and output_shapes differ in length");
             for (size_t i = 0; i < dtypes.size(); ++i) c.set_output(i, dtypes[i], shapes[i]);
           },
       .kernel =
@@ -97,7 +98,8 @@ const OpDef& IteratorGetNextOp() {
   return op;
 }
 
-void CheckStructure(const ElementSpec& structure, const ElementSpec& spec, const std::string& what) {
+void CheckStructure(const ElementSpec& structure, const ElementSpec& spec,
+                    const std::string& what) {
   bool ok = structure.size() == spec.size();
   for (const auto& [name, ts] : structure) {
     auto it = spec.find(name);

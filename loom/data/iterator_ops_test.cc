@@ -13,7 +13,8 @@ using testing::Iota;
 TEST(IteratorOpsTest, OneShotIteratorRunsToOutOfRange) {
   Graph graph;
   Scope s(graph);
-  auto it = FromTensorSlices({{"x", Iota(5, 2)}, {"label", Iota(5)}}).Batch(2).MakeOneShotIterator(s);
+  auto it =
+      FromTensorSlices({{"x", Iota(5, 2)}, {"label", Iota(5)}}).Batch(2).MakeOneShotIterator(s);
   auto next = it.GetNext();
   ASSERT_EQ(next.size(), 2u);
   EXPECT_EQ(next.at("x").dtype(), kInt64);
@@ -61,14 +62,20 @@ TEST(IteratorOpsTest, PlaceholderBackedInitializableIteratorAsInApiSketch) {
 
   // A wrong dtype or shape names the placeholder.
   std::string message;
-  EXPECT_EQ(CodeOf([&] {
-              session.Run({{x, Tensor::FromVector<double>({1, 2}, {1, 2})}}, {}, {iterator.initializer()});
-            }, &message),
+  EXPECT_EQ(CodeOf(
+                [&] {
+                  session.Run({{x, Tensor::FromVector<double>({1, 2}, {1, 2})}}, {},
+                              {iterator.initializer()});
+                },
+                &message),
             ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("'x'"), std::string::npos) << message;
-  EXPECT_EQ(CodeOf([&] {
-              session.Run({{x, Tensor::FromVector<float>({1, 2, 3}, {1, 3})}}, {}, {iterator.initializer()});
-            }, &message),
+  EXPECT_EQ(CodeOf(
+                [&] {
+                  session.Run({{x, Tensor::FromVector<float>({1, 2, 3}, {1, 3})}}, {},
+                              {iterator.initializer()});
+                },
+                &message),
             ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("'x'"), std::string::npos) << message;
 }
@@ -100,7 +107,8 @@ TEST(IteratorOpsTest, UninitializedIteratorIsAFailedPrecondition) {
   Session session(graph);
   EXPECT_EQ(CodeOf([&] { session.Run({}, {next.at("x")}); }), ErrorCode::kFailedPrecondition);
   EXPECT_EQ(CodeOf([&] { FromTensorSlices(x).MakeIterator(); }), ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(CodeOf([&] { FromTensorSlices(x).MakeOneShotIterator(s); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf([&] { FromTensorSlices(x).MakeOneShotIterator(s); }),
+            ErrorCode::kInvalidArgument);
 }
 
 TEST(IteratorOpsTest, ReinitializableIteratorSwitchesDatasets) {
@@ -123,8 +131,9 @@ TEST(IteratorOpsTest, ReinitializableIteratorSwitchesDatasets) {
   EXPECT_EQ(CodeOf([&] { session.Eval(next); }), ErrorCode::kOutOfRange);
   session.RunTarget(train_init);
   EXPECT_EQ(session.Eval(next).flat<int64_t>()[0], 0);
-  EXPECT_EQ(CodeOf([&] { iterator.MakeInitializer(FromTensorSlices(Tensor::Zeros(kFloat32, {4}))); }),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(
+      CodeOf([&] { iterator.MakeInitializer(FromTensorSlices(Tensor::Zeros(kFloat32, {4}))); }),
+      ErrorCode::kInvalidArgument);
 }
 
 TEST(IteratorOpsTest, ResourcesAreFoundSavedAndRestored) {

@@ -42,7 +42,8 @@ Dataset ArraySlices(const std::string& stage, Element tensors,
   ElementSpec spec;
   for (const auto& [name, t] : tensors) {
     CheckArg(t.rank() >= 1, stage, "'", path_of(name), "' holds a 0-d array (a scalar) of ",
-             DTypeName(t.dtype()), "; slicing into elements needs rank >= 1 (read it with "
+             DTypeName(t.dtype()),
+             "; slicing into elements needs rank >= 1 (read it with "
              "ReadNpy/ReadIdx and use FromTensors for a single element)");
     CheckArg(t.dim(0) == first.dim(0), stage, "'", path_of(first_name), "' has ", first.dim(0),
              " rows but '", path_of(name), "' has ", t.dim(0),
@@ -62,7 +63,8 @@ Dataset FromNpy(const std::map<std::string, std::string>& paths, NpyOptions opti
   for (const auto& [name, path] : paths) {
     CheckArg(!name.empty(), kStage, "component name for '", path, "' is empty");
     try {
-      tensors[name] = ReadNpy(env, path, {.convert_unsupported_dtypes = options.convert_unsupported_dtypes});
+      tensors[name] =
+          ReadNpy(env, path, {.convert_unsupported_dtypes = options.convert_unsupported_dtypes});
     } catch (const Error& e) {
       throw WithContext(e, kStage, " component '", name, "'");
     }

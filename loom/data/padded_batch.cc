@@ -21,8 +21,10 @@ void CopyPadded(const T* src, const std::vector<int64_t>& s, T* dst, const std::
     dst_stride *= d[i];
   }
   for (int64_t i = 0; i < s[dim]; ++i) {
-    if (dim + 1 == static_cast<int>(s.size())) dst[i] = src[i];
-    else CopyPadded(src + i * src_stride, s, dst + i * dst_stride, d, dim + 1);
+    if (dim + 1 == static_cast<int>(s.size()))
+      dst[i] = src[i];
+    else
+      CopyPadded(src + i * src_stride, s, dst + i * dst_stride, d, dim + 1);
   }
 }
 
@@ -59,8 +61,8 @@ class PaddedBatchIterator : public Iterator {
         const Tensor& t = elements[k].at(name);
         if (t.rank() != rank) {
           throw InvalidArgument("PaddedBatch: element ", k, " of the batch has component '", name,
-                                "' of rank ", t.rank(), " (shape ", t.shape(), ") but element 0 has ",
-                                elements[0].at(name).shape());
+                                "' of rank ", t.rank(), " (shape ", t.shape(),
+                                ") but element 0 has ", elements[0].at(name).shape());
         }
         for (int i = 0; i < rank; ++i) target[i] = std::max(target[i], t.dim(i));
       }
@@ -139,8 +141,10 @@ class PaddedBatchDataset : public DatasetImpl {
   }
 
   std::string Params() const override {
-    std::string s = StrCat("batch_size=", batch_size_, " drop_remainder=", options_.drop_remainder ? "true" : "false");
-    for (const auto& [name, shape] : options_.padded_shapes) s += StrCat(" padded_shape[", name, "]=", shape);
+    std::string s = StrCat("batch_size=", batch_size_,
+                           " drop_remainder=", options_.drop_remainder ? "true" : "false");
+    for (const auto& [name, shape] : options_.padded_shapes)
+      s += StrCat(" padded_shape[", name, "]=", shape);
     for (const auto& [name, value] : options_.padding_values) {
       s += StrCat(" padding_value[", name, "]=", value.DebugString());
     }

@@ -30,7 +30,10 @@ TEST(ParallelMapTest, NondeterministicYieldsEveryElement) {
 
 TEST(ParallelMapTest, SameSeedSameOrderWhateverParallelism) {
   auto pipeline = [](int parallel) {
-    return Range(200).Shuffle(50, {.seed = 11}).Map(SlowEarly, {.num_parallel_calls = parallel}).Batch(7);
+    return Range(200)
+        .Shuffle(50, {.seed = 11})
+        .Map(SlowEarly, {.num_parallel_calls = parallel})
+        .Batch(7);
   };
   auto a = Ints(pipeline(0));
   EXPECT_EQ(a, Ints(pipeline(1)));
@@ -39,10 +42,12 @@ TEST(ParallelMapTest, SameSeedSameOrderWhateverParallelism) {
 }
 
 TEST(ParallelMapTest, ErrorKeepsCodeAndMessage) {
-  auto d = Range(10).Map([](Element e) {
-    if (e.at("x").scalar<int64_t>() == 5) throw DataLoss("record 5 is corrupt");
-    return e;
-  }, {.num_parallel_calls = 3});
+  auto d = Range(10).Map(
+      [](Element e) {
+        if (e.at("x").scalar<int64_t>() == 5) throw DataLoss("record 5 is corrupt");
+        return e;
+      },
+      {.num_parallel_calls = 3});
   auto it = d.MakeIterator();
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(it->GetNext());
   std::string message;
@@ -53,10 +58,12 @@ TEST(ParallelMapTest, ErrorKeepsCodeAndMessage) {
 TEST(PrefetchTest, SameElementsAndErrorsPassThrough) {
   EXPECT_EQ(Ints(Range(10).Map([](Element e) { return e; }).Prefetch(3)), Ints(Range(10)));
   EXPECT_EQ(Ints(Range(10).Batch(3).Prefetch(2)), Ints(Range(10)));  // gather fast path
-  auto d = Range(10).Map([](Element e) {
-    if (e.at("x").scalar<int64_t>() == 2) throw InvalidArgument("bad element 2");
-    return e;
-  }).Prefetch(4);
+  auto d = Range(10)
+               .Map([](Element e) {
+                 if (e.at("x").scalar<int64_t>() == 2) throw InvalidArgument("bad element 2");
+                 return e;
+               })
+               .Prefetch(4);
   auto it = d.MakeIterator();
   it->GetNext();
   it->GetNext();
@@ -70,9 +77,10 @@ TEST(ParallelInterleaveTest, ErrorFromASlotSurfaces) {
   auto fn = [](const Element& e) {
     return Range(3).Map([](Element x) -> Element { throw NotFound("no such file: shard-7"); });
   };
-  auto it = Range(2).Interleave(fn, {{"x", {kInt64, Shape{}}}}, {.cycle_length = 2,
-                                                                 .num_parallel_calls = 2})
-                .MakeIterator();
+  auto it =
+      Range(2)
+          .Interleave(fn, {{"x", {kInt64, Shape{}}}}, {.cycle_length = 2, .num_parallel_calls = 2})
+          .MakeIterator();
   std::string message;
   EXPECT_EQ(CodeOf([&] { it->GetNext(); }, &message), ErrorCode::kNotFound);
   EXPECT_EQ(message, "no such file: shard-7");

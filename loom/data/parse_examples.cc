@@ -33,10 +33,12 @@ ElementSpec ParsedExamplesSpec(const ElementSpec& input, const ExampleSpec& spec
   ElementSpec out = input;
   out.erase(record_key);
   if (!origin_key.empty()) {
-    CheckArg(origin_key != record_key, kStage, "origin_key and record_key are both '", record_key, "'");
+    CheckArg(origin_key != record_key, kStage, "origin_key and record_key are both '", record_key,
+             "'");
     auto origin = input.find(origin_key);
     CheckArg(origin != input.end() && origin->second.dtype == kString &&
-                 origin->second.shape.rank_known() && origin->second.shape.rank() == rec.shape.rank(),
+                 origin->second.shape.rank_known() &&
+                 origin->second.shape.rank() == rec.shape.rank(),
              kStage, "origin component '", origin_key, "' must be a string shaped like '",
              record_key, "' (", rec.shape, ") in ", SpecString(input),
              " (set TFRecordOptions::origin_key on the source)");
@@ -67,8 +69,8 @@ ElementSpec ParsedExamplesSpec(const ElementSpec& input, const ExampleSpec& spec
 Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
                                const std::string& record_key, const std::string& origin_key) {
   auto it = element.find(record_key);
-  if (it == element.end()) throw InvalidArgument(kStage, ": the element has no component '",
-                                                 record_key, "'");
+  if (it == element.end())
+    throw InvalidArgument(kStage, ": the element has no component '", record_key, "'");
   const Tensor& records = it->second;
   if (records.dtype() != kString || records.rank() > 1) {
     throw InvalidArgument(kStage, ": component '", record_key, "' must be string scalar or ",
@@ -79,8 +81,10 @@ Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
     auto o = element.find(origin_key);
     if (o == element.end() || o->second.dtype() != kString ||
         o->second.NumElements() != records.NumElements()) {
-      throw InvalidArgument(kStage, ": origin component '", origin_key, "' is missing or does not "
-                            "name each of the ", records.NumElements(), " records");
+      throw InvalidArgument(kStage, ": origin component '", origin_key,
+                            "' is missing or does not "
+                            "name each of the ",
+                            records.NumElements(), " records");
     }
     origins = &o->second;
   }
@@ -88,8 +92,9 @@ Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
       records.rank() == 0
           ? ParseExample(records.scalar<std::string>(), spec,
                          origins ? std::string_view(origins->scalar<std::string>()) : "the record")
-          : ParseExampleBatch(records.flat<std::string>(), spec,
-                              origins ? origins->flat<std::string>() : std::span<const std::string>());
+          : ParseExampleBatch(
+                records.flat<std::string>(), spec,
+                origins ? origins->flat<std::string>() : std::span<const std::string>());
   Element out = element;
   out.erase(record_key);
   if (origins) out.erase(origin_key);

@@ -15,7 +15,9 @@ namespace {
 class PrefetchIterator : public Iterator {
  public:
   PrefetchIterator(ElementSpec spec, std::unique_ptr<Iterator> input, int64_t buffer_size)
-      : Iterator("Prefetch", std::move(spec)), input_(std::move(input)), buffer_size_(buffer_size) {}
+      : Iterator("Prefetch", std::move(spec)),
+        input_(std::move(input)),
+        buffer_size_(buffer_size) {}
 
   ~PrefetchIterator() override {
     {
@@ -108,8 +110,8 @@ class PrefetchIterator : public Iterator {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       cv_.wait(lock, [this] {
-        return stop_ || (!paused_ && !end_reached_ &&
-                         static_cast<int64_t>(buffer_.size()) < buffer_size_);
+        return stop_ ||
+               (!paused_ && !end_reached_ && static_cast<int64_t>(buffer_.size()) < buffer_size_);
       });
       if (stop_) return;
       busy_ = true;
@@ -118,8 +120,10 @@ class PrefetchIterator : public Iterator {
       bool end = false;
       try {
         std::optional<Element> e = input_->GetNext();
-        if (e) slot.element = std::move(*e);
-        else end = true;
+        if (e)
+          slot.element = std::move(*e);
+        else
+          end = true;
       } catch (...) {
         slot.error = std::current_exception();
       }

@@ -9,7 +9,9 @@ class RangeRows : public RowSource {
  public:
   RangeRows(int64_t start, int64_t step, int64_t n) : start_(start), step_(step), n_(n) {}
   int64_t num_rows() const override { return n_; }
-  Element Row(int64_t i) const override { return {{"x", Tensor::Scalar<int64_t>(start_ + i * step_)}}; }
+  Element Row(int64_t i) const override {
+    return {{"x", Tensor::Scalar<int64_t>(start_ + i * step_)}};
+  }
   Element Gather(std::span<const int64_t> indices) const override {
     Tensor t(DType::kInt64, Shape{static_cast<int64_t>(indices.size())});
     int64_t* out = t.data<int64_t>();
@@ -26,10 +28,14 @@ class RangeDataset : public DatasetImpl {
   RangeDataset(int64_t start, int64_t stop, int64_t step)
       : DatasetImpl("Range", {{"x", {DType::kInt64, Shape{}}}}, {}), start_(start), step_(step) {
     CheckArg(step != 0, "Range", "step must not be 0");
-    if (step > 0) n_ = stop > start ? (stop - start + step - 1) / step : 0;
-    else n_ = start > stop ? (start - stop - step - 1) / -step : 0;
+    if (step > 0)
+      n_ = stop > start ? (stop - start + step - 1) / step : 0;
+    else
+      n_ = start > stop ? (start - stop - step - 1) / -step : 0;
   }
-  std::string Params() const override { return StrCat("start=", start_, " step=", step_, " size=", n_); }
+  std::string Params() const override {
+    return StrCat("start=", start_, " step=", step_, " size=", n_);
+  }
   bool indexed() const override { return true; }
   std::shared_ptr<const RowSource> MakeRows(const IteratorContext&) const override {
     return std::make_shared<RangeRows>(start_, step_, n_);

@@ -54,9 +54,15 @@ void ExpectValues(const Tensor& values, int64_t begin, int64_t end, const json& 
   for (size_t k = 0; k < want.size(); ++k) {
     const int64_t i = begin + static_cast<int64_t>(k);
     switch (values.dtype()) {
-      case kFloat32: EXPECT_FLOAT_EQ(values.flat<float>()[i], want[k].get<float>()) << k; break;
-      case kInt64: EXPECT_EQ(values.flat<int64_t>()[i], want[k].get<int64_t>()) << k; break;
-      default: EXPECT_EQ(values.flat<std::string>()[i], want[k].get<std::string>()) << k; break;
+      case kFloat32:
+        EXPECT_FLOAT_EQ(values.flat<float>()[i], want[k].get<float>()) << k;
+        break;
+      case kInt64:
+        EXPECT_EQ(values.flat<int64_t>()[i], want[k].get<int64_t>()) << k;
+        break;
+      default:
+        EXPECT_EQ(values.flat<std::string>()[i], want[k].get<std::string>()) << k;
+        break;
     }
   }
 }
@@ -73,7 +79,8 @@ TEST_F(RealFilesTest, TFRecordFilesReadAndParseThroughTheDatasets) {
 
     std::vector<size_t> lengths;
     auto it = records.MakeIterator();
-    while (auto e = it->GetNext()) lengths.push_back(e->at(kRecordKey).scalar<std::string>().size());
+    while (auto e = it->GetNext())
+      lengths.push_back(e->at(kRecordKey).scalar<std::string>().size());
     ASSERT_EQ(lengths.size(), count);
     if (want.contains("record_lengths")) {
       EXPECT_EQ(lengths, want.at("record_lengths").get<std::vector<size_t>>());
@@ -115,17 +122,27 @@ TEST_F(RealFilesTest, TFRecordFilesReadAndParseThroughTheDatasets) {
 
 double AsDouble(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case kFloat32: return t.flat<float>()[i];
-    case kFloat64: return t.flat<double>()[i];
-    case kInt32: return t.flat<int32_t>()[i];
-    case kInt64: return static_cast<double>(t.flat<int64_t>()[i]);
-    case kUInt8: return t.flat<uint8_t>()[i];
-    case kBool: return t.flat<bool>()[i] ? 1.0 : 0.0;
-    default: ADD_FAILURE() << "unexpected dtype " << DTypeName(t.dtype()); return 0;
+    case kFloat32:
+      return t.flat<float>()[i];
+    case kFloat64:
+      return t.flat<double>()[i];
+    case kInt32:
+      return t.flat<int32_t>()[i];
+    case kInt64:
+      return static_cast<double>(t.flat<int64_t>()[i]);
+    case kUInt8:
+      return t.flat<uint8_t>()[i];
+    case kBool:
+      return t.flat<bool>()[i] ? 1.0 : 0.0;
+    default:
+      ADD_FAILURE() << "unexpected dtype " << DTypeName(t.dtype());
+      return 0;
   }
 }
 
-double AsDouble(const json& v) { return v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>(); }
+double AsDouble(const json& v) {
+  return v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>();
+}
 
 TEST_F(RealFilesTest, NpyFilesReadThroughFromNpy) {
   const std::vector<std::string> files = FilesUnder("npy/");

@@ -43,9 +43,9 @@ class RepeatCursor : public Cursor<Item> {
     const int64_t epoch = r.Read<int64_t>();
     const int64_t count = r.Read<int64_t>();
     // count is the dataset's, or the pass at which an empty pass stopped the repetition.
-    const bool count_ok = count == configured_count_ ||
-                          (count >= 0 && count <= epoch &&
-                           (configured_count_ < 0 || count <= configured_count_));
+    const bool count_ok =
+        count == configured_count_ ||
+        (count >= 0 && count <= epoch && (configured_count_ < 0 || count <= configured_count_));
     if (epoch < 0 || epoch > kMaxRestoredCount || !count_ok) {
       throw DataLoss("Repeat state is corrupt: pass ", epoch, " of ", count, " for Repeat(",
                      configured_count_, ")");

@@ -155,8 +155,7 @@ TEST(RestoreValidationTest, InterleaveChecksRestoredElementsAndBlockCount) {
 TEST(RestoreValidationTest, TensorSizesInStateAreCheckedWithoutOverflow) {
   for (const std::vector<int64_t>& dims :
        {std::vector<int64_t>{int64_t{1} << 33, int64_t{1} << 31},
-        std::vector<int64_t>{int64_t{1} << 32, int64_t{1} << 32, 0},
-        std::vector<int64_t>{1000}}) {
+        std::vector<int64_t>{int64_t{1} << 32, int64_t{1} << 32, 0}, std::vector<int64_t>{1000}}) {
     StateWriter w;
     w.Write<int32_t>(static_cast<int32_t>(kUInt8));
     w.Write<int32_t>(static_cast<int32_t>(dims.size()));

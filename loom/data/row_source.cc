@@ -35,7 +35,8 @@ class TensorRows : public RowSource {
         const std::string* src = t.data<std::string>();
         std::string* dst = out.data<std::string>();
         for (int64_t r = 0; r < n; ++r) {
-          for (int64_t k = 0; k < row_elems; ++k) dst[r * row_elems + k] = src[indices[r] * row_elems + k];
+          for (int64_t k = 0; k < row_elems; ++k)
+            dst[r * row_elems + k] = src[indices[r] * row_elems + k];
         }
       } else {
         const size_t row_bytes = row_elems * DTypeSize(t.dtype());

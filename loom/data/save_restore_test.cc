@@ -11,7 +11,8 @@ using testing::Iota;
 
 // Runs `d` uninterrupted, and again saving after `k` elements into a fresh iterator;
 // both must give the same sequence.
-void ExpectResumesExactly(const Dataset& d, int64_t k, int64_t total, const std::string& name = "x") {
+void ExpectResumesExactly(const Dataset& d, int64_t k, int64_t total,
+                          const std::string& name = "x") {
   auto whole = d.MakeIterator();
   auto expected = Ints(*whole, name, total);
   auto first = d.MakeIterator();
@@ -26,13 +27,19 @@ void ExpectResumesExactly(const Dataset& d, int64_t k, int64_t total, const std:
 
 TEST(SaveRestoreTest, MidEpochShuffleRepeatBatchFastPath) {
   auto d = FromTensorSlices({{"x", Iota(1000)}, {"f", Tensor::Zeros(kFloat32, {1000, 4})}})
-               .Shuffle(100, {.seed = 5}).Repeat().Batch(32).Prefetch(2);
+               .Shuffle(100, {.seed = 5})
+               .Repeat()
+               .Batch(32)
+               .Prefetch(2);
   for (int64_t k : {0, 1, 17, 31, 40}) ExpectResumesExactly(d, k * 32, 3000);
 }
 
 TEST(SaveRestoreTest, FastPathStateStoresIndicesNotElements) {
-  auto d = FromTensorSlices(Tensor::Zeros(kFloat32, {10000, 784})).Shuffle(100, {.seed = 1})
-               .Repeat().Batch(256).Prefetch(2);
+  auto d = FromTensorSlices(Tensor::Zeros(kFloat32, {10000, 784}))
+               .Shuffle(100, {.seed = 1})
+               .Repeat()
+               .Batch(256)
+               .Prefetch(2);
   auto it = d.MakeIterator();
   for (int i = 0; i < 50; ++i) it->GetNext();
   // 100 buffered indices + 2 pending lists of 256 indices: a few KB, not 2 x 800 KB.
@@ -42,8 +49,13 @@ TEST(SaveRestoreTest, FastPathStateStoresIndicesNotElements) {
 TEST(SaveRestoreTest, GenericPathWithMapFilterParallelism) {
   auto id = [](Element e) { return e; };
   auto even = [](const Element& e) { return e.at("x").scalar<int64_t>() % 3 != 0; };
-  auto d = Range(300).Map(id, {.num_parallel_calls = 3}).Filter(even)
-               .Shuffle(20, {.seed = 9}).Repeat(3).Batch(7).Prefetch(3);
+  auto d = Range(300)
+               .Map(id, {.num_parallel_calls = 3})
+               .Filter(even)
+               .Shuffle(20, {.seed = 9})
+               .Repeat(3)
+               .Batch(7)
+               .Prefetch(3);
   for (int64_t k : {0, 5, 100, 333}) ExpectResumesExactly(d, k * 7, 600 * 3);
 }
 
@@ -64,8 +76,10 @@ TEST(SaveRestoreTest, OtherStages) {
     return Range(v * 10, v * 10 + 4);
   };
   ElementSpec spec = {{"x", {kInt64, Shape{}}}};
-  ExpectResumesExactly(Range(6).Interleave(fn, spec, {.cycle_length = 3, .block_length = 2}), 7, 24);
-  ExpectResumesExactly(Range(6).Interleave(fn, spec, {.cycle_length = 2, .num_parallel_calls = 2}), 9, 24);
+  ExpectResumesExactly(Range(6).Interleave(fn, spec, {.cycle_length = 3, .block_length = 2}), 7,
+                       24);
+  ExpectResumesExactly(Range(6).Interleave(fn, spec, {.cycle_length = 2, .num_parallel_calls = 2}),
+                       9, 24);
   ExpectResumesExactly(Range(10).Batch(4).Unbatch(), 5, 10);
   ExpectResumesExactly(Range(5).Concatenate(Range(7, 9)).Skip(1).Take(5), 3, 5);
   ExpectResumesExactly(Zip({Range(5), FromTensorSlices({{"y", Iota(5)}})}), 2, 5);
@@ -94,7 +108,12 @@ TEST(SaveRestoreTest, StateOfAnotherPipelineOrCorruptStateIsRejected) {
 // not restored into a pipeline that would read it differently; the error names what changed.
 TEST(SaveRestoreTest, StateOfAPipelineWithOtherParametersIsRejectedNamingTheChange) {
   auto pipeline = [](int64_t batch, int64_t buffer, int64_t take) {
-    return FromTensorSlices(Iota(100)).Shuffle(buffer, {.seed = 3}).Repeat().Take(take).Batch(batch).Prefetch(2);
+    return FromTensorSlices(Iota(100))
+        .Shuffle(buffer, {.seed = 3})
+        .Repeat()
+        .Take(take)
+        .Batch(batch)
+        .Prefetch(2);
   };
   auto it = pipeline(8, 50, 1000).MakeIterator();
   Ints(*it, "x", 24);
@@ -107,9 +126,19 @@ TEST(SaveRestoreTest, StateOfAPipelineWithOtherParametersIsRejectedNamingTheChan
       {pipeline(16, 50, 1000), "Batch batch_size=8", "Batch batch_size=16"},
       {pipeline(8, 40, 1000), "Shuffle buffer_size=50", "Shuffle buffer_size=40"},
       {pipeline(8, 50, 999), "Take count=1000", "Take count=999"},
-      {FromTensorSlices(Iota(100)).Shuffle(50, {.seed = 4}).Repeat().Take(1000).Batch(8).Prefetch(2),
+      {FromTensorSlices(Iota(100))
+           .Shuffle(50, {.seed = 4})
+           .Repeat()
+           .Take(1000)
+           .Batch(8)
+           .Prefetch(2),
        "seed=3", "seed=4"},
-      {FromTensorSlices(Iota(101)).Shuffle(50, {.seed = 3}).Repeat().Take(1000).Batch(8).Prefetch(2),
+      {FromTensorSlices(Iota(101))
+           .Shuffle(50, {.seed = 3})
+           .Repeat()
+           .Take(1000)
+           .Batch(8)
+           .Prefetch(2),
        "FromTensorSlices rows=100", "FromTensorSlices rows=101"},
       {pipeline(8, 50, 1000).Unbatch(), "'Prefetch'", "'Unbatch'"},
   };
@@ -126,7 +155,8 @@ TEST(SaveRestoreTest, StateOfAPipelineWithOtherParametersIsRejectedNamingTheChan
   }
   // The prefetch buffer and the map parallelism do not change the elements: such a change
   // still resumes, exactly.
-  auto tuned = FromTensorSlices(Iota(100)).Shuffle(50, {.seed = 3}).Repeat().Take(1000).Batch(8).Prefetch(5);
+  auto tuned =
+      FromTensorSlices(Iota(100)).Shuffle(50, {.seed = 3}).Repeat().Take(1000).Batch(8).Prefetch(5);
   auto resumed = tuned.MakeIterator();
   resumed->Restore(blob);
   auto whole = pipeline(8, 50, 1000).MakeIterator();

@@ -43,7 +43,9 @@ class ShardDataset : public IndexPreservingDataset {
     CheckArg(0 <= index && index < num_shards, "Shard", "index must be in [0, ", num_shards,
              "), got ", index);
   }
-  std::string Params() const override { return StrCat("num_shards=", num_shards_, " index=", index_); }
+  std::string Params() const override {
+    return StrCat("num_shards=", num_shards_, " index=", index_);
+  }
 
  protected:
   std::unique_ptr<Cursor<int64_t>> WrapIndices(CursorFactory<int64_t> in,

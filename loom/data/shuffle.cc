@@ -83,9 +83,10 @@ class ShuffleDataset : public IndexPreservingDataset {
   }
 
   std::string Params() const override {
-    return StrCat("buffer_size=", buffer_size_,
-                  " seed=", options_.seed ? std::to_string(*options_.seed) : "none",
-                  " reshuffle_each_iteration=", options_.reshuffle_each_iteration ? "true" : "false");
+    return StrCat(
+        "buffer_size=", buffer_size_,
+        " seed=", options_.seed ? std::to_string(*options_.seed) : "none",
+        " reshuffle_each_iteration=", options_.reshuffle_each_iteration ? "true" : "false");
   }
 
  protected:
@@ -104,9 +105,10 @@ class ShuffleDataset : public IndexPreservingDataset {
                                      const IteratorContext& ctx) const {
     // Unseeded: the iterator's random base (see IteratorContext), mixed with this stage's
     // place in the pipeline so two unseeded shuffles differ.
-    const uint64_t base = options_.seed ? *options_.seed
-                          : MixSeed(ctx.random_base ? ctx.random_base->Get() : RandomSeed(),
-                                    std::hash<std::string>()(DebugString()));
+    const uint64_t base = options_.seed
+                              ? *options_.seed
+                              : MixSeed(ctx.random_base ? ctx.random_base->Get() : RandomSeed(),
+                                        std::hash<std::string>()(DebugString()));
     const bool reshuffle = options_.reshuffle_each_iteration;
     uint64_t seed = MixSeed(base, reshuffle ? ctx.iteration : 0);
     return std::make_unique<ShuffleCursor<Item>>(in(ctx), buffer_size_, seed, ctx, spec());

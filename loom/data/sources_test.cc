@@ -42,14 +42,13 @@ TEST(FromTensorSlicesTest, BorrowedReleaseRunsOnlyWhenDatasetAndIteratorsAreGone
     auto d = FromTensorSlices(borrowed).Shuffle(4, {.seed = 1}).Batch(1);
     borrowed = Tensor();
     auto it = d.MakeIterator();
-    {
-      auto d2 = std::move(d);
-    }
+    { auto d2 = std::move(d); }
     EXPECT_FALSE(released);
     auto e = it->GetNext();
     EXPECT_EQ(e->at("x").shape(), Shape({1, 3}));
     auto unbatched = FromTensorSlices(Tensor::Borrowed(kFloat32, {4, 3}, storage.data(), nullptr))
-                         .MakeIterator()->GetNext();
+                         .MakeIterator()
+                         ->GetNext();
     EXPECT_EQ(unbatched->at("x").raw_data(), storage.data());
     it.reset();
   }
@@ -58,11 +57,16 @@ TEST(FromTensorSlicesTest, BorrowedReleaseRunsOnlyWhenDatasetAndIteratorsAreGone
 
 TEST(FromTensorSlicesTest, MismatchedRowCountsNameBothComponents) {
   std::string message;
-  EXPECT_EQ(CodeOf([&] { FromTensorSlices({{"x", Iota(3, 2)}, {"label", Iota(4)}}); }, &message),
+  EXPECT_EQ(CodeOf(
+                [&] {
+                  FromTensorSlices({{"x", Iota(3, 2)}, {"label", Iota(4)}});
+                },
+                &message),
             ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("'label'"), std::string::npos) << message;
   EXPECT_NE(message.find("'x'"), std::string::npos) << message;
-  EXPECT_EQ(CodeOf([&] { FromTensorSlices(Tensor::Scalar<int64_t>(3)); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf([&] { FromTensorSlices(Tensor::Scalar<int64_t>(3)); }),
+            ErrorCode::kInvalidArgument);
 }
 
 TEST(FromTensorsTest, OneElementSharingTheTensors) {
@@ -95,7 +99,9 @@ TEST(FromGeneratorTest, EachIteratorGetsAFreshGenerator) {
 
 TEST(FromGeneratorTest, ElementBreakingTheSpecIsAClearError) {
   auto make = [] {
-    return Generator([]() -> std::optional<Element> { return Element{{"x", Tensor::Scalar<float>(1)}}; });
+    return Generator([]() -> std::optional<Element> {
+      return Element{{"x", Tensor::Scalar<float>(1)}};
+    });
   };
   auto it = FromGenerator(make, {{"x", {kInt64, Shape{}}}}).MakeIterator();
   std::string message;

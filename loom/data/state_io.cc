@@ -90,8 +90,8 @@ Element StateReader::ReadElement() {
 void StateReader::ExpectTag(std::string_view tag) {
   std::string got = ReadString();
   if (got != tag) {
-    throw InvalidArgument("iterator state does not match this pipeline: expected state of '",
-                          tag, "' but found '", got, "'");
+    throw InvalidArgument("iterator state does not match this pipeline: expected state of '", tag,
+                          "' but found '", got, "'");
   }
 }
 

@@ -21,10 +21,8 @@ namespace loom::data {
 class StateWriter {
  public:
   template <typename T>
-    requires std::is_trivially_copyable_v<T>
-  void Write(const T& value) {
-    out_.append(reinterpret_cast<const char*>(&value), sizeof(T));
-  }
+  requires std::is_trivially_copyable_v<T>
+  void Write(const T& value) { out_.append(reinterpret_cast<const char*>(&value), sizeof(T)); }
   void WriteString(std::string_view s);
   void WriteTensor(const Tensor& t);
   void WriteElement(const Element& e);
@@ -42,8 +40,7 @@ class StateReader {
   explicit StateReader(std::string_view data) : data_(data) {}
 
   template <typename T>
-    requires std::is_trivially_copyable_v<T>
-  T Read() {
+  requires std::is_trivially_copyable_v<T> T Read() {
     Need(sizeof(T), "a number");
     T value;
     std::memcpy(&value, data_.data() + pos_, sizeof(T));

@@ -28,7 +28,8 @@ class TextLineIterator : public Iterator {
  protected:
   std::optional<Element> GetNextInternal() override {
     Tensor line(DType::kString, Shape{});
-    if (!walk_.Next([&](internal::TextFileReader& r) { return r.ReadLine(line.data<std::string>()); })) {
+    if (!walk_.Next(
+            [&](internal::TextFileReader& r) { return r.ReadLine(line.data<std::string>()); })) {
       return std::nullopt;
     }
     return Element{{kLineKey, std::move(line)}};

@@ -76,8 +76,7 @@ class TFRecordIterator : public Iterator {
 class TFRecordSource : public DatasetImpl {
  public:
   explicit TFRecordSource(std::shared_ptr<const TFRecordConfig> config)
-      : DatasetImpl(kStage, Spec(*config), {}),
-        config_(std::move(config)) {}
+      : DatasetImpl(kStage, Spec(*config), {}), config_(std::move(config)) {}
 
   std::string Params() const override { return internal::FilesParams(config_->files); }
 
@@ -107,7 +106,8 @@ Dataset TFRecordDataset(const std::vector<std::string>& filenames, TFRecordOptio
   config->reader.skip_corrupt_records = options.skip_corrupt_records;
   config->reader.buffer_size = options.buffer_size;
   config->stats = std::move(options.stats);
-  CheckArg(options.origin_key != kRecordKey, kStage, "origin_key must differ from '", kRecordKey, "'");
+  CheckArg(options.origin_key != kRecordKey, kStage, "origin_key must differ from '", kRecordKey,
+           "'");
   config->origin_key = std::move(options.origin_key);
   return Dataset(std::make_shared<TFRecordSource>(std::move(config)));
 }

@@ -15,21 +15,29 @@ using testing::Iota;
 
 Element Times10(Element e) {
   Tensor out(kInt64, e.at("x").shape());
-  for (int64_t i = 0; i < out.NumElements(); ++i) out.data<int64_t>()[i] = e.at("x").data<int64_t>()[i] * 10;
+  for (int64_t i = 0; i < out.NumElements(); ++i)
+    out.data<int64_t>()[i] = e.at("x").data<int64_t>()[i] * 10;
   return {{"x", out}};
 }
 
 TEST(MapTest, AppliesFnAndMayChangeTheSpec) {
   EXPECT_EQ(Ints(Range(3).Map(Times10)), (std::vector<int64_t>{0, 10, 20}));
-  auto d = Range(2).Map([](Element e) { return Element{{"y", Tensor::Scalar<float>(1.5f)}}; },
-                        {.output_spec = ElementSpec{{"y", {kFloat32, Shape{}}}}});
+  auto d = Range(2).Map(
+      [](Element e) {
+        return Element{{"y", Tensor::Scalar<float>(1.5f)}};
+      },
+      {.output_spec = ElementSpec{{"y", {kFloat32, Shape{}}}}});
   EXPECT_EQ(d.spec().at("y").dtype, kFloat32);
   auto it = d.MakeIterator();
   EXPECT_EQ(it->GetNext()->at("y").scalar<float>(), 1.5f);
 }
 
 TEST(MapTest, UndeclaredSpecChangeIsCaughtAtGetNext) {
-  auto it = Range(2).Map([](Element) { return Element{{"y", Tensor::Scalar<float>(1)}}; }).MakeIterator();
+  auto it = Range(2)
+                .Map([](Element) {
+                  return Element{{"y", Tensor::Scalar<float>(1)}};
+                })
+                .MakeIterator();
   std::string message;
   EXPECT_EQ(CodeOf([&] { it->GetNext(); }, &message), ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("Map"), std::string::npos) << message;
@@ -64,10 +72,12 @@ TEST(BatchTest, RowsOfAMatrixAreGatheredInOrder) {
 }
 
 TEST(BatchTest, DifferentShapesNameElementComponentAndShapes) {
-  auto ragged = Range(4).Map([](Element e) {
-    int64_t n = e.at("x").scalar<int64_t>();
-    return Element{{"v", Tensor::Zeros(kFloat32, {n})}};
-  }, {.output_spec = ElementSpec{{"v", {kFloat32, Shape{-1}}}}});
+  auto ragged = Range(4).Map(
+      [](Element e) {
+        int64_t n = e.at("x").scalar<int64_t>();
+        return Element{{"v", Tensor::Zeros(kFloat32, {n})}};
+      },
+      {.output_spec = ElementSpec{{"v", {kFloat32, Shape{-1}}}}});
   auto it = ragged.Batch(4).MakeIterator();
   std::string message;
   EXPECT_EQ(CodeOf([&] { it->GetNext(); }, &message), ErrorCode::kInvalidArgument);
@@ -139,8 +149,11 @@ TEST(RepeatTakeSkipShardTest, SelectAsTfDataDoes) {
 }
 
 TEST(ZipConcatenateTest, MergeAndChain) {
-  auto z = Zip({Range(3), Range(10, 20).Map([](Element e) { return Element{{"y", e.at("x")}}; },
-                                            {.output_spec = ElementSpec{{"y", {kInt64, Shape{}}}}})});
+  auto z = Zip({Range(3), Range(10, 20).Map(
+                              [](Element e) {
+                                return Element{{"y", e.at("x")}};
+                              },
+                              {.output_spec = ElementSpec{{"y", {kInt64, Shape{}}}}})});
   auto it = z.MakeIterator();
   auto e = it->GetNext();
   EXPECT_EQ(e->at("y").scalar<int64_t>(), 10);
@@ -153,7 +166,13 @@ TEST(ZipConcatenateTest, MergeAndChain) {
 
 TEST(CacheTest, MemoryCacheRunsTheInputOnce) {
   int calls = 0;
-  auto d = Range(4).Map([&calls](Element e) { ++calls; return e; }).Cache().Repeat(3);
+  auto d = Range(4)
+               .Map([&calls](Element e) {
+                 ++calls;
+                 return e;
+               })
+               .Cache()
+               .Repeat(3);
   EXPECT_EQ(Ints(d).size(), 12u);
   EXPECT_EQ(calls, 4);
 }
@@ -161,7 +180,11 @@ TEST(CacheTest, MemoryCacheRunsTheInputOnce) {
 TEST(CacheTest, FileCacheStreamsBack) {
   auto env = NewMemEnv();
   int calls = 0;
-  auto d = Range(5).Map([&calls](Element e) { ++calls; return e; })
+  auto d = Range(5)
+               .Map([&calls](Element e) {
+                 ++calls;
+                 return e;
+               })
                .Cache("/cache/range", {.env = env.get()});
   env->CreateDirs("/cache");
   EXPECT_EQ(Ints(d), Ints(Range(5)));
@@ -178,8 +201,8 @@ TEST(InterleaveTest, CyclesThroughBlocks) {
   ElementSpec spec = {{"x", {kInt64, Shape{}}}};
   auto seq = Ints(Range(3).Interleave(fn, spec, {.cycle_length = 2, .block_length = 2}));
   EXPECT_EQ(seq, (std::vector<int64_t>{0, 1, 10, 11, 2, 12, 20, 21, 22}));
-  auto par = Ints(Range(3).Interleave(fn, spec, {.cycle_length = 2, .block_length = 2,
-                                                 .num_parallel_calls = 2}));
+  auto par = Ints(Range(3).Interleave(
+      fn, spec, {.cycle_length = 2, .block_length = 2, .num_parallel_calls = 2}));
   EXPECT_EQ(par, seq);
 }
 

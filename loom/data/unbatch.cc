@@ -19,7 +19,8 @@ class UnbatchIterator : public Iterator {
       rows_ = RowsOf(*current_);
     }
     Element out;
-    for (const auto& [name, t] : *current_) out.emplace_hint(out.end(), name, t.SubTensor(position_));
+    for (const auto& [name, t] : *current_)
+      out.emplace_hint(out.end(), name, t.SubTensor(position_));
     ++position_;
     return out;
   }
@@ -64,12 +65,13 @@ class UnbatchIterator : public Iterator {
     const auto& [first_name, first] = *e.begin();
     for (const auto& [name, t] : e) {
       if (t.rank() == 0) {
-        throw InvalidArgument("Unbatch: component '", name, "' is a scalar; unbatching needs "
+        throw InvalidArgument("Unbatch: component '", name,
+                              "' is a scalar; unbatching needs "
                               "rank >= 1");
       }
       if (t.dim(0) != first.dim(0)) {
-        throw InvalidArgument("Unbatch: components must share dim 0, but '", first_name,
-                              "' has ", first.dim(0), " rows and '", name, "' has ", t.dim(0));
+        throw InvalidArgument("Unbatch: components must share dim 0, but '", first_name, "' has ",
+                              first.dim(0), " rows and '", name, "' has ", t.dim(0));
       }
     }
     return first.dim(0);

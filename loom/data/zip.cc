@@ -36,8 +36,9 @@ ElementSpec ZipSpec(const std::vector<std::shared_ptr<const DatasetImpl>>& input
   ElementSpec spec;
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (const auto& [name, ts] : inputs[i]->spec()) {
-      CheckArg(!spec.count(name), "Zip", "component '", name, "' of dataset ", i,
-               " (", inputs[i]->DebugString(), ") is already taken by an earlier dataset; "
+      CheckArg(!spec.count(name), "Zip", "component '", name, "' of dataset ", i, " (",
+               inputs[i]->DebugString(),
+               ") is already taken by an earlier dataset; "
                "rename it with Map first");
       spec[name] = ts;
     }

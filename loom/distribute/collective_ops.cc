@@ -83,7 +83,8 @@ const OpDef& AllReduceSumOp() {
               }
               // In place when this kernel holds the only reference, else one copy.
               Tensor out = c.ForwardInputOrAllocate(i, i, in.shape());
-              if (out.raw_data() != in.raw_data()) std::memcpy(out.raw_data(), in.raw_data(), in.TotalBytes());
+              if (out.raw_data() != in.raw_data())
+                std::memcpy(out.raw_data(), in.raw_data(), in.TotalBytes());
               comm.AllReduceSum(dtype, out.raw_data(), out.NumElements());
               c.set_output(i, out);
             }
@@ -93,7 +94,8 @@ const OpDef& AllReduceSumOp() {
             int64_t offset = 0;
             for (int i : fused_inputs) {
               const Tensor& in = c.input(i);
-              if (in.NumElements() > 0) std::memcpy(base + offset * element, in.raw_data(), in.TotalBytes());
+              if (in.NumElements() > 0)
+                std::memcpy(base + offset * element, in.raw_data(), in.TotalBytes());
               offset += in.NumElements();
             }
             comm.AllReduceSum(dtype, base, fused_total);
@@ -123,13 +125,15 @@ class PendingAllReduce : public Resource {
     }
   }
   std::shared_ptr<Communicator> comm;
-  int64_t ticket = 0;            // 0: nothing in flight
-  Tensor buffer;                 // the values being summed, flat
-  std::vector<Tensor> inputs;    // one rank: the inputs, passed through
-  std::vector<Shape> shapes;     // the bucket's shapes, in input order
+  int64_t ticket = 0;          // 0: nothing in flight
+  Tensor buffer;               // the values being summed, flat
+  std::vector<Tensor> inputs;  // one rank: the inputs, passed through
+  std::vector<Shape> shapes;   // the bucket's shapes, in input order
 };
 
-std::string PendingName(const Node& start) { return StrCat("loom.distribute/pending:", start.name()); }
+std::string PendingName(const Node& start) {
+  return StrCat("loom.distribute/pending:", start.name());
+}
 
 template <typename T>
 void CopyScaled(T* dst, const T* src, int64_t count, T scale) {
@@ -142,9 +146,11 @@ void CopyInto(char* dst, const Tensor& in, const Tensor* scale) {
   if (scale == nullptr) {
     std::memcpy(dst, in.raw_data(), in.TotalBytes());
   } else if (in.dtype() == kFloat32) {
-    CopyScaled(reinterpret_cast<float*>(dst), in.data<float>(), in.NumElements(), *scale->data<float>());
+    CopyScaled(reinterpret_cast<float*>(dst), in.data<float>(), in.NumElements(),
+               *scale->data<float>());
   } else {
-    CopyScaled(reinterpret_cast<double*>(dst), in.data<double>(), in.NumElements(), *scale->data<double>());
+    CopyScaled(reinterpret_cast<double*>(dst), in.data<double>(), in.NumElements(),
+               *scale->data<double>());
   }
 }
 
@@ -251,14 +257,16 @@ const OpDef& AllReduceWaitOp() {
               pending->ticket = 0;
             }
             if (!pending->inputs.empty()) {
-              for (size_t i = 0; i < pending->inputs.size(); ++i) c.set_output(i, pending->inputs[i]);
+              for (size_t i = 0; i < pending->inputs.size(); ++i)
+                c.set_output(i, pending->inputs[i]);
               pending->inputs.clear();
               return;
             }
             int64_t offset = 0;
             for (size_t i = 0; i < pending->shapes.size(); ++i) {
               const int64_t count = pending->shapes[i].num_elements();
-              c.set_output(i, pending->buffer.Slice(offset, offset + count).Reshaped(pending->shapes[i]));
+              c.set_output(
+                  i, pending->buffer.Slice(offset, offset + count).Reshaped(pending->shapes[i]));
               offset += count;
             }
             pending->buffer = Tensor();  // the outputs keep it; the next step may reuse it
@@ -348,7 +356,8 @@ const OpDef& AllGatherRowsOp() {
               if (p.size() != sizeof k + k * (index_bytes + row_bytes)) {
                 throw InvalidArgument(c.node().description(),
                                       ": ranks disagree on the gradient's row shape ",
-                                      values.shape(), " or index dtype; every rank must run "
+                                      values.shape(),
+                                      " or index dtype; every rank must run "
                                       "the same model");
               }
               rows += k;
@@ -403,9 +412,9 @@ std::vector<Output> StartAndWaitAllReduceSum(const Scope& scope, const std::vect
   std::vector<Output> start_inputs = inputs;
   if (scale.valid()) start_inputs.push_back(scale);
   // `_schedule_early`: the Session runs the start right after its inputs (session.cc).
-  Node* start = scope.AddNode(AllReduceStartOp(), start_inputs,
-                              {kScaled(scale.valid()), {"_schedule_early", true}},
-                              "AllReduceStart");
+  Node* start =
+      scope.AddNode(AllReduceStartOp(), start_inputs,
+                    {kScaled(scale.valid()), {"_schedule_early", true}}, "AllReduceStart");
   Node* wait = scope.AddNode(AllReduceWaitOp(), {start->output(0)}, {}, "AllReduceWait");
   std::vector<Output> outputs;
   for (int i = 0; i < wait->num_outputs(); ++i) outputs.push_back(wait->output(i));

@@ -1,7 +1,7 @@
 // WithCommunicationThread (communicator.h): a FIFO of collectives run by one thread.
 #include <chrono>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -154,7 +154,8 @@ class ThreadedCommunicator : public Communicator {
   void Loop() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      work_cv_.wait(lock, [&] { return (stopping_ && !running_) || (!queue_.empty() && !running_); });
+      work_cv_.wait(lock,
+                    [&] { return (stopping_ && !running_) || (!queue_.empty() && !running_); });
       if (queue_.empty()) return;  // stopping, and nothing left to run
       RunFront(lock);
     }
@@ -163,13 +164,13 @@ class ThreadedCommunicator : public Communicator {
   std::shared_ptr<Communicator> inner_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
-  std::deque<Task> queue_;                          // guarded by mu_
-  int64_t issued_ = 0, completed_ = 0;              // guarded by mu_
-  std::map<int64_t, std::exception_ptr> errors_;    // guarded by mu_
-  OverlapStats stats_;                              // guarded by mu_
-  bool stopping_ = false;                           // guarded by mu_
+  std::deque<Task> queue_;                        // guarded by mu_
+  int64_t issued_ = 0, completed_ = 0;            // guarded by mu_
+  std::map<int64_t, std::exception_ptr> errors_;  // guarded by mu_
+  OverlapStats stats_;                            // guarded by mu_
+  bool stopping_ = false;                         // guarded by mu_
   bool running_ = false;  // a task is running (on either thread); guarded by mu_
-  std::thread thread_;  // last: starts after the members above exist
+  std::thread thread_;    // last: starts after the members above exist
 };
 
 }  // namespace

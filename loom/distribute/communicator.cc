@@ -19,10 +19,14 @@ void AddInto(T* dst, const T* src, int64_t count) {
 
 void AddInto(DType dtype, void* dst, const void* src, int64_t count) {
   switch (dtype) {
-    case kFloat32: return AddInto(static_cast<float*>(dst), static_cast<const float*>(src), count);
-    case kFloat64: return AddInto(static_cast<double*>(dst), static_cast<const double*>(src), count);
-    case kInt32: return AddInto(static_cast<int32_t*>(dst), static_cast<const int32_t*>(src), count);
-    case kInt64: return AddInto(static_cast<int64_t*>(dst), static_cast<const int64_t*>(src), count);
+    case kFloat32:
+      return AddInto(static_cast<float*>(dst), static_cast<const float*>(src), count);
+    case kFloat64:
+      return AddInto(static_cast<double*>(dst), static_cast<const double*>(src), count);
+    case kInt32:
+      return AddInto(static_cast<int32_t*>(dst), static_cast<const int32_t*>(src), count);
+    case kInt64:
+      return AddInto(static_cast<int64_t*>(dst), static_cast<const int64_t*>(src), count);
     default:
       throw InvalidArgument("AllReduceSum: dtype ", DTypeName(dtype),
                             " is not summed; use float32, float64, int32 or int64");

@@ -101,8 +101,8 @@ bool LaunchedByMpi();
 // never mix with the application's), behind a communication thread
 // (WithCommunicationThread), the only thread that calls MPI for Loom. MPI is initialized
 // on the first call (MPI_Init_thread, MPI_THREAD_SERIALIZED) and finalized at process
-// exit; later calls return the same communicator. Throws Unimplemented when Loom was built without MPI and
-// Unavailable when MPI cannot start.
+// exit; later calls return the same communicator. Throws Unimplemented when Loom was built without
+// MPI and Unavailable when MPI cannot start.
 std::shared_ptr<Communicator> MpiCommunicator();
 // Whether this build has MPI (MpiCommunicator works).
 bool HaveMpi();

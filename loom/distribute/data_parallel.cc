@@ -31,7 +31,8 @@ class DataParallelImpl : public TrainDistribution {
   void CheckTrainGraph(const Graph& graph) const override {
     if (CountAllReduceBuckets(graph) + CountAllGatherRows(graph) == 0) {
       throw FailedPrecondition(
-          "distributed training over ", comm_->size(), " ranks: the training graph does not "
+          "distributed training over ", comm_->size(),
+          " ranks: the training graph does not "
           "average its gradients across ranks, so each rank would train a model of its own; "
           "wrap the model function's optimizer: DistributeOptimizer(config, std::move(opt)) "
           "or distribute::DistributedOptimizer");

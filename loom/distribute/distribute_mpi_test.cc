@@ -45,8 +45,9 @@ std::string Mpirun(int np) {
 class MpiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("loom_mpi_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("loom_mpi_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -55,7 +56,8 @@ class MpiTest : public ::testing::Test {
 
   // Trains to max_steps on np ranks; returns the output.
   Launch Train(int np, const std::string& model_dir, const std::string& out, int64_t max_steps) {
-    Launch l = RunCommand(StrCat(Mpirun(np), LOOM_MPI_WORKER, " train ", model_dir, " ", out, " ", max_steps));
+    Launch l = RunCommand(
+        StrCat(Mpirun(np), LOOM_MPI_WORKER, " train ", model_dir, " ", out, " ", max_steps));
     EXPECT_EQ(l.status, 0) << l.output;
     return l;
   }
@@ -100,7 +102,8 @@ void ExpectSameModel(const std::map<std::string, Tensor>& got,
 // (dense and sparse gradients, Adam, shuffling), final weights within 1e-5 relative;
 // every rank holds the same values; only the chief wrote the shared model_dir.
 TEST_F(MpiTest, OneTwoAndThreeRanksTrainTheSameModel) {
-  for (int n : {1, 2, 3}) Train(n, Path("model" + std::to_string(n)), Path("out" + std::to_string(n)), 200);
+  for (int n : {1, 2, 3})
+    Train(n, Path("model" + std::to_string(n)), Path("out" + std::to_string(n)), 200);
   const auto reference = ReadRank(Path("out1"), 0);
   ASSERT_FALSE(reference.empty());
   for (int n : {2, 3}) {
@@ -135,7 +138,8 @@ TEST_F(MpiTest, ResumesOnADifferentNumberOfRanksExactly) {
 }
 
 TEST_F(MpiTest, AShorterShardStopsEveryRankAtTheSameStep) {
-  Launch l = RunCommand(StrCat(Mpirun(2), LOOM_MPI_WORKER, " shorter ", Path("model"), " ", Path("out")));
+  Launch l =
+      RunCommand(StrCat(Mpirun(2), LOOM_MPI_WORKER, " shorter ", Path("model"), " ", Path("out")));
   ASSERT_EQ(l.status, 0) << l.output;
   EXPECT_EQ(ReadText(Path("out/rank0/result.txt")), "7 7\n");
   EXPECT_EQ(ReadText(Path("out/rank1/result.txt")), "7 7\n");
@@ -146,7 +150,8 @@ TEST_F(MpiTest, KillingOneRankEndsTheJobNamingTheRank) {
   Launch job;
   std::chrono::steady_clock::time_point ended;
   std::thread runner([&] {
-    job = RunCommand(StrCat(Mpirun(2), LOOM_MPI_WORKER, " forever ", Path("model"), " ", Path("out")), 90);
+    job = RunCommand(
+        StrCat(Mpirun(2), LOOM_MPI_WORKER, " forever ", Path("model"), " ", Path("out")), 90);
     ended = std::chrono::steady_clock::now();
   });
   const std::string pid_file = Path("out/pid1");
@@ -168,8 +173,8 @@ TEST_F(MpiTest, KillingOneRankEndsTheJobNamingTheRank) {
 // one events file.
 TEST_F(MpiTest, LoomTrainUnderMpirun) {
   const std::string job = std::string(LOOM_SOURCE_DIR) + "/examples/jobs/dnn_classifier.toml";
-  Launch l = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " train ", job, " --model-dir ", Path("model"),
-                        " --max-steps 40"));
+  Launch l = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " train ", job, " --model-dir ",
+                               Path("model"), " --max-steps 40"));
   ASSERT_EQ(l.status, 0) << l.output;
   size_t first = l.output.find("trained to global step 40");
   ASSERT_NE(first, std::string::npos) << l.output;
@@ -183,7 +188,8 @@ TEST_F(MpiTest, LoomTrainUnderMpirun) {
                                    Path("model3"), " --max-steps 10"));
   EXPECT_NE(three.status, 0);
   EXPECT_NE(three.output.find("batch_size 32 is the global batch, which the 3 ranks"),
-            std::string::npos) << three.output;
+            std::string::npos)
+      << three.output;
 
   // A changed batch_size makes the checkpoint's input position another pipeline's: an
   // error on every rank, unless --restart-input, which every rank honours.
@@ -204,13 +210,14 @@ TEST_F(MpiTest, LoomTrainUnderMpirun) {
   Launch restarted = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " train ", job16, " --model-dir ",
                                        Path("model"), " --max-steps 50 --restart-input"));
   ASSERT_EQ(restarted.status, 0) << restarted.output;
-  EXPECT_NE(restarted.output.find("trained to global step 50"), std::string::npos) << restarted.output;
+  EXPECT_NE(restarted.output.find("trained to global step 50"), std::string::npos)
+      << restarted.output;
 
   // From an mpirun checkpoint to one process: the distributed pipeline has one more stage
   // (ReplicaShard), so its input position does not fit: an error that shows both
   // pipelines and names --restart-input, never a silent restart.
-  Launch alone = RunCommand(StrCat(LOOM_CLI_PATH, " train ", job16, " --model-dir ", Path("model"),
-                                   " --max-steps 55"));
+  Launch alone = RunCommand(
+      StrCat(LOOM_CLI_PATH, " train ", job16, " --model-dir ", Path("model"), " --max-steps 55"));
   EXPECT_NE(alone.status, 0);
   EXPECT_NE(alone.output.find("ReplicaShard"), std::string::npos) << alone.output;
   EXPECT_NE(alone.output.find("--restart-input"), std::string::npos) << alone.output;
@@ -220,11 +227,11 @@ TEST_F(MpiTest, LoomTrainUnderMpirun) {
   EXPECT_NE(alone_restarted.output.find("trained to global step 55"), std::string::npos);
 
   // Other subcommands run in one process: N copies would write the same eval files.
-  Launch evaluate = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " evaluate ", job,
-                                      " --model-dir ", Path("model")));
+  Launch evaluate = RunCommand(
+      StrCat(Mpirun(2), LOOM_CLI_PATH, " evaluate ", job, " --model-dir ", Path("model")));
   EXPECT_NE(evaluate.status, 0);
-  EXPECT_NE(evaluate.output.find("runs in one process; run it without mpirun"),
-            std::string::npos) << evaluate.output;
+  EXPECT_NE(evaluate.output.find("runs in one process; run it without mpirun"), std::string::npos)
+      << evaluate.output;
   EXPECT_FALSE(fs::exists(Path("model/eval")));
 }
 

@@ -25,7 +25,8 @@ namespace {
 class CaptureVariablesHook : public train::SessionRunHook {
  public:
   void End(Session& session) override {
-    for (Node* node : session.graph().Variables()) values[node->name()] = session.ReadVariable(node->name());
+    for (Node* node : session.graph().Variables())
+      values[node->name()] = session.ReadVariable(node->name());
   }
   std::map<std::string, Tensor> values;
 };
@@ -47,17 +48,21 @@ void WriteResult(const std::string& dir, const TrainResult& result,
   env->CreateDirs(dir);
   for (const auto& [name, value] : values) {
     std::string file = name;
-    for (char& c : file) if (c == '/') c = '_';
+    for (char& c : file)
+      if (c == '/') c = '_';
     WriteNpy(env, JoinPath(dir, file + ".npy"), value);
   }
-  std::ofstream(JoinPath(dir, "result.txt")) << result.global_step << " " << result.steps_run << "\n";
+  std::ofstream(JoinPath(dir, "result.txt"))
+      << result.global_step << " " << result.steps_run << "\n";
 }
 
 int Main(int argc, char** argv) {
   std::shared_ptr<Communicator> comm = MpiCommunicator();
   if (comm->rank() != 0) SetMinLogLevel(LogLevel::kWarning);
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (argc < 4) comm->Abort(2, "usage: distribute_mpi_worker train|shorter|forever MODEL_DIR OUT_DIR [MAX_STEPS]");
+  if (argc < 4)
+    comm->Abort(2,
+                "usage: distribute_mpi_worker train|shorter|forever MODEL_DIR OUT_DIR [MAX_STEPS]");
   const std::string model_dir = argv[2], out = argv[3];
   const std::string rank_dir = JoinPath(out, "rank" + std::to_string(comm->rank()));
   const distribute_testing::MlpData data = distribute_testing::MakeMlpData();

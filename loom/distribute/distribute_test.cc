@@ -32,7 +32,8 @@ using estimator_testing::TempDir;
 
 // Runs body(comm) for each of n ranks, each on its own thread; rethrows the first error.
 template <typename Result>
-std::vector<Result> RunRanks(int n, const std::function<Result(std::shared_ptr<Communicator>)>& body) {
+std::vector<Result> RunRanks(int n,
+                             const std::function<Result(std::shared_ptr<Communicator>)>& body) {
   std::vector<std::shared_ptr<Communicator>> comms = InProcessCommunicators(n);
   std::vector<Result> results(n);
   std::vector<std::exception_ptr> errors(n);
@@ -57,7 +58,8 @@ std::vector<Result> RunRanks(int n, const std::function<Result(std::shared_ptr<C
 class CaptureVariablesHook : public train::SessionRunHook {
  public:
   void End(Session& session) override {
-    for (Node* node : session.graph().Variables()) values[node->name()] = session.ReadVariable(node->name());
+    for (Node* node : session.graph().Variables())
+      values[node->name()] = session.ReadVariable(node->name());
   }
   std::map<std::string, Tensor> values;
 };
@@ -66,8 +68,12 @@ class CaptureVariablesHook : public train::SessionRunHook {
 class StopAtHook : public train::SessionRunHook {
  public:
   explicit StopAtHook(int64_t step) : step_(step) {}
-  void Begin(Graph& graph) override { global_step_ = train::RequireGlobalStep(graph, "StopAtHook"); }
-  train::SessionRunArgs BeforeRun(train::SessionRunContext&) override { return {.fetches = {global_step_}}; }
+  void Begin(Graph& graph) override {
+    global_step_ = train::RequireGlobalStep(graph, "StopAtHook");
+  }
+  train::SessionRunArgs BeforeRun(train::SessionRunContext&) override {
+    return {.fetches = {global_step_}};
+  }
   void AfterRun(train::SessionRunContext& context, const train::SessionRunValues& values) override {
     if (train::StepValue(values.results[0]) >= step_) context.RequestStop();
   }
@@ -118,9 +124,15 @@ TEST(CommunicatorTest, InProcessCollectivesAgree) {
     BroadcastString(*comm, s, 1);
     const bool any = AnyRank(*comm, r == 2);
     const bool none = AnyRank(*comm, false);
-    return std::vector<double>{v[0], v[1], double(all.size()), double(all[2].size()),
-                               double(all[1][0]), double(root_value), double(s == "from one"),
-                               double(any), double(none)};
+    return std::vector<double>{v[0],
+                               v[1],
+                               double(all.size()),
+                               double(all[2].size()),
+                               double(all[1][0]),
+                               double(root_value),
+                               double(s == "from one"),
+                               double(any),
+                               double(none)};
   });
   for (const auto& r : results) {
     EXPECT_EQ(r, (std::vector<double>{6, 30, 3, 3, 'b', 102, 1, 1, 0}));
@@ -190,14 +202,16 @@ TEST(CollectiveOpsTest, AverageAndGatherRowsAcrossRanks) {
     Output a = Const(s, Tensor::FromVector<float>({1 + r, 2 * r}));
     Output b = Const(s, Tensor::FromVector<float>({4 * r}, {1, 1}));
     // A large input (1 MiB and more) is reduced on its own, in place when unshared.
-    Output big = Mul(s, Const(s, Tensor::Zeros(kFloat32, {300000})), Const(s, Tensor::Scalar<float>(1)));
+    Output big =
+        Mul(s, Const(s, Tensor::Zeros(kFloat32, {300000})), Const(s, Tensor::Scalar<float>(1)));
     big = Add(s, big, Const(s, Tensor::Scalar<float>(r + 1)));
     std::vector<Output> avg = AllReduceSum(s, {a, big, b});
     avg.erase(avg.begin() + 1);
     Output big_sum = AllReduceSum(s, {big})[0];
     Output scale = ReplicaScale(s, kFloat64);
     // Rank 0 sends one row, rank 1 two rows.
-    Tensor idx = comm->rank() == 0 ? Tensor::FromVector<int64_t>({7}) : Tensor::FromVector<int64_t>({1, 7});
+    Tensor idx =
+        comm->rank() == 0 ? Tensor::FromVector<int64_t>({7}) : Tensor::FromVector<int64_t>({1, 7});
     Tensor rows = comm->rank() == 0 ? Tensor::FromVector<float>({2, 4}, {1, 2})
                                     : Tensor::FromVector<float>({6, 8, 10, 12}, {2, 2});
     auto [gi, gv] = AllGatherRows(s, Const(s, idx), Const(s, rows));
@@ -261,7 +275,8 @@ TEST(DataParallelEstimatorTest, OneTwoAndThreeRanksTrainTheSameModel) {
   for (int n : {2, 3}) {
     double worst = 0;
     for (const auto& [name, value] : reference) {
-      if (value.dtype() == kFloat32) worst = std::max(worst, MaxRelativeDifference(runs[n][0].values.at(name), value));
+      if (value.dtype() == kFloat32)
+        worst = std::max(worst, MaxRelativeDifference(runs[n][0].values.at(name), value));
     }
     std::printf("%d ranks: largest relative difference to 1 rank %.3g\n", n, worst);
     for (int r = 0; r < n; ++r) {
@@ -271,8 +286,9 @@ TEST(DataParallelEstimatorTest, OneTwoAndThreeRanksTrainTheSameModel) {
         if (value.dtype() != kFloat32) continue;
         EXPECT_LT(MaxRelativeDifference(got, value), 1e-5) << name << " with " << n << " ranks";
         // Every rank holds rank 0's values bit for bit.
-        EXPECT_EQ(std::memcmp(got.raw_data(), runs[n][0].values.at(name).raw_data(),
-                              got.TotalBytes()), 0) << name;
+        EXPECT_EQ(
+            std::memcmp(got.raw_data(), runs[n][0].values.at(name).raw_data(), got.TotalBytes()), 0)
+            << name;
       }
     }
   }
@@ -327,7 +343,9 @@ TEST(DataParallelEstimatorTest, TrainAndEvaluateEvaluatesOnTheChief) {
     Estimator est(MlpModelFn, DataParallelRunConfig(config, comm));
     return TrainAndEvaluate(est, {.input_fn = MlpInputFn(data, 12), .max_steps = 30},
                             {.input_fn = MlpInputFn(data, 12, /*repeat=*/false),
-                             .steps = 2, .start_delay_secs = 0, .throttle_secs = 1e-6});
+                             .steps = 2,
+                             .start_delay_secs = 0,
+                             .throttle_secs = 1e-6});
   });
   EXPECT_GE(results[0].evaluations, 1);
   EXPECT_EQ(results[0].eval_result.at("global_step"), 30);
@@ -366,7 +384,8 @@ TEST(DataParallelEstimatorTest, BroadcastAfterInitAndAfterRestore) {
   EXPECT_EQ(resumed[0].result.global_step, 8);
   EXPECT_EQ(resumed[1].result.global_step, 8);
   for (const auto& [name, value] : resumed[0].values) {
-    EXPECT_EQ(std::memcmp(value.raw_data(), resumed[1].values.at(name).raw_data(), value.TotalBytes()), 0)
+    EXPECT_EQ(
+        std::memcmp(value.raw_data(), resumed[1].values.at(name).raw_data(), value.TotalBytes()), 0)
         << name;
   }
 }
@@ -376,8 +395,8 @@ TEST(DataParallelEstimatorTest, AShorterShardStopsEveryRankAtTheSameStep) {
   const distribute_testing::MlpData data = MakeMlpData();
   // The input_fn shards itself: rank 0 has 10 batches, rank 1 only 7.
   auto runs = RunRanks<TrainResult>(2, [&](std::shared_ptr<Communicator> comm) {
-    RunConfig config = DataParallelRunConfig(TestConfig(tmp.Join("r" + std::to_string(comm->rank()))),
-                                             comm, {.shard_input = false});
+    RunConfig config = DataParallelRunConfig(
+        TestConfig(tmp.Join("r" + std::to_string(comm->rank()))), comm, {.shard_input = false});
     Estimator est(MlpModelFn, config);
     const int64_t batches = config.input_context().input_pipeline_id == 0 ? 10 : 7;
     InputFn input_fn = [&, batches](Scope&) -> InputFnResult {
@@ -397,7 +416,8 @@ TEST(DataParallelEstimatorTest, AStopRequestedOnOneRankStopsAll) {
   TempDir tmp;
   const distribute_testing::MlpData data = MakeMlpData();
   auto runs = RunRanks<TrainResult>(3, [&](std::shared_ptr<Communicator> comm) {
-    Estimator est(MlpModelFn, DataParallelRunConfig(TestConfig(tmp.Join("r" + std::to_string(comm->rank()))), comm));
+    Estimator est(MlpModelFn, DataParallelRunConfig(
+                                  TestConfig(tmp.Join("r" + std::to_string(comm->rank()))), comm));
     train::HookList hooks;
     if (comm->rank() == 2) hooks.push_back(std::make_shared<StopAtHook>(4));
     return est.Train(MlpInputFn(data, 12), {.hooks = hooks, .steps = 50});

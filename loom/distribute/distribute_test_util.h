@@ -61,8 +61,8 @@ inline InputFn MlpInputFn(const MlpData& d, int64_t batch, bool repeat = true) {
 // params "distribute" (bool, default true): wrap the optimizer with DistributeOptimizer.
 inline EstimatorSpec MlpModelFn(Scope& s, const Features& features, Output labels, Mode mode,
                                 const Params& params, const RunConfig& config) {
-  Output embedded = layers::Embedding(s, features.at("id"),
-                                      {.input_dim = kVocabulary, .output_dim = 4});
+  Output embedded =
+      layers::Embedding(s, features.at("id"), {.input_dim = kVocabulary, .output_dim = 4});
   Output h = Concat(s, {features.at("x"), embedded}, 1);
   h = layers::Dense(s, h, {.units = 16, .activation = Relu, .name = "hidden"});
   Output prediction = layers::Dense(s, h, {.units = 1, .name = "out"});
@@ -73,7 +73,9 @@ inline EstimatorSpec MlpModelFn(Scope& s, const Features& features, Output label
       std::make_unique<train::Adam>(train::AdamOptions{.learning_rate = 0.01});
   if (wrap) opt = DistributeOptimizer(config, std::move(opt));
   Operation train_op = opt->Minimize(s, loss, train::GlobalStep(s));
-  return {.mode = mode, .predictions = {{"predictions", prediction}}, .loss = loss,
+  return {.mode = mode,
+          .predictions = {{"predictions", prediction}},
+          .loss = loss,
           .train_op = train_op};
 }
 

@@ -80,15 +80,15 @@ std::vector<train::GradAndVar> SumGradients(const Scope& s,
 
 }  // namespace
 
-std::vector<train::GradAndVar> SumGradientsOverRanks(const Scope& scope,
-                                                     const std::vector<train::GradAndVar>& grads_and_vars,
-                                                     DistributedOptimizerOptions options) {
+std::vector<train::GradAndVar> SumGradientsOverRanks(
+    const Scope& scope, const std::vector<train::GradAndVar>& grads_and_vars,
+    DistributedOptimizerOptions options) {
   return SumGradients(scope.NewSubScope("distribute"), grads_and_vars, options);
 }
 
-std::vector<train::GradAndVar> AverageGradients(const Scope& scope,
-                                                const std::vector<train::GradAndVar>& grads_and_vars,
-                                                DistributedOptimizerOptions options) {
+std::vector<train::GradAndVar> AverageGradients(
+    const Scope& scope, const std::vector<train::GradAndVar>& grads_and_vars,
+    DistributedOptimizerOptions options) {
   Scope s = scope.NewSubScope("distribute");
   std::vector<train::GradAndVar> scaled = grads_and_vars;
   std::map<DType, Output> scales;

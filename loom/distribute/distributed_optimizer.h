@@ -59,8 +59,8 @@ class DistributedOptimizer : public train::Optimizer {
                                 DistributedOptimizerOptions options = {});
 
   // The wrapped optimizer's gradients, averaged across ranks (under "<scope>/distribute").
-  std::vector<train::GradAndVar> ComputeGradients(const Scope& scope, Output loss,
-                                                  const std::vector<Output>& var_list = {}) override;
+  std::vector<train::GradAndVar> ComputeGradients(
+      const Scope& scope, Output loss, const std::vector<Output>& var_list = {}) override;
   // The wrapped optimizer's ApplyGradients.
   Operation ApplyGradients(const Scope& scope, const std::vector<train::GradAndVar>& grads_and_vars,
                            Output global_step = Output()) override;
@@ -83,16 +83,16 @@ class DistributedOptimizer : public train::Optimizer {
 // grads_and_vars with every gradient replaced by its average over ranks (each scaled by
 // 1/N, then summed; invalid entries stay invalid). Collective at run time: every rank
 // must build the same list.
-std::vector<train::GradAndVar> AverageGradients(const Scope& scope,
-                                                const std::vector<train::GradAndVar>& grads_and_vars,
-                                                DistributedOptimizerOptions options = {});
+std::vector<train::GradAndVar> AverageGradients(
+    const Scope& scope, const std::vector<train::GradAndVar>& grads_and_vars,
+    DistributedOptimizerOptions options = {});
 
 // The summing step alone (what ComputeGradients appends to the gradients of loss / N):
 // dense gradients summed over ranks in buckets, sparse ones gathered. Collective at run
 // time, like AverageGradients.
-std::vector<train::GradAndVar> SumGradientsOverRanks(const Scope& scope,
-                                                     const std::vector<train::GradAndVar>& grads_and_vars,
-                                                     DistributedOptimizerOptions options = {});
+std::vector<train::GradAndVar> SumGradientsOverRanks(
+    const Scope& scope, const std::vector<train::GradAndVar>& grads_and_vars,
+    DistributedOptimizerOptions options = {});
 
 // How many all-reduce buckets (AllReduceSum or AllReduceStart ops) `graph` holds, and
 // AllGatherRows ops: what tests

@@ -11,7 +11,8 @@ namespace {
 void BroadcastVariable(Communicator& comm, Session& session, const std::string& name, int root) {
   if (!session.VariableInitialized(name)) {
     throw FailedPrecondition("BroadcastGlobalVariablesHook: variable '", name, "' is not ",
-                             "initialized on rank ", comm.rank(), "; every rank must "
+                             "initialized on rank ", comm.rank(),
+                             "; every rank must "
                              "initialize or restore the same graph");
   }
   Tensor value = session.ReadVariable(name);  // a private copy
@@ -73,7 +74,8 @@ train::SessionRunArgs StopAgreementHook::BeforeRun(train::SessionRunContext& con
   return {};
 }
 
-void StopAgreementHook::AfterRun(train::SessionRunContext& context, const train::SessionRunValues&) {
+void StopAgreementHook::AfterRun(train::SessionRunContext& context,
+                                 const train::SessionRunValues&) {
   if (AnyRank(*comm_, context.stop_requested())) context.RequestStop();
 }
 

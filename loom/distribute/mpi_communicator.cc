@@ -15,10 +15,14 @@ namespace {
 
 MPI_Datatype MpiType(DType dtype) {
   switch (dtype) {
-    case kFloat32: return MPI_FLOAT;
-    case kFloat64: return MPI_DOUBLE;
-    case kInt32: return MPI_INT32_T;
-    case kInt64: return MPI_INT64_T;
+    case kFloat32:
+      return MPI_FLOAT;
+    case kFloat64:
+      return MPI_DOUBLE;
+    case kInt32:
+      return MPI_INT32_T;
+    case kInt64:
+      return MPI_INT64_T;
     default:
       throw InvalidArgument("AllReduceSum: dtype ", DTypeName(dtype),
                             " is not summed; use float32, float64, int32 or int64");
@@ -69,8 +73,8 @@ class MpiWorld : public Communicator {
     }
     LOOM_CHECK_LE(total, kMaxChunk) << "AllGather: more than 1 GiB in all";
     std::string all(total, '\0');
-    MPI_Allgatherv(bytes.data(), mine, MPI_BYTE, all.data(), sizes.data(), offsets.data(),
-                   MPI_BYTE, comm_);
+    MPI_Allgatherv(bytes.data(), mine, MPI_BYTE, all.data(), sizes.data(), offsets.data(), MPI_BYTE,
+                   comm_);
     std::vector<std::string> result(size_);
     for (int r = 0; r < size_; ++r) result[r] = all.substr(offsets[r], sizes[r]);
     return result;

@@ -3,7 +3,6 @@
 // kernels that run while a bucket is reduced, and bitwise equality with the
 // non-overlapped path.
 #include <gtest/gtest.h>
-
 #include <sys/time.h>
 
 #include <atomic>
@@ -43,7 +42,8 @@ class SlowTwoRanks : public Communicator {
   void AllReduceSum(DType dtype, void* data, int64_t count) override {
     const int64_t begin = NowMicros();
     std::this_thread::sleep_for(delay_);
-    if (dtype != kFloat32) throw InvalidArgument("SlowTwoRanks sums float32 only, not ", DTypeName(dtype));
+    if (dtype != kFloat32)
+      throw InvalidArgument("SlowTwoRanks sums float32 only, not ", DTypeName(dtype));
     float* p = static_cast<float*>(data);
     for (int64_t i = 0; i < count; ++i) p[i] *= 2;
     intervals.push_back({begin, NowMicros()});
@@ -88,7 +88,8 @@ std::unique_ptr<Mlp> BuildMlp(DistributedOptimizerOptions options, int64_t batch
 
 FeedList MlpFeeds(const Mlp& m, int64_t batch = 64) {
   Tensor xs(kFloat32, {batch, kInputs}), ys(kInt64, {batch});
-  for (int64_t i = 0; i < xs.NumElements(); ++i) xs.data<float>()[i] = static_cast<float>((i * 37) % 101) / 50 - 1;
+  for (int64_t i = 0; i < xs.NumElements(); ++i)
+    xs.data<float>()[i] = static_cast<float>((i * 37) % 101) / 50 - 1;
   for (int64_t i = 0; i < batch; ++i) ys.data<int64_t>()[i] = i % 10;
   return {{m.x, xs}, {m.y, ys}};
 }
@@ -191,9 +192,11 @@ TEST(OverlapTest, BackwardKernelsRunBetweenStartAndWaitWhileTheBucketIsReduced) 
     for (size_t i = starts.front() + 1; i < waits.front(); ++i) {
       if (!IsBackward(order[i])) continue;
       ++between;
-      if (order[i].node_name.find("h1") != std::string::npos && order[i].op == "MatMul") h1_between = true;
+      if (order[i].node_name.find("h1") != std::string::npos && order[i].op == "MatMul")
+        h1_between = true;
       // Overlapping intervals: the kernel ran while the communication thread reduced.
-      if (order[i].end_micros >= reduce_begin && order[i].start_micros < reduce_end) ran_during = true;
+      if (order[i].end_micros >= reduce_begin && order[i].start_micros < reduce_end)
+        ran_during = true;
     }
     EXPECT_GE(between, 5u);
     EXPECT_TRUE(h1_between);  // the wide first layer's weight gradient
@@ -218,14 +221,16 @@ TEST(OverlapTest, ResultsAreBitwiseTheSameWithAndWithoutOverlap) {
         FeedList feeds = MlpFeeds(*m, 16);
         for (float& v : feeds[0].second.flat<float>()) v += 0.25f * r;  // rank r's rows
         for (int step = 0; step < 4; ++step) session.Run(feeds, {}, {m->train_op});
-        for (Node* node : m->graph.Variables()) values[r][node->name()] = session.ReadVariable(node->name());
+        for (Node* node : m->graph.Variables())
+          values[r][node->name()] = session.ReadVariable(node->name());
       });
     }
     for (auto& t : threads) t.join();
     return values;
   };
   auto bitwise_equal = [](const Tensor& a, const Tensor& b) {
-    return a.TotalBytes() == b.TotalBytes() && std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()) == 0;
+    return a.TotalBytes() == b.TotalBytes() &&
+           std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()) == 0;
   };
   const auto plain = train({.fusion_threshold_bytes = 4096, .overlap_communication = false});
   const auto overlapped = train({.fusion_threshold_bytes = 4096, .overlap_communication = true});
@@ -251,11 +256,13 @@ TEST(OverlapTest, AverageGradientsScalesInsideTheStart) {
         Output var = Variable(s.WithOpName("v"), Tensor::FromVector<float>({1, 2, 3}));
         Output big = Variable(s.WithOpName("big"), Tensor::Zeros(kFloat32, {300000}));
         Output g = Const(s, Tensor::FromVector<float>({0.1f + r, 0.7f * r, 3.3f}));
-        Output gb = Add(s, Mul(s, Const(s, Tensor::Zeros(kFloat32, {300000})),
-                               Const(s, Tensor::Scalar<float>(1))),
-                        Const(s, Tensor::Scalar<float>(0.3f + r)));
-        auto averaged = AverageGradients(s, {{GradOutput(g), var}, {GradOutput(gb), big}},
-                                         {.fusion_threshold_bytes = 0, .overlap_communication = overlap});
+        Output gb = Add(
+            s,
+            Mul(s, Const(s, Tensor::Zeros(kFloat32, {300000})), Const(s, Tensor::Scalar<float>(1))),
+            Const(s, Tensor::Scalar<float>(0.3f + r)));
+        auto averaged =
+            AverageGradients(s, {{GradOutput(g), var}, {GradOutput(gb), big}},
+                             {.fusion_threshold_bytes = 0, .overlap_communication = overlap});
         EXPECT_EQ(CountAllReduceBuckets(graph), 2);
         Session session(graph);
         AttachCommunicator(session, comms[r]);
@@ -269,7 +276,9 @@ TEST(OverlapTest, AverageGradientsScalesInsideTheStart) {
   for (int r = 0; r < 2; ++r) {
     for (int k = 0; k < 2; ++k) {
       ASSERT_EQ(plain[r][k].TotalBytes(), overlapped[r][k].TotalBytes());
-      EXPECT_EQ(std::memcmp(plain[r][k].raw_data(), overlapped[r][k].raw_data(), plain[r][k].TotalBytes()), 0);
+      EXPECT_EQ(std::memcmp(plain[r][k].raw_data(), overlapped[r][k].raw_data(),
+                            plain[r][k].TotalBytes()),
+                0);
     }
   }
   EXPECT_FLOAT_EQ(overlapped[0][0].data<float>()[0], (0.1f + 1.1f) / 2);

@@ -38,7 +38,8 @@ class ReplicaIterator : public data::Iterator {
     const int64_t per = rows / comm_->size();
     const int64_t begin = comm_->rank() * per;
     data::Element out;
-    for (const auto& [name, t] : *next) out.emplace_hint(out.end(), name, t.Slice(begin, begin + per));
+    for (const auto& [name, t] : *next)
+      out.emplace_hint(out.end(), name, t.Slice(begin, begin + per));
     return out;
   }
   void SaveInternal(data::StateWriter& w) override {
@@ -60,8 +61,8 @@ class ReplicaIterator : public data::Iterator {
                               "batches (call Batch(global_batch_size) in the input_fn)");
       }
       if (rows >= 0 && t.dim(0) != rows) {
-        throw InvalidArgument("ReplicaShard: components must share dim 0, but '", name,
-                              "' has ", t.dim(0), " rows and another has ", rows);
+        throw InvalidArgument("ReplicaShard: components must share dim 0, but '", name, "' has ",
+                              t.dim(0), " rows and another has ", rows);
       }
       rows = t.dim(0);
     }
@@ -81,8 +82,9 @@ data::ElementSpec ReplicaSpec(const data::ElementSpec& global, int size, bool sh
     if (!ts.shape.rank_known() || ts.shape.rank() == 0) continue;
     const int64_t b = ts.shape.dim(0);
     if (b != kUnknownDim && b % size != 0) {
-      throw InvalidArgument("the global batch of component '", name, "' has ", b,
-                            " rows, which ", size, " ranks cannot share evenly: make the "
+      throw InvalidArgument("the global batch of component '", name, "' has ", b, " rows, which ",
+                            size,
+                            " ranks cannot share evenly: make the "
                             "batch size a multiple of the number of ranks");
     }
     if (b != kUnknownDim) ts.shape.set_dim(0, b / size);
@@ -99,7 +101,8 @@ class ReplicaDatasetImpl : public data::DatasetImpl {
         shard_rows_(shard_rows) {}
 
  protected:
-  std::unique_ptr<data::Iterator> MakeIteratorInternal(const data::IteratorContext& ctx) const override {
+  std::unique_ptr<data::Iterator> MakeIteratorInternal(
+      const data::IteratorContext& ctx) const override {
     return std::make_unique<ReplicaIterator>(spec(), inputs()[0]->MakeIterator(ctx), comm_,
                                              shard_rows_);
   }
@@ -113,8 +116,8 @@ class ReplicaDatasetImpl : public data::DatasetImpl {
 
 data::Dataset ReplicaDataset(data::Dataset global, std::shared_ptr<Communicator> comm,
                              bool shard_rows) {
-  return data::Dataset(std::make_shared<ReplicaDatasetImpl>(global.impl(), std::move(comm),
-                                                            shard_rows));
+  return data::Dataset(
+      std::make_shared<ReplicaDatasetImpl>(global.impl(), std::move(comm), shard_rows));
 }
 
 }  // namespace loom::distribute

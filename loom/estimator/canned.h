@@ -80,19 +80,18 @@ class OptimizerSpec {
       : name_(std::move(name)), learning_rate_fn_(std::move(learning_rate)) {}
   // A factory taking the model function's Scope.
   template <typename F>
-    requires std::invocable<F&, const Scope&> &&
-             std::convertible_to<std::invoke_result_t<F&, const Scope&>,
-                                 std::unique_ptr<train::Optimizer>>
-  OptimizerSpec(F factory)
+  requires std::invocable<F&, const Scope&> &&
+      std::convertible_to<std::invoke_result_t<F&, const Scope&>, std::unique_ptr<train::Optimizer>>
+      OptimizerSpec(F factory)
       : factory_([f = std::move(factory)](const Scope& scope) mutable
-                     -> std::unique_ptr<train::Optimizer> { return f(scope); }) {}
+                 -> std::unique_ptr<train::Optimizer> { return f(scope); }) {}
   // A factory taking nothing.
   template <typename F>
-    requires std::invocable<F&> &&
-             std::convertible_to<std::invoke_result_t<F&>, std::unique_ptr<train::Optimizer>>
-  OptimizerSpec(F factory)
-      : factory_([f = std::move(factory)](const Scope&) mutable
-                     -> std::unique_ptr<train::Optimizer> { return f(); }) {}
+  requires std::invocable<F&> &&
+      std::convertible_to<std::invoke_result_t<F&>, std::unique_ptr<train::Optimizer>>
+      OptimizerSpec(F factory)
+      : factory_([f = std::move(factory)](
+                     const Scope&) mutable -> std::unique_ptr<train::Optimizer> { return f(); }) {}
 
   // A new optimizer for the graph of `scope` (the model function's): the factory's, or by
   // name (unset: `default_name`) with the learning rate given, built under `scope` when it
@@ -140,7 +139,7 @@ struct LinearRegressorOptions {
   std::string weight_column;                                      // Default: ""
   OptimizerSpec optimizer;  // Default: "Ftrl", lr min(0.2, 1 / sqrt(columns))
   feature_column::Combiner sparse_combiner = feature_column::Combiner::kSum;  // Default: kSum
-  losses::Reduction loss_reduction = losses::Reduction::kSumOverBatchSize;  // Default: as above
+  losses::Reduction loss_reduction = losses::Reduction::kSumOverBatchSize;    // Default: as above
 };
 
 class LinearRegressor : public Estimator {
@@ -157,9 +156,9 @@ struct DNNClassifierOptions {
   // Dense columns (wrap categorical ones in IndicatorColumn / EmbeddingColumn).
   // REQUIRES: non-empty.
   std::vector<feature_column::DenseColumnPtr> feature_columns;
-  int64_t n_classes = 2;                       // Default: 2
-  std::string weight_column;                   // Default: ""
-  std::vector<std::string> label_vocabulary;   // Default: empty
+  int64_t n_classes = 2;                      // Default: 2
+  std::string weight_column;                  // Default: ""
+  std::vector<std::string> label_vocabulary;  // Default: empty
   // Default: "Adagrad" with learning rate 0.05, as TF.
   OptimizerSpec optimizer;
   // Of each hidden layer. Default: loom::Relu.
@@ -183,10 +182,10 @@ struct DNNRegressorOptions {
   std::vector<feature_column::DenseColumnPtr> feature_columns;  // REQUIRES: non-empty
   int64_t label_dimension = 1;                                  // Default: 1
   std::string weight_column;                                    // Default: ""
-  OptimizerSpec optimizer;                      // Default: "Adagrad", lr 0.05
-  layers::Activation activation_fn = Relu;      // Default: loom::Relu
-  std::optional<double> dropout;                // Default: unset
-  bool batch_norm = false;                      // Default: false
+  OptimizerSpec optimizer;                                      // Default: "Adagrad", lr 0.05
+  layers::Activation activation_fn = Relu;                      // Default: loom::Relu
+  std::optional<double> dropout;                                // Default: unset
+  bool batch_norm = false;                                      // Default: false
   losses::Reduction loss_reduction = losses::Reduction::kSumOverBatchSize;  // Default: as above
 };
 
@@ -206,44 +205,46 @@ struct DNNLinearCombinedClassifierOptions {
   // Default: "Ftrl", lr min(0.2, 1 / sqrt(linear columns)).
   OptimizerSpec linear_optimizer;
   std::vector<feature_column::DenseColumnPtr> dnn_feature_columns;  // Default: empty
-  OptimizerSpec dnn_optimizer;                    // Default: "Adagrad", lr 0.05
-  std::vector<int64_t> dnn_hidden_units;          // REQUIRES: non-empty with dnn columns
-  layers::Activation dnn_activation_fn = Relu;    // Default: loom::Relu
-  std::optional<double> dnn_dropout;              // Default: unset
-  bool batch_norm = false;                        // Default: false
-  int64_t n_classes = 2;                          // Default: 2
-  std::string weight_column;                      // Default: ""
-  std::vector<std::string> label_vocabulary;      // Default: empty
-  feature_column::Combiner linear_sparse_combiner = feature_column::Combiner::kSum;  // Default: kSum
+  OptimizerSpec dnn_optimizer;                                      // Default: "Adagrad", lr 0.05
+  std::vector<int64_t> dnn_hidden_units;        // REQUIRES: non-empty with dnn columns
+  layers::Activation dnn_activation_fn = Relu;  // Default: loom::Relu
+  std::optional<double> dnn_dropout;            // Default: unset
+  bool batch_norm = false;                      // Default: false
+  int64_t n_classes = 2;                        // Default: 2
+  std::string weight_column;                    // Default: ""
+  std::vector<std::string> label_vocabulary;    // Default: empty
+  feature_column::Combiner linear_sparse_combiner =
+      feature_column::Combiner::kSum;                                       // Default: kSum
   losses::Reduction loss_reduction = losses::Reduction::kSumOverBatchSize;  // Default: as above
 };
 
 class DNNLinearCombinedClassifier : public Estimator {
  public:
-  explicit DNNLinearCombinedClassifier(DNNLinearCombinedClassifierOptions options,
-                                       RunConfig config = {},
+  explicit DNNLinearCombinedClassifier(
+      DNNLinearCombinedClassifierOptions options, RunConfig config = {},
       std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 
 struct DNNLinearCombinedRegressorOptions {
   std::vector<feature_column::FeatureColumnPtr> linear_feature_columns;  // Default: empty
-  OptimizerSpec linear_optimizer;                 // Default: "Ftrl" (as above)
+  OptimizerSpec linear_optimizer;                                   // Default: "Ftrl" (as above)
   std::vector<feature_column::DenseColumnPtr> dnn_feature_columns;  // Default: empty
-  OptimizerSpec dnn_optimizer;                    // Default: "Adagrad", lr 0.05
-  std::vector<int64_t> dnn_hidden_units;          // REQUIRES: non-empty with dnn columns
-  layers::Activation dnn_activation_fn = Relu;    // Default: loom::Relu
-  std::optional<double> dnn_dropout;              // Default: unset
-  bool batch_norm = false;                        // Default: false
-  int64_t label_dimension = 1;                    // Default: 1
-  std::string weight_column;                      // Default: ""
-  feature_column::Combiner linear_sparse_combiner = feature_column::Combiner::kSum;  // Default: kSum
+  OptimizerSpec dnn_optimizer;                                      // Default: "Adagrad", lr 0.05
+  std::vector<int64_t> dnn_hidden_units;        // REQUIRES: non-empty with dnn columns
+  layers::Activation dnn_activation_fn = Relu;  // Default: loom::Relu
+  std::optional<double> dnn_dropout;            // Default: unset
+  bool batch_norm = false;                      // Default: false
+  int64_t label_dimension = 1;                  // Default: 1
+  std::string weight_column;                    // Default: ""
+  feature_column::Combiner linear_sparse_combiner =
+      feature_column::Combiner::kSum;                                       // Default: kSum
   losses::Reduction loss_reduction = losses::Reduction::kSumOverBatchSize;  // Default: as above
 };
 
 class DNNLinearCombinedRegressor : public Estimator {
  public:
-  explicit DNNLinearCombinedRegressor(DNNLinearCombinedRegressorOptions options,
-                                      RunConfig config = {},
+  explicit DNNLinearCombinedRegressor(
+      DNNLinearCombinedRegressorOptions options, RunConfig config = {},
       std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 

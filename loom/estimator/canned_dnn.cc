@@ -55,7 +55,8 @@ ModelFn DnnModelFn(std::string estimator, DnnConfig config, OptimizerSpec optimi
     Output logits = DnnLogits(s, features, config, head->logits_dimension(), mode);
     return head->CreateEstimatorSpec(
         s, features, mode, logits, labels, [&](const Scope& ts, Output loss) {
-          auto opt = DistributeOptimizer(run_config, optimizer.Make(ts, "Adagrad", kDnnLearningRate));
+          auto opt =
+              DistributeOptimizer(run_config, optimizer.Make(ts, "Adagrad", kDnnLearningRate));
           Operation minimize = opt->Minimize(ts, loss, train::GlobalStep(ts),
                                              TrainableVariablesUnder(ts.graph(), "dnn/"));
           // Batch-norm moving statistics update with every step (TF's UPDATE_OPS). Grouped
@@ -73,23 +74,23 @@ using namespace canned_internal;
 
 DNNClassifier::DNNClassifier(DNNClassifierOptions o, RunConfig config,
                              std::optional<WarmStartSettings> warm_start_from)
-    : Estimator(DnnModelFn("DNNClassifier",
-                           {o.hidden_units, o.feature_columns, o.activation_fn, o.dropout,
-                            o.batch_norm},
-                           o.optimizer,
-                           ClassifierHead("DNNClassifier", o.n_classes, o.weight_column,
-                                          o.label_vocabulary, o.loss_reduction)),
-                std::move(config), {}, std::move(warm_start_from)) {}
+    : Estimator(
+          DnnModelFn("DNNClassifier",
+                     {o.hidden_units, o.feature_columns, o.activation_fn, o.dropout, o.batch_norm},
+                     o.optimizer,
+                     ClassifierHead("DNNClassifier", o.n_classes, o.weight_column,
+                                    o.label_vocabulary, o.loss_reduction)),
+          std::move(config), {}, std::move(warm_start_from)) {}
 
 DNNRegressor::DNNRegressor(DNNRegressorOptions o, RunConfig config,
                            std::optional<WarmStartSettings> warm_start_from)
-    : Estimator(DnnModelFn("DNNRegressor",
-                           {o.hidden_units, o.feature_columns, o.activation_fn, o.dropout,
-                            o.batch_norm},
-                           o.optimizer,
-                           RegressionHead({.label_dimension = o.label_dimension,
-                                           .weight_column = o.weight_column,
-                                           .loss_reduction = o.loss_reduction})),
-                std::move(config), {}, std::move(warm_start_from)) {}
+    : Estimator(
+          DnnModelFn("DNNRegressor",
+                     {o.hidden_units, o.feature_columns, o.activation_fn, o.dropout, o.batch_norm},
+                     o.optimizer,
+                     RegressionHead({.label_dimension = o.label_dimension,
+                                     .weight_column = o.weight_column,
+                                     .loss_reduction = o.loss_reduction})),
+          std::move(config), {}, std::move(warm_start_from)) {}
 
 }  // namespace loom

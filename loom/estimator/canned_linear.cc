@@ -38,12 +38,15 @@ std::unique_ptr<train::Optimizer> OptimizerSpec::Make(const Scope& scope,
     }
     lr = rate;
   }
-  if (name == "Adagrad") return std::make_unique<train::Adagrad>(train::AdagradOptions{.learning_rate = lr});
+  if (name == "Adagrad")
+    return std::make_unique<train::Adagrad>(train::AdagradOptions{.learning_rate = lr});
   if (name == "Adam") return std::make_unique<train::Adam>(train::AdamOptions{.learning_rate = lr});
   if (name == "Ftrl") return std::make_unique<train::Ftrl>(train::FtrlOptions{.learning_rate = lr});
-  if (name == "RMSProp") return std::make_unique<train::RMSProp>(train::RMSPropOptions{.learning_rate = lr});
+  if (name == "RMSProp")
+    return std::make_unique<train::RMSProp>(train::RMSPropOptions{.learning_rate = lr});
   if (name == "SGD") {
-    return std::make_unique<train::GradientDescent>(train::GradientDescentOptions{.learning_rate = lr});
+    return std::make_unique<train::GradientDescent>(
+        train::GradientDescentOptions{.learning_rate = lr});
   }
   return std::make_unique<train::Momentum>(train::MomentumOptions{.learning_rate = lr});
 }
@@ -100,10 +103,10 @@ ModelFn LinearModelFn(LinearConfig config, std::shared_ptr<const Head> head) {
   if (config.columns.empty()) {
     throw InvalidArgument(config.estimator, ": feature_columns is empty");
   }
-  return [config, head](Scope& s, const Features& features, Output labels, Mode mode,
-                        const Params&, const RunConfig& run_config) {
-    Output logits = LinearLogits(s, features, config.columns, head->logits_dimension(),
-                                 config.combiner);
+  return [config, head](Scope& s, const Features& features, Output labels, Mode mode, const Params&,
+                        const RunConfig& run_config) {
+    Output logits =
+        LinearLogits(s, features, config.columns, head->logits_dimension(), config.combiner);
     return head->CreateEstimatorSpec(
         s, features, mode, logits, labels, [&](const Scope& ts, Output loss) {
           auto optimizer = DistributeOptimizer(
@@ -122,17 +125,19 @@ using namespace canned_internal;
 
 LinearClassifier::LinearClassifier(LinearClassifierOptions o, RunConfig config,
                                    std::optional<WarmStartSettings> warm_start_from)
-    : Estimator(LinearModelFn({"LinearClassifier", o.feature_columns, o.optimizer, o.sparse_combiner},
-                              ClassifierHead("LinearClassifier", o.n_classes, o.weight_column,
-                                             o.label_vocabulary, o.loss_reduction)),
-                std::move(config), {}, std::move(warm_start_from)) {}
+    : Estimator(
+          LinearModelFn({"LinearClassifier", o.feature_columns, o.optimizer, o.sparse_combiner},
+                        ClassifierHead("LinearClassifier", o.n_classes, o.weight_column,
+                                       o.label_vocabulary, o.loss_reduction)),
+          std::move(config), {}, std::move(warm_start_from)) {}
 
 LinearRegressor::LinearRegressor(LinearRegressorOptions o, RunConfig config,
                                  std::optional<WarmStartSettings> warm_start_from)
-    : Estimator(LinearModelFn({"LinearRegressor", o.feature_columns, o.optimizer, o.sparse_combiner},
-                              RegressionHead({.label_dimension = o.label_dimension,
-                                              .weight_column = o.weight_column,
-                                              .loss_reduction = o.loss_reduction})),
-                std::move(config), {}, std::move(warm_start_from)) {}
+    : Estimator(
+          LinearModelFn({"LinearRegressor", o.feature_columns, o.optimizer, o.sparse_combiner},
+                        RegressionHead({.label_dimension = o.label_dimension,
+                                        .weight_column = o.weight_column,
+                                        .loss_reduction = o.loss_reduction})),
+          std::move(config), {}, std::move(warm_start_from)) {}
 
 }  // namespace loom

@@ -14,10 +14,10 @@
 
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/ops/math.h"
+#include "loom/testing/sanitizers.h"
 #include "loom/train/adam.h"
 #include "loom/train/global_step.h"
 #include "loom/train/gradient_descent.h"
-#include "loom/testing/sanitizers.h"
 #include "loom/train/learning_rate.h"
 
 namespace loom {
@@ -71,8 +71,12 @@ const Tabular& TestData() {
 }
 
 InputFn TrainInput(const Tensor& y) {
-  return ArrayInputFn({.x = TrainData().x, .y = y, .batch_size = 64, .num_epochs = std::nullopt,
-                       .shuffle = true, .seed = 7});
+  return ArrayInputFn({.x = TrainData().x,
+                       .y = y,
+                       .batch_size = 64,
+                       .num_epochs = std::nullopt,
+                       .shuffle = true,
+                       .seed = 7});
 }
 InputFn TestInput(const Tensor& y) {
   return ArrayInputFn({.x = TestData().x, .y = y, .batch_size = 500, .shuffle = false});
@@ -95,7 +99,9 @@ double MeanBaselineMse(const Tensor& test, const Tensor& train) {
 }
 
 RunConfig Config(const TempDir& dir) {
-  return {.model_dir = dir.path(), .tf_random_seed = 42, .save_summary_steps = 0,
+  return {.model_dir = dir.path(),
+          .tf_random_seed = 42,
+          .save_summary_steps = 0,
           .log_step_count_steps = 0};
 }
 
@@ -111,9 +117,9 @@ std::vector<fc::FeatureColumnPtr> LinearColumns() {
   return {age, city, Job(), fc::CrossedColumn({city, age}, 64)};
 }
 std::vector<fc::DenseColumnPtr> DnnColumns() {
-  return {fc::NumericColumn("age", {.normalizer_fn = [](const Scope& s, Output x) {
-                                      return Div(s, Sub(s, x, 50.0f), 20.0f);
-                                    }}),
+  return {fc::NumericColumn(
+              "age", {.normalizer_fn = [](const Scope& s,
+                                          Output x) { return Div(s, Sub(s, x, 50.0f), 20.0f); }}),
           fc::IndicatorColumn(City()), fc::EmbeddingColumn(Job(), {.dimension = 4})};
 }
 
@@ -164,7 +170,8 @@ TEST(CannedEstimatorTest, LinearClassifierLearnsTheCross) {
   ASSERT_EQ(served.at("classes").dtype(), kString);
   int row = 0;
   for (const auto& p : classifier.Predict(TestInput(Tensor()))) {
-    EXPECT_EQ(served.at("classes").flat<std::string>()[row], p.at("classes").flat<std::string>()[0]);
+    EXPECT_EQ(served.at("classes").flat<std::string>()[row],
+              p.at("classes").flat<std::string>()[0]);
     EXPECT_NEAR(served.at("scores").flat<float>()[2 * row + 1],
                 p.at("probabilities").flat<float>()[1], 1e-6);
     if (++row == 3) break;
@@ -191,8 +198,8 @@ TEST(CannedEstimatorTest, DNNClassifierMultiClass) {
   classifier.Train(TrainInput(TrainData().multiclass), {.max_steps = 600});
   auto m = classifier.Evaluate(TestInput(TestData().multiclass));
   const double baseline = MajorityBaseline(TestData().multiclass, 3);
-  std::printf("DNNClassifier (3 classes): accuracy %.3f (majority baseline %.3f)\n",
-              m["accuracy"], baseline);
+  std::printf("DNNClassifier (3 classes): accuracy %.3f (majority baseline %.3f)\n", m["accuracy"],
+              baseline);
   EXPECT_GT(m["accuracy"], 0.9);
   EXPECT_GT(m["accuracy"], baseline + 0.4);
   EXPECT_TRUE(HasVariable(classifier, "dnn/hiddenlayer_1/kernel"));
@@ -203,14 +210,13 @@ TEST(CannedEstimatorTest, DNNClassifierMultiClass) {
 
 TEST(CannedEstimatorTest, DNNRegressorWithDropoutAndAnOptimizerFactory) {
   TempDir dir;
-  DNNRegressor regressor({.hidden_units = {32, 16},
-                          .feature_columns = DnnColumns(),
-                          .optimizer = [] {
-                            return std::make_unique<train::Adam>(
-                                train::AdamOptions{.learning_rate = 0.01});
-                          },
-                          .dropout = 0.1},
-                         Config(dir));
+  DNNRegressor regressor(
+      {.hidden_units = {32, 16},
+       .feature_columns = DnnColumns(),
+       .optimizer =
+           [] { return std::make_unique<train::Adam>(train::AdamOptions{.learning_rate = 0.01}); },
+       .dropout = 0.1},
+      Config(dir));
   regressor.Train(TrainInput(TrainData().value), {.max_steps = 600});
   auto m = regressor.Evaluate(TestInput(TestData().value));
   const double baseline = MeanBaselineMse(TestData().value, TrainData().value);
@@ -221,10 +227,8 @@ TEST(CannedEstimatorTest, DNNRegressorWithDropoutAndAnOptimizerFactory) {
 
 TEST(CannedEstimatorTest, DNNRegressorWithBatchNormAndTheDefaultOptimizer) {
   TempDir dir;
-  DNNRegressor regressor({.hidden_units = {32, 16},
-                          .feature_columns = DnnColumns(),
-                          .batch_norm = true},
-                         Config(dir));
+  DNNRegressor regressor(
+      {.hidden_units = {32, 16}, .feature_columns = DnnColumns(), .batch_norm = true}, Config(dir));
   // Evaluation normalizes with the moving statistics, which move with momentum 0.999 (as
   // TF's) and lag behind the growing activations while training, so they need a few
   // thousand steps to settle (at 2000 steps the evaluation loss is still about 6).
@@ -337,19 +341,22 @@ TEST(CannedEstimatorTest, ConfigurationErrorsAreClear) {
       message([&] { OptimizerSpec("Adamax").Make(s, "Adagrad", 0.05); }).find("Adagrad, Adam"),
       std::string::npos);
   auto invalid_rate = [](const Scope&) { return Output(); };
-  EXPECT_NE(message([&] { OptimizerSpec("SGD", invalid_rate).Make(s, "", 0); })
-                .find("learning-rate function of optimizer 'SGD'"),
+  EXPECT_NE(message([&] {
+              OptimizerSpec("SGD", invalid_rate).Make(s, "", 0);
+            }).find("learning-rate function of optimizer 'SGD'"),
             std::string::npos);
   EXPECT_NE(message([] { DNNClassifier({.feature_columns = DnnColumns()}); }).find("hidden_units"),
             std::string::npos);
-  EXPECT_NE(message([] { LinearClassifier({.feature_columns = LinearColumns(), .n_classes = 1}); })
-                .find("n_classes"),
+  EXPECT_NE(message([] {
+              LinearClassifier({.feature_columns = LinearColumns(), .n_classes = 1});
+            }).find("n_classes"),
             std::string::npos);
   EXPECT_NE(message([] { DNNLinearCombinedRegressor({}); }).find("both empty"), std::string::npos);
   // A feature the input lacks is named with its column when the graph is built.
   TempDir dir;
   LinearClassifier classifier({.feature_columns = {fc::NumericColumn("income")}}, Config(dir));
-  std::string err = message([&] { classifier.Train(TrainInput(TrainData().binary), {.steps = 1}); });
+  std::string err =
+      message([&] { classifier.Train(TrainInput(TrainData().binary), {.steps = 1}); });
   EXPECT_NE(err.find("feature column 'income'"), std::string::npos) << err;
 }
 

@@ -48,9 +48,7 @@ class TrainDistribution {
   // In [0, num_replicas); 0 is the chief.
   virtual int replica_id() const = 0;
   bool is_chief() const { return replica_id() == 0; }
-  InputContext input_context() const {
-    return {num_replicas(), replica_id(), num_replicas()};
-  }
+  InputContext input_context() const { return {num_replicas(), replica_id(), num_replicas()}; }
 
   // This replica's input, from the Dataset that input_fn returned on this replica.
   virtual data::Dataset ReplicaInput(const data::Dataset& dataset) const = 0;

@@ -9,8 +9,8 @@
 #include "loom/base/logging.h"
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/tf_checkpoints.h"
-#include "loom/io/tf_checkpoint.h"
 #include "loom/io/safetensors.h"
+#include "loom/io/tf_checkpoint.h"
 #include "loom/train/global_step.h"
 #include "loom/train/saver.h"
 
@@ -63,15 +63,13 @@ ModelDirLock::ModelDirLock(Estimator& estimator) : estimator_(estimator) {
     ::gmtime_r(&secs, &tm);
     char started[32];
     std::strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    const std::string holder =
-        StrCat("pid ", env->ProcessId(), " on host ", env->HostName(), " (training since ",
-               started, ")\n");
+    const std::string holder = StrCat("pid ", env->ProcessId(), " on host ", env->HostName(),
+                                      " (training since ", started, ")\n");
     try {
       caches.model_dir_lock = env->LockFile(path, holder);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kFailedPrecondition) throw;
-      throw FailedPrecondition("model_dir '", dir, "' is in use by another trainer: ",
-                               e.message(),
+      throw FailedPrecondition("model_dir '", dir, "' is in use by another trainer: ", e.message(),
                                ". Two trainers on one model_dir would overwrite each other's "
                                "checkpoints; wait for that one to finish (or stop it), or "
                                "train into another model_dir");
@@ -119,10 +117,9 @@ Tensor Estimator::GetVariableValue(const std::string& name) const {
 
 void ResetIterator(Session& session, const std::string& resource, const data::Dataset& dataset,
                    bool restart_input) {
-  const std::string_view shared_name =
-      std::string_view(resource).substr(resource.starts_with(data::kIteratorResourcePrefix)
-                                            ? data::kIteratorResourcePrefix.size()
-                                            : 0);
+  const std::string_view shared_name = std::string_view(resource).substr(
+      resource.starts_with(data::kIteratorResourcePrefix) ? data::kIteratorResourcePrefix.size()
+                                                          : 0);
   const std::optional<uint64_t> seed = data::IteratorSeed(session.graph(), shared_name);
   auto make = [&] {
     try {

@@ -172,8 +172,7 @@ std::map<std::string, double> Estimator::Evaluate(const InputFn& input_fn,
   const std::string eval_dir =
       JoinPath(config_.model_dir, options.name.empty() ? "eval" : "eval_" + options.name);
   auto& writer = caches.eval_writers[eval_dir];
-  if (!writer)
-    writer = train::SharedFileWriter(eval_dir, env());
+  if (!writer) writer = train::SharedFileWriter(eval_dir, env());
   proto::Summary summary;
   std::ostringstream text;
   for (const auto& [name, value] : *results) {

@@ -82,9 +82,9 @@ TEST(SavedModelTest, BadGlobalStepIsDataLoss) {
   auto env = NewMemEnv();
   env->CreateDirs("/export/1");
   for (const char* step : {"abc", "99999999999999999999", "12x", ""}) {
-    const nlohmann::json doc = {
-        {"format", "loom-saved-model-1"}, {"signatures", nlohmann::json::object()},
-        {"global_step", step}};
+    const nlohmann::json doc = {{"format", "loom-saved-model-1"},
+                                {"signatures", nlohmann::json::object()},
+                                {"global_step", step}};
     WriteFileAtomically(env.get(), "/export/1/saved_model.json", doc.dump());
     try {
       SavedModelPredictor::Load("/export/1", {}, env.get());

@@ -13,11 +13,11 @@
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/estimator/losses.h"
 #include "loom/io/event_file.h"
-#include "loom/train/basic_hooks.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/state.h"
+#include "loom/train/basic_hooks.h"
 #include "loom/train/global_step.h"
 #include "loom/train/gradient_descent.h"
 
@@ -28,7 +28,9 @@ namespace fc = feature_column;
 using estimator_testing::TempDir;
 
 RunConfig Quiet(const TempDir& dir) {
-  return {.model_dir = dir.path(), .tf_random_seed = 1, .save_summary_steps = 0,
+  return {.model_dir = dir.path(),
+          .tf_random_seed = 1,
+          .save_summary_steps = 0,
           .log_step_count_steps = 0};
 }
 
@@ -44,8 +46,9 @@ std::string ErrorOf(F&& f, ErrorCode code = ErrorCode::kInvalidArgument) {
   return "";
 }
 
-#define EXPECT_HAS(message, part) \
-  EXPECT_NE((message).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (message)
+#define EXPECT_HAS(message, part)                    \
+  EXPECT_NE((message).find(part), std::string::npos) \
+      << "missing \"" << (part) << "\" in: " << (message)
 
 // x in [n, 2] with one NaN in row 9; labels 0/1.
 std::map<std::string, Tensor> TwoFeatures(int64_t n, bool with_nan) {
@@ -61,23 +64,25 @@ std::map<std::string, Tensor> TwoFeatures(int64_t n, bool with_nan) {
 Tensor Labels(std::vector<int64_t> v) { return Tensor::FromVector(v); }
 
 InputFn MakeInput(std::map<std::string, Tensor> x, Tensor y, int64_t batch = 16) {
-  return ArrayInputFn({.x = std::move(x), .y = std::move(y), .batch_size = batch,
-                       .num_epochs = std::nullopt, .shuffle = false});
+  return ArrayInputFn({.x = std::move(x),
+                       .y = std::move(y),
+                       .batch_size = batch,
+                       .num_epochs = std::nullopt,
+                       .shuffle = false});
 }
 
 // ---- item 3: a NaN feature stops a DNN, naming the first layer's kernel --------------------
 
 TEST(EstimatorGuardsTest, NaNFeatureStopsDnnTrainingNamingTheVariableAndStep) {
   TempDir dir;
-  DNNClassifier dnn({.hidden_units = {8},
-                     .feature_columns = {fc::NumericColumn("a"), fc::NumericColumn("b")}},
-                    Quiet(dir));
+  DNNClassifier dnn(
+      {.hidden_units = {8}, .feature_columns = {fc::NumericColumn("a"), fc::NumericColumn("b")}},
+      Quiet(dir));
   std::vector<int64_t> y(32);
   for (int64_t i = 0; i < 32; ++i) y[i] = i % 2;
   // Batches of 16, no shuffle: the NaN (row 9) is in the first batch.
-  std::string message = ErrorOf([&] {
-    dnn.Train(MakeInput(TwoFeatures(32, /*with_nan=*/true), Labels(y)), {.steps = 5});
-  });
+  std::string message = ErrorOf(
+      [&] { dnn.Train(MakeInput(TwoFeatures(32, /*with_nan=*/true), Labels(y)), {.steps = 5}); });
   // Every gradient is NaN once the loss is; the first update kernel to run names its variable.
   EXPECT_HAS(message, "NaN or Inf in the update of variable 'dnn/");
   EXPECT_HAS(message, "from its gradient");
@@ -85,9 +90,9 @@ TEST(EstimatorGuardsTest, NaNFeatureStopsDnnTrainingNamingTheVariableAndStep) {
   EXPECT_HAS(message, "at step 1,");
   // The same data without the NaN trains.
   TempDir clean;
-  DNNClassifier ok({.hidden_units = {8},
-                    .feature_columns = {fc::NumericColumn("a"), fc::NumericColumn("b")}},
-                   Quiet(clean));
+  DNNClassifier ok(
+      {.hidden_units = {8}, .feature_columns = {fc::NumericColumn("a"), fc::NumericColumn("b")}},
+      Quiet(clean));
   EXPECT_EQ(ok.Train(MakeInput(TwoFeatures(32, false), Labels(y)), {.steps = 5}).global_step, 5);
 }
 
@@ -101,16 +106,16 @@ TEST(EstimatorGuardsTest, BinaryAndLinearClassifiersRejectLabelsOutsideZeroOne) 
     const std::string position = bad[0] == 0 ? "position 1 " : "position 0 ";
     TempDir dir;
     LinearClassifier linear({.feature_columns = {fc::NumericColumn("a")}}, Quiet(dir));
-    std::string message = ErrorOf([&] {
-      linear.Train(MakeInput(TwoFeatures(32, false), Labels(y)), {.steps = 2});
-    });
+    std::string message =
+        ErrorOf([&] { linear.Train(MakeInput(TwoFeatures(32, false), Labels(y)), {.steps = 2}); });
     EXPECT_HAS(message, "binary_classification_head");
     EXPECT_HAS(message, "label " + shown + " at " + position);
     EXPECT_HAS(message, "outside the valid range [0, 1]");
     TempDir dnn_dir;
     DNNClassifier dnn({.hidden_units = {4}, .feature_columns = {fc::NumericColumn("a")}},
                       Quiet(dnn_dir));
-    message = ErrorOf([&] { dnn.Train(MakeInput(TwoFeatures(32, false), Labels(y)), {.steps = 2}); });
+    message =
+        ErrorOf([&] { dnn.Train(MakeInput(TwoFeatures(32, false), Labels(y)), {.steps = 2}); });
     EXPECT_HAS(message, "label " + shown);
   }
   // Evaluation checks too (a model trained on good labels, evaluated on bad ones).
@@ -121,8 +126,8 @@ TEST(EstimatorGuardsTest, BinaryAndLinearClassifiersRejectLabelsOutsideZeroOne) 
   bad[20] = 2;
   linear.Train(MakeInput(TwoFeatures(32, false), Labels(good)), {.steps = 2});
   std::string message = ErrorOf([&] {
-    linear.Evaluate(ArrayInputFn({.x = TwoFeatures(32, false), .y = Labels(bad), .batch_size = 32,
-                                  .shuffle = false}));
+    linear.Evaluate(ArrayInputFn(
+        {.x = TwoFeatures(32, false), .y = Labels(bad), .batch_size = 32, .shuffle = false}));
   });
   EXPECT_HAS(message, "label 2 at position 20 is outside the valid range [0, 1]");
 }
@@ -164,7 +169,8 @@ TEST(EstimatorGuardsTest, MeanSquaredErrorRejectsFlatLabelsAgainstColumnPredicti
   EXPECT_NEAR(column.GetVariableValue("bias").data<float>()[0], 1.0f, 1e-3);
 }
 
-// ---- item 10: no labels, wrong feature key -------------------------------------------------------
+// ---- item 10: no labels, wrong feature key
+// -------------------------------------------------------
 
 TEST(EstimatorGuardsTest, MissingLabelsAndWrongFeatureKeysAreClearErrors) {
   TempDir dir;
@@ -177,8 +183,8 @@ TEST(EstimatorGuardsTest, MissingLabelsAndWrongFeatureKeysAreClearErrors) {
   EXPECT_HAS(message, "got no labels");
   EXPECT_HAS(message, "\"label\"");
   message = ErrorOf([&] {
-    est.Train(ArrayInputFn({.x = {{"inputs", x}, {"other", x}}, .y = x, .batch_size = 2,
-                            .shuffle = false}),
+    est.Train(ArrayInputFn(
+                  {.x = {{"inputs", x}, {"other", x}}, .y = x, .batch_size = 2, .shuffle = false}),
               {.steps = 1});
   });
   EXPECT_HAS(message, "no feature named 'x'");
@@ -246,7 +252,8 @@ TEST(EstimatorGuardsTest, PredictRunsNothingUntilTheFirstElement) {
   }
 }
 
-// ---- TF 1.15 audit: a [1]-shaped loss trains ------------------------------------------------------
+// ---- TF 1.15 audit: a [1]-shaped loss trains
+// ------------------------------------------------------
 
 TEST(EstimatorGuardsTest, ALossOfShapeOneTrains) {
   TempDir dir;

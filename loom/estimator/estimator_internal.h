@@ -35,7 +35,9 @@ struct ModelGraph {
 class DatasetInitializerHook : public train::SessionRunHook {
  public:
   DatasetInitializerHook(data::Dataset dataset, std::string resource, bool restart_input = false)
-      : dataset_(std::move(dataset)), resource_(std::move(resource)), restart_input_(restart_input) {}
+      : dataset_(std::move(dataset)),
+        resource_(std::move(resource)),
+        restart_input_(restart_input) {}
   void AfterCreateSession(Session& session) override;
 
  private:

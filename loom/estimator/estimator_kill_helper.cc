@@ -47,7 +47,8 @@ class SleepHook : public loom::SessionRunHook {
 // resume that restores the dropout's stream ends where an uninterrupted run ends.
 loom::EstimatorSpec DropoutLinearModelFn(loom::Scope& s, const loom::Features& features,
                                          loom::Output labels, loom::Mode mode,
-                                         const loom::Params& params, const loom::RunConfig& config) {
+                                         const loom::Params& params,
+                                         const loom::RunConfig& config) {
   loom::Features input = features;
   if (mode == loom::Mode::kTrain) {
     input["x"] = loom::Dropout(s.WithOpName("input_dropout"), features.at("x"), 0.2);
@@ -70,9 +71,9 @@ int main(int argc, char** argv) {
   const int end_us = argc > 5 ? std::atoi(argv[5]) : 0;
   estimator_testing::LinearData data = estimator_testing::MakeLinearData(100, 11);
   Estimator estimator(DropoutLinearModelFn, {.model_dir = model_dir,
-                                                         .tf_random_seed = 1,
-                                                         .save_checkpoints_steps = save_steps,
-                                                         .log_step_count_steps = 0});
+                                             .tf_random_seed = 1,
+                                             .save_checkpoints_steps = save_steps,
+                                             .log_step_count_steps = 0});
   InputFn input_fn = ArrayInputFn({.x = {{"x", data.x}},
                                    .y = data.y,
                                    .batch_size = 8,
@@ -80,11 +81,9 @@ int main(int argc, char** argv) {
                                    .shuffle = true,
                                    .seed = 3});
   TrainResult result = estimator.Train(
-      input_fn,
-      {.hooks = {std::make_shared<SleepHook>(model_dir, std::atoi(argv[3]), end_us)},
-       .max_steps = std::atoll(argv[2])});
-  Touch(JoinPath(model_dir, "result"),
-        StrCat(result.global_step, " ", result.stop_signal, "\n"));
+      input_fn, {.hooks = {std::make_shared<SleepHook>(model_dir, std::atoi(argv[3]), end_us)},
+                 .max_steps = std::atoll(argv[2])});
+  Touch(JoinPath(model_dir, "result"), StrCat(result.global_step, " ", result.stop_signal, "\n"));
   std::printf("done %lld\n", static_cast<long long>(result.global_step));
   return result.stop_signal != 0 ? 128 + result.stop_signal : 0;
 }

@@ -36,8 +36,7 @@ void RunToEnd(const std::string& model_dir, const char* what) {
   ChildTrainer child = StartHelper(model_dir, 0);
   int status = 0;
   ASSERT_TRUE(child.WaitFor(300, &status)) << what << " did not finish:\n" << child.Log();
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << what << " failed:\n"
-                                                            << child.Log();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << what << " failed:\n" << child.Log();
 }
 
 // The step of the newest checkpoint the state file names (-1: none yet).
@@ -113,7 +112,8 @@ TEST(EstimatorKillTest, KilledAndRestartedRunMatchesUninterruptedRun) {
     has_dropout_stream |= e.is_random_stream && e.name.find("input_dropout") != std::string::npos;
     Tensor x = train::LoadVariable(Env::Default(), a_path, e.name);
     Tensor y = train::LoadVariable(Env::Default(), b_path, e.name);
-    EXPECT_TRUE(x.dtype() == y.dtype() && x.shape() == y.shape() && x.TotalBytes() == y.TotalBytes() &&
+    EXPECT_TRUE(x.dtype() == y.dtype() && x.shape() == y.shape() &&
+                x.TotalBytes() == y.TotalBytes() &&
                 std::memcmp(x.raw_data(), y.raw_data(), x.TotalBytes()) == 0)
         << e.name << ": " << x.DebugString() << " vs " << y.DebugString();
   }

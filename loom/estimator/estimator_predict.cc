@@ -129,8 +129,9 @@ PredictionRange Estimator::Predict(const InputFn& input_fn, PredictOptions optio
   std::weak_ptr<Caches> alive = caches_;
   auto start = [this, alive, input_fn, options = std::move(options)]() {
     if (alive.expired()) {
-      throw FailedPrecondition("Predict: the Estimator was destroyed before the first "
-                               "prediction was requested; keep it alive until iteration starts");
+      throw FailedPrecondition(
+          "Predict: the Estimator was destroyed before the first "
+          "prediction was requested; keep it alive until iteration starts");
     }
     return StartPredict(input_fn, options);
   };

@@ -23,10 +23,10 @@ void CheckGraph(const Graph& graph, const Node* node, const std::string& what, M
                                       const std::string& key) {
   std::vector<std::string> keys;
   for (const auto& [name, output] : features) keys.push_back("'" + name + "'");
-  throw InvalidArgument("features.at(\"", key, "\"): no feature named '", key, "'; the ",
-                        "input_fn gave ", keys.empty() ? std::string("no features")
-                                                       : StrCat("these: ", StrJoin(keys, ", ")),
-                        " (a label component is not among the features)");
+  throw InvalidArgument(
+      "features.at(\"", key, "\"): no feature named '", key, "'; the ", "input_fn gave ",
+      keys.empty() ? std::string("no features") : StrCat("these: ", StrJoin(keys, ", ")),
+      " (a label component is not among the features)");
 }
 
 }  // namespace

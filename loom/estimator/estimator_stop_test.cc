@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "loom/base/logging.h"
-
 #include "loom/estimator/child_trainer.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/estimator_test_util.h"
@@ -40,13 +39,14 @@ int WaitFor(ChildTrainer& child, int seconds = 120) {
   int status = 0;
   if (child.WaitFor(seconds, &status)) return status;
   ADD_FAILURE() << "child " << child.pid() << " did not exit within " << seconds
-                << " s; its output:\n" << child.Log();
+                << " s; its output:\n"
+                << child.Log();
   return child.Kill();
 }
 
-#define SKIP_UNDER_TSAN()                                                                  \
-  if (estimator_testing::kSkipSignalTests)                                                 \
-  GTEST_SKIP() << "stop signals are not delivered reliably under ThreadSanitizer (see "    \
+#define SKIP_UNDER_TSAN()                                                               \
+  if (estimator_testing::kSkipSignalTests)                                              \
+  GTEST_SKIP() << "stop signals are not delivered reliably under ThreadSanitizer (see " \
                   "child_trainer.h); this test runs in the Release and ASan builds"
 
 int64_t CheckpointStep(const std::string& path) {
@@ -97,8 +97,8 @@ TEST(StopSignalTest, SecondSignalExitsAtOnce) {
   ChildTrainer child = StartHelper(dir.path(), 2000, 1000, 60'000'000);
   ASSERT_TRUE(child.WaitForFile(dir.Join("running"))) << child.Log();
   child.Signal(SIGTERM);
-  ASSERT_TRUE(child.WaitForFile(dir.Join("end_ran"), 60))
-      << "the first signal did not stop it:\n" << child.Log();
+  ASSERT_TRUE(child.WaitForFile(dir.Join("end_ran"), 60)) << "the first signal did not stop it:\n"
+                                                          << child.Log();
   const auto start = std::chrono::steady_clock::now();
   child.Signal(SIGTERM);
   const int status = WaitFor(child, 20);
@@ -122,8 +122,9 @@ TEST(StopSignalTest, HandlersAreRestoredAfterTrain) {
     void Begin(Graph&) override { ::sigaction(SIGTERM, nullptr, out_); }
     struct sigaction* out_;
   };
-  estimator.Train(ArrayInputFn({.x = {{"x", data.x}}, .y = data.y, .batch_size = 8, .shuffle = false}),
-                  {.hooks = {std::make_shared<Probe>(&during)}, .steps = 2});
+  estimator.Train(
+      ArrayInputFn({.x = {{"x", data.x}}, .y = data.y, .batch_size = 8, .shuffle = false}),
+      {.hooks = {std::make_shared<Probe>(&during)}, .steps = 2});
   EXPECT_NE(during.sa_handler, before.sa_handler) << "no handler during Train";
   struct sigaction after;
   ASSERT_EQ(::sigaction(SIGTERM, nullptr, &after), 0);
@@ -136,7 +137,8 @@ TEST(ModelDirLockTest, SecondTrainerInAnotherProcessIsRefusedUntilTheHolderDies)
   const pid_t pid = child.pid();
   ASSERT_TRUE(child.WaitForFile(dir.Join("running"))) << child.Log();
   estimator_testing::LinearData data = estimator_testing::MakeLinearData(40, 3);
-  InputFn input_fn = ArrayInputFn({.x = {{"x", data.x}}, .y = data.y, .batch_size = 8, .shuffle = false});
+  InputFn input_fn =
+      ArrayInputFn({.x = {{"x", data.x}}, .y = data.y, .batch_size = 8, .shuffle = false});
   Estimator second(estimator_testing::LinearModelFn,
                    {.model_dir = dir.path(), .log_step_count_steps = 0});
   try {
@@ -145,8 +147,7 @@ TEST(ModelDirLockTest, SecondTrainerInAnotherProcessIsRefusedUntilTheHolderDies)
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << e.what();
     EXPECT_NE(e.message().find("is in use by another trainer"), std::string::npos) << e.what();
-    EXPECT_NE(e.message().find(StrCat("pid ", pid, " on host ")), std::string::npos)
-        << e.what();
+    EXPECT_NE(e.message().find(StrCat("pid ", pid, " on host ")), std::string::npos) << e.what();
     EXPECT_NE(e.message().find(dir.path()), std::string::npos) << e.what();
   }
   const int status = child.Kill();
@@ -160,7 +161,8 @@ TEST(ModelDirLockTest, SecondTrainerInAnotherProcessIsRefusedUntilTheHolderDies)
 TEST(ModelDirLockTest, TwoEstimatorsInOneProcessOnOneModelDir) {
   TempDir dir;
   estimator_testing::LinearData data = estimator_testing::MakeLinearData(40, 3);
-  InputFn input_fn = ArrayInputFn({.x = {{"x", data.x}}, .y = data.y, .batch_size = 8, .shuffle = false});
+  InputFn input_fn =
+      ArrayInputFn({.x = {{"x", data.x}}, .y = data.y, .batch_size = 8, .shuffle = false});
   Estimator first(estimator_testing::LinearModelFn,
                   {.model_dir = dir.path(), .log_step_count_steps = 0});
   Estimator second(estimator_testing::LinearModelFn,
@@ -204,10 +206,12 @@ void CorruptData(const std::string& file) {
 TEST(CorruptCheckpointTest, SkippedCheckpointIsReportedOnceAndAllCorruptStopsTraining) {
   TempDir dir;
   estimator_testing::LinearData data = estimator_testing::MakeLinearData(40, 3);
-  InputFn input_fn = ArrayInputFn({.x = {{"x", data.x}}, .y = data.y, .batch_size = 8,
-                                   .num_epochs = std::nullopt, .shuffle = false});
-  RunConfig config{.model_dir = dir.path(), .save_checkpoints_steps = 5,
-                   .log_step_count_steps = 0};
+  InputFn input_fn = ArrayInputFn({.x = {{"x", data.x}},
+                                   .y = data.y,
+                                   .batch_size = 8,
+                                   .num_epochs = std::nullopt,
+                                   .shuffle = false});
+  RunConfig config{.model_dir = dir.path(), .save_checkpoints_steps = 5, .log_step_count_steps = 0};
   Estimator(estimator_testing::LinearModelFn, config).Train(input_fn, {.max_steps = 10});
   CorruptData(dir.Join("model.ckpt-10.safetensors"));
   std::vector<std::string> skipped;

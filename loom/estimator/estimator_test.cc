@@ -302,13 +302,16 @@ TEST(EstimatorTrainTest, ResumingWithAnotherBatchSizeIsAnErrorUnlessTheInputRest
   const std::string message = ErrorOf([&] { estimator.Train(TrainInput(d, 16), {.steps = 5}); },
                                       ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find(dir.Join("model.ckpt-10.safetensors")), std::string::npos) << message;
-  EXPECT_NE(message.find("'Batch batch_size=8 drop_remainder=false'"), std::string::npos) << message;
-  EXPECT_NE(message.find("'Batch batch_size=16 drop_remainder=false'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'Batch batch_size=8 drop_remainder=false'"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("'Batch batch_size=16 drop_remainder=false'"), std::string::npos)
+      << message;
   EXPECT_NE(message.find("restart_input"), std::string::npos) << message;
   EXPECT_EQ(train::StepValue(estimator.GetVariableValue("global_step")), 10);  // nothing trained
   // The same pipeline resumes; a changed one starts over when asked to.
   EXPECT_EQ(estimator.Train(TrainInput(d, 8), {.steps = 5}).global_step, 15);
-  EXPECT_EQ(estimator.Train(TrainInput(d, 16), {.steps = 5, .restart_input = true}).global_step, 20);
+  EXPECT_EQ(estimator.Train(TrainInput(d, 16), {.steps = 5, .restart_input = true}).global_step,
+            20);
   EXPECT_EQ(estimator.Train(TrainInput(d, 16), {.steps = 5}).global_step, 25);
 }
 
@@ -491,8 +494,8 @@ TEST(EstimatorPredictTest, LazySingleExamplesAndBatches) {
 
 // ---------------------------------------------------------------- the TF1 workaround
 
-// As in docs/porting_from_tf1.md: a dataset over placeholders, an initializable iterator, and a hook
-// that feeds the placeholders once the session exists.
+// As in docs/porting_from_tf1.md: a dataset over placeholders, an initializable iterator, and a
+// hook that feeds the placeholders once the session exists.
 class IteratorInitializerHook : public loom::SessionRunHook {
  public:
   std::function<void(loom::Session&)> initialize;

@@ -18,9 +18,9 @@
 #include "loom/ops/random.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
+#include "loom/testing/temp_dir.h"
 #include "loom/train/global_step.h"
 #include "loom/train/gradient_descent.h"
-#include "loom/testing/temp_dir.h"
 
 namespace loom::estimator_testing {
 

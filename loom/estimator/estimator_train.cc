@@ -5,8 +5,8 @@
 #include "loom/estimator/tf_checkpoints.h"
 #include "loom/estimator/warm_start.h"
 #include "loom/train/monitored_session.h"
-#include "loom/train/stop_signals.h"
 #include "loom/train/saver.h"
+#include "loom/train/stop_signals.h"
 #include "loom/train/summary.h"
 
 namespace loom {
@@ -34,9 +34,8 @@ train::HookList EstimatorInternals::TrainingHooks(
   const EstimatorSpec& spec = model.spec;
   train::HookList hooks;
   if (model.dataset) {
-    hooks.push_back(
-        std::make_shared<DatasetInitializerHook>(*model.dataset, model.iterator_resource,
-                                                 options.restart_input));
+    hooks.push_back(std::make_shared<DatasetInitializerHook>(
+        *model.dataset, model.iterator_resource, options.restart_input));
   }
   const TrainDistribution* distribution = config.train_distribute.get();
   if (distribution != nullptr) {
@@ -161,8 +160,8 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
     if (step >= 0) {
       if (step >= *options.max_steps) {
         LOOM_LOG(INFO) << "Skipping training since max_steps has already saved: the checkpoint "
-                       << ckpt.value_or("of the chief") << " is at global step " << step << " >= max_steps "
-                       << *options.max_steps << "; nothing to do";
+                       << ckpt.value_or("of the chief") << " is at global step " << step
+                       << " >= max_steps " << *options.max_steps << "; nothing to do";
         result.global_step = step;
         return result;
       }

@@ -16,9 +16,9 @@ TensorInfo InfoOf(const Output& output) {
 }  // namespace
 
 ServingModel EstimatorInternals::BuildServingModel(Estimator& estimator,
-                                                  const ServingInputReceiverFn& serving_input_fn,
-                                                  const ExportOptions& options,
-                                                  std::string_view what) {
+                                                   const ServingInputReceiverFn& serving_input_fn,
+                                                   const ExportOptions& options,
+                                                   std::string_view what) {
   if (!serving_input_fn) throw InvalidArgument(what, ": serving_input_fn is required");
   const RunConfig& config = estimator.config_;
   ServingModel model;
@@ -69,9 +69,9 @@ std::string Estimator::ExportSavedModel(const std::string& export_dir_base,
       EstimatorInternals::BuildServingModel(*this, serving_input_fn, options, "ExportSavedModel");
   const std::string export_dir = NewExportDir(env(), export_dir_base);
   env()->CreateDirs(export_dir_base);
-  WriteSavedModel(env(), export_dir, *model.graph, *model.session, model.signatures,
-                  {{"global_step", std::to_string(model.global_step)},
-                   {"checkpoint", model.checkpoint}});
+  WriteSavedModel(
+      env(), export_dir, *model.graph, *model.session, model.signatures,
+      {{"global_step", std::to_string(model.global_step)}, {"checkpoint", model.checkpoint}});
   LOOM_LOG(INFO) << "SavedModel written to: " << export_dir;
   return export_dir;
 }

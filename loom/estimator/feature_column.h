@@ -122,14 +122,15 @@ struct NumericOptions {
   Normalizer normalizer_fn;
 };
 // A numeric feature as float32 [batch, prod(shape)].
-std::shared_ptr<const DenseColumn> NumericColumn(const std::string& key, NumericOptions options = {});
+std::shared_ptr<const DenseColumn> NumericColumn(const std::string& key,
+                                                 NumericOptions options = {});
 
 // Buckets of a numeric column's values by `boundaries` (sorted strictly ascending):
 // len(boundaries) + 1 buckets per element, bucket i holding [b[i-1], b[i]). As a dense
 // column: one-hot [batch, d * (len + 1)]; as a categorical one: d ids per example, element
 // j's bucket offset by j * (len + 1). REQUIRES: source made by NumericColumn.
-std::shared_ptr<const DenseCategoricalColumn> BucketizedColumn(const DenseColumnPtr& source,
-                                                               const std::vector<double>& boundaries);
+std::shared_ptr<const DenseCategoricalColumn> BucketizedColumn(
+    const DenseColumnPtr& source, const std::vector<double>& boundaries);
 
 // Multi-hot [batch, num_buckets]: entry i is the sum of the weights of id i in the row
 // (1 per occurrence for unweighted columns).
@@ -210,8 +211,9 @@ struct CrossKey {
   CrossKey(const char* key) : key(key) {}
   CrossKey(std::string key) : key(std::move(key)) {}
   template <typename T>
-    requires std::is_convertible_v<std::shared_ptr<T>, CategoricalColumnPtr>
-  CrossKey(const std::shared_ptr<T>& c) : column(c) {}
+  requires std::is_convertible_v<std::shared_ptr<T>, CategoricalColumnPtr> CrossKey(
+      const std::shared_ptr<T>& c)
+      : column(c) {}
   std::string key;
   CategoricalColumnPtr column;
 };

@@ -36,8 +36,8 @@ Output CategoricalFeature(TransformCache& cache, const std::string& column, cons
 
 class VocabularyColumnImpl : public CategoricalColumn {
  public:
-  VocabularyColumnImpl(std::string key, std::vector<std::string> strings,
-                       std::vector<int64_t> ints, bool is_string, VocabularyOptions options)
+  VocabularyColumnImpl(std::string key, std::vector<std::string> strings, std::vector<int64_t> ints,
+                       bool is_string, VocabularyOptions options)
       : key_(std::move(key)),
         strings_(std::move(strings)),
         ints_(std::move(ints)),
@@ -53,8 +53,8 @@ class VocabularyColumnImpl : public CategoricalColumn {
       throw InvalidArgument(what, ": set default_value or num_oov_buckets, not both");
     }
     if (options_.default_value < -1 || options_.default_value >= size) {
-      throw InvalidArgument(what, ": default_value ", options_.default_value,
-                            " is outside [-1, ", size, ")");
+      throw InvalidArgument(what, ": default_value ", options_.default_value, " is outside [-1, ",
+                            size, ")");
     }
     if (is_string_) {
       std::vector<std::string> sorted = strings_;
@@ -109,8 +109,10 @@ class HashBucketColumnImpl : public CategoricalColumn {
                             size_);
     }
     if (dtype_ != kString && !IsIntegerDType(dtype_)) {
-      throw InvalidArgument("hash bucket column '", key_, "': dtype must be string or an integer, "
-                            "got ", DTypeName(dtype_));
+      throw InvalidArgument("hash bucket column '", key_,
+                            "': dtype must be string or an integer, "
+                            "got ",
+                            DTypeName(dtype_));
     }
   }
   std::string name() const override { return key_; }
@@ -254,8 +256,8 @@ class WeightedColumnImpl : public CategoricalColumn {
 CategoricalColumnPtr CategoricalColumnWithVocabularyList(const std::string& key,
                                                          std::vector<std::string> vocabulary,
                                                          VocabularyOptions options) {
-  return std::make_shared<VocabularyColumnImpl>(key, std::move(vocabulary),
-                                                std::vector<int64_t>{}, true, options);
+  return std::make_shared<VocabularyColumnImpl>(key, std::move(vocabulary), std::vector<int64_t>{},
+                                                true, options);
 }
 
 CategoricalColumnPtr CategoricalColumnWithVocabularyList(const std::string& key,
@@ -281,7 +283,8 @@ CategoricalColumnPtr CategoricalColumnWithVocabularyFile(const std::string& key,
     if (!line.empty() && line.back() == '\r') line.pop_back();
     lines.push_back(line);
   }
-  if (options.vocabulary_size >= 0 && static_cast<int64_t>(lines.size()) < options.vocabulary_size) {
+  if (options.vocabulary_size >= 0 &&
+      static_cast<int64_t>(lines.size()) < options.vocabulary_size) {
     throw InvalidArgument("vocabulary column '", key, "': vocabulary_size is ",
                           options.vocabulary_size, " but '", path, "' has only ", lines.size(),
                           " lines");

@@ -62,11 +62,10 @@ Output NonZero(const Scope& scope, Output d) {
 }
 }  // namespace
 
-Output CombineRows(const Scope& scope, Output table, const CategoricalIds& ids,
-                   Combiner combiner) {
-  Output w = PresentWeights(scope, ids);                         // [batch, k]
-  Output safe_ids = Maximum(scope, ids.ids, int64_t{0});         // absent -> row 0, weight 0
-  Output rows = Gather(scope, table, safe_ids);                  // [batch, k, d]
+Output CombineRows(const Scope& scope, Output table, const CategoricalIds& ids, Combiner combiner) {
+  Output w = PresentWeights(scope, ids);                  // [batch, k]
+  Output safe_ids = Maximum(scope, ids.ids, int64_t{0});  // absent -> row 0, weight 0
+  Output rows = Gather(scope, table, safe_ids);           // [batch, k, d]
   Output sum = Sum(scope, Mul(scope, rows, ExpandDims(scope, w, -1)), {1});  // [batch, d]
   switch (combiner) {
     case Combiner::kSum:
@@ -74,8 +73,9 @@ Output CombineRows(const Scope& scope, Output table, const CategoricalIds& ids,
     case Combiner::kMean:
       return Div(scope, sum, NonZero(scope, Sum(scope, w, {1}, {.keep_dims = true})));
     case Combiner::kSqrtN:
-      return Div(scope, sum,
-                 Sqrt(scope, NonZero(scope, Sum(scope, Square(scope, w), {1}, {.keep_dims = true}))));
+      return Div(
+          scope, sum,
+          Sqrt(scope, NonZero(scope, Sum(scope, Square(scope, w), {1}, {.keep_dims = true}))));
   }
   return sum;
 }
@@ -91,8 +91,10 @@ class NumericColumnImpl : public internal::NumericColumnBase {
   NumericColumnImpl(std::string key, NumericOptions options)
       : key_(std::move(key)), options_(std::move(options)) {
     if (!options_.shape.fully_defined() || options_.shape.num_elements() <= 0) {
-      throw InvalidArgument("numeric column '", key_, "': shape must be fully defined and "
-                            "non-empty, got ", options_.shape);
+      throw InvalidArgument("numeric column '", key_,
+                            "': shape must be fully defined and "
+                            "non-empty, got ",
+                            options_.shape);
     }
   }
   std::string name() const override { return key_; }
@@ -117,8 +119,10 @@ class NumericColumnImpl : public internal::NumericColumnBase {
       int64_t per_example = 1;
       bool known = true;
       for (int i = 1; i < shape.rank(); ++i) {
-        if (shape.dim(i) < 0) known = false;
-        else per_example *= shape.dim(i);
+        if (shape.dim(i) < 0)
+          known = false;
+        else
+          per_example *= shape.dim(i);
       }
       if (known && per_example != dim) {
         throw InvalidArgument(what, ": the feature has shape ", shape, " (", per_example,
@@ -130,9 +134,7 @@ class NumericColumnImpl : public internal::NumericColumnBase {
     if (options_.normalizer_fn) value = options_.normalizer_fn(s, value);
     return value;
   }
-  Output GetDenseTensor(TransformCache& cache, const Scope&) const override {
-    return Value(cache);
-  }
+  Output GetDenseTensor(TransformCache& cache, const Scope&) const override { return Value(cache); }
 
  private:
   std::string key_;
@@ -188,7 +190,7 @@ class IndicatorColumnImpl : public DenseColumn {
   int64_t dimension() const override { return categorical_->num_buckets(); }
   Output GetDenseTensor(TransformCache& cache, const Scope& scope) const override {
     CategoricalIds ids = cache.Ids(*categorical_);
-    Output w = internal::PresentWeights(scope, ids);                  // [batch, k]
+    Output w = internal::PresentWeights(scope, ids);                   // [batch, k]
     Output hot = OneHot(scope, ids.ids, categorical_->num_buckets());  // [batch, k, n]
     return Sum(scope, Mul(scope, hot, ExpandDims(scope, w, -1)), {1});
   }
@@ -216,8 +218,8 @@ class EmbeddingColumnImpl : public DenseColumn {
   int64_t dimension() const override { return options_.dimension; }
   Output GetDenseTensor(TransformCache& cache, const Scope& scope) const override {
     const Shape table_shape{categorical_->num_buckets(), options_.dimension};
-    Output initial =
-        options_.initializer(scope.NewSubScope("embedding_weights_initializer"), table_shape, kFloat32);
+    Output initial = options_.initializer(scope.NewSubScope("embedding_weights_initializer"),
+                                          table_shape, kFloat32);
     Variable table(scope.WithOpName("embedding_weights"), initial,
                    {.trainable = options_.trainable, .shape = table_shape});
     return internal::CombineRows(scope, table, cache.Ids(*categorical_), options_.combiner);

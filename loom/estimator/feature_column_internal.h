@@ -27,8 +27,7 @@ Output PresentWeights(const Scope& scope, const CategoricalIds& ids);
 
 // sum_i w_i * table[id_i] over each row, combined (see Combiner): [batch, table dim 1].
 // table is read with Gather so its gradient is sparse.
-Output CombineRows(const Scope& scope, Output table, const CategoricalIds& ids,
-                   Combiner combiner);
+Output CombineRows(const Scope& scope, Output table, const CategoricalIds& ids, Combiner combiner);
 
 }  // namespace loom::feature_column::internal
 

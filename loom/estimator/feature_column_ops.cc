@@ -38,7 +38,6 @@ uint64_t Fmix64(uint64_t k) {
   return k;
 }
 
-
 bool IsIntegerKey(DType dtype) { return dtype == kInt32 || dtype == kInt64; }
 
 // The i-th key of an integer tensor as int64.
@@ -76,8 +75,8 @@ const OpDef& BucketizeOp() {
             const std::vector<double> b = c.attr(kBoundaries);
             for (size_t i = 1; i < b.size(); ++i) {
               if (!(b[i - 1] < b[i])) {
-                c.Fail("boundaries must be sorted strictly ascending; entries ", i - 1, " and ",
-                       i, " are ", b[i - 1], " and ", b[i]);
+                c.Fail("boundaries must be sorted strictly ascending; entries ", i - 1, " and ", i,
+                       " are ", b[i - 1], " and ", b[i]);
               }
             }
             c.set_output(0, kInt64, c.input_shape(0));
@@ -115,8 +114,8 @@ class VocabularyTable : public Resource {
 };
 
 VocabularyTable& TableFor(KernelContext& c) {
-  auto* table = c.resources().LookupOrCreate<VocabularyTable>("vocabulary_table:" +
-                                                              c.node().name());
+  auto* table =
+      c.resources().LookupOrCreate<VocabularyTable>("vocabulary_table:" + c.node().name());
   std::call_once(table->built, [&] {
     if (c.find_attr(kStringVocabulary) != nullptr) {
       const auto& vocab = c.attr(kStringVocabulary);
@@ -147,8 +146,8 @@ const OpDef& VocabularyLookupOp() {
                        DTypeName(c.input_dtype(0)));
               }
             } else if (!IsIntegerKey(c.input_dtype(0))) {
-              c.Fail("the vocabulary holds integers but the keys are ",
-                     DTypeName(c.input_dtype(0)), " (int32 or int64 needed)");
+              c.Fail("the vocabulary holds integers but the keys are ", DTypeName(c.input_dtype(0)),
+                     " (int32 or int64 needed)");
             }
             c.set_output(0, kInt64, c.input_shape(0));
           },
@@ -291,7 +290,8 @@ const OpDef& CheckIdsOp() {
   static const OpDef op = {
       .name = "CheckIds",
       .num_inputs = 1,
-      .attrs = {kNumBuckets.Required(), kHasDefault.Required(), kDefaultValue.Required(), kContext.Required()},
+      .attrs = {kNumBuckets.Required(), kHasDefault.Required(), kDefaultValue.Required(),
+                kContext.Required()},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});
@@ -309,8 +309,7 @@ const OpDef& CheckIdsOp() {
               int64_t id = IntKey(ids, i);
               if (id != -1 && (id < 0 || id >= n)) {
                 if (!has_default) {
-                  throw InvalidArgument(c.attr(kContext), ": id ", id,
-                                        " is outside [0, ", n,
+                  throw InvalidArgument(c.attr(kContext), ": id ", id, " is outside [0, ", n,
                                         "); set default_value to map such ids to a bucket, "
                                         "or use -1 for a missing value");
                 }
@@ -365,8 +364,8 @@ const OpDef& CrossIdsOp() {
             for (int i = 0; i < n; ++i) {
               const Tensor& t = c.input(i);
               if (t.rank() < 1 || t.rank() > 2 || t.dim(0) != batch) {
-                c.Fail("input ", i, " has shape ", t.shape(), "; expected [", batch,
-                       "] or [", batch, ", k] like input 0");
+                c.Fail("input ", i, " has shape ", t.shape(), "; expected [", batch, "] or [",
+                       batch, ", k] like input 0");
               }
               widths[i] = t.rank() == 2 ? t.dim(1) : 1;
               width *= widths[i];
@@ -467,8 +466,7 @@ Output Lookup(const Scope& scope, Input keys, AttrMap attrs, const LookupOptions
   attrs.Set(kStrict(options.error_context.has_value()));
   attrs.Set(kErrorContext(options.error_context.value_or("")));
   Output in = AsOutput(scope, keys);
-  return scope.AddNode(VocabularyLookupOp(), {in}, std::move(attrs), "VocabularyLookup")
-      ->output(0);
+  return scope.AddNode(VocabularyLookupOp(), {in}, std::move(attrs), "VocabularyLookup")->output(0);
 }
 }  // namespace
 
@@ -487,8 +485,7 @@ Output HashBucket(const Scope& scope, Input keys, int64_t num_buckets) {
     throw InvalidArgument("HashBucket: num_buckets must be > 0, got ", num_buckets);
   }
   Output in = AsOutput(scope, keys);
-  return scope.AddNode(HashBucketOp(), {in}, {kNumBuckets(num_buckets)}, "HashBucket")
-      ->output(0);
+  return scope.AddNode(HashBucketOp(), {in}, {kNumBuckets(num_buckets)}, "HashBucket")->output(0);
 }
 
 Output FingerprintKeys(const Scope& scope, Input keys) {
@@ -499,10 +496,8 @@ Output FingerprintKeys(const Scope& scope, Input keys) {
 Output CheckIds(const Scope& scope, Input ids, int64_t num_buckets,
                 std::optional<int64_t> default_value, const std::string& context) {
   Output in = AsOutput(scope, ids);
-  AttrMap attrs = {kNumBuckets(num_buckets),
-                   kHasDefault(default_value.has_value()),
-                   kDefaultValue(default_value.value_or(-1)),
-                   kContext(context)};
+  AttrMap attrs = {kNumBuckets(num_buckets), kHasDefault(default_value.has_value()),
+                   kDefaultValue(default_value.value_or(-1)), kContext(context)};
   return scope.AddNode(CheckIdsOp(), {in}, std::move(attrs), "CheckIds")->output(0);
 }
 
@@ -523,8 +518,7 @@ Output CrossIds(const Scope& scope, const std::vector<Output>& ids, int64_t hash
   if (hash_bucket_size <= 0) {
     throw InvalidArgument("CrossIds: hash_bucket_size must be > 0, got ", hash_bucket_size);
   }
-  AttrMap attrs = {kHashBucketSize(hash_bucket_size),
-                   kHashKey(static_cast<int64_t>(hash_key))};
+  AttrMap attrs = {kHashBucketSize(hash_bucket_size), kHashKey(static_cast<int64_t>(hash_key))};
   return scope.AddNode(CrossIdsOp(), ids, std::move(attrs), "CrossIds")->output(0);
 }
 

@@ -68,8 +68,8 @@ TEST(NumericColumnTest, CastsReshapesAndNormalizes) {
   f.Add("age", Tensor::FromVector<int32_t>({20, 30, 40}));
   f.Add("xy", Tensor::FromVector<double>({1, 2, 3, 4, 5, 6}, Shape{3, 2}));
   auto age = NumericColumn("age", {.normalizer_fn = [](const Scope& s, Output x) {
-                                     return Div(s, Sub(s, x, 30.0f), 10.0f);
-                                   }});
+                             return Div(s, Sub(s, x, 30.0f), 10.0f);
+                           }});
   auto xy = NumericColumn("xy", {.shape = {2}});
   EXPECT_EQ(xy->dimension(), 2);
   Tensor out = f.Dense({xy, age});  // sorted by name: age, xy
@@ -102,8 +102,8 @@ TEST(BucketizedColumnTest, BoundariesAreLeftClosed) {
   EXPECT_EQ(f.Ids(b), (Ints{0, 1, 1, 2, 3}));
   Tensor dense = f.Dense({b});
   ASSERT_EQ(dense.shape(), (Shape{5, 4}));
-  EXPECT_EQ(Values<float>(dense), (std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0,
-                                                      0, 0, 1, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(Values<float>(dense),
+            (std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}));
 }
 
 TEST(BucketizedColumnTest, MultiDimensionalSourceOffsetsEachElement) {
@@ -112,7 +112,9 @@ TEST(BucketizedColumnTest, MultiDimensionalSourceOffsetsEachElement) {
   auto b = BucketizedColumn(NumericColumn("p", {.shape = {2}}), {0});
   EXPECT_EQ(b->num_buckets(), 4);
   EXPECT_EQ(f.Ids(b), (Ints{0, 3, 1, 2}));
-  EXPECT_NE(ErrorOf([] { BucketizedColumn(NumericColumn("x"), {1, 1}); }).find("ascending"),
+  EXPECT_NE(ErrorOf([] {
+              BucketizedColumn(NumericColumn("x"), {1, 1});
+            }).find("ascending"),
             std::string::npos);
   auto cat = CategoricalColumnWithIdentity("c", 3);
   EXPECT_NE(ErrorOf([&] { BucketizedColumn(IndicatorColumn(cat), {1}); }).find("NumericColumn"),
@@ -122,8 +124,8 @@ TEST(BucketizedColumnTest, MultiDimensionalSourceOffsetsEachElement) {
 TEST(VocabularyColumnTest, ListWithOovBucketsAndPadding) {
   Fixture f;
   f.Add("s", StringMatrix({"a", "c", "zzz", "", "b", "hello"}, 3, 2));
-  auto col = CategoricalColumnWithVocabularyList("s", Strings{"a", "b", "c"},
-                                                 {.num_oov_buckets = 2});
+  auto col =
+      CategoricalColumnWithVocabularyList("s", Strings{"a", "b", "c"}, {.num_oov_buckets = 2});
   EXPECT_EQ(col->num_buckets(), 5);
   const int64_t zzz = 3 + FeatureHash64("zzz") % 2;
   const int64_t hello = 3 + FeatureHash64("hello") % 2;
@@ -135,20 +137,24 @@ TEST(VocabularyColumnTest, DefaultValueAndIntegerVocabulary) {
   f.Add("s", Tensor::FromVector<std::string>({"b", "x", ""}));
   f.Add("n", Tensor::FromVector<int64_t>({30, 10, 99, -1}));
   f.Add("n32", Tensor::FromVector<int32_t>({20}));
-  EXPECT_EQ(f.Ids(CategoricalColumnWithVocabularyList("s", Strings{"a", "b"}, {.default_value = 0})),
-            (Ints{1, 0, -1}));
+  EXPECT_EQ(
+      f.Ids(CategoricalColumnWithVocabularyList("s", Strings{"a", "b"}, {.default_value = 0})),
+      (Ints{1, 0, -1}));
   EXPECT_EQ(f.Ids(CategoricalColumnWithVocabularyList("s", Strings{"a", "b"})), (Ints{1, -1, -1}));
   EXPECT_EQ(f.Ids(CategoricalColumnWithVocabularyList("n", Ints{10, 20, 30})),
             (Ints{2, 0, -1, -1}));
   EXPECT_EQ(f.Ids(CategoricalColumnWithVocabularyList("n32", Ints{10, 20, 30})), (Ints{1}));
-  std::string wrong = ErrorOf([&] { f.Ids(CategoricalColumnWithVocabularyList("n", Strings{"a"})); });
+  std::string wrong =
+      ErrorOf([&] { f.Ids(CategoricalColumnWithVocabularyList("n", Strings{"a"})); });
   EXPECT_NE(wrong.find("categorical column 'n' (feature 'n')"), std::string::npos) << wrong;
   EXPECT_NE(wrong.find("int64"), std::string::npos) << wrong;
-  EXPECT_NE(ErrorOf([] { CategoricalColumnWithVocabularyList("s", Strings{"a", "a"}); })
-                .find("duplicate"),
+  EXPECT_NE(ErrorOf([] {
+              CategoricalColumnWithVocabularyList("s", Strings{"a", "a"});
+            }).find("duplicate"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([] { CategoricalColumnWithVocabularyList("s", Strings{"a", ""}); })
-                .find("padding"),
+  EXPECT_NE(ErrorOf([] {
+              CategoricalColumnWithVocabularyList("s", Strings{"a", ""});
+            }).find("padding"),
             std::string::npos);
 }
 
@@ -161,9 +167,10 @@ TEST(VocabularyColumnTest, FileIsReadThroughEnv) {
   f.Add("k", Tensor::FromVector<int64_t>({7, 5}));
   EXPECT_EQ(f.Ids(CategoricalColumnWithVocabularyFile("color", "/vocab.txt", {.env = env.get()})),
             (Ints{2, 0, -1}));
-  EXPECT_EQ(f.Ids(CategoricalColumnWithVocabularyFile(
-                "color", "/vocab.txt", {.vocabulary_size = 2, .num_oov_buckets = 1, .env = env.get()})),
-            (Ints{2, 0, 2}));
+  EXPECT_EQ(
+      f.Ids(CategoricalColumnWithVocabularyFile(
+          "color", "/vocab.txt", {.vocabulary_size = 2, .num_oov_buckets = 1, .env = env.get()})),
+      (Ints{2, 0, 2}));
   EXPECT_EQ(f.Ids(CategoricalColumnWithVocabularyFile("k", "/ints.txt",
                                                       {.dtype = kInt64, .env = env.get()})),
             (Ints{1, 0}));
@@ -252,9 +259,9 @@ TEST(EmbeddingColumnTest, CombinersOverATableSetByHand) {
     Combiner combiner;
     std::vector<float> expected;
   };
-  for (const Case& c : {Case{Combiner::kSum, {1, 10, 2, 20, 0, 0}},
-                        Case{Combiner::kMean, {0.5f, 5, 2, 20, 0, 0}},
-                        Case{Combiner::kSqrtN, {1 / std::sqrt(2.f), 10 / std::sqrt(2.f), 2, 20, 0, 0}}}) {
+  for (const Case& c :
+       {Case{Combiner::kSum, {1, 10, 2, 20, 0, 0}}, Case{Combiner::kMean, {0.5f, 5, 2, 20, 0, 0}},
+        Case{Combiner::kSqrtN, {1 / std::sqrt(2.f), 10 / std::sqrt(2.f), 2, 20, 0, 0}}}) {
     Fixture f;
     f.Add("c", ids);
     auto emb = EmbeddingColumn(CategoricalColumnWithIdentity("c", 3),
@@ -282,7 +289,9 @@ TEST(InputLayerTest, SortsByNameSharesTransformsAndRejectsDuplicates) {
   auto a = CategoricalColumnWithIdentity("a", 2);
   Tensor out = f.Dense({NumericColumn("b"), IndicatorColumn(a)});
   EXPECT_EQ(Values<float>(out), (std::vector<float>{0, 1, 1, 1, 0, 2}));
-  EXPECT_NE(ErrorOf([&] { f.Dense({NumericColumn("b"), NumericColumn("b")}); }).find("unique"),
+  EXPECT_NE(ErrorOf([&] {
+              f.Dense({NumericColumn("b"), NumericColumn("b")});
+            }).find("unique"),
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { f.Dense({}); }).find("empty"), std::string::npos);
 }

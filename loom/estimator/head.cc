@@ -55,7 +55,8 @@ Output LabelsAsMatrix(const Scope& s, const std::string& head, Output labels, in
 
 void RequireLabels(const std::string& head, const Output& labels) {
   if (!labels.valid()) {
-    throw InvalidArgument(head, ": training and evaluation need labels, but the input function "
+    throw InvalidArgument(head,
+                          ": training and evaluation need labels, but the input function "
                           "returned none (name a component \"label\")");
   }
 }
@@ -68,8 +69,8 @@ Output ClassIdLabels(const Scope& s, const std::string& head, Output labels,
       throw InvalidArgument(head, ": label_vocabulary is set, so labels must be strings; got ",
                             DTypeName(labels.dtype()));
     }
-    return feature_column::VocabularyLookup(
-        s, labels, vocabulary, {.error_context = head + ": label"});
+    return feature_column::VocabularyLookup(s, labels, vocabulary,
+                                            {.error_context = head + ": label"});
   }
   if (labels.dtype() == kString) {
     throw InvalidArgument(head, ": labels are strings; set label_vocabulary to map them to ids");
@@ -137,8 +138,8 @@ class BinaryClassHeadImpl : public Head {
     // train to a negative loss).
     ids = feature_column::CheckLabelRange(s, ids, 1, /*exclusive=*/false, name());
     Output y = Cast(s, LabelsAsMatrix(s, name(), ids, 1), logits.dtype());
-    Output unreduced = losses::SigmoidCrossEntropy(s, y, logits,
-                                                   {.reduction = losses::Reduction::kNone});
+    Output unreduced =
+        losses::SigmoidCrossEntropy(s, y, logits, {.reduction = losses::Reduction::kNone});
     Output w = ExampleWeights(s, name(), features, o_.weight_column);
     Output loss = losses::ComputeWeightedLoss(s, unreduced, OptionalWeights(w), o_.loss_reduction);
     return {loss, unreduced, w, y};
@@ -155,10 +156,10 @@ class BinaryClassHeadImpl : public Head {
         {"accuracy", metrics::Accuracy(s, y, p.at("class_ids"), Weighted(w))},
         {"accuracy_baseline", baseline},
         {"auc", metrics::AUC(s, y, p.at("logistic"), {.weights = OptionalWeights(w)})},
-        {"auc_precision_recall",
-         metrics::AUC(s, y, p.at("logistic"),
-                      {.curve = metrics::Curve::kPR, .weights = OptionalWeights(w),
-                       .name = "auc_precision_recall"})},
+        {"auc_precision_recall", metrics::AUC(s, y, p.at("logistic"),
+                                              {.curve = metrics::Curve::kPR,
+                                               .weights = OptionalWeights(w),
+                                               .name = "auc_precision_recall"})},
         {"precision", metrics::Precision(s, y, p.at("class_ids"), Weighted(w))},
         {"recall", metrics::Recall(s, y, p.at("class_ids"), Weighted(w))},
         {"average_loss", metrics::Mean(s, loss.unreduced_loss, Weighted(w, "average_loss"))},
@@ -211,8 +212,8 @@ class MultiClassHeadImpl : public Head {
       throw InvalidArgument(name(), ": labels must be integer class ids (int32 or int64), got ",
                             DTypeName(ids.dtype()));
     }
-    Output y = Reshape(s, Cast(s, LabelsAsMatrix(s, name(), ids, 1), kInt64),
-                       std::vector<int64_t>{-1});
+    Output y =
+        Reshape(s, Cast(s, LabelsAsMatrix(s, name(), ids, 1), kInt64), std::vector<int64_t>{-1});
     Output unreduced = ExpandDims(
         s, losses::SparseSoftmaxCrossEntropy(s, y, logits, {.reduction = losses::Reduction::kNone}),
         1);
@@ -227,7 +228,8 @@ class MultiClassHeadImpl : public Head {
     Output predicted = Reshape(s, p.at("class_ids"), std::vector<int64_t>{-1});
     return {
         {"accuracy", metrics::Accuracy(s, loss.labels, predicted, Weighted(w))},
-        {"average_loss", metrics::Mean(s, loss.unreduced_loss, Weighted(loss.weights, "average_loss"))},
+        {"average_loss",
+         metrics::Mean(s, loss.unreduced_loss, Weighted(loss.weights, "average_loss"))},
     };
   }
 

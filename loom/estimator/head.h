@@ -101,7 +101,7 @@ std::shared_ptr<const Head> BinaryClassHead(BinaryClassHeadOptions options = {})
 struct MultiClassHeadOptions {
   // REQUIRES: > 2 (use BinaryClassHead for 2).
   int64_t n_classes = 0;
-  std::string weight_column;                  // Default: ""
+  std::string weight_column;  // Default: ""
   // n_classes label strings. Default: empty, labels are class ids.
   std::vector<std::string> label_vocabulary;
   losses::Reduction loss_reduction = losses::Reduction::kSumOverBatchSize;  // Default: as above
@@ -111,7 +111,7 @@ std::shared_ptr<const Head> MultiClassHead(MultiClassHeadOptions options);
 struct RegressionHeadOptions {
   // Values predicted per example. Default: 1.
   int64_t label_dimension = 1;
-  std::string weight_column;  // Default: ""
+  std::string weight_column;                                                // Default: ""
   losses::Reduction loss_reduction = losses::Reduction::kSumOverBatchSize;  // Default: as above
 };
 std::shared_ptr<const Head> RegressionHead(RegressionHeadOptions options = {});

@@ -17,7 +17,9 @@ std::vector<T> Values(const Tensor& t) {
 }
 
 double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
-double SigmoidXent(double z, double x) { return std::max(x, 0.0) - x * z + std::log1p(std::exp(-std::abs(x))); }
+double SigmoidXent(double z, double x) {
+  return std::max(x, 0.0) - x * z + std::log1p(std::exp(-std::abs(x)));
+}
 
 // Runs every metric's update once, then returns the values.
 std::map<std::string, double> RunMetrics(Session& session, const Scope& s,
@@ -39,8 +41,7 @@ TEST(BinaryClassHeadTest, LossPredictionsAndMetrics) {
   Output logits = Const(s, Tensor::FromVector(x, Shape{4, 1}));
   auto head = BinaryClassHead({.label_vocabulary = {"neg", "pos"}});
   EXPECT_EQ(head->logits_dimension(), 1);
-  Output string_labels =
-      Const(s, Tensor::FromVector<std::string>({"pos", "neg", "neg", "neg"}));
+  Output string_labels = Const(s, Tensor::FromVector<std::string>({"pos", "neg", "neg", "neg"}));
   EstimatorSpec spec = head->CreateEstimatorSpec(s, {}, Mode::kEval, logits, string_labels, {});
   Session session(graph);
 
@@ -65,7 +66,7 @@ TEST(BinaryClassHeadTest, LossPredictionsAndMetrics) {
   EXPECT_NEAR(m["accuracy_baseline"], 0.75, 1e-6);  // 3 of 4 labels are 0
   EXPECT_NEAR(m["precision"], 0.5, 1e-6);           // predicted 1 for examples 0 and 2
   EXPECT_NEAR(m["recall"], 1.0, 1e-6);
-  EXPECT_NEAR(m["auc"], 1.0, 1e-3);                 // the positive has the top score
+  EXPECT_NEAR(m["auc"], 1.0, 1e-3);  // the positive has the top score
   EXPECT_NEAR(m["label/mean"], 0.25, 1e-6);
   EXPECT_NEAR(m["average_loss"], expected_loss, 1e-5);
   double pm = 0;
@@ -83,7 +84,8 @@ TEST(BinaryClassHeadTest, LossPredictionsAndMetrics) {
     session2.Eval(bad.loss);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("binary_classification_head"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("binary_classification_head"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("'maybe'"), std::string::npos) << e.what();
   }
 }

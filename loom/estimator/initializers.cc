@@ -36,14 +36,20 @@ Initializer VarianceScaling(VarianceScalingOptions options) {
     const Fans fans = ComputeFans(shape);
     double scale = options.scale;
     switch (options.mode) {
-      case FanMode::kFanIn: scale /= std::max(1.0, fans.fan_in); break;
-      case FanMode::kFanOut: scale /= std::max(1.0, fans.fan_out); break;
-      case FanMode::kFanAvg: scale /= std::max(1.0, (fans.fan_in + fans.fan_out) / 2); break;
+      case FanMode::kFanIn:
+        scale /= std::max(1.0, fans.fan_in);
+        break;
+      case FanMode::kFanOut:
+        scale /= std::max(1.0, fans.fan_out);
+        break;
+      case FanMode::kFanAvg:
+        scale /= std::max(1.0, (fans.fan_in + fans.fan_out) / 2);
+        break;
     }
     switch (options.distribution) {
       case Distribution::kTruncatedNormal:
-        return loom::TruncatedNormal(s, shape, dtype, 0.0,
-                                     std::sqrt(scale) / 0.87962566103423978, options.seed);
+        return loom::TruncatedNormal(s, shape, dtype, 0.0, std::sqrt(scale) / 0.87962566103423978,
+                                     options.seed);
       case Distribution::kNormal:
         return loom::RandomNormal(s, shape, dtype, 0.0, std::sqrt(scale), options.seed);
       case Distribution::kUniform: {
@@ -57,23 +63,31 @@ Initializer VarianceScaling(VarianceScalingOptions options) {
 }
 
 Initializer GlorotUniform(SeedOptions options) {
-  return VarianceScaling({.scale = 1.0, .mode = FanMode::kFanAvg,
-                          .distribution = Distribution::kUniform, .seed = options.seed});
+  return VarianceScaling({.scale = 1.0,
+                          .mode = FanMode::kFanAvg,
+                          .distribution = Distribution::kUniform,
+                          .seed = options.seed});
 }
 
 Initializer GlorotNormal(SeedOptions options) {
-  return VarianceScaling({.scale = 1.0, .mode = FanMode::kFanAvg,
-                          .distribution = Distribution::kTruncatedNormal, .seed = options.seed});
+  return VarianceScaling({.scale = 1.0,
+                          .mode = FanMode::kFanAvg,
+                          .distribution = Distribution::kTruncatedNormal,
+                          .seed = options.seed});
 }
 
 Initializer HeNormal(SeedOptions options) {
-  return VarianceScaling({.scale = 2.0, .mode = FanMode::kFanIn,
-                          .distribution = Distribution::kTruncatedNormal, .seed = options.seed});
+  return VarianceScaling({.scale = 2.0,
+                          .mode = FanMode::kFanIn,
+                          .distribution = Distribution::kTruncatedNormal,
+                          .seed = options.seed});
 }
 
 Initializer HeUniform(SeedOptions options) {
-  return VarianceScaling({.scale = 2.0, .mode = FanMode::kFanIn,
-                          .distribution = Distribution::kUniform, .seed = options.seed});
+  return VarianceScaling({.scale = 2.0,
+                          .mode = FanMode::kFanIn,
+                          .distribution = Distribution::kUniform,
+                          .seed = options.seed});
 }
 
 Initializer RandomNormal(NormalOptions options) {

@@ -72,8 +72,8 @@ Initializer HeNormal(SeedOptions options = {});
 Initializer HeUniform(SeedOptions options = {});
 
 struct NormalOptions {
-  double mean = 0.0;    // Default: 0.0
-  double stddev = 1.0;  // Default: 1.0 (TF1 random_normal / truncated_normal initializers)
+  double mean = 0.0;       // Default: 0.0
+  double stddev = 1.0;     // Default: 1.0 (TF1 random_normal / truncated_normal initializers)
   int64_t seed = kNoSeed;  // Default: kNoSeed
 };
 Initializer RandomNormal(NormalOptions options = {});
@@ -81,8 +81,8 @@ Initializer RandomNormal(NormalOptions options = {});
 Initializer TruncatedNormal(NormalOptions options = {});
 
 struct UniformOptions {
-  double minval = -0.05;  // Default: -0.05 (TF1 random_uniform_initializer: 0; Keras: -0.05)
-  double maxval = 0.05;   // Default: 0.05 (TF1: 1; Keras: 0.05)
+  double minval = -0.05;   // Default: -0.05 (TF1 random_uniform_initializer: 0; Keras: -0.05)
+  double maxval = 0.05;    // Default: 0.05 (TF1: 1; Keras: 0.05)
   int64_t seed = kNoSeed;  // Default: kNoSeed
 };
 Initializer RandomUniform(UniformOptions options = {});

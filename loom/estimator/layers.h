@@ -84,27 +84,27 @@ struct DenseOptions {
 Output Dense(const Scope& scope, Input inputs, DenseOptions options);
 
 struct Conv2DOptions {
-  int64_t filters = 0;                      // REQUIRES: > 0
-  Size2D kernel_size;                       // REQUIRES: set
-  Size2D strides = 1;                       // Default: 1
-  std::string padding = "valid";            // "valid" or "same" (any case). Default: "valid"
-  Activation activation;                    // Default: none
-  bool use_bias = true;                     // Default: true
+  int64_t filters = 0;                           // REQUIRES: > 0
+  Size2D kernel_size;                            // REQUIRES: set
+  Size2D strides = 1;                            // Default: 1
+  std::string padding = "valid";                 // "valid" or "same" (any case). Default: "valid"
+  Activation activation;                         // Default: none
+  bool use_bias = true;                          // Default: true
   initializers::Initializer kernel_initializer;  // Default: GlorotUniform()
   initializers::Initializer bias_initializer;    // Default: Zeros()
-  Regularizer kernel_regularizer;           // Default: none
-  Regularizer bias_regularizer;             // Default: none
-  bool trainable = true;                    // Default: true
-  std::string name = "conv2d";              // Default: "conv2d"
+  Regularizer kernel_regularizer;                // Default: none
+  Regularizer bias_regularizer;                  // Default: none
+  bool trainable = true;                         // Default: true
+  std::string name = "conv2d";                   // Default: "conv2d"
 };
 // NHWC input; kernel [kh, kw, in_channels, filters] (HWIO), bias [filters].
 Output Conv2D(const Scope& scope, Input inputs, Conv2DOptions options);
 
 struct Pooling2DOptions {
-  Size2D pool_size;                // REQUIRES: set
-  Size2D strides;                  // Default: pool_size (Keras' default)
-  std::string padding = "valid";   // Default: "valid"
-  std::string name;                // Default: "max_pooling2d" / "average_pooling2d"
+  Size2D pool_size;               // REQUIRES: set
+  Size2D strides;                 // Default: pool_size (Keras' default)
+  std::string padding = "valid";  // Default: "valid"
+  std::string name;               // Default: "max_pooling2d" / "average_pooling2d"
 };
 Output MaxPooling2D(const Scope& scope, Input inputs, Pooling2DOptions options);
 // Padding cells are not counted in the mean (TF).
@@ -118,7 +118,7 @@ struct DropoutOptions {
   // Known when the graph is built (the model function's mode). false: the identity.
   // Default: false (tf.layers.dropout's default).
   bool training = false;
-  int64_t seed = kNoSeed;  // Default: kNoSeed
+  int64_t seed = kNoSeed;        // Default: kNoSeed
   std::string name = "dropout";  // Default: "dropout"
 };
 // Inverted dropout in training (survivors scaled by 1 / (1 - rate)); else inputs.
@@ -138,8 +138,8 @@ struct BatchNormalizationOptions {
   initializers::Initializer gamma_initializer;            // Default: Ones()
   initializers::Initializer moving_mean_initializer;      // Default: Zeros()
   initializers::Initializer moving_variance_initializer;  // Default: Ones()
-  bool trainable = true;                  // gamma and beta. Default: true
-  std::string name = "batch_normalization";  // Default: "batch_normalization"
+  bool trainable = true;                                  // gamma and beta. Default: true
+  std::string name = "batch_normalization";               // Default: "batch_normalization"
 };
 // gamma * (x - mean) / sqrt(var + epsilon) + beta, with variables "<scope>/gamma",
 // "beta", "moving_mean", "moving_variance" (the moving ones not trainable, but saved).
@@ -147,8 +147,7 @@ struct BatchNormalizationOptions {
 // non-fused path) and an UPDATE_OPS member (see UpdateOps) assigns
 //   moving -= (moving - batch) * (1 - momentum).
 // The channel dim must be known.
-Output BatchNormalization(const Scope& scope, Input inputs,
-                          BatchNormalizationOptions options = {});
+Output BatchNormalization(const Scope& scope, Input inputs, BatchNormalizationOptions options = {});
 
 // The pending moving-statistics updates of every training-mode layer built in `graph`
 // (TF1's tf.get_collection(UPDATE_OPS)); empty when there are none.

@@ -29,15 +29,15 @@ Output Conv2D(const Scope& scope, Input inputs, Conv2DOptions options) {
   const std::string padding = NormalizePadding(options.padding, layer.prefix());
   Variable kernel = MakeVariable(
       layer, "kernel",
-      {options.kernel_size.height, options.kernel_size.width, channels, options.filters},
-      x.dtype(), options.kernel_initializer, initializers::GlorotUniform(), options.trainable,
+      {options.kernel_size.height, options.kernel_size.width, channels, options.filters}, x.dtype(),
+      options.kernel_initializer, initializers::GlorotUniform(), options.trainable,
       options.kernel_regularizer);
   Output y = loom::Conv2D(layer.WithOpName("Conv2D"), x, kernel,
                           {options.strides.height, options.strides.width}, padding);
   if (options.use_bias) {
-    Variable bias = MakeVariable(layer, "bias", {options.filters}, x.dtype(),
-                                 options.bias_initializer, initializers::Zeros(),
-                                 options.trainable, options.bias_regularizer);
+    Variable bias =
+        MakeVariable(layer, "bias", {options.filters}, x.dtype(), options.bias_initializer,
+                     initializers::Zeros(), options.trainable, options.bias_regularizer);
     y = BiasAdd(layer.WithOpName("BiasAdd"), y, bias);
   }
   return Activate(layer, options.activation, y);

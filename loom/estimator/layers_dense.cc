@@ -15,8 +15,8 @@
 namespace loom::layers {
 namespace internal {
 
-Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& shape,
-                      DType dtype, const initializers::Initializer& init,
+Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& shape, DType dtype,
+                      const initializers::Initializer& init,
                       const initializers::Initializer& fallback, bool trainable,
                       const Regularizer& regularizer) {
   const initializers::Initializer& chosen = init ? init : fallback;
@@ -96,9 +96,9 @@ Output Dense(const Scope& scope, Input inputs, DenseOptions options) {
     throw InvalidArgument("layer '", layer.prefix(), "': the last dim of the inputs (shape ",
                           x.shape(), ") must be known to size the kernel");
   }
-  Variable kernel = MakeVariable(layer, "kernel", {in, options.units}, x.dtype(),
-                                 options.kernel_initializer, initializers::GlorotUniform(),
-                                 options.trainable, options.kernel_regularizer);
+  Variable kernel =
+      MakeVariable(layer, "kernel", {in, options.units}, x.dtype(), options.kernel_initializer,
+                   initializers::GlorotUniform(), options.trainable, options.kernel_regularizer);
   Output y;
   if (rank == 2) {
     y = MatMul(layer.WithOpName("MatMul"), x, kernel);
@@ -112,9 +112,9 @@ Output Dense(const Scope& scope, Input inputs, DenseOptions options) {
     y = Reshape(layer, MatMul(layer.WithOpName("MatMul"), flat, kernel), out_shape);
   }
   if (options.use_bias) {
-    Variable bias = MakeVariable(layer, "bias", {options.units}, x.dtype(),
-                                 options.bias_initializer, initializers::Zeros(),
-                                 options.trainable, options.bias_regularizer);
+    Variable bias =
+        MakeVariable(layer, "bias", {options.units}, x.dtype(), options.bias_initializer,
+                     initializers::Zeros(), options.trainable, options.bias_regularizer);
     y = BiasAdd(layer.WithOpName("BiasAdd"), y, bias);
   }
   return Activate(layer, options.activation, y);
@@ -124,14 +124,13 @@ Output Flatten(const Scope& scope, Input inputs) {
   Output x = AsOutput(scope, inputs);
   Scope layer = scope.NewSubScope("flatten");
   if (!x.shape().rank_known() || x.shape().rank() < 1) {
-    throw InvalidArgument("layer '", layer.prefix(), "': inputs need rank >= 1, got ",
-                          x.shape());
+    throw InvalidArgument("layer '", layer.prefix(), "': inputs need rank >= 1, got ", x.shape());
   }
   int64_t inner = 1;
   for (int i = 1; i < x.shape().rank(); ++i) {
     if (x.shape().dim(i) == kUnknownDim) {
-      throw InvalidArgument("layer '", layer.prefix(), "': all but the batch dim must be known, got ",
-                            x.shape());
+      throw InvalidArgument("layer '", layer.prefix(),
+                            "': all but the batch dim must be known, got ", x.shape());
     }
     inner *= x.shape().dim(i);
   }
@@ -141,8 +140,8 @@ Output Flatten(const Scope& scope, Input inputs) {
 Output Dropout(const Scope& scope, Input inputs, DropoutOptions options) {
   Output x = AsOutput(scope, inputs);
   if (!(options.rate >= 0 && options.rate < 1)) {
-    throw InvalidArgument("Dropout '", scope.FullName(options.name), "': rate must be in [0, 1), got ",
-                          options.rate);
+    throw InvalidArgument("Dropout '", scope.FullName(options.name),
+                          "': rate must be in [0, 1), got ", options.rate);
   }
   if (!options.training || options.rate == 0) return x;
   Scope layer = scope.NewSubScope(options.name);
@@ -153,8 +152,9 @@ Output Embedding(const Scope& scope, Input ids, EmbeddingOptions options) {
   Output i = AsOutput(scope, ids);
   Scope layer = scope.NewSubScope(options.name);
   if (options.input_dim <= 0 || options.output_dim <= 0) {
-    throw InvalidArgument("layer '", layer.prefix(), "': input_dim and output_dim must be positive, got ",
-                          options.input_dim, " and ", options.output_dim);
+    throw InvalidArgument("layer '", layer.prefix(),
+                          "': input_dim and output_dim must be positive, got ", options.input_dim,
+                          " and ", options.output_dim);
   }
   if (i.dtype() != kInt32 && i.dtype() != kInt64) {
     throw InvalidArgument("layer '", layer.prefix(), "': ids must be int32 or int64, got ",

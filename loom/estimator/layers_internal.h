@@ -12,8 +12,8 @@ namespace loom::layers::internal {
 // A variable named "<layer>/<name>" whose initial value (from `init`, or `fallback` when
 // init is empty) is built under "<layer>/<name>_initializer". With a regularizer, its
 // penalty "<layer>/<name>_regularizer/penalty" joins GraphKeys::kRegularizationLosses.
-Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& shape,
-                      DType dtype, const initializers::Initializer& init,
+Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& shape, DType dtype,
+                      const initializers::Initializer& init,
                       const initializers::Initializer& fallback, bool trainable,
                       const Regularizer& regularizer = {});
 

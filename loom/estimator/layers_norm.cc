@@ -25,8 +25,9 @@ Output BatchNormalization(const Scope& scope, Input inputs, BatchNormalizationOp
                           " of the inputs (shape ", x.shape(), ") must be known");
   }
   if (!(options.momentum >= 0 && options.momentum <= 1) || !(options.epsilon > 0)) {
-    throw InvalidArgument("layer '", layer.prefix(), "': need 0 <= momentum <= 1 and epsilon > 0, got ",
-                          options.momentum, " and ", options.epsilon);
+    throw InvalidArgument("layer '", layer.prefix(),
+                          "': need 0 <= momentum <= 1 and epsilon > 0, got ", options.momentum,
+                          " and ", options.epsilon);
   }
   const DType dtype = x.dtype();
   const Shape param_shape{channels};
@@ -42,9 +43,9 @@ Output BatchNormalization(const Scope& scope, Input inputs, BatchNormalizationOp
   Variable moving_mean = MakeVariable(layer, "moving_mean", param_shape, dtype,
                                       options.moving_mean_initializer, initializers::Zeros(),
                                       /*trainable=*/false);
-  Variable moving_variance = MakeVariable(layer, "moving_variance", param_shape, dtype,
-                                          options.moving_variance_initializer,
-                                          initializers::Ones(), /*trainable=*/false);
+  Variable moving_variance =
+      MakeVariable(layer, "moving_variance", param_shape, dtype,
+                   options.moving_variance_initializer, initializers::Ones(), /*trainable=*/false);
 
   // Parameters of shape [C] broadcast against x as [1, .., C, .., 1].
   std::vector<int64_t> reduce_axes;
@@ -63,8 +64,8 @@ Output BatchNormalization(const Scope& scope, Input inputs, BatchNormalizationOp
     // nn.moments: the variance's gradient through the mean is zero, so stop it (as TF).
     Output batch_mean = Mean(layer.WithOpName("mean"), x, reduce_axes, {.keep_dims = true});
     Output centered = Sub(layer, x, StopGradient(layer, batch_mean));
-    Output batch_variance =
-        Mean(layer.WithOpName("variance"), Square(layer, centered), reduce_axes, {.keep_dims = true});
+    Output batch_variance = Mean(layer.WithOpName("variance"), Square(layer, centered), reduce_axes,
+                                 {.keep_dims = true});
     mean = batch_mean;
     variance = batch_variance;
     // moving -= (moving - batch) * (1 - momentum).
@@ -95,7 +96,8 @@ std::vector<Operation> UpdateOps(const Graph& graph) {
 
 Operation UpdateOp(const Scope& scope) {
   std::vector<Operation> ops = UpdateOps(scope.graph());
-  return ops.empty() ? NoOp(scope.WithOpName("update_ops")) : Group(scope.WithOpName("update_ops"), ops);
+  return ops.empty() ? NoOp(scope.WithOpName("update_ops"))
+                     : Group(scope.WithOpName("update_ops"), ops);
 }
 
 }  // namespace loom::layers

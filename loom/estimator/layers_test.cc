@@ -80,8 +80,8 @@ TEST(DenseTest, RankThreeInputsMultiplyAlongTheLastDim) {
   Graph graph;
   Scope s(graph);
   Output x = Placeholder(s, kFloat32, {-1, 2, 3});
-  Output y = L::Dense(s, x, {.units = 2, .kernel_initializer = I::Ones(),
-                             .bias_initializer = I::Constant(1.0)});
+  Output y = L::Dense(
+      s, x, {.units = 2, .kernel_initializer = I::Ones(), .bias_initializer = I::Constant(1.0)});
   EXPECT_EQ(y.shape(), Shape({-1, 2, 2}));
   Session session(graph, {.intra_op_threads = 1});
   session.RunTarget(GlobalVariablesInitializer(s));
@@ -95,8 +95,10 @@ TEST(DenseTest, ActivationsWithParametersAndFunctionPointers) {
   Scope s(graph);
   Output x = Const(s, Floats({-1, 2}, {1, 2}));
   auto dense = [&](L::Activation a) {
-    return L::Dense(s, x, {.units = 2, .activation = a, .kernel_initializer = I::Constant(
-                               Floats({1, 0, 0, 1}, {2, 2}))});
+    return L::Dense(s, x,
+                    {.units = 2,
+                     .activation = a,
+                     .kernel_initializer = I::Constant(Floats({1, 0, 0, 1}, {2, 2}))});
   };
   Output tanh = dense(loom::Tanh);
   Output sigmoid = dense(loom::Sigmoid);
@@ -115,8 +117,10 @@ TEST(DenseTest, RegularizerPenaltyIsRecorded) {
   Graph graph;
   Scope s(graph);
   Output x = Placeholder(s, kFloat32, {-1, 2});
-  L::Dense(s, x, {.units = 2, .kernel_initializer = I::Constant(2.0),
-                  .kernel_regularizer = L::L2Regularizer(0.5)});
+  L::Dense(s, x,
+           {.units = 2,
+            .kernel_initializer = I::Constant(2.0),
+            .kernel_regularizer = L::L2Regularizer(0.5)});
   std::vector<Output> penalties = L::RegularizationLosses(graph);
   ASSERT_EQ(penalties.size(), 1u);
   Session session(graph, {.intra_op_threads = 1});
@@ -131,8 +135,10 @@ TEST(LayersTest, CollectionsHoldPenaltiesAndUpdatesAndSurviveExport) {
   Graph graph;
   Scope s(graph);
   Output x = Placeholder(s.WithOpName("x"), kFloat32, {-1, 2});
-  Output h = L::Dense(s, x, {.units = 2, .kernel_initializer = I::Constant(2.0),
-                             .kernel_regularizer = L::L2Regularizer(0.5)});
+  Output h = L::Dense(s, x,
+                      {.units = 2,
+                       .kernel_initializer = I::Constant(2.0),
+                       .kernel_regularizer = L::L2Regularizer(0.5)});
   L::BatchNormalization(s, h, {.momentum = 0.9, .training = true});
   Output own_penalty = Const(s.WithOpName("own_penalty"), Tensor::Scalar<float>(1.5f));
   graph.collections().Add(GraphKeys::kRegularizationLosses, own_penalty);
@@ -206,10 +212,11 @@ TEST(Conv2DTest, ShapesNamesAndValues) {
   Graph graph;
   Scope s(graph);
   Output x = Placeholder(s, kFloat32, {-1, 5, 4, 2});
-  Output same = L::Conv2D(s, x, {.filters = 3, .kernel_size = {3, 3}, .padding = "same",
-                                 .activation = loom::Relu});
+  Output same = L::Conv2D(
+      s, x, {.filters = 3, .kernel_size = {3, 3}, .padding = "same", .activation = loom::Relu});
   Output valid = L::Conv2D(s, x, {.filters = 3, .kernel_size = {3, 2}});
-  Output strided = L::Conv2D(s, x, {.filters = 1, .kernel_size = 2, .strides = 2, .padding = "SAME"});
+  Output strided =
+      L::Conv2D(s, x, {.filters = 1, .kernel_size = 2, .strides = 2, .padding = "SAME"});
   EXPECT_EQ(same.shape(), Shape({-1, 5, 4, 3}));
   EXPECT_EQ(valid.shape(), Shape({-1, 3, 3, 3}));
   EXPECT_EQ(strided.shape(), Shape({-1, 3, 2, 1}));
@@ -239,7 +246,8 @@ TEST(Conv2DTest, ShapesNamesAndValues) {
 TEST(PoolingTest, MaxAndAveragePoolingWithTheSketchsOptions) {
   Graph graph;
   Scope s(graph);
-  Output x = Const(s, Floats({1, 2, 3, 4,  5, 6, 7, 8,  9, 10, 11, 12,  13, 14, 15, 16}, {1, 4, 4, 1}));
+  Output x =
+      Const(s, Floats({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {1, 4, 4, 1}));
   Output max = L::MaxPooling2D(s, x, {.pool_size = {2, 2}, .strides = 2});
   Output avg = L::AveragePooling2D(s, x, {.pool_size = 2});
   Output avg_same = L::AveragePooling2D(s, x, {.pool_size = 3, .strides = 2, .padding = "same"});
@@ -272,8 +280,10 @@ TEST(DropoutTest, IdentityInInferenceAndScaledMaskInTraining) {
   Session session(graph, {.intra_op_threads = 1});
   int zeros = 0;
   for (double v : AsDoubles(session.Eval(d))) {
-    if (v == 0) ++zeros;
-    else EXPECT_NEAR(v, 2.0 / 0.6, 1e-5);
+    if (v == 0)
+      ++zeros;
+    else
+      EXPECT_NEAR(v, 2.0 / 0.6, 1e-5);
   }
   EXPECT_GT(zeros, 330);
   EXPECT_LT(zeros, 470);
@@ -285,8 +295,9 @@ TEST(BatchNormalizationTest, TrainingUsesBatchStatisticsAndUpdatesMovingAverages
   Scope s(graph);
   Output x = Placeholder(s, kFloat32, {-1, 2});
   Output y = L::BatchNormalization(s, x, {.momentum = 0.9, .training = true});
-  for (const char* name : {"batch_normalization/gamma", "batch_normalization/beta",
-                           "batch_normalization/moving_mean", "batch_normalization/moving_variance"}) {
+  for (const char* name :
+       {"batch_normalization/gamma", "batch_normalization/beta", "batch_normalization/moving_mean",
+        "batch_normalization/moving_variance"}) {
     EXPECT_NE(graph.FindNode(name), nullptr) << name;
   }
   EXPECT_EQ(graph.TrainableVariables().size(), 2u);
@@ -344,7 +355,8 @@ TEST(BatchNormalizationTest, ChannelsFirstAxisAndGradient) {
   // Without gamma/beta the training output depends only on x: check its gradient.
   double err = MaxGradientError(
       [](const Scope& sc, const std::vector<Output>& xs) {
-        return L::BatchNormalization(sc, xs[0], {.center = false, .scale = false, .training = true});
+        return L::BatchNormalization(sc, xs[0],
+                                     {.center = false, .scale = false, .training = true});
       },
       {RandomDoubles({4, 3}, 21)});
   EXPECT_LT(err, 1e-5);
@@ -354,9 +366,11 @@ TEST(EmbeddingTest, LooksUpRowsWithASparseGradient) {
   Graph graph;
   Scope s(graph);
   Output ids = Const(s, Tensor::FromVector(std::vector<int64_t>{0, 2, 2, 1}, {2, 2}));
-  Output e = L::Embedding(s, ids, {.input_dim = 3, .output_dim = 2,
-                                   .embeddings_initializer = I::Constant(
-                                       Floats({0, 1, 10, 11, 20, 21}, {3, 2}))});
+  Output e =
+      L::Embedding(s, ids,
+                   {.input_dim = 3,
+                    .output_dim = 2,
+                    .embeddings_initializer = I::Constant(Floats({0, 1, 10, 11, 20, 21}, {3, 2}))});
   EXPECT_EQ(e.shape(), Shape({2, 2, 2}));
   Node* table = graph.FindNode("embedding/embeddings");
   ASSERT_NE(table, nullptr);
@@ -365,7 +379,8 @@ TEST(EmbeddingTest, LooksUpRowsWithASparseGradient) {
   Session session(graph, {.intra_op_threads = 1});
   session.RunTarget(GlobalVariablesInitializer(s));
   ExpectAllNear(session.Eval(e), {0, 1, 20, 21, 20, 21, 10, 11}, 0);
-  Output lookup = L::EmbeddingLookup(s, table->output(0), Const(s, Tensor::FromVector(std::vector<int32_t>{1})));
+  Output lookup = L::EmbeddingLookup(s, table->output(0),
+                                     Const(s, Tensor::FromVector(std::vector<int32_t>{1})));
   ExpectAllNear(session.Eval(lookup), {10, 11}, 0);
 }
 
@@ -413,9 +428,10 @@ TEST(InitializersTest, VarianceScalingFamilyHasTheIntendedStatistics) {
   auto [m3, v3] = Moments(I::HeNormal(), {3, 3, 16, 32}, 3);  // fan_in 144
   EXPECT_NEAR(m3, 0, 0.01);
   EXPECT_NEAR(v3, 2.0 / 144, 2.0 / 144 * 0.05);
-  auto [m4, v4] = Moments(I::VarianceScaling({.scale = 3.0, .mode = I::FanMode::kFanOut,
-                                              .distribution = I::Distribution::kNormal}),
-                          {100, 400}, 4);
+  auto [m4, v4] = Moments(
+      I::VarianceScaling(
+          {.scale = 3.0, .mode = I::FanMode::kFanOut, .distribution = I::Distribution::kNormal}),
+      {100, 400}, 4);
   EXPECT_NEAR(m4, 0, 0.003);
   EXPECT_NEAR(v4, 3.0 / 400, 3.0 / 400 * 0.03);
   auto [m5, v5] = Moments(I::TruncatedNormal({.mean = 1.0, .stddev = 0.5}), {50000}, 5, &values);

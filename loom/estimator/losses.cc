@@ -46,8 +46,8 @@ void CheckCompatible(const Scope& s, const char* what, const Output& x, const ch
 
 }  // namespace
 
-Output ComputeWeightedLoss(const Scope& scope, Output losses,
-                           const std::optional<Input>& weights, Reduction reduction) {
+Output ComputeWeightedLoss(const Scope& scope, Output losses, const std::optional<Input>& weights,
+                           Reduction reduction) {
   const DType dtype = losses.dtype();
   Output weighted = losses;
   Output broadcast_weights;  // W: weights broadcast to the losses' shape
@@ -71,11 +71,10 @@ Output ComputeWeightedLoss(const Scope& scope, Output losses,
     case Reduction::kSumOverBatchSize:
       return DivNoNan(scope.WithOpName("value"), total, Cast(scope, Size(scope, losses), dtype));
     case Reduction::kSumByNonzeroWeights: {
-      Output present =
-          broadcast_weights.valid()
-              ? Sum(scope.WithOpName("num_present"),
-                    Cast(scope, NotEqual(scope, broadcast_weights, 0.0), dtype))
-              : Cast(scope.WithOpName("num_present"), Size(scope, losses), dtype);
+      Output present = broadcast_weights.valid()
+                           ? Sum(scope.WithOpName("num_present"),
+                                 Cast(scope, NotEqual(scope, broadcast_weights, 0.0), dtype))
+                           : Cast(scope.WithOpName("num_present"), Size(scope, losses), dtype);
       return DivNoNan(scope.WithOpName("value"), total, present);
     }
     case Reduction::kNone:
@@ -143,8 +142,7 @@ Output SigmoidCrossEntropy(const Scope& scope, Input multi_class_labels, Input l
   return ComputeWeightedLoss(s, per_element, options.weights, options.reduction);
 }
 
-Output MeanSquaredError(const Scope& scope, Input labels, Input predictions,
-                        LossOptions options) {
+Output MeanSquaredError(const Scope& scope, Input labels, Input predictions, LossOptions options) {
   Scope s = scope.NewSubScope("mean_squared_error");
   Output p = FloatInput(s, predictions, "predictions");
   Output y = AsDType(s, labels, p.dtype());
@@ -173,8 +171,7 @@ Output HuberLoss(const Scope& scope, Input labels, Input predictions, LossOption
   Output abs_error = Abs(s, Sub(s, p, y));
   Output quadratic = Minimum(s, abs_error, options.delta);
   Output linear = Sub(s, abs_error, quadratic);
-  Output per_element =
-      Add(s, Mul(s, Square(s, quadratic), 0.5), Mul(s, linear, options.delta));
+  Output per_element = Add(s, Mul(s, Square(s, quadratic), 0.5), Mul(s, linear, options.delta));
   return ComputeWeightedLoss(s, per_element, options.weights, options.reduction);
 }
 

@@ -97,8 +97,10 @@ TEST(LossesTest, SparseLabelsMayBeColumnsOrUint8) {
   Graph graph;
   Scope s(graph);
   Output logits = Const(s, Floats({0, 0, 1, 2}, {2, 2}));
-  Output a = Lo::SparseSoftmaxCrossEntropy(s, Const(s, Tensor::FromVector(std::vector<int32_t>{1, 0}, {2, 1})), logits);
-  Output b = Lo::SparseSoftmaxCrossEntropy(s, Const(s, Tensor::FromVector(std::vector<uint8_t>{1, 0}, {2})), logits);
+  Output a = Lo::SparseSoftmaxCrossEntropy(
+      s, Const(s, Tensor::FromVector(std::vector<int32_t>{1, 0}, {2, 1})), logits);
+  Output b = Lo::SparseSoftmaxCrossEntropy(
+      s, Const(s, Tensor::FromVector(std::vector<uint8_t>{1, 0}, {2})), logits);
   const double expected = (std::log(2.0) + LogSumExp({1, 2}) - 1) / 2;
   EXPECT_NEAR(Eval(a), expected, 1e-6);
   EXPECT_NEAR(Eval(b), expected, 1e-6);
@@ -111,7 +113,9 @@ TEST(LossesTest, AllZeroWeightsGiveZeroNotNan) {
   Output logits = Const(s, Floats({0, 1, 2, 3}, {2, 2}));
   Output lab = Const(s, Tensor::FromVector(std::vector<int64_t>{0, 1}, {2}));
   for (Reduction red : {Reduction::kMean, Reduction::kSumByNonzeroWeights, Reduction::kSum}) {
-    EXPECT_EQ(Eval(Lo::SparseSoftmaxCrossEntropy(s, lab, logits, {.weights = 0.0, .reduction = red})), 0.0);
+    EXPECT_EQ(
+        Eval(Lo::SparseSoftmaxCrossEntropy(s, lab, logits, {.weights = 0.0, .reduction = red})),
+        0.0);
   }
 }
 
@@ -132,7 +136,8 @@ TEST(LossesTest, SoftmaxCrossEntropyWithLabelSmoothing) {
   }
   Output loss = Lo::SoftmaxCrossEntropy(s, onehot, logits,
                                         {.weights = Const(s, Doubles({2, 0.5}, {2})),
-                                         .reduction = Reduction::kSum, .label_smoothing = ls});
+                                         .reduction = Reduction::kSum,
+                                         .label_smoothing = ls});
   EXPECT_EQ(loss.dtype(), kFloat64);
   EXPECT_NEAR(Eval(loss), total, 1e-12);
 }
@@ -149,9 +154,11 @@ TEST(LossesTest, SigmoidCrossEntropyWithSmoothingAndBroadcastWeights) {
     const double t = y[i] * (1 - ls) + 0.5 * ls;
     l.push_back(std::max(z[i], 0.0) - z[i] * t + std::log1p(std::exp(-std::abs(z[i]))));
   }
-  Output loss = Lo::SigmoidCrossEntropy(s, Const(s, Doubles(y, {2, 2})), Const(s, Doubles(z, {2, 2})),
-                                        {.weights = Const(s, Doubles({1, 3}, {2, 1})),
-                                         .reduction = Reduction::kMean, .label_smoothing = ls});
+  Output loss =
+      Lo::SigmoidCrossEntropy(s, Const(s, Doubles(y, {2, 2})), Const(s, Doubles(z, {2, 2})),
+                              {.weights = Const(s, Doubles({1, 3}, {2, 1})),
+                               .reduction = Reduction::kMean,
+                               .label_smoothing = ls});
   EXPECT_NEAR(Eval(loss), ByHand(l, w).mean, 1e-12);
 }
 
@@ -177,7 +184,8 @@ TEST(LossesTest, RegressionLosses) {
               ByHand(huber, w).nonzero, 1e-12);
   // float32 predictions keep float32; labels of another dtype are cast.
   Output p32 = Const(s, Floats({1.5, 0, 3.2, 7}, {4}));
-  Output l32 = Lo::MeanSquaredError(s, Const(s, Tensor::FromVector(std::vector<int32_t>{1, 2, 3, 4})), p32);
+  Output l32 =
+      Lo::MeanSquaredError(s, Const(s, Tensor::FromVector(std::vector<int32_t>{1, 2, 3, 4})), p32);
   EXPECT_EQ(l32.dtype(), kFloat32);
   EXPECT_NEAR(Eval(l32), ByHand(se, {1, 1, 1, 1}).mean, 1e-5);
 }
@@ -231,28 +239,36 @@ TEST(LossesTest, HingeLoss) {
 TEST(LossesTest, GradientsMatchNumericDifferences) {
   using Fn = std::function<Output(const Scope&, Output x, std::optional<Input> w, Reduction r)>;
   const std::vector<std::pair<const char*, Fn>> losses = {
-      {"softmax", [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
-         return Lo::SoftmaxCrossEntropy(s, Const(s, Doubles({0, 1, 0, 0.5, 0.5, 0, 0, 0, 1}, {3, 3})), x,
-                                        {.weights = w, .reduction = r, .label_smoothing = 0.1});
+      {"softmax",
+       [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
+         return Lo::SoftmaxCrossEntropy(s,
+                                        Const(s, Doubles({0, 1, 0, 0.5, 0.5, 0, 0, 0, 1}, {3, 3})),
+                                        x, {.weights = w, .reduction = r, .label_smoothing = 0.1});
        }},
-      {"sparse", [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
-         return Lo::SparseSoftmaxCrossEntropy(s, Const(s, Tensor::FromVector(std::vector<int64_t>{1, 0, 2}, {3})), x,
-                                              {.weights = w, .reduction = r});
+      {"sparse",
+       [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
+         return Lo::SparseSoftmaxCrossEntropy(
+             s, Const(s, Tensor::FromVector(std::vector<int64_t>{1, 0, 2}, {3})), x,
+             {.weights = w, .reduction = r});
        }},
-      {"sigmoid", [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
-         return Lo::SigmoidCrossEntropy(s, Const(s, Doubles({0, 1, 1, 0, 1, 0, 1, 1, 0}, {3, 3})), x,
-                                        {.weights = w, .reduction = r, .label_smoothing = 0.2});
+      {"sigmoid",
+       [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
+         return Lo::SigmoidCrossEntropy(s, Const(s, Doubles({0, 1, 1, 0, 1, 0, 1, 1, 0}, {3, 3})),
+                                        x, {.weights = w, .reduction = r, .label_smoothing = 0.2});
        }},
-      {"mse", [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
+      {"mse",
+       [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
          return Lo::MeanSquaredError(s, Const(s, Doubles({0, 1, 2, 3, 4, 5, 6, 7, 8}, {3, 3})), x,
                                      {.weights = w, .reduction = r});
        }},
-      {"huber", [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
+      {"huber",
+       [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
          // Labels away from x so |error| stays clear of delta's kink.
          return Lo::HuberLoss(s, Const(s, Doubles({0, 3, -3, 0, 3, 0, -3, 0, 5}, {3, 3})), x,
                               {.weights = w, .reduction = r, .delta = 1.0});
        }},
-      {"hinge", [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
+      {"hinge",
+       [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
          return Lo::HingeLoss(s, Const(s, Doubles({0, 1, 1, 0, 1, 0, 1, 1, 0}, {3, 3})), x,
                               {.weights = w, .reduction = r});
        }},

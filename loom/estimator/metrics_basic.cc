@@ -50,7 +50,9 @@ std::pair<Output, Output> RemoveSqueezableDimensions(const Scope& s, Output labe
   const Shape& p = predictions.shape();
   if (l.rank_known() && p.rank_known()) {
     // A trailing dim is squeezable when it is 1 or unknown (TF: is_compatible_with(1)).
-    auto squeezable = [](const Shape& x) { return x.rank() > 0 && (x.dim(-1) == 1 || x.dim(-1) < 0); };
+    auto squeezable = [](const Shape& x) {
+      return x.rank() > 0 && (x.dim(-1) == 1 || x.dim(-1) < 0);
+    };
     if (p.rank() == l.rank() + 1 && squeezable(p)) {
       predictions = Squeeze(s, predictions, {-1});
     } else if (l.rank() == p.rank() + 1 && squeezable(l)) {
@@ -119,8 +121,7 @@ Metric MeanSquaredError(const Scope& scope, Input labels, Input predictions,
                         MetricOptions options) {
   Scope s = MetricScope(scope, options.name, "mean_squared_error");
   auto [l, p] = LabelsAndPredictions(s, labels, predictions);
-  return MeanIn(s, Square(s, Sub(s, Cast(s, p, kFloat64), Cast(s, l, kFloat64))),
-                options.weights);
+  return MeanIn(s, Square(s, Sub(s, Cast(s, p, kFloat64), Cast(s, l, kFloat64))), options.weights);
 }
 
 Metric RootMeanSquaredError(const Scope& scope, Input labels, Input predictions,
@@ -146,8 +147,8 @@ namespace {
 // (precision) or fn (recall).
 Metric PrecisionOrRecall(const Scope& s, const Input& labels, const Input& predictions,
                          const std::optional<Input>& weights, bool other_is_fp) {
-  auto [sl, sp] = internal::RemoveSqueezableDimensions(s, AsOutput(s, labels),
-                                                      AsOutput(s, predictions));
+  auto [sl, sp] =
+      internal::RemoveSqueezableDimensions(s, AsOutput(s, labels), AsOutput(s, predictions));
   Output l = Cast(s, sl, kBool);
   Output p = Cast(s, sp, kBool);
   Output w = BroadcastWeights(s, weights, p);
@@ -161,8 +162,7 @@ Metric PrecisionOrRecall(const Scope& s, const Input& labels, const Input& predi
   m.value = Cast(s.WithOpName("value"), DivNoNan(s, tp, Add(s, tp, other)), kFloat32);
   Output new_tp = AssignAdd(s, tp, batch_tp);
   Output new_other = AssignAdd(s, other, batch_other);
-  m.update_op =
-      UpdateOpFrom(s, Cast(s, DivNoNan(s, new_tp, Add(s, new_tp, new_other)), kFloat32));
+  m.update_op = UpdateOpFrom(s, Cast(s, DivNoNan(s, new_tp, Add(s, new_tp, new_other)), kFloat32));
   return m;
 }
 

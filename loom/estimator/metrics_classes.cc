@@ -33,8 +33,9 @@ MatrixState AccumulateMatrix(const Scope& s, const Input& labels, const Input& p
   }
   Output l = ClassIds(s, labels);
   Output p = ClassIds(s, predictions);
-  Output w = weights.has_value() ? Reshape(s, BroadcastWeights(s, weights, AsOutput(s, predictions)), {-1})
-                                 : Ones(s, Shape{}, kFloat64);
+  Output w = weights.has_value()
+                 ? Reshape(s, BroadcastWeights(s, weights, AsOutput(s, predictions)), {-1})
+                 : Ones(s, Shape{}, kFloat64);
   Output batch = internal::ConfusionMatrixCounts(s, l, p, w, num_classes);
   MatrixState state;
   state.total = LocalVariable(s, "total_confusion_matrix", Shape{num_classes, num_classes});

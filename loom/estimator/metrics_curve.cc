@@ -34,7 +34,8 @@ struct CountsState {
 CountsState AccumulateCounts(const Scope& s, const Input& labels, const Input& predictions,
                              const std::optional<Input>& weights,
                              const std::vector<double>& thresholds) {
-  auto [l, p] = internal::RemoveSqueezableDimensions(s, AsOutput(s, labels), AsOutput(s, predictions));
+  auto [l, p] =
+      internal::RemoveSqueezableDimensions(s, AsOutput(s, labels), AsOutput(s, predictions));
   if (p.dtype() != kFloat32 && p.dtype() != kFloat64) p = Cast(s, p, kFloat32);
   Output w = BroadcastWeights(s, weights, p);
   Output batch = internal::ThresholdConfusionCounts(s, l, p, w, thresholds);

@@ -31,8 +31,8 @@ std::pair<Output, Output> RemoveSqueezableDimensions(const Scope& s, Output labe
                                                      Output predictions);
 
 // Rows tp, fn, tn, fp (float64 [4, T]) of one batch at ascending `thresholds`.
-Output ThresholdConfusionCounts(const Scope& s, Output labels, Output predictions,
-                                Output weights, const std::vector<double>& thresholds);
+Output ThresholdConfusionCounts(const Scope& s, Output labels, Output predictions, Output weights,
+                                const std::vector<double>& thresholds);
 // float64 [C, C] counts of one batch; labels/predictions int32/int64 vectors.
 Output ConfusionMatrixCounts(const Scope& s, Output labels, Output predictions, Output weights,
                              int64_t num_classes);

@@ -141,8 +141,10 @@ const OpDef& InTopKOp() {
                 bool cannot_say = target < 0 || target >= classes || !std::isfinite(row[target]);
                 int64_t more_probable = 0;
                 for (int64_t j = 0; !cannot_say && j < classes; ++j) {
-                  if (!std::isfinite(row[j])) cannot_say = true;
-                  else if (row[j] > row[target]) ++more_probable;
+                  if (!std::isfinite(row[j]))
+                    cannot_say = true;
+                  else if (row[j] > row[target])
+                    ++more_probable;
                 }
                 o[b] = !cannot_say && more_probable < k;
               }
@@ -191,7 +193,8 @@ const OpDef& ConfusionMatrixCountsOp() {
             std::fill(o, o + nc * nc, 0.0);
             for (int64_t i = 0; i < n; ++i) {
               const int64_t l = IdAt(labels, i), p = IdAt(preds, i);
-              if (l < 0 || l >= nc) c.Fail("label ", l, " at entry ", i, " is outside [0, ", nc, ")");
+              if (l < 0 || l >= nc)
+                c.Fail("label ", l, " at entry ", i, " is outside [0, ", nc, ")");
               if (p < 0 || p >= nc) {
                 c.Fail("prediction ", p, " at entry ", i, " is outside [0, ", nc, ")");
               }
@@ -206,20 +209,22 @@ const OpDef& ConfusionMatrixCountsOp() {
 
 }  // namespace
 
-Output ThresholdConfusionCounts(const Scope& s, Output labels, Output predictions,
-                                Output weights, const std::vector<double>& thresholds) {
+Output ThresholdConfusionCounts(const Scope& s, Output labels, Output predictions, Output weights,
+                                const std::vector<double>& thresholds) {
   if (!std::is_sorted(thresholds.begin(), thresholds.end())) {
     throw InvalidArgument("metric '", s.prefix(), "': thresholds must be ascending");
   }
-  return s.AddNode(ThresholdConfusionCountsOp(), {labels, predictions, weights},
-                   {kThresholds(thresholds)}, "ThresholdConfusionCounts")
+  return s
+      .AddNode(ThresholdConfusionCountsOp(), {labels, predictions, weights},
+               {kThresholds(thresholds)}, "ThresholdConfusionCounts")
       ->output(0);
 }
 
 Output ConfusionMatrixCounts(const Scope& s, Output labels, Output predictions, Output weights,
                              int64_t num_classes) {
-  return s.AddNode(ConfusionMatrixCountsOp(), {labels, predictions, weights},
-                   {kNumClasses(num_classes)}, "ConfusionMatrixCounts")
+  return s
+      .AddNode(ConfusionMatrixCountsOp(), {labels, predictions, weights},
+               {kNumClasses(num_classes)}, "ConfusionMatrixCounts")
       ->output(0);
 }
 
@@ -228,7 +233,8 @@ Output ConfusionMatrixCounts(const Scope& s, Output labels, Output predictions, 
 Output InTopK(const Scope& scope, Input predictions, Input targets, int64_t k) {
   Output p = AsOutput(scope, predictions);
   Output t = AsOutput(scope, targets, kInt64);
-  if (k < 1) throw InvalidArgument("InTopK '", scope.FullName("InTopK"), "': k must be >= 1, got ", k);
+  if (k < 1)
+    throw InvalidArgument("InTopK '", scope.FullName("InTopK"), "': k must be >= 1, got ", k);
   return scope.AddNode(internal::InTopKOp(), {p, t}, {internal::kK(k)}, "InTopK")->output(0);
 }
 

@@ -44,7 +44,9 @@ struct Harness {
 };
 
 template <typename T>
-Tensor Vec(std::vector<T> v) { return Tensor::FromVector(v); }
+Tensor Vec(std::vector<T> v) {
+  return Tensor::FromVector(v);
+}
 
 float Scalar(const Tensor& t) { return t.scalar<float>(); }
 
@@ -59,7 +61,8 @@ TEST(MetricsTest, AccuracyWithWeightsOverThreeBatchesAndReset) {
   h.Start();
   EXPECT_EQ(Scalar(h.Value(acc)), 0.0f);  // no data: 0, not NaN
   // Batch 1: correct at 0, 2 (weights 1, 2) of total weight 1+1+2 = 4.
-  Tensor u1 = h.Update(acc, Vec<int64_t>({1, 2, 3}), Vec<int64_t>({1, 0, 3}), Vec<double>({1, 1, 2}));
+  Tensor u1 =
+      h.Update(acc, Vec<int64_t>({1, 2, 3}), Vec<int64_t>({1, 0, 3}), Vec<double>({1, 1, 2}));
   EXPECT_NEAR(Scalar(u1), 3.0 / 4, 1e-6);
   // Batch 2: scalar weight 0.5; correct 1 of 2.
   h.Update(acc, Vec<int64_t>({4, 5}), Vec<int64_t>({4, 0}), Tensor::Scalar<double>(0.5));
@@ -129,17 +132,17 @@ TEST(MetricsTest, TrailingOneIsSqueezedAndOtherShapeMismatchesAreRejected) {
   Tensor l = Vec<float>({1, 2, 3}), p = Tensor::FromVector<float>({1, 2, 5}, {3, 1});
   EXPECT_NEAR(Scalar(h.Update(rmse, l, p)), std::sqrt(4.0 / 3), 1e-6);
   Tensor wt = Tensor::FromVector<double>({1, 1, 2}, {3, 1});
-  Tensor mae_value = h.session->Run({{h.labels, l}, {h.predictions, p}, {w, wt}},
-                                    {Output(mae.update_op.node)})[0];
+  Tensor mae_value =
+      h.session->Run({{h.labels, l}, {h.predictions, p}, {w, wt}}, {Output(mae.update_op.node)})[0];
   EXPECT_NEAR(Scalar(mae_value), 4.0 / 4, 1e-6);
   EXPECT_NEAR(Scalar(h.Update(acc, l, p)), 2.0 / 3, 1e-6);
   h.Update(precision, Vec<float>({1, 0, 1}), Tensor::FromVector<float>({1, 1, 1}, {3, 1}));
   EXPECT_NEAR(Scalar(h.Value(precision)), 2.0 / 3, 1e-6);
   Output wide = Placeholder(h.s.WithOpName("wide"), kFloat32, Shape{-1, 2});
-  for (auto make : {+[](const Scope& s, Output l, Output p) { return M::MeanSquaredError(s, l, p); },
-                    +[](const Scope& s, Output l, Output p) { return M::Accuracy(s, l, p); },
-                    +[](const Scope& s, Output l, Output p) { return M::Recall(s, l, p); },
-                    +[](const Scope& s, Output l, Output p) { return M::AUC(s, l, p); }}) {
+  for (auto make : {+[](const Scope&s, Output l, Output p) { return M::MeanSquaredError(s, l, p); },
+                    +[](const Scope&s, Output l, Output p) { return M::Accuracy(s, l, p); },
+                    +[](const Scope&s, Output l, Output p) { return M::Recall(s, l, p); },
+                    +[](const Scope&s, Output l, Output p) { return M::AUC(s, l, p); }}) {
     try {
       make(h.s, h.labels, wide);
       ADD_FAILURE() << "expected an error";
@@ -158,7 +161,8 @@ TEST(MetricsTest, PrecisionAndRecall) {
   h.Start();
   EXPECT_EQ(Scalar(h.Value(precision)), 0.0f);
   const std::vector<std::vector<int64_t>> ls = {{1, 0, 1, 1}, {0, 1}, {1, 0, 0}};
-  const std::vector<std::vector<bool>> ps = {{true, true, false, true}, {false, true}, {true, true, false}};
+  const std::vector<std::vector<bool>> ps = {
+      {true, true, false, true}, {false, true}, {true, true, false}};
   const std::vector<std::vector<double>> ws = {{1, 2, 1, 1}, {1, 3}, {0.5, 0.5, 9}};
   double tp = 0, fp = 0, fn = 0;
   for (int b = 0; b < 3; ++b) {
@@ -209,8 +213,10 @@ double DirectAuc(const std::vector<int>& labels, const std::vector<float>& preds
 TEST(MetricsTest, AucRocAndPrMatchADirectComputation) {
   Harness h(kInt32, kFloat32);
   M::Metric roc = M::AUC(h.s, h.labels, h.predictions, {.weights = h.weights});
-  M::Metric pr = M::AUC(h.s, h.labels, h.predictions, {.curve = M::Curve::kPR, .weights = h.weights});
-  M::Metric roc10 = M::AUC(h.s, h.labels, h.predictions, {.num_thresholds = 10, .weights = h.weights});
+  M::Metric pr =
+      M::AUC(h.s, h.labels, h.predictions, {.curve = M::Curve::kPR, .weights = h.weights});
+  M::Metric roc10 =
+      M::AUC(h.s, h.labels, h.predictions, {.num_thresholds = 10, .weights = h.weights});
   EXPECT_NE(h.graph.FindNode("auc_1/confusion_counts"), nullptr);
   h.Start();
   std::vector<int> all_l;
@@ -293,9 +299,11 @@ TEST(MetricsTest, TopKAccuracyCountsTiesAsIn) {
   h.Start();
   // Rows: target 2 is 2nd (in top 2); target 0 is 3rd; target 3 ties for 2nd with class 1
   // (in); target 1 has a NaN score (miss); target 0 is 1st.
-  Tensor p1 = Tensor::FromVector(std::vector<float>{0.1f, 0.5f, 0.3f, 0.1f,  0.1f, 0.5f, 0.3f, 0.1f,
-                                                    0.5f, 0.2f, 0.1f, 0.2f}, {3, 4});
-  Tensor p2 = Tensor::FromVector(std::vector<float>{0.1f, NAN, 0.3f, 0.1f,  0.9f, 0.5f, 0.3f, 0.1f}, {2, 4});
+  Tensor p1 = Tensor::FromVector(
+      std::vector<float>{0.1f, 0.5f, 0.3f, 0.1f, 0.1f, 0.5f, 0.3f, 0.1f, 0.5f, 0.2f, 0.1f, 0.2f},
+      {3, 4});
+  Tensor p2 =
+      Tensor::FromVector(std::vector<float>{0.1f, NAN, 0.3f, 0.1f, 0.9f, 0.5f, 0.3f, 0.1f}, {2, 4});
   h.Update(top2, Vec<int64_t>({2, 0, 3}), p1);
   h.Update(top2, Vec<int64_t>({1, 0}), p2);
   h.Update(top1, Vec<int64_t>({2, 0, 3}), p1);
@@ -308,7 +316,8 @@ TEST(MetricsTest, ConfusionMatrixPerClassAccuracyAndMeanIoU) {
   Harness h(kInt32, kInt64);
   const int64_t c = 4;
   M::Metric cm = M::ConfusionMatrix(h.s, h.labels, h.predictions, c, {.weights = h.weights});
-  M::Metric per_class = M::MeanPerClassAccuracy(h.s, h.labels, h.predictions, c, {.weights = h.weights});
+  M::Metric per_class =
+      M::MeanPerClassAccuracy(h.s, h.labels, h.predictions, c, {.weights = h.weights});
   M::Metric iou = M::MeanIoU(h.s, h.labels, h.predictions, c, {.weights = h.weights});
   h.Start();
   // Class 3 never appears in labels or predictions.
@@ -325,7 +334,8 @@ TEST(MetricsTest, ConfusionMatrixPerClassAccuracyAndMeanIoU) {
   Tensor got = h.Value(cm);
   ASSERT_EQ(got.dtype(), kFloat64);
   for (int i = 0; i < c; ++i)
-    for (int j = 0; j < c; ++j) EXPECT_EQ(got.data<double>()[i * c + j], expected[i][j]) << i << "," << j;
+    for (int j = 0; j < c; ++j)
+      EXPECT_EQ(got.data<double>()[i * c + j], expected[i][j]) << i << "," << j;
   double acc_sum = 0, iou_sum = 0, valid = 0;
   for (int i = 0; i < c; ++i) {
     double row = 0, col = 0;

@@ -7,14 +7,22 @@ namespace loom::onnx_export {
 
 int OnnxDType(DType dtype) {
   switch (dtype) {
-    case kFloat32: return onnx::TensorProto::FLOAT;
-    case kFloat64: return onnx::TensorProto::DOUBLE;
-    case kInt32: return onnx::TensorProto::INT32;
-    case kInt64: return onnx::TensorProto::INT64;
-    case kUInt8: return onnx::TensorProto::UINT8;
-    case kBool: return onnx::TensorProto::BOOL;
-    case kString: return onnx::TensorProto::STRING;
-    default: throw Unimplemented("ExportOnnx: dtype ", DTypeName(dtype), " has no ONNX type");
+    case kFloat32:
+      return onnx::TensorProto::FLOAT;
+    case kFloat64:
+      return onnx::TensorProto::DOUBLE;
+    case kInt32:
+      return onnx::TensorProto::INT32;
+    case kInt64:
+      return onnx::TensorProto::INT64;
+    case kUInt8:
+      return onnx::TensorProto::UINT8;
+    case kBool:
+      return onnx::TensorProto::BOOL;
+    case kString:
+      return onnx::TensorProto::STRING;
+    default:
+      throw Unimplemented("ExportOnnx: dtype ", DTypeName(dtype), " has no ONNX type");
   }
 }
 
@@ -93,12 +101,24 @@ std::string OnnxBuilder::Scalar(const Node& node, std::string_view what, DType d
                                 double value) {
   Tensor t;
   switch (dtype) {
-    case kFloat32: t = Tensor::Scalar(static_cast<float>(value)); break;
-    case kFloat64: t = Tensor::Scalar(value); break;
-    case kInt32: t = Tensor::Scalar(static_cast<int32_t>(value)); break;
-    case kInt64: t = Tensor::Scalar(static_cast<int64_t>(value)); break;
-    case kUInt8: t = Tensor::Scalar(static_cast<uint8_t>(value)); break;
-    case kBool: t = Tensor::Scalar(value != 0); break;
+    case kFloat32:
+      t = Tensor::Scalar(static_cast<float>(value));
+      break;
+    case kFloat64:
+      t = Tensor::Scalar(value);
+      break;
+    case kInt32:
+      t = Tensor::Scalar(static_cast<int32_t>(value));
+      break;
+    case kInt64:
+      t = Tensor::Scalar(static_cast<int64_t>(value));
+      break;
+    case kUInt8:
+      t = Tensor::Scalar(static_cast<uint8_t>(value));
+      break;
+    case kBool:
+      t = Tensor::Scalar(value != 0);
+      break;
     default:
       throw Unimplemented("ExportOnnx: ", node.description(), ": no ", DTypeName(dtype),
                           " scalar constant in ONNX");

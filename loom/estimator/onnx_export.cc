@@ -19,8 +19,8 @@ namespace {
 using onnx_export::OnnxBuilder;
 using onnx_export::OnnxDType;
 
-constexpr int64_t kIrVersion = 8;      // ONNX 1.10 to 1.12 and every later runtime read it
-constexpr int64_t kMlOpset = 2;        // LabelEncoder with int64 keys and values
+constexpr int64_t kIrVersion = 8;         // ONNX 1.10 to 1.12 and every later runtime read it
+constexpr int64_t kMlOpset = 2;           // LabelEncoder with int64 keys and values
 constexpr int64_t kExternalAlign = 4096;  // page-aligned, so runtimes can map the data
 
 void SetType(onnx::ValueInfoProto* info, const std::string& key, DType dtype, const Shape& shape) {
@@ -94,7 +94,8 @@ onnx::ModelProto ToOnnxModel(const Graph& graph, const std::map<std::string, Ten
   }
   if (signature.outputs.empty()) throw InvalidArgument(what, " has no outputs");
   std::map<std::string, std::string> input_keys;  // Loom tensor name -> key
-  for (const auto& [key, info] : signature.inputs) input_keys[graph.GetOutput(info.name).name()] = key;
+  for (const auto& [key, info] : signature.inputs)
+    input_keys[graph.GetOutput(info.name).name()] = key;
   std::vector<Output> outputs;
   for (const auto& [key, info] : signature.outputs) outputs.push_back(graph.GetOutput(info.name));
   const std::vector<const Node*> nodes = Needed(graph, outputs, input_keys);
@@ -206,8 +207,8 @@ onnx::ModelProto ToOnnxModel(const Graph& graph, const std::map<std::string, Ten
 OnnxExportResult WriteOnnxModel(Env* env, const std::string& path, onnx::ModelProto model,
                                 const OnnxExportOptions& options) {
   if (env == nullptr) env = Env::Default();
-  OnnxExportResult result{.path = path, .signature = model.graph().name(),
-                          .num_nodes = model.graph().node_size()};
+  OnnxExportResult result{
+      .path = path, .signature = model.graph().name(), .num_nodes = model.graph().node_size()};
   onnx::GraphProto* g = model.mutable_graph();
   int64_t inline_bytes = 0;
   std::vector<onnx::TensorProto*> movable;
@@ -216,9 +217,8 @@ OnnxExportResult WriteOnnxModel(Env* env, const std::string& path, onnx::ModelPr
     if (!t.raw_data().empty()) movable.push_back(&t);
   }
   // Largest first until the rest fits; then written in graph order.
-  std::stable_sort(movable.begin(), movable.end(), [](auto* a, auto* b) {
-    return a->raw_data().size() > b->raw_data().size();
-  });
+  std::stable_sort(movable.begin(), movable.end(),
+                   [](auto* a, auto* b) { return a->raw_data().size() > b->raw_data().size(); });
   std::set<const onnx::TensorProto*> external;
   for (onnx::TensorProto* t : movable) {
     if (inline_bytes <= options.max_inline_weight_bytes) break;
@@ -241,9 +241,10 @@ OnnxExportResult WriteOnnxModel(Env* env, const std::string& path, onnx::ModelPr
         file->Append(t.raw_data());
         t.clear_raw_data();
         t.set_data_location(onnx::TensorProto::EXTERNAL);
-        for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-                 {"location", location}, {"offset", std::to_string(offset)},
-                 {"length", std::to_string(length)}}) {
+        for (const auto& [k, v] :
+             std::vector<std::pair<std::string, std::string>>{{"location", location},
+                                                              {"offset", std::to_string(offset)},
+                                                              {"length", std::to_string(length)}}) {
           onnx::StringStringEntryProto* e = t.add_external_data();
           e->set_key(k);
           e->set_value(v);
@@ -284,7 +285,9 @@ OnnxExportResult ExportOnnx(Env* env, const std::string& path, const Graph& grap
   OnnxExportResult result =
       WriteOnnxModel(env, path, ToOnnxModel(graph, variables, name, it->second, options), options);
   LOOM_LOG(INFO) << "ONNX model written to: " << path
-                 << (result.external_data_path.empty() ? "" : " (weights in " + result.external_data_path + ")");
+                 << (result.external_data_path.empty()
+                         ? ""
+                         : " (weights in " + result.external_data_path + ")");
   return result;
 }
 
@@ -301,14 +304,15 @@ OnnxExportResult ExportSavedModelToOnnx(const std::string& saved_model_dir, cons
 OnnxExportResult ExportOnnx(Estimator& estimator, const ServingInputReceiverFn& serving_input_fn,
                             const std::string& path, const OnnxExportOptions& options,
                             const ExportOptions& export_options) {
-  ServingModel model =
-      EstimatorInternals::BuildServingModel(estimator, serving_input_fn, export_options, "ExportOnnx");
+  ServingModel model = EstimatorInternals::BuildServingModel(estimator, serving_input_fn,
+                                                             export_options, "ExportOnnx");
   std::map<std::string, Tensor> variables;
   for (Node* var : model.graph->Variables()) {
     if (model.session->VariableInitialized(var->name()))
       variables[var->name()] = model.session->ReadVariable(var->name());
   }
-  return ExportOnnx(estimator.config().env, path, *model.graph, variables, model.signatures, options);
+  return ExportOnnx(estimator.config().env, path, *model.graph, variables, model.signatures,
+                    options);
 }
 
 }  // namespace loom

@@ -10,8 +10,8 @@
 #include <random>
 
 #include "loom/estimator/canned.h"
-#include "loom/estimator/feature_column_ops.h"
 #include "loom/estimator/estimator_test_util.h"
+#include "loom/estimator/feature_column_ops.h"
 #include "loom/estimator/layers.h"
 #include "loom/estimator/losses.h"
 #include "loom/estimator/onnx_test_util.h"
@@ -21,8 +21,8 @@
 #include "loom/ops/nn.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
-#include "loom/train/adam.h"
 #include "loom/runtime/session.h"
+#include "loom/train/adam.h"
 #include "loom/train/global_step.h"
 
 namespace loom {
@@ -35,8 +35,11 @@ using onnx_testing::ExpectOnnxCheckerPasses;
 using onnx_testing::RunOnnxRuntime;
 
 RunConfig Config(const TempDir& dir) {
-  return {.model_dir = dir.Join("model"), .tf_random_seed = 3, .save_summary_steps = 0,
-          .save_checkpoints_steps = 1000, .log_step_count_steps = 0};
+  return {.model_dir = dir.Join("model"),
+          .tf_random_seed = 3,
+          .save_summary_steps = 0,
+          .save_checkpoints_steps = 1000,
+          .log_step_count_steps = 0};
 }
 
 // Every prediction of `estimator` on `x` (one batch) against ONNX Runtime's, key by key.
@@ -81,7 +84,7 @@ std::map<std::string, Tensor> MixedRows(int64_t n, uint32_t seed) {
     a.data<float>()[i] = u(rng);
     b.data<float>()[2 * i] = u(rng);
     b.data<float>()[2 * i + 1] = u(rng);
-    color.data<std::string>()[i] = kColors[rng() % kColors.size()];  // "mauve": OOV; "": absent
+    color.data<std::string>()[i] = kColors[rng() % kColors.size()];   // "mauve": OOV; "": absent
     id.data<int64_t>()[i] = static_cast<int64_t>(rng() % 6) - 1;      // -1: absent
     code.data<int64_t>()[i] = 100 + static_cast<int64_t>(rng() % 4);  // 103: OOV
   }
@@ -116,8 +119,12 @@ TEST(OnnxExportTest, WideAndDeepMatchesOnnxRuntime) {
        .n_classes = 3},
       Config(dir));
   auto train = MixedRows(256, 1);
-  estimator.Train(ArrayInputFn({.x = train, .y = MixedLabels(train, 3), .batch_size = 32,
-                                .num_epochs = std::nullopt, .shuffle = true, .seed = 1}),
+  estimator.Train(ArrayInputFn({.x = train,
+                                .y = MixedLabels(train, 3),
+                                .batch_size = 32,
+                                .num_epochs = std::nullopt,
+                                .shuffle = true,
+                                .seed = 1}),
                   {.steps = 30});
   auto test = MixedRows(40, 2);
   const std::string model = dir.Join("wide_deep.onnx");
@@ -129,18 +136,24 @@ TEST(OnnxExportTest, WideAndDeepMatchesOnnxRuntime) {
 
 TEST(OnnxExportTest, RegressorFromSavedModelMatchesOnnxRuntime) {
   TempDir dir;
-  DNNRegressor estimator({.hidden_units = {6}, .feature_columns = {fc::NumericColumn("b", {.shape = {2}})},
-                          .label_dimension = 2, .activation_fn = Tanh},
+  DNNRegressor estimator({.hidden_units = {6},
+                          .feature_columns = {fc::NumericColumn("b", {.shape = {2}})},
+                          .label_dimension = 2,
+                          .activation_fn = Tanh},
                          Config(dir));
   auto train = MixedRows(128, 3);
   Tensor y(kFloat32, {128, 2});
   for (int64_t i = 0; i < 256; ++i) y.data<float>()[i] = train.at("b").data<float>()[i ^ 1];
-  estimator.Train(ArrayInputFn({.x = {{"b", train.at("b")}}, .y = y, .batch_size = 16,
-                                .num_epochs = std::nullopt, .shuffle = true, .seed = 1}),
+  estimator.Train(ArrayInputFn({.x = {{"b", train.at("b")}},
+                                .y = y,
+                                .batch_size = 16,
+                                .num_epochs = std::nullopt,
+                                .shuffle = true,
+                                .seed = 1}),
                   {.steps = 20});
   std::map<std::string, Tensor> test = {{"b", MixedRows(10, 4).at("b")}};
-  const std::string saved = estimator.ExportSavedModel(dir.Join("export"),
-                                                       RawServingInputReceiverFn(SpecsOf(test)));
+  const std::string saved =
+      estimator.ExportSavedModel(dir.Join("export"), RawServingInputReceiverFn(SpecsOf(test)));
   const std::string model = dir.Join("regressor.onnx");
   ExportSavedModelToOnnx(saved, model);
   ExpectOnnxMatchesLoom(estimator, test, model, dir);
@@ -151,20 +164,25 @@ TEST(OnnxExportTest, RegressorFromSavedModelMatchesOnnxRuntime) {
 EstimatorSpec ConvNetFn(Scope& s, const Features& f, Output labels, Mode mode) {
   namespace L = layers;
   Output x = f.at("image");
-  Output h = L::Conv2D(s, x, {.filters = 4, .kernel_size = 3, .padding = "same", .activation = Relu});
+  Output h =
+      L::Conv2D(s, x, {.filters = 4, .kernel_size = 3, .padding = "same", .activation = Relu});
   h = L::MaxPooling2D(s, h, {.pool_size = 2});
-  h = L::Conv2D(s, h, {.filters = 6, .kernel_size = {2, 3}, .strides = {1, 2}, .activation = Relu6});
+  h = L::Conv2D(s, h,
+                {.filters = 6, .kernel_size = {2, 3}, .strides = {1, 2}, .activation = Relu6});
   h = L::BatchNormalization(s, h, {.training = mode == Mode::kTrain});
   h = L::AveragePooling2D(s, h, {.pool_size = 2, .strides = 1, .padding = "same"});
   h = L::Dense(s, L::Flatten(s, h), {.units = 8, .activation = Elu});
   Output logits = L::Dense(s, h, {.units = 3});
   Output probabilities = Softmax(s.WithOpName("probabilities"), logits);
-  Predictions predictions = {{"logits", logits}, {"probabilities", probabilities},
+  Predictions predictions = {{"logits", logits},
+                             {"probabilities", probabilities},
                              {"class_ids", ArgMax(s.WithOpName("class_ids"), logits, 1)}};
   if (mode == Mode::kPredict) return {.mode = mode, .predictions = predictions};
   Output loss = losses::SparseSoftmaxCrossEntropy(s, labels, logits);
   Operation train_op = train::Adam({.learning_rate = 0.01}).Minimize(s, loss, train::GlobalStep(s));
-  return {.mode = mode, .predictions = predictions, .loss = loss,
+  return {.mode = mode,
+          .predictions = predictions,
+          .loss = loss,
           .train_op = Group(s, {train_op, layers::UpdateOp(s)})};
 }
 
@@ -179,10 +197,15 @@ TEST(OnnxExportTest, ConvNetMatchesOnnxRuntime) {
   };
   Tensor train = images(64, 1);
   Tensor y(kInt64, {64});
-  for (int64_t i = 0; i < 64; ++i) y.data<int64_t>()[i] = train.data<float>()[i * 112] > 0.5f ? 2 : i % 2;
+  for (int64_t i = 0; i < 64; ++i)
+    y.data<int64_t>()[i] = train.data<float>()[i * 112] > 0.5f ? 2 : i % 2;
   Estimator estimator(ConvNetFn, Config(dir));
-  estimator.Train(ArrayInputFn({.x = {{"image", train}}, .y = y, .batch_size = 16,
-                                .num_epochs = std::nullopt, .shuffle = true, .seed = 1}),
+  estimator.Train(ArrayInputFn({.x = {{"image", train}},
+                                .y = y,
+                                .batch_size = 16,
+                                .num_epochs = std::nullopt,
+                                .shuffle = true,
+                                .seed = 1}),
                   {.steps = 10});
   std::map<std::string, Tensor> test = {{"image", images(12, 2)}};
   const std::string model = dir.Join("convnet.onnx");
@@ -199,9 +222,13 @@ TEST(OnnxExportTest, WeightsPastTheThresholdGoToExternalData) {
                           Config(dir));
   auto train = MixedRows(64, 5);
   Tensor ids = MixedLabels(train, 2), labels(kString, ids.shape());
-  for (int64_t i = 0; i < ids.NumElements(); ++i) labels.data<std::string>()[i] = ids.data<int64_t>()[i] ? "yes" : "no";
-  estimator.Train(ArrayInputFn({.x = {{"b", train.at("b")}}, .y = labels,
-                                .batch_size = 16, .num_epochs = std::nullopt, .shuffle = true}),
+  for (int64_t i = 0; i < ids.NumElements(); ++i)
+    labels.data<std::string>()[i] = ids.data<int64_t>()[i] ? "yes" : "no";
+  estimator.Train(ArrayInputFn({.x = {{"b", train.at("b")}},
+                                .y = labels,
+                                .batch_size = 16,
+                                .num_epochs = std::nullopt,
+                                .shuffle = true}),
                   {.steps = 5});
   std::map<std::string, Tensor> test = {{"b", MixedRows(9, 6).at("b")}};
   const std::string model = dir.Join("sub/ext.onnx");
@@ -269,13 +296,15 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
   Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 3, 4}));
   Output ids = Placeholder(s.WithOpName("ids"), kInt64, Shape({kUnknownDim}));
   std::map<std::string, Output> out = {
-      {"strided", StridedSlice(s, x, {0, 1, 0}, {0, 3, -1}, {1, 1, 2}, {.begin_mask = 1, .end_mask = 1})},
+      {"strided",
+       StridedSlice(s, x, {0, 1, 0}, {0, 3, -1}, {1, 1, 2}, {.begin_mask = 1, .end_mask = 1})},
       {"last_row", StridedSlice(s, x, {0, -1}, {0, 0}, {1, 1},
                                 {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 2})},
-      {"new_axis", StridedSlice(s, x, {0, 0, 2}, {0, 0, 3}, {1, 1, 1},
-                                {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 4, .new_axis_mask = 2})},
-      {"reversed", StridedSlice(s, x, {0, 0, 0}, {0, 0, 0}, {1, 1, -1},
-                                {.begin_mask = 7, .end_mask = 7})},
+      {"new_axis",
+       StridedSlice(s, x, {0, 0, 2}, {0, 0, 3}, {1, 1, 1},
+                    {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 4, .new_axis_mask = 2})},
+      {"reversed",
+       StridedSlice(s, x, {0, 0, 0}, {0, 0, 0}, {1, 1, -1}, {.begin_mask = 7, .end_mask = 7})},
       {"padded", Pad(s, x, {{0, 0}, {1, 2}, {0, 1}}, 0.5)},
       {"tiled", Tile(s, x, {1, 2, 1})},
       {"split", Split(s, x, 2, 2)[1]},
@@ -304,7 +333,8 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
   SignatureDef sig{.method_name = "tensorflow/serving/predict"};
   sig.inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}},
                 {"ids", {.name = "ids:0", .dtype = kInt64, .shape = ids.shape()}}};
-  for (const auto& [key, o] : out) sig.outputs[key] = {.name = o.name(), .dtype = o.dtype(), .shape = o.shape()};
+  for (const auto& [key, o] : out)
+    sig.outputs[key] = {.name = o.name(), .dtype = o.dtype(), .shape = o.shape()};
   const std::string model = dir.Join("ops.onnx");
   ExportOnnx(Env::Default(), model, graph, {}, {{"predict", sig}}, {.opset = 17});
 
@@ -328,7 +358,8 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
     ExpectNear(loom[i++], ort.at(key), key);
   }
   ExpectOnnxCheckerPasses(model, dir.path());
-  EXPECT_THROW(ExportOnnx(Env::Default(), model, graph, {}, {{"predict", sig}}, {.opset = 18}), Error);
+  EXPECT_THROW(ExportOnnx(Env::Default(), model, graph, {}, {{"predict", sig}}, {.opset = 18}),
+               Error);
 }
 
 // protoc --decode=loom.onnx.ModelProto loom/io/proto/onnx.proto shows it as text.
@@ -348,12 +379,13 @@ TEST(OnnxExportTest, GoldenBytesOfATinyGraph) {
   Scope s(graph);
   Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 2}));
   Variable w(s.WithOpName("w"), Const(s, Tensor::FromVector<float>({0.5f, -1.f}, {2, 1})));
-  Output y = Sigmoid(s.WithOpName("y"), BiasAdd(s, MatMul(s, x, w), Const(s, Tensor::FromVector<float>({0.25f}))));
+  Output y = Sigmoid(s.WithOpName("y"),
+                     BiasAdd(s, MatMul(s, x, w), Const(s, Tensor::FromVector<float>({0.25f}))));
   SignatureDef sig{.method_name = "tensorflow/serving/predict",
                    .inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}}},
                    .outputs = {{"y", {.name = "y:0", .dtype = kFloat32, .shape = y.shape()}}}};
-  onnx::ModelProto model = ToOnnxModel(
-      graph, {{"w", Tensor::FromVector<float>({0.5f, -1.f}, {2, 1})}}, "predict", sig);
+  onnx::ModelProto model =
+      ToOnnxModel(graph, {{"w", Tensor::FromVector<float>({0.5f, -1.f}, {2, 1})}}, "predict", sig);
   std::string bytes;
   ASSERT_TRUE(model.SerializeToString(&bytes));
   std::string hex;

@@ -50,17 +50,43 @@ std::string NeedsRank(const Node& n) {
 }
 
 void AddMathRules(Rules& r) {
-  for (const auto& [loom_op, onnx_op] : std::vector<std::pair<std::string, std::string>>{
-           {"Add", "Add"}, {"Sub", "Sub"}, {"Mul", "Mul"}, {"Div", "Div"}, {"Pow", "Pow"},
-           {"Maximum", "Max"}, {"Minimum", "Min"}, {"Equal", "Equal"}, {"Less", "Less"},
-           {"LessEqual", "LessOrEqual"}, {"Greater", "Greater"},
-           {"GreaterEqual", "GreaterOrEqual"}, {"LogicalAnd", "And"}, {"LogicalOr", "Or"},
-           {"LogicalNot", "Not"}, {"Neg", "Neg"}, {"Abs", "Abs"}, {"Exp", "Exp"}, {"Log", "Log"},
-           {"Sqrt", "Sqrt"}, {"Reciprocal", "Reciprocal"}, {"Floor", "Floor"}, {"Sign", "Sign"},
-           {"Relu", "Relu"}, {"Sigmoid", "Sigmoid"}, {"Tanh", "Tanh"}, {"Softplus", "Softplus"},
-           {"Elu", "Elu"}, {"Identity", "Identity"}, {"StopGradient", "Identity"},
-           {"PlaceholderWithDefault", "Identity"}, {"AddN", "Sum"}, {"Select", "Where"},
-           {"BiasAdd", "Add"}, {"Shape", "Shape"}, {"Size", "Size"}}) {
+  for (const auto& [loom_op, onnx_op] :
+       std::vector<std::pair<std::string, std::string>>{{"Add", "Add"},
+                                                        {"Sub", "Sub"},
+                                                        {"Mul", "Mul"},
+                                                        {"Div", "Div"},
+                                                        {"Pow", "Pow"},
+                                                        {"Maximum", "Max"},
+                                                        {"Minimum", "Min"},
+                                                        {"Equal", "Equal"},
+                                                        {"Less", "Less"},
+                                                        {"LessEqual", "LessOrEqual"},
+                                                        {"Greater", "Greater"},
+                                                        {"GreaterEqual", "GreaterOrEqual"},
+                                                        {"LogicalAnd", "And"},
+                                                        {"LogicalOr", "Or"},
+                                                        {"LogicalNot", "Not"},
+                                                        {"Neg", "Neg"},
+                                                        {"Abs", "Abs"},
+                                                        {"Exp", "Exp"},
+                                                        {"Log", "Log"},
+                                                        {"Sqrt", "Sqrt"},
+                                                        {"Reciprocal", "Reciprocal"},
+                                                        {"Floor", "Floor"},
+                                                        {"Sign", "Sign"},
+                                                        {"Relu", "Relu"},
+                                                        {"Sigmoid", "Sigmoid"},
+                                                        {"Tanh", "Tanh"},
+                                                        {"Softplus", "Softplus"},
+                                                        {"Elu", "Elu"},
+                                                        {"Identity", "Identity"},
+                                                        {"StopGradient", "Identity"},
+                                                        {"PlaceholderWithDefault", "Identity"},
+                                                        {"AddN", "Sum"},
+                                                        {"Select", "Where"},
+                                                        {"BiasAdd", "Add"},
+                                                        {"Shape", "Shape"},
+                                                        {"Size", "Size"}}) {
     r[loom_op] = Same(onnx_op);
   }
   r["NotEqual"] = Composite([](OnnxBuilder& b, const Node& n) {
@@ -100,8 +126,7 @@ void AddMathRules(Rules& r) {
     b.Emit(n, 0, "Cast", {b.In(n, 0)}, [&](auto* p) { SetInt(p, "to", to); });
   }};
   for (const char* op : {"MatMul", "BatchMatMul"}) {
-    r[op] = {.unsupported = NeedsRank,
-             .convert = [](OnnxBuilder& b, const Node& n) {
+    r[op] = {.unsupported = NeedsRank, .convert = [](OnnxBuilder& b, const Node& n) {
                std::string x[2] = {b.In(n, 0), b.In(n, 1)};
                const char* attr[2] = {"transpose_a", "transpose_b"};
                for (int i = 0; i < 2; ++i) {
@@ -110,7 +135,8 @@ void AddMathRules(Rules& r) {
                  std::vector<int64_t> perm;
                  for (int d = 0; d < rank; ++d) perm.push_back(d);
                  std::swap(perm[rank - 1], perm[rank - 2]);
-                 x[i] = b.Op(n, "Transpose", {x[i]}, attr[i], [&](auto* p) { SetInts(p, "perm", perm); });
+                 x[i] = b.Op(n, "Transpose", {x[i]}, attr[i],
+                             [&](auto* p) { SetInts(p, "perm", perm); });
                }
                b.Emit(n, 0, "MatMul", {x[0], x[1]});
              }};
@@ -118,9 +144,12 @@ void AddMathRules(Rules& r) {
 }
 
 void AddReduceRules(Rules& r) {
-  for (const auto& [loom_op, onnx_op] : std::vector<std::pair<std::string, std::string>>{
-           {"Sum", "ReduceSum"}, {"Mean", "ReduceMean"}, {"Max", "ReduceMax"},
-           {"Min", "ReduceMin"}, {"Prod", "ReduceProd"}}) {
+  for (const auto& [loom_op, onnx_op] :
+       std::vector<std::pair<std::string, std::string>>{{"Sum", "ReduceSum"},
+                                                        {"Mean", "ReduceMean"},
+                                                        {"Max", "ReduceMax"},
+                                                        {"Min", "ReduceMin"},
+                                                        {"Prod", "ReduceProd"}}) {
     r[loom_op] = {.convert = [onnx_op = onnx_op](OnnxBuilder& b, const Node& n) {
       const auto& axes = n.attr<std::vector<int64_t>>("axes");
       const int64_t keep = n.attrs().GetOr<bool>("keep_dims", false) ? 1 : 0;
@@ -134,8 +163,8 @@ void AddReduceRules(Rules& r) {
       });
     }};
   }
-  for (const auto& [loom_op, onnx_op] :
-       std::vector<std::pair<std::string, std::string>>{{"ArgMax", "ArgMax"}, {"ArgMin", "ArgMin"}}) {
+  for (const auto& [loom_op, onnx_op] : std::vector<std::pair<std::string, std::string>>{
+           {"ArgMax", "ArgMax"}, {"ArgMin", "ArgMin"}}) {
     r[loom_op] = {.convert = [onnx_op = onnx_op](OnnxBuilder& b, const Node& n) {
       const int64_t axis = n.attr<int64_t>("axis");
       b.Emit(n, 0, onnx_op, {b.In(n, 0)}, [&](auto* p) {
@@ -147,33 +176,37 @@ void AddReduceRules(Rules& r) {
 }
 
 void AddConvRules(Rules& r) {
-  r["Conv2D"] = {.unsupported = NeedsRank4, .convert = [](OnnxBuilder& b, const Node& n) {
-    // Loom: input NHWC, filter HWIO [kh, kw, in, out]; ONNX: NCHW and OIHW.
-    const std::string w = b.Op(n, "Transpose", {b.In(n, 1)}, "filter_oihw",
-                               [](auto* p) { SetInts(p, "perm", {3, 2, 0, 1}); });
-    const auto strides = Spatial(n.attr<std::vector<int64_t>>("strides"));
-    const std::string y = b.Op(n, "Conv", {ToNchw(b, n, b.In(n, 0)), w}, "conv", [&](auto* p) {
-      SetString(p, "auto_pad", AutoPad(n));
-      SetInts(p, "strides", strides);
-      const Shape& f = n.input(1).shape();
-      if (f.rank_known() && f.dim(0) >= 0 && f.dim(1) >= 0) SetInts(p, "kernel_shape", {f.dim(0), f.dim(1)});
-    });
-    EmitFromNchw(b, n, y);
-  }};
+  r["Conv2D"] = {
+      .unsupported = NeedsRank4, .convert = [](OnnxBuilder& b, const Node& n) {
+        // Loom: input NHWC, filter HWIO [kh, kw, in, out]; ONNX: NCHW and OIHW.
+        const std::string w = b.Op(n, "Transpose", {b.In(n, 1)}, "filter_oihw", [](auto* p) {
+          SetInts(p, "perm", {3, 2, 0, 1});
+        });
+        const auto strides = Spatial(n.attr<std::vector<int64_t>>("strides"));
+        const std::string y = b.Op(n, "Conv", {ToNchw(b, n, b.In(n, 0)), w}, "conv", [&](auto* p) {
+          SetString(p, "auto_pad", AutoPad(n));
+          SetInts(p, "strides", strides);
+          const Shape& f = n.input(1).shape();
+          if (f.rank_known() && f.dim(0) >= 0 && f.dim(1) >= 0)
+            SetInts(p, "kernel_shape", {f.dim(0), f.dim(1)});
+        });
+        EmitFromNchw(b, n, y);
+      }};
   for (const auto& [loom_op, onnx_op] : std::vector<std::pair<std::string, std::string>>{
            {"MaxPool", "MaxPool"}, {"AvgPool", "AveragePool"}}) {
-    r[loom_op] = {.unsupported = NeedsRank4, .convert = [onnx_op = onnx_op](OnnxBuilder& b, const Node& n) {
-      // AveragePool's default count_include_pad = 0 averages over the window inside the
-      // image, as TF's SAME padding does.
-      const auto ksize = Spatial(n.attr<std::vector<int64_t>>("ksize"));
-      const auto strides = Spatial(n.attr<std::vector<int64_t>>("strides"));
-      const std::string y = b.Op(n, onnx_op, {ToNchw(b, n, b.In(n, 0))}, "pool", [&](auto* p) {
-        SetString(p, "auto_pad", AutoPad(n));
-        SetInts(p, "kernel_shape", ksize);
-        SetInts(p, "strides", strides);
-      });
-      EmitFromNchw(b, n, y);
-    }};
+    r[loom_op] = {
+        .unsupported = NeedsRank4, .convert = [onnx_op = onnx_op](OnnxBuilder& b, const Node& n) {
+          // AveragePool's default count_include_pad = 0 averages over the window inside the
+          // image, as TF's SAME padding does.
+          const auto ksize = Spatial(n.attr<std::vector<int64_t>>("ksize"));
+          const auto strides = Spatial(n.attr<std::vector<int64_t>>("strides"));
+          const std::string y = b.Op(n, onnx_op, {ToNchw(b, n, b.In(n, 0))}, "pool", [&](auto* p) {
+            SetString(p, "auto_pad", AutoPad(n));
+            SetInts(p, "kernel_shape", ksize);
+            SetInts(p, "strides", strides);
+          });
+          EmitFromNchw(b, n, y);
+        }};
   }
 }
 
@@ -198,12 +231,15 @@ std::string WhyNotMapped(const std::string& op) {
        "hash bucket ids use Loom's FNV-1a + fmix64 hash, which no ONNX op computes; use a "
        "vocabulary column (it maps to ai.onnx.ml LabelEncoder) or compute the ids before the "
        "model and feed them to an identity column"},
-      {"FingerprintKeys", "crossed columns hash raw keys with Loom's FNV-1a hash, which no ONNX "
-                          "op computes; leave crossed columns out of the exported model"},
-      {"CrossIds", "crossed columns hash id combinations with Loom's hash, which no ONNX op "
-                   "computes; leave crossed columns out of the exported model"},
-      {"IteratorGetNext", "the graph reads an input pipeline; export with a serving input "
-                          "receiver of placeholders"},
+      {"FingerprintKeys",
+       "crossed columns hash raw keys with Loom's FNV-1a hash, which no ONNX "
+       "op computes; leave crossed columns out of the exported model"},
+      {"CrossIds",
+       "crossed columns hash id combinations with Loom's hash, which no ONNX op "
+       "computes; leave crossed columns out of the exported model"},
+      {"IteratorGetNext",
+       "the graph reads an input pipeline; export with a serving input "
+       "receiver of placeholders"},
       {"Dropout", "dropout is random; build the PREDICT graph with training = false"},
       {"RandomUniform", "random numbers in a PREDICT graph"},
       {"RandomNormal", "random numbers in a PREDICT graph"},

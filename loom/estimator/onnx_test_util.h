@@ -38,19 +38,38 @@ inline nlohmann::json ToJson(const Tensor& t) {
   nlohmann::json data = nlohmann::json::array();
   for (int64_t i = 0; i < t.NumElements(); ++i) {
     switch (t.dtype()) {
-      case kFloat32: data.push_back(t.data<float>()[i]); break;
-      case kFloat64: data.push_back(t.data<double>()[i]); break;
-      case kInt32: data.push_back(t.data<int32_t>()[i]); break;
-      case kInt64: data.push_back(t.data<int64_t>()[i]); break;
-      case kUInt8: data.push_back(t.data<uint8_t>()[i]); break;
-      case kBool: data.push_back(t.data<bool>()[i] ? 1 : 0); break;
-      case kString: data.push_back(t.data<std::string>()[i]); break;
-      default: ADD_FAILURE() << "no JSON for " << DTypeName(t.dtype());
+      case kFloat32:
+        data.push_back(t.data<float>()[i]);
+        break;
+      case kFloat64:
+        data.push_back(t.data<double>()[i]);
+        break;
+      case kInt32:
+        data.push_back(t.data<int32_t>()[i]);
+        break;
+      case kInt64:
+        data.push_back(t.data<int64_t>()[i]);
+        break;
+      case kUInt8:
+        data.push_back(t.data<uint8_t>()[i]);
+        break;
+      case kBool:
+        data.push_back(t.data<bool>()[i] ? 1 : 0);
+        break;
+      case kString:
+        data.push_back(t.data<std::string>()[i]);
+        break;
+      default:
+        ADD_FAILURE() << "no JSON for " << DTypeName(t.dtype());
     }
   }
-  std::string dtype = t.dtype() == kFloat32 ? "float32" : t.dtype() == kFloat64 ? "float64"
-                    : t.dtype() == kInt32 ? "int32" : t.dtype() == kInt64 ? "int64"
-                    : t.dtype() == kUInt8 ? "uint8" : t.dtype() == kBool ? "bool" : "string";
+  std::string dtype = t.dtype() == kFloat32   ? "float32"
+                      : t.dtype() == kFloat64 ? "float64"
+                      : t.dtype() == kInt32   ? "int32"
+                      : t.dtype() == kInt64   ? "int64"
+                      : t.dtype() == kUInt8   ? "uint8"
+                      : t.dtype() == kBool    ? "bool"
+                                              : "string";
   return {{"dtype", dtype}, {"dims", t.shape().dims()}, {"data", data}};
 }
 
@@ -58,18 +77,37 @@ inline Tensor FromJson(const nlohmann::json& j) {
   const std::string dtype = j.at("dtype");
   Shape shape(j.at("dims").get<std::vector<int64_t>>());
   const nlohmann::json& data = j.at("data");
-  DType t = dtype == "float32" ? kFloat32 : dtype == "float64" ? kFloat64 : dtype == "int32" ? kInt32
-          : dtype == "int64" ? kInt64 : dtype == "uint8" ? kUInt8 : dtype == "bool" ? kBool : kString;
+  DType t = dtype == "float32"   ? kFloat32
+            : dtype == "float64" ? kFloat64
+            : dtype == "int32"   ? kInt32
+            : dtype == "int64"   ? kInt64
+            : dtype == "uint8"   ? kUInt8
+            : dtype == "bool"    ? kBool
+                                 : kString;
   Tensor out = Tensor::Zeros(t, shape);
   for (int64_t i = 0; i < out.NumElements(); ++i) {
     switch (t) {
-      case kFloat32: out.data<float>()[i] = data[i].get<float>(); break;
-      case kFloat64: out.data<double>()[i] = data[i].get<double>(); break;
-      case kInt32: out.data<int32_t>()[i] = data[i].get<int32_t>(); break;
-      case kInt64: out.data<int64_t>()[i] = data[i].get<int64_t>(); break;
-      case kUInt8: out.data<uint8_t>()[i] = data[i].get<uint8_t>(); break;
-      case kBool: out.data<bool>()[i] = data[i].get<bool>(); break;
-      default: out.data<std::string>()[i] = data[i].get<std::string>(); break;
+      case kFloat32:
+        out.data<float>()[i] = data[i].get<float>();
+        break;
+      case kFloat64:
+        out.data<double>()[i] = data[i].get<double>();
+        break;
+      case kInt32:
+        out.data<int32_t>()[i] = data[i].get<int32_t>();
+        break;
+      case kInt64:
+        out.data<int64_t>()[i] = data[i].get<int64_t>();
+        break;
+      case kUInt8:
+        out.data<uint8_t>()[i] = data[i].get<uint8_t>();
+        break;
+      case kBool:
+        out.data<bool>()[i] = data[i].get<bool>();
+        break;
+      default:
+        out.data<std::string>()[i] = data[i].get<std::string>();
+        break;
     }
   }
   return out;
@@ -117,27 +155,39 @@ inline std::map<std::string, Tensor> RunOnnxRuntime(const std::string& model,
 // inference in strict mode; external data is read from beside the model).
 inline void ExpectOnnxCheckerPasses(const std::string& model, const std::string& work_dir) {
   auto [status, log] = Shell(
-      "/usr/bin/python3 -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1], full_check=True)' " +
+      "/usr/bin/python3 -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1], "
+      "full_check=True)' " +
           Quote(model),
       JoinPath(work_dir, "checker.log"));
   EXPECT_EQ(status, 0) << "onnx.checker rejects " << model
-                       << " (python3-onnx missing? scripts/install-deps.sh installs it):\n" << log;
+                       << " (python3-onnx missing? scripts/install-deps.sh installs it):\n"
+                       << log;
 }
 
 // Float tensors equal within `tolerance` (absolute), other dtypes exactly.
 inline void ExpectNear(const Tensor& loom, const Tensor& ort, const std::string& what,
                        double tolerance = 1e-5) {
   ASSERT_EQ(loom.dtype(), ort.dtype()) << what;
-  ASSERT_EQ(loom.NumElements(), ort.NumElements()) << what << ": " << loom.shape() << " vs " << ort.shape();
+  ASSERT_EQ(loom.NumElements(), ort.NumElements())
+      << what << ": " << loom.shape() << " vs " << ort.shape();
   double worst = 0;
   int64_t mismatches = 0;
   for (int64_t i = 0; i < loom.NumElements(); ++i) {
     switch (loom.dtype()) {
-      case kFloat32: worst = std::max<double>(worst, std::abs(loom.data<float>()[i] - ort.data<float>()[i])); break;
-      case kFloat64: worst = std::max(worst, std::abs(loom.data<double>()[i] - ort.data<double>()[i])); break;
-      case kInt64: mismatches += loom.data<int64_t>()[i] != ort.data<int64_t>()[i]; break;
-      case kString: mismatches += loom.data<std::string>()[i] != ort.data<std::string>()[i]; break;
-      default: break;
+      case kFloat32:
+        worst = std::max<double>(worst, std::abs(loom.data<float>()[i] - ort.data<float>()[i]));
+        break;
+      case kFloat64:
+        worst = std::max(worst, std::abs(loom.data<double>()[i] - ort.data<double>()[i]));
+        break;
+      case kInt64:
+        mismatches += loom.data<int64_t>()[i] != ort.data<int64_t>()[i];
+        break;
+      case kString:
+        mismatches += loom.data<std::string>()[i] != ort.data<std::string>()[i];
+        break;
+      default:
+        break;
     }
   }
   EXPECT_LE(worst, tolerance) << what << ": largest difference between Loom and ONNX Runtime";

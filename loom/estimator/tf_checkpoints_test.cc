@@ -8,10 +8,10 @@
 
 #include "loom/estimator/canned.h"
 #include "loom/estimator/estimator_test_util.h"
-#include "loom/testing/error_of.h"
 #include "loom/io/tf_checkpoint.h"
 #include "loom/io/tf_checkpoint_test_util.h"
 #include "loom/ops/array.h"
+#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {

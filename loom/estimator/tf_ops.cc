@@ -121,7 +121,8 @@ Output VariableValue(OpContext& c) {
     const std::string base = slash == std::string::npos ? "" : name.substr(0, slash);
     const std::string digits = slash == std::string::npos ? "" : name.substr(slash + 6);
     if (base.empty() || digits.empty() || digits.size() > 6 ||
-        !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) ||
+        !std::all_of(digits.begin(), digits.end(),
+                     [](char ch) { return ch >= '0' && ch <= '9'; }) ||
         !c.variables->Contains(base)) {
       throw NotFound(c.source, ": TF variable '", name, "' (", c.node.op(),
                      ") has no value in the SavedModel's variables/ checkpoint '",
@@ -229,8 +230,7 @@ const OpDef& ParseExampleOp() {
 // The string values of a constant input (ParseExample's keys).
 std::string ConstString(const OpContext& c, size_t i) {
   Output x = c.In(i);
-  if (x.node->op_def().role != OpRole::kConst ||
-      x.node->attr(kConstValue).dtype() != kString ||
+  if (x.node->op_def().role != OpRole::kConst || x.node->attr(kConstValue).dtype() != kString ||
       x.node->attr(kConstValue).NumElements() != 1) {
     throw Unimplemented(c.source, ": TF node '", c.node.name(), "': input ", i,
                         " must be a constant string");

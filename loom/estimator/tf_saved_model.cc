@@ -260,8 +260,8 @@ class TfModelBuilder {
  private:
   // Sets sig.example_input / example_features when one ParseExample node reads a string
   // input of the signature.
-  static void FindExampleInput(const Translator& t, const std::vector<const proto::NodeDef*>& needed,
-                               TfSignature& sig) {
+  static void FindExampleInput(const Translator& t,
+                               const std::vector<const proto::NodeDef*>& needed, TfSignature& sig) {
     for (const proto::NodeDef* n : needed) {
       if (n->op() != "ParseExample" || n->input_size() == 0) continue;
       const std::string source = t.Resolve(n->input(0));

@@ -48,9 +48,9 @@ struct TfTensorInfo {
 // node of its graph): what a caller needs to build the records (TfExamplesFromCsv).
 struct TfExampleFeature {
   std::string key;
-  DType dtype = kFloat32;  // kFloat32, kInt64 or kString
-  Shape shape;             // dense: per-record shape (fully defined); var_len: unknown
-  bool var_len = false;    // a VarLenFeature (TF's sparse output)
+  DType dtype = kFloat32;    // kFloat32, kInt64 or kString
+  Shape shape;               // dense: per-record shape (fully defined); var_len: unknown
+  bool var_len = false;      // a VarLenFeature (TF's sparse output)
   bool has_default = false;  // dense only: the graph gives a default for a missing feature
 };
 
@@ -116,8 +116,9 @@ inline std::unique_ptr<TfModel> LoadTFSavedModel(Env* env, const std::string& di
 // The signatures of a SavedModel's MetaGraphDef `tags` as the file states them, without
 // translating the graph (so also for a model Loom cannot run; dtypes Loom lacks are
 // kInvalid, example_features are not filled). Throws NotFound, DataLoss as LoadSavedModel.
-std::map<std::string, TfSignature> ReadTfSavedModelSignatures(
-    Env* env, const std::string& dir, const std::set<std::string>& tags = {"serve"});
+std::map<std::string, TfSignature> ReadTfSavedModelSignatures(Env* env, const std::string& dir,
+                                                              const std::set<std::string>& tags = {
+                                                                  "serve"});
 
 }  // namespace loom
 

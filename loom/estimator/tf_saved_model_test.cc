@@ -395,7 +395,8 @@ TEST(TfSavedModelTest, PartitionedVariablePartsComeFromTheFullTensor) {
   estimator_testing::TempDir dir;
   GraphBuilder g;
   g.Placeholder("x", proto::DT_FLOAT);
-  for (const auto& [name, rows] : {std::pair<std::string, int64_t>{"w/part_0", 3}, {"w/part_1", 1}}) {
+  for (const auto& [name, rows] :
+       {std::pair<std::string, int64_t>{"w/part_0", 3}, {"w/part_1", 1}}) {
     proto::NodeDef* v = g.Add(name, "VariableV2");
     (*v->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
     auto* shape = (*v->mutable_attr())["shape"].mutable_shape();
@@ -411,12 +412,14 @@ TEST(TfSavedModelTest, PartitionedVariablePartsComeFromTheFullTensor) {
   g.Add("w/top", "StridedSlice", {"w/concat", "b0", "e0", "st"});  // rows 0-1: [2, 2]
   g.Add("y", "MatMul", {"x", "w/top"});
   g.Add("last", "Identity", {"w/part_1/read"});
-  WriteSavedModel(dir.path(), g.def(), {{"serving_default", {{{"x", "x:0"}}, {{"y", "y:0"}, {"last", "last:0"}}}}});
+  WriteSavedModel(dir.path(), g.def(),
+                  {{"serving_default", {{{"x", "x:0"}}, {{"y", "y:0"}, {"last", "last:0"}}}}});
   // w = [[1, 2], [3, 4], [5, 6], [7, 8]]: part_0 rows 0-2 in shard 1, part_1 row 3 in shard 0.
   tf_testing::TestBundleWriter w(2);
-  w.AddPartitioned("w", Shape{4, 2},
-                   {{{{3, 1}, {0, -1}}, Tensor::FromVector<float>({7, 8}, Shape{1, 2}), 0},
-                    {{{0, 3}, {0, -1}}, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{3, 2}), 1}});
+  w.AddPartitioned(
+      "w", Shape{4, 2},
+      {{{{3, 1}, {0, -1}}, Tensor::FromVector<float>({7, 8}, Shape{1, 2}), 0},
+       {{{0, 3}, {0, -1}}, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{3, 2}), 1}});
   w.Write(Env::Default(), JoinPath(dir.path(), "variables/variables"), /*snappy=*/false);
 
   auto model = LoadTFSavedModel(Env::Default(), dir.path());
@@ -436,8 +439,7 @@ TEST(TfSavedModelTest, PartitionedVariablePartsComeFromTheFullTensor) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
     // Whichever part is translated first: part_0 is declared [3,2], part_1 [1,2].
-    EXPECT_NE(e.message().find("but its checkpoint value is [2,2]"), std::string::npos)
-        << e.what();
+    EXPECT_NE(e.message().find("but its checkpoint value is [2,2]"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find("TF variable 'w/part_"), std::string::npos) << e.what();
   }
 }
@@ -465,11 +467,12 @@ TEST(TfSavedModelTest, ParseExampleSparseFeatures) {
   (*p->mutable_attr())["Tdense"].mutable_list()->add_type(proto::DT_INT64);
   (*p->mutable_attr())["dense_shapes"].mutable_list()->add_shape()->add_dim()->set_size(1);
   WriteSavedModel(dir.path(), g.def(),
-                  {{"parse", {{{"examples", "serialized:0"}},
-                              {{"indices", "parse:0"},
-                               {"values", "parse:1"},
-                               {"shape", "parse:2"},
-                               {"age", "parse:3"}}}}},
+                  {{"parse",
+                    {{{"examples", "serialized:0"}},
+                     {{"indices", "parse:0"},
+                      {"values", "parse:1"},
+                      {"shape", "parse:2"},
+                      {"age", "parse:3"}}}}},
                   {"examples"});
   auto model = LoadTFSavedModel(Env::Default(), dir.path());
   const TfSignature& sig = model->signatures().at("parse");
@@ -482,11 +485,9 @@ TEST(TfSavedModelTest, ParseExampleSparseFeatures) {
   EXPECT_EQ(sig.example_features[1].dtype, kString);
   const Tensor records = Tensor::FromVector<std::string>(
       {ExampleBuilder().AddBytes("tags", {"a", "b"}).AddInt64s("age", {30}).Serialize(),
-       ExampleBuilder().Serialize(),
-       ExampleBuilder().AddBytes("tags", {"c"}).Serialize()});
+       ExampleBuilder().Serialize(), ExampleBuilder().AddBytes("tags", {"c"}).Serialize()});
   auto out = model->Run("parse", {{"examples", records}});
-  EXPECT_TRUE(out["indices"].Equals(
-      Tensor::FromVector<int64_t>({0, 0, 0, 1, 2, 0}, Shape{3, 2})));
+  EXPECT_TRUE(out["indices"].Equals(Tensor::FromVector<int64_t>({0, 0, 0, 1, 2, 0}, Shape{3, 2})));
   EXPECT_TRUE(out["values"].Equals(Tensor::FromVector<std::string>({"a", "b", "c"})));
   EXPECT_TRUE(out["shape"].Equals(Tensor::FromVector<int64_t>({3, 2})));
   EXPECT_TRUE(out["age"].Equals(Tensor::FromVector<int64_t>({30, -1, -1}, Shape{3, 1})));
@@ -509,9 +510,9 @@ TEST(TfSavedModelTest, UnsupportedOpsOfASavedModelAreCountedOncePerNode) {
   g.Add("a", "Erf", {"shared"});
   g.Add("b", "Cumsum", {"shared", "x"});
   g.Add("c", "Lgamma", {"b"});
-  WriteSavedModel(dir.path(), g.def(),
-                  {{"first", {{{"x", "x:0"}}, {{"y", "a:0"}}}},
-                   {"second", {{{"x", "x:0"}}, {{"y", "c:0"}}}}});
+  WriteSavedModel(
+      dir.path(), g.def(),
+      {{"first", {{{"x", "x:0"}}, {{"y", "a:0"}}}}, {"second", {{{"x", "x:0"}}, {{"y", "c:0"}}}}});
   try {
     LoadTFSavedModel(Env::Default(), dir.path());
     ADD_FAILURE() << "no error";
@@ -523,9 +524,9 @@ TEST(TfSavedModelTest, UnsupportedOpsOfASavedModelAreCountedOncePerNode) {
   }
   // With one runnable signature the model loads; the other says why it cannot run.
   g.Add("ok", "Relu", {"x"});
-  WriteSavedModel(dir.path(), g.def(),
-                  {{"first", {{{"x", "x:0"}}, {{"y", "a:0"}}}},
-                   {"fine", {{{"x", "x:0"}}, {{"y", "ok:0"}}}}});
+  WriteSavedModel(
+      dir.path(), g.def(),
+      {{"first", {{{"x", "x:0"}}, {{"y", "a:0"}}}}, {"fine", {{{"x", "x:0"}}, {{"y", "ok:0"}}}}});
   auto model = LoadTFSavedModel(Env::Default(), dir.path());
   EXPECT_EQ(model->unavailable().at("first"), "unsupported TF ops: Erf x2");
   try {

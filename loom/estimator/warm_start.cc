@@ -53,8 +53,9 @@ void WarmStart(Session& session, const WarmStartSettings& settings, Env* env) {
   } else if (!env->FileExists(train::CheckpointFilePath(path))) {
     if (!IsTfCheckpoint(env, path)) {
       throw NotFound("warm start: checkpoint '", path,
-                     "' does not exist: neither a Loom checkpoint (", train::CheckpointFilePath(path),
-                     ") nor a TF one (", TfCheckpointIndexPath(TfCheckpointPrefix(path)),
+                     "' does not exist: neither a Loom checkpoint (",
+                     train::CheckpointFilePath(path), ") nor a TF one (",
+                     TfCheckpointIndexPath(TfCheckpointPrefix(path)),
                      ") (WarmStartSettings::ckpt_to_initialize_from)");
     }
     tf = true;
@@ -69,10 +70,9 @@ void WarmStart(Session& session, const WarmStartSettings& settings, Env* env) {
   if (tf) {
     RestoreFromTfCheckpoint(session, path, names, settings.var_name_to_prev_var_name, env);
   } else {
-    train::Saver saver(graph, {.var_list = names,
-                               .save_iterators = false,
-                               .save_random_streams = false,
-                               .env = env});
+    train::Saver saver(
+        graph,
+        {.var_list = names, .save_iterators = false, .save_random_streams = false, .env = env});
     saver.Restore(session, path,
                   {.variables = names,
                    .name_map = settings.var_name_to_prev_var_name,

@@ -48,19 +48,32 @@ bool AttrValueEquals(const AttrValue& a, const AttrValue& b) {
 
 std::string_view AttrTypeName(AttrType type) {
   switch (type) {
-    case AttrType::kInt: return "int";
-    case AttrType::kFloat: return "float";
-    case AttrType::kBool: return "bool";
-    case AttrType::kString: return "string";
-    case AttrType::kType: return "type";
-    case AttrType::kShape: return "shape";
-    case AttrType::kTensor: return "tensor";
-    case AttrType::kIntList: return "list(int)";
-    case AttrType::kFloatList: return "list(float)";
-    case AttrType::kStringList: return "list(string)";
-    case AttrType::kTypeList: return "list(type)";
-    case AttrType::kShapeList: return "list(shape)";
-    case AttrType::kHostObject: return "host object";
+    case AttrType::kInt:
+      return "int";
+    case AttrType::kFloat:
+      return "float";
+    case AttrType::kBool:
+      return "bool";
+    case AttrType::kString:
+      return "string";
+    case AttrType::kType:
+      return "type";
+    case AttrType::kShape:
+      return "shape";
+    case AttrType::kTensor:
+      return "tensor";
+    case AttrType::kIntList:
+      return "list(int)";
+    case AttrType::kFloatList:
+      return "list(float)";
+    case AttrType::kStringList:
+      return "list(string)";
+    case AttrType::kTypeList:
+      return "list(type)";
+    case AttrType::kShapeList:
+      return "list(shape)";
+    case AttrType::kHostObject:
+      return "host object";
   }
   return "?";
 }
@@ -82,8 +95,8 @@ void HostObject::ThrowWrongType(std::string_view owner, const std::type_info& wa
     throw InvalidArgument(owner, ": the host object attribute is empty; expected a ",
                           Demangle(wanted));
   }
-  throw InvalidArgument(owner, ": the host object attribute holds a ", type_name(),
-                        ", expected a ", Demangle(wanted));
+  throw InvalidArgument(owner, ": the host object attribute holds a ", type_name(), ", expected a ",
+                        Demangle(wanted));
 }
 
 }  // namespace loom

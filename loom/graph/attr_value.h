@@ -57,9 +57,8 @@ class HostObject {
 };
 
 using AttrValue = std::variant<int64_t, double, bool, std::string, DType, Shape, Tensor,
-                               std::vector<int64_t>, std::vector<double>,
-                               std::vector<std::string>, std::vector<DType>, std::vector<Shape>,
-                               HostObject>;
+                               std::vector<int64_t>, std::vector<double>, std::vector<std::string>,
+                               std::vector<DType>, std::vector<Shape>, HostObject>;
 
 // The kind of an attribute; the values are AttrValue's alternative indices.
 enum class AttrType {

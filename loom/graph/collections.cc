@@ -8,9 +8,12 @@ namespace loom {
 
 std::string_view CollectionKindName(Collections::Kind kind) {
   switch (kind) {
-    case Collections::Kind::kOutput: return "output";
-    case Collections::Kind::kOperation: return "operation";
-    case Collections::Kind::kVariable: return "variable";
+    case Collections::Kind::kOutput:
+      return "output";
+    case Collections::Kind::kOperation:
+      return "operation";
+    case Collections::Kind::kVariable:
+      return "variable";
   }
   return "unknown";
 }
@@ -18,11 +21,13 @@ std::string_view CollectionKindName(Collections::Kind kind) {
 void Collections::AddMember(std::string_view name, Kind kind, Member member) {
   const auto where = [&] { return StrCat("collection '", name, "'"); };
   if (graph_.finalized()) {
-    throw FailedPrecondition("cannot add to ", where(), ": the graph is finalized; add to "
+    throw FailedPrecondition("cannot add to ", where(),
+                             ": the graph is finalized; add to "
                              "collections while building the graph");
   }
   if (member.node == nullptr || member.node->graph() != &graph_) {
-    throw InvalidArgument("cannot add to ", where(), ": the item is empty or belongs to "
+    throw InvalidArgument("cannot add to ", where(),
+                          ": the item is empty or belongs to "
                           "another graph");
   }
   if (kind == Kind::kOutput && (member.index < 0 || member.index >= member.node->num_outputs())) {
@@ -45,9 +50,8 @@ void Collections::AddMember(std::string_view name, Kind kind, Member member) {
   if (it == collections_.end()) {
     it = collections_.emplace(std::string(name), Collection{kind, {}}).first;
   } else if (it->second.kind != kind) {
-    throw InvalidArgument(where(), " holds ", CollectionKindName(it->second.kind),
-                          "s; cannot add ", CollectionKindName(kind), " ",
-                          member.node->description(), " to it");
+    throw InvalidArgument(where(), " holds ", CollectionKindName(it->second.kind), "s; cannot add ",
+                          CollectionKindName(kind), " ", member.node->description(), " to it");
   }
   std::vector<Member>& members = it->second.members;
   if (std::find(members.begin(), members.end(), member) == members.end()) members.push_back(member);
@@ -62,7 +66,8 @@ void Collections::Add(const CollectionKey<Operation>& key, Operation item) {
 }
 
 void Collections::Add(const CollectionKey<VariableRef>& key, VariableRef item) {
-  AddMember(key.name, Kind::kVariable, {item.variable.node, item.variable.index, item.initializer.node});
+  AddMember(key.name, Kind::kVariable,
+            {item.variable.node, item.variable.index, item.initializer.node});
 }
 
 const Collections::Collection* Collections::Find(std::string_view name, Kind kind) const {
@@ -95,7 +100,8 @@ std::vector<Operation> Collections::Get(const CollectionKey<Operation>& key) con
 std::vector<VariableRef> Collections::Get(const CollectionKey<VariableRef>& key) const {
   std::vector<VariableRef> items;
   if (const Collection* c = Find(key.name, Kind::kVariable)) {
-    for (const Member& m : c->members) items.push_back({Output(m.node, 0), Operation(m.initializer)});
+    for (const Member& m : c->members)
+      items.push_back({Output(m.node, 0), Operation(m.initializer)});
   }
   return items;
 }

@@ -49,7 +49,8 @@ TEST(CollectionsTest, WrongKindsForeignNodesAndFinalizedGraphsAreErrors) {
   EXPECT_THROW(graph.collections().Add(kLosses, foreign), Error);
   EXPECT_THROW(graph.collections().Add(kLosses, Output()), Error);
   // A VariableRef needs a variable and its initializer.
-  EXPECT_THROW(graph.collections().Add(GraphKeys::kGlobalStep, VariableRef{a, Operation(a)}), Error);
+  EXPECT_THROW(graph.collections().Add(GraphKeys::kGlobalStep, VariableRef{a, Operation(a)}),
+               Error);
   graph.Finalize();
   try {
     graph.collections().Add(kLosses, a);

@@ -128,8 +128,8 @@ class Graph {
   // Adds a node named exactly `name` (REQUIRES: unused; see UniqueName), checks the
   // inputs against the op's signature and runs its shape function. Throws InvalidArgument
   // naming the node on any mismatch, FailedPrecondition once the graph is finalized.
-  Node* AddNode(const OpDef& op, const std::string& name, std::vector<Output> inputs,
-                AttrMap attrs, std::vector<Node*> control_inputs = {});
+  Node* AddNode(const OpDef& op, const std::string& name, std::vector<Output> inputs, AttrMap attrs,
+                std::vector<Node*> control_inputs = {});
 
   // `base` if no node has it, else base_1, base_2, ... (TF's unique naming).
   std::string UniqueName(std::string_view base);

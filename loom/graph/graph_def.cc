@@ -8,9 +8,8 @@
 #include <cstring>
 #include <limits>
 
-#include "loom/graph/graph_def_proto.h"
-
 #include "loom/graph/collections.h"
+#include "loom/graph/graph_def_proto.h"
 #include "loom/io/safetensors.h"
 
 namespace loom {
@@ -86,8 +85,8 @@ Tensor TensorFromProto(const proto::TensorProto& p, const std::string& node) {
   };
   if (dtype == kString) {
     if (p.string_val_size() != n && !(p.string_val_size() == 1 && n > 0)) {
-      throw InvalidArgument("node '", node, "': ", p.string_val_size(),
-                            " string values for shape ", shape);
+      throw InvalidArgument("node '", node, "': ", p.string_val_size(), " string values for shape ",
+                            shape);
     }
     fill_limit(p.string_val_size());
     Tensor t(dtype, shape);
@@ -114,12 +113,16 @@ Tensor TensorFromProto(const proto::TensorProto& p, const std::string& node) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, std::string>) {
       std::vector<T> values;
-      if constexpr (std::is_same_v<T, float>) values.assign(p.float_val().begin(), p.float_val().end());
-      if constexpr (std::is_same_v<T, double>) values.assign(p.double_val().begin(), p.double_val().end());
+      if constexpr (std::is_same_v<T, float>)
+        values.assign(p.float_val().begin(), p.float_val().end());
+      if constexpr (std::is_same_v<T, double>)
+        values.assign(p.double_val().begin(), p.double_val().end());
       if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, uint8_t>)
         for (int v : p.int_val()) values.push_back(static_cast<T>(v));
-      if constexpr (std::is_same_v<T, int64_t>) values.assign(p.int64_val().begin(), p.int64_val().end());
-      if constexpr (std::is_same_v<T, bool>) values.assign(p.bool_val().begin(), p.bool_val().end());
+      if constexpr (std::is_same_v<T, int64_t>)
+        values.assign(p.int64_val().begin(), p.int64_val().end());
+      if constexpr (std::is_same_v<T, bool>)
+        values.assign(p.bool_val().begin(), p.bool_val().end());
       T* out = t.data<T>();
       if (values.empty()) {
         for (int64_t i = 0; i < n; ++i) out[i] = T{};
@@ -140,13 +143,20 @@ void AttrToProto(const AttrValue& value, proto::AttrValue* out) {
   std::visit(
       [&](const auto& v) {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, int64_t>) out->set_i(v);
-        else if constexpr (std::is_same_v<T, double>) out->set_f(static_cast<float>(v));
-        else if constexpr (std::is_same_v<T, bool>) out->set_b(v);
-        else if constexpr (std::is_same_v<T, std::string>) out->set_s(v);
-        else if constexpr (std::is_same_v<T, DType>) out->set_type(DTypeToProto(v));
-        else if constexpr (std::is_same_v<T, Shape>) ShapeToProto(v, out->mutable_shape());
-        else if constexpr (std::is_same_v<T, Tensor>) TensorToProto(v, true, out->mutable_tensor());
+        if constexpr (std::is_same_v<T, int64_t>)
+          out->set_i(v);
+        else if constexpr (std::is_same_v<T, double>)
+          out->set_f(static_cast<float>(v));
+        else if constexpr (std::is_same_v<T, bool>)
+          out->set_b(v);
+        else if constexpr (std::is_same_v<T, std::string>)
+          out->set_s(v);
+        else if constexpr (std::is_same_v<T, DType>)
+          out->set_type(DTypeToProto(v));
+        else if constexpr (std::is_same_v<T, Shape>)
+          ShapeToProto(v, out->mutable_shape());
+        else if constexpr (std::is_same_v<T, Tensor>)
+          TensorToProto(v, true, out->mutable_tensor());
         else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           auto* list = out->mutable_list();
           for (int64_t x : v) list->add_i(x);
@@ -169,13 +179,20 @@ void AttrToProto(const AttrValue& value, proto::AttrValue* out) {
 
 AttrValue AttrFromProto(const proto::AttrValue& p, const std::string& node) {
   switch (p.value_case()) {
-    case proto::AttrValue::kI: return p.i();
-    case proto::AttrValue::kF: return static_cast<double>(p.f());
-    case proto::AttrValue::kB: return p.b();
-    case proto::AttrValue::kS: return p.s();
-    case proto::AttrValue::kType: return DTypeFromProto(p.type(), node);
-    case proto::AttrValue::kShape: return ShapeFromProto(p.shape());
-    case proto::AttrValue::kTensor: return TensorFromProto(p.tensor(), node);
+    case proto::AttrValue::kI:
+      return p.i();
+    case proto::AttrValue::kF:
+      return static_cast<double>(p.f());
+    case proto::AttrValue::kB:
+      return p.b();
+    case proto::AttrValue::kS:
+      return p.s();
+    case proto::AttrValue::kType:
+      return DTypeFromProto(p.type(), node);
+    case proto::AttrValue::kShape:
+      return ShapeFromProto(p.shape());
+    case proto::AttrValue::kTensor:
+      return TensorFromProto(p.tensor(), node);
     case proto::AttrValue::kList: {
       const auto& l = p.list();
       // An empty list is stored as an int list: Loom's list attributes are read with
@@ -184,7 +201,8 @@ AttrValue AttrFromProto(const proto::AttrValue& p, const std::string& node) {
       if (l.s_size() > 0) return std::vector<std::string>(l.s().begin(), l.s().end());
       if (l.type_size() > 0) {
         std::vector<DType> types;
-        for (int t : l.type()) types.push_back(DTypeFromProto(static_cast<proto::DataType>(t), node));
+        for (int t : l.type())
+          types.push_back(DTypeFromProto(static_cast<proto::DataType>(t), node));
         return types;
       }
       if (l.shape_size() > 0) {
@@ -287,15 +305,16 @@ proto::GraphDef ToGraphDef(const Graph& graph, const GraphExportOptions& options
     }
     if (node->num_outputs() > 0) {
       auto* shapes = (*attrs)[kOutputShapesAttr].mutable_list();
-      for (int o = 0; o < node->num_outputs(); ++o) ShapeToProto(node->output_shape(o), shapes->add_shape());
+      for (int o = 0; o < node->num_outputs(); ++o)
+        ShapeToProto(node->output_shape(o), shapes->add_shape());
     }
   }
   CollectionsToProto(graph.collections(), def);
   return def;
 }
 
-void ImportGraphDef(const proto::GraphDef& def, const OpRegistry& registry, Graph& graph,
-                    Env* env, const std::string& sidecar_path) {
+void ImportGraphDef(const proto::GraphDef& def, const OpRegistry& registry, Graph& graph, Env* env,
+                    const std::string& sidecar_path) {
   std::unique_ptr<SafetensorsReader> sidecar;
   for (const proto::NodeDef& nd : def.node()) {
     const OpDef& op = registry.Get(nd.op());
@@ -322,7 +341,8 @@ void ImportGraphDef(const proto::GraphDef& def, const OpRegistry& registry, Grap
     // come from the sidecar (so it is not decoded from the proto, which would find no
     // values to fill it).
     std::string external_attr;
-    if (auto it = nd.attr().find(kExternalAttr); it != nd.attr().end()) external_attr = it->second.s();
+    if (auto it = nd.attr().find(kExternalAttr); it != nd.attr().end())
+      external_attr = it->second.s();
     for (const auto& [name, value] : nd.attr()) {
       if (name == kOutputShapesAttr || name == kExternalAttr) continue;
       if (!external_attr.empty() && name == external_attr) continue;
@@ -330,7 +350,8 @@ void ImportGraphDef(const proto::GraphDef& def, const OpRegistry& registry, Grap
     }
     if (!external_attr.empty()) {
       if (env == nullptr || sidecar_path.empty()) {
-        throw InvalidArgument("node '", nd.name(), "' keeps its value in a sidecar file, but "
+        throw InvalidArgument("node '", nd.name(),
+                              "' keeps its value in a sidecar file, but "
                               "none was given; load the graph with ImportGraph(path)");
       }
       if (!sidecar) sidecar = SafetensorsReader::Open(env, sidecar_path);
@@ -355,12 +376,13 @@ std::string GraphToText(const Graph& graph, const GraphExportOptions& options) {
   return text;
 }
 
-void ImportSerializedGraph(std::string_view serialized, const OpRegistry& registry,
-                           Graph& graph, Env* env, const std::string& sidecar_path) {
+void ImportSerializedGraph(std::string_view serialized, const OpRegistry& registry, Graph& graph,
+                           Env* env, const std::string& sidecar_path) {
   proto::GraphDef def;
   if (serialized.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !def.ParseFromArray(serialized.data(), static_cast<int>(serialized.size()))) {
-    throw DataLoss("the ", serialized.size(), " bytes given are not a GraphDef (protobuf parse "
+    throw DataLoss("the ", serialized.size(),
+                   " bytes given are not a GraphDef (protobuf parse "
                    "failed); pass what SerializeGraph or ExportGraph wrote");
   }
   ImportGraphDef(def, registry, graph, env, sidecar_path);
@@ -378,7 +400,8 @@ void ImportGraph(Env* env, const std::string& path, const OpRegistry& registry, 
   std::string bytes = ReadFileToString(env, path);
   proto::GraphDef def;
   if (!def.ParseFromString(bytes)) {
-    throw DataLoss("'", path, "' is not a GraphDef (protobuf parse failed); was it written by "
+    throw DataLoss("'", path,
+                   "' is not a GraphDef (protobuf parse failed); was it written by "
                    "ExportGraph?");
   }
   ImportGraphDef(def, registry, graph, env, GraphSidecarPath(path));

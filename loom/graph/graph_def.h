@@ -48,8 +48,8 @@ std::string GraphToText(const Graph& graph, const GraphExportOptions& options = 
 // `sidecar_path` (zero-copy views of the mapped file). Throws DataLoss when the bytes are
 // not a GraphDef or a sidecar tensor is missing, NotFound for an unknown op or input,
 // InvalidArgument for bad attributes or shapes (naming the node).
-void ImportSerializedGraph(std::string_view serialized, const OpRegistry& registry,
-                           Graph& graph, Env* env = nullptr, const std::string& sidecar_path = "");
+void ImportSerializedGraph(std::string_view serialized, const OpRegistry& registry, Graph& graph,
+                           Env* env = nullptr, const std::string& sidecar_path = "");
 
 // Writes `path` (binary GraphDef) and, when some constant is large, the sidecar
 // "<path>.data.safetensors"; both atomically.

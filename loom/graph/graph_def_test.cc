@@ -176,12 +176,13 @@ TEST(GraphDefTest, TensorAttributesAreCheckedBeforeAllocating) {
   EXPECT_NE(ImportError(ConstGraph(float_dtype, {int64_t{1} << 40}, [](proto::TensorProto*) {}))
                 .find("fills at most"),
             std::string::npos);
-  EXPECT_NE(ImportError(ConstGraph(string_dtype, {int64_t{1} << 40},
-                                   // a moved std::string: add_string_val(const char*) trips g++ 12's -Wrestrict
-                                   // false positive (GCC bug 105651)
-                                   [](proto::TensorProto* t) { t->add_string_val(std::string(1, 's')); }))
-                .find("fills at most"),
-            std::string::npos);
+  EXPECT_NE(
+      ImportError(ConstGraph(string_dtype, {int64_t{1} << 40},
+                             // a moved std::string: add_string_val(const char*) trips g++ 12's
+                             // -Wrestrict false positive (GCC bug 105651)
+                             [](proto::TensorProto* t) { t->add_string_val(std::string(1, 's')); }))
+          .find("fills at most"),
+      std::string::npos);
   EXPECT_NE(ImportError(ConstGraph(float_dtype, {int64_t{1} << 40},
                                    [](proto::TensorProto* t) { t->set_tensor_content("abcd"); }))
                 .find("tensor_content has 4 bytes"),
@@ -193,8 +194,9 @@ TEST(GraphDefTest, TensorAttributesAreCheckedBeforeAllocating) {
             std::string::npos);
   // Small filled values still work, as TF writes them.
   Graph graph;
-  ImportGraphDef(ConstGraph(float_dtype, {2, 3}, [](proto::TensorProto* t) { t->add_float_val(2); }),
-                 TestRegistry(), graph);
+  ImportGraphDef(
+      ConstGraph(float_dtype, {2, 3}, [](proto::TensorProto* t) { t->add_float_val(2); }),
+      TestRegistry(), graph);
   const Tensor& value = graph.FindNode("c")->attrs().Get<Tensor>("value");
   EXPECT_EQ(value.shape(), (Shape{2, 3}));
   EXPECT_EQ(value.flat<float>()[5], 2.0f);

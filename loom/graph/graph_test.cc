@@ -48,7 +48,8 @@ TEST(GraphTest, GetOutputRejectsBadIndicesWithLoomErrors) {
     }
   }
   EXPECT_NE(ErrorMessage([&] { graph.GetOutput("x:1"); }).find("has 1 outputs"), std::string::npos);
-  EXPECT_NE(ErrorMessage([&] { graph.GetOutput("x:-1"); }).find("does not exist"), std::string::npos);
+  EXPECT_NE(ErrorMessage([&] { graph.GetOutput("x:-1"); }).find("does not exist"),
+            std::string::npos);
 }
 
 TEST(GraphTest, ShapeErrorsNameTheNodeAndBothShapes) {

@@ -31,8 +31,8 @@ void InferenceContext::ExpectDType(int i, std::initializer_list<DType> allowed) 
 
 void InferenceContext::ExpectSameDType(int i, int j) const {
   if (input_dtype(i) != input_dtype(j)) {
-    Fail("inputs ", i, " (", input(i).name(), ", ", DTypeName(input_dtype(i)), ") and ", j,
-         " (", input(j).name(), ", ", DTypeName(input_dtype(j)),
+    Fail("inputs ", i, " (", input(i).name(), ", ", DTypeName(input_dtype(i)), ") and ", j, " (",
+         input(j).name(), ", ", DTypeName(input_dtype(j)),
          ") must have the same dtype; insert a Cast");
   }
 }
@@ -61,8 +61,8 @@ Shape BroadcastShapes(const InferenceContext& ctx, const Shape& a, const Shape& 
     } else if (db == kUnknownDim || da == db) {
       dims[i] = da;
     } else {
-      ctx.Fail("shapes ", a, " and ", b, " cannot be broadcast: dimension ", i, " is ", da,
-               " vs ", db);
+      ctx.Fail("shapes ", a, " and ", b, " cannot be broadcast: dimension ", i, " is ", da, " vs ",
+               db);
     }
   }
   return Shape(std::move(dims));
@@ -115,13 +115,14 @@ void ValidateOpDef(const OpDef& op) {
       if (op.attrs[j].name == a.name) fail("attribute '", a.name, "' is declared twice");
     }
     if (a.type == AttrType::kHostObject && !a.optional) {
-      fail("attribute '", a.name, "': a host object is not serialized, so it is Optional() "
+      fail("attribute '", a.name,
+           "': a host object is not serialized, so it is Optional() "
            "(a loaded graph lacks it and the kernel says so)");
     }
     for (const AttrValue& v : a.allowed) {
       if (AttrTypeOf(v) != a.type) {
-        fail("attribute '", a.name, "' (", AttrTypeName(a.type), ") allows ",
-             AttrValueToString(v), " of kind ", AttrTypeName(AttrTypeOf(v)));
+        fail("attribute '", a.name, "' (", AttrTypeName(a.type), ") allows ", AttrValueToString(v),
+             " of kind ", AttrTypeName(AttrTypeOf(v)));
       }
     }
     if (a.default_value) {
@@ -131,9 +132,8 @@ void ValidateOpDef(const OpDef& op) {
       }
       if (a.optional) fail("attribute '", a.name, "' is optional and has a default; pick one");
       if (!a.allowed.empty() &&
-          std::none_of(a.allowed.begin(), a.allowed.end(), [&](const AttrValue& v) {
-            return AttrValueEquals(v, *a.default_value);
-          })) {
+          std::none_of(a.allowed.begin(), a.allowed.end(),
+                       [&](const AttrValue& v) { return AttrValueEquals(v, *a.default_value); })) {
         fail("attribute '", a.name, "': the default ", AttrValueToString(*a.default_value),
              " is not among the allowed values");
       }
@@ -157,11 +157,16 @@ bool IsEmptyList(const AttrValue& v) {
 
 AttrValue EmptyListOf(AttrType type) {
   switch (type) {
-    case AttrType::kFloatList: return std::vector<double>();
-    case AttrType::kStringList: return std::vector<std::string>();
-    case AttrType::kTypeList: return std::vector<DType>();
-    case AttrType::kShapeList: return std::vector<Shape>();
-    default: return std::vector<int64_t>();
+    case AttrType::kFloatList:
+      return std::vector<double>();
+    case AttrType::kStringList:
+      return std::vector<std::string>();
+    case AttrType::kTypeList:
+      return std::vector<DType>();
+    case AttrType::kShapeList:
+      return std::vector<Shape>();
+    default:
+      return std::vector<int64_t>();
   }
 }
 
@@ -188,8 +193,8 @@ void CheckNodeAttrs(const OpDef& op, const std::string& name, AttrMap& attrs) {
                      [&given = value](const AttrValue& v) { return AttrValueEquals(v, given); })) {
       std::vector<std::string> allowed;
       for (const AttrValue& v : def->allowed) allowed.push_back(AttrValueToString(v));
-      fail("attribute '", key, "' is ", AttrValueToString(value), "; allowed: ",
-           StrJoin(allowed, ", "));
+      fail("attribute '", key, "' is ", AttrValueToString(value),
+           "; allowed: ", StrJoin(allowed, ", "));
     }
   }
   for (const AttrDef& a : op.attrs) {
@@ -222,7 +227,8 @@ const OpDef* OpRegistry::Find(const std::string& name) const {
 const OpDef& OpRegistry::Get(const std::string& name) const {
   const OpDef* op = Find(name);
   if (op == nullptr) {
-    throw NotFound("op '", name, "' is not registered; the graph was written by a newer Loom "
+    throw NotFound("op '", name,
+                   "' is not registered; the graph was written by a newer Loom "
                    "or needs ops from a layer whose Register*Ops was not called");
   }
   return *op;

@@ -25,9 +25,10 @@ OpDef SampleOp() {
       .attrs = {kFlag.Default(false), kCount.Required(), kMode.OneOf({"a", "b"}, "a"),
                 kTypes.Default({}), kThing.Optional()},
       .shape = [](InferenceContext& c) { c.set_output(0, kInt64, Shape{}); },
-      .kernel = [](KernelContext& c) {
-        c.set_output(0, Tensor::Scalar<int64_t>(c.attr(kCount) + (c.attr(kFlag) ? 1 : 0)));
-      },
+      .kernel =
+          [](KernelContext& c) {
+            c.set_output(0, Tensor::Scalar<int64_t>(c.attr(kCount) + (c.attr(kFlag) ? 1 : 0)));
+          },
       .no_gradient = "test op",
   };
 }
@@ -125,8 +126,7 @@ TEST(OpDefTest, HostObjectsAreCheckedByTypeNeverCastBlindly) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(e.message().find("Sample 's': the host object attribute holds a "),
-              std::string::npos)
+    EXPECT_NE(e.message().find("Sample 's': the host object attribute holds a "), std::string::npos)
         << e.message();
     EXPECT_NE(e.message().find("Widget, expected a "), std::string::npos) << e.message();
     EXPECT_NE(e.message().find("Gadget"), std::string::npos) << e.message();
@@ -162,21 +162,25 @@ TEST(OpDefTest, RegistrationValidatesTheRecord) {
             std::string::npos);
   EXPECT_NE(with([](OpDef& op) { op.no_gradient.clear(); }).find("neither a gradient"),
             std::string::npos);
-  EXPECT_NE(with([](OpDef& op) { op.attrs.push_back(kFlag.Default(true)); })
-                .find("'flag' is declared twice"),
+  EXPECT_NE(with([](OpDef& op) {
+              op.attrs.push_back(kFlag.Default(true));
+            }).find("'flag' is declared twice"),
             std::string::npos);
-  EXPECT_NE(with([](OpDef& op) { op.attrs.push_back({"_x", AttrType::kInt}); })
-                .find("do not start with '_'"),
+  EXPECT_NE(with([](OpDef& op) {
+              op.attrs.push_back({"_x", AttrType::kInt});
+            }).find("do not start with '_'"),
             std::string::npos);
   EXPECT_NE(with([](OpDef& op) {
               op.attrs.push_back({"n", AttrType::kInt, AttrValue(std::string("x"))});
             }).find("'n' (int) has a default of kind string"),
             std::string::npos);
-  EXPECT_NE(with([](OpDef& op) { op.attrs.push_back(Attr<std::string>{"other"}.OneOf({"a"}, "z")); })
-                .find("the default \"z\" is not among the allowed values"),
+  EXPECT_NE(with([](OpDef& op) {
+              op.attrs.push_back(Attr<std::string>{"other"}.OneOf({"a"}, "z"));
+            }).find("the default \"z\" is not among the allowed values"),
             std::string::npos);
-  EXPECT_NE(with([](OpDef& op) { op.attrs.push_back({"h", AttrType::kHostObject}); })
-                .find("a host object is not serialized, so it is Optional()"),
+  EXPECT_NE(with([](OpDef& op) {
+              op.attrs.push_back({"h", AttrType::kHostObject});
+            }).find("a host object is not serialized, so it is Optional()"),
             std::string::npos);
   EXPECT_NE(with([](OpDef& op) { op.ref_inputs = {0}; }).find("ref input 0"), std::string::npos);
 

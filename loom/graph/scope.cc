@@ -42,7 +42,7 @@ std::string Scope::FullName(std::string_view name) const {
 
 Node* Scope::AddNode(const OpDef& op, std::vector<Output> inputs, AttrMap attrs,
                      std::string_view default_name) const {
-  std::string_view base = !op_name_.empty()        ? std::string_view(op_name_)
+  std::string_view base = !op_name_.empty()       ? std::string_view(op_name_)
                           : !default_name.empty() ? default_name
                                                   : std::string_view(op.name);
   std::string name = graph_->UniqueName(FullName(base));
@@ -69,7 +69,8 @@ Tensor Input::ToTensor(DType hint) const {
   LOOM_CHECK(!is_output()) << "Input::ToTensor on an Output";
   if (!is_number_) throw InvalidArgument(kEmptyInputMessage);
   DType dtype = hint != DType::kInvalid ? hint : (is_integer_ ? kInt32 : kFloat32);
-  if (!is_integer_ && IsInteger(dtype) && number_ != static_cast<double>(static_cast<int64_t>(number_))) {
+  if (!is_integer_ && IsInteger(dtype) &&
+      number_ != static_cast<double>(static_cast<int64_t>(number_))) {
     throw InvalidArgument("the literal ", number_, " cannot be used as ", DTypeName(dtype),
                           " without losing its fraction");
   }
@@ -86,9 +87,9 @@ Tensor Input::ToTensor(DType hint) const {
 Output AsOutput(const Scope& scope, const Input& input, DType hint) {
   if (input.is_output()) return input.output();
   if (input.empty()) {
-    throw InvalidArgument(kEmptyInputMessage,
-                          scope.prefix().empty() ? "" : StrCat(" (under name scope '",
-                                                               scope.prefix(), "')"));
+    throw InvalidArgument(
+        kEmptyInputMessage,
+        scope.prefix().empty() ? "" : StrCat(" (under name scope '", scope.prefix(), "')"));
   }
   // The literal's Const must not take the name meant for the op being built.
   return Const(scope.WithOpName(""), input.ToTensor(hint));

@@ -44,16 +44,30 @@ void ConvertRun(const char* src, int64_t n, const StoredType& type, Out* out) {
       switch (type.size) {
         // int8 values widen with their sign on purpose.
         // NOLINTNEXTLINE(bugprone-signed-char-misuse)
-        case 1: out[i] = static_cast<Out>(LoadElement<int8_t>(src, swap)); break;
-        case 2: out[i] = static_cast<Out>(LoadElement<int16_t>(src, swap)); break;
-        case 4: out[i] = static_cast<Out>(LoadElement<int32_t>(src, swap)); break;
-        default: out[i] = static_cast<Out>(LoadElement<int64_t>(src, swap)); break;
+        case 1:
+          out[i] = static_cast<Out>(LoadElement<int8_t>(src, swap));
+          break;
+        case 2:
+          out[i] = static_cast<Out>(LoadElement<int16_t>(src, swap));
+          break;
+        case 4:
+          out[i] = static_cast<Out>(LoadElement<int32_t>(src, swap));
+          break;
+        default:
+          out[i] = static_cast<Out>(LoadElement<int64_t>(src, swap));
+          break;
       }
     } else {
       switch (type.size) {
-        case 1: out[i] = static_cast<Out>(LoadElement<uint8_t>(src, swap)); break;
-        case 2: out[i] = static_cast<Out>(LoadElement<uint16_t>(src, swap)); break;
-        default: out[i] = static_cast<Out>(LoadElement<uint32_t>(src, swap)); break;
+        case 1:
+          out[i] = static_cast<Out>(LoadElement<uint8_t>(src, swap));
+          break;
+        case 2:
+          out[i] = static_cast<Out>(LoadElement<uint16_t>(src, swap));
+          break;
+        default:
+          out[i] = static_cast<Out>(LoadElement<uint32_t>(src, swap));
+          break;
       }
     }
   }
@@ -223,8 +237,7 @@ int64_t CheckedNumElements(const Shape& shape, uint64_t limit, std::string_view 
     if (d < 0) throw DataLoss(what, ": negative dimension in shape ", shape.ToString());
   }
   // Every nonzero dim counts, even beside a zero one: strides and row sizes multiply them.
-  const std::optional<int64_t> n =
-      shape.NumElementsAtMost(std::min<uint64_t>(limit, INT64_MAX));
+  const std::optional<int64_t> n = shape.NumElementsAtMost(std::min<uint64_t>(limit, INT64_MAX));
   if (!n) {
     throw DataLoss(what, ": shape ", shape.ToString(),
                    " has more elements than any file could hold; the header is corrupt");

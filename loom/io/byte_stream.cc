@@ -23,9 +23,12 @@ Compression ParseCompression(std::string_view name) {
 
 std::string_view CompressionName(Compression c) {
   switch (c) {
-    case Compression::kNone: return "NONE";
-    case Compression::kZlib: return "ZLIB";
-    case Compression::kGzip: return "GZIP";
+    case Compression::kNone:
+      return "NONE";
+    case Compression::kZlib:
+      return "ZLIB";
+    case Compression::kGzip:
+      return "GZIP";
   }
   return "?";
 }
@@ -224,8 +227,8 @@ class CompressingOutputStream final : public OutputStream {
         compression_(compression),
         path_(std::move(path)),
         out_buf_(std::max<size_t>(buffer_size, 1024)) {
-    int rc = deflateInit2(&strm_, level, Z_DEFLATED, WindowBits(compression_), 8,
-                          Z_DEFAULT_STRATEGY);
+    int rc =
+        deflateInit2(&strm_, level, Z_DEFLATED, WindowBits(compression_), 8, Z_DEFAULT_STRATEGY);
     if (rc != Z_OK) {
       throw InvalidArgument("cannot start ", CompressionName(compression_), " compression for '",
                             path_, "' at level ", level, " (zlib code ", rc,
@@ -305,8 +308,8 @@ std::unique_ptr<InputStream> NewSequentialInputStream(std::unique_ptr<Sequential
 }
 
 std::unique_ptr<InputStream> NewDecompressingInputStream(std::unique_ptr<InputStream> raw,
-                                                         Compression compression,
-                                                         std::string path, size_t buffer_size) {
+                                                         Compression compression, std::string path,
+                                                         size_t buffer_size) {
   if (compression == Compression::kNone) return raw;
   return std::make_unique<DecompressingInputStream>(std::move(raw), compression, std::move(path),
                                                     buffer_size);

@@ -74,8 +74,7 @@ std::unique_ptr<InputStream> NewSequentialInputStream(std::unique_ptr<Sequential
 // name and mtime in the header, `cat a.gz b.gz`) as one stream. kNone returns raw.
 // buffer_size is the compressed read buffer.
 std::unique_ptr<InputStream> NewDecompressingInputStream(std::unique_ptr<InputStream> raw,
-                                                         Compression compression,
-                                                         std::string path,
+                                                         Compression compression, std::string path,
                                                          size_t buffer_size = 256 << 10);
 
 // initial_size: the bytes `file` already holds (an appendable file), so that Truncate

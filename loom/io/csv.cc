@@ -44,8 +44,7 @@ std::vector<std::string> ParseCsvRecord(std::string_view record, char delimiter,
       ++i;
       for (;;) {
         if (i >= record.size()) {
-          throw InvalidArgument(where, " column ", column,
-                                ": quoted field has no closing quote");
+          throw InvalidArgument(where, " column ", column, ": quoted field has no closing quote");
         }
         if (record[i] == '"') {
           if (i + 1 < record.size() && record[i + 1] == '"') {
@@ -107,8 +106,10 @@ Tensor ParseCsvValue(std::string_view field, DType dtype, std::string_view where
     case DType::kString:
       return Tensor::ScalarString(std::string(field));
     default:
-      throw InvalidArgument(where, ": CSV columns may be float32, float64, int32, int64 or "
-                            "string, not ", DTypeName(dtype));
+      throw InvalidArgument(where,
+                            ": CSV columns may be float32, float64, int32, int64 or "
+                            "string, not ",
+                            DTypeName(dtype));
   }
 }
 
@@ -184,7 +185,8 @@ std::unique_ptr<CsvReader> CsvReader::Open(Env* env, const std::string& path,
                             " select_cols but ", record_defaults.size(), " record_defaults");
     }
     for (size_t i = 0; i < options.select_cols.size(); ++i) {
-      if (options.select_cols[i] < 0 || (i > 0 && options.select_cols[i] <= options.select_cols[i - 1])) {
+      if (options.select_cols[i] < 0 ||
+          (i > 0 && options.select_cols[i] <= options.select_cols[i - 1])) {
         throw InvalidArgument("CSV file '", path,
                               "': select_cols must be non-negative and strictly increasing");
       }
@@ -198,8 +200,8 @@ std::unique_ptr<CsvReader> CsvReader::Open(Env* env, const std::string& path,
     auto header = reader->records_->Next();
     if (!header) throw InvalidArgument("CSV file '", path, "' is empty but a header was expected");
     reader->header_ = std::move(*header);
-    const size_t needed = options.select_cols.empty() ? reader->defaults_.size()
-                                                      : options.select_cols.back() + 1;
+    const size_t needed =
+        options.select_cols.empty() ? reader->defaults_.size() : options.select_cols.back() + 1;
     if (reader->header_.size() < needed) {
       throw InvalidArgument("CSV file '", path, "': the header has ", reader->header_.size(),
                             " columns but ", needed, " are needed");
@@ -237,20 +239,22 @@ std::optional<std::vector<Tensor>> CsvReader::NextRow() {
   const bool all = options_.select_cols.empty();
   if (all ? fields->size() != defaults_.size()
           : fields->size() <= static_cast<size_t>(options_.select_cols.back())) {
-    throw InvalidArgument("CSV file '", records_->name(), "' line ", records_->line(), ": ",
-                          fields->size(), " fields, expected ",
-                          all ? StrCat(defaults_.size())
-                              : StrCat("at least ", options_.select_cols.back() + 1));
+    throw InvalidArgument(
+        "CSV file '", records_->name(), "' line ", records_->line(), ": ", fields->size(),
+        " fields, expected ",
+        all ? StrCat(defaults_.size()) : StrCat("at least ", options_.select_cols.back() + 1));
   }
   std::vector<Tensor> row;
   row.reserve(defaults_.size());
   for (size_t i = 0; i < defaults_.size(); ++i) {
     const int col = all ? static_cast<int>(i) : options_.select_cols[i];
     const std::string& field = (*fields)[col];
-    const bool missing = field.empty() || (!options_.na_value.empty() && field == options_.na_value);
+    const bool missing =
+        field.empty() || (!options_.na_value.empty() && field == options_.na_value);
     if (missing) {
       if (defaults_[i].NumElements() == 0) {
-        throw InvalidArgument(Where(col), ": the field is empty but the column is required "
+        throw InvalidArgument(Where(col),
+                              ": the field is empty but the column is required "
                               "(its record_default has no value)");
       }
       row.push_back(defaults_[i].Reshaped(Shape{}));

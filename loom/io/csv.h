@@ -53,8 +53,8 @@ Tensor ParseCsvValue(std::string_view field, DType dtype, std::string_view where
 class CsvRecordReader {
  public:
   // `name` is used in error messages (usually the path).
-  CsvRecordReader(std::unique_ptr<SequentialFile> file, std::string name,
-                  char delimiter = ',', bool use_quote_delim = true);
+  CsvRecordReader(std::unique_ptr<SequentialFile> file, std::string name, char delimiter = ',',
+                  bool use_quote_delim = true);
 
   // The next record's fields, or std::nullopt at the end of the file.
   std::optional<std::vector<std::string>> Next();

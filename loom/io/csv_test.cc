@@ -149,8 +149,7 @@ TEST_F(CsvReaderTest, ErrorsNameFileLineAndColumn) {
                                 Tensor::Scalar<int32_t>(0), Tensor::Scalar<int32_t>(0)},
                                options);
   msg = InvalidArgumentMessage([&] { typed->NextRow(); });
-  EXPECT_NE(msg.find("line 2 column 3 ('name'): cannot parse 'apple' as int32"),
-            std::string::npos)
+  EXPECT_NE(msg.find("line 2 column 3 ('name'): cannot parse 'apple' as int32"), std::string::npos)
       << msg;
 
   auto narrow = CsvReader::Open(env_.get(), "data.csv", {Tensor::Scalar<int64_t>(0)}, options);

@@ -13,8 +13,8 @@ EventFileWriter::EventFileWriter(Env* env, const std::string& log_dir,
     : env_(env), options_(options) {
   env_->CreateDirs(log_dir);
   const uint64_t now = env_->NowMicros();
-  const std::string prefix = StrCat("events.out.tfevents.", now / 1000000, ".",
-                                    env_->HostName(), ".", env_->ProcessId(), ".");
+  const std::string prefix = StrCat("events.out.tfevents.", now / 1000000, ".", env_->HostName(),
+                                    ".", env_->ProcessId(), ".");
   for (int counter = 0;; ++counter) {
     path_ = JoinPath(log_dir, StrCat(prefix, counter, options_.filename_suffix));
     if (!env_->FileExists(path_)) break;
@@ -37,9 +37,7 @@ EventFileWriter::~EventFileWriter() {
   }
 }
 
-double EventFileWriter::NowSeconds() const {
-  return static_cast<double>(env_->NowMicros()) / 1e6;
-}
+double EventFileWriter::NowSeconds() const { return static_cast<double>(env_->NowMicros()) / 1e6; }
 
 void EventFileWriter::WriteEvent(const proto::Event& event) {
   LOOM_CHECK(!closed_) << "WriteEvent after Close on '" << path_ << "'";
@@ -90,8 +88,7 @@ std::optional<proto::Event> EventFileReader::Next() {
   if (!records_->ReadRecord(&scratch_)) return std::nullopt;
   proto::Event event;
   if (!event.ParseFromString(scratch_)) {
-    throw DataLoss("record at offset ", start, " in '", records_->path(), "' (",
-                   scratch_.size(),
+    throw DataLoss("record at offset ", start, " in '", records_->path(), "' (", scratch_.size(),
                    " bytes) is not an Event proto; is this a TensorBoard event file?");
   }
   return event;
@@ -132,7 +129,8 @@ std::optional<double> ScalarValue(const proto::Summary::Value& value) {
     case proto::DT_INT64:
       if (t.int64_val_size() > 0) return static_cast<double>(t.int64_val(0));
       return from_content(int64_t{});
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

@@ -1,3 +1,5 @@
+#include "loom/io/event_file.h"
+
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -6,7 +8,6 @@
 #include "loom/base/env.h"
 #include "loom/base/error.h"
 #include "loom/base/fault_injection_env.h"
-#include "loom/io/event_file.h"
 
 namespace loom {
 namespace {
@@ -121,7 +122,7 @@ TEST(EventFileWriterTest, DiskFullLeavesAReadableFile) {
   const uint64_t before = env.GetFileSize(writer.path());
   writer.WriteScalar("loss", 1, 1.0f);  // the memory Env does not buffer: in the file now
   const uint64_t event_size = env.GetFileSize(writer.path()) - before;
-  writer.WriteScalar("loss", 2, 0.5f);  // flushed
+  writer.WriteScalar("loss", 2, 0.5f);   // flushed
   env.SetFreeSpace(event_size * 3 / 2);  // one more event fits, two do not
   writer.WriteScalar("loss", 3, 0.25f);
   EXPECT_THROW(
@@ -155,16 +156,15 @@ TEST(EventFileReaderTest, RecordThatIsNotAnEventIsDataLoss) {
     FAIL() << "expected DataLoss";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kDataLoss);
-    EXPECT_NE(e.message().find("record at offset 0 in '/bad'"), std::string::npos)
-        << e.message();
+    EXPECT_NE(e.message().find("record at offset 0 in '/bad'"), std::string::npos) << e.message();
   }
 }
 
 TEST(SummaryHelpersTest, ScalarSummaryGoldenBytes) {
   // Summary.value (field 1, 11 bytes){ tag (field 1) "loss"; simple_value (field 2,
   // fixed32) 0.25f = 0x3e800000 little-endian }.
-  const std::string expected = {0x0a, 0x0b, 0x0a, 0x04, 'l', 'o', 's', 's',
-                                0x15, 0x00, 0x00, static_cast<char>(0x80), 0x3e};
+  const std::string expected = {
+      0x0a, 0x0b, 0x0a, 0x04, 'l', 'o', 's', 's', 0x15, 0x00, 0x00, static_cast<char>(0x80), 0x3e};
   EXPECT_EQ(ScalarSummary("loss", 0.25f).SerializeAsString(), expected);
 }
 

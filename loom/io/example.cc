@@ -17,9 +17,12 @@ using RecordNameFn = std::function<std::string(size_t)>;
 
 std::string_view ListNameFor(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "float_list";
-    case DType::kInt64: return "int64_list";
-    default: return "bytes_list";
+    case DType::kFloat32:
+      return "float_list";
+    case DType::kInt64:
+      return "int64_list";
+    default:
+      return "bytes_list";
   }
 }
 
@@ -46,8 +49,8 @@ class FoundFeatures {
       example_wire::FeatureSlot* row = slots_.data() + i * names_.size();
       if (example_wire::DecodeExample(records[i], slot_of, row)) continue;
       std::fill_n(row, names_.size(), example_wire::FeatureSlot{});
-      protos_.push_back(std::make_unique<proto::Example>(
-          ParseExampleProto(records[i], record_name(i))));
+      protos_.push_back(
+          std::make_unique<proto::Example>(ParseExampleProto(records[i], record_name(i))));
       for (const auto& [key, feature] : protos_.back()->features().feature()) {
         const int index = SlotOf(key);
         if (index >= 0) row[index] = FromProto(feature);
@@ -84,7 +87,8 @@ class FoundFeatures {
         slot.kind = example_wire::ListKind::kInt64;
         slot.count = f.int64_list().value_size();
         break;
-      case proto::Feature::KIND_NOT_SET: break;
+      case proto::Feature::KIND_NOT_SET:
+        break;
     }
     return slot;
   }
@@ -97,10 +101,14 @@ class FoundFeatures {
 
 std::string_view KindName(example_wire::ListKind kind) {
   switch (kind) {
-    case example_wire::ListKind::kBytes: return "bytes_list";
-    case example_wire::ListKind::kFloat: return "float_list";
-    case example_wire::ListKind::kInt64: return "int64_list";
-    default: return "empty feature";
+    case example_wire::ListKind::kBytes:
+      return "bytes_list";
+    case example_wire::ListKind::kFloat:
+      return "float_list";
+    case example_wire::ListKind::kInt64:
+      return "int64_list";
+    default:
+      return "empty feature";
   }
 }
 
@@ -113,9 +121,9 @@ int64_t CheckedSize(const example_wire::FeatureSlot& f, DType dtype, const std::
       (f.kind == ListKind::kBytes && dtype == kString)) {
     return f.count;
   }
-  throw InvalidArgument("feature '", name, "' in ", record_name(record), " is a ",
-                        KindName(f.kind), " but the spec asks for ", dtype, " (a ",
-                        ListNameFor(dtype), "); fix the dtype in the feature spec");
+  throw InvalidArgument("feature '", name, "' in ", record_name(record), " is a ", KindName(f.kind),
+                        " but the spec asks for ", dtype, " (a ", ListNameFor(dtype),
+                        "); fix the dtype in the feature spec");
 }
 
 // Copies f's values (f.count of them, of the type CheckedSize allowed) to out.
@@ -152,8 +160,7 @@ void CopyValues(const example_wire::FeatureSlot& f, T* out) {
 
 template <typename T>
 void ParseFixed(const FoundFeatures& found, size_t batch, int index, const std::string& name,
-                const FixedLenFeature& spec, const RecordNameFn& record_name,
-                ParsedFeature& out) {
+                const FixedLenFeature& spec, const RecordNameFn& record_name, ParsedFeature& out) {
   const int64_t per_record = spec.shape.num_elements();
   Tensor values(spec.dtype, spec.shape.WithLeadingDim(static_cast<int64_t>(batch)));
   T* dst = values.data<T>();
@@ -184,8 +191,7 @@ void ParseFixed(const FoundFeatures& found, size_t batch, int index, const std::
 
 template <typename T>
 void ParseVarLen(const FoundFeatures& found, size_t batch, int index, const std::string& name,
-                 const VarLenFeature& spec, const RecordNameFn& record_name,
-                 ParsedFeature& out) {
+                 const VarLenFeature& spec, const RecordNameFn& record_name, ParsedFeature& out) {
   std::vector<int64_t> splits(batch + 1, 0);
   int64_t max_len = 0;
   for (size_t i = 0; i < batch; ++i) {
@@ -225,9 +231,9 @@ void ValidateSpec(const ExampleSpec& spec) {
       const Tensor& d = *f.default_value;
       if (d.dtype() != f.dtype ||
           (d.NumElements() != 1 && d.NumElements() != f.shape.num_elements())) {
-        throw InvalidArgument("FixedLenFeature '", name, "': default_value ",
-                              d.DebugString(4), " does not fit dtype ", f.dtype, " shape ",
-                              f.shape, "; give a scalar or ", f.shape.num_elements(),
+        throw InvalidArgument("FixedLenFeature '", name, "': default_value ", d.DebugString(4),
+                              " does not fit dtype ", f.dtype, " shape ", f.shape,
+                              "; give a scalar or ", f.shape.num_elements(),
                               " values of that dtype");
       }
     }
@@ -254,9 +260,12 @@ ParsedFeatures ParseRecords(std::span<const std::string_view> records, const Exa
   ParsedFeatures out;
   auto dispatch = [](DType dtype, auto&& fn) {
     switch (dtype) {
-      case DType::kFloat32: return fn(float{});
-      case DType::kInt64: return fn(int64_t{});
-      default: return fn(std::string{});
+      case DType::kFloat32:
+        return fn(float{});
+      case DType::kInt64:
+        return fn(int64_t{});
+      default:
+        return fn(std::string{});
     }
   };
   int index = 0;
@@ -305,8 +314,7 @@ ParsedFeatures ParseExample(std::string_view serialized, const ExampleSpec& spec
   return out;
 }
 
-ParsedFeatures ParseExampleBatch(std::span<const std::string> serialized,
-                                 const ExampleSpec& spec,
+ParsedFeatures ParseExampleBatch(std::span<const std::string> serialized, const ExampleSpec& spec,
                                  std::span<const std::string> record_names) {
   if (!record_names.empty() && record_names.size() != serialized.size()) {
     throw InvalidArgument("ParseExampleBatch: ", record_names.size(), " record names for ",

@@ -86,8 +86,7 @@ ParsedFeatures ParseExample(std::string_view serialized, const ExampleSpec& spec
 // row_splits [batch + 1]; padded -> [batch, max_n]. `record_names`, when not empty, has
 // one name per record for error messages; otherwise records are called "record i of the
 // batch".
-ParsedFeatures ParseExampleBatch(std::span<const std::string> serialized,
-                                 const ExampleSpec& spec,
+ParsedFeatures ParseExampleBatch(std::span<const std::string> serialized, const ExampleSpec& spec,
                                  std::span<const std::string> record_names = {});
 
 // Parses the proto itself; throws DataLoss naming record_name when it is not an Example.

@@ -1,3 +1,5 @@
+#include "loom/io/example.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "loom/base/error.h"
-#include "loom/io/example.h"
 #include "loom/io/example_builder.h"
 
 namespace loom {
@@ -38,8 +39,8 @@ std::vector<T> Values(const Tensor& t) {
 //   Features   0a 0a <entry>
 //   Example    0a 0c <Features>
 TEST(ExampleBuilderTest, GoldenBytes) {
-  const std::string expected = {0x0a, 0x0c, 0x0a, 0x0a, 0x0a, 0x01, 'a', 0x12,
-                                0x05, 0x1a, 0x03, 0x0a, 0x01, 0x01};
+  const std::string expected = {0x0a, 0x0c, 0x0a, 0x0a, 0x0a, 0x01, 'a',
+                                0x12, 0x05, 0x1a, 0x03, 0x0a, 0x01, 0x01};
   EXPECT_EQ(ExampleBuilder().AddInt64s("a", {1}).Serialize(), expected);
 }
 
@@ -80,8 +81,8 @@ TEST(ParseExampleTest, FixedLenFeaturesOfEveryDtype) {
 TEST(ParseExampleTest, MissingFeatureUsesDefaultOrNamesFeatureAndRecord) {
   std::string record = ExampleBuilder().AddInt64s("label", {1}).Serialize();
   ExampleSpec spec;
-  spec.fixed["weight"] = {.dtype = kFloat32, .shape = {2},
-                          .default_value = Tensor::Scalar<float>(0.5f)};
+  spec.fixed["weight"] = {
+      .dtype = kFloat32, .shape = {2}, .default_value = Tensor::Scalar<float>(0.5f)};
   spec.fixed["name"] = {.dtype = kString, .default_value = Tensor::ScalarString("none")};
   ParsedFeatures out = ParseExample(record, spec);
   EXPECT_EQ(Values<float>(out["weight"].values), (std::vector<float>{0.5f, 0.5f}));
@@ -104,8 +105,7 @@ TEST(ParseExampleTest, WrongTypeOrCountIsInvalidArgument) {
   EXPECT_NE(msg.find("feature 'x' in the example is a float_list"), std::string::npos) << msg;
   spec.fixed["x"] = {.dtype = kFloat32, .shape = {2}};
   msg = ErrorMessage(ErrorCode::kInvalidArgument, [&] { ParseExample(record, spec); });
-  EXPECT_NE(msg.find("has 3 values but its FixedLenFeature shape [2] needs 2"),
-            std::string::npos)
+  EXPECT_NE(msg.find("has 3 values but its FixedLenFeature shape [2] needs 2"), std::string::npos)
       << msg;
   spec.fixed["x"] = {.dtype = kInt32};
   msg = ErrorMessage(ErrorCode::kInvalidArgument, [&] { ParseExample(record, spec); });
@@ -142,7 +142,8 @@ TEST(ParseExampleBatchTest, VarLenRaggedAndPadded) {
   EXPECT_EQ(Values<int64_t>(ragged["ids"].values), (std::vector<int64_t>{1, 2, 3, 4}));
   EXPECT_EQ(Values<int64_t>(ragged["ids"].row_splits), (std::vector<int64_t>{0, 3, 3, 4}));
 
-  spec.var_len["ids"] = {.dtype = kInt64, .output = VarLenOutput::kPadded,
+  spec.var_len["ids"] = {.dtype = kInt64,
+                         .output = VarLenOutput::kPadded,
                          .padding_value = Tensor::Scalar<int64_t>(-1)};
   ParsedFeatures padded = ParseExampleBatch(records, spec);
   EXPECT_EQ(padded["ids"].values.shape(), (Shape{3, 3}));
@@ -171,8 +172,7 @@ TEST(ParseExampleBatchTest, ErrorsNameTheRecordInTheBatch) {
       ErrorMessage(ErrorCode::kInvalidArgument, [&] { ParseExampleBatch(records, spec); });
   EXPECT_NE(msg.find("missing from record 1 of the batch"), std::string::npos) << msg;
   std::vector<std::string> names = {"r0", "r1", "r2"};
-  msg = ErrorMessage(ErrorCode::kInvalidArgument,
-                     [&] { ParseExampleBatch(records, spec, names); });
+  msg = ErrorMessage(ErrorCode::kInvalidArgument, [&] { ParseExampleBatch(records, spec, names); });
   EXPECT_NE(msg.find("missing from r1"), std::string::npos) << msg;
 }
 
@@ -248,9 +248,12 @@ Reading ProtobufReading(const std::string& record) {
       !kind_is("c", proto::Feature::kBytesList)) {
     return Failed(ErrorCode::kInvalidArgument);
   }
-  if (map.count("a")) r.a.assign(map.at("a").float_list().value().begin(), map.at("a").float_list().value().end());
-  if (map.count("b")) r.b.assign(map.at("b").int64_list().value().begin(), map.at("b").int64_list().value().end());
-  if (map.count("c")) r.c.assign(map.at("c").bytes_list().value().begin(), map.at("c").bytes_list().value().end());
+  if (map.count("a"))
+    r.a.assign(map.at("a").float_list().value().begin(), map.at("a").float_list().value().end());
+  if (map.count("b"))
+    r.b.assign(map.at("b").int64_list().value().begin(), map.at("b").int64_list().value().end());
+  if (map.count("c"))
+    r.c.assign(map.at("c").bytes_list().value().begin(), map.at("c").bytes_list().value().end());
   return r;
 }
 
@@ -300,7 +303,11 @@ std::vector<std::string> UnusualRecords() {
   const std::string floats = Fixed32(1.5f) + Fixed32(-2);
   return {
       // The form Loom, TF and Beam write, features in any order, value before key.
-      ExampleBuilder().AddFloats("a", {1, 2}).AddInt64s("b", {-1, 1LL << 62}).AddBytes("c", {"x", ""}).Serialize(),
+      ExampleBuilder()
+          .AddFloats("a", {1, 2})
+          .AddInt64s("b", {-1, 1LL << 62})
+          .AddBytes("c", {"x", ""})
+          .Serialize(),
       Record(Entry("c", BytesList({"p"})) + Entry("a", FloatList(floats))),
       Record(Field(1, Field(2, Int64List(Varint(5))) + Field(1, "b"))),
       // Unpacked numeric lists (tag 0x15 fixed32, 0x08 varint) and split packed lists.
@@ -358,9 +365,15 @@ TEST(ParseExampleWireTest, DamagedRecordsReadAsLibprotobufReadsThem) {
       std::string r = base;
       const size_t at = rng() % r.size();
       switch (round % 3) {
-        case 0: r[at] = static_cast<char>(rng()); break;
-        case 1: r.erase(at, 1); break;
-        default: r.resize(at); break;
+        case 0:
+          r[at] = static_cast<char>(rng());
+          break;
+        case 1:
+          r.erase(at, 1);
+          break;
+        default:
+          r.resize(at);
+          break;
       }
       ASSERT_EQ(LoomReading(r), ProtobufReading(r))
           << "base " << checked << " round " << round << " bytes " << ::testing::PrintToString(r);

@@ -17,12 +17,18 @@ constexpr uint64_t kMaxDeflateRatio = 1032;
 
 StoredType TypeFromCode(const std::string& path, unsigned char code) {
   switch (code) {
-    case 0x08: return {'u', 1, true, false};
-    case 0x09: return {'i', 1, true, false};
-    case 0x0B: return {'i', 2, true, false};
-    case 0x0C: return {'i', 4, true, false};
-    case 0x0D: return {'f', 4, true, false};
-    case 0x0E: return {'f', 8, true, false};
+    case 0x08:
+      return {'u', 1, true, false};
+    case 0x09:
+      return {'i', 1, true, false};
+    case 0x0B:
+      return {'i', 2, true, false};
+    case 0x0C:
+      return {'i', 4, true, false};
+    case 0x0D:
+      return {'f', 4, true, false};
+    case 0x0E:
+      return {'f', 8, true, false};
   }
   throw DataLoss("IDX file '", path, "': unknown element type byte 0x", std::hex,
                  static_cast<int>(code), "; expected 0x08, 0x09, 0x0B, 0x0C, 0x0D or 0x0E");
@@ -30,11 +36,16 @@ StoredType TypeFromCode(const std::string& path, unsigned char code) {
 
 unsigned char TypeCode(DType dtype) {
   switch (dtype) {
-    case DType::kUInt8: return 0x08;
-    case DType::kInt32: return 0x0C;
-    case DType::kFloat32: return 0x0D;
-    case DType::kFloat64: return 0x0E;
-    default: return 0;
+    case DType::kUInt8:
+      return 0x08;
+    case DType::kInt32:
+      return 0x0C;
+    case DType::kFloat32:
+      return 0x0D;
+    case DType::kFloat64:
+      return 0x0E;
+    default:
+      return 0;
   }
 }
 
@@ -150,22 +161,20 @@ Tensor ReadIdx(Env* env, const std::string& path) {
   const DType dtype = io_internal::WidenedDType(type);
   if (!gzipped) {
     if (data_bytes != capacity) {
-      throw DataLoss("IDX file '", path, "': dimensions ", shape.ToString(), " need ",
-                     data_bytes, " bytes of data but the file has ", capacity,
+      throw DataLoss("IDX file '", path, "': dimensions ", shape.ToString(), " need ", data_bytes,
+                     " bytes of data but the file has ", capacity,
                      " after the header; it has trailing bytes or is corrupt");
     }
     auto mapping = io_internal::BufferOverMapping(std::move(region));
-    return io_internal::MakeTensorFromBytes(file + header_size, type, dtype, shape, false,
-                                            mapping);
+    return io_internal::MakeTensorFromBytes(file + header_size, type, dtype, shape, false, mapping);
   }
   // Decompress straight into the result when no conversion is needed.
   if (type.size == 1 && dtype == DType::kUInt8) {
     Tensor t(dtype, shape);
     const uint64_t got = read(static_cast<char*>(t.raw_data()), data_bytes);
     if (got != data_bytes) {
-      throw DataLoss("IDX file '", path, "': dimensions ", shape.ToString(), " need ",
-                     data_bytes, " bytes of data but the gzip stream holds ", got,
-                     "; it is truncated");
+      throw DataLoss("IDX file '", path, "': dimensions ", shape.ToString(), " need ", data_bytes,
+                     " bytes of data but the gzip stream holds ", got, "; it is truncated");
     }
     if (!gz->AtEnd()) throw DataLoss("IDX file '", path, "' has trailing data after its elements");
     return t;
@@ -177,8 +186,8 @@ Tensor ReadIdx(Env* env, const std::string& path) {
                    " bytes of data but the gzip stream holds ", got, "; it is truncated");
   }
   if (!gz->AtEnd()) throw DataLoss("IDX file '", path, "' has trailing data after its elements");
-  return io_internal::MakeTensorFromBytes(static_cast<const char*>(raw->data()), type, dtype,
-                                          shape, false, raw);
+  return io_internal::MakeTensorFromBytes(static_cast<const char*>(raw->data()), type, dtype, shape,
+                                          false, raw);
 }
 
 void WriteIdx(Env* env, const std::string& path, const Tensor& tensor) {

@@ -101,8 +101,8 @@ TEST(IdxTest, FashionMnistIfInstalled) {
   const Tensor images = ReadIdx(Env::Default(), path);
   EXPECT_EQ(images.dtype(), kUInt8);
   EXPECT_EQ(images.shape(), (Shape{60000, 28, 28}));
-  const Tensor labels = ReadIdx(
-      Env::Default(), "/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz");
+  const Tensor labels =
+      ReadIdx(Env::Default(), "/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz");
   EXPECT_EQ(labels.shape(), (Shape{60000}));
   for (uint8_t l : labels.flat<uint8_t>()) ASSERT_LT(l, 10);
 }

@@ -103,8 +103,10 @@ class HeaderParser {
       }
       if (pos_ < text_.size() && (text_[pos_] == 'L' || text_[pos_] == 'l')) ++pos_;  // Python 2
       dims.push_back(d);
-      if (Peek() == ',') ++pos_;
-      else if (Peek() != ')') throw Bad("expected ',' or ')' in the shape");
+      if (Peek() == ',')
+        ++pos_;
+      else if (Peek() != ')')
+        throw Bad("expected ',' or ')' in the shape");
     }
     ++pos_;
     return dims;
@@ -137,16 +139,30 @@ StoredType ParseDescr(const std::string& path, const std::string& descr) {
     size = size * 10 + (descr[i] - '0');
   }
   switch (kind) {
-    case 'O': throw unsupported("Python objects");
-    case 'U': case 'S': case 'a': throw unsupported("strings");
-    case 'c': throw unsupported("complex numbers");
-    case 'M': case 'm': throw unsupported("dates and times");
-    case 'V': throw unsupported("raw bytes");
-    case 'f': case 'i': case 'u': case 'b': break;
-    default: throw unsupported("unknown kind");
+    case 'O':
+      throw unsupported("Python objects");
+    case 'U':
+    case 'S':
+    case 'a':
+      throw unsupported("strings");
+    case 'c':
+      throw unsupported("complex numbers");
+    case 'M':
+    case 'm':
+      throw unsupported("dates and times");
+    case 'V':
+      throw unsupported("raw bytes");
+    case 'f':
+    case 'i':
+    case 'u':
+    case 'b':
+      break;
+    default:
+      throw unsupported("unknown kind");
   }
   StoredType type{kind, size, big_endian, false};
-  if (io_internal::WidenedDType(type) == DType::kInvalid) throw unsupported("no Loom dtype holds it");
+  if (io_internal::WidenedDType(type) == DType::kInvalid)
+    throw unsupported("no Loom dtype holds it");
   return type;
 }
 
@@ -193,7 +209,8 @@ NpyHeader ParseNpyHeader(const std::string& path, const char* prefix, uint64_t a
       shape == dict.end() || !std::holds_alternative<std::vector<int64_t>>(shape->second)) {
     throw DataLoss("npy file '", path,
                    "': the header needs 'descr' (string), 'fortran_order' (bool) and "
-                   "'shape' (tuple): ", text);
+                   "'shape' (tuple): ",
+                   text);
   }
   header.descr = std::get<std::string>(descr->second);
   header.fortran_order = std::get<bool>(fortran->second);
@@ -203,13 +220,20 @@ NpyHeader ParseNpyHeader(const std::string& path, const char* prefix, uint64_t a
 
 std::string_view DescrFor(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "<f4";
-    case DType::kFloat64: return "<f8";
-    case DType::kInt32: return "<i4";
-    case DType::kInt64: return "<i8";
-    case DType::kUInt8: return "|u1";
-    case DType::kBool: return "|b1";
-    default: return "";
+    case DType::kFloat32:
+      return "<f4";
+    case DType::kFloat64:
+      return "<f8";
+    case DType::kInt32:
+      return "<i4";
+    case DType::kInt64:
+      return "<i8";
+    case DType::kUInt8:
+      return "|u1";
+    case DType::kBool:
+      return "|b1";
+    default:
+      return "";
   }
 }
 
@@ -236,8 +260,8 @@ Tensor ReadNpy(Env* env, const std::string& path, const NpyReadOptions& options)
   const NpyHeader header = ParseNpyHeader(path, region->data(), file_size, file_size);
   const StoredType type = ParseDescr(path, header.descr);
   const DType dtype = io_internal::WidenedDType(type);
-  const bool exact = io_internal::IsNativeLayout(StoredType{type.kind, type.size, false, false},
-                                                 dtype);
+  const bool exact =
+      io_internal::IsNativeLayout(StoredType{type.kind, type.size, false, false}, dtype);
   if (!exact && !options.convert_unsupported_dtypes) {
     throw Unimplemented("npy file '", path, "' has dtype '", header.descr,
                         "', which Loom holds only after conversion to ", DTypeName(dtype),
@@ -248,9 +272,9 @@ Tensor ReadNpy(Env* env, const std::string& path, const NpyReadOptions& options)
                                                     StrCat("npy file '", path, "'"));
   const uint64_t expected = static_cast<uint64_t>(n) * type.size;
   if (expected != data_size) {
-    throw DataLoss("npy file '", path, "': shape ", header.shape.ToString(), " of '",
-                   header.descr, "' needs ", expected, " data bytes after the ",
-                   header.data_offset, "-byte header, but the file has ", data_size,
+    throw DataLoss("npy file '", path, "': shape ", header.shape.ToString(), " of '", header.descr,
+                   "' needs ", expected, " data bytes after the ", header.data_offset,
+                   "-byte header, but the file has ", data_size,
                    expected > data_size ? "; it is truncated" : "; it has trailing bytes");
   }
   const char* data = region->data() + header.data_offset;
@@ -295,8 +319,7 @@ void WriteNpy(Env* env, const std::string& path, const Tensor& tensor,
   const std::string header = EncodeNpyHeader(tensor.dtype(), tensor.shape());
   io_internal::WriteFileWith(env, path, options.atomic, [&](WritableFile& file) {
     file.Append(header);
-    file.Append(std::string_view(static_cast<const char*>(tensor.raw_data()),
-                                 tensor.TotalBytes()));
+    file.Append(std::string_view(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes()));
   });
 }
 

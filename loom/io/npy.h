@@ -25,10 +25,10 @@ namespace loom {
 struct NpyHeader {
   int major_version = 1;
   int minor_version = 0;
-  std::string descr;           // numpy's dtype string, e.g. "<f4", "|u1", ">i8"
+  std::string descr;  // numpy's dtype string, e.g. "<f4", "|u1", ">i8"
   bool fortran_order = false;
   Shape shape;
-  uint64_t data_offset = 0;    // where the elements start
+  uint64_t data_offset = 0;  // where the elements start
 };
 
 // Reads and validates only the header.

@@ -55,8 +55,8 @@ TEST(NpyTest, ReadsEverySharedFileAsExpected) {
     const auto& first = info["first_values"];
     ASSERT_GE(values.size(), first.size());
     for (size_t i = 0; i < first.size(); ++i) {
-      EXPECT_EQ(values[i], first[i].is_boolean() ? double(first[i].get<bool>())
-                                                 : first[i].get<double>())
+      EXPECT_EQ(values[i],
+                first[i].is_boolean() ? double(first[i].get<bool>()) : first[i].get<double>())
           << "element " << i;
     }
     double sum = 0;
@@ -111,8 +111,8 @@ TEST(NpyTest, RoundTripEveryDtype) {
     EXPECT_EQ(raw[header.data_offset - 1], '\n');
     EXPECT_TRUE(ReadNpy(env.get(), "a.npy").Equals(t));
   }
-  EXPECT_EQ(EncodeNpyHeader(kFloat32, Shape{3}).find(
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"),
+  EXPECT_EQ(EncodeNpyHeader(kFloat32, Shape{3})
+                .find("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"),
             10u);
   EXPECT_NE(EncodeNpyHeader(kInt64, Shape{}).find("'shape': ()"), std::string::npos);
   EXPECT_NE(EncodeNpyHeader(kUInt8, Shape{2, 3}).find("'shape': (2, 3)"), std::string::npos);
@@ -173,10 +173,9 @@ TEST(NpyTest, BadFilesGiveClearErrors) {
          ErrorCode::kUnimplemented, "strings");
   expect(MakeNpy("{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }\n", "12345678"),
          ErrorCode::kUnimplemented, "<u8");
-  expect(MakeNpy("{'descr': '<f4', 'fortran_order': False}", ""), ErrorCode::kDataLoss,
-         "'shape'");
-  expect(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (4,", ""),
-         ErrorCode::kDataLoss, "malformed header");
+  expect(MakeNpy("{'descr': '<f4', 'fortran_order': False}", ""), ErrorCode::kDataLoss, "'shape'");
+  expect(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (4,", ""), ErrorCode::kDataLoss,
+         "malformed header");
   expect(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, "
                  "99999999999, 99999999999), }",
                  "1234"),
@@ -192,11 +191,10 @@ TEST(NpyTest, LegacyLongShapeAndStructuredDtype) {
                       MakeNpy("{'descr': '<i2', 'fortran_order': True, 'shape': (2L, 2L), }",
                               std::string("\x01\x00\x02\x00\x03\x00\x04\x00", 8)));
   const Tensor t = ReadNpy(env.get(), "l.npy");
-  EXPECT_TRUE(t.Equals(Tensor::FromVector<int32_t>({1, 3, 2, 4}, Shape{2, 2})))
-      << t.DebugString();
-  WriteFileAtomically(env.get(), "s.npy",
-                      MakeNpy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }",
-                              "1234"));
+  EXPECT_TRUE(t.Equals(Tensor::FromVector<int32_t>({1, 3, 2, 4}, Shape{2, 2}))) << t.DebugString();
+  WriteFileAtomically(
+      env.get(), "s.npy",
+      MakeNpy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", "1234"));
   EXPECT_THROW(ReadNpy(env.get(), "s.npy"), Error);
 }
 

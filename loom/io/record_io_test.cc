@@ -79,10 +79,10 @@ TEST(RecordWriterTest, GoldenBytesOfOneFrame) {
   auto env = NewMemEnv();
   WriteRecords(env.get(), "/golden", {"123456789"}, Compression::kNone);
   const std::string expected =
-      Bytes({0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // length 9, little-endian
-             0x37, 0xf9, 0x71, 0x39,                          // masked crc of length
-             '1', '2', '3', '4', '5', '6', '7', '8', '9',     // data
-             0xe5, 0xb0, 0x8a, 0xc7});                        // masked crc of data
+      Bytes({0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,       // length 9, little-endian
+             0x37, 0xf9, 0x71, 0x39,                               // masked crc of length
+             '1',  '2',  '3',  '4',  '5',  '6',  '7',  '8',  '9',  // data
+             0xe5, 0xb0, 0x8a, 0xc7});                             // masked crc of data
   EXPECT_EQ(ReadFileToString(env.get(), "/golden"), expected);
   EXPECT_EQ(crc32c::Mask(0xE3069283u), 0xC78AB0E5u);
 }
@@ -155,8 +155,8 @@ TEST_P(RoundTripTest, FlushMakesRecordsReadableBeforeClose) {
   writer->WriteRecord("second");
   writer->Flush();
   // The stream has no end marker yet: a tailing reader sees both records, then stops.
-  auto records = ReadAll(env.get(), "/f",
-                         {.compression = GetParam(), .truncated_record_is_eof = true});
+  auto records =
+      ReadAll(env.get(), "/f", {.compression = GetParam(), .truncated_record_is_eof = true});
   EXPECT_EQ(records, (std::vector<std::string>{"first", "second"}));
   writer->WriteRecord("third");
   writer->Close();
@@ -166,9 +166,7 @@ TEST_P(RoundTripTest, FlushMakesRecordsReadableBeforeClose) {
 INSTANTIATE_TEST_SUITE_P(AllCompressions, RoundTripTest,
                          ::testing::Values(Compression::kNone, Compression::kZlib,
                                            Compression::kGzip),
-                         [](const auto& info) {
-                           return std::string(CompressionName(info.param));
-                         });
+                         [](const auto& info) { return std::string(CompressionName(info.param)); });
 
 TEST(RecordWriterTest, CompressedFilesAreSmallerAndCarryTheirHeaders) {
   auto env = NewMemEnv();
@@ -218,8 +216,9 @@ TEST(RecordReaderTest, ReadsGzipWithNameHeaderAndMultipleMembers) {
             (std::vector<std::string>{"a", "bb", "ccc"}));
   // A record split across the two members still reads.
   std::string whole = ReadFileToString(env.get(), "/part1");
-  WriteFile(env.get(), "/split.gz",
-            GzipWithNameHeader(whole.substr(0, 20), "x") + GzipWithNameHeader(whole.substr(20), "y"));
+  WriteFile(
+      env.get(), "/split.gz",
+      GzipWithNameHeader(whole.substr(0, 20), "x") + GzipWithNameHeader(whole.substr(20), "y"));
   EXPECT_EQ(ReadAll(env.get(), "/split.gz", {.compression = Compression::kGzip}),
             (std::vector<std::string>{"a", "bb"}));
 }
@@ -318,9 +317,8 @@ TEST(RecordReaderTest, HugeLengthDoesNotAllocate) {
                                            Compression::kGzip, -1, "/gz");
   stream->Append(frame);
   stream->Close();
-  msg = ErrorMessage(ErrorCode::kDataLoss, [&] {
-    ReadAll(env.get(), "/gz", {.compression = Compression::kGzip});
-  });
+  msg = ErrorMessage(ErrorCode::kDataLoss,
+                     [&] { ReadAll(env.get(), "/gz", {.compression = Compression::kGzip}); });
   EXPECT_NE(msg.find("truncated record at offset 0 (uncompressed)"), std::string::npos) << msg;
 }
 
@@ -330,9 +328,8 @@ TEST(RecordReaderTest, WrongCompressionTypeIsDataLoss) {
   WriteRecords(env.get(), "/plain", {"hello"}, Compression::kNone);
   std::string msg = ErrorMessage(ErrorCode::kDataLoss, [&] { ReadAll(env.get(), "/gz"); });
   EXPECT_NE(msg.find("length crc mismatch"), std::string::npos) << msg;
-  msg = ErrorMessage(ErrorCode::kDataLoss, [&] {
-    ReadAll(env.get(), "/plain", {.compression = Compression::kGzip});
-  });
+  msg = ErrorMessage(ErrorCode::kDataLoss,
+                     [&] { ReadAll(env.get(), "/plain", {.compression = Compression::kGzip}); });
   EXPECT_NE(msg.find("corrupt GZIP data in '/plain'"), std::string::npos) << msg;
 }
 
@@ -417,8 +414,8 @@ TEST(RecordReaderTest, TornRecordFollowedByRecordsIsReportedAsTorn) {
   auto env = NewMemEnv();
   const std::string first = EncodeRecordHeader(5) + "alpha" + EncodeRecordFooter("alpha");
   const std::string torn = EncodeRecordHeader(40) + "only part of it";
-  const std::string after = EncodeRecordHeader(5) + "gamma" + EncodeRecordFooter("gamma") +
-                            std::string(40, 'z');
+  const std::string after =
+      EncodeRecordHeader(5) + "gamma" + EncodeRecordFooter("gamma") + std::string(40, 'z');
   WriteFile(env.get(), "/f", first + torn + after);
   std::string msg = ErrorMessage(ErrorCode::kDataLoss, [&] { ReadAll(env.get(), "/f"); });
   EXPECT_NE(msg.find("torn record at offset 21 in '/f': the writer stopped mid-record"),

@@ -50,8 +50,10 @@ std::optional<size_t> NextHeaderWithin(std::string_view bytes) {
 class BufferedInputStream final : public InputStream {
  public:
   BufferedInputStream(std::unique_ptr<InputStream> in, size_t buffer_size, bool can_rewind)
-      : in_(std::move(in)), buffer_(std::max<size_t>(buffer_size, 1024)),
-        can_rewind_(can_rewind), start_(in_->Tell()) {}
+      : in_(std::move(in)),
+        buffer_(std::max<size_t>(buffer_size, 1024)),
+        can_rewind_(can_rewind),
+        start_(in_->Tell()) {}
 
   size_t Read(size_t n, char* out) override {
     size_t got = Take(n, out);
@@ -74,8 +76,7 @@ class BufferedInputStream final : public InputStream {
   }
   uint64_t Tell() const override { return start_ + pos_; }
   void Seek(uint64_t position) override {
-    if (position >= start_ && position <= start_ + end_ &&
-        (can_rewind_ || position >= Tell())) {
+    if (position >= start_ && position <= start_ + end_ && (can_rewind_ || position >= Tell())) {
       pos_ = position - start_;
       return;
     }
@@ -118,8 +119,8 @@ std::unique_ptr<RecordReader> RecordReader::Open(Env* env, const std::string& pa
 std::unique_ptr<RecordReader> RecordReader::OpenSequential(Env* env, const std::string& path,
                                                            const RecordReaderOptions& options) {
   return std::unique_ptr<RecordReader>(
-      new RecordReader(NewSequentialInputStream(env->NewSequentialFile(path), path), path,
-                       options, /*can_rewind=*/false));
+      new RecordReader(NewSequentialInputStream(env->NewSequentialFile(path), path), path, options,
+                       /*can_rewind=*/false));
 }
 
 RecordReader::RecordReader(std::unique_ptr<InputStream> file, std::string path,
@@ -200,8 +201,8 @@ bool RecordReader::ReadRecord(std::string* record) {
     if (!HeaderValid(header)) {
       if (!options_.skip_corrupt_records) {
         throw DataLoss("corrupted record at offset ", start,
-                       options_.compression == Compression::kNone ? "" : " (uncompressed)",
-                       " in '", path_,
+                       options_.compression == Compression::kNone ? "" : " (uncompressed)", " in '",
+                       path_,
                        "': length crc mismatch; the file is damaged or is not a TFRecord file "
                        "(check the compression type: ",
                        CompressionName(options_.compression),
@@ -234,14 +235,15 @@ bool RecordReader::ReadRecord(std::string* record) {
         if (std::optional<size_t> next = NextHeaderWithin(span)) {
           throw DataLoss("torn record at offset ", start,
                          options_.compression == Compression::kNone ? "" : " (uncompressed)",
-                         " in '", path_, "': the writer stopped mid-record (a full disk or a "
+                         " in '", path_,
+                         "': the writer stopped mid-record (a full disk or a "
                          "crash) and later writes appended records after the fragment, the "
-                         "next one at offset ", start + *next,
-                         ". Set skip_corrupt_records to skip damaged records");
+                         "next one at offset ",
+                         start + *next, ". Set skip_corrupt_records to skip damaged records");
         }
         throw DataLoss("corrupted record at offset ", start,
-                       options_.compression == Compression::kNone ? "" : " (uncompressed)",
-                       " in '", path_, "': data crc mismatch (record of ", length,
+                       options_.compression == Compression::kNone ? "" : " (uncompressed)", " in '",
+                       path_, "': data crc mismatch (record of ", length,
                        " bytes); the file is damaged. Set skip_corrupt_records to skip "
                        "damaged records");
       }

@@ -78,8 +78,8 @@ Error RecordWriter::RollBack(const Error& e) {
     stream_->Truncate(flushed_offset_);
   } catch (const Error& t) {
     return Error(e.code(), StrCat(e.message(), "; cutting '", path_,
-                                  "' back to its last complete record failed too (",
-                                  t.message(), "): its end may hold a torn record"));
+                                  "' back to its last complete record failed too (", t.message(),
+                                  "): its end may hold a torn record"));
   }
   records_written_ = flushed_records_;
   return Error(e.code(), StrCat(e.message(), "; '", path_, "' was cut back to its last ",

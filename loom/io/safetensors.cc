@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
-#include <nlohmann/json.hpp>
 
 #include "loom/base/error.h"
 #include "loom/io/array_layout.h"
@@ -26,13 +26,13 @@ struct FileDType {
 };
 
 constexpr FileDType kFileDTypes[] = {
-    {"BOOL", {'b', 1, false, false}, true},  {"U8", {'u', 1, false, false}, true},
-    {"I8", {'i', 1, false, false}, true},    {"I16", {'i', 2, false, false}, true},
-    {"U16", {'u', 2, false, false}, true},   {"F16", {'f', 2, false, false}, true},
-    {"BF16", {'f', 2, false, true}, true},   {"I32", {'i', 4, false, false}, true},
-    {"U32", {'u', 4, false, false}, true},   {"F32", {'f', 4, false, false}, true},
-    {"I64", {'i', 8, false, false}, true},   {"U64", {'u', 8, false, false}, false},
-    {"F64", {'f', 8, false, false}, true},   {"F8_E4M3", {'f', 1, false, false}, false},
+    {"BOOL", {'b', 1, false, false}, true},     {"U8", {'u', 1, false, false}, true},
+    {"I8", {'i', 1, false, false}, true},       {"I16", {'i', 2, false, false}, true},
+    {"U16", {'u', 2, false, false}, true},      {"F16", {'f', 2, false, false}, true},
+    {"BF16", {'f', 2, false, true}, true},      {"I32", {'i', 4, false, false}, true},
+    {"U32", {'u', 4, false, false}, true},      {"F32", {'f', 4, false, false}, true},
+    {"I64", {'i', 8, false, false}, true},      {"U64", {'u', 8, false, false}, false},
+    {"F64", {'f', 8, false, false}, true},      {"F8_E4M3", {'f', 1, false, false}, false},
     {"F8_E5M2", {'f', 1, false, false}, false},
 };
 
@@ -44,13 +44,20 @@ const FileDType* FindFileDType(std::string_view name) {
 
 std::string_view FileDTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "F32";
-    case DType::kFloat64: return "F64";
-    case DType::kInt32: return "I32";
-    case DType::kInt64: return "I64";
-    case DType::kUInt8: return "U8";
-    case DType::kBool: return "BOOL";
-    default: return "";
+    case DType::kFloat32:
+      return "F32";
+    case DType::kFloat64:
+      return "F64";
+    case DType::kInt32:
+      return "I32";
+    case DType::kInt64:
+      return "I64";
+    case DType::kUInt8:
+      return "U8";
+    case DType::kBool:
+      return "BOOL";
+    default:
+      return "";
   }
 }
 
@@ -66,8 +73,10 @@ bool NestsDeeperThan(std::string_view json_text, int limit) {
   for (size_t i = 0; i < json_text.size(); ++i) {
     const char c = json_text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -123,8 +132,7 @@ SafetensorsEntry ParseEntry(const std::string& path, const std::string& name,
   }
   const uint64_t size = file_dtype->stored.size;
   const uint64_t n = io_internal::CheckedNumElements(
-      entry.shape, UINT64_MAX / size,
-      StrCat("safetensors file '", path, "': tensor '", name, "'"));
+      entry.shape, UINT64_MAX / size, StrCat("safetensors file '", path, "': tensor '", name, "'"));
   if (n * size != entry.end - entry.begin) {
     throw bad("has shape ", entry.shape.ToString(), " and dtype ", entry.dtype, " (", n * size,
               " bytes) but data_offsets [", entry.begin, ",", entry.end, "] span ",
@@ -182,10 +190,9 @@ SafetensorsIndex ParseHeader(const std::string& path, std::string_view json_text
     }
     index.tensors.push_back(ParseEntry(path, key, value));
   }
-  std::stable_sort(index.tensors.begin(), index.tensors.end(),
-                   [](const auto& a, const auto& b) {
-                     return a.begin < b.begin || (a.begin == b.begin && a.end < b.end);
-                   });
+  std::stable_sort(index.tensors.begin(), index.tensors.end(), [](const auto& a, const auto& b) {
+    return a.begin < b.begin || (a.begin == b.begin && a.end < b.end);
+  });
   // The data must be covered exactly: no gaps, no overlaps, nothing after the last tensor.
   const uint64_t data_size = file_size - 8 - index.header_length;
   uint64_t expected = 0;
@@ -218,9 +225,8 @@ uint64_t CheckHeaderLength(const std::string& path, const char* prefix, uint64_t
   }
   const uint64_t n = LoadU64LE(prefix);
   if (n > file_size - 8 || n > kMaxHeaderLength) {
-    throw DataLoss("safetensors file '", path, "': header length ", n,
-                   " exceeds the file size ", file_size,
-                   n > kMaxHeaderLength ? " or the 100 MB limit" : "",
+    throw DataLoss("safetensors file '", path, "': header length ", n, " exceeds the file size ",
+                   file_size, n > kMaxHeaderLength ? " or the 100 MB limit" : "",
                    "; the file is truncated or not safetensors");
   }
   return n;
@@ -273,7 +279,8 @@ Tensor SafetensorsReader::Get(const std::string& name) const {
   const SafetensorsEntry& entry = index_.tensors[it->second];
   const FileDType* file_dtype = FindFileDType(entry.dtype);
   const DType dtype = io_internal::WidenedDType(file_dtype->stored);
-  const bool native = dtype != DType::kInvalid && io_internal::IsNativeLayout(file_dtype->stored, dtype);
+  const bool native =
+      dtype != DType::kInvalid && io_internal::IsNativeLayout(file_dtype->stored, dtype);
   if (!file_dtype->supported || dtype == DType::kInvalid ||
       (!native && !options_.convert_unsupported_dtypes)) {
     throw Unimplemented("safetensors file '", path_, "': tensor '", name, "' has dtype ",
@@ -295,7 +302,8 @@ std::map<std::string, Tensor> ReadSafetensors(Env* env, const std::string& path,
   return out;
 }
 
-std::vector<size_t> SafetensorsDataOrder(const std::vector<std::pair<std::string, Tensor>>& tensors) {
+std::vector<size_t> SafetensorsDataOrder(
+    const std::vector<std::pair<std::string, Tensor>>& tensors) {
   std::vector<size_t> order(tensors.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   auto size_of = [&](size_t i) {
@@ -322,16 +330,16 @@ void WriteSafetensors(Env* env, const std::string& path,
   for (const auto* entry : order) {
     const auto& [name, tensor] = *entry;
     if (name.empty() || name == "__metadata__") {
-      throw InvalidArgument("writing safetensors file '", path, "': invalid tensor name '",
-                            name, "'");
+      throw InvalidArgument("writing safetensors file '", path, "': invalid tensor name '", name,
+                            "'");
     }
     if (header.contains(name)) {
       throw InvalidArgument("writing safetensors file '", path, "': tensor name '", name,
                             "' appears twice");
     }
     if (!tensor.defined() || FileDTypeName(tensor.dtype()).empty()) {
-      throw InvalidArgument("writing safetensors file '", path, "': tensor '", name,
-                            "' has dtype ", DTypeName(tensor.dtype()),
+      throw InvalidArgument("writing safetensors file '", path, "': tensor '", name, "' has dtype ",
+                            DTypeName(tensor.dtype()),
                             "; safetensors holds float32, float64, int32, int64, uint8, bool");
     }
     header[name] = {{"dtype", FileDTypeName(tensor.dtype())},
@@ -349,8 +357,8 @@ void WriteSafetensors(Env* env, const std::string& path,
     file.Append(json_text);
     for (const auto* entry : order) {
       const Tensor& tensor = entry->second;
-      file.Append(std::string_view(static_cast<const char*>(tensor.raw_data()),
-                                   tensor.TotalBytes()));
+      file.Append(
+          std::string_view(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes()));
     }
   });
 }

@@ -32,7 +32,7 @@ namespace loom {
 // One tensor as the header describes it.
 struct SafetensorsEntry {
   std::string name;
-  std::string dtype;   // the file's name for it: "F32", "I64", "U16", "BF16", ...
+  std::string dtype;  // the file's name for it: "F32", "I64", "U16", "BF16", ...
   Shape shape;
   uint64_t begin = 0;  // byte offsets [begin, end) relative to the start of the data
   uint64_t end = 0;
@@ -105,7 +105,8 @@ void WriteSafetensors(Env* env, const std::string& path,
 
 // The order in which WriteSafetensors lays out `tensors` in the data section (indices into
 // `tensors`): a checksum over the data bytes "in file order" follows it.
-std::vector<size_t> SafetensorsDataOrder(const std::vector<std::pair<std::string, Tensor>>& tensors);
+std::vector<size_t> SafetensorsDataOrder(
+    const std::vector<std::pair<std::string, Tensor>>& tensors);
 
 }  // namespace loom
 

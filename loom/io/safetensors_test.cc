@@ -116,8 +116,12 @@ TEST(SafetensorsTest, RoundTripIsZeroCopyAndPadded) {
   const Tensor d = Tensor::FromVector<double>({0.5});
   const Tensor empty(kInt32, Shape{0, 4});
   WriteSafetensors(env.get(), "ckpt.safetensors",
-                   {{"dense/w", w}, {"global_step", step}, {"mask", mask}, {"bytes", bytes},
-                    {"d", d}, {"empty", empty}},
+                   {{"dense/w", w},
+                    {"global_step", step},
+                    {"mask", mask},
+                    {"bytes", bytes},
+                    {"d", d},
+                    {"empty", empty}},
                    {{"format", "loom"}});
   const std::string raw = ReadFileToString(env.get(), "ckpt.safetensors");
   uint64_t n = 0;
@@ -143,10 +147,11 @@ TEST(SafetensorsTest, RoundTripIsZeroCopyAndPadded) {
   EXPECT_TRUE(view.SharesBufferWith(reader->Get("global_step")));
   reader.reset();
   EXPECT_EQ(view.flat<float>()[5], 6.0f);
-  EXPECT_NE(ErrorMessage([&] {
-              SafetensorsReader::Open(env.get(), "ckpt.safetensors")->Get("nope");
-            }, ErrorCode::kNotFound).find("nope"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorMessage([&] { SafetensorsReader::Open(env.get(), "ckpt.safetensors")->Get("nope"); },
+                   ErrorCode::kNotFound)
+          .find("nope"),
+      std::string::npos);
 }
 
 TEST(SafetensorsTest, PosixRoundTripMapsTheFile) {
@@ -179,9 +184,9 @@ TEST(SafetensorsTest, CrashSafeWriteKeepsTheOldFileOnFailure) {
   const Tensor old_value = Tensor::FromVector<float>({1, 2});
   WriteSafetensors(&env, "dir/m.safetensors", {{"w", old_value}});
   env.FailNthAppend(3, /*short_write=*/true);  // tear the tensor bytes
-  EXPECT_THROW(WriteSafetensors(&env, "dir/m.safetensors",
-                                {{"w", Tensor::FromVector<float>({3, 4})}}),
-               Error);
+  EXPECT_THROW(
+      WriteSafetensors(&env, "dir/m.safetensors", {{"w", Tensor::FromVector<float>({3, 4})}}),
+      Error);
   EXPECT_TRUE(ReadSafetensors(&env, "dir/m.safetensors").at("w").Equals(old_value));
   EXPECT_EQ(env.GetChildren("dir"), std::vector<std::string>{"m.safetensors"});
   env.ClearFaults();
@@ -206,8 +211,7 @@ TEST(SafetensorsTest, CorruptFilesAreDataLossNamingFileAndTensor) {
         [&] { SafetensorsReader::Open(env.get(), "bad.safetensors"); }, ErrorCode::kDataLoss);
     EXPECT_NE(msg.find("bad.safetensors"), std::string::npos) << msg;
     EXPECT_NE(msg.find(needle), std::string::npos) << msg;
-    ErrorMessage([&] { ReadSafetensorsIndex(env.get(), "bad.safetensors"); },
-                 ErrorCode::kDataLoss);
+    ErrorMessage([&] { ReadSafetensorsIndex(env.get(), "bad.safetensors"); }, ErrorCode::kDataLoss);
   };
   expect_data_loss("abc", "fewer than the 8-byte");
   expect_data_loss(MakeFile("{}", "").substr(0, 9), "exceeds the file size");
@@ -216,22 +220,22 @@ TEST(SafetensorsTest, CorruptFilesAreDataLossNamingFileAndTensor) {
   const std::string w = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
   expect_data_loss(MakeFile(w, std::string(4, 'x')), "tensor 'w' ends at byte");
   expect_data_loss(MakeFile(w, std::string(12, 'x')), "trailing bytes");
-  expect_data_loss(MakeFile(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
-                            std::string(8, 'x')),
-                   "tensor 'w' has shape [3]");
-  expect_data_loss(MakeFile(R"({"w":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})",
-                            std::string(8, 'x')),
-                   "unknown dtype");
+  expect_data_loss(
+      MakeFile(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", std::string(8, 'x')),
+      "tensor 'w' has shape [3]");
+  expect_data_loss(
+      MakeFile(R"({"w":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})", std::string(8, 'x')),
+      "unknown dtype");
   expect_data_loss(MakeFile(R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
                             R"("b":{"dtype":"U8","shape":[4],"data_offsets":[2,6]}})",
                             std::string(6, 'x')),
                    "overlap");
-  expect_data_loss(MakeFile(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})",
-                            std::string(4, 'x')),
-                   "a gap");
-  expect_data_loss(MakeFile(R"({"w":{"dtype":"U8","shape":[-1],"data_offsets":[0,8]}})",
-                            std::string(8, 'x')),
-                   "invalid dimension");
+  expect_data_loss(
+      MakeFile(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})", std::string(4, 'x')),
+      "a gap");
+  expect_data_loss(
+      MakeFile(R"({"w":{"dtype":"U8","shape":[-1],"data_offsets":[0,8]}})", std::string(8, 'x')),
+      "invalid dimension");
   expect_data_loss(
       MakeFile(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})",
                std::string(8, 'x')),
@@ -246,23 +250,24 @@ TEST(SafetensorsTest, DuplicateTensorNameIsDataLoss) {
                       MakeFile(R"({"w":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
                                R"("w":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
                                std::string(2, 'x')));
-  const std::string msg = ErrorMessage(
-      [&] { ReadSafetensorsIndex(env.get(), "dup.safetensors"); }, ErrorCode::kDataLoss);
+  const std::string msg = ErrorMessage([&] { ReadSafetensorsIndex(env.get(), "dup.safetensors"); },
+                                       ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("names 'w' more than once"), std::string::npos) << msg;
   ErrorMessage([&] { SafetensorsReader::Open(env.get(), "dup.safetensors"); },
                ErrorCode::kDataLoss);
   // The same name inside a tensor's entry or the metadata is not a duplicate tensor.
-  WriteFileAtomically(env.get(), "ok.safetensors",
-                      MakeFile(R"({"__metadata__":{"w":"1"},"w":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
-                               std::string(2, 'x')));
+  WriteFileAtomically(
+      env.get(), "ok.safetensors",
+      MakeFile(R"({"__metadata__":{"w":"1"},"w":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
+               std::string(2, 'x')));
   EXPECT_EQ(ReadSafetensorsIndex(env.get(), "ok.safetensors").tensors.size(), 1u);
 }
 
 TEST(SafetensorsTest, UnsupportedFileDtypeIsUnimplemented) {
   auto env = NewMemEnv();
-  WriteFileAtomically(env.get(), "u64.safetensors",
-                      MakeFile(R"({"w":{"dtype":"U64","shape":[1],"data_offsets":[0,8]}})",
-                               std::string(8, '\0')));
+  WriteFileAtomically(
+      env.get(), "u64.safetensors",
+      MakeFile(R"({"w":{"dtype":"U64","shape":[1],"data_offsets":[0,8]}})", std::string(8, '\0')));
   auto reader = SafetensorsReader::Open(env.get(), "u64.safetensors");
   const std::string msg = ErrorMessage([&] { reader->Get("w"); }, ErrorCode::kUnimplemented);
   EXPECT_NE(msg.find("U64"), std::string::npos);
@@ -286,8 +291,9 @@ TEST(SafetensorsTest, WrittenTensorsAreAlignedForTheirType) {
   std::vector<std::string> order;
   for (const SafetensorsEntry& e : index.tensors) {
     order.push_back(e.name);
-    const uint64_t element = e.dtype == "F64" || e.dtype == "I64" ? 8
-                             : e.dtype == "F32" || e.dtype == "I32" ? 4 : 1;
+    const uint64_t element = e.dtype == "F64" || e.dtype == "I64"   ? 8
+                             : e.dtype == "F32" || e.dtype == "I32" ? 4
+                                                                    : 1;
     EXPECT_EQ(e.begin % element, 0u) << e.name << " at data byte " << e.begin;
   }
   EXPECT_EQ(order, (std::vector<std::string>{"f64", "i64", "f32", "i32", "u8", "b"}));
@@ -305,10 +311,10 @@ TEST(SafetensorsTest, WrittenTensorsAreAlignedForTheirType) {
 // The bytes of a small file, pinned: header length, padded JSON in data order, data.
 TEST(SafetensorsTest, GoldenBytes) {
   auto env = NewMemEnv();
-  WriteSafetensors(env.get(), "g.safetensors",
-                   {{"a", Tensor::FromVector<uint8_t>({1, 2, 3})},
-                    {"b", Tensor::Scalar<int64_t>(258)}},
-                   {{"k", "v"}});
+  WriteSafetensors(
+      env.get(), "g.safetensors",
+      {{"a", Tensor::FromVector<uint8_t>({1, 2, 3})}, {"b", Tensor::Scalar<int64_t>(258)}},
+      {{"k", "v"}});
   const std::string json =
       R"({"__metadata__":{"k":"v"},"b":{"dtype":"I64","shape":[],"data_offsets":[0,8]},)"
       R"("a":{"dtype":"U8","shape":[3],"data_offsets":[8,11]}})";
@@ -333,9 +339,8 @@ TEST(SafetensorsTest, DeeplyNestedHeaderIsDataLossNotStackOverflow) {
   EXPECT_NE(msg.find("deeper than 16"), std::string::npos) << msg;
   // Brackets inside strings do not count; a shape dimension that is an array is named by
   // its type, not printed.
-  const std::string in_string =
-      R"({"__metadata__":{"x":")" + std::string(100, '[') +
-      R"("},"w":{"dtype":"U8","shape":[[[1]]],"data_offsets":[0,0]}})";
+  const std::string in_string = R"({"__metadata__":{"x":")" + std::string(100, '[') +
+                                R"("},"w":{"dtype":"U8","shape":[[[1]]],"data_offsets":[0,0]}})";
   WriteFileAtomically(env.get(), "s.safetensors", MakeFile(in_string, ""));
   const std::string msg2 = ErrorMessage(
       [&] { SafetensorsReader::Open(env.get(), "s.safetensors"); }, ErrorCode::kDataLoss);

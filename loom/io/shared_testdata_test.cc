@@ -47,14 +47,22 @@ class SharedTestdataTest : public ::testing::Test {
 
 std::string KindOf(const proto::Event& e) {
   switch (e.what_case()) {
-    case proto::Event::kFileVersion: return "file_version";
-    case proto::Event::kGraphDef: return "graph_def";
-    case proto::Event::kSummary: return "summary";
-    case proto::Event::kLogMessage: return "log_message";
-    case proto::Event::kSessionLog: return "session_log";
-    case proto::Event::kTaggedRunMetadata: return "tagged_run_metadata";
-    case proto::Event::kMetaGraphDef: return "meta_graph_def";
-    default: return "none";
+    case proto::Event::kFileVersion:
+      return "file_version";
+    case proto::Event::kGraphDef:
+      return "graph_def";
+    case proto::Event::kSummary:
+      return "summary";
+    case proto::Event::kLogMessage:
+      return "log_message";
+    case proto::Event::kSessionLog:
+      return "session_log";
+    case proto::Event::kTaggedRunMetadata:
+      return "tagged_run_metadata";
+    case proto::Event::kMetaGraphDef:
+      return "meta_graph_def";
+    default:
+      return "none";
   }
 }
 
@@ -86,15 +94,21 @@ TEST_F(SharedTestdataTest, EventFilesMatchExpectedValues) {
           if (v.has_simple_value()) {
             ++scalar_counts[v.tag()];
             if (first_scalars.size() < 5) {
-              first_scalars.push_back({{"record", r}, {"tag", v.tag()}, {"step", e.step()},
+              first_scalars.push_back({{"record", r},
+                                       {"tag", v.tag()},
+                                       {"step", e.step()},
                                        {"simple_value", v.simple_value()}});
             }
           }
           if (v.has_histo() && !histograms.count(v.tag())) {
             const proto::HistogramProto& h = v.histo();
             EXPECT_EQ(h.bucket_size(), h.bucket_limit_size());
-            histograms[v.tag()] = {{"record", r}, {"step", e.step()}, {"min", h.min()},
-                                   {"max", h.max()}, {"num", h.num()}, {"sum", h.sum()},
+            histograms[v.tag()] = {{"record", r},
+                                   {"step", e.step()},
+                                   {"min", h.min()},
+                                   {"max", h.max()},
+                                   {"num", h.num()},
+                                   {"sum", h.sum()},
                                    {"sum_squares", h.sum_squares()},
                                    {"n_buckets", h.bucket_size()},
                                    {"first_limit", h.bucket_limit(0)},
@@ -153,8 +167,8 @@ TEST_F(SharedTestdataTest, TfRecordFilesMatchExpectedValues) {
     SCOPED_TRACE(name);
     const json& want = expected_[name];
     const Compression compression = ParseCompression(want.at("compression").get<std::string>());
-    auto reader = RecordReader::Open(Env::Default(), JoinPath(root_, name),
-                                     {.compression = compression});
+    auto reader =
+        RecordReader::Open(Env::Default(), JoinPath(root_, name), {.compression = compression});
     std::vector<std::string> records;
     std::string record;
     while (reader->ReadRecord(&record)) records.push_back(record);
@@ -173,8 +187,9 @@ TEST_F(SharedTestdataTest, TfRecordFilesMatchExpectedValues) {
     ExampleSpec spec;
     for (const auto& [feature, w] : first.items()) {
       const std::string kind = w.at("kind");
-      spec.var_len[feature].dtype =
-          kind == "float_list" ? kFloat32 : kind == "int64_list" ? kInt64 : kString;
+      spec.var_len[feature].dtype = kind == "float_list"   ? kFloat32
+                                    : kind == "int64_list" ? kInt64
+                                                           : kString;
     }
     ParsedFeatures parsed = ParseExample(records[0], spec, "record 0");
     for (const auto& [feature, w] : first.items()) {

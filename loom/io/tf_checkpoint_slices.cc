@@ -134,8 +134,8 @@ Tensor TfCheckpointReader::GetPart(const std::string& name, int part) const {
   }
   const TfCheckpointEntry& s = it->second;
   if (s.tf_dtype != e.tf_dtype) {
-    throw DataLoss("TF checkpoint index '", index_path_, "': slice ", DescribeSlice(slice),
-                   " of '", name, "' holds TF dtype ", s.tf_dtype, ", the tensor ", e.tf_dtype);
+    throw DataLoss("TF checkpoint index '", index_path_, "': slice ", DescribeSlice(slice), " of '",
+                   name, "' holds TF dtype ", s.tf_dtype, ", the tensor ", e.tf_dtype);
   }
   return ReadStored(StrCat(name, " slice ", DescribeSlice(slice)), s.dtype, s.shape, s.shard_id,
                     s.offset, s.size, s.masked_crc32c);

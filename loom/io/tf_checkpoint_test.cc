@@ -464,8 +464,8 @@ TEST_F(TfCheckpointWrittenTest, PartitionedVariablesAreReassembled) {
       Tensor::FromVector<float>({full.begin(), full.begin() + 9}, Shape{3, 3})));
   EXPECT_TRUE(reader->GetPart("emb", 1).Equals(
       Tensor::FromVector<float>({full.begin() + 9, full.end()}, Shape{2, 3})));
-  EXPECT_TRUE(reader->GetPart("cols", 0).Equals(
-      Tensor::FromVector<int64_t>({1, 2, 5, 6}, Shape{2, 2})));
+  EXPECT_TRUE(
+      reader->GetPart("cols", 0).Equals(Tensor::FromVector<int64_t>({1, 2, 5, 6}, Shape{2, 2})));
   ExpectError(ErrorCode::kNotFound, {"'emb'", "has 2 parts", "'emb/part_2'"},
               [&] { reader->GetPart("emb", 2); });
   ExpectError(ErrorCode::kNotFound, {"'plain'", "not partitioned"},

@@ -84,8 +84,8 @@ std::vector<int64_t> ResolveReshape(const Ctx& c, const Shape& in, std::vector<i
   bool zero = false;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == -1) {
-      if (infer >= 0) c.Fail("only one dimension of the target shape ", DimsString(target),
-                             " may be -1");
+      if (infer >= 0)
+        c.Fail("only one dimension of the target shape ", DimsString(target), " may be -1");
       infer = static_cast<int>(i);
     } else if (target[i] < 0) {
       c.Fail("target shape ", DimsString(target), " has a negative dimension");
@@ -98,9 +98,7 @@ std::vector<int64_t> ResolveReshape(const Ctx& c, const Shape& in, std::vector<i
   if (zero) known = 0;
   if (!in.fully_defined()) return target;
   const int64_t n = in.num_elements();
-  auto fail = [&] {
-    c.Fail("cannot reshape ", in, " (", n, " elements) to ", DimsString(target));
-  };
+  auto fail = [&] { c.Fail("cannot reshape ", in, " (", n, " elements) to ", DimsString(target)); };
   if (infer >= 0) {
     if (known == 0) {
       if (n != 0) fail();
@@ -126,7 +124,10 @@ std::vector<GradOutput> ReshapeGrad(const GradContext& g) {
   int unknown = 0;
   int64_t known = 1;
   for (int64_t d : xs.rank_known() ? xs.dims() : std::vector<int64_t>{}) {
-    if (d < 0) ++unknown; else known *= d;
+    if (d < 0)
+      ++unknown;
+    else
+      known *= d;
   }
   if (xs.rank_known() && (unknown == 0 || (unknown == 1 && known > 0))) {
     grads[0] = Reshape(g.scope(), g.grad(0), xs.dims());
@@ -208,8 +209,7 @@ const OpDef& ReshapeLikeOp() {
             const Tensor& x = c.input(0);
             const Shape& like = c.input(1).shape();
             if (x.NumElements() != like.num_elements()) {
-              c.Fail("cannot reshape ", x.shape(), " (", x.NumElements(), " elements) like ",
-                     like);
+              c.Fail("cannot reshape ", x.shape(), " (", x.NumElements(), " elements) like ", like);
             }
             c.set_output(0, x.Reshaped(like));
           },
@@ -255,8 +255,7 @@ std::optional<std::vector<int64_t>> SqueezeDims(const Ctx& c, const Shape& in,
   for (int64_t a : axes) {
     int axis = CanonicalAxis(c, a, in.rank());
     if (in.dim(axis) != 1 && in.dim(axis) != kUnknownDim) {
-      c.Fail("cannot squeeze dim ", axis, " of ", in, ": its size is ", in.dim(axis),
-             ", not 1");
+      c.Fail("cannot squeeze dim ", axis, " of ", in, ": its size is ", in.dim(axis), ", not 1");
     }
     drop[axis] = 1;
   }
@@ -361,9 +360,7 @@ const OpDef& ShapeOp() {
             c.set_output(0, kInt64, Shape{in.rank_known() ? in.rank() : kUnknownDim});
           },
       .kernel =
-          [](KernelContext& c) {
-            c.set_output(0, Tensor::FromVector(c.input(0).shape().dims()));
-          },
+          [](KernelContext& c) { c.set_output(0, Tensor::FromVector(c.input(0).shape().dims())); },
       .no_gradient = kShapeNoGradient,
   };
   return op;
@@ -374,7 +371,10 @@ const OpDef& SizeOp() {
       .name = "Size",
       .num_inputs = 1,
       .shape = [](InferenceContext& c) { NoInputShape(c, kInt64, Shape{}); },
-      .kernel = [](KernelContext& c) { c.set_output(0, Tensor::Scalar<int64_t>(c.input(0).NumElements())); },
+      .kernel =
+          [](KernelContext& c) {
+            c.set_output(0, Tensor::Scalar<int64_t>(c.input(0).NumElements()));
+          },
       .no_gradient = kShapeNoGradient,
   };
   return op;
@@ -385,7 +385,8 @@ const OpDef& RankOp() {
       .name = "Rank",
       .num_inputs = 1,
       .shape = [](InferenceContext& c) { NoInputShape(c, kInt64, Shape{}); },
-      .kernel = [](KernelContext& c) { c.set_output(0, Tensor::Scalar<int64_t>(c.input(0).rank())); },
+      .kernel =
+          [](KernelContext& c) { c.set_output(0, Tensor::Scalar<int64_t>(c.input(0).rank())); },
       .no_gradient = kShapeNoGradient,
   };
   return op;
@@ -408,17 +409,13 @@ Output ReshapeLike(const Scope& scope, Input x, Output like) {
 }
 
 Output ExpandDims(const Scope& scope, Input x, int64_t axis) {
-  return scope.AddNode(ExpandDimsOp(), {AsOutput(scope, x)}, {kAxis(axis)}, "ExpandDims")->output(0);
+  return scope.AddNode(ExpandDimsOp(), {AsOutput(scope, x)}, {kAxis(axis)}, "ExpandDims")
+      ->output(0);
 }
 
 Output Squeeze(const Scope& scope, Input x, const std::vector<int64_t>& axes) {
   return scope.AddNode(SqueezeOp(), {AsOutput(scope, x)}, {kAxes(axes)}, "Squeeze")->output(0);
 }
-
-
-
-
-
 
 Output Fill(const Scope& scope, const std::vector<int64_t>& dims, Input value) {
   return scope.AddNode(FillOp(), {AsOutput(scope, value)}, {kDims(dims)}, "Fill")->output(0);
@@ -462,8 +459,10 @@ Shape StaticShapeValue(const Output& t) {
   if (n->op_def().role == OpRole::kConst) {
     const Tensor& v = n->attr(kConstValue);
     if (v.rank() != 1) return fallback;
-    if (v.dtype() == kInt64) return Shape(std::vector<int64_t>(v.flat<int64_t>().begin(), v.flat<int64_t>().end()));
-    if (v.dtype() == kInt32) return Shape(std::vector<int64_t>(v.flat<int32_t>().begin(), v.flat<int32_t>().end()));
+    if (v.dtype() == kInt64)
+      return Shape(std::vector<int64_t>(v.flat<int64_t>().begin(), v.flat<int64_t>().end()));
+    if (v.dtype() == kInt32)
+      return Shape(std::vector<int64_t>(v.flat<int32_t>().begin(), v.flat<int32_t>().end()));
     return fallback;
   }
   if (n->op() == "Shape") return n->input(0).shape();
@@ -483,8 +482,8 @@ Shape StaticShapeValue(const Output& t) {
     const int64_t begin = n->attr(array_internal::kSliceBegin)[0];
     int64_t size = n->attr(array_internal::kSliceSize)[0];
     if (size == -1) size = whole.rank() - begin;
-    return Shape(std::vector<int64_t>(whole.dims().begin() + begin,
-                                      whole.dims().begin() + begin + size));
+    return Shape(
+        std::vector<int64_t>(whole.dims().begin() + begin, whole.dims().begin() + begin + size));
   }
   return fallback;
 }

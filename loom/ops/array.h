@@ -75,8 +75,8 @@ Output Gather(const Scope& scope, Input params, Input indices, int64_t axis = 0)
 // A one-hot encoding of integer `indices`: a new dim of size `depth` at `axis` (-1: last)
 // holding `on` at the index and `off` elsewhere (all `off` for an index outside
 // [0, depth)). dtype: float32, float64, int32 or int64.
-Output OneHot(const Scope& scope, Input indices, int64_t depth, double on = 1.0,
-              double off = 0.0, int64_t axis = -1, DType dtype = kFloat32);
+Output OneHot(const Scope& scope, Input indices, int64_t depth, double on = 1.0, double off = 0.0,
+              int64_t axis = -1, DType dtype = kFloat32);
 
 // x repeated multiples[i] times along each dim i.
 Output Tile(const Scope& scope, Input x, const std::vector<int64_t>& multiples);

@@ -30,8 +30,10 @@ void CheckIndices(const KernelContext& c, const I* idx, int64_t n, int64_t limit
 // Calls fn(const I* indices) with I the index type.
 template <typename Fn>
 void WithIndices(const Tensor& indices, Fn&& fn) {
-  if (indices.dtype() == kInt32) fn(indices.data<int32_t>());
-  else fn(indices.data<int64_t>());
+  if (indices.dtype() == kInt32)
+    fn(indices.data<int32_t>());
+  else
+    fn(indices.data<int64_t>());
 }
 
 const OpDef& GatherGradOp();
@@ -79,46 +81,44 @@ const OpDef& GatherOp() {
                 const T* in = Raw<T>(params);
                 T* out = Raw<T>(y);
                 // One row per (outer, index) pair; rows are contiguous runs of `inner`.
-                c.pool().ParallelFor(outer * n, std::max<int64_t>(1, 8192 / inner),
-                                     [&](int64_t b, int64_t e) {
-                                       for (int64_t row = b; row < e; ++row) {
-                                         const int64_t o = row / n, i = row % n;
-                                         std::copy_n(in + (o * limit + idx[i]) * inner, inner,
-                                                     out + row * inner);
-                                       }
-                                     });
+                c.pool().ParallelFor(
+                    outer * n, std::max<int64_t>(1, 8192 / inner), [&](int64_t b, int64_t e) {
+                      for (int64_t row = b; row < e; ++row) {
+                        const int64_t o = row / n, i = row % n;
+                        std::copy_n(in + (o * limit + idx[i]) * inner, inner, out + row * inner);
+                      }
+                    });
               });
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            const Scope& s = g.scope();
-            const Output params = g.input(0), indices = g.input(1);
-            const Shape& ps = params.shape();
-            const int64_t axis = g.attr(kAxis);
-            if (axis == 0 || (ps.rank_known() && axis == -ps.rank())) {
-              // d/dparams is sparse: the rows of dy, one per index, at those indices.
-              Output flat_indices = Reshape(s, indices, std::vector<int64_t>{-1});
-              Output values;
-              Shape row = ps.rank_known() ? ps.WithoutLeadingDim() : Shape::Unknown();
-              if (row.fully_defined()) {
-                std::vector<int64_t> dims = {-1};
-                dims.insert(dims.end(), row.dims().begin(), row.dims().end());
-                values = Reshape(s, g.grad(0), dims);
-              } else {
-                Output row_shape = Slice(s, ShapeOf(s, params), {1}, {-1});
-                values = Reshape(s, g.grad(0),
-                                 Concat(s, {Const(s, Tensor::FromVector<int64_t>({-1})), row_shape}, 0));
-              }
-              return {GradOutput::Sparse(flat_indices, values, ShapeOfOrConst(s, params)),
-                      GradOutput()};
-            }
-            Output shape = ShapeOfOrConst(s, params);
-            return {s.AddNode(GatherGradOp(), {indices, g.grad(0), shape}, {kAxis(axis)},
-                              "GatherGrad")
-                        ->output(0),
-                    GradOutput()};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        const Scope& s = g.scope();
+        const Output params = g.input(0), indices = g.input(1);
+        const Shape& ps = params.shape();
+        const int64_t axis = g.attr(kAxis);
+        if (axis == 0 || (ps.rank_known() && axis == -ps.rank())) {
+          // d/dparams is sparse: the rows of dy, one per index, at those indices.
+          Output flat_indices = Reshape(s, indices, std::vector<int64_t>{-1});
+          Output values;
+          Shape row = ps.rank_known() ? ps.WithoutLeadingDim() : Shape::Unknown();
+          if (row.fully_defined()) {
+            std::vector<int64_t> dims = {-1};
+            dims.insert(dims.end(), row.dims().begin(), row.dims().end());
+            values = Reshape(s, g.grad(0), dims);
+          } else {
+            Output row_shape = Slice(s, ShapeOf(s, params), {1}, {-1});
+            values =
+                Reshape(s, g.grad(0),
+                        Concat(s, {Const(s, Tensor::FromVector<int64_t>({-1})), row_shape}, 0));
+          }
+          return {GradOutput::Sparse(flat_indices, values, ShapeOfOrConst(s, params)),
+                  GradOutput()};
+        }
+        Output shape = ShapeOfOrConst(s, params);
+        return {s.AddNode(GatherGradOp(), {indices, g.grad(0), shape}, {kAxis(axis)}, "GatherGrad")
+                    ->output(0),
+                GradOutput()};
+      },
   };
   return op;
 }
@@ -131,7 +131,9 @@ const OpDef& GatherGradOp() {
       .num_inputs = 3,
       .attrs = {kAxis.Required()},
       .shape =
-          [](InferenceContext& c) { c.set_output(0, c.input_dtype(1), StaticShapeValue(c.input(2))); },
+          [](InferenceContext& c) {
+            c.set_output(0, c.input_dtype(1), StaticShapeValue(c.input(2)));
+          },
       .kernel =
           [](KernelContext& c) {
             const Tensor& indices = c.input(0);
@@ -155,7 +157,8 @@ const OpDef& GatherGradOp() {
                 const T* g = dy.data<T>();
                 T* out = dx.data<T>();
                 // Different `o` write disjoint blocks, so chunks over `o` never race.
-                c.pool().ParallelFor(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n * inner)),
+                c.pool().ParallelFor(outer,
+                                     std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n * inner)),
                                      [&](int64_t b, int64_t e) {
                                        for (int64_t o = b; o < e; ++o)
                                          for (int64_t i = 0; i < n; ++i) {
@@ -170,9 +173,9 @@ const OpDef& GatherGradOp() {
           },
       .grad =
           [](const GradContext& g) {
-            return std::vector<GradOutput>{
-                GradOutput(), Gather(g.scope(), g.grad(0), g.input(0), g.attr(kAxis)),
-                GradOutput()};
+            return std::vector<GradOutput>{GradOutput(),
+                                           Gather(g.scope(), g.grad(0), g.input(0), g.attr(kAxis)),
+                                           GradOutput()};
           },
   };
   return op;
@@ -184,7 +187,8 @@ const OpDef& OneHotOp() {
   static const OpDef op = {
       .name = "OneHot",
       .num_inputs = 1,
-      .attrs = {kDepth.Required(), kOn.Default(1.0), kOff.Default(0.0), kAxis.Default(-1), kDType.Default(kFloat32)},
+      .attrs = {kDepth.Required(), kOn.Default(1.0), kOff.Default(0.0), kAxis.Default(-1),
+                kDType.Default(kFloat32)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64, kUInt8});
@@ -252,12 +256,11 @@ Output Gather(const Scope& scope, Input params, Input indices, int64_t axis) {
   return scope.AddNode(GatherOp(), {p, i}, {kAxis(axis)}, "Gather")->output(0);
 }
 
-Output OneHot(const Scope& scope, Input indices, int64_t depth, double on, double off,
-              int64_t axis, DType dtype) {
+Output OneHot(const Scope& scope, Input indices, int64_t depth, double on, double off, int64_t axis,
+              DType dtype) {
   return scope
       .AddNode(OneHotOp(), {AsOutput(scope, indices)},
-               {kDepth(depth), kOn(on), kOff(off), kAxis(axis), kDType(dtype)},
-               "OneHot")
+               {kDepth(depth), kOn(on), kOff(off), kAxis(axis), kDType(dtype)}, "OneHot")
       ->output(0);
 }
 

@@ -33,7 +33,10 @@ void BoxCopy(ThreadPool& pool, const std::vector<int64_t>& big_dims, T* big, T* 
              const Box& box) {
   const int r = static_cast<int>(big_dims.size());
   if (r == 0) {
-    if constexpr (kGather) *dense = *big; else *big = *dense;
+    if constexpr (kGather)
+      *dense = *big;
+    else
+      *big = *dense;
     return;
   }
   const std::vector<int64_t> strides = Strides(big_dims);
@@ -59,10 +62,16 @@ void BoxCopy(ThreadPool& pool, const std::vector<int64_t>& big_dims, T* big, T* 
       T* d = dense + row * inner;
       T* s = big + offset;
       if (inner_jump == 1) {
-        if constexpr (kGather) std::copy_n(s, inner, d); else std::copy_n(d, inner, s);
+        if constexpr (kGather)
+          std::copy_n(s, inner, d);
+        else
+          std::copy_n(d, inner, s);
       } else {
         for (int64_t k = 0; k < inner; ++k) {
-          if constexpr (kGather) d[k] = s[k * inner_jump]; else s[k * inner_jump] = d[k];
+          if constexpr (kGather)
+            d[k] = s[k * inner_jump];
+          else
+            s[k * inner_jump] = d[k];
         }
       }
       for (int i = r - 2; i >= 0; --i) {
@@ -133,9 +142,9 @@ const OpDef& SliceOp() {
       .attrs = {kSliceBegin.Required(), kSliceSize.Required()},
       .shape =
           [](InferenceContext& c) {
-            c.set_output(0, c.input_dtype(0),
-                         Shape(SliceSizes(c, c.input_shape(0), c.attr(kSliceBegin),
-                                          c.attr(kSliceSize))));
+            c.set_output(
+                0, c.input_dtype(0),
+                Shape(SliceSizes(c, c.input_shape(0), c.attr(kSliceBegin), c.attr(kSliceSize))));
           },
       .kernel =
           [](KernelContext& c) {
@@ -147,18 +156,18 @@ const OpDef& SliceOp() {
             for (int i = 1; i < x.rank(); ++i) contiguous &= begin[i] == 0 && sizes[i] == x.dim(i);
             if (x.rank() >= 1 && contiguous) {
               const int64_t row = Product(x.shape().dims(), 1, x.rank());
-              c.set_output(0, Tensor::FromBuffer(x.dtype(), Shape(sizes), x.buffer(),
-                                                 x.byte_offset() + begin[0] * row * DTypeSize(x.dtype())));
+              c.set_output(
+                  0, Tensor::FromBuffer(x.dtype(), Shape(sizes), x.buffer(),
+                                        x.byte_offset() + begin[0] * row * DTypeSize(x.dtype())));
               return;
             }
             GatherBox(c, x, Box{begin, std::vector<int64_t>(sizes.size(), 1), sizes}, Shape(sizes));
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // dx = zeros like x with dy at [begin, begin + size).
-            return {AddShapedGrad(g, SliceGradOp(),
-                                  {kSliceBegin(g.attr(kSliceBegin)), kSliceSize(g.attr(kSliceSize))})};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // dx = zeros like x with dy at [begin, begin + size).
+        return {AddShapedGrad(g, SliceGradOp(),
+                              {kSliceBegin(g.attr(kSliceBegin)), kSliceSize(g.attr(kSliceSize))})};
+      },
   };
   return op;
 }
@@ -169,8 +178,7 @@ const OpDef& SliceGradOp() {
       .name = "SliceGrad",
       .num_inputs = 2,
       .attrs = {kSliceBegin.Required(), kSliceSize.Required()},
-      .shape =
-          ShapedLikeInput1,
+      .shape = ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);
@@ -184,9 +192,8 @@ const OpDef& SliceGradOp() {
           },
       .grad =
           [](const GradContext& g) {
-            return std::vector<GradOutput>{Slice(g.scope(), g.grad(0), g.attr(kSliceBegin),
-                                                 g.attr(kSliceSize)),
-                                           GradOutput()};
+            return std::vector<GradOutput>{
+                Slice(g.scope(), g.grad(0), g.attr(kSliceBegin), g.attr(kSliceSize)), GradOutput()};
           },
   };
   return op;
@@ -195,8 +202,8 @@ const OpDef& SliceGradOp() {
 // ---- StridedSlice -----------------------------------------------------------------------
 
 struct ResolvedSlice {
-  Box box;                       // over the input dims (shrunk dims have count 1)
-  std::vector<int64_t> out_dims; // with new axes, without shrunk dims
+  Box box;                        // over the input dims (shrunk dims have count 1)
+  std::vector<int64_t> out_dims;  // with new axes, without shrunk dims
 };
 
 // Resolves a strided-slice spec (TF's semantics) against `in`. Entries for unknown dims
@@ -223,8 +230,10 @@ std::optional<ResolvedSlice> ResolveStridedSlice(const Ctx& c, const Shape& in) 
   int real = 0;
   bool has_ellipsis = false;
   for (int i = 0; i < n; ++i) {
-    if (bit(ellipsis_mask, i)) has_ellipsis = true;
-    else if (!bit(new_axis_mask, i)) ++real;
+    if (bit(ellipsis_mask, i))
+      has_ellipsis = true;
+    else if (!bit(new_axis_mask, i))
+      ++real;
   }
   if (real > rank) {
     c.Fail("slice spec with ", real, " indices is too long for input ", in);
@@ -327,11 +336,10 @@ const OpDef& StridedSliceOp() {
             auto r = ResolveStridedSlice(c, x.shape());
             GatherBox(c, x, r->box, Shape(r->out_dims));
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // dx = zeros like x with dy scattered back to the sliced positions.
-            return {AddShapedGrad(g, StridedSliceGradOp(), StridedSliceAttrs(g.node()))};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // dx = zeros like x with dy scattered back to the sliced positions.
+        return {AddShapedGrad(g, StridedSliceGradOp(), StridedSliceAttrs(g.node()))};
+      },
   };
   return op;
 }
@@ -345,15 +353,15 @@ const OpDef& StridedSliceGradOp() {
       .attrs = {kSliceBegin.Required(), kEnd.Required(), kStrides.Required(), kBeginMask.Default(0),
                 kEndMask.Default(0), kShrinkAxisMask.Default(0), kNewAxisMask.Default(0),
                 kEllipsisMask.Default(0)},
-      .shape =
-          ShapedLikeInput1,
+      .shape = ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);
             auto dims = DimsFromTensor(c, c.input(1), "input shape");
             auto r = ResolveStridedSlice(c, Shape(dims));
             if (Shape(r->out_dims) != dy.shape()) {
-              c.Fail("gradient ", dy.shape(), " does not match the slice ", DimsString(r->out_dims));
+              c.Fail("gradient ", dy.shape(), " does not match the slice ",
+                     DimsString(r->out_dims));
             }
             ScatterBox(c, dy, dims, r->box);
           },
@@ -371,7 +379,8 @@ const OpDef& StridedSliceGradOp() {
 
 Output Slice(const Scope& scope, Input x, const std::vector<int64_t>& begin,
              const std::vector<int64_t>& size) {
-  return scope.AddNode(SliceOp(), {AsOutput(scope, x)}, {kSliceBegin(begin), kSliceSize(size)}, "Slice")
+  return scope
+      .AddNode(SliceOp(), {AsOutput(scope, x)}, {kSliceBegin(begin), kSliceSize(size)}, "Slice")
       ->output(0);
 }
 
@@ -380,19 +389,12 @@ Output StridedSlice(const Scope& scope, Input x, const std::vector<int64_t>& beg
                     StridedSliceMasks masks) {
   return scope
       .AddNode(StridedSliceOp(), {AsOutput(scope, x)},
-               {kSliceBegin(begin),
-                kEnd(end),
-                kStrides(strides),
-                kBeginMask(masks.begin_mask),
-                kEndMask(masks.end_mask),
-                kShrinkAxisMask(masks.shrink_axis_mask),
-                kNewAxisMask(masks.new_axis_mask),
-                kEllipsisMask(masks.ellipsis_mask)},
+               {kSliceBegin(begin), kEnd(end), kStrides(strides), kBeginMask(masks.begin_mask),
+                kEndMask(masks.end_mask), kShrinkAxisMask(masks.shrink_axis_mask),
+                kNewAxisMask(masks.new_axis_mask), kEllipsisMask(masks.ellipsis_mask)},
                "StridedSlice")
       ->output(0);
 }
-
-
 
 namespace array_internal {
 

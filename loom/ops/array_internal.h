@@ -34,11 +34,16 @@ template <typename Fn>
 auto SwitchStorage(DType dtype, Fn&& fn) {
   if (dtype == DType::kString) return fn(std::string{});
   switch (DTypeSize(dtype)) {
-    case 1: return fn(uint8_t{});
-    case 2: return fn(uint16_t{});
-    case 4: return fn(uint32_t{});
-    case 8: return fn(uint64_t{});
-    default: ThrowUnsupportedDType(dtype, "array op", "any valid dtype");
+    case 1:
+      return fn(uint8_t{});
+    case 2:
+      return fn(uint16_t{});
+    case 4:
+      return fn(uint32_t{});
+    case 8:
+      return fn(uint64_t{});
+    default:
+      ThrowUnsupportedDType(dtype, "array op", "any valid dtype");
   }
 }
 
@@ -67,8 +72,8 @@ Output ShapeOfOrConst(const Scope& scope, const Output& x);
 void ShapedLikeInput1(InferenceContext& c);
 Output AddShapedGrad(const GradContext& g, const OpDef& grad_op, AttrMap attrs);
 
-// Register the ops of array_transpose.cc, array_join.cc, array_index.cc and array_gather.cc (called by
-// RegisterArrayOps).
+// Register the ops of array_transpose.cc, array_join.cc, array_index.cc and array_gather.cc (called
+// by RegisterArrayOps).
 void RegisterArrayTransposeOps(OpRegistry& registry);
 void RegisterArrayJoinOps(OpRegistry& registry);
 void RegisterArrayIndexOps(OpRegistry& registry);

@@ -86,12 +86,12 @@ const OpDef& ConcatOp() {
                 if (d == axis) continue;
                 if (dims[d] >= 0 && s.dim(d) >= 0 && dims[d] != s.dim(d)) {
                   c.Fail("input ", i, " has shape ", s, ", which differs from the others in dim ",
-                         d, " (", s.dim(d), " vs ", dims[d], "); only dim ", axis,
-                         " may differ");
+                         d, " (", s.dim(d), " vs ", dims[d], "); only dim ", axis, " may differ");
                 }
                 if (dims[d] < 0) dims[d] = s.dim(d);
               }
-              axis_size = (axis_size < 0 || s.dim(axis) < 0) ? kUnknownDim : axis_size + s.dim(axis);
+              axis_size =
+                  (axis_size < 0 || s.dim(axis) < 0) ? kUnknownDim : axis_size + s.dim(axis);
             }
             dims[axis] = axis_size;
             c.set_output(0, c.input_dtype(0), Shape(dims));
@@ -143,8 +143,7 @@ const OpDef& ConcatOp() {
             for (int i = 0; i < g.node().num_inputs(); ++i) {
               inputs.push_back(ShapeOfOrConst(s, g.input(i)));
             }
-            Node* split = s.AddNode(ConcatGradOp(), inputs, {kAxis(g.attr(kAxis))},
-                                    "ConcatGrad");
+            Node* split = s.AddNode(ConcatGradOp(), inputs, {kAxis(g.attr(kAxis))}, "ConcatGrad");
             std::vector<GradOutput> grads;
             for (int i = 0; i < g.node().num_inputs(); ++i) grads.push_back(split->output(i));
             return grads;
@@ -179,13 +178,14 @@ const OpDef& SplitOp() {
               int axis = CanonicalAxis(c, c.attr(kAxis), in.rank());
               if (in.dim(axis) >= 0) {
                 if (in.dim(axis) % num != 0) {
-                  c.Fail("cannot split dim ", axis, " of ", in, " (size ", in.dim(axis),
-                         ") into ", num, " equal parts");
+                  c.Fail("cannot split dim ", axis, " of ", in, " (size ", in.dim(axis), ") into ",
+                         num, " equal parts");
                 }
                 part.set_dim(axis, in.dim(axis) / num);
               }
             }
-            for (int64_t i = 0; i < num; ++i) c.set_output(static_cast<int>(i), c.input_dtype(0), part);
+            for (int64_t i = 0; i < num; ++i)
+              c.set_output(static_cast<int>(i), c.input_dtype(0), part);
           },
       .kernel =
           [](KernelContext& c) {
@@ -198,10 +198,9 @@ const OpDef& SplitOp() {
             }
             SplitKernel(c, x, axis, std::vector<int64_t>(num, x.dim(axis) / num));
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            return {ConcatOutputGrads(g, g.attr(kAxis))};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        return {ConcatOutputGrads(g, g.attr(kAxis))};
+      },
   };
   return op;
 }
@@ -280,8 +279,7 @@ const OpDef& TileOp() {
       .attrs = {kMultiples.Required()},
       .shape =
           [](InferenceContext& c) {
-            const auto& m = CheckMultiples(c, c.attr(kMultiples),
-                                           c.input_shape(0));
+            const auto& m = CheckMultiples(c, c.attr(kMultiples), c.input_shape(0));
             std::vector<int64_t> dims(m.size(), kUnknownDim);
             if (c.input_shape(0).rank_known()) {
               for (size_t i = 0; i < m.size(); ++i) {
@@ -312,24 +310,25 @@ const OpDef& TileOp() {
               using T = decltype(tag);
               const T* in = Raw<T>(x);
               T* out = Raw<T>(y);
-              c.pool().ParallelFor(rows, std::max<int64_t>(1, 16384 / out_row), [&](int64_t b, int64_t e) {
-                for (int64_t row = b; row < e; ++row) {
-                  int64_t rem = row, src = 0;
-                  for (int i = r - 2; i >= 0; --i) {
-                    src += (rem % out_dims[i]) % x.dim(i) * in_strides[i];
-                    rem /= out_dims[i];
-                  }
-                  T* dst = out + row * out_row;
-                  for (int64_t k = 0; k < m[r - 1]; ++k) std::copy_n(in + src, in_row, dst + k * in_row);
-                }
-              });
+              c.pool().ParallelFor(rows, std::max<int64_t>(1, 16384 / out_row),
+                                   [&](int64_t b, int64_t e) {
+                                     for (int64_t row = b; row < e; ++row) {
+                                       int64_t rem = row, src = 0;
+                                       for (int i = r - 2; i >= 0; --i) {
+                                         src += (rem % out_dims[i]) % x.dim(i) * in_strides[i];
+                                         rem /= out_dims[i];
+                                       }
+                                       T* dst = out + row * out_row;
+                                       for (int64_t k = 0; k < m[r - 1]; ++k)
+                                         std::copy_n(in + src, in_row, dst + k * in_row);
+                                     }
+                                   });
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // dx = the sum of dy's tiles.
-            return {AddShapedGrad(g, TileGradOp(), {kMultiples(g.attr(kMultiples))})};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // dx = the sum of dy's tiles.
+        return {AddShapedGrad(g, TileGradOp(), {kMultiples(g.attr(kMultiples))})};
+      },
   };
   return op;
 }
@@ -340,8 +339,7 @@ const OpDef& TileGradOp() {
       .name = "TileGrad",
       .num_inputs = 2,
       .attrs = {kMultiples.Required()},
-      .shape =
-          ShapedLikeInput1,
+      .shape = ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);
@@ -350,7 +348,9 @@ const OpDef& TileGradOp() {
             const int r = static_cast<int>(dims.size());
             bool ok = r == dy.rank() && static_cast<int>(m.size()) == r;
             for (int i = 0; ok && i < r; ++i) ok = dims[i] * m[i] == dy.dim(i);
-            if (!ok) c.Fail("gradient ", dy.shape(), " is not shape ", DimsString(dims), " tiled ", DimsString(m));
+            if (!ok)
+              c.Fail("gradient ", dy.shape(), " is not shape ", DimsString(dims), " tiled ",
+                     DimsString(m));
             Tensor dx = Tensor::Zeros(dy.dtype(), Shape(dims));
             c.set_output(0, dx);
             if (dy.NumElements() == 0 || r == 0) {
@@ -379,8 +379,8 @@ const OpDef& TileGradOp() {
           },
       .grad =
           [](const GradContext& g) {
-            return std::vector<GradOutput>{
-                Tile(g.scope(), g.grad(0), g.attr(kMultiples)), GradOutput()};
+            return std::vector<GradOutput>{Tile(g.scope(), g.grad(0), g.attr(kMultiples)),
+                                           GradOutput()};
           },
   };
   return op;
@@ -392,8 +392,7 @@ template <typename Ctx>
 void CheckPaddings(const Ctx& c, const std::vector<int64_t>& paddings, const Shape& in) {
   if (paddings.size() % 2 != 0 ||
       (in.rank_known() && static_cast<int>(paddings.size()) != 2 * in.rank())) {
-    c.Fail("needs one (before, after) padding pair per dim of ", in, ", got ",
-           paddings.size() / 2);
+    c.Fail("needs one (before, after) padding pair per dim of ", in, ", got ", paddings.size() / 2);
   }
   for (int64_t p : paddings)
     if (p < 0) c.Fail("paddings must be non-negative, got ", DimsString(paddings));
@@ -433,33 +432,33 @@ const OpDef& PadOp() {
               const T* in = x.data<T>();
               const int64_t row = r == 0 ? 1 : x.dim(r - 1);
               const int64_t rows = x.NumElements() / row;
-              c.pool().ParallelFor(rows, std::max<int64_t>(1, 16384 / row), [&](int64_t b, int64_t e) {
-                for (int64_t i = b; i < e; ++i) {
-                  int64_t rem = i, dst = r == 0 ? 0 : p[2 * (r - 1)];
-                  for (int d = r - 2; d >= 0; --d) {
-                    dst += (rem % x.dim(d) + p[2 * d]) * out_strides[d];
-                    rem /= x.dim(d);
-                  }
-                  std::copy_n(in + i * row, row, out + dst);
-                }
-              });
+              c.pool().ParallelFor(rows, std::max<int64_t>(1, 16384 / row),
+                                   [&](int64_t b, int64_t e) {
+                                     for (int64_t i = b; i < e; ++i) {
+                                       int64_t rem = i, dst = r == 0 ? 0 : p[2 * (r - 1)];
+                                       for (int d = r - 2; d >= 0; --d) {
+                                         dst += (rem % x.dim(d) + p[2 * d]) * out_strides[d];
+                                         rem /= x.dim(d);
+                                       }
+                                       std::copy_n(in + i * row, row, out + dst);
+                                     }
+                                   });
               return 0;
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // dx = dy without the padding: dy[before_i : dim_i - after_i].
-            const auto& p = g.attr(kPaddings);
-            const size_t r = p.size() / 2;
-            std::vector<int64_t> begin(r), end(r), strides(r, 1);
-            int64_t end_mask = 0;
-            for (size_t i = 0; i < r; ++i) {
-              begin[i] = p[2 * i];
-              end[i] = -p[2 * i + 1];
-              if (p[2 * i + 1] == 0) end_mask |= int64_t{1} << i;
-            }
-            return {StridedSlice(g.scope(), g.grad(0), begin, end, strides, {.end_mask = end_mask})};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // dx = dy without the padding: dy[before_i : dim_i - after_i].
+        const auto& p = g.attr(kPaddings);
+        const size_t r = p.size() / 2;
+        std::vector<int64_t> begin(r), end(r), strides(r, 1);
+        int64_t end_mask = 0;
+        for (size_t i = 0; i < r; ++i) {
+          begin[i] = p[2 * i];
+          end[i] = -p[2 * i + 1];
+          if (p[2 * i + 1] == 0) end_mask |= int64_t{1} << i;
+        }
+        return {StridedSlice(g.scope(), g.grad(0), begin, end, strides, {.end_mask = end_mask})};
+      },
   };
   return op;
 }
@@ -471,8 +470,8 @@ Output Concat(const Scope& scope, const std::vector<Output>& values, int64_t axi
 }
 
 std::vector<Output> Split(const Scope& scope, Input x, int64_t num_split, int64_t axis) {
-  Node* node = scope.AddNode(SplitOp(), {AsOutput(scope, x)},
-                             {kNumSplit(num_split), kAxis(axis)}, "Split");
+  Node* node =
+      scope.AddNode(SplitOp(), {AsOutput(scope, x)}, {kNumSplit(num_split), kAxis(axis)}, "Split");
   std::vector<Output> parts;
   for (int i = 0; i < node->num_outputs(); ++i) parts.push_back(node->output(i));
   return parts;
@@ -497,7 +496,8 @@ Output Pad(const Scope& scope, Input x, const std::vector<std::pair<int64_t, int
 namespace array_internal {
 
 void RegisterArrayJoinOps(OpRegistry& registry) {
-  for (const OpDef* op : {&ConcatOp(), &SplitOp(), &ConcatGradOp(), &TileOp(), &TileGradOp(), &PadOp()}) {
+  for (const OpDef* op :
+       {&ConcatOp(), &SplitOp(), &ConcatGradOp(), &TileOp(), &TileGradOp(), &PadOp()}) {
     registry.Register(*op);
   }
 }

@@ -147,15 +147,24 @@ TEST(ReshapeTest, ExpandDimsAndSqueeze) {
 }
 
 TEST(ReshapeTest, Gradients) {
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              return Reshape(s, x[0], {3, -1});
-            }, {RandomDoubles({2, 6})}), kTolerance);
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              return Reshape(s, x[0], ShapeOf(s, Const(s, Iota({4, 3}))));
-            }, {RandomDoubles({2, 6})}), kTolerance);
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              return Squeeze(s, ExpandDims(s, x[0], 1), {1});
-            }, {RandomDoubles({3, 2})}), kTolerance);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  return Reshape(s, x[0], {3, -1});
+                },
+                {RandomDoubles({2, 6})}),
+            kTolerance);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  return Reshape(s, x[0], ShapeOf(s, Const(s, Iota({4, 3}))));
+                },
+                {RandomDoubles({2, 6})}),
+            kTolerance);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  return Squeeze(s, ExpandDims(s, x[0], 1), {1});
+                },
+                {RandomDoubles({3, 2})}),
+            kTolerance);
 }
 
 TEST(ReshapeTest, GradientsWithUnknownDims) {
@@ -239,9 +248,12 @@ TEST(TransposeTest, StringsAndErrors) {
 }
 
 TEST(TransposeTest, Gradient) {
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              return Transpose(s, x[0], {2, 0, 1});
-            }, {RandomDoubles({2, 3, 4})}), kTolerance);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  return Transpose(s, x[0], {2, 0, 1});
+                },
+                {RandomDoubles({2, 3, 4})}),
+            kTolerance);
 }
 
 // ---- Concat / Split ---------------------------------------------------------------------
@@ -261,15 +273,20 @@ TEST(ConcatTest, ValuesShapesAndErrors) {
   std::string message = ErrorOf([&] { Concat(s.WithOpName("cat"), {a, b}, 0); });
   EXPECT_CONTAINS(message, "Concat 'cat'");
   EXPECT_CONTAINS(message, "[2,1]");
-  EXPECT_CONTAINS(ErrorOf([&] { Concat(s, {a, Const(s, Tensor::Scalar<int32_t>(1))}, 0); }),
+  EXPECT_CONTAINS(ErrorOf([&] {
+                    Concat(s, {a, Const(s, Tensor::Scalar<int32_t>(1))}, 0);
+                  }),
                   "same dtype");
 }
 
 TEST(ConcatTest, Gradient) {
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              return Concat(s, {x[0], x[1], x[2]}, 1);
-            }, {RandomDoubles({2, 1, 3}), RandomDoubles({2, 2, 3}, 2), RandomDoubles({2, 3, 3}, 3)}),
-            kTolerance);
+  EXPECT_LT(
+      MaxGradientError(
+          [](const Scope& s, const std::vector<Output>& x) {
+            return Concat(s, {x[0], x[1], x[2]}, 1);
+          },
+          {RandomDoubles({2, 1, 3}), RandomDoubles({2, 2, 3}, 2), RandomDoubles({2, 3, 3}, 3)}),
+      kTolerance);
 }
 
 TEST(SplitTest, ValuesViewsAndGradient) {
@@ -287,10 +304,13 @@ TEST(SplitTest, ValuesViewsAndGradient) {
   EXPECT_EQ(Values(Eval(graph, cols[2], {{x, value}})), (std::vector<double>{2, 5, 8, 11}));
   EXPECT_CONTAINS(ErrorOf([&] { Split(s, x, 3, 0); }), "into 3 equal parts");
   // Unused parts get zero gradients.
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              auto parts = Split(s, x[0], 3, -1);
-              return AddN(s, {parts[0], parts[2]});
-            }, {RandomDoubles({2, 6})}), kTolerance);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  auto parts = Split(s, x[0], 3, -1);
+                  return AddN(s, {parts[0], parts[2]});
+                },
+                {RandomDoubles({2, 6})}),
+            kTolerance);
 }
 
 // ---- Slice / StridedSlice ---------------------------------------------------------------
@@ -304,9 +324,12 @@ TEST(SliceTest, ValuesAndGradient) {
   EXPECT_EQ(Values(Eval(graph, y)), (std::vector<double>{5, 6, 7, 9, 10, 11}));
   EXPECT_EQ(Values(Eval(graph, Slice(s, x, {2, 0}, {1, 4}))), (std::vector<double>{8, 9, 10, 11}));
   EXPECT_CONTAINS(ErrorOf([&] { Slice(s, x, {2, 0}, {2, 4}); }), "out of bounds");
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              return Slice(s, x[0], {0, 1, 1}, {2, 2, -1});
-            }, {RandomDoubles({3, 4, 3})}), kTolerance);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  return Slice(s, x[0], {0, 1, 1}, {2, 2, -1});
+                },
+                {RandomDoubles({3, 4, 3})}),
+            kTolerance);
 }
 
 struct StridedCase {
@@ -322,12 +345,21 @@ TEST(StridedSliceTest, PythonSlicingSemantics) {
       // x[1:3, ::2]
       {{1, 0}, {3, 0}, {1, 2}, {.end_mask = 2}, {2, 2}, {4, 6, 8, 10}},
       // x[::-1, -1]  (shrink dim 1)
-      {{0, -1}, {0, 0}, {-1, 1}, {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 2}, {3}, {11, 7, 3}},
+      {{0, -1},
+       {0, 0},
+       {-1, 1},
+       {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 2},
+       {3},
+       {11, 7, 3}},
       // x[..., 0]
       {{0, 0}, {0, 1}, {1, 1}, {.shrink_axis_mask = 2, .ellipsis_mask = 1}, {3}, {0, 4, 8}},
       // x[:, None, 1:100]  (new axis, end clamped)
-      {{0, 0, 1}, {0, 0, 100}, {1, 1, 1}, {.begin_mask = 1, .end_mask = 1, .new_axis_mask = 2},
-       {3, 1, 3}, {1, 2, 3, 5, 6, 7, 9, 10, 11}},
+      {{0, 0, 1},
+       {0, 0, 100},
+       {1, 1, 1},
+       {.begin_mask = 1, .end_mask = 1, .new_axis_mask = 2},
+       {3, 1, 3},
+       {1, 2, 3, 5, 6, 7, 9, 10, 11}},
       // x[2:0:-1, 3:0:-2]
       {{2, 3}, {0, 0}, {-1, -2}, {}, {2, 2}, {11, 9, 7, 5}},
       // x[1]  (only the first dim specified)
@@ -355,22 +387,32 @@ TEST(StridedSliceTest, UnknownDimsAndErrors) {
                            {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 2});
   EXPECT_EQ(last.shape(), Shape({-1}));
   EXPECT_EQ(Values(Eval(graph, last, {{x, Iota({2, 4})}})), (std::vector<double>{3, 7}));
-  EXPECT_CONTAINS(ErrorOf([&] { StridedSlice(s, x, {0, 4}, {0, 0}, {1, 1}, {.shrink_axis_mask = 2}); }),
+  EXPECT_CONTAINS(ErrorOf([&] {
+                    StridedSlice(s, x, {0, 4}, {0, 0}, {1, 1}, {.shrink_axis_mask = 2});
+                  }),
                   "index 4 is out of range for dim 1 of size 4");
   EXPECT_CONTAINS(ErrorOf([&] { StridedSlice(s, x, {0}, {1}, {0}); }), "non-zero");
-  EXPECT_CONTAINS(ErrorOf([&] { StridedSlice(s, x, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}); }),
+  EXPECT_CONTAINS(ErrorOf([&] {
+                    StridedSlice(s, x, {0, 0, 0}, {1, 1, 1}, {1, 1, 1});
+                  }),
                   "too long");
 }
 
 TEST(StridedSliceTest, Gradients) {
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              return StridedSlice(s, x[0], {2, 3}, {0, 0}, {-1, -2});
-            }, {RandomDoubles({3, 4})}), kTolerance);
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              return StridedSlice(s, x[0], {0, 1, 0}, {0, 0, 1}, {1, 1, 1},
-                                  {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 4,
-                                   .new_axis_mask = 2});
-            }, {RandomDoubles({3, 2})}), kTolerance);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  return StridedSlice(s, x[0], {2, 3}, {0, 0}, {-1, -2});
+                },
+                {RandomDoubles({3, 4})}),
+            kTolerance);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  return StridedSlice(
+                      s, x[0], {0, 1, 0}, {0, 0, 1}, {1, 1, 1},
+                      {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 4, .new_axis_mask = 2});
+                },
+                {RandomDoubles({3, 2})}),
+            kTolerance);
 }
 
 // ---- Gather -----------------------------------------------------------------------------
@@ -397,7 +439,8 @@ TEST(GatherTest, OutOfRangeIndexNamesIndexAndRange) {
   auto ids = Placeholder(s, kInt64, {-1});
   auto y = Gather(s.WithOpName("lookup"), params, ids);
   std::string message = ErrorOf([&] {
-    Eval(graph, y, {{params, Tensor::Zeros(kFloat32, {5, 2})}, {ids, Tensor::FromVector<int64_t>({1, 7})}});
+    Eval(graph, y,
+         {{params, Tensor::Zeros(kFloat32, {5, 2})}, {ids, Tensor::FromVector<int64_t>({1, 7})}});
   });
   EXPECT_CONTAINS(message, "'lookup'");
   EXPECT_CONTAINS(message, "indices[1] = 7 is out of range [0, 5)");
@@ -461,7 +504,8 @@ TEST(GatherTest, BatchOfRowsIsCorrect) {
   Scope s(graph);
   const int64_t table_rows = 8192, width = 784, batch = 256;
   Tensor table(kFloat32, {table_rows, width});
-  for (int64_t k = 0; k < table.NumElements(); ++k) table.data<float>()[k] = static_cast<float>(k % 1000);
+  for (int64_t k = 0; k < table.NumElements(); ++k)
+    table.data<float>()[k] = static_cast<float>(k % 1000);
   std::vector<int64_t> ids(batch);
   for (int64_t i = 0; i < batch; ++i) ids[i] = (i * 7919) % table_rows;
   auto p = Placeholder(s, kFloat32, {table_rows, width});
@@ -471,7 +515,8 @@ TEST(GatherTest, BatchOfRowsIsCorrect) {
   Tensor out = session.Eval(y, feeds);
   for (int64_t i = 0; i < batch; i += 37) {
     EXPECT_EQ(std::memcmp(out.data<float>() + i * width, table.data<float>() + ids[i] * width,
-                          width * sizeof(float)), 0);
+                          width * sizeof(float)),
+              0);
   }
 }
 
@@ -501,9 +546,12 @@ TEST(TileTest, ValuesAndGradient) {
   EXPECT_EQ(Values(Eval(graph, y)), (std::vector<double>{0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3,
                                                          0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3}));
   EXPECT_CONTAINS(ErrorOf([&] { Tile(s, Const(s, Iota({2, 2})), {2}); }), "one entry per dim");
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              return Tile(s, x[0], {2, 1, 3});
-            }, {RandomDoubles({2, 3, 2})}), kTolerance);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  return Tile(s, x[0], {2, 1, 3});
+                },
+                {RandomDoubles({2, 3, 2})}),
+            kTolerance);
 }
 
 TEST(PadTest, ValuesAndGradient) {
@@ -517,9 +565,12 @@ TEST(PadTest, ValuesAndGradient) {
   EXPECT_EQ(std::vector<int32_t>(i.flat<int32_t>().begin(), i.flat<int32_t>().end()),
             (std::vector<int32_t>{0, 0, 7, 0}));
   EXPECT_CONTAINS(ErrorOf([&] { Pad(s, Const(s, Iota({2, 2})), {{1, 1}}); }), "padding pair");
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-              return Pad(s, x[0], {{1, 2}, {0, 0}, {2, 1}});
-            }, {RandomDoubles({2, 3, 2})}), kTolerance);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  return Pad(s, x[0], {{1, 2}, {0, 0}, {2, 1}});
+                },
+                {RandomDoubles({2, 3, 2})}),
+            kTolerance);
 }
 
 // ---- Fill and shape descriptions -------------------------------------------------------
@@ -562,10 +613,29 @@ TEST(FillTest, NonDifferentiableOpsSayWhy) {
 TEST(ArrayRegistryTest, RegistersEveryOp) {
   OpRegistry registry;
   RegisterArrayOps(registry);
-  for (const char* name : {"Reshape", "ReshapeDynamic", "ReshapeLike", "Transpose", "ExpandDims",
-                           "Squeeze", "Concat", "ConcatGrad", "Split", "Slice", "SliceGrad",
-                           "StridedSlice", "StridedSliceGrad", "Gather", "GatherGrad", "OneHot",
-                           "Tile", "TileGrad", "Pad", "Fill", "FillDynamic", "Shape", "Size",
+  for (const char* name : {"Reshape",
+                           "ReshapeDynamic",
+                           "ReshapeLike",
+                           "Transpose",
+                           "ExpandDims",
+                           "Squeeze",
+                           "Concat",
+                           "ConcatGrad",
+                           "Split",
+                           "Slice",
+                           "SliceGrad",
+                           "StridedSlice",
+                           "StridedSliceGrad",
+                           "Gather",
+                           "GatherGrad",
+                           "OneHot",
+                           "Tile",
+                           "TileGrad",
+                           "Pad",
+                           "Fill",
+                           "FillDynamic",
+                           "Shape",
+                           "Size",
                            "Rank"}) {
     EXPECT_NE(registry.Find(name), nullptr) << name;
   }

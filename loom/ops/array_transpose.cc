@@ -25,16 +25,14 @@ void CheckPerm(const Ctx& c, const std::vector<int64_t>& perm, int rank) {
     seen[p] = 1;
   }
   if (!ok) {
-    c.Fail("perm ", DimsString(perm), " is not a permutation of the ", rank,
-           " dims of the input");
+    c.Fail("perm ", DimsString(perm), " is not a permutation of the ", rank, " dims of the input");
   }
 }
 
 // out[j][i] = in[i][j] for output rows [row_begin, row_end) of an m x n input, in tiles
 // so both sides stay in cache.
 template <typename T>
-void Transpose2D(const T* in, T* out, int64_t m, int64_t n, int64_t row_begin,
-                 int64_t row_end) {
+void Transpose2D(const T* in, T* out, int64_t m, int64_t n, int64_t row_begin, int64_t row_end) {
   constexpr int64_t kTile = 32;
   for (int64_t j0 = row_begin; j0 < row_end; j0 += kTile) {
     const int64_t j1 = std::min(row_end, j0 + kTile);
@@ -100,8 +98,8 @@ void TransposeKernel(KernelContext& c, const Tensor& x, const std::vector<int64_
                          [&](int64_t b, int64_t e) {
                            for (int64_t u = b; u < e; ++u) {
                              const int64_t bi = u / tiles, t = u % tiles;
-                             Transpose2D(in + bi * rows * cols, out + bi * rows * cols, rows,
-                                         cols, t * 32, std::min(cols, t * 32 + 32));
+                             Transpose2D(in + bi * rows * cols, out + bi * rows * cols, rows, cols,
+                                         t * 32, std::min(cols, t * 32 + 32));
                            }
                          });
     return;
@@ -172,16 +170,16 @@ const OpDef& TransposeOp() {
             }
             if (in_order) return c.set_output(0, x.Reshaped(Shape(dims)));
             Tensor y = c.AllocateOutput(0, Shape(dims));
-            SwitchStorage(x.dtype(), [&](auto tag) { TransposeKernel<decltype(tag)>(c, x, perm, y); });
+            SwitchStorage(x.dtype(),
+                          [&](auto tag) { TransposeKernel<decltype(tag)>(c, x, perm, y); });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // dx = transpose(dy, inverse(perm)).
-            const auto& perm = g.attr(kPerm);
-            std::vector<int64_t> inverse(perm.size());
-            for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
-            return {Transpose(g.scope(), g.grad(0), inverse)};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // dx = transpose(dy, inverse(perm)).
+        const auto& perm = g.attr(kPerm);
+        std::vector<int64_t> inverse(perm.size());
+        for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+        return {Transpose(g.scope(), g.grad(0), inverse)};
+      },
   };
   return op;
 }

@@ -67,9 +67,9 @@ LOOM_AVX512 void NarrowBlock8Avx512(int64_t i0, int64_t k, __mmask16 mask, float
 
 // One row of C (the remainder after the blocks of 8), with two accumulators over p.
 template <bool kTransA>
-LOOM_AVX512 void NarrowRowAvx512(int64_t i, int64_t k, __mmask16 mask, float alpha,
-                                 const float* a, int64_t lda, const float* b, int64_t ldb,
-                                 float beta, float* c, int64_t ldc) {
+LOOM_AVX512 void NarrowRowAvx512(int64_t i, int64_t k, __mmask16 mask, float alpha, const float* a,
+                                 int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                                 int64_t ldc) {
   __m512 c0 = _mm512_setzero_ps(), c1 = c0;
   int64_t p = 0;
   for (; p + 2 <= k; p += 2) {
@@ -87,8 +87,8 @@ LOOM_AVX512 void NarrowRowAvx512(int64_t i, int64_t k, __mmask16 mask, float alp
 
 template <bool kTransA>
 LOOM_AVX512 void NarrowGemmAvx512(int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                                  int64_t lda, const float* b, int64_t ldb, float beta,
-                                  float* c, int64_t ldc) {
+                                  int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                                  int64_t ldc) {
   const auto mask = static_cast<__mmask16>((1u << n) - 1);
   int64_t i = 0;
   for (; i + 8 <= m; i += 8) {
@@ -157,8 +157,8 @@ LOOM_AVX2 void NarrowBlock4Avx2(int64_t i0, int64_t k, const Masks256& mask, flo
 
 template <bool kTransA>
 LOOM_AVX2 void NarrowRowAvx2(int64_t i, int64_t k, const Masks256& mask, float alpha,
-                             const float* a, int64_t lda, const float* b, int64_t ldb,
-                             float beta, float* c, int64_t ldc) {
+                             const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                             float* c, int64_t ldc) {
   __m256 lo = _mm256_setzero_ps(), hi = lo;
   for (int64_t p = 0; p < k; ++p) {
     const float* row = b + p * ldb;
@@ -269,19 +269,19 @@ void GemmOn(GemmVariant variant, bool transpose_a, bool transpose_b, int64_t m, 
 
 }  // namespace
 
-void GemmWithVariant(GemmVariant variant, bool transpose_a, bool transpose_b, int64_t m,
-                     int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                     const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  LOOM_CHECK(CpuSupports(variant)) << "this CPU cannot run the " << GemmVariantName(variant)
-                                   << " Gemm";
+void GemmWithVariant(GemmVariant variant, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                     int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float beta, float* c, int64_t ldc) {
+  LOOM_CHECK(CpuSupports(variant))
+      << "this CPU cannot run the " << GemmVariantName(variant) << " Gemm";
   GemmOn(variant, transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
           int64_t ldc) {
-  GemmOn(ActiveGemmVariant(), transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta,
-         c, ldc);
+  GemmOn(ActiveGemmVariant(), transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+         ldc);
 }
 
 void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha,

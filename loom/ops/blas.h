@@ -42,9 +42,9 @@ bool CpuSupports(GemmVariant variant);
 // The variant Gemm uses here: the last of kAvx512, kAvx2, kBlas that CpuSupports.
 GemmVariant ActiveGemmVariant();
 // Gemm through `variant`. REQUIRES: CpuSupports(variant).
-void GemmWithVariant(GemmVariant variant, bool transpose_a, bool transpose_b, int64_t m,
-                     int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                     const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void GemmWithVariant(GemmVariant variant, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                     int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float beta, float* c, int64_t ldc);
 
 }  // namespace loom
 

@@ -66,22 +66,21 @@ TEST(GemmDispatchTest, EveryVariantMatchesTheFloat64Reference) {
       for (int64_t m : {1, 3, 4, 7, 8, 13, 33})
         for (int64_t n : {1, 5, 8, 9, 10, 16, 17})
           for (int64_t k : {0, 1, 6, 67})
-            for (auto [alpha, beta] : {std::pair{1.f, 0.f}, std::pair{0.5f, 1.f},
-                                       std::pair{2.f, -0.25f}}) {
+            for (auto [alpha, beta] :
+                 {std::pair{1.f, 0.f}, std::pair{0.5f, 1.f}, std::pair{2.f, -0.25f}}) {
               const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
               std::vector<float> a((ta ? k : m) * lda), b((tb ? n : k) * ldb), c0(m * ldc);
               for (float& v : a) v = dist(rng);
               for (float& v : b) v = dist(rng);
-              for (float& v : c0) v = beta == 0.f ? std::numeric_limits<float>::quiet_NaN()
-                                                  : dist(rng);
+              for (float& v : c0)
+                v = beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
               for (GemmVariant variant : variants) {
-                SCOPED_TRACE(testing::Message()
-                             << GemmVariantName(variant) << " ta=" << ta << " tb=" << tb
-                             << " m=" << m << " n=" << n << " k=" << k << " alpha=" << alpha
-                             << " beta=" << beta);
+                SCOPED_TRACE(testing::Message() << GemmVariantName(variant) << " ta=" << ta
+                                                << " tb=" << tb << " m=" << m << " n=" << n << " k="
+                                                << k << " alpha=" << alpha << " beta=" << beta);
                 std::vector<float> c = c0;
-                GemmWithVariant(variant, ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb,
-                                beta, c.data(), ldc);
+                GemmWithVariant(variant, ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta,
+                                c.data(), ldc);
                 for (int64_t i = 0; i < m; ++i)
                   for (int64_t j = 0; j < ldc; ++j) {
                     const float got = c[i * ldc + j], before = c0[i * ldc + j];

@@ -220,8 +220,8 @@ inline Shape RuntimeBroadcastShape(const KernelContext& c, const Shape& a, const
     const int64_t da = ia >= 0 ? a.dims()[ia] : 1;
     const int64_t db = ib >= 0 ? b.dims()[ib] : 1;
     if (da != db && da != 1 && db != 1) {
-      c.Fail("shapes ", a, " and ", b, " cannot be broadcast: dimension ", i, " is ", da,
-             " vs ", db);
+      c.Fail("shapes ", a, " and ", b, " cannot be broadcast: dimension ", i, " is ", da, " vs ",
+             db);
     }
     dims[i] = da == 1 ? db : da;
   }

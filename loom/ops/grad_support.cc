@@ -149,10 +149,9 @@ Output OnesLike(const Scope& scope, Input x) {
   return scope.AddNode(OnesLikeOp(), {AsOutput(scope, x)}, {}, "OnesLike")->output(0);
 }
 
-Output IndexedSlicesToDense(const Scope& scope, Output indices, Output values,
-                            Output dense_shape) {
-  return scope.AddNode(IndexedSlicesToDenseOp(), {indices, values, dense_shape}, {},
-                       "IndexedSlicesToDense")
+Output IndexedSlicesToDense(const Scope& scope, Output indices, Output values, Output dense_shape) {
+  return scope
+      .AddNode(IndexedSlicesToDenseOp(), {indices, values, dense_shape}, {}, "IndexedSlicesToDense")
       ->output(0);
 }
 

@@ -13,8 +13,7 @@ Output ZerosLike(const Scope& scope, Input x);
 Output OnesLike(const Scope& scope, Input x);
 // Scatters `values` rows into zeros of shape `dense_shape` (int64 vector), adding rows that
 // share an index. Indices outside [0, dense_shape[0]) fail with InvalidArgument.
-Output IndexedSlicesToDense(const Scope& scope, Output indices, Output values,
-                            Output dense_shape);
+Output IndexedSlicesToDense(const Scope& scope, Output indices, Output values, Output dense_shape);
 
 void RegisterGradSupportOps(OpRegistry& registry);
 

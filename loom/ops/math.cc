@@ -22,15 +22,15 @@ using internal::UnaryMap;
 // ---------------------------------------------------------------------------------------
 // Element functors: plain inline calls, instantiated per dtype, so the loops vectorize.
 
-#define LOOM_UNARY_FUNCTOR(Name, expr)            \
-  struct Name {                                   \
-    template <typename T>                         \
-    T operator()(T x) const {                     \
-      return static_cast<T>(expr);                \
-    }                                             \
+#define LOOM_UNARY_FUNCTOR(Name, expr) \
+  struct Name {                        \
+    template <typename T>              \
+    T operator()(T x) const {          \
+      return static_cast<T>(expr);     \
+    }                                  \
   };
 LOOM_UNARY_FUNCTOR(NegF, -x)
-LOOM_UNARY_FUNCTOR(SquareF, x * x)
+LOOM_UNARY_FUNCTOR(SquareF, x* x)
 LOOM_UNARY_FUNCTOR(SignF, (T(0) < x) - (x < T(0)))
 LOOM_UNARY_FUNCTOR(ExpF, std::exp(x))
 LOOM_UNARY_FUNCTOR(LogF, std::log(x))
@@ -58,16 +58,16 @@ struct LogicalNotF {
   bool operator()(bool x) const { return !x; }
 };
 
-#define LOOM_BINARY_FUNCTOR(Name, Out, expr)      \
-  struct Name {                                   \
-    template <typename T>                         \
-    Out operator()(T a, T b) const {              \
-      return static_cast<Out>(expr);              \
-    }                                             \
+#define LOOM_BINARY_FUNCTOR(Name, Out, expr) \
+  struct Name {                              \
+    template <typename T>                    \
+    Out operator()(T a, T b) const {         \
+      return static_cast<Out>(expr);         \
+    }                                        \
   };
 LOOM_BINARY_FUNCTOR(AddF, T, a + b)
 LOOM_BINARY_FUNCTOR(SubF, T, a - b)
-LOOM_BINARY_FUNCTOR(MulF, T, a * b)
+LOOM_BINARY_FUNCTOR(MulF, T, a* b)
 LOOM_BINARY_FUNCTOR(DivF, T, a / b)
 // NaN propagates as in numpy's maximum/minimum: `a != a` is true only for NaN (and always
 // false for integers, where it folds away); a NaN `b` wins because `a > b` is false.
@@ -80,7 +80,7 @@ LOOM_BINARY_FUNCTOR(LessF, bool, a < b)
 LOOM_BINARY_FUNCTOR(LessEqualF, bool, a <= b)
 LOOM_BINARY_FUNCTOR(GreaterF, bool, a > b)
 LOOM_BINARY_FUNCTOR(GreaterEqualF, bool, a >= b)
-LOOM_BINARY_FUNCTOR(LogicalAndF, bool, a && b)
+LOOM_BINARY_FUNCTOR(LogicalAndF, bool, a&& b)
 LOOM_BINARY_FUNCTOR(LogicalOrF, bool, a || b)
 #undef LOOM_BINARY_FUNCTOR
 
@@ -127,8 +127,8 @@ void BinaryKernel(KernelContext& c) {
         if (v == 0) c.Fail("integer division by zero (divisor ", b.shape(), ")");
       }
     }
-    BinaryBroadcast(c.pool(), a.shape(), a.data<T>(), b.shape(), b.data<T>(), shape,
-                    out.data<TO>(), F{});
+    BinaryBroadcast(c.pool(), a.shape(), a.data<T>(), b.shape(), b.data<T>(), shape, out.data<TO>(),
+                    F{});
   });
 }
 
@@ -151,7 +151,6 @@ OpDef ElementwiseOp(std::string name, GradFn grad, std::string no_gradient = "")
   return op;
 }
 
-
 // ---------------------------------------------------------------------------------------
 // Binary arithmetic. x = input 0, y = input 1, z = output, dz = incoming gradient; every
 // input gradient is reduced to the input's shape by SumToShapeOf.
@@ -167,13 +166,12 @@ const OpDef& AddOp() {
 }
 
 const OpDef& SubOp() {
-  static const OpDef op = ElementwiseOp<SubF, Domain::kNumeric, 2>(
-      "Sub", [](const GradContext& g) -> std::vector<GradOutput> {
-        // d/dx (x - y) = 1, d/dy = -1
-        const Scope& s = g.scope();
-        return {SumToShapeOf(s, g.grad(), g.input(0)),
-                SumToShapeOf(s, Neg(s, g.grad()), g.input(1))};
-      });
+  static const OpDef op = ElementwiseOp<
+      SubF, Domain::kNumeric, 2>("Sub", [](const GradContext& g) -> std::vector<GradOutput> {
+    // d/dx (x - y) = 1, d/dy = -1
+    const Scope& s = g.scope();
+    return {SumToShapeOf(s, g.grad(), g.input(0)), SumToShapeOf(s, Neg(s, g.grad()), g.input(1))};
+  });
   return op;
 }
 
@@ -348,7 +346,8 @@ const OpDef& FloorOp() {
 constexpr const char* kBoolOutput = "its output is bool";
 
 const OpDef& EqualOp() {
-  static const OpDef op = ElementwiseOp<EqualF, Domain::kComparable, 2>("Equal", nullptr, kBoolOutput);
+  static const OpDef op =
+      ElementwiseOp<EqualF, Domain::kComparable, 2>("Equal", nullptr, kBoolOutput);
   return op;
 }
 const OpDef& NotEqualOp() {
@@ -426,7 +425,6 @@ Output Rsqrt(const Scope& s, Input x) { return BuildUnary(RsqrtOp(), s, x); }
 Output Reciprocal(const Scope& s, Input x) { return BuildUnary(ReciprocalOp(), s, x); }
 Output Floor(const Scope& s, Input x) { return BuildUnary(FloorOp(), s, x); }
 
-
 Output Equal(const Scope& s, Input x, Input y) { return BuildBinary(EqualOp(), s, x, y); }
 Output NotEqual(const Scope& s, Input x, Input y) { return BuildBinary(NotEqualOp(), s, x, y); }
 Output Less(const Scope& s, Input x, Input y) { return BuildBinary(LessOp(), s, x, y); }
@@ -439,15 +437,14 @@ Output LogicalAnd(const Scope& s, Input x, Input y) { return BuildBinary(Logical
 Output LogicalOr(const Scope& s, Input x, Input y) { return BuildBinary(LogicalOrOp(), s, x, y); }
 Output LogicalNot(const Scope& s, Input x) { return BuildUnary(LogicalNotOp(), s, x); }
 
-
-
 void RegisterMathOps(OpRegistry& registry) {
   for (const OpDef* op :
-       {&AddOp(), &SubOp(), &MulOp(), &DivOp(), &PowOp(), &MaximumOp(), &MinimumOp(), &NegOp(),
-        &AbsOp(), &SquareOp(), &ExpOp(), &LogOp(), &Log1pOp(), &SqrtOp(), &RsqrtOp(),
-        &ReciprocalOp(), &SignOp(), &FloorOp(), &EqualOp(), &NotEqualOp(), &LessOp(),
-        &LessEqualOp(), &GreaterOp(), &GreaterEqualOp(), &LogicalAndOp(), &LogicalOrOp(),
-        &LogicalNotOp()}) {
+       {&AddOp(),        &SubOp(),       &MulOp(),     &DivOp(),          &PowOp(),
+        &MaximumOp(),    &MinimumOp(),   &NegOp(),     &AbsOp(),          &SquareOp(),
+        &ExpOp(),        &LogOp(),       &Log1pOp(),   &SqrtOp(),         &RsqrtOp(),
+        &ReciprocalOp(), &SignOp(),      &FloorOp(),   &EqualOp(),        &NotEqualOp(),
+        &LessOp(),       &LessEqualOp(), &GreaterOp(), &GreaterEqualOp(), &LogicalAndOp(),
+        &LogicalOrOp(),  &LogicalNotOp()}) {
     registry.Register(*op);
   }
   math_internal::RegisterMathSelectOps(registry);

@@ -14,11 +14,14 @@ enum class Domain { kFloat, kNumeric, kComparable, kBool };
 
 inline void ExpectDomain(const InferenceContext& c, int i, Domain d) {
   switch (d) {
-    case Domain::kFloat: return c.ExpectDType(i, {kFloat32, kFloat64});
-    case Domain::kNumeric: return c.ExpectDType(i, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
+    case Domain::kFloat:
+      return c.ExpectDType(i, {kFloat32, kFloat64});
+    case Domain::kNumeric:
+      return c.ExpectDType(i, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
     case Domain::kComparable:
       return c.ExpectDType(i, {kFloat32, kFloat64, kInt32, kInt64, kUInt8, kBool});
-    case Domain::kBool: return c.ExpectDType(i, {kBool});
+    case Domain::kBool:
+      return c.ExpectDType(i, {kBool});
   }
 }
 

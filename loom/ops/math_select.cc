@@ -24,8 +24,8 @@ Shape BroadcastThree(const InferenceContext& c) {
 }
 
 Shape RuntimeBroadcastThree(const KernelContext& c) {
-  return RuntimeBroadcastShape(
-      c, RuntimeBroadcastShape(c, c.input(0).shape(), c.input(1).shape()), c.input(2).shape());
+  return RuntimeBroadcastShape(c, RuntimeBroadcastShape(c, c.input(0).shape(), c.input(1).shape()),
+                               c.input(2).shape());
 }
 
 const OpDef& ClipByValueOp() {
@@ -47,29 +47,27 @@ const OpDef& ClipByValueOp() {
             SwitchNumeric(x.dtype(), "ClipByValue", [&](auto tag) {
               using T = decltype(tag);
               TernaryBroadcast(c.pool(), x.shape(), x.data<T>(), lo.shape(), lo.data<T>(),
-                               hi.shape(), hi.data<T>(), shape, out.data<T>(),
-                               [](T v, T l, T h) {
+                               hi.shape(), hi.data<T>(), shape, out.data<T>(), [](T v, T l, T h) {
                                  v = v < l ? l : v;
                                  return v > h ? h : v;
                                });
               return 0;
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // clip(x, lo, hi) = min(max(x, lo), hi), as the kernel computes it (also when
-            // lo > hi): with m = max(x, lo), d/dhi = [m > hi], d/dlo = [x < lo][m <= hi],
-            // d/dx = [x >= lo][m <= hi].
-            const Scope& s = g.scope();
-            Output x = g.input(0), lo = g.input(1), hi = g.input(2), dz = g.grad();
-            Output zero = ZeroOf(s, dz);
-            Output above = Greater(s, Maximum(s, x, lo), hi);
-            Output below = LogicalAnd(s, Less(s, x, lo), LogicalNot(s, above));
-            Output inside = LogicalNot(s, LogicalOr(s, below, above));
-            return {SumToShapeOf(s, Select(s, inside, dz, zero), x),
-                    SumToShapeOf(s, Select(s, below, dz, zero), lo),
-                    SumToShapeOf(s, Select(s, above, dz, zero), hi)};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // clip(x, lo, hi) = min(max(x, lo), hi), as the kernel computes it (also when
+        // lo > hi): with m = max(x, lo), d/dhi = [m > hi], d/dlo = [x < lo][m <= hi],
+        // d/dx = [x >= lo][m <= hi].
+        const Scope& s = g.scope();
+        Output x = g.input(0), lo = g.input(1), hi = g.input(2), dz = g.grad();
+        Output zero = ZeroOf(s, dz);
+        Output above = Greater(s, Maximum(s, x, lo), hi);
+        Output below = LogicalAnd(s, Less(s, x, lo), LogicalNot(s, above));
+        Output inside = LogicalNot(s, LogicalOr(s, below, above));
+        return {SumToShapeOf(s, Select(s, inside, dz, zero), x),
+                SumToShapeOf(s, Select(s, below, dz, zero), lo),
+                SumToShapeOf(s, Select(s, above, dz, zero), hi)};
+      },
   };
   return op;
 }
@@ -91,20 +89,19 @@ const OpDef& SelectOp() {
             const Tensor &cond = c.input(0), &a = c.input(1), &b = c.input(2);
             Dispatch<Domain::kComparable>(a.dtype(), "Select", [&](auto tag) {
               using T = decltype(tag);
-              TernaryBroadcast(c.pool(), cond.shape(), cond.data<bool>(), a.shape(),
-                               a.data<T>(), b.shape(), b.data<T>(), shape, out.data<T>(),
+              TernaryBroadcast(c.pool(), cond.shape(), cond.data<bool>(), a.shape(), a.data<T>(),
+                               b.shape(), b.data<T>(), shape, out.data<T>(),
                                [](bool k, T u, T v) { return k ? u : v; });
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // d/da select(c, a, b) = [c], d/db = [!c]; the condition gets none
-            const Scope& s = g.scope();
-            Output cond = g.input(0), dz = g.grad();
-            Output zero = ZeroOf(s, dz);
-            return {GradOutput(), SumToShapeOf(s, Select(s, cond, dz, zero), g.input(1)),
-                    SumToShapeOf(s, Select(s, cond, zero, dz), g.input(2))};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // d/da select(c, a, b) = [c], d/db = [!c]; the condition gets none
+        const Scope& s = g.scope();
+        Output cond = g.input(0), dz = g.grad();
+        Output zero = ZeroOf(s, dz);
+        return {GradOutput(), SumToShapeOf(s, Select(s, cond, dz, zero), g.input(1)),
+                SumToShapeOf(s, Select(s, cond, zero, dz), g.input(2))};
+      },
   };
   return op;
 }
@@ -147,14 +144,13 @@ const OpDef& CastOp() {
               });
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // d/dx cast(x) = 1 between floating dtypes. A cast to or from an integer or
-            // bool is a step function: no gradient flows through it (TF's rule).
-            DType src = g.input(0).dtype(), dst = g.output().dtype();
-            if (!IsFloating(src) || !IsFloating(dst)) return {GradOutput()};
-            return {Cast(g.scope(), g.grad(), src)};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // d/dx cast(x) = 1 between floating dtypes. A cast to or from an integer or
+        // bool is a step function: no gradient flows through it (TF's rule).
+        DType src = g.input(0).dtype(), dst = g.output().dtype();
+        if (!IsFloating(src) || !IsFloating(dst)) return {GradOutput()};
+        return {Cast(g.scope(), g.grad(), src)};
+      },
       .no_gradient = "a cast to or from an integer or bool passes no gradient",
   };
   return op;

@@ -57,21 +57,16 @@ TEST(MathTest, BinaryBroadcastShapesAndValues) {
 
   auto outer = Add(s, col, r13);  // [2,1] + [1,3] -> [2,3]
   EXPECT_EQ(outer.shape(), Shape({2, 3}));
-  EXPECT_EQ(Values<float>(session.Eval(outer)),
-            (std::vector<float>{101, 201, 301, 102, 202, 302}));
+  EXPECT_EQ(Values<float>(session.Eval(outer)), (std::vector<float>{101, 201, 301, 102, 202, 302}));
 
-  EXPECT_EQ(Values<float>(session.Eval(Mul(s, a, 2.0))),
-            (std::vector<float>{2, 4, 6, 8, 10, 12}));
-  EXPECT_EQ(Values<float>(session.Eval(Sub(s, 10.0f, a))),
-            (std::vector<float>{9, 8, 7, 6, 5, 4}));
-  EXPECT_EQ(Values<float>(session.Eval(Div(s, a, col))),
-            (std::vector<float>{1, 2, 3, 2, 2.5, 3}));
+  EXPECT_EQ(Values<float>(session.Eval(Mul(s, a, 2.0))), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(Values<float>(session.Eval(Sub(s, 10.0f, a))), (std::vector<float>{9, 8, 7, 6, 5, 4}));
+  EXPECT_EQ(Values<float>(session.Eval(Div(s, a, col))), (std::vector<float>{1, 2, 3, 2, 2.5, 3}));
   EXPECT_EQ(Values<float>(session.Eval(Maximum(s, a, 3.5))),
             (std::vector<float>{3.5, 3.5, 3.5, 4, 5, 6}));
   EXPECT_EQ(Values<float>(session.Eval(Minimum(s, row, a))),
             (std::vector<float>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(Values<float>(session.Eval(Pow(s, a, 2.0))),
-            (std::vector<float>{1, 4, 9, 16, 25, 36}));
+  EXPECT_EQ(Values<float>(session.Eval(Pow(s, a, 2.0))), (std::vector<float>{1, 4, 9, 16, 25, 36}));
   // [3] + [2,3]: the broadcast operand first.
   EXPECT_EQ(Values<float>(session.Eval(Sub(s, row, a))),
             (std::vector<float>{9, 18, 27, 6, 15, 24}));
@@ -129,17 +124,28 @@ TEST(MathTest, UnaryValues) {
   };
   Tensor xv = Tensor::FromVector<double>({-2.5, -1, 0.25, 4});
   Tensor pv = Tensor::FromVector<double>({0.5, 1, 2, 4});
-  check(Neg(s, x), [](double v) { return -v; }, xv);
-  check(Abs(s, x), [](double v) { return std::fabs(v); }, xv);
-  check(Square(s, x), [](double v) { return v * v; }, xv);
-  check(Sign(s, x), [](double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }, xv);
-  check(Floor(s, x), [](double v) { return std::floor(v); }, xv);
-  check(Exp(s, x), [](double v) { return std::exp(v); }, xv);
-  check(Log(s, p), [](double v) { return std::log(v); }, pv);
-  check(Log1p(s, p), [](double v) { return std::log1p(v); }, pv);
-  check(Sqrt(s, p), [](double v) { return std::sqrt(v); }, pv);
-  check(Rsqrt(s, p), [](double v) { return 1 / std::sqrt(v); }, pv);
-  check(Reciprocal(s, p), [](double v) { return 1 / v; }, pv);
+  check(
+      Neg(s, x), [](double v) { return -v; }, xv);
+  check(
+      Abs(s, x), [](double v) { return std::fabs(v); }, xv);
+  check(
+      Square(s, x), [](double v) { return v * v; }, xv);
+  check(
+      Sign(s, x), [](double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }, xv);
+  check(
+      Floor(s, x), [](double v) { return std::floor(v); }, xv);
+  check(
+      Exp(s, x), [](double v) { return std::exp(v); }, xv);
+  check(
+      Log(s, p), [](double v) { return std::log(v); }, pv);
+  check(
+      Log1p(s, p), [](double v) { return std::log1p(v); }, pv);
+  check(
+      Sqrt(s, p), [](double v) { return std::sqrt(v); }, pv);
+  check(
+      Rsqrt(s, p), [](double v) { return 1 / std::sqrt(v); }, pv);
+  check(
+      Reciprocal(s, p), [](double v) { return 1 / v; }, pv);
 }
 
 TEST(MathTest, IntegerArithmeticAndDivisionByZero) {
@@ -266,8 +272,8 @@ TEST(MathTest, UnaryAndBinaryRunInPlaceOnIntermediates) {
   Graph graph;
   Scope s(graph);
   auto x = Placeholder(s, kFloat32, {-1});
-  auto e = Exp(s, x);      // fresh buffer
-  auto n = Neg(s, e);      // may reuse e's buffer
+  auto e = Exp(s, x);        // fresh buffer
+  auto n = Neg(s, e);        // may reuse e's buffer
   auto m = Add(s, n, 1.0f);  // may reuse n's buffer
   Session session(graph);
   Tensor in = Tensor::FromVector<float>({0, 1});
@@ -314,14 +320,13 @@ TEST(MathGradTest, BinaryArithmeticWithBroadcasting) {
       {"Pow", [](const Scope& s, Input a, Input b) { return Pow(s, a, b); }},
   };
   const std::vector<std::pair<Shape, Shape>> shapes = {
-      {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{3}, {2, 3}}, {{2, 1}, {1, 3}}, {{2, 3}, {}},
-      {{}, {2, 3}}, {{2, 1, 4}, {3, 1}}};
+      {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{3}, {2, 3}},      {{2, 1}, {1, 3}},
+      {{2, 3}, {}},     {{}, {2, 3}},  {{2, 1, 4}, {3, 1}}};
   for (const auto& [name, fn] : ops) {
     const Fn op = fn;  // a variable, not a binding: clang 14 cannot capture those
     for (const auto& [sa, sb] : shapes) {
-      double err = MaxGradientError(
-          [op](const Scope& s, const Xs& x) { return op(s, x[0], x[1]); },
-          {Positive(sa, 1), Positive(sb, 2)});
+      double err = MaxGradientError([op](const Scope& s, const Xs& x) { return op(s, x[0], x[1]); },
+                                    {Positive(sa, 1), Positive(sb, 2)});
       EXPECT_LT(err, kTol) << name << " " << sa << " " << sb;
     }
   }
@@ -333,8 +338,8 @@ TEST(MathGradTest, MaximumMinimumAwayFromTies) {
   Tensor y = RandomDoubles({3}, 2, -1, 1);
   for (int i = 0; i < 6; ++i) x.data<double>()[i] += (i % 2 ? 3 : -3);
   for (auto [name, fn] : std::vector<std::pair<const char*, GradientCheckFn>>{
-           {"Maximum", [](const Scope& s, const Xs& v) { return Maximum(s, v[0], v[1]); }},
-           {"Minimum", [](const Scope& s, const Xs& v) { return Minimum(s, v[0], v[1]); }}}) {
+           {"Maximum", [](const Scope&s, const Xs&v) { return Maximum(s, v[0], v[1]); }},
+           {"Minimum", [](const Scope&s, const Xs&v) { return Minimum(s, v[0], v[1]); }}}) {
     EXPECT_LT(MaxGradientError(fn, {x, y}), kTol) << name;
   }
 }
@@ -379,10 +384,10 @@ TEST(MathGradTest, SelectClipAndMasks) {
                 },
                 {x, RandomDoubles({3}, 6)}),
             kTol);
-  EXPECT_LT(MaxGradientError(
-                [](const Scope& s, const Xs& v) { return ClipByValue(s, v[0], v[1], v[2]); },
-                {x, Tensor::FromVector<double>({-0.5}, {1}), Tensor::Scalar<double>(0.5)}),
-            kTol);
+  EXPECT_LT(
+      MaxGradientError([](const Scope& s, const Xs& v) { return ClipByValue(s, v[0], v[1], v[2]); },
+                       {x, Tensor::FromVector<double>({-0.5}, {1}), Tensor::Scalar<double>(0.5)}),
+      kTol);
   // A relu-style mask through a bool -> float Cast passes gradient around the mask.
   EXPECT_LT(MaxGradientError(
                 [](const Scope& s, const Xs& v) {
@@ -414,9 +419,9 @@ TEST(MathGradTest, NonDifferentiableOpsSaySo) {
   EXPECT_FALSE(Gradients(s, {cmp}, {x})[0].valid());  // the cast stops it, like TF
   OpRegistry registry;
   RegisterMathOps(registry);
-  for (const char* op : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
-                         "LogicalAnd", "LogicalOr", "LogicalNot", "Sign", "Floor", "ArgMax",
-                         "ArgMin"}) {
+  for (const char* op :
+       {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd",
+        "LogicalOr", "LogicalNot", "Sign", "Floor", "ArgMax", "ArgMin"}) {
     const OpDef& def = registry.Get(op);
     EXPECT_FALSE(static_cast<bool>(def.grad)) << op;
     EXPECT_FALSE(def.no_gradient.empty()) << op;

@@ -26,8 +26,8 @@ template <typename Fail>
 void CheckInner(const Fail& fail, const Shape& a, const Shape& b, bool ta, bool tb,
                 const MatrixDims& d) {
   if (d.k_a != kUnknownDim && d.k_b != kUnknownDim && d.k_a != d.k_b) {
-    fail("shapes ", a, (ta ? "^T" : ""), " x ", b, (tb ? "^T" : ""), ": inner dimensions ",
-         d.k_a, " and ", d.k_b, " differ");
+    fail("shapes ", a, (ta ? "^T" : ""), " x ", b, (tb ? "^T" : ""), ": inner dimensions ", d.k_a,
+         " and ", d.k_b, " differ");
   }
 }
 
@@ -56,9 +56,12 @@ std::pair<Output, Output> ProductGrads(const GradContext& g, MM mm) {
   const Scope& s = g.scope();
   const bool ta = g.attr(kTransposeA), tb = g.attr(kTransposeB);
   Output a = g.input(0), b = g.input(1), dz = g.grad();
-  if (!ta && !tb) return {mm(s, dz, b, MatMulOptions{false, true}), mm(s, a, dz, MatMulOptions{true, false})};
-  if (!ta && tb) return {mm(s, dz, b, MatMulOptions{false, false}), mm(s, dz, a, MatMulOptions{true, false})};
-  if (ta && !tb) return {mm(s, b, dz, MatMulOptions{false, true}), mm(s, a, dz, MatMulOptions{false, false})};
+  if (!ta && !tb)
+    return {mm(s, dz, b, MatMulOptions{false, true}), mm(s, a, dz, MatMulOptions{true, false})};
+  if (!ta && tb)
+    return {mm(s, dz, b, MatMulOptions{false, false}), mm(s, dz, a, MatMulOptions{true, false})};
+  if (ta && !tb)
+    return {mm(s, b, dz, MatMulOptions{false, true}), mm(s, a, dz, MatMulOptions{false, false})};
   return {mm(s, b, dz, MatMulOptions{true, true}), mm(s, dz, a, MatMulOptions{true, true})};
 }
 
@@ -93,8 +96,8 @@ const OpDef& MatMulOp() {
               c.Fail("needs matrices, got shapes ", a.shape(), " and ", b.shape());
             }
             MatrixDims d = ProductDims(a.shape(), b.shape(), ta, tb);
-            CheckInner([&](const auto&... args) { c.Fail(args...); }, a.shape(), b.shape(), ta,
-                       tb, d);
+            CheckInner([&](const auto&... args) { c.Fail(args...); }, a.shape(), b.shape(), ta, tb,
+                       d);
             Tensor out = c.AllocateOutput(0, Shape{d.m, d.n});
             SwitchFloat(a.dtype(), "MatMul", [&](auto tag) {
               using T = decltype(tag);
@@ -102,12 +105,12 @@ const OpDef& MatMulOp() {
               return 0;
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            auto [da, db] = ProductGrads(g, [](const Scope& s, Output x, Output y,
-                                               MatMulOptions o) { return MatMul(s, x, y, o); });
-            return {da, db};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        auto [da, db] = ProductGrads(g, [](const Scope& s, Output x, Output y, MatMulOptions o) {
+          return MatMul(s, x, y, o);
+        });
+        return {da, db};
+      },
   };
   return op;
 }
@@ -130,8 +133,8 @@ const OpDef& BatchMatMulOp() {
               return c.set_output(0, c.input_dtype(0), Shape::Unknown());
             }
             if (a.rank() < 2 || b.rank() < 2 || std::max(a.rank(), b.rank()) < 3) {
-              c.Fail("needs inputs of rank >= 2 with one of rank >= 3, got shapes ", a, " and ",
-                     b, "; use MatMul for plain matrices");
+              c.Fail("needs inputs of rank >= 2 with one of rank >= 3, got shapes ", a, " and ", b,
+                     "; use MatMul for plain matrices");
             }
             MatrixDims d = ProductDims(a, b, TransposeA(c), TransposeB(c));
             CheckInner([&](const auto&... args) { c.Fail(args...); }, a, b, TransposeA(c),
@@ -149,8 +152,8 @@ const OpDef& BatchMatMulOp() {
               c.Fail("needs inputs of rank >= 2, got shapes ", a.shape(), " and ", b.shape());
             }
             MatrixDims d = ProductDims(a.shape(), b.shape(), ta, tb);
-            CheckInner([&](const auto&... args) { c.Fail(args...); }, a.shape(), b.shape(), ta,
-                       tb, d);
+            CheckInner([&](const auto&... args) { c.Fail(args...); }, a.shape(), b.shape(), ta, tb,
+                       d);
             const Shape a_batch = BatchDims(a.shape()), b_batch = BatchDims(b.shape());
             const Shape batch = internal::RuntimeBroadcastShape(c, a_batch, b_batch);
             std::vector<int64_t> dims = batch.dims();
@@ -177,16 +180,14 @@ const OpDef& BatchMatMulOp() {
               return 0;
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // MatMulGrad per batch element; broadcast batch dims are summed back.
-            auto [da, db] = ProductGrads(g, [](const Scope& s, Output x, Output y,
-                                               MatMulOptions o) {
-              return BatchMatMul(s, x, y, o);
-            });
-            const Scope& s = g.scope();
-            return {SumToShapeOf(s, da, g.input(0)), SumToShapeOf(s, db, g.input(1))};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // MatMulGrad per batch element; broadcast batch dims are summed back.
+        auto [da, db] = ProductGrads(g, [](const Scope& s, Output x, Output y, MatMulOptions o) {
+          return BatchMatMul(s, x, y, o);
+        });
+        const Scope& s = g.scope();
+        return {SumToShapeOf(s, da, g.input(0)), SumToShapeOf(s, db, g.input(1))};
+      },
   };
   return op;
 }
@@ -195,8 +196,7 @@ Output BuildProduct(const OpDef& op, const Scope& scope, const Input& a, const I
                     MatMulOptions options) {
   auto [x, y] = AsOutputs(scope, a, b);
   return scope
-      .AddNode(op, {x, y},
-               {kTransposeA(options.transpose_a), kTransposeB(options.transpose_b)},
+      .AddNode(op, {x, y}, {kTransposeA(options.transpose_a), kTransposeB(options.transpose_b)},
                op.name)
       ->output(0);
 }

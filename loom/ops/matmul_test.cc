@@ -28,8 +28,12 @@ std::string ErrorOf(const std::function<void()>& fn) {
 std::vector<double> NaiveMatMul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   const int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
   const int64_t n = tb ? b.dim(0) : b.dim(1);
-  auto A = [&](int64_t i, int64_t l) { return ta ? a.data<double>()[l * m + i] : a.data<double>()[i * k + l]; };
-  auto B = [&](int64_t l, int64_t j) { return tb ? b.data<double>()[j * k + l] : b.data<double>()[l * n + j]; };
+  auto A = [&](int64_t i, int64_t l) {
+    return ta ? a.data<double>()[l * m + i] : a.data<double>()[i * k + l];
+  };
+  auto B = [&](int64_t l, int64_t j) {
+    return tb ? b.data<double>()[j * k + l] : b.data<double>()[l * n + j];
+  };
   std::vector<double> out(m * n, 0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
@@ -59,7 +63,8 @@ TEST(MatMulTest, Float32AndEmptyInner) {
   Scope s(graph);
   auto a = Const(s, Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2}));
   auto y = MatMul(s, a, a);
-  auto z = MatMul(s, Const(s, Tensor::Zeros(kFloat32, {2, 0})), Const(s, Tensor::Zeros(kFloat32, {0, 3})));
+  auto z = MatMul(s, Const(s, Tensor::Zeros(kFloat32, {2, 0})),
+                  Const(s, Tensor::Zeros(kFloat32, {0, 3})));
   Session session(graph);
   Tensor out = session.Eval(y);
   EXPECT_EQ(std::vector<float>(out.flat<float>().begin(), out.flat<float>().end()),
@@ -121,25 +126,24 @@ TEST(MatMulGradTest, AllTransposeCombinations) {
       Tensor a = RandomDoubles(ta ? Shape{4, 3} : Shape{3, 4}, 1);
       Tensor b = RandomDoubles(tb ? Shape{5, 4} : Shape{4, 5}, 2);
       MatMulOptions o{.transpose_a = ta, .transpose_b = tb};
-      EXPECT_LT(MaxGradientError([o](const Scope& s, const Xs& x) { return MatMul(s, x[0], x[1], o); },
-                                 {a, b}),
+      EXPECT_LT(MaxGradientError(
+                    [o](const Scope& s, const Xs& x) { return MatMul(s, x[0], x[1], o); }, {a, b}),
                 1e-6)
           << ta << tb;
       Tensor ba = RandomDoubles(ta ? Shape{2, 4, 3} : Shape{2, 3, 4}, 3);
       Tensor bb = RandomDoubles(tb ? Shape{2, 5, 4} : Shape{2, 4, 5}, 4);
-      EXPECT_LT(MaxGradientError(
-                    [o](const Scope& s, const Xs& x) { return BatchMatMul(s, x[0], x[1], o); },
-                    {ba, bb}),
-                1e-6)
+      EXPECT_LT(
+          MaxGradientError(
+              [o](const Scope& s, const Xs& x) { return BatchMatMul(s, x[0], x[1], o); }, {ba, bb}),
+          1e-6)
           << "batch " << ta << tb;
     }
   }
 }
 
 TEST(MatMulGradTest, BatchMatMulBroadcastBatchDims) {
-  EXPECT_LT(MaxGradientError(
-                [](const Scope& s, const Xs& x) { return BatchMatMul(s, x[0], x[1]); },
-                {RandomDoubles({2, 1, 3, 4}, 1), RandomDoubles({3, 4, 2}, 2)}),
+  EXPECT_LT(MaxGradientError([](const Scope& s, const Xs& x) { return BatchMatMul(s, x[0], x[1]); },
+                             {RandomDoubles({2, 1, 3, 4}, 1), RandomDoubles({3, 4, 2}, 2)}),
             1e-6);
   EXPECT_LT(MaxGradientError(
                 [](const Scope& s, const Xs& x) {
@@ -166,10 +170,11 @@ TEST(GemmTest, Float32NarrowAndWideProductsMatchFloat64Reference) {
       for (int64_t m : {1, 3, 8, 13, 37})
         for (int64_t n : {1, 7, 10, 16, 17})
           for (int64_t k : {0, 1, 5, 64}) {
-            for (auto [alpha, beta] : {std::pair{1.f, 0.f}, std::pair{0.5f, 1.f}, std::pair{2.f, -0.25f}}) {
-              SCOPED_TRACE(testing::Message() << "ta=" << ta << " tb=" << tb << " m=" << m
-                                              << " n=" << n << " k=" << k << " alpha=" << alpha
-                                              << " beta=" << beta);
+            for (auto [alpha, beta] :
+                 {std::pair{1.f, 0.f}, std::pair{0.5f, 1.f}, std::pair{2.f, -0.25f}}) {
+              SCOPED_TRACE(testing::Message()
+                           << "ta=" << ta << " tb=" << tb << " m=" << m << " n=" << n << " k=" << k
+                           << " alpha=" << alpha << " beta=" << beta);
               const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
               std::vector<float> a((ta ? k : m) * lda), b((tb ? n : k) * ldb), c(m * ldc);
               for (float& v : a) v = dist(rng);

@@ -31,8 +31,8 @@ namespace loom {
 
 // Activations, element-wise and shape-preserving.
 Output Relu(const Scope& scope, Input features);
-Output Relu6(const Scope& scope, Input features);   // min(max(x, 0), 6)
-Output Elu(const Scope& scope, Input features);     // x > 0 ? x : exp(x) - 1
+Output Relu6(const Scope& scope, Input features);  // min(max(x, 0), 6)
+Output Elu(const Scope& scope, Input features);    // x > 0 ? x : exp(x) - 1
 Output LeakyRelu(const Scope& scope, Input features, double alpha = 0.2);
 Output Sigmoid(const Scope& scope, Input x);
 Output Tanh(const Scope& scope, Input x);

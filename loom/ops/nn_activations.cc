@@ -24,8 +24,8 @@ void FloatBinarySameShape(InferenceContext& c) {
 
 void ExpectSameRuntimeShape(const KernelContext& c, int i, int j) {
   if (c.input(i).shape() != c.input(j).shape()) {
-    c.Fail("inputs ", i, " and ", j, " must have the same shape, got ", c.input(i).shape(),
-           " and ", c.input(j).shape());
+    c.Fail("inputs ", i, " and ", j, " must have the same shape, got ", c.input(i).shape(), " and ",
+           c.input(j).shape());
   }
 }
 
@@ -41,7 +41,8 @@ using nn_internal::FloatSameAsInput;
 using nn_internal::kElementwiseChunk;
 using nn_internal::UnaryKernel;
 
-constexpr const char* kNoSecondDerivative = "second derivatives of nn activations are not implemented";
+constexpr const char* kNoSecondDerivative =
+    "second derivatives of nn activations are not implemented";
 
 Output AddOp(const Scope& scope, const OpDef& op, std::vector<Output> inputs, AttrMap attrs = {}) {
   return scope.AddNode(op, std::move(inputs), std::move(attrs), op.name)->output(0);
@@ -63,9 +64,8 @@ OpDef GradOpDef(const char* name, int reuse, Fn fn) {
 // (gradients, features), EluGrad (gradients, outputs), SigmoidGrad/TanhGrad (y, dy).
 const OpDef& ReluGradOp() {
   // d/dx relu(x) = [x > 0]; at x = NaN the derivative is NaN too (never a silent 0).
-  static const OpDef op = GradOpDef("ReluGrad", 0, [](auto dy, auto x) {
-    return x > 0 ? dy : (x != x ? x : decltype(dy)(0));
-  });
+  static const OpDef op = GradOpDef(
+      "ReluGrad", 0, [](auto dy, auto x) { return x > 0 ? dy : (x != x ? x : decltype(dy)(0)); });
   return op;
 }
 
@@ -79,33 +79,29 @@ const OpDef& Relu6GradOp() {
 
 const OpDef& EluGradOp() {
   // d/dx elu(x) = 1 for x > 0, exp(x) = y + 1 otherwise
-  static const OpDef op = GradOpDef("EluGrad", 0, [](auto dy, auto y) {
-    return y > 0 ? dy : dy * (y + 1);
-  });
+  static const OpDef op =
+      GradOpDef("EluGrad", 0, [](auto dy, auto y) { return y > 0 ? dy : dy * (y + 1); });
   return op;
 }
 
 const OpDef& SigmoidGradOp() {
   // d/dx sigmoid(x) = y (1 - y)
-  static const OpDef op = GradOpDef("SigmoidGrad", 1, [](auto y, auto dy) {
-    return dy * y * (1 - y);
-  });
+  static const OpDef op =
+      GradOpDef("SigmoidGrad", 1, [](auto y, auto dy) { return dy * y * (1 - y); });
   return op;
 }
 
 const OpDef& TanhGradOp() {
   // d/dx tanh(x) = 1 - y^2
-  static const OpDef op = GradOpDef("TanhGrad", 1, [](auto y, auto dy) {
-    return dy * (1 - y * y);
-  });
+  static const OpDef op =
+      GradOpDef("TanhGrad", 1, [](auto y, auto dy) { return dy * (1 - y * y); });
   return op;
 }
 
 const OpDef& SoftplusGradOp() {
   // d/dx log(1 + exp(x)) = sigmoid(x)
-  static const OpDef op = GradOpDef("SoftplusGrad", 0, [](auto dy, auto x) {
-    return dy / (1 + std::exp(-x));
-  });
+  static const OpDef op =
+      GradOpDef("SoftplusGrad", 0, [](auto dy, auto x) { return dy / (1 + std::exp(-x)); });
   return op;
 }
 
@@ -141,9 +137,12 @@ OpDef ActivationOpDef(const char* name, Fn fn, const OpDef& (*grad_op)(), GradAr
       .grad = [grad_op, args](const GradContext& g) -> std::vector<GradOutput> {
         const Output& dy = g.grad(0);
         switch (args) {
-          case GradArgs::kDyX: return {AddOp(g.scope(), grad_op(), {dy, g.input(0)})};
-          case GradArgs::kDyY: return {AddOp(g.scope(), grad_op(), {dy, g.output(0)})};
-          case GradArgs::kYDy: return {AddOp(g.scope(), grad_op(), {g.output(0), dy})};
+          case GradArgs::kDyX:
+            return {AddOp(g.scope(), grad_op(), {dy, g.input(0)})};
+          case GradArgs::kDyY:
+            return {AddOp(g.scope(), grad_op(), {dy, g.output(0)})};
+          case GradArgs::kYDy:
+            return {AddOp(g.scope(), grad_op(), {g.output(0), dy})};
         }
         return {GradOutput()};
       },
@@ -205,13 +204,12 @@ const OpDef& LeakyReluOp() {
       .kernel =
           [](KernelContext& c) {
             const double alpha = c.attr(kAlpha);
-            UnaryKernel(c, [alpha](auto x) {
-              return x > 0 ? x : static_cast<decltype(x)>(alpha) * x;
-            });
+            UnaryKernel(
+                c, [alpha](auto x) { return x > 0 ? x : static_cast<decltype(x)>(alpha) * x; });
           },
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
-        return {AddOp(g.scope(), LeakyReluGradOp(), {g.grad(0), g.input(0)},
-                      {kAlpha(g.attr(kAlpha))})};
+        return {
+            AddOp(g.scope(), LeakyReluGradOp(), {g.grad(0), g.input(0)}, {kAlpha(g.attr(kAlpha))})};
       },
   };
   return op;
@@ -307,7 +305,8 @@ const OpDef& BiasAddOp() {
               const T* in = value.data<T>();
               const T* b = bias.data<T>();
               T* o = out.data<T>();
-              const int64_t min_rows = std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(channels, 1));
+              const int64_t min_rows =
+                  std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(channels, 1));
               c.pool().ParallelFor(rows, min_rows, [&](int64_t r0, int64_t r1) {
                 for (int64_t r = r0; r < r1; ++r) {
                   const T* x = in + r * channels;

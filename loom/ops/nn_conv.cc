@@ -191,13 +191,13 @@ void Conv2DBackpropInputKernel(KernelContext& c) {
     if (k == 0 || out_c == 0 || rows_per_image == 0) {
       std::fill(din, din + dx.NumElements(), T(0));
     } else if (IsPointwise(g)) {
-      Gemm(false, true, g.batch * rows_per_image, k, out_c, T(1), dout, out_c, w, out_c, T(0),
-           din, k);
+      Gemm(false, true, g.batch * rows_per_image, k, out_c, T(1), dout, out_c, w, out_c, T(0), din,
+           k);
     } else {
       const int64_t image_size = g.in_h * g.in_w * g.channels;
       ForEachBatchChunk<T>(c, g, [&](int64_t n0, int64_t nb, T* col) {
-        Gemm(false, true, nb * rows_per_image, k, out_c, T(1),
-             dout + n0 * rows_per_image * out_c, out_c, w, out_c, T(0), col, k);
+        Gemm(false, true, nb * rows_per_image, k, out_c, T(1), dout + n0 * rows_per_image * out_c,
+             out_c, w, out_c, T(0), col, k);
         c.pool().ParallelFor(nb, 1, [&](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) {
             Col2Im(col + i * rows_per_image * k, g, din + (n0 + i) * image_size);
@@ -227,8 +227,8 @@ void Conv2DBackpropFilterKernel(KernelContext& c) {
     if (g.batch * rows_per_image == 0) {
       std::fill(dfilter, dfilter + dw.NumElements(), T(0));
     } else if (IsPointwise(g)) {
-      Gemm(true, false, k, out_c, g.batch * rows_per_image, T(1), x, k, dout, out_c, T(0),
-           dfilter, out_c);
+      Gemm(true, false, k, out_c, g.batch * rows_per_image, T(1), x, k, dout, out_c, T(0), dfilter,
+           out_c);
     } else {
       const int64_t image_size = g.in_h * g.in_w * g.channels;
       ForEachBatchChunk<T>(c, g, [&](int64_t n0, int64_t nb, T* col) {
@@ -252,8 +252,8 @@ void ConvShapeChecks(InferenceContext& c) {
   c.ExpectRank(1, 4);
   const Shape& in = c.input_shape(0);
   const Shape& f = c.input_shape(1);
-  if (in.rank_known() && f.rank_known() && in.dim(3) != kUnknownDim &&
-      f.dim(2) != kUnknownDim && in.dim(3) != f.dim(2)) {
+  if (in.rank_known() && f.rank_known() && in.dim(3) != kUnknownDim && f.dim(2) != kUnknownDim &&
+      in.dim(3) != f.dim(2)) {
     c.Fail("input channels ", in.dim(3), " (input shape ", in,
            ") do not match the filter's in_channels ", f.dim(2), " (filter shape ", f, ")");
   }
@@ -306,8 +306,9 @@ const OpDef& Conv2DOp() {
             const Shape& in = c.input_shape(0);
             const Shape& f = c.input_shape(1);
             if (!in.rank_known() || !f.rank_known()) {
-              c.set_output(0, c.input_dtype(0), Shape{kUnknownDim, kUnknownDim, kUnknownDim,
-                                                      f.rank_known() ? f.dim(3) : kUnknownDim});
+              c.set_output(0, c.input_dtype(0),
+                           Shape{kUnknownDim, kUnknownDim, kUnknownDim,
+                                 f.rank_known() ? f.dim(3) : kUnknownDim});
               return;
             }
             Geometry g = MakeGeometry(c, in, f.dim(0), f.dim(1));
@@ -331,8 +332,8 @@ Output Conv2D(const Scope& scope, Input input, Input filter, std::vector<int64_t
   Output w = AsOutput(scope, filter, x.dtype());
   const std::string what = "Conv2D '" + scope.FullName("Conv2D") + "': strides";
   return scope
-      .AddNode(Conv2DOp(), {x, w},
-               {kStrides(NhwcAttr(what.c_str(), strides)), kPadding(padding)}, "Conv2D")
+      .AddNode(Conv2DOp(), {x, w}, {kStrides(NhwcAttr(what.c_str(), strides)), kPadding(padding)},
+               "Conv2D")
       ->output(0);
 }
 

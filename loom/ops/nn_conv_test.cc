@@ -39,8 +39,8 @@ struct ConvCase {
 };
 
 std::string Describe(const ConvCase& c) {
-  return StrCat("in [", c.n, ",", c.h, ",", c.w, ",", c.c, "] filter [", c.kh, ",", c.kw, ",",
-                c.c, ",", c.o, "] strides ", c.sh, "x", c.sw, " ", c.padding);
+  return StrCat("in [", c.n, ",", c.h, ",", c.w, ",", c.c, "] filter [", c.kh, ",", c.kw, ",", c.c,
+                ",", c.o, "] strides ", c.sh, "x", c.sw, " ", c.padding);
 }
 
 std::vector<double> ConvReference(const ConvCase& c, const Tensor& x, const Tensor& f) {
@@ -73,9 +73,9 @@ std::vector<ConvCase> ForwardCases() {
       {2, 5, 7, 3, 3, 3, 4, 1, 1, "SAME"},  {2, 5, 7, 3, 3, 3, 4, 1, 1, "VALID"},
       {2, 5, 7, 3, 3, 3, 4, 2, 2, "SAME"},  {2, 5, 7, 3, 3, 3, 4, 2, 2, "VALID"},
       {1, 6, 6, 2, 2, 2, 3, 2, 2, "SAME"},  {1, 7, 5, 2, 4, 2, 3, 2, 1, "SAME"},
-      {3, 4, 4, 2, 5, 5, 2, 1, 1, "SAME"},  // filter larger than the image
-      {2, 4, 3, 5, 1, 1, 6, 1, 1, "SAME"},  // 1x1 fast path
-      {2, 5, 5, 3, 1, 1, 2, 2, 2, "VALID"}, // 1x1 with stride: im2col path
+      {3, 4, 4, 2, 5, 5, 2, 1, 1, "SAME"},   // filter larger than the image
+      {2, 4, 3, 5, 1, 1, 6, 1, 1, "SAME"},   // 1x1 fast path
+      {2, 5, 5, 3, 1, 1, 2, 2, 2, "VALID"},  // 1x1 with stride: im2col path
       {1, 9, 8, 1, 5, 5, 4, 3, 2, "VALID"},
   };
 }
@@ -93,8 +93,8 @@ TEST(NnConvTest, ForwardMatchesReference) {
     auto fn = [&](const Scope& s, const std::vector<Output>& in) { return Conv(c, s, in); };
     Tensor y = EvalWith({x, f}, fn);
     const bool same = std::string(c.padding) == "SAME";
-    EXPECT_EQ(y.shape(), (Shape{c.n, Along(c.h, c.kh, c.sh, same).out,
-                                Along(c.w, c.kw, c.sw, same).out, c.o}))
+    EXPECT_EQ(y.shape(),
+              (Shape{c.n, Along(c.h, c.kh, c.sh, same).out, Along(c.w, c.kw, c.sw, same).out, c.o}))
         << Describe(c);
     ExpectNear(y, expected, 1e-12, Describe(c));
     ExpectNear(EvalWith({ToFloat(x), ToFloat(f)}, fn), expected, 1e-5, Describe(c));
@@ -153,7 +153,7 @@ TEST(NnConvTest, StaticShapeWithUnknownBatch) {
 
 TEST(NnConvTest, GradientsPassTheChecker) {
   std::vector<ConvCase> cases = {
-      {2, 4, 5, 2, 3, 3, 3, 1, 1, "SAME"}, {1, 5, 5, 2, 3, 2, 2, 2, 2, "SAME"},
+      {2, 4, 5, 2, 3, 3, 3, 1, 1, "SAME"},  {1, 5, 5, 2, 3, 2, 2, 2, 2, "SAME"},
       {2, 5, 4, 2, 2, 3, 2, 2, 1, "VALID"}, {1, 3, 3, 3, 1, 1, 2, 1, 1, "SAME"},
       {1, 3, 3, 2, 4, 4, 2, 1, 1, "SAME"},
   };
@@ -172,13 +172,19 @@ TEST(NnConvTest, ChannelMismatchFailsAtConstructionNamingNodeAndShapes) {
   Scope s(graph);
   auto x = Placeholder(s, kFloat32, {-1, 28, 28, 3});
   auto w = Placeholder(s, kFloat32, {5, 5, 1, 32});
-  std::string msg = InvalidArgumentMessage([&] { Conv2D(s.WithOpName("conv1"), x, w, {1, 1}, "SAME"); });
+  std::string msg = InvalidArgumentMessage([&] {
+    Conv2D(s.WithOpName("conv1"), x, w, {1, 1}, "SAME");
+  });
   EXPECT_NE(msg.find("Conv2D 'conv1'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[?,28,28,3]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[5,5,1,32]"), std::string::npos) << msg;
-  msg = InvalidArgumentMessage([&] { Conv2D(s.WithOpName("conv2"), x, Placeholder(s, kFloat32, {30, 3, 3, 4}), {1, 1}, "VALID"); });
+  msg = InvalidArgumentMessage([&] {
+    Conv2D(s.WithOpName("conv2"), x, Placeholder(s, kFloat32, {30, 3, 3, 4}), {1, 1}, "VALID");
+  });
   EXPECT_NE(msg.find("smaller than the window"), std::string::npos) << msg;
-  msg = InvalidArgumentMessage([&] { Conv2D(s.WithOpName("conv3"), x, Placeholder(s, kFloat32, {3, 3, 3, 4}), {1, 1}, "FULL"); });
+  msg = InvalidArgumentMessage([&] {
+    Conv2D(s.WithOpName("conv3"), x, Placeholder(s, kFloat32, {3, 3, 3, 4}), {1, 1}, "FULL");
+  });
   EXPECT_NE(msg.find("padding"), std::string::npos) << msg;
   msg = InvalidArgumentMessage([&] { MaxPool(s.WithOpName("pool"), x, {2, 2}, {0, 2}, "SAME"); });
   EXPECT_NE(msg.find("'pool'"), std::string::npos) << msg;
@@ -192,7 +198,9 @@ TEST(NnConvTest, ChannelMismatchAtRunTimeIsInvalidArgument) {
   auto y = Conv2D(s.WithOpName("conv"), x, w, {1, 1}, "SAME");
   Session session(graph, {.intra_op_threads = 1});
   std::string msg = InvalidArgumentMessage([&] {
-    session.Run({{x, Tensor::Zeros(kFloat32, {1, 4, 4, 3})}, {w, Tensor::Zeros(kFloat32, {3, 3, 2, 4})}}, {y});
+    session.Run(
+        {{x, Tensor::Zeros(kFloat32, {1, 4, 4, 3})}, {w, Tensor::Zeros(kFloat32, {3, 3, 2, 4})}},
+        {y});
   });
   EXPECT_NE(msg.find("'conv'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[1,4,4,3]"), std::string::npos) << msg;
@@ -251,15 +259,15 @@ std::vector<double> PoolReference(const PoolCase& c, const Tensor& x, bool max) 
 
 std::vector<PoolCase> PoolCases() {
   return {
-      {2, 4, 4, 3, 2, 2, 2, 2, "SAME"}, {2, 5, 5, 2, 2, 2, 2, 2, "SAME"},
+      {2, 4, 4, 3, 2, 2, 2, 2, "SAME"},  {2, 5, 5, 2, 2, 2, 2, 2, "SAME"},
       {2, 5, 5, 2, 2, 2, 2, 2, "VALID"}, {1, 5, 7, 2, 3, 3, 1, 1, "SAME"},
-      {1, 7, 6, 3, 3, 2, 2, 1, "SAME"}, {1, 7, 6, 3, 3, 3, 2, 2, "VALID"},
+      {1, 7, 6, 3, 3, 2, 2, 1, "SAME"},  {1, 7, 6, 3, 3, 3, 2, 2, "VALID"},
   };
 }
 
 std::string Describe(const PoolCase& c) {
-  return StrCat("in [", c.n, ",", c.h, ",", c.w, ",", c.c, "] ksize ", c.kh, "x", c.kw,
-                " strides ", c.sh, "x", c.sw, " ", c.padding);
+  return StrCat("in [", c.n, ",", c.h, ",", c.w, ",", c.c, "] ksize ", c.kh, "x", c.kw, " strides ",
+                c.sh, "x", c.sw, " ", c.padding);
 }
 
 // Distinct values at least 0.01 apart (no ties for MaxPool), in random order.
@@ -293,12 +301,20 @@ TEST(NnPoolTest, GradientsPassTheChecker) {
   uint64_t seed = 400;
   for (const PoolCase& c : PoolCases()) {
     Tensor x = DistinctValues({c.n, c.h, c.w, c.c}, ++seed);
-    EXPECT_LT(MaxGradientError([&](const Scope& s, const std::vector<Output>& in) {
-                return MaxPool(s, in[0], {c.kh, c.kw}, {c.sh, c.sw}, c.padding);
-              }, {x}), 1e-8) << Describe(c);
-    EXPECT_LT(MaxGradientError([&](const Scope& s, const std::vector<Output>& in) {
-                return AvgPool(s, in[0], {c.kh, c.kw}, {c.sh, c.sw}, c.padding);
-              }, {x}), 1e-8) << Describe(c);
+    EXPECT_LT(MaxGradientError(
+                  [&](const Scope& s, const std::vector<Output>& in) {
+                    return MaxPool(s, in[0], {c.kh, c.kw}, {c.sh, c.sw}, c.padding);
+                  },
+                  {x}),
+              1e-8)
+        << Describe(c);
+    EXPECT_LT(MaxGradientError(
+                  [&](const Scope& s, const std::vector<Output>& in) {
+                    return AvgPool(s, in[0], {c.kh, c.kw}, {c.sh, c.sw}, c.padding);
+                  },
+                  {x}),
+              1e-8)
+        << Describe(c);
   }
 }
 

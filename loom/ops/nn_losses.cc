@@ -36,7 +36,9 @@ AxisView ViewAround(const Shape& s, int axis) {
 }
 
 // Rows per ParallelFor chunk for row-wise work on rows of length n.
-int64_t MinRows(int64_t n) { return std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(n, 1)); }
+int64_t MinRows(int64_t n) {
+  return std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(n, 1));
+}
 
 void SoftmaxShape(InferenceContext& c) {
   c.ExpectDType(0, {kFloat32, kFloat64});
@@ -230,9 +232,9 @@ void XentShape(InferenceContext& c, bool sparse) {
   const Shape& labels = c.input_shape(0);
   const Shape& logits = c.input_shape(1);
   if (logits.rank_known() && logits.rank() < 1) c.Fail("logits must have rank >= 1, got ", logits);
-  Shape loss = logits.rank_known() ? Shape(std::vector<int64_t>(logits.dims().begin(),
-                                                                logits.dims().end() - 1))
-                                   : Shape::Unknown();
+  Shape loss = logits.rank_known()
+                   ? Shape(std::vector<int64_t>(logits.dims().begin(), logits.dims().end() - 1))
+                   : Shape::Unknown();
   if (sparse) {
     c.ExpectDType(0, {kInt32, kInt64});
     if (!labels.IsCompatibleWith(loss)) {
@@ -258,8 +260,8 @@ void XentKernel(KernelContext& c) {
   if (logits.rank() < 1) c.Fail("logits must have rank >= 1, got ", logits.shape());
   const int64_t classes = logits.dim(-1);
   const int64_t rows = classes == 0 ? 0 : logits.NumElements() / classes;
-  Shape loss_shape(std::vector<int64_t>(logits.shape().dims().begin(),
-                                        logits.shape().dims().end() - 1));
+  Shape loss_shape(
+      std::vector<int64_t>(logits.shape().dims().begin(), logits.shape().dims().end() - 1));
   if (labels.shape() != (kSparse ? loss_shape : logits.shape())) {
     c.Fail("labels of shape ", labels.shape(), " do not match logits of shape ", logits.shape());
   }
@@ -280,11 +282,11 @@ void XentKernel(KernelContext& c) {
         for (int64_t j = 0; j < classes; ++j) sum += (b[j] = std::exp(a[j] - m));
         const T lse = std::log(sum), inv = 1 / sum;
         if constexpr (kSparse) {
-          const int64_t label = labels.dtype() == kInt32 ? labels.data<int32_t>()[r]
-                                                         : labels.data<int64_t>()[r];
+          const int64_t label =
+              labels.dtype() == kInt32 ? labels.data<int32_t>()[r] : labels.data<int64_t>()[r];
           if (label < 0 || label >= classes) {
-            c.Fail("label ", label, " at position ", r, " is outside the valid range [0, ",
-                   classes, ") of the ", classes, " classes");
+            c.Fail("label ", label, " at position ", r, " is outside the valid range [0, ", classes,
+                   ") of the ", classes, " classes");
           }
           for (int64_t j = 0; j < classes; ++j) b[j] *= inv;
           b[label] -= 1;
@@ -440,9 +442,9 @@ Output SigmoidCrossEntropyWithLogits(const Scope& scope, Input labels, Input log
 }
 
 void nn_internal::RegisterNnLossOps(OpRegistry& registry) {
-  for (const OpDef* op : {&SoftmaxOp(), &SoftmaxGradOp(), &LogSoftmaxOp(), &LogSoftmaxGradOp(),
-                          &ScaleRowsOp(), &SoftmaxXentOp(), &SparseSoftmaxXentOp(),
-                          &SigmoidXentOp(), &SigmoidXentGradOp()}) {
+  for (const OpDef* op :
+       {&SoftmaxOp(), &SoftmaxGradOp(), &LogSoftmaxOp(), &LogSoftmaxGradOp(), &ScaleRowsOp(),
+        &SoftmaxXentOp(), &SparseSoftmaxXentOp(), &SigmoidXentOp(), &SigmoidXentGradOp()}) {
     registry.Register(*op);
   }
 }

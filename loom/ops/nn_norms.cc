@@ -100,12 +100,15 @@ const OpDef& L2LossOp() {
             SwitchFloat(c.input(0).dtype(), "L2Loss", [&](auto tag) {
               using T = decltype(tag);
               const Tensor& t = c.input(0);
-              out.data<T>()[0] = static_cast<T>(SumOfSquares(c.pool(), t.data<T>(), t.NumElements()) / 2);
+              out.data<T>()[0] =
+                  static_cast<T>(SumOfSquares(c.pool(), t.data<T>(), t.NumElements()) / 2);
               return 0;
             });
           },
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
-        return {g.scope().AddNode(L2LossGradOp(), {g.input(0), g.grad(0)}, {}, "L2LossGrad")->output(0)};
+        return {g.scope()
+                    .AddNode(L2LossGradOp(), {g.input(0), g.grad(0)}, {}, "L2LossGrad")
+                    ->output(0)};
       },
   };
   return op;
@@ -226,7 +229,8 @@ const OpDef& ClipToGlobalNormGradOp() {
               if (norm > clip) {
                 double dot = 0;
                 const T *pt = t.data<T>(), *pg = g.data<T>();
-                for (int64_t i = 0; i < t.NumElements(); ++i) dot += static_cast<double>(pt[i]) * pg[i];
+                for (int64_t i = 0; i < t.NumElements(); ++i)
+                  dot += static_cast<double>(pt[i]) * pg[i];
                 dnorm = static_cast<T>(-dot * clip / (static_cast<double>(norm) * norm));
                 dclip = static_cast<T>(dot / norm);
               }
@@ -250,7 +254,8 @@ const OpDef& ClipToGlobalNormOp() {
           [](KernelContext& c) {
             SwitchFloat(c.input(0).dtype(), "ClipToGlobalNorm", [&](auto tag) {
               using T = decltype(tag);
-              ScaleInto<T>(c, 0, 0, c.input(0), ClipScale(ScalarInput<T>(c, 1), ScalarInput<T>(c, 2)));
+              ScaleInto<T>(c, 0, 0, c.input(0),
+                           ClipScale(ScalarInput<T>(c, 1), ScalarInput<T>(c, 2)));
               return 0;
             });
           },
@@ -294,10 +299,10 @@ ClippedList ClipByGlobalNorm(const Scope& scope, const std::vector<Output>& t_li
   Output clip = AsOutput(s, clip_norm, present[0].dtype());
   for (const Output& t : t_list) {
     result.clipped.push_back(
-        t.valid() ? s.AddNode(ClipToGlobalNormOp(), {t, result.global_norm, clip}, {},
-                              "ClipToGlobalNorm")
-                        ->output(0)
-                  : Output());
+        t.valid()
+            ? s.AddNode(ClipToGlobalNormOp(), {t, result.global_norm, clip}, {}, "ClipToGlobalNorm")
+                  ->output(0)
+            : Output());
   }
   return result;
 }

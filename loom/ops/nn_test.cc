@@ -9,8 +9,8 @@
 
 #include "loom/autodiff/gradients.h"
 #include "loom/ops/grad_support.h"
-#include "loom/ops/reduce.h"
 #include "loom/ops/nn_test_util.h"
+#include "loom/ops/reduce.h"
 
 namespace loom {
 namespace {
@@ -52,7 +52,8 @@ std::vector<ActivationCase> Activations() {
 TEST(NnActivationsTest, ForwardMatchesReferenceInBothDtypes) {
   // Values in (-8, 8), away from the kinks at 0 and 6.
   Tensor x = AwayFromZero(RandomDoubles({4, 5}, 3, -8, 8), 0.05);
-  for (double& v : x.flat<double>()) if (std::abs(v - 6) < 0.05) v = 6.5;
+  for (double& v : x.flat<double>())
+    if (std::abs(v - 6) < 0.05) v = 6.5;
   for (const auto& c : Activations()) {
     std::vector<double> expected;
     for (double v : x.flat<double>()) expected.push_back(c.reference(v));
@@ -66,18 +67,19 @@ TEST(NnActivationsTest, ForwardMatchesReferenceInBothDtypes) {
 
 TEST(NnActivationsTest, LargeInputsDoNotOverflow) {
   Tensor x = Tensor::FromVector<float>({-1000, -100, 100, 1000});
-  auto softplus = EvalWith({x}, [](const Scope& s, const std::vector<Output>& in) { return Softplus(s, in[0]); });
+  auto softplus = EvalWith(
+      {x}, [](const Scope& s, const std::vector<Output>& in) { return Softplus(s, in[0]); });
   ExpectNear(softplus, {0, std::exp(-100.0), 100, 1000}, 1e-6);
-  auto sigmoid = EvalWith({x}, [](const Scope& s, const std::vector<Output>& in) { return Sigmoid(s, in[0]); });
+  auto sigmoid = EvalWith(
+      {x}, [](const Scope& s, const std::vector<Output>& in) { return Sigmoid(s, in[0]); });
   ExpectNear(sigmoid, {0, 0, 1, 1}, 1e-6);
 }
 
 TEST(NnActivationsTest, LargeTensorsRunInParallelAndInPlace) {
   // Big enough for several ParallelFor chunks; Relu(Tanh(x)) may reuse Tanh's buffer.
   Tensor x = RandomDoubles({300, 257}, 5, -3, 3);
-  Tensor y = EvalWith({x}, [](const Scope& s, const std::vector<Output>& in) {
-    return Relu(s, Tanh(s, in[0]));
-  });
+  Tensor y = EvalWith(
+      {x}, [](const Scope& s, const std::vector<Output>& in) { return Relu(s, Tanh(s, in[0])); });
   std::vector<double> expected;
   for (double v : x.flat<double>()) expected.push_back(std::max(std::tanh(v), 0.0));
   ExpectNear(y, expected, 1e-12);
@@ -92,9 +94,10 @@ TEST(NnActivationsTest, GradientsPassTheChecker) {
   }
   // Relu6's upper kink: values around 6 on both sides.
   Tensor near6 = Tensor::FromVector<double>({5.5, 6.5, 7, 0.5, -0.5, 3}, {2, 3});
-  EXPECT_LT(MaxGradientError([](const Scope& s, const std::vector<Output>& in) { return Relu6(s, in[0]); },
-                             {near6}),
-            1e-7);
+  EXPECT_LT(
+      MaxGradientError(
+          [](const Scope& s, const std::vector<Output>& in) { return Relu6(s, in[0]); }, {near6}),
+      1e-7);
 }
 
 // numpy's maximum propagates NaN; so do Relu and Relu6, forward and backward (a NaN
@@ -110,9 +113,8 @@ TEST(NnActivationsTest, ReluAndRelu6PropagateNaN) {
   x.data<float>()[6] = inf;
   for (UnaryBuilder build : {static_cast<UnaryBuilder>(Relu), static_cast<UnaryBuilder>(Relu6)}) {
     const bool six = build == static_cast<UnaryBuilder>(Relu6);
-    Tensor y = EvalWith({x}, [&](const Scope& s, const std::vector<Output>& in) {
-      return build(s, in[0]);
-    });
+    Tensor y = EvalWith(
+        {x}, [&](const Scope& s, const std::vector<Output>& in) { return build(s, in[0]); });
     for (int64_t i = 0; i < x.NumElements(); ++i) {
       const float v = x.data<float>()[i];
       if (std::isnan(v)) {
@@ -142,7 +144,8 @@ TEST(NnBiasAddTest, ForwardAndGradient) {
   Tensor x = RandomDoubles({2, 3, 4}, 1);
   Tensor b = RandomDoubles({4}, 2);
   std::vector<double> expected;
-  for (int64_t i = 0; i < x.NumElements(); ++i) expected.push_back(x.flat<double>()[i] + b.flat<double>()[i % 4]);
+  for (int64_t i = 0; i < x.NumElements(); ++i)
+    expected.push_back(x.flat<double>()[i] + b.flat<double>()[i % 4]);
   auto fn = [](const Scope& s, const std::vector<Output>& in) { return BiasAdd(s, in[0], in[1]); };
   ExpectNear(EvalWith({x, b}, fn), expected, 1e-15);
   ExpectNear(EvalWith({ToFloat(x), ToFloat(b)}, fn), expected, 1e-6);
@@ -188,26 +191,41 @@ TEST(NnSoftmaxTest, ForwardAlongEveryAxis) {
   Tensor x = RandomDoubles({2, 3, 4}, 7, -3, 3);
   for (int axis : {-1, 0, 1, 2}) {
     int a = axis < 0 ? axis + 3 : axis;
-    ExpectNear(EvalWith({x}, [&](const Scope& s, const std::vector<Output>& in) { return Softmax(s, in[0], axis); }),
-               SoftmaxReference(x, a, false), 1e-12, "softmax");
-    ExpectNear(EvalWith({ToFloat(x)}, [&](const Scope& s, const std::vector<Output>& in) { return LogSoftmax(s, in[0], axis); }),
+    ExpectNear(
+        EvalWith({x}, [&](const Scope& s,
+                          const std::vector<Output>& in) { return Softmax(s, in[0], axis); }),
+        SoftmaxReference(x, a, false), 1e-12, "softmax");
+    ExpectNear(EvalWith({ToFloat(x)},
+                        [&](const Scope& s, const std::vector<Output>& in) {
+                          return LogSoftmax(s, in[0], axis);
+                        }),
                SoftmaxReference(x, a, true), 1e-5, "log_softmax");
   }
 }
 
 TEST(NnSoftmaxTest, StableForHugeLogits) {
   Tensor x = Tensor::FromVector<float>({1000, 1000, -1000}, {1, 3});
-  ExpectNear(EvalWith({x}, [](const Scope& s, const std::vector<Output>& in) { return Softmax(s, in[0]); }),
+  ExpectNear(EvalWith({x}, [](const Scope& s,
+                              const std::vector<Output>& in) { return Softmax(s, in[0]); }),
              {0.5, 0.5, 0}, 1e-6);
-  ExpectNear(EvalWith({x}, [](const Scope& s, const std::vector<Output>& in) { return LogSoftmax(s, in[0]); }),
+  ExpectNear(EvalWith({x}, [](const Scope& s,
+                              const std::vector<Output>& in) { return LogSoftmax(s, in[0]); }),
              {-std::log(2.0), -std::log(2.0), -2000 - std::log(2.0)}, 1e-6);
 }
 
 TEST(NnSoftmaxTest, GradientsPassTheChecker) {
   Tensor x = RandomDoubles({2, 3, 4}, 9, -2, 2);
   for (int axis : {-1, 1, 0}) {
-    EXPECT_LT(MaxGradientError([&](const Scope& s, const std::vector<Output>& in) { return Softmax(s, in[0], axis); }, {x}), 1e-8);
-    EXPECT_LT(MaxGradientError([&](const Scope& s, const std::vector<Output>& in) { return LogSoftmax(s, in[0], axis); }, {x}), 1e-8);
+    EXPECT_LT(
+        MaxGradientError(
+            [&](const Scope& s, const std::vector<Output>& in) { return Softmax(s, in[0], axis); },
+            {x}),
+        1e-8);
+    EXPECT_LT(
+        MaxGradientError([&](const Scope& s,
+                             const std::vector<Output>& in) { return LogSoftmax(s, in[0], axis); },
+                         {x}),
+        1e-8);
   }
 }
 
@@ -244,7 +262,8 @@ TEST(NnXentTest, SparseMatchesDenseOneHot) {
   std::vector<double> log_p = SoftmaxReference(logits, 1, true), expected;
   for (int r = 0; r < 4; ++r) expected.push_back(-log_p[r * 3 + ids[r]]);
   for (bool wide : {false, true}) {
-    Tensor labels = wide ? Tensor::FromVector<int64_t>({2, 0, 1, 2}) : Tensor::FromVector<int32_t>(ids);
+    Tensor labels =
+        wide ? Tensor::FromVector<int64_t>({2, 0, 1, 2}) : Tensor::FromVector<int32_t>(ids);
     auto fn = [&](const Scope& s, const std::vector<Output>& in) {
       return SparseSoftmaxCrossEntropyWithLogits(s, Const(s, labels), in[0]);
     };
@@ -277,11 +296,13 @@ TEST(NnXentTest, LabelShapeMismatchFailsAtConstruction) {
   Scope s(graph);
   auto logits = Placeholder(s, kFloat32, {-1, 10});
   std::string msg = InvalidArgumentMessage([&] {
-    SparseSoftmaxCrossEntropyWithLogits(s.WithOpName("loss"), Placeholder(s, kInt32, {-1, 10}), logits);
+    SparseSoftmaxCrossEntropyWithLogits(s.WithOpName("loss"), Placeholder(s, kInt32, {-1, 10}),
+                                        logits);
   });
   EXPECT_NE(msg.find("'loss'"), std::string::npos) << msg;
   msg = InvalidArgumentMessage([&] {
-    SoftmaxCrossEntropyWithLogits(s.WithOpName("dense_loss"), Placeholder(s, kFloat32, {-1, 9}), logits);
+    SoftmaxCrossEntropyWithLogits(s.WithOpName("dense_loss"), Placeholder(s, kFloat32, {-1, 9}),
+                                  logits);
   });
   EXPECT_NE(msg.find("[?,9]"), std::string::npos) << msg;
 }
@@ -299,7 +320,9 @@ TEST(NnXentTest, SigmoidCrossEntropyStableFormulaAndGradient) {
   };
   ExpectNear(EvalWith({labels, logits}, fn), expected, 1e-12);
   ExpectNear(EvalWith({ToFloat(labels), ToFloat(logits)}, fn), expected, 1e-5);
-  EXPECT_LT(MaxGradientError(fn, {RandomDoubles({2, 3}, 41, 0, 1), RandomDoubles({2, 3}, 42, -3, 3)}), 1e-8);
+  EXPECT_LT(
+      MaxGradientError(fn, {RandomDoubles({2, 3}, 41, 0, 1), RandomDoubles({2, 3}, 42, -3, 3)}),
+      1e-8);
 }
 
 // ---- Norms ----
@@ -338,7 +361,8 @@ TEST(NnNormsTest, ClipByGlobalNormScalesOnlyAboveTheClip) {
 TEST(NnNormsTest, ClipByGlobalNormSkipsAbsentEntries) {
   Graph graph;
   Scope s(graph);
-  ClippedList r = ClipByGlobalNorm(s, {Output(), Const(s, Tensor::FromVector<float>({3, 4}))}, 1.0f);
+  ClippedList r =
+      ClipByGlobalNorm(s, {Output(), Const(s, Tensor::FromVector<float>({3, 4}))}, 1.0f);
   ASSERT_EQ(r.clipped.size(), 2u);
   EXPECT_FALSE(r.clipped[0].valid());
   Session session(graph, {.intra_op_threads = 1});
@@ -358,29 +382,59 @@ TEST(NnNormsTest, ClipByGlobalNormGradients) {
   // at 10 (identity), then also differentiate w.r.t. clip_norm and through global_norm.
   std::vector<Tensor> xs = {RandomDoubles({3, 2}, 61), RandomDoubles({3, 2}, 62)};
   for (double clip : {0.5, 10.0}) {
-    EXPECT_LT(MaxGradientError([&](const Scope& s, const std::vector<Output>& in) {
-                ClippedList r = ClipByGlobalNorm(s, {in[0], in[1]}, clip);
-                return AddN(s, {r.clipped[0], r.clipped[1]});
-              }, xs), 1e-8) << clip;
+    EXPECT_LT(MaxGradientError(
+                  [&](const Scope& s, const std::vector<Output>& in) {
+                    ClippedList r = ClipByGlobalNorm(s, {in[0], in[1]}, clip);
+                    return AddN(s, {r.clipped[0], r.clipped[1]});
+                  },
+                  xs),
+              1e-8)
+        << clip;
   }
   std::vector<Tensor> with_clip = {xs[0], xs[1], Tensor::Scalar<double>(0.5)};
-  EXPECT_LT(MaxGradientError([&](const Scope& s, const std::vector<Output>& in) {
-              return ClipByGlobalNorm(s, {in[0], in[1]}, in[2]).clipped[1];
-            }, with_clip), 1e-8);
-  EXPECT_LT(MaxGradientError([&](const Scope& s, const std::vector<Output>& in) {
-              return GlobalNorm(s, {in[0], in[1]});
-            }, xs), 1e-8);
+  EXPECT_LT(MaxGradientError(
+                [&](const Scope& s, const std::vector<Output>& in) {
+                  return ClipByGlobalNorm(s, {in[0], in[1]}, in[2]).clipped[1];
+                },
+                with_clip),
+            1e-8);
+  EXPECT_LT(MaxGradientError(
+                [&](const Scope& s, const std::vector<Output>& in) {
+                  return GlobalNorm(s, {in[0], in[1]});
+                },
+                xs),
+            1e-8);
 }
 
 TEST(NnRegistryTest, RegistersEveryOpAndGradientOp) {
   OpRegistry registry;
   RegisterNnOps(registry);
-  for (const char* name :
-       {"Relu", "ReluGrad", "Relu6", "Elu", "LeakyRelu", "Sigmoid", "SigmoidGrad", "Tanh",
-        "Softplus", "BiasAdd", "BiasAddGrad", "Softmax", "LogSoftmax", "Conv2D",
-        "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool", "MaxPoolGrad", "AvgPool",
-        "AvgPoolGrad", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits",
-        "SigmoidCrossEntropyWithLogits", "L2Loss", "GlobalNorm", "ClipToGlobalNorm"}) {
+  for (const char* name : {"Relu",
+                           "ReluGrad",
+                           "Relu6",
+                           "Elu",
+                           "LeakyRelu",
+                           "Sigmoid",
+                           "SigmoidGrad",
+                           "Tanh",
+                           "Softplus",
+                           "BiasAdd",
+                           "BiasAddGrad",
+                           "Softmax",
+                           "LogSoftmax",
+                           "Conv2D",
+                           "Conv2DBackpropInput",
+                           "Conv2DBackpropFilter",
+                           "MaxPool",
+                           "MaxPoolGrad",
+                           "AvgPool",
+                           "AvgPoolGrad",
+                           "SoftmaxCrossEntropyWithLogits",
+                           "SparseSoftmaxCrossEntropyWithLogits",
+                           "SigmoidCrossEntropyWithLogits",
+                           "L2Loss",
+                           "GlobalNorm",
+                           "ClipToGlobalNorm"}) {
     EXPECT_NE(registry.Find(name), nullptr) << name;
   }
 }

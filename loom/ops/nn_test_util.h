@@ -32,7 +32,8 @@ inline Tensor EvalWith(const std::vector<Tensor>& inputs,
 // A float32 copy of a float64 tensor.
 inline Tensor ToFloat(const Tensor& t) {
   Tensor out(kFloat32, t.shape());
-  for (int64_t i = 0; i < t.NumElements(); ++i) out.data<float>()[i] = static_cast<float>(t.data<double>()[i]);
+  for (int64_t i = 0; i < t.NumElements(); ++i)
+    out.data<float>()[i] = static_cast<float>(t.data<double>()[i]);
   return out;
 }
 

@@ -47,7 +47,7 @@ bool IsSame(const Ctx& c) {
 // TF's GetWindowedOutputSize: the output size and leading padding along one dimension.
 // Returns false when a VALID window does not fit.
 inline bool WindowedOutput(int64_t in, int64_t k, int64_t stride, bool same, int64_t* out,
-                    int64_t* pad_before) {
+                           int64_t* pad_before) {
   if (same) {
     *out = (in + stride - 1) / stride;
     const int64_t pad_total = std::max<int64_t>((*out - 1) * stride + k - in, 0);

@@ -45,9 +45,7 @@ uint64_t InitialKey(const Node& node) {
   return (static_cast<uint64_t>(device()) << 32) ^ device();
 }
 
-bool Seeded(const Node& node) {
-  return node.attr(kSeed) != 0 || node.attr(kSeed2) != 0;
-}
+bool Seeded(const Node& node) { return node.attr(kSeed) != 0 || node.attr(kSeed2) != 0; }
 
 // The stream one kernel invocation draws from: block b of it is
 // Philox(counter = (b, run), key).
@@ -132,7 +130,8 @@ const OpDef& RandomUniformOp() {
       .name = "RandomUniform",
       .num_inputs = 0,
       .stateful = true,
-      .attrs = {kShape.Required(), kDType.Required(), kMinval.Default(0.0), kMaxval.Default(1.0), kSeed.Default(0), kSeed2.Default(0)},
+      .attrs = {kShape.Required(), kDType.Required(), kMinval.Default(0.0), kMaxval.Default(1.0),
+                kSeed.Default(0), kSeed2.Default(0)},
       .shape = FloatOnly,
       .kernel =
           [](KernelContext& c) {
@@ -144,14 +143,18 @@ const OpDef& RandomUniformOp() {
               T* out = y.data<T>();
               const T tlo = static_cast<T>(lo), tspan = static_cast<T>(span);
               if constexpr (std::is_same_v<T, float>) {
-                FillBlocks(c, stream, y.NumElements(), 4, [&](const philox::Block& x, int64_t first, int64_t n) {
-                  for (int64_t k = 0; k < n; ++k) out[first + k] = tlo + tspan * philox::ToFloat(x[k]);
-                });
+                FillBlocks(c, stream, y.NumElements(), 4,
+                           [&](const philox::Block& x, int64_t first, int64_t n) {
+                             for (int64_t k = 0; k < n; ++k)
+                               out[first + k] = tlo + tspan * philox::ToFloat(x[k]);
+                           });
               } else {
-                FillBlocks(c, stream, y.NumElements(), 2, [&](const philox::Block& x, int64_t first, int64_t n) {
-                  for (int64_t k = 0; k < n; ++k)
-                    out[first + k] = tlo + tspan * philox::ToDouble(x[2 * k], x[2 * k + 1]);
-                });
+                FillBlocks(c, stream, y.NumElements(), 2,
+                           [&](const philox::Block& x, int64_t first, int64_t n) {
+                             for (int64_t k = 0; k < n; ++k)
+                               out[first + k] =
+                                   tlo + tspan * philox::ToDouble(x[2 * k], x[2 * k + 1]);
+                           });
               }
               return 0;
             });
@@ -166,7 +169,8 @@ const OpDef& RandomNormalOp() {
       .name = "RandomNormal",
       .num_inputs = 0,
       .stateful = true,
-      .attrs = {kShape.Required(), kDType.Required(), kMean.Default(0.0), kStddev.Default(1.0), kSeed.Default(0), kSeed2.Default(0)},
+      .attrs = {kShape.Required(), kDType.Required(), kMean.Default(0.0), kStddev.Default(1.0),
+                kSeed.Default(0), kSeed2.Default(0)},
       .shape = FloatOnly,
       .kernel =
           [](KernelContext& c) {
@@ -177,11 +181,13 @@ const OpDef& RandomNormalOp() {
               using T = decltype(tag);
               T* out = y.data<T>();
               const int per_block = std::is_same_v<T, float> ? 4 : 2;
-              FillBlocks(c, stream, y.NumElements(), per_block, [&](const philox::Block& x, int64_t first, int64_t n) {
-                double z[4] = {};  // NormalsFromBlock fills per_block >= n of them
-                NormalsFromBlock<T>(x, z);
-                for (int64_t k = 0; k < n; ++k) out[first + k] = static_cast<T>(mean + stddev * z[k]);
-              });
+              FillBlocks(c, stream, y.NumElements(), per_block,
+                         [&](const philox::Block& x, int64_t first, int64_t n) {
+                           double z[4] = {};  // NormalsFromBlock fills per_block >= n of them
+                           NormalsFromBlock<T>(x, z);
+                           for (int64_t k = 0; k < n; ++k)
+                             out[first + k] = static_cast<T>(mean + stddev * z[k]);
+                         });
               return 0;
             });
           },
@@ -195,7 +201,8 @@ const OpDef& TruncatedNormalOp() {
       .name = "TruncatedNormal",
       .num_inputs = 0,
       .stateful = true,
-      .attrs = {kShape.Required(), kDType.Required(), kMean.Default(0.0), kStddev.Default(1.0), kSeed.Default(0), kSeed2.Default(0)},
+      .attrs = {kShape.Required(), kDType.Required(), kMean.Default(0.0), kStddev.Default(1.0),
+                kSeed.Default(0), kSeed2.Default(0)},
       .shape = FloatOnly,
       .kernel =
           [](KernelContext& c) {
@@ -237,7 +244,8 @@ const OpDef& RandomUniformIntOp() {
       .name = "RandomUniformInt",
       .num_inputs = 0,
       .stateful = true,
-      .attrs = {kShape.Required(), kDType.Required(), kIntMinval.Required(), kIntMaxval.Required(), kSeed.Default(0), kSeed2.Default(0)},
+      .attrs = {kShape.Required(), kDType.Required(), kIntMinval.Required(), kIntMaxval.Required(),
+                kSeed.Default(0), kSeed2.Default(0)},
       .shape =
           [](InferenceContext& c) {
             DType dtype = c.attr(kDType);
@@ -255,26 +263,35 @@ const OpDef& RandomUniformIntOp() {
           [](KernelContext& c) {
             Tensor y = c.AllocateOutput(0, c.attr(kShape));
             const int64_t lo = c.attr(kIntMinval);
-            const uint64_t range = static_cast<uint64_t>(c.attr(kIntMaxval)) - static_cast<uint64_t>(lo);
+            const uint64_t range =
+                static_cast<uint64_t>(c.attr(kIntMaxval)) - static_cast<uint64_t>(lo);
             const Stream stream = NextStream(c);
             auto fill = [&](auto* out) {
               using T = std::remove_pointer_t<decltype(out)>;
               // Modulo reduction, like TF; the bias is below range / 2^32 (2^64 for wide).
               if (range <= (uint64_t{1} << 32)) {
-                FillBlocks(c, stream, y.NumElements(), 4, [&](const philox::Block& x, int64_t first, int64_t n) {
-                  for (int64_t k = 0; k < n; ++k) out[first + k] = static_cast<T>(lo + static_cast<int64_t>(x[k] % range));
-                });
+                FillBlocks(c, stream, y.NumElements(), 4,
+                           [&](const philox::Block& x, int64_t first, int64_t n) {
+                             for (int64_t k = 0; k < n; ++k)
+                               out[first + k] =
+                                   static_cast<T>(lo + static_cast<int64_t>(x[k] % range));
+                           });
               } else {
-                FillBlocks(c, stream, y.NumElements(), 2, [&](const philox::Block& x, int64_t first, int64_t n) {
-                  for (int64_t k = 0; k < n; ++k) {
-                    const uint64_t bits = (static_cast<uint64_t>(x[2 * k]) << 32) | x[2 * k + 1];
-                    out[first + k] = static_cast<T>(static_cast<uint64_t>(lo) + bits % range);
-                  }
-                });
+                FillBlocks(c, stream, y.NumElements(), 2,
+                           [&](const philox::Block& x, int64_t first, int64_t n) {
+                             for (int64_t k = 0; k < n; ++k) {
+                               const uint64_t bits =
+                                   (static_cast<uint64_t>(x[2 * k]) << 32) | x[2 * k + 1];
+                               out[first + k] =
+                                   static_cast<T>(static_cast<uint64_t>(lo) + bits % range);
+                             }
+                           });
               }
             };
-            if (y.dtype() == kInt32) fill(y.data<int32_t>());
-            else fill(y.data<int64_t>());
+            if (y.dtype() == kInt32)
+              fill(y.data<int32_t>());
+            else
+              fill(y.data<int64_t>());
           },
       .no_gradient = kRandomNoGradient,
   };
@@ -313,22 +330,24 @@ const OpDef& DropoutOp() {
               T* out = y.data<T>();
               T* m = mask.data<T>();
               const T keep_value = static_cast<T>(scale);
-              FillBlocks(c, stream, x.NumElements(), 4, [&](const philox::Block& bits, int64_t first, int64_t n) {
-                for (int64_t k = 0; k < n; ++k) {
-                  const T mk = philox::ToFloat(bits[k]) >= rate ? keep_value : T(0);
-                  m[first + k] = mk;
-                  out[first + k] = in[first + k] * mk;
-                }
-              });
+              FillBlocks(c, stream, x.NumElements(), 4,
+                         [&](const philox::Block& bits, int64_t first, int64_t n) {
+                           for (int64_t k = 0; k < n; ++k) {
+                             const T mk = philox::ToFloat(bits[k]) >= rate ? keep_value : T(0);
+                             m[first + k] = mk;
+                             out[first + k] = in[first + k] * mk;
+                           }
+                         });
               return 0;
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // y = x * mask with mask independent of x: dx = dy * mask.
-            if (!g.grad(0).valid()) return {GradOutput()};
-            return {g.scope().AddNode(DropoutGradOp(), {g.grad(0), g.output(1)}, {}, "DropoutGrad")->output(0)};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // y = x * mask with mask independent of x: dx = dy * mask.
+        if (!g.grad(0).valid()) return {GradOutput()};
+        return {g.scope()
+                    .AddNode(DropoutGradOp(), {g.grad(0), g.output(1)}, {}, "DropoutGrad")
+                    ->output(0)};
+      },
   };
   return op;
 }
@@ -347,7 +366,8 @@ const OpDef& DropoutGradOp() {
           [](KernelContext& c) {
             const Tensor& dy = c.input(0);
             const Tensor& mask = c.input(1);
-            if (dy.shape() != mask.shape()) c.Fail("gradient ", dy.shape(), " vs mask ", mask.shape());
+            if (dy.shape() != mask.shape())
+              c.Fail("gradient ", dy.shape(), " vs mask ", mask.shape());
             Tensor dx = c.ForwardInputOrAllocate(0, 0, dy.shape());
             SwitchFloat(dy.dtype(), "DropoutGrad", [&](auto tag) {
               using T = decltype(tag);
@@ -360,11 +380,12 @@ const OpDef& DropoutGradOp() {
               return 0;
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            return {g.scope().AddNode(DropoutGradOp(), {g.grad(0), g.input(1)}, {}, "DropoutGrad")->output(0),
-                    GradOutput()};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        return {g.scope()
+                    .AddNode(DropoutGradOp(), {g.grad(0), g.input(1)}, {}, "DropoutGrad")
+                    ->output(0),
+                GradOutput()};
+      },
   };
   return op;
 }
@@ -403,16 +424,14 @@ Output AddRandom(const Scope& scope, const OpDef& op, const Shape& shape, DType 
 
 }  // namespace
 
-Output RandomNormal(const Scope& scope, const Shape& shape, DType dtype, double mean,
-                    double stddev, int64_t seed) {
-  return AddRandom(scope, RandomNormalOp(), shape, dtype, seed,
-                   {kMean(mean), kStddev(stddev)});
+Output RandomNormal(const Scope& scope, const Shape& shape, DType dtype, double mean, double stddev,
+                    int64_t seed) {
+  return AddRandom(scope, RandomNormalOp(), shape, dtype, seed, {kMean(mean), kStddev(stddev)});
 }
 
 Output TruncatedNormal(const Scope& scope, const Shape& shape, DType dtype, double mean,
                        double stddev, int64_t seed) {
-  return AddRandom(scope, TruncatedNormalOp(), shape, dtype, seed,
-                   {kMean(mean), kStddev(stddev)});
+  return AddRandom(scope, TruncatedNormalOp(), shape, dtype, seed, {kMean(mean), kStddev(stddev)});
 }
 
 Output RandomUniform(const Scope& scope, const Shape& shape, DType dtype, double minval,

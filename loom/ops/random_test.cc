@@ -86,7 +86,8 @@ TEST(RandomTest, StreamsSaveAndRestoreTheirPosition) {
   Session c(graph);
   EXPECT_FALSE(c.Eval(noise).Equals(fourth));  // a fresh Session starts at run 0
   // Streams of other graphs' nodes are ignored; a malformed one is DataLoss naming the file.
-  EXPECT_FALSE(RestoreRandomStream(b.resources(), graph, "random:dropout", saved[0].second, "ckpt"));
+  EXPECT_FALSE(
+      RestoreRandomStream(b.resources(), graph, "random:dropout", saved[0].second, "ckpt"));
   try {
     RestoreRandomStream(b.resources(), graph, "random:noise", Tensor::Scalar<float>(1), "ckpt-7");
     ADD_FAILURE() << "no error";
@@ -160,8 +161,8 @@ TEST(RandomTest, DistributionsHaveTheRightMoments) {
   auto ints = RandomUniformInt(s, shape, -3, 4, kInt64);
   auto wide = RandomUniformInt(s, {1000}, 0, int64_t{1} << 40, kInt64);
   Session session(graph, {.intra_op_threads = 2});
-  auto out = session.Run({}, {normal32, normal64, uniform32, uniform64, truncated32, truncated64,
-                              ints, wide});
+  auto out = session.Run(
+      {}, {normal32, normal64, uniform32, uniform64, truncated32, truncated64, ints, wide});
 
   Moments m = MomentsOf<float>(out[0]);
   EXPECT_NEAR(m.mean, 3.0, 0.02);

@@ -27,8 +27,8 @@ std::vector<bool> ReduceMask(const Node& who, const Shape& shape,
   for (int64_t axis : axes) {
     const int64_t d = axis < 0 ? axis + rank : axis;
     if (d < 0 || d >= rank) {
-      throw InvalidArgument(who.description(), ": axis ", axis, " is out of range for shape ", shape,
-                            " (rank ", rank, ")");
+      throw InvalidArgument(who.description(), ": axis ", axis, " is out of range for shape ",
+                            shape, " (rank ", rank, ")");
     }
     if (mask[d]) throw InvalidArgument(who.description(), ": axis ", axis, " is listed twice");
     mask[d] = true;
@@ -56,26 +56,46 @@ Shape ReducedShape(const Shape& shape, const std::vector<bool>& mask, bool keep_
 // Reduction kernels over [outer, reduced, inner] views.
 
 struct SumR {
-  template <typename T> static constexpr T Init() { return T(0); }
-  template <typename T> static T Combine(T a, T b) { return static_cast<T>(a + b); }
+  template <typename T>
+  static constexpr T Init() {
+    return T(0);
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return static_cast<T>(a + b);
+  }
 };
 struct ProdR {
-  template <typename T> static constexpr T Init() { return T(1); }
-  template <typename T> static T Combine(T a, T b) { return static_cast<T>(a * b); }
+  template <typename T>
+  static constexpr T Init() {
+    return T(1);
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return static_cast<T>(a * b);
+  }
 };
 struct MaxR {
-  template <typename T> static constexpr T Init() {
+  template <typename T>
+  static constexpr T Init() {
     return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                 : std::numeric_limits<T>::lowest();
   }
-  template <typename T> static T Combine(T a, T b) { return a > b ? a : b; }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return a > b ? a : b;
+  }
 };
 struct MinR {
-  template <typename T> static constexpr T Init() {
+  template <typename T>
+  static constexpr T Init() {
     return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
                                                 : std::numeric_limits<T>::max();
   }
-  template <typename T> static T Combine(T a, T b) { return a < b ? a : b; }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return a < b ? a : b;
+  }
 };
 
 // Reduces p[0, n): each 1024-element chunk in 16 independent lanes (so the loop
@@ -284,8 +304,7 @@ const OpDef& ProdExclusiveOp() {
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            auto mask = ReduceMask(c.node(), x.shape(),
-                                   c.attr(kAxes));
+            auto mask = ReduceMask(c.node(), x.shape(), c.attr(kAxes));
             Tensor out = c.AllocateOutput(0, x.shape());
             SwitchFloat(x.dtype(), "ProdExclusive", [&](auto tag) {
               using T = decltype(tag);
@@ -296,13 +315,13 @@ const OpDef& ProdExclusiveOp() {
                                  [](T v) { return v == T(0) ? T(1) : T(0); });
               Tensor p = ReduceTensor<ProdR, T>(c.pool(), nonzero, mask);
               Tensor z = ReduceTensor<SumR, T>(c.pool(), zeros, mask);
-              internal::TernaryBroadcast(
-                  c.pool(), x.shape(), x.data<T>(), p.shape(), p.data<T>(), z.shape(),
-                  z.data<T>(), x.shape(), out.data<T>(), [](T v, T prod, T num_zeros) {
-                    if (num_zeros == T(0)) return prod / v;
-                    if (num_zeros == T(1)) return v == T(0) ? prod : T(0);
-                    return T(0);
-                  });
+              internal::TernaryBroadcast(c.pool(), x.shape(), x.data<T>(), p.shape(), p.data<T>(),
+                                         z.shape(), z.data<T>(), x.shape(), out.data<T>(),
+                                         [](T v, T prod, T num_zeros) {
+                                           if (num_zeros == T(0)) return prod / v;
+                                           if (num_zeros == T(1)) return v == T(0) ? prod : T(0);
+                                           return T(0);
+                                         });
               return 0;
             });
           },
@@ -312,10 +331,11 @@ const OpDef& ProdExclusiveOp() {
 }
 
 const OpDef& SumOp() {
-  static const OpDef op = ReduceOp<SumR>("Sum", [](const GradContext& g) -> std::vector<GradOutput> {
-    // d/dx_i sum(x) = 1: dy broadcast back over the reduced dims
-    return {BroadcastToShapeOf(g.scope(), g.grad(), g.input(0), AxesOf(g))};
-  });
+  static const OpDef op =
+      ReduceOp<SumR>("Sum", [](const GradContext& g) -> std::vector<GradOutput> {
+        // d/dx_i sum(x) = 1: dy broadcast back over the reduced dims
+        return {BroadcastToShapeOf(g.scope(), g.grad(), g.input(0), AxesOf(g))};
+      });
   return op;
 }
 
@@ -325,8 +345,7 @@ const OpDef& MeanOp() {
         // d/dx_i mean(x) = 1/n, n = elements per result element
         const Scope& s = g.scope();
         Output x = g.input(0);
-        return {Div(s, BroadcastToShapeOf(s, g.grad(), x, AxesOf(g)),
-                    SizeRatio(s, x, g.output()))};
+        return {Div(s, BroadcastToShapeOf(s, g.grad(), x, AxesOf(g)), SizeRatio(s, x, g.output()))};
       });
   return op;
 }
@@ -375,7 +394,8 @@ void ArgKernel(KernelContext& c) {
   int axis = 0;
   while (!mask[axis]) ++axis;
   const int64_t n = x.dim(axis);
-  if (n == 0) c.Fail("cannot take ", c.node().op(), " over empty axis ", axis_attr, " of ", x.shape());
+  if (n == 0)
+    c.Fail("cannot take ", c.node().op(), " over empty axis ", axis_attr, " of ", x.shape());
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d) outer *= x.dim(d);
   for (int d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
@@ -460,8 +480,8 @@ Shape AlignedShape(const KernelContext& c, const Shape& x_shape, const Shape& li
     }
   }
   if (next != x_shape.rank() || static_cast<int>(dims.size()) != like_shape.rank()) {
-    c.Fail("shape ", x_shape, " is not ", like_shape, " reduced over axes [",
-           StrJoin(axes, ","), "]");
+    c.Fail("shape ", x_shape, " is not ", like_shape, " reduced over axes [", StrJoin(axes, ","),
+           "]");
   }
   return Shape(std::move(dims));
 }
@@ -477,8 +497,7 @@ const OpDef& BroadcastToShapeOfOp() {
             const Tensor& x = c.input(0);
             const Shape& like = c.input(1).shape();
             if (x.shape() == like) return c.set_output(0, x);
-            const Shape aligned =
-                AlignedShape(c, x.shape(), like, c.attr(kAxes));
+            const Shape aligned = AlignedShape(c, x.shape(), like, c.attr(kAxes));
             if (internal::RuntimeBroadcastShape(c, aligned, like) != like) {
               c.Fail("cannot broadcast shape ", x.shape(), " to ", like);
             }
@@ -489,19 +508,18 @@ const OpDef& BroadcastToShapeOfOp() {
               return 0;
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // Broadcasting copies x: its gradient sums the copies back.
-            const Scope& s = g.scope();
-            Output x = g.input(0), like = g.input(1);
-            const auto& axes = g.attr(kAxes);
-            if (axes.empty()) return {SumToShapeOf(s, g.grad(), x), GradOutput()};
-            if (!x.shape().rank_known() || !like.shape().rank_known()) {
-              throw Unimplemented("gradient of ", g.node().description(), " needs known ranks");
-            }
-            bool keep = x.shape().rank() == like.shape().rank();
-            return {Sum(s, g.grad(), axes, {.keep_dims = keep}), GradOutput()};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // Broadcasting copies x: its gradient sums the copies back.
+        const Scope& s = g.scope();
+        Output x = g.input(0), like = g.input(1);
+        const auto& axes = g.attr(kAxes);
+        if (axes.empty()) return {SumToShapeOf(s, g.grad(), x), GradOutput()};
+        if (!x.shape().rank_known() || !like.shape().rank_known()) {
+          throw Unimplemented("gradient of ", g.node().description(), " needs known ranks");
+        }
+        bool keep = x.shape().rank() == like.shape().rank();
+        return {Sum(s, g.grad(), axes, {.keep_dims = keep}), GradOutput()};
+      },
   };
   return op;
 }
@@ -535,20 +553,19 @@ const OpDef& SumToShapeOfOp() {
               return 0;
             });
           },
-      .grad =
-          [](const GradContext& g) -> std::vector<GradOutput> {
-            // Summing copies: the gradient is broadcast back; the shape source gets none.
-            return {BroadcastToShapeOf(g.scope(), g.grad(), g.input(0)), GradOutput()};
-          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // Summing copies: the gradient is broadcast back; the shape source gets none.
+        return {BroadcastToShapeOf(g.scope(), g.grad(), g.input(0)), GradOutput()};
+      },
   };
   return op;
 }
 
-Output BuildReduce(const OpDef& op, const Scope& scope, const Input& x,
-                   std::vector<int64_t> axes, ReduceOptions options) {
+Output BuildReduce(const OpDef& op, const Scope& scope, const Input& x, std::vector<int64_t> axes,
+                   ReduceOptions options) {
   return scope
-      .AddNode(op, {AsOutput(scope, x)},
-               {kAxes(std::move(axes)), kKeepDims(options.keep_dims)}, op.name)
+      .AddNode(op, {AsOutput(scope, x)}, {kAxes(std::move(axes)), kKeepDims(options.keep_dims)},
+               op.name)
       ->output(0);
 }
 
@@ -578,8 +595,8 @@ Output ArgMin(const Scope& s, Input x, int64_t axis) {
 }
 
 Output BroadcastToShapeOf(const Scope& s, Output x, Output like, std::vector<int64_t> axes) {
-  return s.AddNode(BroadcastToShapeOfOp(), {x, like}, {kAxes(std::move(axes))},
-                   "BroadcastToShapeOf")
+  return s
+      .AddNode(BroadcastToShapeOfOp(), {x, like}, {kAxes(std::move(axes))}, "BroadcastToShapeOf")
       ->output(0);
 }
 
@@ -588,9 +605,9 @@ Output SumToShapeOf(const Scope& s, Output grad, Output x) {
 }
 
 void RegisterReduceOps(OpRegistry& registry) {
-  for (const OpDef* op : {&SumOp(), &MeanOp(), &MaxOp(), &MinOp(), &ProdOp(), &ArgMaxOp(),
-                          &ArgMinOp(), &SizeRatioOp(), &ProdExclusiveOp(),
-                          &BroadcastToShapeOfOp(), &SumToShapeOfOp()}) {
+  for (const OpDef* op :
+       {&SumOp(), &MeanOp(), &MaxOp(), &MinOp(), &ProdOp(), &ArgMaxOp(), &ArgMinOp(),
+        &SizeRatioOp(), &ProdExclusiveOp(), &BroadcastToShapeOfOp(), &SumToShapeOfOp()}) {
     registry.Register(*op);
   }
 }

@@ -29,14 +29,11 @@ struct ReduceOptions {
 };
 
 // Numeric dtypes (float32, float64, int32, int64, uint8). Mean of integers truncates.
-Output Sum(const Scope& scope, Input x, std::vector<int64_t> axes = {},
-           ReduceOptions options = {});
+Output Sum(const Scope& scope, Input x, std::vector<int64_t> axes = {}, ReduceOptions options = {});
 Output Mean(const Scope& scope, Input x, std::vector<int64_t> axes = {},
             ReduceOptions options = {});
-Output Max(const Scope& scope, Input x, std::vector<int64_t> axes = {},
-           ReduceOptions options = {});
-Output Min(const Scope& scope, Input x, std::vector<int64_t> axes = {},
-           ReduceOptions options = {});
+Output Max(const Scope& scope, Input x, std::vector<int64_t> axes = {}, ReduceOptions options = {});
+Output Min(const Scope& scope, Input x, std::vector<int64_t> axes = {}, ReduceOptions options = {});
 Output Prod(const Scope& scope, Input x, std::vector<int64_t> axes = {},
             ReduceOptions options = {});
 

@@ -161,14 +161,14 @@ TEST(ReduceGradTest, SumMeanProdAllAxesSets) {
     for (const auto& axes : axes_sets) {
       ReduceOptions o{.keep_dims = keep};
       Tensor x = RandomDoubles({2, 3, 4}, 11, 0.5, 1.5);
-      EXPECT_LT(MaxGradientError([&](const Scope& s, const Xs& v) { return Sum(s, v[0], axes, o); },
-                                 {x}),
+      EXPECT_LT(
+          MaxGradientError([&](const Scope& s, const Xs& v) { return Sum(s, v[0], axes, o); }, {x}),
+          1e-6);
+      EXPECT_LT(MaxGradientError(
+                    [&](const Scope& s, const Xs& v) { return Mean(s, v[0], axes, o); }, {x}),
                 1e-6);
-      EXPECT_LT(MaxGradientError([&](const Scope& s, const Xs& v) { return Mean(s, v[0], axes, o); },
-                                 {x}),
-                1e-6);
-      EXPECT_LT(MaxGradientError([&](const Scope& s, const Xs& v) { return Prod(s, v[0], axes, o); },
-                                 {x}),
+      EXPECT_LT(MaxGradientError(
+                    [&](const Scope& s, const Xs& v) { return Prod(s, v[0], axes, o); }, {x}),
                 1e-6);
     }
   }
@@ -192,15 +192,16 @@ TEST(ReduceGradTest, ProdWithAZero) {
 
 TEST(ReduceGradTest, MaxMinWithoutAndWithTies) {
   for (bool keep : {false, true}) {
-    for (const std::vector<int64_t>& axes : std::vector<std::vector<int64_t>>{{}, {0}, {1}, {0, 2}}) {
+    for (const std::vector<int64_t>& axes :
+         std::vector<std::vector<int64_t>>{{}, {0}, {1}, {0, 2}}) {
       Tensor x = RandomDoubles({2, 3, 4}, 13);  // distinct values: no ties
       ReduceOptions o{.keep_dims = keep};
-      EXPECT_LT(MaxGradientError([&](const Scope& s, const Xs& v) { return Max(s, v[0], axes, o); },
-                                 {x}),
-                1e-6);
-      EXPECT_LT(MaxGradientError([&](const Scope& s, const Xs& v) { return Min(s, v[0], axes, o); },
-                                 {x}),
-                1e-6);
+      EXPECT_LT(
+          MaxGradientError([&](const Scope& s, const Xs& v) { return Max(s, v[0], axes, o); }, {x}),
+          1e-6);
+      EXPECT_LT(
+          MaxGradientError([&](const Scope& s, const Xs& v) { return Min(s, v[0], axes, o); }, {x}),
+          1e-6);
     }
   }
   // A tie splits the gradient evenly (TF's rule).

@@ -31,10 +31,7 @@ const OpDef& PlaceholderOp() {
       .num_inputs = 0,
       .role = OpRole::kPlaceholder,
       .attrs = {kDType.Required(), kShape.Default(Shape::Unknown())},
-      .shape =
-          [](InferenceContext& c) {
-            c.set_output(0, c.attr(kDType), c.attr(kShape));
-          },
+      .shape = [](InferenceContext& c) { c.set_output(0, c.attr(kDType), c.attr(kShape)); },
       .kernel =
           [](KernelContext& c) {
             throw InvalidArgument("you must feed a value for placeholder '", c.node().name(),
@@ -76,10 +73,7 @@ const OpDef& VariableOp() {
       .role = OpRole::kVariable,
       .attrs = {kDType.Required(), kShape.Required(), kTrainable.Default(true),
                 kLocal.Default(false)},
-      .shape =
-          [](InferenceContext& c) {
-            c.set_output(0, c.attr(kDType), c.attr(kShape));
-          },
+      .shape = [](InferenceContext& c) { c.set_output(0, c.attr(kDType), c.attr(kShape)); },
       .kernel =
           [](KernelContext& c) {
             auto* var = c.resources().Lookup<VariableResource>(c.node().name());
@@ -98,8 +92,7 @@ const OpDef& VariableOp() {
 
 void AssignShape(InferenceContext& c) {
   c.ExpectSameDType(0, 1);
-  if (c.attr(kValidateShape) &&
-      !c.input_shape(0).IsCompatibleWith(c.input_shape(1))) {
+  if (c.attr(kValidateShape) && !c.input_shape(0).IsCompatibleWith(c.input_shape(1))) {
     c.Fail("cannot assign a value of shape ", c.input_shape(1), " to variable '",
            c.input(0).node->name(), "' of shape ", c.input_shape(0));
   }
@@ -140,9 +133,8 @@ void AssignUpdateShape(InferenceContext& c) {
   const Shape& value = c.input_shape(1);
   const bool scalar = value.rank_known() && value.rank() == 0;
   if (!scalar && !c.input_shape(0).IsCompatibleWith(value)) {
-    c.Fail("cannot update variable '", c.input(0).node->name(), "' of shape ",
-           c.input_shape(0), " with a value of shape ", value,
-           ": use the variable's shape or a scalar");
+    c.Fail("cannot update variable '", c.input(0).node->name(), "' of shape ", c.input_shape(0),
+           " with a value of shape ", value, ": use the variable's shape or a scalar");
   }
   c.set_output(0, c.input_dtype(0), c.input_shape(0));
 }
@@ -318,9 +310,9 @@ Operation Group(const Scope& scope, const std::vector<Operation>& deps) {
 }
 
 void RegisterStateOps(OpRegistry& registry) {
-  for (const OpDef* op : {&PlaceholderOp(), &PlaceholderWithDefaultOp(), &VariableOp(),
-                          &AssignOp(), &AssignAddOp(), &AssignSubOp(), &IdentityOp(),
-                          &StopGradientOp(), &NoOpOp(), &ConstOp()}) {
+  for (const OpDef* op :
+       {&PlaceholderOp(), &PlaceholderWithDefaultOp(), &VariableOp(), &AssignOp(), &AssignAddOp(),
+        &AssignSubOp(), &IdentityOp(), &StopGradientOp(), &NoOpOp(), &ConstOp()}) {
     registry.Register(*op);
   }
 }

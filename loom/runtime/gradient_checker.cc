@@ -24,8 +24,8 @@ double MaxGradientError(const GradientCheckFn& fn, const std::vector<Tensor>& x_
   std::vector<Output> xs;
   for (size_t i = 0; i < x_values.size(); ++i) {
     LOOM_CHECK(x_values[i].dtype() == kFloat64) << "gradient checks run in float64";
-    xs.push_back(Placeholder(scope.WithOpName("x" + std::to_string(i)), kFloat64,
-                             x_values[i].shape()));
+    xs.push_back(
+        Placeholder(scope.WithOpName("x" + std::to_string(i)), kFloat64, x_values[i].shape()));
   }
   Output y = fn(scope, xs);
   LOOM_CHECK(y.dtype() == kFloat64) << "the checked function must return float64";
@@ -46,7 +46,8 @@ double MaxGradientError(const GradientCheckFn& fn, const std::vector<Tensor>& x_
   std::vector<Tensor> fetched = session.Run(feeds, fetches);
   std::vector<Tensor> symbolic;
   for (size_t i = 0, f = 0; i < grads.size(); ++i) {
-    symbolic.push_back(grads[i].valid() ? fetched[f++] : Tensor::Zeros(kFloat64, x_values[i].shape()));
+    symbolic.push_back(grads[i].valid() ? fetched[f++]
+                                        : Tensor::Zeros(kFloat64, x_values[i].shape()));
   }
 
   auto loss = [&](const FeedList& f) {

@@ -34,9 +34,9 @@ constexpr bool kCheckKernelShapes = false;
 struct Step {
   const Node* node;
   const KernelFn* kernel;
-  std::vector<int> input_slots;   // -1 for ref inputs and variable reads
+  std::vector<int> input_slots;              // -1 for ref inputs and variable reads
   std::vector<const Node*> input_variables;  // the variable read at this step, or nullptr
-  std::vector<char> input_moves;  // 1 when this step is the slot's last reader
+  std::vector<char> input_moves;             // 1 when this step is the slot's last reader
   int first_output_slot;
   int num_outputs;
 };
@@ -134,7 +134,8 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
     size_t at = order.size();
     if (const bool* early = node->attrs().Find<bool>(kScheduleEarlyAttr); early && *early) {
       int after = -1;
-      for (int i = 0; i < node->num_inputs(); ++i) after = std::max(after, position[node->input(i).node->id()]);
+      for (int i = 0; i < node->num_inputs(); ++i)
+        after = std::max(after, position[node->input(i).node->id()]);
       for (const Node* c : node->control_inputs()) after = std::max(after, position[c->id()]);
       at = static_cast<size_t>(after + 1);
     }
@@ -173,7 +174,8 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
   for (const Output& f : fetches) {
     int slot = slot_base[f.node->id()] + f.index;
     plan->fetch_slots.push_back(slot);
-    plan->fetch_variables.push_back(IsVariable(f.node) && !fed_node[f.node->id()] ? f.node : nullptr);
+    plan->fetch_variables.push_back(IsVariable(f.node) && !fed_node[f.node->id()] ? f.node
+                                                                                  : nullptr);
     last_reader[slot] = -2;  // fetched: never moved out
   }
   for (int s = 0; s < static_cast<int>(plan->steps.size()); ++s) {
@@ -211,8 +213,8 @@ const Session::Plan& Session::GetPlan(const FeedList& feeds, const std::vector<O
 }
 
 std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output>& fetches,
-                                 const std::vector<Operation>& targets,
-                                 const RunOptions* options, RunMetadata* metadata) {
+                                 const std::vector<Operation>& targets, const RunOptions* options,
+                                 RunMetadata* metadata) {
   for (const Output& f : fetches) {
     if (!f.valid()) throw InvalidArgument("Session::Run: a fetch is an empty Output");
     if (f.node->graph() != &graph_) {
@@ -231,13 +233,14 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
       throw InvalidArgument("Session::Run: feed ", i, " is empty or from another graph");
     }
     for (size_t j = 0; j < i; ++j) {
-      if (feeds[j].first == out) throw InvalidArgument("Session::Run: ", out.name(), " is fed twice");
+      if (feeds[j].first == out)
+        throw InvalidArgument("Session::Run: ", out.name(), " is fed twice");
     }
-    if (!value.defined()) throw InvalidArgument("Session::Run: the value fed to ", out.name(), " is empty");
+    if (!value.defined())
+      throw InvalidArgument("Session::Run: the value fed to ", out.name(), " is empty");
     if (value.dtype() != out.dtype()) {
       throw InvalidArgument("cannot feed a ", DTypeName(value.dtype()), " tensor to ",
-                            out.node->description(), ", which expects ",
-                            DTypeName(out.dtype()));
+                            out.node->description(), ", which expects ", DTypeName(out.dtype()));
     }
     if (!value.shape().IsCompatibleWith(out.shape())) {
       throw InvalidArgument("cannot feed a tensor of shape ", value.shape(), " to ",
@@ -260,8 +263,9 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
     for (size_t i = 0; i < num_inputs; ++i) {
       int slot = step.input_slots[i];
       if (slot < 0) {
-        inputs[i] = step.input_variables[i] ? ReadVariableAtStep(resources_, step.input_variables[i])
-                                            : Tensor();
+        inputs[i] = step.input_variables[i]
+                        ? ReadVariableAtStep(resources_, step.input_variables[i])
+                        : Tensor();
       } else if (step.input_moves[i]) {
         inputs[i] = std::move(slots[slot]);
       } else {
@@ -282,8 +286,7 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
           .AtNode(name);
     }
     if (trace) {
-      metadata->step_stats.push_back(
-          {step.node->name(), step.node->op(), start, NowMicros()});
+      metadata->step_stats.push_back({step.node->name(), step.node->op(), start, NowMicros()});
     }
     for (int o = 0; o < step.num_outputs; ++o) {
       Tensor& t = outputs[o];
@@ -293,8 +296,8 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
                        ", expected ", DTypeName(step.node->output_dtype(o)));
       }
       if (kCheckKernelShapes && !step.node->output_shape(o).IsCompatibleWith(t.shape())) {
-        throw Internal(step.node->description(), " produced shape ", t.shape(), " for output ",
-                       o, ", but its shape rule inferred ", step.node->output_shape(o),
+        throw Internal(step.node->description(), " produced shape ", t.shape(), " for output ", o,
+                       ", but its shape rule inferred ", step.node->output_shape(o),
                        "; the op's shape rule and kernel disagree");
       }
       slots[step.first_output_slot + o] = std::move(t);
@@ -305,7 +308,8 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
   result.reserve(plan.fetch_slots.size());
   for (size_t f = 0; f < plan.fetch_slots.size(); ++f) {
     const int slot = plan.fetch_slots[f];
-    if (plan.fetch_variables[f]) slots[slot] = ReadVariableAtStep(resources_, plan.fetch_variables[f]);
+    if (plan.fetch_variables[f])
+      slots[slot] = ReadVariableAtStep(resources_, plan.fetch_variables[f]);
     // A fetched value that something else still views (a variable, a feed) is copied, so
     // later in-place updates never change what the caller holds.
     Tensor& t = slots[slot];
@@ -333,8 +337,8 @@ void Session::WriteVariable(const std::string& name, const Tensor& value) {
   if (value.dtype() != node->output_dtype(0) ||
       !value.shape().IsCompatibleWith(node->output_shape(0))) {
     throw InvalidArgument("cannot assign a ", DTypeName(value.dtype()), value.shape(),
-                          " value to variable '", name, "' of ",
-                          DTypeName(node->output_dtype(0)), node->output_shape(0));
+                          " value to variable '", name, "' of ", DTypeName(node->output_dtype(0)),
+                          node->output_shape(0));
   }
   auto* var = resources_.LookupOrCreate<VariableResource>(name);
   var->Write(value.Clone());

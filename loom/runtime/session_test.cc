@@ -54,12 +54,18 @@ TEST(SessionTest, FeedOfWrongDtypeOrShapeIsRejected) {
   auto y = Identity(s, x);
   Session session(graph);
   std::string message;
-  EXPECT_EQ(CodeOf([&] { session.Run({{x, Tensor::FromVector<double>({1, 2}, {1, 2})}}, {y}); },
-                   &message),
+  EXPECT_EQ(CodeOf(
+                [&] {
+                  session.Run({{x, Tensor::FromVector<double>({1, 2}, {1, 2})}}, {y});
+                },
+                &message),
             ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("float64"), std::string::npos) << message;
-  EXPECT_EQ(CodeOf([&] { session.Run({{x, Tensor::FromVector<float>({1, 2, 3}, {1, 3})}}, {y}); },
-                   &message),
+  EXPECT_EQ(CodeOf(
+                [&] {
+                  session.Run({{x, Tensor::FromVector<float>({1, 2, 3}, {1, 3})}}, {y});
+                },
+                &message),
             ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("[?,2]"), std::string::npos) << message;
 }
@@ -104,7 +110,8 @@ TEST(SessionTest, VariableWrittenFromAnotherThreadWhileStepsReadIt) {
   while (last < kWrites) {
     if (!session.VariableInitialized("w")) continue;
     ++seen_initialized;
-    for (const Tensor& t : {session.Eval(read_in_step), session.Eval(w), session.ReadVariable("w")}) {
+    for (const Tensor& t :
+         {session.Eval(read_in_step), session.Eval(w), session.ReadVariable("w")}) {
       ASSERT_EQ(t.flat<float>()[0], t.flat<float>()[1]) << "a torn value";
       ASSERT_GE(t.flat<float>()[0], last) << "a value older than one read before";
       last = t.flat<float>()[0];
@@ -121,8 +128,11 @@ TEST(SessionTest, AssignAddTakesTheVariablesShapeOrAScalar) {
   auto add_scalar = AssignAdd(s, w, 10.0f);
   auto sub_scalar = AssignSub(s, w, 1.0f);
   std::string message;
-  EXPECT_EQ(CodeOf([&] { AssignAdd(s, w, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {3, 2})); },
-                   &message),
+  EXPECT_EQ(CodeOf(
+                [&] {
+                  AssignAdd(s, w, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {3, 2}));
+                },
+                &message),
             ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("'w' of shape [2,3]"), std::string::npos) << message;
   EXPECT_NE(message.find("[3,2]"), std::string::npos) << message;
@@ -180,12 +190,13 @@ TEST(SessionTest, ScheduleEarlyNodesRunRightAfterTheirInputs) {
     auto c = Identity(s.WithOpName("c"), b);
     const OpDef& identity = a.node->op_def();
     Node* after_a = s.WithOpName("after_a").AddNode(identity, {a}, {{"_schedule_early", early}});
-    Node* after_b = s.WithOpName("after_b").WithControlDependencies({b})
-                        .AddNode(identity, {a}, {{"_schedule_early", early}});
+    Node* after_b = s.WithOpName("after_b").WithControlDependencies({b}).AddNode(
+        identity, {a}, {{"_schedule_early", early}});
     Session session(graph);
     RunOptions options{.trace = true};
     RunMetadata metadata;
-    auto out = session.Run({}, {c, after_a->output(0), after_b->output(0)}, {}, &options, &metadata);
+    auto out =
+        session.Run({}, {c, after_a->output(0), after_b->output(0)}, {}, &options, &metadata);
     EXPECT_EQ(out[1].scalar<float>(), 3);
     EXPECT_EQ(out[2].scalar<float>(), 3);
     std::vector<std::string> order;
@@ -287,8 +298,9 @@ TEST(ResourceMgrTest, UnnamedResourcesAreOnePerTypeAndApartFromNames) {
 
 // gradient_checker.h's example, as written there.
 TEST(GradientCheckerTest, HeaderExampleRunsAsWritten) {
-  double err = MaxGradientError([](const Scope& s, const std::vector<Output>& x) {
-    return Tanh(s, x[0]); }, {RandomDoubles({3, 4})});
+  double err =
+      MaxGradientError([](const Scope& s, const std::vector<Output>& x) { return Tanh(s, x[0]); },
+                       {RandomDoubles({3, 4})});
   EXPECT_LT(err, 1e-6);
 }
 
@@ -310,8 +322,7 @@ TEST(GradientsTest, StopGradientBlocksAndNoRuleIsAnError) {
   Variable v(s.WithOpName("v"), Tensor::FromVector<double>({1, 2}));
   auto assigned = Assign(s, v, x);
   std::string message;
-  EXPECT_EQ(CodeOf([&] { Gradients(s, {assigned}, {x}); }, &message),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf([&] { Gradients(s, {assigned}, {x}); }, &message), ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("Assign"), std::string::npos) << message;
 }
 

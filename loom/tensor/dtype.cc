@@ -6,14 +6,22 @@ namespace loom {
 
 std::string_view DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "float32";
-    case DType::kFloat64: return "float64";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kUInt8: return "uint8";
-    case DType::kBool: return "bool";
-    case DType::kString: return "string";
-    case DType::kInvalid: return "invalid";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat64:
+      return "float64";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kUInt8:
+      return "uint8";
+    case DType::kBool:
+      return "bool";
+    case DType::kString:
+      return "string";
+    case DType::kInvalid:
+      return "invalid";
   }
   return "invalid";
 }
@@ -32,14 +40,22 @@ DType DTypeFromName(std::string_view name) {
 
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return 4;
-    case DType::kFloat64: return 8;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kUInt8: return 1;
-    case DType::kBool: return 1;
-    case DType::kString: return sizeof(std::string);
-    case DType::kInvalid: return 0;
+    case DType::kFloat32:
+      return 4;
+    case DType::kFloat64:
+      return 8;
+    case DType::kInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kUInt8:
+      return 1;
+    case DType::kBool:
+      return 1;
+    case DType::kString:
+      return sizeof(std::string);
+    case DType::kInvalid:
+      return 0;
   }
   return 0;
 }
@@ -67,8 +83,8 @@ bool IsValidDType(int value) {
 std::ostream& operator<<(std::ostream& os, DType dtype) { return os << DTypeName(dtype); }
 
 void ThrowUnsupportedDType(DType dtype, std::string_view what, std::string_view allowed) {
-  throw InvalidArgument(what, ": dtype ", DTypeName(dtype), " is not supported (allowed: ",
-                        allowed, ")");
+  throw InvalidArgument(what, ": dtype ", DTypeName(dtype), " is not supported (allowed: ", allowed,
+                        ")");
 }
 
 }  // namespace loom

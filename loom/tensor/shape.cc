@@ -68,8 +68,7 @@ bool Shape::IsCompatibleWith(const Shape& other) const {
 
 Shape Shape::MergeWith(const Shape& other) const {
   if (!IsCompatibleWith(other)) {
-    throw InvalidArgument("shapes ", ToString(), " and ", other.ToString(),
-                          " are not compatible");
+    throw InvalidArgument("shapes ", ToString(), " and ", other.ToString(), " are not compatible");
   }
   if (!rank_known_) return other;
   if (!other.rank_known_) return *this;
@@ -102,8 +101,6 @@ std::string Shape::ToString() const {
   return s + "]";
 }
 
-std::ostream& operator<<(std::ostream& os, const Shape& shape) {
-  return os << shape.ToString();
-}
+std::ostream& operator<<(std::ostream& os, const Shape& shape) { return os << shape.ToString(); }
 
 }  // namespace loom

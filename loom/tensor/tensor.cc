@@ -2,9 +2,9 @@
 
 #include <cstdlib>
 #include <mutex>
-#include <unordered_map>
 #include <new>
 #include <sstream>
+#include <unordered_map>
 
 #include "loom/base/error.h"
 
@@ -60,8 +60,8 @@ class BufferCache {
   // Small buffers (below kMinCachedBuffer, sizes rounded to power-of-two classes) are
   // recycled through per-thread free lists, without a lock: a small-model step allocates
   // a few dozen of them, and aligned_alloc's slow path cost more than the kernels.
-  static constexpr int kSmallClasses = 9;          // 64 B .. 16 KiB / 2
-  static constexpr size_t kSmallPerClass = 64;     // at most 64 free buffers per class per thread
+  static constexpr int kSmallClasses = 9;       // 64 B .. 16 KiB / 2
+  static constexpr size_t kSmallPerClass = 64;  // at most 64 free buffers per class per thread
   struct SmallLists {
     std::vector<void*> free[kSmallClasses];
     ~SmallLists() {
@@ -144,8 +144,7 @@ std::shared_ptr<Buffer> Buffer::Allocate(DType dtype, int64_t num_elements) {
   return buffer;
 }
 
-std::shared_ptr<Buffer> Buffer::Borrow(void* data, size_t bytes,
-                                       std::function<void()> release) {
+std::shared_ptr<Buffer> Buffer::Borrow(void* data, size_t bytes, std::function<void()> release) {
   auto buffer = std::make_shared<Buffer>(Private{});
   buffer->data_ = data;
   buffer->bytes_ = bytes;
@@ -164,8 +163,7 @@ Buffer::~Buffer() {
   }
 }
 
-Tensor::Tensor(DType dtype, const Shape& shape)
-    : dtype_(dtype), shape_(shape) {
+Tensor::Tensor(DType dtype, const Shape& shape) : dtype_(dtype), shape_(shape) {
   LOOM_CHECK(shape.fully_defined()) << "Tensor shape must be fully defined, got " << shape;
   LOOM_CHECK(dtype != DType::kInvalid);
   num_elements_ = shape.num_elements();

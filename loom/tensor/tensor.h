@@ -131,9 +131,7 @@ class Tensor {
 
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   size_t byte_offset() const { return offset_; }
-  bool SharesBufferWith(const Tensor& other) const {
-    return buffer_ && buffer_ == other.buffer_;
-  }
+  bool SharesBufferWith(const Tensor& other) const { return buffer_ && buffer_ == other.buffer_; }
   // True when no other Tensor views this buffer, so a kernel may reuse it in place.
   bool BufferIsUnique() const { return buffer_ && buffer_.use_count() == 1; }
 

@@ -106,8 +106,8 @@ TEST(ShapeTest, NumElementsIsCheckedArithmetic) {
   EXPECT_EQ((Shape{k2to32, 2}).num_elements(), int64_t{1} << 33);
   EXPECT_EQ((Shape{0, 5}).num_elements(), 0);
   EXPECT_EQ(Shape().num_elements(), 1);
-  for (const Shape& s : {Shape{k2to32, k2to32}, Shape{k2to32, k2to32, 0},
-                         Shape{0, k2to32, k2to32}, Shape{INT64_MAX, 2}}) {
+  for (const Shape& s : {Shape{k2to32, k2to32}, Shape{k2to32, k2to32, 0}, Shape{0, k2to32, k2to32},
+                         Shape{INT64_MAX, 2}}) {
     try {
       s.num_elements();
       ADD_FAILURE() << s << " was accepted";

@@ -14,9 +14,9 @@ namespace loom::testing {
 TempDir::TempDir(const std::string& tag) {
   static std::atomic<int> counter{0};
   const char* base = std::getenv("TEST_TMPDIR");
-  const std::filesystem::path root =
-      base != nullptr && *base != '\0' ? std::filesystem::path(base)
-                                       : std::filesystem::temp_directory_path();
+  const std::filesystem::path root = base != nullptr && *base != '\0'
+                                         ? std::filesystem::path(base)
+                                         : std::filesystem::temp_directory_path();
   const std::filesystem::path dir =
       root / ("loom_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   std::error_code error;

@@ -7,7 +7,8 @@ namespace loom::train {
 CheckpointSaverHook::CheckpointSaverHook(std::string checkpoint_dir, CheckpointSaverOptions options)
     : checkpoint_dir_(std::move(checkpoint_dir)),
       options_(std::move(options)),
-      timer_({.every_secs = options_.save_secs, .every_steps = options_.save_steps,
+      timer_({.every_secs = options_.save_secs,
+              .every_steps = options_.save_steps,
               .env = options_.env}) {
   if (options_.saver && options_.scaffold) {
     throw InvalidArgument("CheckpointSaverHook: pass a saver or a scaffold, not both");

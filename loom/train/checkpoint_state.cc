@@ -40,8 +40,10 @@ std::string Unquote(std::string_view s, const std::string& file) {
     char c = s[i];
     if (c == '\\' && i + 2 < s.size()) {
       c = s[++i];
-      if (c == 'n') c = '\n';
-      else if (c == 't') c = '\t';
+      if (c == 'n')
+        c = '\n';
+      else if (c == 't')
+        c = '\t';
       else if (c >= '0' && c <= '7') {  // octal escape, as protobuf writes non-ASCII bytes
         int v = 0;
         for (int k = 0; k < 3 && i + 1 < s.size() && s[i] >= '0' && s[i] <= '7'; ++k, ++i) {
@@ -104,8 +106,8 @@ std::optional<CheckpointState> ReadCheckpointState(Env* env, const std::string& 
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const size_t colon = line.find(':');
     if (colon == std::string::npos) {
-      throw DataLoss("checkpoint state file '", file, "' line ", line_no, ": no ':' in '",
-                     line, "'");
+      throw DataLoss("checkpoint state file '", file, "' line ", line_no, ": no ':' in '", line,
+                     "'");
     }
     std::string key = line.substr(0, colon);
     std::string value = line.substr(colon + 1);
@@ -123,16 +125,16 @@ std::optional<CheckpointState> ReadCheckpointState(Env* env, const std::string& 
         state.last_preserved_timestamp = std::stod(value);
       }  // Unknown fields are ignored, as protobuf's text parser would keep them.
     } catch (const std::logic_error&) {
-      throw DataLoss("checkpoint state file '", file, "' line ", line_no, ": bad number '",
-                     value, "'");
+      throw DataLoss("checkpoint state file '", file, "' line ", line_no, ": bad number '", value,
+                     "'");
     }
   }
   return state;
 }
 
 void WriteCheckpointState(Env* env, const std::string& dir, const CheckpointState& state) {
-  std::string text = "model_checkpoint_path: " +
-                     Quote(Relativize(dir, state.model_checkpoint_path)) + "\n";
+  std::string text =
+      "model_checkpoint_path: " + Quote(Relativize(dir, state.model_checkpoint_path)) + "\n";
   for (const auto& p : state.all_model_checkpoint_paths) {
     text += "all_model_checkpoint_paths: " + Quote(Relativize(dir, p)) + "\n";
   }
@@ -158,8 +160,8 @@ void VerifyCheckpoint(Env* env, const std::string& path) {
   const uint64_t data_bytes = index.file_size - data_start;
   auto it = index.metadata.find("data_bytes");
   if (it != index.metadata.end() && it->second != std::to_string(data_bytes)) {
-    throw DataLoss("checkpoint '", path, "' is truncated or padded: its header says ",
-                   it->second, " data bytes, the file has ", data_bytes);
+    throw DataLoss("checkpoint '", path, "' is truncated or padded: its header says ", it->second,
+                   " data bytes, the file has ", data_bytes);
   }
   it = index.metadata.find("checksum");
   if (it == index.metadata.end()) return;  // a plain safetensors file: nothing to check
@@ -201,8 +203,9 @@ CheckpointScan ScanCheckpoints(Env* env, const std::string& dir) {
     if (StepOf(stem) >= 0) candidates.push_back(stem);
   }
   // Newest step first; among equal steps the state file's order (it came first).
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const std::string& a, const std::string& b) { return StepOf(a) > StepOf(b); });
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [](const std::string& a, const std::string& b) { return StepOf(a) > StepOf(b); });
   std::set<std::string> seen;
   for (const std::string& c : candidates) {
     if (!seen.insert(c).second) continue;
@@ -233,9 +236,9 @@ void LogCheckpointScan(const CheckpointScan& scan, const std::string& dir) {
   for (const auto& s : scan.invalid) {
     LOOM_LOG(WARNING) << "skipped invalid checkpoint '" << CheckpointFilePath(s.path) << "' ("
                       << s.reason << "); "
-                      << (scan.latest ? StrCat("restoring '", CheckpointFilePath(*scan.latest),
-                                               "' instead")
-                                      : StrCat("no valid checkpoint in '", dir, "'"));
+                      << (scan.latest
+                              ? StrCat("restoring '", CheckpointFilePath(*scan.latest), "' instead")
+                              : StrCat("no valid checkpoint in '", dir, "'"));
   }
 }
 

@@ -89,7 +89,8 @@ TEST(Hooks, HooksNeedingAGlobalStepSayWhich) {
 TEST(Hooks, LoggingTensorHookEveryNIterAndAtEnd) {
   TinyModel m;
   auto every2 = std::make_shared<LoggingTensorHook>(
-      std::vector<std::pair<std::string, Output>>{{"step", m.step}}, LoggingTensorOptions{.every_n_iter = 2});
+      std::vector<std::pair<std::string, Output>>{{"step", m.step}},
+      LoggingTensorOptions{.every_n_iter = 2});
   auto at_end = std::make_shared<LoggingTensorHook>(
       std::vector<Output>{m.w},
       LoggingTensorOptions{.at_end = true, .formatter = [](const std::map<std::string, Tensor>& v) {
@@ -146,7 +147,8 @@ TEST(Hooks, SummarySaverWritesAtTheStepsTfWrites) {
   TempDir dir;
   TinyModel m;
   Scope s(m.graph);
-  Output summary = ScalarSummary(s, "w0", Reshape(s, Slice(s, m.w, {0}, {1}), std::vector<int64_t>{}));
+  Output summary =
+      ScalarSummary(s, "w0", Reshape(s, Slice(s, m.w, {0}, {1}), std::vector<int64_t>{}));
   auto saver = std::make_shared<SummarySaverHook>(
       SummarySaverOptions{.save_steps = 100, .output_dir = dir.path(), .summary_op = summary});
   {
@@ -166,12 +168,13 @@ TEST(Hooks, HooksGivenOneOutputDirShareOneEventFile) {
   TempDir dir;
   TinyModel m;
   Scope s(m.graph);
-  Output summary = ScalarSummary(s, "w0", Reshape(s, Slice(s, m.w, {0}, {1}), std::vector<int64_t>{}));
+  Output summary =
+      ScalarSummary(s, "w0", Reshape(s, Slice(s, m.w, {0}, {1}), std::vector<int64_t>{}));
   {
     auto counter = std::make_shared<StepCounterHook>(
         StepCounterOptions{.every_n_steps = 1, .output_dir = dir.path()});
-    auto saver = std::make_shared<SummarySaverHook>(
-        SummarySaverOptions{.save_steps = 1, .output_dir = dir.path() + "/", .summary_op = summary});
+    auto saver = std::make_shared<SummarySaverHook>(SummarySaverOptions{
+        .save_steps = 1, .output_dir = dir.path() + "/", .summary_op = summary});
     EXPECT_EQ(SharedFileWriter(dir.path()), SharedFileWriter(dir.path() + "//"));
     auto session = SingularMonitoredSession(m.graph, {counter, saver});
     for (int i = 0; i < 3; ++i) session->RunTarget(m.train_op);
@@ -264,7 +267,8 @@ TEST(Hooks, GlobalStepWaiterBlocksUntilTheStepArrives) {
 TEST(Hooks, ProfilerWritesChromeTrace) {
   TempDir dir;
   TinyModel m;
-  auto profiler = std::make_shared<ProfilerHook>(ProfilerOptions{.save_steps = 2, .output_dir = dir.path()});
+  auto profiler =
+      std::make_shared<ProfilerHook>(ProfilerOptions{.save_steps = 2, .output_dir = dir.path()});
   auto session = SingularMonitoredSession(m.graph, {profiler});
   for (int i = 0; i < 5; ++i) session->RunTarget(m.train_op);
   session->Close();
@@ -286,11 +290,11 @@ TEST(Hooks, EarlyStoppingOnAMetricThatStopsImproving) {
   TinyModel m;
   // Loss by eval step: best at step 20, no decrease afterwards.
   std::map<int64_t, double> metrics = {{10, 0.5}, {20, 0.3}, {30, 0.35}};
-  auto hook = std::make_shared<EarlyStoppingHook>(EarlyStoppingOptions{
-      .metric_name = "loss",
-      .read_metrics = [&] { return metrics; },
-      .max_steps_without_improvement = 20,
-      .run_every_steps = 1});
+  auto hook = std::make_shared<EarlyStoppingHook>(
+      EarlyStoppingOptions{.metric_name = "loss",
+                           .read_metrics = [&] { return metrics; },
+                           .max_steps_without_improvement = 20,
+                           .run_every_steps = 1});
   auto session = SingularMonitoredSession(m.graph, {hook});
   session->RunTarget(m.train_op);
   EXPECT_FALSE(session->ShouldStop());  // the best is only 10 steps old
@@ -316,7 +320,9 @@ class StopAfterSecondSave : public CheckpointSaverListener {
  public:
   explicit StopAfterSecondSave(std::vector<std::string>* log) : log_(log) {}
   void Begin() override { log_->push_back("Begin"); }
-  void BeforeSave(Session&, int64_t step) override { log_->push_back("BeforeSave " + std::to_string(step)); }
+  void BeforeSave(Session&, int64_t step) override {
+    log_->push_back("BeforeSave " + std::to_string(step));
+  }
   bool AfterSave(Session&, int64_t step) override {
     log_->push_back("AfterSave " + std::to_string(step));
     return step == 2;
@@ -333,8 +339,7 @@ TEST(Hooks, CheckpointSaverListenerOrderAndStopRequest) {
   std::vector<std::string> log;
   auto saver_hook = std::make_shared<CheckpointSaverHook>(
       dir.path(), CheckpointSaverOptions{
-                      .save_steps = 2,
-                      .listeners = {std::make_shared<StopAfterSecondSave>(&log)}});
+                      .save_steps = 2, .listeners = {std::make_shared<StopAfterSecondSave>(&log)}});
   auto session = SingularMonitoredSession(m.graph, {saver_hook});
   while (!session->ShouldStop()) session->RunTarget(m.train_op);
   session->Close();
@@ -351,12 +356,11 @@ TEST(MonitoredTrainingSession, DefaultChiefHooksWriteCheckpointsSummariesAndResu
     Scope s(m.graph);
     HistogramSummary(s, "w", m.w);  // found by the Scaffold's MergeAllSummaries
     auto stop = std::make_shared<StopAtStepHook>(StopAtStepOptions{.num_steps = 3});
-    auto session = MonitoredTrainingSession(
-        m.graph, {.checkpoint_dir = dir.path(),
-                  .hooks = {stop},
-                  .save_checkpoint_steps = 2,
-                  .save_summaries_steps = 1,
-                  .log_step_count_steps = 1});
+    auto session = MonitoredTrainingSession(m.graph, {.checkpoint_dir = dir.path(),
+                                                      .hooks = {stop},
+                                                      .save_checkpoint_steps = 2,
+                                                      .save_summaries_steps = 1,
+                                                      .log_step_count_steps = 1});
     while (!session->ShouldStop()) session->RunTarget(m.train_op);
     // The second run resumed from step 3's checkpoint (saved by End).
     EXPECT_EQ(StepValue(session->raw_session().Eval(m.step)), 3 * (run + 1));
@@ -369,7 +373,8 @@ TEST(MonitoredTrainingSession, DefaultChiefHooksWriteCheckpointsSummariesAndResu
   for (const auto& e : ReadAllEvents(dir.path())) {
     if (e.has_graph_def()) ++graphs;
     if (e.has_session_log() && e.session_log().status() == proto::SessionLog::START) ++starts;
-    if (e.has_session_log() && e.session_log().status() == proto::SessionLog::CHECKPOINT) ++checkpoints;
+    if (e.has_session_log() && e.session_log().status() == proto::SessionLog::CHECKPOINT)
+      ++checkpoints;
     for (const auto& v : e.summary().value()) {
       histograms += v.has_histo();
       rates += v.tag() == "global_step/sec";

@@ -56,19 +56,17 @@ OpDef MakeScheduleOp(std::string name, bool has_learning_rate, std::vector<AttrD
   return op;
 }
 
-double DecaySteps(const Node& node) {
-  return static_cast<double>(node.attr(kDecaySteps));
-}
+double DecaySteps(const Node& node) { return static_cast<double>(node.attr(kDecaySteps)); }
 
 const OpDef& ExponentialDecayOp() {
   static const OpDef op =
       MakeScheduleOp("ExponentialDecay", true,
                      {kDecaySteps.Required(), kDecayRate.Required(), kStaircase.Default(false)},
                      [](const Node& n, double t, double lr) {
-        double p = t / DecaySteps(n);
-        if (n.attr(kStaircase)) p = std::floor(p);
-        return lr * std::pow(n.attr(kDecayRate), p);
-      });
+                       double p = t / DecaySteps(n);
+                       if (n.attr(kStaircase)) p = std::floor(p);
+                       return lr * std::pow(n.attr(kDecayRate), p);
+                     });
   return op;
 }
 
@@ -76,12 +74,12 @@ const OpDef& PiecewiseConstantOp() {
   static const OpDef op =
       MakeScheduleOp("PiecewiseConstant", false, {kBoundaries.Required(), kValues.Required()},
                      [](const Node& n, double t, double) {
-        const auto& boundaries = n.attr(kBoundaries);
-        const auto& values = n.attr(kValues);
-        size_t i = 0;
-        while (i < boundaries.size() && t > static_cast<double>(boundaries[i])) ++i;
-        return values[i];
-      });
+                       const auto& boundaries = n.attr(kBoundaries);
+                       const auto& values = n.attr(kValues);
+                       size_t i = 0;
+                       while (i < boundaries.size() && t > static_cast<double>(boundaries[i])) ++i;
+                       return values[i];
+                     });
   return op;
 }
 
@@ -91,23 +89,23 @@ const OpDef& PolynomialDecayOp() {
                      {kDecaySteps.Required(), kEndLearningRate.Default(0.0001), kPower.Default(1.0),
                       kCycle.Default(false)},
                      [](const Node& n, double t, double lr) {
-        double decay_steps = DecaySteps(n);
-        if (n.attr(kCycle)) {
-          // Restart every decay_steps; at t == 0 the first cycle is used.
-          decay_steps *= t == 0 ? 1.0 : std::ceil(t / decay_steps);
-        } else {
-          t = std::min(t, decay_steps);
-        }
-        const double end = n.attr(kEndLearningRate);
-        return (lr - end) * std::pow(1.0 - t / decay_steps, n.attr(kPower)) + end;
-      });
+                       double decay_steps = DecaySteps(n);
+                       if (n.attr(kCycle)) {
+                         // Restart every decay_steps; at t == 0 the first cycle is used.
+                         decay_steps *= t == 0 ? 1.0 : std::ceil(t / decay_steps);
+                       } else {
+                         t = std::min(t, decay_steps);
+                       }
+                       const double end = n.attr(kEndLearningRate);
+                       return (lr - end) * std::pow(1.0 - t / decay_steps, n.attr(kPower)) + end;
+                     });
   return op;
 }
 
 const OpDef& CosineDecayOp() {
-  static const OpDef op =
-      MakeScheduleOp("CosineDecay", true, {kDecaySteps.Required(), kAlpha.Default(0.0)},
-                     [](const Node& n, double t, double lr) {
+  static const OpDef op = MakeScheduleOp(
+      "CosineDecay", true, {kDecaySteps.Required(), kAlpha.Default(0.0)},
+      [](const Node& n, double t, double lr) {
         const double decay_steps = DecaySteps(n);
         t = std::min(t, decay_steps);
         const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * t / decay_steps));
@@ -135,9 +133,8 @@ Output AddSchedule(const Scope& scope, const OpDef& op, Input learning_rate, Out
 Output ExponentialDecay(const Scope& scope, Input learning_rate, Output global_step,
                         int64_t decay_steps, double decay_rate, bool staircase) {
   CheckDecaySteps(scope, "ExponentialDecay", decay_steps);
-  return AddSchedule(
-      scope, ExponentialDecayOp(), learning_rate, global_step,
-      {kDecaySteps(decay_steps), kDecayRate(decay_rate), kStaircase(staircase)});
+  return AddSchedule(scope, ExponentialDecayOp(), learning_rate, global_step,
+                     {kDecaySteps(decay_steps), kDecayRate(decay_rate), kStaircase(staircase)});
 }
 
 Output PiecewiseConstant(const Scope& scope, Output global_step, std::vector<int64_t> boundaries,
@@ -165,9 +162,7 @@ Output PolynomialDecay(const Scope& scope, Input learning_rate, Output global_st
                        int64_t decay_steps, double end_learning_rate, double power, bool cycle) {
   CheckDecaySteps(scope, "PolynomialDecay", decay_steps);
   return AddSchedule(scope, PolynomialDecayOp(), learning_rate, global_step,
-                     {kDecaySteps(decay_steps),
-                      kEndLearningRate(end_learning_rate),
-                      kPower(power),
+                     {kDecaySteps(decay_steps), kEndLearningRate(end_learning_rate), kPower(power),
                       kCycle(cycle)});
 }
 

@@ -13,8 +13,8 @@ namespace loom::train {
 namespace {
 
 SecondOrStepTimerOptions StepCounterTimer(const StepCounterOptions& o) {
-  SecondOrStepTimerOptions t{.every_secs = o.every_n_secs, .every_steps = o.every_n_steps,
-                             .env = o.env};
+  SecondOrStepTimerOptions t{
+      .every_secs = o.every_n_secs, .every_steps = o.every_n_steps, .env = o.env};
   if (!t.every_secs && !t.every_steps) t.every_steps = 100;
   return t;
 }
@@ -66,8 +66,7 @@ std::string Scientific(T v, int max_frac) {
   const size_t dot = mantissa.find('.');
   if (dot != std::string::npos && static_cast<int>(mantissa.size() - dot - 1) > max_frac) {
     char buf[64];
-    auto result =
-        std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific, max_frac);
+    auto result = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific, max_frac);
     s.assign(buf, result.ptr);
     e = s.find('e');
     mantissa = s.substr(0, e);
@@ -118,7 +117,8 @@ std::vector<std::string> FloatElements(const T* v, int64_t n) {
     if (!std::isfinite(v[i])) {
       out[i] = NonFinite(v[i]);
       out[i] = std::string(left + 1 + right > out[i].size() ? left + 1 + right - out[i].size() : 0,
-                           ' ') + out[i];
+                           ' ') +
+               out[i];
       continue;
     }
     const size_t dot = out[i].find('.');
@@ -139,8 +139,10 @@ std::vector<std::string> Elements(const Tensor& t) {
   const int64_t n = t.NumElements();
   std::vector<std::string> out(n);
   switch (t.dtype()) {
-    case kFloat32: return FloatElements(t.data<float>(), n);
-    case kFloat64: return FloatElements(t.data<double>(), n);
+    case kFloat32:
+      return FloatElements(t.data<float>(), n);
+    case kFloat64:
+      return FloatElements(t.data<double>(), n);
     case kBool:
       for (int64_t i = 0; i < n; ++i) out[i] = t.data<bool>()[i] ? "True" : "False";
       break;
@@ -150,7 +152,8 @@ std::vector<std::string> Elements(const Tensor& t) {
     default:
       SwitchNumeric(t.dtype(), "FormatLikeNumpy", [&](auto tag) {
         using T = decltype(tag);
-        for (int64_t i = 0; i < n; ++i) out[i] = std::to_string(static_cast<int64_t>(t.data<T>()[i]));
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = std::to_string(static_cast<int64_t>(t.data<T>()[i]));
         return 0;
       });
   }
@@ -191,9 +194,12 @@ void Nest(const Tensor& t, const std::vector<std::string>& elements, int d, int6
 std::string FormatLikeNumpy(const Tensor& t) {
   if (t.rank() == 0) {
     switch (t.dtype()) {
-      case kFloat32: return ScalarString(t.scalar<float>());
-      case kFloat64: return ScalarString(t.scalar<double>());
-      default: return Elements(t)[0];
+      case kFloat32:
+        return ScalarString(t.scalar<float>());
+      case kFloat64:
+        return ScalarString(t.scalar<double>());
+      default:
+        return Elements(t)[0];
     }
   }
   if (t.NumElements() > 1000) return t.DebugString(6);  // numpy would summarize with "..."
@@ -214,7 +220,9 @@ void StepCounterHook::Begin(Graph& graph) {
   tag_ = global_step_.node->name() + "/sec";
 }
 
-SessionRunArgs StepCounterHook::BeforeRun(SessionRunContext&) { return {.fetches = {global_step_}}; }
+SessionRunArgs StepCounterHook::BeforeRun(SessionRunContext&) {
+  return {.fetches = {global_step_}};
+}
 
 void StepCounterHook::AfterRun(SessionRunContext& context, const SessionRunValues& values) {
   const int64_t stale_step = StepValue(values.results[0]);

@@ -26,9 +26,9 @@ class StandardSessionCreator : public SessionCreator {
       restored = true;
     } else if (!options_.checkpoint_dir.empty()) {
       restored = scaffold.saver
-                     ->RestoreLatest(*session, options_.checkpoint_dir,
-                                     {.start_over_if_all_corrupt =
-                                          options_.start_over_if_checkpoints_corrupt})
+                     ->RestoreLatest(
+                         *session, options_.checkpoint_dir,
+                         {.start_over_if_all_corrupt = options_.start_over_if_checkpoints_corrupt})
                      .has_value();
     }
     if (!restored) {
@@ -44,7 +44,8 @@ class StandardSessionCreator : public SessionCreator {
     }
     if (!uninitialized.empty()) {
       throw FailedPrecondition("Init operations did not make the model ready: uninitialized ",
-                               "variables ", uninitialized, " (", restored ? "restored" : "initialized",
+                               "variables ", uninitialized, " (",
+                               restored ? "restored" : "initialized",
                                "); check the Scaffold's init_op / init_fn or the checkpoint");
     }
     return session;
@@ -143,8 +144,7 @@ std::vector<Tensor> MonitoredSession::HookedRun(Session& session, const SessionR
   }
   RunOptions run_options{.trace = trace};
   RunMetadata metadata;
-  std::vector<Tensor> results = session.Run(feeds, fetches, targets,
-                                            trace ? &run_options : nullptr,
+  std::vector<Tensor> results = session.Run(feeds, fetches, targets, trace ? &run_options : nullptr,
                                             trace ? &metadata : nullptr);
   for (size_t i = 0; i < hooks_.size(); ++i) {
     SessionRunValues values;
@@ -174,8 +174,7 @@ std::vector<Tensor> MonitoredSession::RunWithRecovery(
         should_stop_ = true;
         return {};
       }
-      const bool preempted =
-          e.code() == ErrorCode::kAborted || e.code() == ErrorCode::kUnavailable;
+      const bool preempted = e.code() == ErrorCode::kAborted || e.code() == ErrorCode::kUnavailable;
       if (preempted && options_.should_recover &&
           (options_.max_recoveries_per_run < 0 || recoveries < options_.max_recoveries_per_run)) {
         LOOM_LOG(WARNING) << "An error was raised, possibly a preemption; recreating the "

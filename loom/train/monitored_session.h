@@ -181,8 +181,8 @@ struct MonitoredTrainingSessionOptions {
 //   4. CheckpointSaverHook (save_checkpoint_*, into checkpoint_dir);
 //   5. hooks.
 // The default hooks share one FileWriter for summary_dir. A non-chief gets only `hooks`.
-std::unique_ptr<MonitoredSession> MonitoredTrainingSession(Graph& graph,
-                                                           MonitoredTrainingSessionOptions options = {});
+std::unique_ptr<MonitoredSession> MonitoredTrainingSession(
+    Graph& graph, MonitoredTrainingSessionOptions options = {});
 
 }  // namespace loom::train
 

@@ -1,6 +1,8 @@
 // The hook lifecycle of MonitoredSession, pinned by recording the call order for a clean
 // stop, end of input, an error and a recovery; plus feeds merging, RunStep and the
 // default hooks of MonitoredTrainingSession.
+#include "loom/train/monitored_session.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,7 +10,6 @@
 #include "loom/base/logging.h"
 #include "loom/data/dataset.h"
 #include "loom/train/basic_hooks.h"
-#include "loom/train/monitored_session.h"
 #include "loom/train/runtime_test_util.h"
 
 namespace loom::train {
@@ -194,8 +195,11 @@ TEST(MonitoredSessionLifecycle, RecoveryRecreatesRestoresAndRetries) {
   EXPECT_EQ(StepValue(session->raw_session().Eval(m.step)), 4);
   EXPECT_TRUE(session->raw_session().Eval(m.w).Equals(Tensor::FromVector<float>({5, 6, 7})));
   session->Close();
-  EXPECT_EQ(log, Concat({kStart, Repeat(kStep, 2), {"A.BeforeRun", "B.BeforeRun"},
-                         {"A.AfterCreateSession", "B.AfterCreateSession"}, Repeat(kStep, 2),
+  EXPECT_EQ(log, Concat({kStart,
+                         Repeat(kStep, 2),
+                         {"A.BeforeRun", "B.BeforeRun"},
+                         {"A.AfterCreateSession", "B.AfterCreateSession"},
+                         Repeat(kStep, 2),
                          kEnd}));
 }
 

@@ -51,13 +51,14 @@ std::unique_ptr<MonitoredSession> MonitoredTrainingSession(Graph& graph,
     }
   }
   hooks.insert(hooks.end(), o.hooks.begin(), o.hooks.end());
-  auto creator = NewSessionCreator(graph, {.scaffold = scaffold,
-                                           .checkpoint_dir = o.checkpoint_dir,
-                                           .start_over_if_checkpoints_corrupt =
-                                               o.start_over_if_checkpoints_corrupt,
-                                           .session_options = o.session_options});
-  return std::make_unique<MonitoredSession>(std::move(creator), std::move(hooks),
-                                            MonitoredSessionOptions{.should_recover = o.should_recover});
+  auto creator = NewSessionCreator(
+      graph, {.scaffold = scaffold,
+              .checkpoint_dir = o.checkpoint_dir,
+              .start_over_if_checkpoints_corrupt = o.start_over_if_checkpoints_corrupt,
+              .session_options = o.session_options});
+  return std::make_unique<MonitoredSession>(
+      std::move(creator), std::move(hooks),
+      MonitoredSessionOptions{.should_recover = o.should_recover});
 }
 
 }  // namespace loom::train

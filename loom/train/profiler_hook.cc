@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <climits>
-
 #include <nlohmann/json.hpp>
 
 #include "loom/base/logging.h"
@@ -12,9 +11,14 @@ std::string StepStatsToChromeTrace(const RunMetadata& metadata) {
   int64_t origin = INT64_MAX;
   for (const auto& s : metadata.step_stats) origin = std::min(origin, s.start_micros);
   nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0},
+  events.push_back({{"name", "process_name"},
+                    {"ph", "M"},
+                    {"pid", 0},
                     {"args", {{"name", "Loom Session::Run"}}}});
-  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0},
+  events.push_back({{"name", "thread_name"},
+                    {"ph", "M"},
+                    {"pid", 0},
+                    {"tid", 0},
                     {"args", {{"name", "kernels"}}}});
   for (const auto& s : metadata.step_stats) {
     events.push_back({{"name", s.node_name},
@@ -32,7 +36,8 @@ std::string StepStatsToChromeTrace(const RunMetadata& metadata) {
 
 ProfilerHook::ProfilerHook(ProfilerOptions options)
     : options_(std::move(options)),
-      timer_({.every_secs = options_.save_secs, .every_steps = options_.save_steps,
+      timer_({.every_secs = options_.save_secs,
+              .every_steps = options_.save_steps,
               .env = options_.env}) {
   if (options_.env == nullptr) options_.env = Env::Default();
   if (options_.output_dir.empty()) throw InvalidArgument("ProfilerHook: output_dir is required");

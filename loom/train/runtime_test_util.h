@@ -12,9 +12,9 @@
 
 #include "loom/base/fault_injection_env.h"
 #include "loom/ops/state.h"
+#include "loom/testing/temp_dir.h"
 #include "loom/train/global_step.h"
 #include "loom/train/session_run_hook.h"
-#include "loom/testing/temp_dir.h"
 
 namespace loom::train::testing {
 
@@ -29,15 +29,16 @@ struct TinyModel {
     Scope s(graph);
     step = GlobalStep(s);
     w = Variable(s.WithOpName("w"), Tensor::FromVector<float>({1, 2, 3}));
-    train_op = Group(s, {AssignAdd(s, w, Tensor::FromVector<float>({1, 1, 1})),
-                         AssignAdd(s, step, int64_t{1})});
+    train_op = Group(
+        s, {AssignAdd(s, w, Tensor::FromVector<float>({1, 1, 1})), AssignAdd(s, step, int64_t{1})});
   }
 };
 
 // Appends "<name>.<Method>" to a shared log for every call.
 class RecordingHook : public SessionRunHook {
  public:
-  RecordingHook(std::string name, std::vector<std::string>* log) : name_(std::move(name)), log_(log) {}
+  RecordingHook(std::string name, std::vector<std::string>* log)
+      : name_(std::move(name)), log_(log) {}
   void Begin(Graph&) override { log_->push_back(name_ + ".Begin"); }
   void AfterCreateSession(Session&) override { log_->push_back(name_ + ".AfterCreateSession"); }
   SessionRunArgs BeforeRun(SessionRunContext&) override {

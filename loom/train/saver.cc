@@ -1,8 +1,8 @@
 #include "loom/train/saver.h"
 
-#include <cstdio>
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "loom/base/crc32c.h"
@@ -155,7 +155,7 @@ void Saver::RecordAndPrune(const std::string& path, double time) {
   std::vector<Kept> doomed;
   for (const Kept& k : to_delete) {
     if (invalid_.count(k.path)) continue;  // never delete a file that failed to load
-    if (k.time > next_keep_time_) {  // kept forever, out of the managed list (TF's rule)
+    if (k.time > next_keep_time_) {        // kept forever, out of the managed list (TF's rule)
       next_keep_time_ += options_.keep_checkpoint_every_n_hours * 3600;
       continue;
     }
@@ -274,7 +274,8 @@ void Saver::RecoverLastCheckpoints(const std::vector<std::string>& paths) {
     last_checkpoints_.push_back({p, time});
   }
   if (state && state->last_preserved_timestamp > 0) {
-    next_keep_time_ = state->last_preserved_timestamp + options_.keep_checkpoint_every_n_hours * 3600;
+    next_keep_time_ =
+        state->last_preserved_timestamp + options_.keep_checkpoint_every_n_hours * 3600;
   }
 }
 
@@ -359,7 +360,8 @@ std::optional<std::string> Saver::RestoreLatest(Session& session, const std::str
     }
   } catch (const Error&) {
   }
-  if (std::find(managed.begin(), managed.end(), *latest) == managed.end()) managed.push_back(*latest);
+  if (std::find(managed.begin(), managed.end(), *latest) == managed.end())
+    managed.push_back(*latest);
   RecoverLastCheckpoints(managed);
   return latest;
 }

@@ -204,7 +204,7 @@ void VerifyCheckpoint(Env* env, const std::string& path);
 struct CheckpointEntry {
   std::string name;
   DType dtype = DType::kInvalid;  // kInvalid for file dtypes Loom lacks (e.g. "U16")
-  std::string file_dtype;          // "F32", "I64", ...
+  std::string file_dtype;         // "F32", "I64", ...
   Shape shape;
   bool is_iterator_state = false;
   bool is_random_stream = false;  // "random:<node>", a random op's {runs, key}

@@ -1,5 +1,7 @@
 // Checkpoints: round trip, the state file, max_to_keep, corruption, crash safety,
 // iterator state, partial restore, and reading foreign safetensors files.
+#include "loom/train/saver.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -11,7 +13,6 @@
 #include "loom/io/safetensors.h"
 #include "loom/ops/random.h"
 #include "loom/train/runtime_test_util.h"
-#include "loom/train/saver.h"
 
 namespace loom::train {
 namespace {
@@ -26,7 +27,8 @@ struct Model : TinyModel {
   Variable local;
   Model() {
     Scope s(graph);
-    m = Variable(s.WithOpName("layer/m"), Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, Shape{2, 3}));
+    m = Variable(s.WithOpName("layer/m"),
+                 Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, Shape{2, 3}));
     local = Variable(s.WithOpName("count"), 0.0f, {.local = true});
   }
   std::unique_ptr<Session> NewSession() {
@@ -79,10 +81,11 @@ TEST(Saver, StateFileAndMaxToKeep) {
   EXPECT_TRUE(Env::Default()->FileExists(dir.Join("model.ckpt-2.safetensors")));
   EXPECT_TRUE(Env::Default()->FileExists(dir.Join("model.ckpt-3.safetensors")));
   const std::string text = ReadFileToString(Env::Default(), dir.Join("checkpoint"));
-  EXPECT_TRUE(text.starts_with("model_checkpoint_path: \"model.ckpt-3\"\n"
-                               "all_model_checkpoint_paths: \"model.ckpt-2\"\n"
-                               "all_model_checkpoint_paths: \"model.ckpt-3\"\n"
-                               "all_model_checkpoint_timestamps: "))
+  EXPECT_TRUE(
+      text.starts_with("model_checkpoint_path: \"model.ckpt-3\"\n"
+                       "all_model_checkpoint_paths: \"model.ckpt-2\"\n"
+                       "all_model_checkpoint_paths: \"model.ckpt-3\"\n"
+                       "all_model_checkpoint_timestamps: "))
       << text;
   auto state = ReadCheckpointState(Env::Default(), dir.path());
   ASSERT_TRUE(state);
@@ -129,7 +132,8 @@ TEST(Saver, CorruptNewestCheckpointIsSkippedWithAWarning) {
   session->RunTarget(model.train_op);
   saver.Save(*session, dir.Join("model.ckpt"), 2);
   {  // Flip one byte of step 2's data section (the header stays valid).
-    std::fstream f(dir.Join("model.ckpt-2.safetensors"), std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(dir.Join("model.ckpt-2.safetensors"),
+                   std::ios::in | std::ios::out | std::ios::binary);
     f.seekg(-3, std::ios::end);
     char c;
     f.get(c);
@@ -188,7 +192,8 @@ TEST(Saver, AllCheckpointsCorruptIsDataLossNamingThemAndNothingIsDeleted) {
   }
   CorruptData(dir.Join("model.ckpt-2.safetensors"));
   CorruptData(dir.Join("model.ckpt-3.safetensors"));
-  const std::string corrupt3 = ReadFileToString(Env::Default(), dir.Join("model.ckpt-3.safetensors"));
+  const std::string corrupt3 =
+      ReadFileToString(Env::Default(), dir.Join("model.ckpt-3.safetensors"));
   Saver saver(model.graph, {.max_to_keep = 2});
   auto fresh = model.NewSession();
   std::vector<std::string> warnings;
@@ -232,10 +237,9 @@ TEST(Saver, ACorruptNewerCheckpointIsNeverPrunedNorOverwritten) {
   auto fresh = model.NewSession();
   EXPECT_EQ(saver.RestoreLatest(*fresh, dir.path()), dir.Join("model.ckpt-2"));
   for (int step = 3; step <= 7; ++step) saver.Save(*fresh, dir.Join("model.ckpt"), step);
-  EXPECT_EQ(Files(dir.path()),
-            (std::vector<std::string>{"model.ckpt-3.safetensors.invalid",
-                                      "model.ckpt-5.safetensors", "model.ckpt-6.safetensors",
-                                      "model.ckpt-7.safetensors"}));
+  EXPECT_EQ(Files(dir.path()), (std::vector<std::string>{
+                                   "model.ckpt-3.safetensors.invalid", "model.ckpt-5.safetensors",
+                                   "model.ckpt-6.safetensors", "model.ckpt-7.safetensors"}));
 }
 
 TEST(Saver, StateFileMissingOrShortIsRebuiltFromTheDirectory) {
@@ -264,7 +268,8 @@ TEST(Saver, StateFileMissingOrShortIsRebuiltFromTheDirectory) {
                                         "model.ckpt-7.safetensors", "model.ckpt-8.safetensors",
                                         "model.ckpt-9.safetensors"}))
         << (delete_state ? "state file deleted" : "state file short");
-    EXPECT_EQ(ReadCheckpointState(Env::Default(), dir.path())->all_model_checkpoint_paths.size(), 5u);
+    EXPECT_EQ(ReadCheckpointState(Env::Default(), dir.path())->all_model_checkpoint_paths.size(),
+              5u);
   }
 }
 
@@ -412,7 +417,8 @@ TEST(Saver, RandomStreamsResumeExactly) {
     Graph graph({.seed = graph_seed});
     Scope s(graph);
     GlobalStep(s);
-    Output mask = Dropout(s.WithOpName("drop"), Const(s, Tensor::FromVector<float>(std::vector<float>(64, 1.f))), 0.5);
+    Output mask = Dropout(s.WithOpName("drop"),
+                          Const(s, Tensor::FromVector<float>(std::vector<float>(64, 1.f))), 0.5);
     Output noise = RandomNormal(s.WithOpName("noise"), {16});
     Saver saver(graph);
     std::vector<Tensor> uninterrupted, resumed;
@@ -432,7 +438,8 @@ TEST(Saver, RandomStreamsResumeExactly) {
       resumed.insert(resumed.end(), out.begin(), out.end());
     }
     for (size_t i = 0; i < resumed.size(); ++i) {
-      EXPECT_TRUE(resumed[i].Equals(uninterrupted[6 + i])) << "graph seed " << graph_seed << " output " << i;
+      EXPECT_TRUE(resumed[i].Equals(uninterrupted[6 + i]))
+          << "graph seed " << graph_seed << " output " << i;
     }
     EXPECT_FALSE(uninterrupted[0].Equals(uninterrupted[2]));  // each run draws anew
     int streams = 0;
@@ -441,15 +448,18 @@ TEST(Saver, RandomStreamsResumeExactly) {
       ++streams;
       EXPECT_EQ(e.dtype, kInt64);
       EXPECT_EQ(e.shape, Shape{2});
-      EXPECT_EQ(LoadVariable(Env::Default(), dir.Join("model.ckpt-3"), e.name).data<int64_t>()[0], 3)
+      EXPECT_EQ(LoadVariable(Env::Default(), dir.Join("model.ckpt-3"), e.name).data<int64_t>()[0],
+                3)
           << e.name << " ran 3 times";
     }
     EXPECT_EQ(streams, 2);
     // Without restoring them, the streams start over and the numbers differ.
     Session fresh(graph);
     saver.Restore(fresh, dir.Join("model.ckpt-3"), {.restore_random_streams = false});
-    if (graph_seed >= 0) EXPECT_TRUE(fresh.Eval(noise).Equals(uninterrupted[1]));
-    else EXPECT_FALSE(fresh.Eval(noise).Equals(uninterrupted[7]));
+    if (graph_seed >= 0)
+      EXPECT_TRUE(fresh.Eval(noise).Equals(uninterrupted[1]));
+    else
+      EXPECT_FALSE(fresh.Eval(noise).Equals(uninterrupted[7]));
   }
 }
 
@@ -502,7 +512,8 @@ TEST(Saver, CorruptIteratorStateIsDataLossNamingTheCheckpoint) {
 
 TEST(Saver, ReadsTheSharedSafetensorsFiles) {
   const std::string dir = std::string(LOOM_SHARED_TESTDATA) + "/safetensors";
-  ASSERT_TRUE(std::filesystem::is_directory(dir)) << "no " << dir << " (the repository's testdata/)";
+  ASSERT_TRUE(std::filesystem::is_directory(dir))
+      << "no " << dir << " (the repository's testdata/)";
   int files = 0;
   for (const auto& name : Env::Default()->GetChildren(dir)) {
     const std::string path = JoinPath(dir, name);
@@ -526,13 +537,15 @@ TEST(Saver, ReadsTheSharedSafetensorsFiles) {
 
 TEST(CheckpointState, ReadsTheStateFileTensorFlowWrote) {
   const std::string dir = std::string(LOOM_SHARED_TESTDATA) + "/tfevents/tfx_estimator_model_dir";
-  ASSERT_TRUE(std::filesystem::is_directory(dir)) << "no " << dir << " (the repository's testdata/)";
+  ASSERT_TRUE(std::filesystem::is_directory(dir))
+      << "no " << dir << " (the repository's testdata/)";
   auto state = ReadCheckpointState(Env::Default(), dir);
   ASSERT_TRUE(state);
   EXPECT_EQ(state->model_checkpoint_path, JoinPath(dir, "model.ckpt-1000"));
-  EXPECT_EQ(state->all_model_checkpoint_paths,
-            (std::vector<std::string>{JoinPath(dir, "model.ckpt-0"), JoinPath(dir, "model.ckpt-999"),
-                                      JoinPath(dir, "model.ckpt-1000")}));
+  EXPECT_EQ(
+      state->all_model_checkpoint_paths,
+      (std::vector<std::string>{JoinPath(dir, "model.ckpt-0"), JoinPath(dir, "model.ckpt-999"),
+                                JoinPath(dir, "model.ckpt-1000")}));
 }
 
 TEST(CheckpointState, RoundTripsEscapesAndAbsolutePaths) {

@@ -16,7 +16,9 @@ StopAtStepHook::StopAtStepHook(StopAtStepOptions options) : options_(options) {
   last_step_ = options_.last_step;
 }
 
-void StopAtStepHook::Begin(Graph& graph) { global_step_ = RequireGlobalStep(graph, "StopAtStepHook"); }
+void StopAtStepHook::Begin(Graph& graph) {
+  global_step_ = RequireGlobalStep(graph, "StopAtStepHook");
+}
 
 void StopAtStepHook::AfterCreateSession(Session& session) {
   const int64_t step = StepValue(session.Eval(global_step_));
@@ -102,8 +104,8 @@ SessionRunArgs GlobalStepWaiterHook::BeforeRun(SessionRunContext& context) {
 
 namespace {
 SecondOrStepTimerOptions EarlyStoppingTimer(const EarlyStoppingOptions& o) {
-  SecondOrStepTimerOptions t{.every_secs = o.run_every_secs, .every_steps = o.run_every_steps,
-                             .env = o.env};
+  SecondOrStepTimerOptions t{
+      .every_secs = o.run_every_secs, .every_steps = o.run_every_steps, .env = o.env};
   if (!t.every_secs && !t.every_steps) t.every_secs = 60;
   return t;
 }
@@ -124,7 +126,9 @@ void EarlyStoppingHook::Begin(Graph& graph) {
   global_step_ = RequireGlobalStep(graph, "EarlyStoppingHook");
 }
 
-SessionRunArgs EarlyStoppingHook::BeforeRun(SessionRunContext&) { return {.fetches = {global_step_}}; }
+SessionRunArgs EarlyStoppingHook::BeforeRun(SessionRunContext&) {
+  return {.fetches = {global_step_}};
+}
 
 void EarlyStoppingHook::AfterRun(SessionRunContext& context, const SessionRunValues& values) {
   const int64_t step = StepValue(values.results[0]) + 1;

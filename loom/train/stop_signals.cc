@@ -120,10 +120,14 @@ std::shared_ptr<SessionRunHook> ScopedStopSignals::NewHook() const {
 
 const char* StopSignalName(int signal) {
   switch (signal) {
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGUSR1: return "SIGUSR1";
-    default: return "a signal";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGUSR1:
+      return "SIGUSR1";
+    default:
+      return "a signal";
   }
 }
 

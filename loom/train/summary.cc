@@ -1,13 +1,13 @@
 // Host-side summary encoders: scalar, histogram (TF's default buckets), image (PNG),
 // text and tensor.
+#include "loom/train/summary.h"
+
 #include <zlib.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
-
-#include "loom/train/summary.h"
 
 namespace loom::train {
 namespace {
@@ -149,9 +149,9 @@ std::string EncodePng(const uint8_t* pixels, int width, int height, int channels
   }
   uLongf compressed_size = compressBound(raw.size());
   std::string compressed(compressed_size, '\0');
-  const int rc = compress2(reinterpret_cast<Bytef*>(compressed.data()), &compressed_size,
-                           reinterpret_cast<const Bytef*>(raw.data()), raw.size(),
-                           Z_DEFAULT_COMPRESSION);
+  const int rc =
+      compress2(reinterpret_cast<Bytef*>(compressed.data()), &compressed_size,
+                reinterpret_cast<const Bytef*>(raw.data()), raw.size(), Z_DEFAULT_COMPRESSION);
   LOOM_CHECK_EQ(rc, Z_OK) << "zlib compress2 failed";
   compressed.resize(compressed_size);
   AppendChunk(out, "IDAT", compressed);

@@ -31,8 +31,7 @@ namespace loom::train {
 
 Output ScalarSummary(const Scope& scope, const std::string& tag, Input value);
 Output HistogramSummary(const Scope& scope, const std::string& tag, Input values);
-Output ImageSummary(const Scope& scope, const std::string& tag, Input images,
-                    int max_images = 3);
+Output ImageSummary(const Scope& scope, const std::string& tag, Input images, int max_images = 3);
 Output TextSummary(const Scope& scope, const std::string& tag, Input text);
 Output TensorSummary(const Scope& scope, const std::string& tag, Input tensor,
                      const std::string& plugin_name = "");
@@ -55,8 +54,7 @@ proto::HistogramProto HistogramFromValues(const std::vector<double>& values,
                                           const std::string& tag = "");
 // TF's default bucket limits (see above), ascending, ending with DBL_MAX.
 const std::vector<double>& DefaultHistogramBucketLimits();
-proto::Summary ImageSummaryProto(const std::string& tag, const Tensor& images,
-                                 int max_images = 3);
+proto::Summary ImageSummaryProto(const std::string& tag, const Tensor& images, int max_images = 3);
 proto::Summary TextSummaryProto(const std::string& tag, const Tensor& text);
 proto::Summary TensorSummaryProto(const std::string& tag, const Tensor& tensor,
                                   const std::string& plugin_name = "");

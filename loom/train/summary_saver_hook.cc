@@ -4,7 +4,8 @@ namespace loom::train {
 
 SummarySaverHook::SummarySaverHook(SummarySaverOptions options)
     : options_(std::move(options)),
-      timer_({.every_secs = options_.save_secs, .every_steps = options_.save_steps,
+      timer_({.every_secs = options_.save_secs,
+              .every_steps = options_.save_steps,
               .env = options_.env}) {
   if (static_cast<bool>(options_.scaffold) == options_.summary_op.valid()) {
     throw InvalidArgument("SummarySaverHook: pass exactly one of scaffold and summary_op");

@@ -1,4 +1,6 @@
 // Summary ops and the FileWriter: values written as event files and read back.
+#include "loom/train/summary.h"
+
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -12,7 +14,6 @@
 #include "loom/runtime/session.h"
 #include "loom/train/file_writer.h"
 #include "loom/train/runtime_test_util.h"
-#include "loom/train/summary.h"
 
 namespace loom::train {
 namespace {
@@ -145,7 +146,8 @@ TEST(SummaryOps, RunInASessionAndMerge) {
     session.Run({{loss, Tensor::Scalar<float>(1)}}, {dup});
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("Duplicate tag train/loss"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Duplicate tag train/loss"), std::string::npos)
+        << e.what();
   }
   OpRegistry registry;
   RegisterSummaryOps(registry);
@@ -216,8 +218,8 @@ TEST(FileWriter, ScalarsHistogramImageReadBack) {
 }
 
 TEST(ImageSummary, SignedFloatImagesAndBatches) {
-  Tensor images = Tensor::FromVector<float>({-1, 0, 1, 0.5f, 0, 0, 0, 0, NAN, 1, 2, 3},
-                                            Shape{3, 1, 4, 1});
+  Tensor images =
+      Tensor::FromVector<float>({-1, 0, 1, 0.5f, 0, 0, 0, 0, NAN, 1, 2, 3}, Shape{3, 1, 4, 1});
   proto::Summary s = ImageSummaryProto("batch", images, /*max_images=*/2);
   ASSERT_EQ(s.value_size(), 2);
   EXPECT_EQ(s.value(0).tag(), "batch/image/0");

@@ -83,8 +83,9 @@ void FailNonFiniteUpdate(const KernelContext& c, const Tensor& grad) {
   const std::string source =
       bad > 0 ? StrCat("from its gradient: ", bad, " of ", grad.NumElements(),
                        " gradient elements are NaN or Inf, the first at flat index ", first)
-              : std::string("the gradient was finite; the update itself overflowed or the "
-                            "variable already held a NaN or Inf");
+              : std::string(
+                    "the gradient was finite; the update itself overflowed or the "
+                    "variable already held a NaN or Inf");
   c.Fail("NaN or Inf in the update of variable '", RefName(c, 0), "' (", source,
          "). Check the input data for NaN or Inf (e.g. a 'nan' in a CSV column), lower the "
          "learning rate, or clip the gradients; the variable is left partly updated, and the "

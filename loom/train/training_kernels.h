@@ -68,7 +68,8 @@ bool AnyNonFinite(const T* __restrict a, const T* __restrict b, int64_t n) {
   constexpr T kMax = std::numeric_limits<T>::max();
   int bad = 0;
   for (int64_t i = 0; i < n; ++i) {
-    bad |= static_cast<int>(!(std::abs(a[i]) <= kMax)) | static_cast<int>(!(std::abs(b[i]) <= kMax));
+    bad |=
+        static_cast<int>(!(std::abs(a[i]) <= kMax)) | static_cast<int>(!(std::abs(b[i]) <= kMax));
   }
   return bad != 0;
 }

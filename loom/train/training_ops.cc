@@ -91,9 +91,9 @@ template <template <typename> class Update>
 ApplyOps MakeApplyOps(const std::string& name, const std::vector<std::string>& scalars,
                       const std::vector<AttrDef>& attrs = {}) {
   constexpr int kRefs = Update<float>::kNumRefs;
-  return {MakeApplyOp("Apply" + name, kRefs, scalars, false, attrs, DenseApplyKernel<Update>),
-          MakeApplyOp("SparseApply" + name, kRefs, scalars, true, attrs,
-                      SparseApplyKernel<Update>)};
+  return {
+      MakeApplyOp("Apply" + name, kRefs, scalars, false, attrs, DenseApplyKernel<Update>),
+      MakeApplyOp("SparseApply" + name, kRefs, scalars, true, attrs, SparseApplyKernel<Update>)};
 }
 
 const ApplyOps& GradientDescentOps() {
@@ -101,8 +101,8 @@ const ApplyOps& GradientDescentOps() {
   return ops;
 }
 const ApplyOps& MomentumOps() {
-  static const ApplyOps ops = MakeApplyOps<MomentumUpdate>("Momentum", {"lr", "momentum"},
-                                                                 {kUseNesterov.Default(false)});
+  static const ApplyOps ops =
+      MakeApplyOps<MomentumUpdate>("Momentum", {"lr", "momentum"}, {kUseNesterov.Default(false)});
   return ops;
 }
 const ApplyOps& AdamOps() {
@@ -164,10 +164,7 @@ const OpDef& ConstantFillOp() {
       .name = "ConstantFill",
       .num_inputs = 0,
       .attrs = {kDType.Required(), kShape.Required(), kValue.Required()},
-      .shape =
-          [](InferenceContext& c) {
-            c.set_output(0, c.attr(kDType), c.attr(kShape));
-          },
+      .shape = [](InferenceContext& c) { c.set_output(0, c.attr(kDType), c.attr(kShape)); },
       .kernel =
           [](KernelContext& c) {
             Tensor out = c.AllocateOutput(0, c.node().output_shape(0));
@@ -282,8 +279,7 @@ Output ConstantFill(const Scope& scope, DType dtype, const Shape& shape, double 
                           "' needs a fully defined shape, got ", shape);
   }
   return scope
-      .AddNode(ConstantFillOp(), {}, {kDType(dtype), kShape(shape), kValue(value)},
-               "ConstantFill")
+      .AddNode(ConstantFillOp(), {}, {kDType(dtype), kShape(shape), kValue(value)}, "ConstantFill")
       ->output(0);
 }
 

@@ -21,7 +21,8 @@ bool CpuinfoHasFlag(const std::string& flag) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) == 0) return (" " + line + " ").find(" " + flag + " ") != std::string::npos;
+    if (line.rfind("flags", 0) == 0)
+      return (" " + line + " ").find(" " + flag + " ") != std::string::npos;
   }
   return false;
 }
@@ -57,19 +58,19 @@ void ExpectVariantsAgree(const Update& update, int refs) {
   std::vector<T> g(1037);  // not a multiple of any vector width
   for (T& x : g) x = static_cast<T>(dist(rng));
   bool bad_base = true, bad_avx2 = true;
-  const auto base = RunChunk<T>(update, refs, g,
-                                [](const Update& u, T* const* r, const T* gr, int64_t n) {
-                                  return UpdateChunk(u, r, gr, n);
-                                },
-                                &bad_base);
+  const auto base = RunChunk<T>(
+      update, refs, g,
+      [](const Update& u, T* const* r, const T* gr, int64_t n) { return UpdateChunk(u, r, gr, n); },
+      &bad_base);
   EXPECT_FALSE(bad_base);
 #if defined(__x86_64__)
   if (!CpuHasAvx2Fma()) GTEST_SKIP() << "no AVX2 + FMA here: only the baseline chunk runs";
-  const auto avx2 = RunChunk<T>(update, refs, g,
-                                [](const Update& u, T* const* r, const T* gr, int64_t n) {
-                                  return UpdateChunkAvx2(u, r, gr, n);
-                                },
-                                &bad_avx2);
+  const auto avx2 = RunChunk<T>(
+      update, refs, g,
+      [](const Update& u, T* const* r, const T* gr, int64_t n) {
+        return UpdateChunkAvx2(u, r, gr, n);
+      },
+      &bad_avx2);
   EXPECT_FALSE(bad_avx2);
   // g++ compiles both without contraction (ISO C++ mode); clang may fuse a multiply-add
   // in the AVX2 one, a difference of rounding only.
@@ -83,11 +84,12 @@ void ExpectVariantsAgree(const Update& update, int refs) {
   // A NaN in the gradient is reported by both.
   std::vector<T> with_nan = g;
   with_nan[1000] = std::numeric_limits<T>::quiet_NaN();
-  RunChunk<T>(update, refs, with_nan,
-              [](const Update& u, T* const* r, const T* gr, int64_t n) {
-                return UpdateChunkAvx2(u, r, gr, n);
-              },
-              &bad_avx2);
+  RunChunk<T>(
+      update, refs, with_nan,
+      [](const Update& u, T* const* r, const T* gr, int64_t n) {
+        return UpdateChunkAvx2(u, r, gr, n);
+      },
+      &bad_avx2);
   EXPECT_TRUE(bad_avx2);
 #endif
 }

@@ -26,13 +26,17 @@ int main(int argc, char** argv) {
     auto step = loom::train::GlobalStep(s);
     auto lr = loom::train::ExponentialDecay(s, 0.2, step, /*decay_steps=*/100, /*decay_rate=*/0.5);
     auto train_op = loom::train::Adam({.learning_rate = lr}).Minimize(s, loss, step);
-    return {.mode = mode, .loss = loss, .train_op = train_op,
-            .eval_metric_ops = {{"rmse", loom::metrics::RootMeanSquaredError(s, labels, predictions)}}};
+    return {
+        .mode = mode,
+        .loss = loss,
+        .train_op = train_op,
+        .eval_metric_ops = {{"rmse", loom::metrics::RootMeanSquaredError(s, labels, predictions)}}};
   };
   loom::Estimator estimator(model_fn, {.model_dir = argv[1]});
-  estimator.Train(loom::ArrayInputFn({.x = {{"x", x}}, .y = y, .batch_size = 50,
-                                      .num_epochs = std::nullopt, .shuffle = true}),
-                  {.steps = 200});
+  estimator.Train(
+      loom::ArrayInputFn(
+          {.x = {{"x", x}}, .y = y, .batch_size = 50, .num_epochs = std::nullopt, .shuffle = true}),
+      {.steps = 200});
   auto metrics = estimator.Evaluate(
       loom::ArrayInputFn({.x = {{"x", x}}, .y = y, .batch_size = 500, .shuffle = false}));
   std::printf("install_consumer: rmse %.3f after %g steps\n", metrics["rmse"],
