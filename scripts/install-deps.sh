@@ -21,6 +21,8 @@ packages=(
   chromium                   # the report render test (cli_test: headless Chromium)
   python3-onnx               # ONNX export tests: onnx.checker.check_model(full_check=True)
   nodejs                     # ONNX export tests: ONNX Runtime from npm (below)
+  python3-dev pybind11-dev   # the Python front end (python/): `import loom.compat.v1 as tf`
+  python3-numpy python3-pytest  # its arrays (passed without copies) and its tests under CTest
 )
 # npm: Debian's nodejs needs the npm package beside it; NodeSource's nodejs carries npm.
 command -v npm >/dev/null || packages+=(npm)
