@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "loom/base/logging.h"
+#include "loom/data/global_batches.h"
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/tf_checkpoints.h"
 #include "loom/io/safetensors.h"
@@ -185,7 +186,15 @@ ModelGraph EstimatorInternals::BuildModelGraph(Estimator& est, const InputFn& in
   }
   if (input.is_dataset()) {
     m.input_built_nodes = m.graph->num_nodes() != nodes_before;
-    m.dataset = distribution ? distribution->ReplicaInput(input.dataset()) : input.dataset();
+    // Training in one process takes the pipeline N ranks take (as the one shard of one),
+    // so that its saved input position is global and resumes under `mpirun -np N` too.
+    if (distribution != nullptr) {
+      m.dataset = distribution->ReplicaInput(input.dataset());
+    } else if (mode == Mode::kTrain) {
+      m.dataset = data::ShardGlobalBatches(input.dataset(), 1, 0);
+    } else {
+      m.dataset = input.dataset();
+    }
     m.input_spec = m.dataset->spec();
     auto iterator = data::GraphIterator::FromStructure(root, m.input_spec);
     m.iterator_resource = StrCat(data::kIteratorResourcePrefix, iterator.resource_name());
