@@ -463,6 +463,7 @@ class GlobalBatchesDataset : public DatasetImpl {
     }
   }
   // Nothing about the shards: a position saved by N shards restores into M.
+  int64_t num_shards() const { return num_shards_; }
 
  protected:
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext& ctx) const override {
@@ -495,6 +496,12 @@ Dataset ShardGlobalBatches(const Dataset& global, int64_t num_shards, int64_t in
   CheckArg(num_shards > 0, kStage, "num_shards must be positive, got ", num_shards);
   return Dataset(std::make_shared<GlobalBatchesDataset>(global.impl(), num_shards, index,
                                                         std::move(all_shards_have)));
+}
+
+std::optional<Dataset> SingleShardSource(const Dataset& dataset) {
+  const auto* shard = dynamic_cast<const GlobalBatchesDataset*>(dataset.impl().get());
+  if (shard == nullptr || shard->num_shards() != 1) return std::nullopt;
+  return Dataset(shard->inputs()[0]);
 }
 
 bool ShardsBelowBatch(const Dataset& global) { return FirstBatchSize(*global.impl()).has_value(); }

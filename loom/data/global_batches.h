@@ -42,6 +42,7 @@
 // Throws InvalidArgument when N does not divide the Batch's B, or the spec's batch dim.
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "loom/data/dataset.h"
 
@@ -53,6 +54,11 @@ using AllShardsHaveFn = std::function<bool(bool this_shard_has)>;
 
 Dataset ShardGlobalBatches(const Dataset& global, int64_t num_shards, int64_t index,
                            AllShardsHaveFn all_shards_have = nullptr);
+
+// `global` when `dataset` is ShardGlobalBatches(global, 1, 0) (one process), else nullopt.
+// A position saved by a plain iterator over `global` (before positions were global) fits
+// `global`'s own iterator, not the shard's.
+std::optional<Dataset> SingleShardSource(const Dataset& dataset);
 
 // Whether ShardGlobalBatches reads only each shard's rows of `global` (a Batch reached
 // through passing stages), not the whole global batch.

@@ -244,6 +244,12 @@ TEST_F(GlobalBatchesTest, ABatchTheShardsCannotShareIsAnErrorNamingBoth) {
   EXPECT_EQ(CodeOf([&] { ShardGlobalBatches(global, 3, 0); }, &msg), ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("10 rows"), std::string::npos) << msg;
   EXPECT_NE(msg.find("by 3 shards"), std::string::npos) << msg;
+  // One process's shard leads back to the pipeline (for positions saved by a plain
+  // iterator over it); other shards and other datasets do not.
+  ASSERT_TRUE(SingleShardSource(ShardGlobalBatches(global, 1, 0)));
+  EXPECT_EQ(SingleShardSource(ShardGlobalBatches(global, 1, 0))->impl(), global.impl());
+  EXPECT_FALSE(SingleShardSource(ShardGlobalBatches(global, 2, 0)));
+  EXPECT_FALSE(SingleShardSource(global));
   // The identity names neither N nor the index: a state of 2 shards fits 5.
   EXPECT_EQ(PipelineIdentity(*ShardGlobalBatches(global, 2, 1).impl()),
             PipelineIdentity(*ShardGlobalBatches(global, 5, 4).impl()));

@@ -146,6 +146,27 @@ void ResetIterator(Session& session, const std::string& resource, const data::Da
       if (e.code() == ErrorCode::kDataLoss) {
         throw WithContext(e, "restoring the input position saved in '", origin, "'");
       }
+      // One process, a position saved before input positions were global (by a plain
+      // iterator over the same pipeline): it resumes in that iterator, as it was saved.
+      if (auto global = data::SingleShardSource(dataset)) {
+        std::unique_ptr<data::Iterator> plain = global->MakeIterator(seed);
+        bool fits = true;
+        try {
+          plain->Restore(pending);
+        } catch (const Error&) {
+          fits = false;
+        }
+        if (fits) {
+          LOOM_LOG(WARNING) << "The input position in '" << origin
+                            << "' was saved by an older Loom, per pipeline rather than "
+                               "global: training resumes it in one process and keeps "
+                               "saving it that way; to train this model_dir under mpirun, "
+                               "relaunch once with --restart-input (TrainOptions::"
+                               "restart_input)";
+          r->Reset(std::move(plain));
+          return;
+        }
+      }
       // A position restored into another pipeline would silently mean something else
       // (another batch size: other examples at each global step); starting over silently
       // would break the global step -> input position relation. Say so instead.
