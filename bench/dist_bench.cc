@@ -168,8 +168,36 @@ Output BuildModel(const Scope& s, bool convnet, Output x) {
   return layers::Dense(s, h, {.units = 10});
 }
 
-void StepBench(std::shared_ptr<distribute::Communicator> comm, bool convnet, bool overlap,
-               int iterations) {
+// How a step reduces its gradients.
+enum class Reduce {
+  kOneBucket,      // fusion threshold 64 MiB: one LoomAllReduceSum after the backward pass
+  kAfterBackward,  // default 4 MiB buckets, each a LoomAllReduceSum after the backward pass
+  kOverlap,        // default 4 MiB buckets, start/wait overlapping the backward pass (a
+                   // model of one bucket gets kOneBucket's synchronous op instead)
+  kSmallBuckets,   // 1 MiB buckets, overlapped (the MLP in 3 buckets)
+  kStartWaitOne,   // ONE bucket through LoomAllReduceStart/Wait (what the MLP got before
+                   // a single bucket was made synchronous), to time that path
+};
+const char* ReduceName(Reduce r) {
+  switch (r) {
+    case Reduce::kOneBucket:
+      return "1 bucket (64 MiB), after backward";
+    case Reduce::kAfterBackward:
+      return "4 MiB buckets, after backward";
+    case Reduce::kOverlap:
+      return "4 MiB buckets, overlap (default)";
+    case Reduce::kSmallBuckets:
+      return "1 MiB buckets, overlap";
+    case Reduce::kStartWaitOne:
+      return "1 bucket via start/wait";
+  }
+  return "";
+}
+
+double StepBench(std::shared_ptr<distribute::Communicator> comm, bool convnet, Reduce reduce,
+                 int iterations) {
+  const bool overlap = reduce == Reduce::kOverlap || reduce == Reduce::kSmallBuckets ||
+                       reduce == Reduce::kStartWaitOne;
   const int64_t global_batch = convnet ? 64 : 256, batch = global_batch / comm->size();
   Graph graph(GraphOptions{.seed = 1});
   Scope s(graph);
@@ -177,10 +205,25 @@ void StepBench(std::shared_ptr<distribute::Communicator> comm, bool convnet, boo
   Output x = Placeholder(s.WithOpName("x"), kFloat32, {batch, 784});
   Output y = Placeholder(s.WithOpName("y"), kInt64, {batch});
   Output loss = losses::SparseSoftmaxCrossEntropy(s, y, BuildModel(s, convnet, x));
-  distribute::DistributedOptimizer opt(
-      std::make_unique<train::Adam>(train::AdamOptions{.learning_rate = 1e-3}),
-      {.overlap_communication = overlap});
-  Operation train_op = opt.Minimize(s, loss, step);
+  const int64_t threshold = reduce == Reduce::kOneBucket      ? int64_t{64} << 20
+                            : reduce == Reduce::kSmallBuckets ? int64_t{1} << 20
+                                                              : int64_t{4} << 20;
+  Operation train_op;
+  if (reduce == Reduce::kStartWaitOne) {
+    train::Adam adam({.learning_rate = 1e-3});
+    Output scaled = Mul(s, loss, distribute::ReplicaScale(s, kFloat32));
+    std::vector<train::GradAndVar> grads = adam.ComputeGradients(s, scaled, {});
+    std::vector<Output> dense;
+    for (const auto& g : grads) dense.push_back(g.first.dense);
+    std::vector<Output> summed = distribute::StartAndWaitAllReduceSum(s, dense, Output());
+    for (size_t i = 0; i < grads.size(); ++i) grads[i].first = GradOutput(summed[i]);
+    train_op = adam.ApplyGradients(s, grads, step);
+  } else {
+    distribute::DistributedOptimizer opt(
+        std::make_unique<train::Adam>(train::AdamOptions{.learning_rate = 1e-3}),
+        {.fusion_threshold_bytes = threshold, .overlap_communication = overlap});
+    train_op = opt.Minimize(s, loss, step);
+  }
   Operation init = GlobalVariablesInitializer(s);
   const int threads = std::max(1, ThreadPool::DefaultThreadCount() / comm->local_size());
   Session session(graph, {.intra_op_threads = threads});
@@ -219,7 +262,8 @@ void StepBench(std::shared_ptr<distribute::Communicator> comm, bool convnet, boo
   if (comm->rank() == 0) {
     std::printf("| %s b%lld | %d rank(s) x %d thread(s) | %s | %.2f steps/s | %.1f ms/step | ",
                 convnet ? "convnet" : "MLP", static_cast<long long>(global_batch), comm->size(),
-                threads, overlap ? "overlap" : "after backward", 1.0 / step_s, step_s * 1e3);
+                threads, comm->size() == 1 ? "none" : ReduceName(reduce), 1.0 / step_s,
+                step_s * 1e3);
     if (comm->size() == 1) {
       std::printf("— | — |\n");
     } else if (overlap && after.collectives == before.collectives) {
@@ -231,6 +275,7 @@ void StepBench(std::shared_ptr<distribute::Communicator> comm, bool convnet, boo
       std::printf("%.1f ms | 0%% hidden |\n", 1e-3 * sync_us);
     }
   }
+  return step_s;
 }
 
 }  // namespace
@@ -269,12 +314,36 @@ int main(int argc, char** argv) {
     std::printf("|---|---|---|---|---|---|---|\n");
   }
   const int step_iterations = std::max(2, iterations / 4);
+  std::vector<std::string> ratios;
   for (bool convnet : {false, true}) {
-    for (bool overlap : {false, true}) {
-      if (comm->size() == 1 && !overlap) continue;  // one process: nothing to reduce
-      StepBench(comm, convnet, overlap,
-                convnet ? std::max(1, step_iterations / 2) : step_iterations);
+    const int n = convnet ? std::max(1, step_iterations / 2) : step_iterations;
+    if (comm->size() == 1) {  // one process: nothing to reduce
+      StepBench(comm, convnet, Reduce::kOverlap, n);
+      continue;
     }
+    // The one-bucket step and the default step alternately (3 pairs), so that the load
+    // slows both alike; then the other variants once.
+    std::vector<double> per_pair;
+    for (int pair = 0; pair < 3; ++pair) {
+      const double one = StepBench(comm, convnet, Reduce::kOneBucket, n);
+      const double def = StepBench(comm, convnet, Reduce::kOverlap, n);
+      per_pair.push_back(one / def);
+    }
+    for (Reduce r : {Reduce::kAfterBackward, Reduce::kSmallBuckets, Reduce::kStartWaitOne}) {
+      if (convnet && r == Reduce::kSmallBuckets) continue;
+      StepBench(comm, convnet, r, n);
+    }
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "%s: default step / one-bucket step (steps/s) = %.2fx "
+                  "(median of 3 pairs: %.2f %.2f %.2f)",
+                  convnet ? "convnet" : "MLP", Median(per_pair), per_pair[0], per_pair[1],
+                  per_pair[2]);
+    ratios.push_back(line);
+  }
+  if (comm->rank() == 0) {
+    std::printf("\n");
+    for (const std::string& r : ratios) std::printf("%s\n", r.c_str());
   }
   if (comm->rank() == 0)
     std::printf("\n%s; load average after: %s\n", CpuModel().c_str(), LoadAverage().c_str());

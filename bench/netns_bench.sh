@@ -6,6 +6,8 @@
 # namespace. Optionally each namespace's link is shaped with a token bucket (tc tbf).
 #
 #   sudo bench/netns_bench.sh [BUILD_DIR] [ITERATIONS]     (as root)
+#   MPI_EXTRA="--mca mpi_yield_when_idle 1" BENCH_ARGS=--steps-only sudo -E bench/...
+#       (extra mpirun options; dist_bench options after ITERATIONS)
 #
 # Runs build/bench/dist_bench on 2 ranks unshaped and at `tbf rate 1gbit`, and on one
 # process for reference, then removes everything it made (also on error or Ctrl-C).
@@ -43,7 +45,10 @@ setup() {
 #!/bin/sh
 host=\$1; shift
 case "\$host" in $NET.1) ns=loomns1 ;; $NET.2) ns=loomns2 ;; *) echo "no namespace for \$host" >&2; exit 1 ;; esac
-exec ip netns exec "\$ns" sh -c "\$*"
+# Each "machine" has its own session directory: the namespaces share /tmp and the host
+# name, and Open MPI's daemons would otherwise collide there ("mkdir ... File exists").
+mkdir -p "$WORK/\$ns"
+exec ip netns exec "\$ns" env TMPDIR="$WORK/\$ns" sh -c "\$*"
 EOF
   chmod +x "$WORK/agent"
   printf '%s.1 slots=1\n%s.2 slots=1\n' $NET $NET > "$WORK/hosts"
@@ -61,7 +66,7 @@ run() {
     mpirun --hostfile "$WORK/hosts" -np 2 --bind-to none \
       --mca plm_rsh_agent "$WORK/agent" --mca btl tcp,self \
       --mca oob_tcp_if_include $NET.0/24 --mca btl_tcp_if_include $NET.0/24 \
-      "$BENCH" "$ITERATIONS"
+      ${MPI_EXTRA:-} "$BENCH" "$ITERATIONS" ${BENCH_ARGS:-}
 }
 
 echo "== one process (no network)"

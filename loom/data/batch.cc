@@ -79,9 +79,15 @@ class BatchDataset : public DatasetImpl {
 
  protected:
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    if (ctx.shard != nullptr && ctx.shard->at_batch) {  // this shard's rows of each batch
+      return std::make_unique<BatchIterator>(LocalSpec(spec(), ctx),
+                                             inputs()[0]->MakeIterator(BelowBatch(ctx)),
+                                             ctx.shard->block(), options_.drop_remainder);
+    }
     return std::make_unique<BatchIterator>(spec(), inputs()[0]->MakeIterator(ctx), batch_size_,
                                            options_.drop_remainder);
   }
+  std::optional<int64_t> shardable_batch_size() const override { return batch_size_; }
 
  private:
   int64_t batch_size_;

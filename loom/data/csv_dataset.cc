@@ -91,6 +91,12 @@ class CsvIterator : public Iterator {
     }
     return Parse(record, line);
   }
+  // Cuts the record (quotes decide where it ends) but does not split or type its fields.
+  bool SkipInternal() override {
+    int64_t line = 0;
+    return walk_.Next(
+        [&](internal::TextFileReader& r) { return NextRecord(r, *config_, &scratch_, &line); });
+  }
   void SaveInternal(StateWriter& w) override { walk_.Save(w); }
   void RestoreInternal(StateReader& r) override { walk_.Restore(r); }
 
@@ -129,6 +135,7 @@ class CsvIterator : public Iterator {
   }
 
   std::shared_ptr<const CsvConfig> config_;
+  std::string scratch_;  // SkipInternal's record
   internal::FileWalk<internal::TextFileReader> walk_;
 };
 

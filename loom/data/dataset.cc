@@ -24,7 +24,17 @@ std::string DatasetImpl::DebugString() const {
 }
 
 std::unique_ptr<Iterator> DatasetImpl::MakeIterator(const IteratorContext& ctx) const {
-  if (auto plan = gather_plan()) return MakeGatherIterator(*plan, ctx, stage_, spec_);
+  if (ctx.shard != nullptr && !ctx.shard->at_batch && !passes_shard()) {
+    // Below the first Batch: this stage's output is sharded. Over rows of an indexed
+    // source the gather iterator shards the row indices (other shards' rows are never
+    // gathered); otherwise its elements are skipped.
+    auto plan = gather_plan();
+    if (plan && plan->batch_size == 0) return MakeGatherIterator(*plan, ctx, stage_, spec_);
+    return MakeShardIterator(MakeIterator(WithoutShard(ctx)), ctx);
+  }
+  if (auto plan = gather_plan()) {
+    return MakeGatherIterator(*plan, ctx, stage_, LocalSpec(spec_, ctx));
+  }
   return MakeIteratorInternal(ctx);
 }
 

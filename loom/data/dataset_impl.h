@@ -32,6 +32,8 @@ namespace loom::data {
 // Placeholder values bound by an initializer op: (node, output index) -> fed tensor.
 using Bindings = std::map<std::pair<const Node*, int>, Tensor>;
 
+struct ShardRequest;
+
 struct IteratorContext {
   // Values of the graph Outputs that symbolic sources read. Default: none.
   std::shared_ptr<const Bindings> bindings;
@@ -45,6 +47,9 @@ struct IteratorContext {
   // by the gather iterators): a row index read back from saved state is checked against
   // it. Default: -1, unknown (only the lower bound is checked).
   int64_t num_rows = -1;
+  // Set by ShardGlobalBatches (global_batches.h): this iterator serves one shard's rows of
+  // each global batch. Default: none.
+  std::shared_ptr<const ShardRequest> shard;
 };
 
 // A context with a new random base: from `seed` when given, else drawn on first use.
@@ -107,6 +112,17 @@ class DatasetImpl {
   // A fresh iterator: the fast-path gather iterator when gather_plan() says so, else
   // MakeIteratorInternal.
   std::unique_ptr<Iterator> MakeIterator(const IteratorContext& ctx) const;
+
+  // Sharding (global_batches.h). passes_shard(): this stage maps each input element to
+  // one output element, in order, whatever the other elements are (Map, Prefetch), so a
+  // shard of its output is the stage over a shard of its input and the request moves to
+  // the input. Such a stage makes its iterator with LocalSpec(spec(), ctx) and hands ctx
+  // to its input. Any other stage is sharded on its output (MakeIterator wraps it).
+  // Default: false.
+  virtual bool passes_shard() const { return false; }
+  // The batch size of a Batch, which takes a shard request above it (its iterator batches
+  // batch_size / num_shards rows of its shard). Default: nullopt.
+  virtual std::optional<int64_t> shardable_batch_size() const { return std::nullopt; }
 
   // Graph Outputs this stage reads from the bindings (placeholder-backed sources).
   virtual std::vector<Output> symbolic_inputs() const { return {}; }
@@ -188,6 +204,41 @@ std::unique_ptr<Iterator> MakeGatherPrefetchIterator(const DatasetImpl::GatherPl
 // buffer no other Tensor shares.
 Element StackElements(std::vector<Element>&& elements, const ElementSpec& spec,
                       const std::string& stage, int64_t first_index);
+
+// ---- Sharding below the first Batch (global_batches.cc). ----
+
+class ShardLedger;
+// One shard's part of a pipeline of global batches of global_batch rows: shard `index`
+// of num_shards takes rows [index*block, (index+1)*block) of each, block = global_batch /
+// num_shards. Above the first Batch (at_batch) the request travels with the context
+// through passing stages to that Batch, which batches `block` rows and hands the request
+// on (at_batch false); below it, element q of the stream (counted from the request's
+// start) belongs to the shard when (q % global_batch) / block == index, and the request
+// travels down through passing stages to the first stage that does not pass it, whose
+// output is then sharded: elements of other shards are skipped (Iterator::Skip, or an
+// index cursor's Next), never gathered, decoded or mapped.
+struct ShardRequest {
+  int64_t global_batch = 1;
+  int64_t num_shards = 1;
+  int64_t index = 0;
+  bool at_batch = true;
+  std::shared_ptr<ShardLedger> ledger;
+  int64_t block() const { return global_batch / num_shards; }
+};
+// `spec` with a leading dim of global_batch made block, above the first Batch; else spec.
+ElementSpec LocalSpec(const ElementSpec& spec, const IteratorContext& ctx);
+// The context for the input of the Batch that takes the request (at_batch false).
+IteratorContext BelowBatch(IteratorContext ctx);
+IteratorContext WithoutShard(IteratorContext ctx);
+// A stage that reads ahead of its consumer (Prefetch, a parallel Map) says so while its
+// iterator is made under a shard request: the position is then recorded after each block.
+void NoteReadAhead(const IteratorContext& ctx);
+// The shard of `input`'s elements (or row indices) that ctx.shard names; input itself
+// when ctx has no request.
+std::unique_ptr<Iterator> MakeShardIterator(std::unique_ptr<Iterator> input,
+                                            const IteratorContext& ctx);
+std::unique_ptr<IndexCursor> MakeShardIndexCursor(std::unique_ptr<IndexCursor> input,
+                                                  const IteratorContext& ctx);
 
 // Throws InvalidArgument "<stage>: <message>" unless `condition`.
 template <typename... Args>

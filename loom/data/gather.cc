@@ -42,12 +42,14 @@ Element Materialize(const RowSource& rows, const DatasetImpl::GatherPlan& plan,
 
 class GatherIterator : public Iterator {
  public:
+  // `ctx` has no shard request; `shard` (maybe) has: the row indices are sharded.
   GatherIterator(const DatasetImpl::GatherPlan& plan, const IteratorContext& ctx, std::string stage,
-                 ElementSpec spec)
+                 ElementSpec spec, const IteratorContext& shard)
       : Iterator(std::move(stage), std::move(spec)),
         plan_(plan),
         rows_(plan.indexed->MakeRows(ctx)),
-        cursor_(plan.indexed->MakeIndexCursor(WithRows(ctx, *rows_))) {}
+        cursor_(MakeShardIndexCursor(plan.indexed->MakeIndexCursor(WithRows(ctx, *rows_)), shard)) {
+  }
 
  protected:
   std::optional<Element> GetNextInternal() override {
@@ -70,11 +72,11 @@ class GatherIterator : public Iterator {
 class GatherPrefetchIterator : public Iterator {
  public:
   GatherPrefetchIterator(const DatasetImpl::GatherPlan& plan, const IteratorContext& ctx,
-                         ElementSpec spec, int64_t buffer_size)
+                         ElementSpec spec, int64_t buffer_size, const IteratorContext& shard)
       : Iterator("Prefetch", std::move(spec)),
         plan_(plan),
         rows_(plan.indexed->MakeRows(ctx)),
-        cursor_(plan.indexed->MakeIndexCursor(WithRows(ctx, *rows_))),
+        cursor_(MakeShardIndexCursor(plan.indexed->MakeIndexCursor(WithRows(ctx, *rows_)), shard)),
         buffer_size_(std::max<int64_t>(1, buffer_size)),
         pool_(static_cast<int>(std::clamp<int64_t>(
             buffer_size_, 1, std::max(1, WorkerPool::ResolveThreads(0) / 2)))) {}
@@ -191,16 +193,47 @@ class GatherPrefetchIterator : public Iterator {
 
 }  // namespace
 
+// Under a shard request the index stream is sharded: at the Batch that takes the request
+// (batches of block rows of this shard's part of each global batch), or below it over
+// single rows. Batches below the first Batch are sharded as elements.
 std::unique_ptr<Iterator> MakeGatherIterator(const DatasetImpl::GatherPlan& plan,
                                              const IteratorContext& ctx, std::string stage,
                                              ElementSpec spec) {
-  return std::make_unique<GatherIterator>(plan, ctx, std::move(stage), std::move(spec));
+  const IteratorContext plain = WithoutShard(ctx);
+  if (ctx.shard == nullptr) {
+    return std::make_unique<GatherIterator>(plan, plain, std::move(stage), std::move(spec), plain);
+  }
+  if (ctx.shard->at_batch) {
+    DatasetImpl::GatherPlan local = plan;
+    local.batch_size = ctx.shard->block();
+    return std::make_unique<GatherIterator>(local, plain, std::move(stage), std::move(spec),
+                                            BelowBatch(ctx));
+  }
+  if (plan.batch_size == 0) {
+    return std::make_unique<GatherIterator>(plan, plain, std::move(stage), std::move(spec), ctx);
+  }
+  return MakeShardIterator(
+      std::make_unique<GatherIterator>(plan, plain, std::move(stage), std::move(spec), plain), ctx);
 }
 
 std::unique_ptr<Iterator> MakeGatherPrefetchIterator(const DatasetImpl::GatherPlan& plan,
                                                      const IteratorContext& ctx, ElementSpec spec,
                                                      int64_t buffer_size) {
-  return std::make_unique<GatherPrefetchIterator>(plan, ctx, std::move(spec), buffer_size);
+  const IteratorContext plain = WithoutShard(ctx);
+  if (ctx.shard == nullptr) {
+    return std::make_unique<GatherPrefetchIterator>(plan, plain, std::move(spec), buffer_size,
+                                                    plain);
+  }
+  NoteReadAhead(ctx);  // the consumer pulls the indices of buffer_size batches ahead
+  if (ctx.shard->at_batch) {
+    DatasetImpl::GatherPlan local = plan;
+    local.batch_size = ctx.shard->block();
+    return std::make_unique<GatherPrefetchIterator>(local, plain, std::move(spec), buffer_size,
+                                                    BelowBatch(ctx));
+  }
+  return MakeShardIterator(
+      std::make_unique<GatherPrefetchIterator>(plan, plain, std::move(spec), buffer_size, plain),
+      ctx);
 }
 
 }  // namespace loom::data

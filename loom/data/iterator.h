@@ -52,6 +52,11 @@ class Iterator {
 
   // The next element, or nullopt at the end of input.
   std::optional<Element> GetNext();
+  // Advances past the next element without handing it out; false at the end of input.
+  // Sources override SkipInternal to skip without decoding (a TFRecord's payload is not
+  // turned into a tensor, a CSV record's fields are not parsed); the state afterwards is
+  // the one GetNext would have left.
+  bool Skip() { return SkipInternal(); }
 
   // A self-describing blob: a header naming the pipeline, then each stage's state.
   std::string Save();
@@ -86,6 +91,8 @@ class Iterator {
       : stage_(std::move(stage)), spec_(std::move(spec)) {}
 
   virtual std::optional<Element> GetNextInternal() = 0;
+  // Default: GetNextInternal(), the element dropped.
+  virtual bool SkipInternal() { return GetNextInternal().has_value(); }
   virtual void SaveInternal(StateWriter& writer) = 0;
   virtual void RestoreInternal(StateReader& reader) = 0;
 

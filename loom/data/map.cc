@@ -208,11 +208,18 @@ class MapDataset : public DatasetImpl {
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext& ctx) const override {
     auto input = inputs()[0]->MakeIterator(ctx);
     if (options_.num_parallel_calls == 0) {
-      return std::make_unique<MapIterator>(spec(), std::move(input), fn_);
+      return std::make_unique<MapIterator>(LocalSpec(spec(), ctx), std::move(input), fn_);
     }
+    if (ctx.shard != nullptr) NoteReadAhead(ctx);
     return std::make_unique<ParallelMapIterator>(
-        spec(), std::move(input), fn_, WorkerPool::ResolveThreads(options_.num_parallel_calls),
-        options_.deterministic);
+        LocalSpec(spec(), ctx), std::move(input), fn_,
+        WorkerPool::ResolveThreads(options_.num_parallel_calls), options_.deterministic);
+  }
+
+ public:
+  // One output per input, in order (unless a parallel map may reorder them).
+  bool passes_shard() const override {
+    return options_.num_parallel_calls == 0 || options_.deterministic;
   }
 
  private:

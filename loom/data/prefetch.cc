@@ -158,10 +158,15 @@ class PrefetchDataset : public DatasetImpl {
   std::unique_ptr<Iterator> MakeIteratorInternal(const IteratorContext& ctx) const override {
     const auto& input = inputs()[0];
     if (auto plan = input->gather_plan(); plan && plan->batch_size > 0) {
-      return MakeGatherPrefetchIterator(*plan, ctx, spec(), buffer_size_);
+      return MakeGatherPrefetchIterator(*plan, ctx, LocalSpec(spec(), ctx), buffer_size_);
     }
-    return std::make_unique<PrefetchIterator>(spec(), input->MakeIterator(ctx), buffer_size_);
+    if (ctx.shard != nullptr) NoteReadAhead(ctx);
+    return std::make_unique<PrefetchIterator>(LocalSpec(spec(), ctx), input->MakeIterator(ctx),
+                                              buffer_size_);
   }
+
+ public:
+  bool passes_shard() const override { return true; }
 
  private:
   int64_t buffer_size_;

@@ -1,6 +1,7 @@
 // Shuffle: a buffer of buffer_size items; each output is a uniformly chosen buffered item,
 // replaced by the next input. On the fast path the buffer holds row indices, so saving it
 // stores indices and one RNG word, never elements.
+#include <type_traits>
 #include <vector>
 
 #include "loom/data/index_preserving.h"
@@ -40,7 +41,13 @@ class ShuffleCursor : public Cursor<Item> {
     w.Write<uint64_t>(rng_.state());
     w.Write<uint8_t>(input_done_);
     w.Write<uint64_t>(buffer_.size());
-    for (const Item& x : buffer_) WriteItem(w, x);
+    if constexpr (std::is_same_v<Item, int64_t>) {
+      // Row indices in one append (the bytes of buffer_.size() Write<int64_t> calls):
+      // ShardGlobalBatches under a Prefetch saves this once per step.
+      w.data().append(reinterpret_cast<const char*>(buffer_.data()), buffer_.size() * sizeof(Item));
+    } else {
+      for (const Item& x : buffer_) WriteItem(w, x);
+    }
     input_->Save(w);
   }
 

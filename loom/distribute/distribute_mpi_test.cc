@@ -145,8 +145,10 @@ TEST_F(MpiTest, AShorterShardStopsEveryRankAtTheSameStep) {
   EXPECT_EQ(ReadText(Path("out/rank1/result.txt")), "7 7\n");
 }
 
-// SIGKILL on one rank ends the whole job quickly, and the message names the rank.
-TEST_F(MpiTest, KillingOneRankEndsTheJobNamingTheRank) {
+// SIGKILL on one rank ends the whole job quickly, and the message names the rank; the
+// relaunch, on another number of ranks (2 -> 3), resumes from the last checkpoint exactly:
+// the model of an uninterrupted one-rank run to the same step.
+TEST_F(MpiTest, KillingOneRankEndsTheJobAndARelaunchOnMoreRanksResumesExactly) {
   Launch job;
   std::chrono::steady_clock::time_point ended;
   std::thread runner([&] {
@@ -158,7 +160,16 @@ TEST_F(MpiTest, KillingOneRankEndsTheJobNamingTheRank) {
   for (int i = 0; i < 600 && !fs::exists(pid_file); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // let it train a little
+  // The newest checkpoint's step, from the state file (0 when there is none yet).
+  auto newest = [&] {
+    const std::string state = ReadText(Path("model/checkpoint"));
+    const size_t at = state.find("model.ckpt-");
+    return at == std::string::npos ? int64_t{0} : std::stoll(state.substr(at + 11));
+  };
+  // Let it train past its first checkpoint after step 0 (every 50 steps).
+  for (int i = 0; i < 600 && newest() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   const pid_t pid = std::stoi(ReadText(pid_file).empty() ? "0" : ReadText(pid_file));
   ASSERT_GT(pid, 0) << "rank 1 never started";
   const auto killed = std::chrono::steady_clock::now();
@@ -167,6 +178,19 @@ TEST_F(MpiTest, KillingOneRankEndsTheJobNamingTheRank) {
   EXPECT_NE(job.status, 0);
   EXPECT_LT(std::chrono::duration<double>(ended - killed).count(), 30.0);
   EXPECT_NE(job.output.find("rank 1"), std::string::npos) << job.output;
+
+  const int64_t saved = newest();
+  ASSERT_GT(saved, 0) << ReadText(Path("model/checkpoint"));
+  const int64_t target = saved + 30;
+  Launch resumed = Train(3, Path("model"), Path("out_resumed"), target);
+  EXPECT_NE(resumed.output.find("continues on 3"), std::string::npos) << resumed.output;
+  Train(1, Path("straight"), Path("out_straight"), target);
+  const auto want = ReadRank(Path("out_straight"), 0);
+  for (int r = 0; r < 3; ++r) {
+    ExpectSameModel(ReadRank(Path("out_resumed"), r), want, StrCat("resumed, rank ", r));
+    EXPECT_EQ(ReadText(Path(StrCat("out_resumed/rank", r, "/result.txt"))),
+              StrCat(target, " ", target - saved, "\n"));
+  }
 }
 
 // `mpirun -np 2 loom train job.toml`: the same job file, one progress report (rank 0's),
@@ -213,18 +237,16 @@ TEST_F(MpiTest, LoomTrainUnderMpirun) {
   EXPECT_NE(restarted.output.find("trained to global step 50"), std::string::npos)
       << restarted.output;
 
-  // From an mpirun checkpoint to one process: the distributed pipeline has one more stage
-  // (ReplicaShard), so its input position does not fit: an error that shows both
-  // pipelines and names --restart-input, never a silent restart.
+  // From an mpirun checkpoint to one process and back: the input position is global (one
+  // process takes the pipeline of one rank of one), so each launch resumes it.
   Launch alone = RunCommand(
       StrCat(LOOM_CLI_PATH, " train ", job16, " --model-dir ", Path("model"), " --max-steps 55"));
-  EXPECT_NE(alone.status, 0);
-  EXPECT_NE(alone.output.find("ReplicaShard"), std::string::npos) << alone.output;
-  EXPECT_NE(alone.output.find("--restart-input"), std::string::npos) << alone.output;
-  Launch alone_restarted = RunCommand(StrCat(LOOM_CLI_PATH, " train ", job16, " --model-dir ",
-                                             Path("model"), " --max-steps 55 --restart-input"));
-  ASSERT_EQ(alone_restarted.status, 0) << alone_restarted.output;
-  EXPECT_NE(alone_restarted.output.find("trained to global step 55"), std::string::npos);
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  EXPECT_NE(alone.output.find("trained to global step 55"), std::string::npos) << alone.output;
+  Launch again = RunCommand(StrCat(Mpirun(2), LOOM_CLI_PATH, " train ", job16, " --model-dir ",
+                                   Path("model"), " --max-steps 60"));
+  ASSERT_EQ(again.status, 0) << again.output;
+  EXPECT_NE(again.output.find("trained to global step 60"), std::string::npos) << again.output;
 
   // Other subcommands run in one process: N copies would write the same eval files.
   Launch evaluate = RunCommand(

@@ -258,10 +258,67 @@ TEST(ReplicaDatasetTest, AKnownBatchSizeTheRanksCannotShareIsAnError) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(e.message().find("10 rows, which 4 ranks"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("10 rows, which 4 shards (ranks)"), std::string::npos)
+        << e.message();
   }
   EXPECT_EQ((InputContext{4, 1, 4}).GetPerReplicaBatchSize(32), 8);
   EXPECT_THROW((InputContext{3, 1, 3}).GetPerReplicaBatchSize(32), Error);
+}
+
+// The global position of ReplicaDataset's default: saved by rank 1 of 2, it resumes on 3
+// ranks at the next global batch; an input_fn's own shard (shard_rows false) resumes only
+// on as many ranks, and the error names both.
+TEST(ReplicaDatasetTest, APositionResumesOnAnotherNumberOfRanksUnlessTheInputShardsItself) {
+  const data::Dataset global =
+      data::FromTensorSlices(Tensor::FromVector(std::vector<int64_t>{
+                                 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}))
+          .Shuffle(18, {.seed = 4})
+          .Batch(6)
+          .Prefetch(2);
+  auto saved = RunRanks<std::string>(2, [&](std::shared_ptr<Communicator> comm) {
+    auto it = ReplicaDataset(global, comm).MakeIterator();
+    it->GetNext();
+    return it->Save();
+  });
+  auto rest = RunRanks<std::vector<int64_t>>(3, [&](std::shared_ptr<Communicator> comm) {
+    auto it = ReplicaDataset(global, comm).MakeIterator();
+    it->Restore(saved[1]);
+    std::vector<int64_t> seen;
+    while (auto e = it->GetNext()) {
+      for (int64_t v : e->begin()->second.flat<int64_t>()) seen.push_back(v);
+    }
+    return seen;
+  });
+  std::vector<int64_t> all;
+  auto plain = global.MakeIterator();
+  plain->GetNext();
+  while (auto e = plain->GetNext()) {
+    for (int64_t v : e->begin()->second.flat<int64_t>()) all.push_back(v);
+  }
+  ASSERT_EQ(all.size(), 12u);
+  // Global batches 1 and 2, 2 rows to each of 3 ranks.
+  EXPECT_EQ(rest[0], (std::vector<int64_t>{all[0], all[1], all[6], all[7]}));
+  EXPECT_EQ(rest[1], (std::vector<int64_t>{all[2], all[3], all[8], all[9]}));
+  EXPECT_EQ(rest[2], (std::vector<int64_t>{all[4], all[5], all[10], all[11]}));
+
+  auto own = [](int r, int n) { return data::Range(24).Shard(n, r).Batch(2); };
+  auto own_saved = RunRanks<std::string>(2, [&](std::shared_ptr<Communicator> comm) {
+    auto it = ReplicaDataset(own(comm->rank(), 2), comm, /*shard_rows=*/false).MakeIterator();
+    it->GetNext();
+    return it->Save();
+  });
+  auto comms = InProcessCommunicators(3);
+  auto it = ReplicaDataset(own(0, 3), comms[0], /*shard_rows=*/false).MakeIterator();
+  try {
+    it->Restore(own_saved[0]);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("'ReplicaShard num_input_pipelines=2' where this pipeline has "
+                               "'ReplicaShard num_input_pipelines=3'"),
+              std::string::npos)
+        << e.message();
+  }
 }
 
 // The test: with the same seed, 1, 2 and 3 ranks train the same model (200

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "loom/base/logging.h"
+#include "loom/data/global_batches.h"
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/tf_checkpoints.h"
 #include "loom/io/safetensors.h"
@@ -145,6 +146,27 @@ void ResetIterator(Session& session, const std::string& resource, const data::Da
       if (e.code() == ErrorCode::kDataLoss) {
         throw WithContext(e, "restoring the input position saved in '", origin, "'");
       }
+      // One process, a position saved before input positions were global (by a plain
+      // iterator over the same pipeline): it resumes in that iterator, as it was saved.
+      if (auto global = data::SingleShardSource(dataset)) {
+        std::unique_ptr<data::Iterator> plain = global->MakeIterator(seed);
+        bool fits = true;
+        try {
+          plain->Restore(pending);
+        } catch (const Error&) {
+          fits = false;
+        }
+        if (fits) {
+          LOOM_LOG(WARNING) << "The input position in '" << origin
+                            << "' was saved by an older Loom, per pipeline rather than "
+                               "global: training resumes it in one process and keeps "
+                               "saving it that way; to train this model_dir under mpirun, "
+                               "relaunch once with --restart-input (TrainOptions::"
+                               "restart_input)";
+          r->Reset(std::move(plain));
+          return;
+        }
+      }
       // A position restored into another pipeline would silently mean something else
       // (another batch size: other examples at each global step); starting over silently
       // would break the global step -> input position relation. Say so instead.
@@ -185,7 +207,15 @@ ModelGraph EstimatorInternals::BuildModelGraph(Estimator& est, const InputFn& in
   }
   if (input.is_dataset()) {
     m.input_built_nodes = m.graph->num_nodes() != nodes_before;
-    m.dataset = distribution ? distribution->ReplicaInput(input.dataset()) : input.dataset();
+    // Training in one process takes the pipeline N ranks take (as the one shard of one),
+    // so that its saved input position is global and resumes under `mpirun -np N` too.
+    if (distribution != nullptr) {
+      m.dataset = distribution->ReplicaInput(input.dataset());
+    } else if (mode == Mode::kTrain) {
+      m.dataset = data::ShardGlobalBatches(input.dataset(), 1, 0);
+    } else {
+      m.dataset = input.dataset();
+    }
     m.input_spec = m.dataset->spec();
     auto iterator = data::GraphIterator::FromStructure(root, m.input_spec);
     m.iterator_resource = StrCat(data::kIteratorResourcePrefix, iterator.resource_name());

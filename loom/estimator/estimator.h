@@ -36,7 +36,10 @@
 // takes its rows of every global batch, only the chief runs the chief-only hooks
 // (CheckpointSaver, SummarySaver, StepCounter, LoggingTensor, training_chief_hooks), and
 // the distribution's hooks run first (broadcast of the chief's state, right after the
-// dataset initializer) and last (stop agreement);
+// dataset initializer) and last (stop agreement). Train's Dataset is iterated as
+// data::ShardGlobalBatches (data/global_batches.h): the ranks' shards, or in one process
+// the one shard of one, so the input position in a checkpoint is global and resumes on
+// any number of ranks;
 // Evaluate on a non-chief returns its metrics without writing model_dir/eval.
 // Evaluate and Predict restore a checkpoint (the newest in model_dir unless given; none is
 // FailedPrecondition), never the input position. Unlike TF1, when the call has no hooks

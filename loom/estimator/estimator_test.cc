@@ -8,6 +8,7 @@
 #include <typeinfo>
 
 #include "loom/base/logging.h"
+#include "loom/data/global_batches.h"
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/io/event_file.h"
@@ -313,6 +314,44 @@ TEST(EstimatorTrainTest, ResumingWithAnotherBatchSizeIsAnErrorUnlessTheInputRest
   EXPECT_EQ(estimator.Train(TrainInput(d, 16), {.steps = 5, .restart_input = true}).global_step,
             20);
   EXPECT_EQ(estimator.Train(TrainInput(d, 16), {.steps = 5}).global_step, 25);
+}
+
+// One-process training iterates ShardGlobalBatches(ds, 1, 0), whose position is global. A
+// position saved by an older Loom's plain iterator over ds still resumes, exactly, in
+// a plain iterator; another pipeline's is still an error.
+TEST(EstimatorTrainTest, APositionSavedByAPlainIteratorStillResumes) {
+  std::vector<int64_t> rows(40);
+  for (int i = 0; i < 40; ++i) rows[i] = i;
+  const data::Dataset ds = data::FromTensorSlices(Tensor::FromVector(rows))
+                               .Shuffle(40, {.seed = 9})
+                               .Repeat()
+                               .Batch(4)
+                               .Prefetch(2);
+  auto plain = ds.MakeIterator();
+  for (int i = 0; i < 3; ++i) plain->GetNext();
+  const std::string old_blob = plain->Save();
+  Graph graph;
+  Session session(graph);
+  auto* r = session.resources().LookupOrCreate<data::IteratorResource>("iterator:in");
+  r->Restore(old_blob, "old.safetensors");
+  ResetIterator(session, "iterator:in", data::ShardGlobalBatches(ds, 1, 0));
+  for (int i = 0; i < 5; ++i) {
+    auto want = plain->GetNext();
+    auto got = r->GetNext(nullptr);
+    ASSERT_TRUE(want && got);
+    EXPECT_TRUE(got->at("x").Equals(want->at("x"))) << i;
+  }
+  // Into another pipeline: the usual error.
+  session.resources()
+      .LookupOrCreate<data::IteratorResource>("iterator:other")
+      ->Restore(old_blob, "old.safetensors");
+  try {
+    ResetIterator(session, "iterator:other", data::ShardGlobalBatches(ds.Batch(2), 1, 0));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("--restart-input"), std::string::npos) << e.message();
+  }
 }
 
 TEST(EstimatorTrainTest, TrainsUntilInputEndsWithoutSteps) {
