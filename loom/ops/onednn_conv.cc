@@ -64,10 +64,8 @@ std::optional<ConvDescs> MakeDescs(const Geometry& g, int64_t out_c) {
 // Loom's tensor allocator (which keeps freed buffers: no page faults per step).
 class Execution {
  public:
-  explicit Execution(int threads) : stream_(CpuEngine()) {
-    // oneDNN (Debian's build) runs on OpenMP; the count is the calling thread's.
-    omp_set_num_threads(std::max(1, threads));
-  }
+  // REQUIRES: UseThreads ran on this thread before the primitive descriptor was made.
+  Execution() : stream_(CpuEngine()) {}
 
   // A memory in layout `want` holding the user's data at `data` (layout `user`): the user's
   // buffer itself when the layouts agree, else a reordered copy.
@@ -109,6 +107,11 @@ class Execution {
   std::vector<std::pair<memory, memory>> outputs_;
 };
 
+// oneDNN (Debian's build) runs on OpenMP, whose thread count belongs to the calling
+// thread. It must be set before a primitive descriptor is made: the kernel's work split is
+// fixed then (a descriptor made with the default, every core, runs a team of that size).
+void UseThreads(int threads) { omp_set_num_threads(std::max(1, threads)); }
+
 dnnl::primitive_attr UserScratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -128,9 +131,10 @@ bool OnednnConv2D(const Geometry& g, int64_t out_c, const float* x, const float*
                   int threads) {
   const auto d = MakeDescs(g, out_c);
   if (!d) return false;
+  UseThreads(threads);
   try {
     const auto pd = ForwardPd(*d);
-    Execution run(threads);
+    Execution run;
     Args args = {{DNNL_ARG_SRC, run.Input(pd.src_desc(), d->src_user, x)},
                  {DNNL_ARG_WEIGHTS, run.Input(pd.weights_desc(), d->weights_user, w)},
                  {DNNL_ARG_DST, run.Output(pd.dst_desc(), d->dst_user, y)}};
@@ -145,13 +149,14 @@ bool OnednnConv2DBackpropInput(const Geometry& g, int64_t out_c, const float* w,
                                float* dx, int threads) {
   const auto d = MakeDescs(g, out_c);
   if (!d) return false;
+  UseThreads(threads);
   try {
     dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d->src_any,
                                                d->weights_any, d->dst_any, d->strides, d->pad_l,
                                                d->pad_r);
     const dnnl::convolution_backward_data::primitive_desc pd(desc, UserScratchpad(), CpuEngine(),
                                                              ForwardPd(*d));
-    Execution run(threads);
+    Execution run;
     Args args = {{DNNL_ARG_DIFF_DST, run.Input(pd.diff_dst_desc(), d->dst_user, dy)},
                  {DNNL_ARG_WEIGHTS, run.Input(pd.weights_desc(), d->weights_user, w)},
                  {DNNL_ARG_DIFF_SRC, run.Output(pd.diff_src_desc(), d->src_user, dx)}};
@@ -166,13 +171,14 @@ bool OnednnConv2DBackpropFilter(const Geometry& g, int64_t out_c, const float* x
                                 float* dw, int threads) {
   const auto d = MakeDescs(g, out_c);
   if (!d) return false;
+  UseThreads(threads);
   try {
     dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, d->src_any,
                                                   d->weights_any, d->dst_any, d->strides, d->pad_l,
                                                   d->pad_r);
     const dnnl::convolution_backward_weights::primitive_desc pd(desc, UserScratchpad(), CpuEngine(),
                                                                 ForwardPd(*d));
-    Execution run(threads);
+    Execution run;
     Args args = {{DNNL_ARG_SRC, run.Input(pd.src_desc(), d->src_user, x)},
                  {DNNL_ARG_DIFF_DST, run.Input(pd.diff_dst_desc(), d->dst_user, dy)},
                  {DNNL_ARG_DIFF_WEIGHTS, run.Output(pd.diff_weights_desc(), d->weights_user, dw)}};
