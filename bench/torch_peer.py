@@ -4,7 +4,10 @@
 Same models, batch sizes and thread counts as core_bench.cc; data already in memory.
 Prints one JSON line: {"model": ..., "threads": ..., "steps_per_sec": ..., "ms_per_step": ...}
 Usage: torch_peer.py MODEL THREADS [STEPS] [INTEROP]
-  MODEL: mlp | softreg | convnet
+  MODEL: mlp | softreg | convnet | predict_dnn | predict_convnet
+  predict_*: inference throughput under torch.inference_mode() (softmax probabilities of
+  the demo's DNN 784-256-128-10 at batch 1024, of the convnet at batch 256); the JSON line
+  adds rows_per_sec.
 """
 import json
 import sys
@@ -23,7 +26,16 @@ except RuntimeError:
     pass
 torch.manual_seed(0)
 
-if model_name == "mlp":
+predict = model_name.startswith("predict_")
+if model_name == "predict_dnn":
+    batch = 1024
+    model = torch.nn.Sequential(
+        torch.nn.Linear(784, 256), torch.nn.ReLU(),
+        torch.nn.Linear(256, 128), torch.nn.ReLU(),
+        torch.nn.Linear(128, 10))
+    x = torch.randn(batch, 784)
+    opt = None
+elif model_name == "mlp":
     batch = 256
     model = torch.nn.Sequential(
         torch.nn.Linear(784, 512), torch.nn.ReLU(),
@@ -36,8 +48,8 @@ elif model_name == "softreg":
     model = torch.nn.Linear(784, 10)
     x = torch.randn(batch, 784)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-elif model_name == "convnet":
-    batch = 64
+elif model_name in ("convnet", "predict_convnet"):
+    batch = 256 if predict else 64
 
     class Net(torch.nn.Module):
         def __init__(self):
@@ -56,7 +68,7 @@ elif model_name == "convnet":
 
     model = Net()
     x = torch.randn(batch, 1, 28, 28)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    opt = None if predict else torch.optim.Adam(model.parameters(), lr=1e-3)
 else:
     raise SystemExit("unknown model " + model_name)
 
@@ -64,18 +76,30 @@ y = torch.randint(0, 10, (batch,))
 loss_fn = torch.nn.CrossEntropyLoss()
 
 
-def step():
+def train_step():
     opt.zero_grad()
     loss = loss_fn(model(x), y)
     loss.backward()
     opt.step()
 
 
+def predict_step():
+    with torch.inference_mode():
+        torch.softmax(model(x), dim=1)
+
+
+if predict:
+    model.eval()
+step = predict_step if predict else train_step
 for _ in range(max(5, steps // 10)):
     step()
 start = time.perf_counter()
+min_step = float("inf")  # the fastest step: what other processes disturb least
 for _ in range(steps):
+    t0 = time.perf_counter()
     step()
+    min_step = min(min_step, time.perf_counter() - t0)
 elapsed = time.perf_counter() - start
 print(json.dumps({"peer": "pytorch", "model": model_name, "threads": threads, "interop": interop,
-                  "steps_per_sec": steps / elapsed, "ms_per_step": 1000 * elapsed / steps}))
+                  "steps_per_sec": steps / elapsed, "ms_per_step": 1000 * elapsed / steps,
+                  "rows_per_sec": batch * steps / elapsed, "min_ms_per_step": 1000 * min_step}))

@@ -9,6 +9,9 @@ packages=(
   clang libclang-rt-14-dev      # make sanitize / fuzz / tsan: clang++ and its ASan, UBSan, TSan, libFuzzer runtimes
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev            # GEMM for MatMul / Conv2D (chosen by measurement, bench/RESULTS.md)
+  libdnnl-dev                # oneDNN: float32 Conv2D and its backprops (~2x im2col + GEMM on 5x5
+                             # layers: no im2col matrix, blocked layouts) and dnnl_sgemm where it
+                             # beats OpenBLAS (short sides); kernels picked per CPU at run time
   libprotobuf-dev protobuf-compiler   # GraphDef / Event / Example wire formats
   zlib1g-dev                 # GZIP/ZLIB TFRecords, gzipped IDX, PNG image summaries
   nlohmann-json3-dev         # safetensors headers, SavedModel signatures

@@ -1,7 +1,10 @@
 #include "loom/ops/blas.h"
 
 #include <cblas.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "loom/base/check.h"
@@ -195,19 +198,49 @@ GemmVariant DetectVariant() {
   return GemmVariant::kBlas;
 }
 
-void BlasGemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-              int64_t ldc) {
+// The count SetBlasThreads last set (0: never set).
+std::atomic<int>& CurrentBlasThreads() {
+  static std::atomic<int> current{0};
+  return current;
+}
+
+void OpenBlasGemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                  const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                  int64_t ldc) {
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
               transpose_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
               ldc);
 }
 
+void OnednnGemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                int64_t ldc) {
+  // OpenMP's thread count is per calling thread: set it on the thread that runs the kernel.
+  const int threads = CurrentBlasThreads().load(std::memory_order_relaxed);
+  omp_set_num_threads(threads > 0 ? threads : openblas_get_num_threads());
+  const dnnl_status_t status = dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k,
+                                          alpha, a, lda, b, ldb, beta, c, ldc);
+  LOOM_CHECK(status == dnnl_success)
+      << "dnnl_sgemm failed with status " << int(status) << " on " << m << "x" << n << "x" << k;
+}
+
+void LibraryGemm(GemmLibrary library, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                 int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                 float beta, float* c, int64_t ldc) {
+  // dnnl_sgemm refuses an empty product; OpenBLAS computes C = beta * C as BLAS defines it.
+  if (library == GemmLibrary::kOnednn && m > 0 && n > 0 && k > 0) {
+    OnednnGemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    OpenBlasGemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+}
+
 }  // namespace
 
 void SetBlasThreads(int num_threads) {
-  static std::atomic<int> current{0};
-  if (current.exchange(num_threads) != num_threads) openblas_set_num_threads(num_threads);
+  if (CurrentBlasThreads().exchange(num_threads) != num_threads) {
+    openblas_set_num_threads(num_threads);
+  }
 }
 
 int BlasThreads() { return openblas_get_num_threads(); }
@@ -222,6 +255,23 @@ const char* GemmVariantName(GemmVariant variant) {
       return "avx512";
   }
   return "?";
+}
+
+const char* GemmLibraryName(GemmLibrary library) {
+  return library == GemmLibrary::kOnednn ? "onednn" : "openblas";
+}
+
+GemmLibrary ChooseGemmLibrary(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k) {
+  (void)transpose_a, (void)transpose_b, (void)n;                  // the measured rule needs neither
+  if (m == 0 || n == 0 || k == 0) return GemmLibrary::kOpenBlas;  // C = beta * C only
+  if (ActiveGemmVariant() == GemmVariant::kAvx512) return GemmLibrary::kOnednn;
+  return m <= 64 || k <= 64 ? GemmLibrary::kOnednn : GemmLibrary::kOpenBlas;
+}
+
+void GemmWithLibrary(GemmLibrary library, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                     int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float beta, float* c, int64_t ldc) {
+  LibraryGemm(library, transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 bool CpuSupports(GemmVariant variant) {
@@ -264,7 +314,8 @@ void GemmOn(GemmVariant variant, bool transpose_a, bool transpose_b, int64_t m, 
     return;
   }
 #endif
-  BlasGemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  LibraryGemm(ChooseGemmLibrary(transpose_a, transpose_b, m, n, k), transpose_a, transpose_b, m, n,
+              k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace

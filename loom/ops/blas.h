@@ -1,9 +1,14 @@
 #ifndef LOOM_OPS_BLAS_H_
 #define LOOM_OPS_BLAS_H_
 
-// The one place Loom calls a BLAS (OpenBLAS, chosen by measurement: bench/RESULTS.md).
-// Row-major GEMM: C = alpha * op(A) * op(B) + beta * C, with op(X) = X or X^T. Internal to
-// the ops layer (not installed).
+// The one place Loom calls a BLAS. Row-major GEMM: C = alpha * op(A) * op(B) + beta * C,
+// with op(X) = X or X^T. Internal to the ops layer (not installed).
+//
+// Float32 products run on OpenBLAS or on oneDNN's dnnl_sgemm, chosen per shape and per CPU
+// by a rule taken from side-by-side measurements (ChooseGemmLibrary; bench/RESULTS.md).
+// The rule depends only on the shape and the CPU's feature bits, never on a timing taken
+// at run time, so two runs on one machine compute bit-identical results. Float64 products
+// always run on OpenBLAS.
 //
 // Narrow float32 products (n <= 16 columns, B not transposed: a classifier's logits layer
 // and its weight gradient) run on Loom's own kernel instead, in the widest variant the CPU
@@ -23,6 +28,26 @@ void SetBlasThreads(int num_threads);
 // OpenBLAS's current thread count.
 int BlasThreads();
 
+// The library behind a float32 product that the narrow kernel below does not take.
+enum class GemmLibrary {
+  kOpenBlas,
+  kOnednn,  // dnnl_sgemm, on OpenMP threads: the count set by SetBlasThreads
+};
+const char* GemmLibraryName(GemmLibrary library);
+// The library Gemm uses for an m x n x k product on this CPU:
+// - with AVX-512F: oneDNN for every product (issue 14's Intel Xeon: 201 against OpenBLAS's
+//   175 GFLOP/s on the MLP's shapes; not measured in this session, whose CPU has no AVX-512);
+// - with AVX2 only: oneDNN when a side is short (m <= 64 or k <= 64, k > 0), where
+//   OpenBLAS's panel packing dominates (1.3-2x slower: a dense layer's weight gradient at
+//   batch 64, the logits layer's input gradient, im2col products with k = 25); OpenBLAS
+//   otherwise (equal on the MLP's 256 x 512 products, 1.5x faster on 512 x 512 x 256).
+GemmLibrary ChooseGemmLibrary(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k);
+// The product on `library` alone (no narrow kernel), for tests and benchmarks. An empty
+// product (m, n or k = 0) runs on OpenBLAS whatever `library` says.
+void GemmWithLibrary(GemmLibrary library, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                     int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float beta, float* c, int64_t ldc);
+
 void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
           int64_t ldc);
@@ -32,9 +57,9 @@ void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, d
 
 // The implementations of the float32 Gemm, for tests and benchmarks.
 enum class GemmVariant {
-  kBlas,    // OpenBLAS for every product
-  kAvx2,    // narrow products on the AVX2 + FMA kernel, the rest on OpenBLAS
-  kAvx512,  // narrow products on the AVX-512F kernel, the rest on OpenBLAS
+  kBlas,    // the library ChooseGemmLibrary names for every product
+  kAvx2,    // narrow products on the AVX2 + FMA kernel, the rest on the chosen library
+  kAvx512,  // narrow products on the AVX-512F kernel, the rest on the chosen library
 };
 const char* GemmVariantName(GemmVariant variant);
 // True when this CPU can run `variant` (kBlas: always).

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -49,15 +50,22 @@ TEST(GemmDispatchTest, PicksTheWidestVariantThisCpuHas) {
   std::printf("Gemm variant on this CPU: %s\n", GemmVariantName(ActiveGemmVariant()));
 }
 
-// Every variant this CPU runs (the BLAS-only one always) against a float64 reference over
+// Every variant this CPU runs (the BLAS-only one always) and each library on its own
+// (OpenBLAS, oneDNN's dnnl_sgemm) against a float64 reference over
 // every transpose, row remainders of each kernel's row blocks (8 for AVX-512, 4 for AVX2),
 // column counts on both sides of the 8-lane AVX2 register, leading dimensions wider than
 // the matrices, and alpha / beta. With beta = 0, C is written without being read (a NaN
 // there does not survive), as BLAS defines it.
-TEST(GemmDispatchTest, EveryVariantMatchesTheFloat64Reference) {
-  std::vector<GemmVariant> variants;
+TEST(GemmDispatchTest, EveryVariantAndLibraryMatchesTheFloat64Reference) {
+  using GemmFn = std::function<void(bool, bool, int64_t, int64_t, int64_t, float, const float*,
+                                    int64_t, const float*, int64_t, float, float*, int64_t)>;
+  std::vector<std::pair<std::string, GemmFn>> variants;
   for (GemmVariant v : {GemmVariant::kBlas, GemmVariant::kAvx2, GemmVariant::kAvx512}) {
-    if (CpuSupports(v)) variants.push_back(v);
+    if (!CpuSupports(v)) continue;
+    variants.emplace_back(GemmVariantName(v), [v](auto... args) { GemmWithVariant(v, args...); });
+  }
+  for (GemmLibrary l : {GemmLibrary::kOpenBlas, GemmLibrary::kOnednn}) {
+    variants.emplace_back(GemmLibraryName(l), [l](auto... args) { GemmWithLibrary(l, args...); });
   }
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -74,13 +82,12 @@ TEST(GemmDispatchTest, EveryVariantMatchesTheFloat64Reference) {
               for (float& v : b) v = dist(rng);
               for (float& v : c0)
                 v = beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
-              for (GemmVariant variant : variants) {
-                SCOPED_TRACE(testing::Message() << GemmVariantName(variant) << " ta=" << ta
-                                                << " tb=" << tb << " m=" << m << " n=" << n << " k="
-                                                << k << " alpha=" << alpha << " beta=" << beta);
+              for (const auto& [name, gemm] : variants) {
+                SCOPED_TRACE(testing::Message()
+                             << name << " ta=" << ta << " tb=" << tb << " m=" << m << " n=" << n
+                             << " k=" << k << " alpha=" << alpha << " beta=" << beta);
                 std::vector<float> c = c0;
-                GemmWithVariant(variant, ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta,
-                                c.data(), ldc);
+                gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
                 for (int64_t i = 0; i < m; ++i)
                   for (int64_t j = 0; j < ldc; ++j) {
                     const float got = c[i * ldc + j], before = c0[i * ldc + j];
@@ -99,6 +106,21 @@ TEST(GemmDispatchTest, EveryVariantMatchesTheFloat64Reference) {
                   }
               }
             }
+}
+
+// The rule of blas.h, on this CPU's kind.
+TEST(GemmDispatchTest, ChoosesTheLibraryByShapeAndCpu) {
+  const bool avx512 = ActiveGemmVariant() == GemmVariant::kAvx512;
+  auto choice = [](int64_t m, int64_t n, int64_t k) {
+    return std::string(GemmLibraryName(ChooseGemmLibrary(false, false, m, n, k)));
+  };
+  EXPECT_EQ(choice(256, 512, 784), avx512 ? "onednn" : "openblas");  // the MLP's first layer
+  EXPECT_EQ(choice(512, 512, 256), avx512 ? "onednn" : "openblas");  // its weight gradient
+  EXPECT_EQ(choice(64, 1024, 3136), "onednn");  // the convnet's dense layer, batch 64
+  EXPECT_EQ(choice(3136, 1024, 64), "onednn");  // its weight gradient
+  EXPECT_EQ(choice(256, 512, 10), "onednn");    // the logits layer's input gradient
+  EXPECT_EQ(choice(64, 64, 0), "openblas");     // k = 0: C = beta * C
+  std::printf("GEMM library for 256x512x784 on this CPU: %s\n", choice(256, 512, 784).c_str());
 }
 
 TEST(GemmDispatchDeathTest, AVariantTheCpuLacksIsRefused) {

@@ -1,14 +1,18 @@
-// Conv2D (im2col + one GEMM per batch chunk) with its input/filter backprops. NHWC.
-// Pooling is in nn_pool.cc; the window geometry both use in nn_window.h.
+// Conv2D with its input/filter backprops. NHWC. Float32 runs on oneDNN's convolution
+// primitives (onednn_conv.h says why); float64, 1x1 windows and whatever oneDNN declines run
+// on im2col + one GEMM per batch chunk. Pooling is in nn_pool.cc; the window geometry both
+// use in nn_window.h.
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <type_traits>
 
 #include "loom/ops/blas.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_internal.h"
 #include "loom/ops/nn_window.h"
+#include "loom/ops/onednn_conv.h"
 
 namespace loom {
 namespace {
@@ -157,6 +161,11 @@ void Conv2DKernel(KernelContext& c) {
       std::fill(y, y + out.NumElements(), T(0));
     } else if (IsPointwise(g)) {
       Gemm(false, false, g.batch * rows_per_image, out_c, k, T(1), x, k, w, out_c, T(0), y, out_c);
+    } else if (std::is_same_v<T, float> &&
+               OnednnConv2D(g, out_c, reinterpret_cast<const float*>(x),
+                            reinterpret_cast<const float*>(w), reinterpret_cast<float*>(y),
+                            c.pool().num_threads())) {
+      // oneDNN ran it
     } else {
       const int64_t image_size = g.in_h * g.in_w * g.channels;
       ForEachBatchChunk<T>(c, g, [&](int64_t n0, int64_t nb, T* col) {
@@ -193,6 +202,11 @@ void Conv2DBackpropInputKernel(KernelContext& c) {
     } else if (IsPointwise(g)) {
       Gemm(false, true, g.batch * rows_per_image, k, out_c, T(1), dout, out_c, w, out_c, T(0), din,
            k);
+    } else if (std::is_same_v<T, float> &&
+               OnednnConv2DBackpropInput(g, out_c, reinterpret_cast<const float*>(w),
+                                         reinterpret_cast<const float*>(dout),
+                                         reinterpret_cast<float*>(din), c.pool().num_threads())) {
+      // oneDNN ran it
     } else {
       const int64_t image_size = g.in_h * g.in_w * g.channels;
       ForEachBatchChunk<T>(c, g, [&](int64_t n0, int64_t nb, T* col) {
@@ -229,6 +243,12 @@ void Conv2DBackpropFilterKernel(KernelContext& c) {
     } else if (IsPointwise(g)) {
       Gemm(true, false, k, out_c, g.batch * rows_per_image, T(1), x, k, dout, out_c, T(0), dfilter,
            out_c);
+    } else if (std::is_same_v<T, float> && OnednnFilterGradPays(g) &&
+               OnednnConv2DBackpropFilter(g, out_c, reinterpret_cast<const float*>(x),
+                                          reinterpret_cast<const float*>(dout),
+                                          reinterpret_cast<float*>(dfilter),
+                                          c.pool().num_threads())) {
+      // oneDNN ran it
     } else {
       const int64_t image_size = g.in_h * g.in_w * g.channels;
       ForEachBatchChunk<T>(c, g, [&](int64_t n0, int64_t nb, T* col) {

@@ -318,6 +318,57 @@ TEST(NnPoolTest, GradientsPassTheChecker) {
   }
 }
 
+// Tiling windows (stride = window) take MaxPoolGrad's write-once path; with ties, signed
+// zeros and NaNs it must route each gradient exactly where the first-maximum rule does
+// (the first NaN of the window, else its first maximum in row-major order), and leave
+// elements outside every window (VALID leftovers) zero.
+TEST(NnPoolTest, MaxPoolGradOverTilingWindowsFollowsTheFirstMaximumRule) {
+  const double nan = std::nan("");
+  const std::vector<PoolCase> cases = {
+      {2, 5, 7, 3, 2, 2, 2, 2, "SAME"},   {2, 5, 7, 3, 2, 2, 2, 2, "VALID"},
+      {1, 8, 8, 9, 3, 3, 3, 3, "SAME"},   {1, 7, 8, 2, 2, 3, 2, 3, "VALID"},
+      {3, 4, 4, 32, 2, 2, 2, 2, "VALID"},
+  };
+  std::mt19937 rng(77);
+  for (const PoolCase& c : cases) {
+    const bool same = std::string(c.padding) == "SAME";
+    Window wh = Along(c.h, c.kh, c.sh, same), ww = Along(c.w, c.kw, c.sw, same);
+    Tensor x(kFloat64, {c.n, c.h, c.w, c.c});
+    const double choices[] = {0.0, -0.0, 1.0, 2.0, 2.0, nan};  // ties are the common case
+    for (double& v : x.flat<double>()) v = choices[rng() % (rng() % 9 == 0 ? 6 : 5)];
+    Tensor dy = RandomDoubles({c.n, wh.out, ww.out, c.c}, 5);
+    std::vector<double> want(x.NumElements(), 0.0);
+    auto xv = x.flat<double>();
+    auto dyv = dy.flat<double>();
+    for (int64_t n = 0; n < c.n; ++n)
+      for (int64_t oh = 0; oh < wh.out; ++oh)
+        for (int64_t ow = 0; ow < ww.out; ++ow)
+          for (int64_t ch = 0; ch < c.c; ++ch) {
+            int64_t winner = -1, first_nan = -1;
+            for (int64_t i = 0; i < c.kh; ++i)
+              for (int64_t j = 0; j < c.kw; ++j) {
+                const int64_t ih = oh * c.sh - wh.pad + i, iw = ow * c.sw - ww.pad + j;
+                if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+                const int64_t at = ((n * c.h + ih) * c.w + iw) * c.c + ch;
+                if (std::isnan(xv[at]) && first_nan < 0) first_nan = at;
+                if (winner < 0 || xv[at] > xv[winner]) winner = at;
+              }
+            if (first_nan >= 0) winner = first_nan;
+            if (winner >= 0) want[winner] += dyv[((n * wh.out + oh) * ww.out + ow) * c.c + ch];
+          }
+    for (DType dtype : {kFloat64, kFloat32}) {
+      Graph graph;
+      Scope s(graph);
+      Output xi = Const(s, dtype == kFloat64 ? x : ToFloat(x));
+      Output y = MaxPool(s, xi, {c.kh, c.kw}, {c.sh, c.sw}, c.padding);
+      Output dx = Gradients(s, {y}, {xi}, {Const(s, dtype == kFloat64 ? dy : ToFloat(dy))})[0];
+      Session session(graph, {.intra_op_threads = 2});
+      ExpectNear(session.Eval(dx), want, dtype == kFloat64 ? 0.0 : 1e-7,
+                 StrCat(Describe(c), dtype == kFloat64 ? " float64" : " float32"));
+    }
+  }
+}
+
 // A NaN in a window makes that window's max NaN (numpy's maximum), wherever it sits in
 // the window, and MaxPool's gradient goes to the first NaN (the value the forward pass
 // returned), not to the largest finite value.

@@ -112,6 +112,61 @@ void PoolKernel(KernelContext& c) {
   });
 }
 
+// True when the windows tile the input (stride = window, the usual 2x2/2 pooling): each
+// input element lies in at most one window, so MaxPoolGrad can write every element once
+// instead of zeroing the input gradient and scatter-adding into it.
+bool WindowsTile(const Geometry& g) { return g.stride_h == g.k_h && g.stride_w == g.k_w; }
+
+// MaxPoolGrad over tiling windows, images [n0, n1): per window, pass 1 finds the value the
+// forward pass returned (the first NaN, else the maximum: the rule of the general kernel
+// below); pass 2 writes the gradient to the first element equal to it (a NaN equals a NaN
+// here) and zero to the others, so each channel's gradient goes where the general
+// kernel's scan puts it. Branch-free over channels, so both loops vectorize.
+template <typename T>
+void MaxPoolGradTiled(const Geometry& g, const T* x, const T* dout, T* din, int64_t n0, int64_t n1,
+                      T* __restrict bst, T* __restrict todo) {
+  const int64_t nc = g.channels, image_size = g.in_h * g.in_w * nc;
+  // Elements no window covers (a VALID window leaving trailing rows or columns) stay zero.
+  if ((g.out_h * g.k_h - g.pad_top) < g.in_h || (g.out_w * g.k_w - g.pad_left) < g.in_w) {
+    std::fill(din + n0 * image_size, din + n1 * image_size, T(0));
+  }
+  ForEachWindow(g, n0, n1,
+                [&](int64_t n, int64_t oh, int64_t ow, int64_t h_lo, int64_t h_hi, int64_t w_lo,
+                    int64_t w_hi) {
+                  if (h_lo >= h_hi || w_lo >= w_hi) return;
+                  const T* __restrict d = dout + ((n * g.out_h + oh) * g.out_w + ow) * nc;
+                  const T* __restrict first = x + ((n * g.in_h + h_lo) * g.in_w + w_lo) * nc;
+                  for (int64_t j = 0; j < nc; ++j) bst[j] = first[j];
+                  for (int64_t ih = h_lo; ih < h_hi; ++ih) {
+                    for (int64_t iw = w_lo; iw < w_hi; ++iw) {
+                      const T* __restrict v = x + ((n * g.in_h + ih) * g.in_w + iw) * nc;
+                      for (int64_t j = 0; j < nc; ++j) {
+                        const bool take = !(v[j] <= bst[j]) && bst[j] == bst[j];
+                        bst[j] = take ? v[j] : bst[j];
+                      }
+                    }
+                  }
+                  for (int64_t j = 0; j < nc; ++j) todo[j] = T(1);
+                  for (int64_t ih = h_lo; ih < h_hi; ++ih) {
+                    for (int64_t iw = w_lo; iw < w_hi; ++iw) {
+                      const int64_t offset = ((n * g.in_h + ih) * g.in_w + iw) * nc;
+                      const T* __restrict v = x + offset;
+                      T* __restrict o = din + offset;
+                      for (int64_t j = 0; j < nc; ++j) {
+                        // Branch-free (todo is 1 until the element is found, then 0), so with
+                        // -fno-trapping-math (CMakeLists.txt) the loop vectorizes.
+                        const T vj = v[j], bj = bst[j], dj = d[j], tj = todo[j];
+                        const bool same = (vj == bj) | (__builtin_isunordered(vj, vj) &
+                                                        __builtin_isunordered(bj, bj));
+                        const T hit = same ? tj : T(0);
+                        o[j] = hit != T(0) ? dj : T(0);
+                        todo[j] = tj - hit;
+                      }
+                    }
+                  }
+                });
+}
+
 // MaxPoolGrad routes each output gradient to the first maximum of its window (row-major
 // scan, as TF's CPU kernel); AvgPoolGrad spreads it evenly over the in-image elements.
 template <bool kMax>
@@ -126,6 +181,13 @@ void PoolGradKernel(KernelContext& c) {
     const T* dout = dy.data<T>();
     T* din = dx.data<T>();
     const int64_t ch = g.channels, image_size = g.in_h * g.in_w * ch;
+    if (kMax && WindowsTile(g)) {
+      c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
+        std::vector<T> best(ch), todo(ch);
+        MaxPoolGradTiled(g, x, dout, din, n0, n1, best.data(), todo.data());
+      });
+      return 0;
+    }
     c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
       std::fill(din + n0 * image_size, din + n1 * image_size, T(0));
       std::vector<T> best(kMax ? ch : 0);

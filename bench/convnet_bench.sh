@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Issue 14's figures in one run (~3-5 minutes on an idle 2-core machine): the convnet's
+# training step and its bounds, the MLP against its GEMM bound, and inference throughput,
+# Loom beside PyTorch 1.13 (Debian's python3-torch). Each configuration runs REPEATS times,
+# Loom and PyTorch alternating; the median is kept, and beside it the fastest single step
+# of all the runs (min ms: on a shared machine what other processes disturb least; the
+# min-based ratios use it). Every line carries the load average when it was taken; the
+# header names the CPU and its vector extensions.
+# Usage: bench/convnet_bench.sh BUILD_DIR [REPEATS]
+set -euo pipefail
+build=${1:-build}
+repeats=${2:-3}
+bench="$build/bench/core_bench"
+torch="/usr/bin/python3 $(dirname "$0")/torch_peer.py"
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+field() { sed -E "s/.*\"$1\": ([0-9.eE+-]+).*/\1/"; }
+load() { cut -d' ' -f1 /proc/loadavg; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
+isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
+  grep -E '^(avx2|fma|avx512f|avx512_bf16|amx_bf16|amx_tile)$' | tr '\n' ' ')
+echo "CPU: $cpu ($(nproc) cores; $isa)"
+echo "date: $(date -u +%FT%TZ)"
+printf '%-40s %12s %12s %10s %6s\n' "configuration" "median" "unit" "min ms" "load"
+
+minimum() { sort -g | head -1; }
+# pair NAME FIELD LOOM_ARGS -- TORCH_ARGS: alternating runs; sets loom_v / torch_v (medians
+# of FIELD) and loom_m / torch_m (the fastest step, ms).
+pair() {
+  local name=$1 key=$2; shift 2
+  local largs=() targs=() l=() t=() lm=() tm=() out
+  while [[ $1 != -- ]]; do largs+=("$1"); shift; done
+  shift
+  targs=("$@")
+  for _ in $(seq "$repeats"); do
+    out=$("$bench" "${largs[@]}"); l+=("$(field "$key" <<<"$out")"); lm+=("$(field min_ms_per_step <<<"$out")")
+    out=$($torch "${targs[@]}"); t+=("$(field "$key" <<<"$out")"); tm+=("$(field min_ms_per_step <<<"$out")")
+  done
+  loom_v=$(printf '%s\n' "${l[@]}" | median) loom_m=$(printf '%s\n' "${lm[@]}" | minimum)
+  torch_v=$(printf '%s\n' "${t[@]}" | median) torch_m=$(printf '%s\n' "${tm[@]}" | minimum)
+  printf '%-40s %12.2f %12s %10.2f %6s\n' "loom    $name" "$loom_v" "$key" "$loom_m" "$(load)"
+  printf '%-40s %12.2f %12s %10.2f %6s\n' "pytorch $name" "$torch_v" "$key" "$torch_m" "$(load)"
+}
+single() {  # single NAME FIELD LOOM_ARGS...: sets one_v (median) and one_m (fastest step, ms)
+  local name=$1 key=$2; shift 2
+  local v=() m=() out
+  for _ in $(seq "$repeats"); do
+    out=$("$bench" "$@"); v+=("$(field "$key" <<<"$out")"); m+=("$(field min_ms_per_step <<<"$out")")
+  done
+  one_v=$(printf '%s\n' "${v[@]}" | median) one_m=$(printf '%s\n' "${m[@]}" | minimum)
+  printf '%-40s %12.2f %12s %10.2f %6s\n' "loom    $name" "$one_v" "$key" "$one_m" "$(load)"
+}
+
+summary=()
+for threads in 1 2; do
+  pair "convnet b64 train threads=$threads" steps_per_sec convnet "$threads" 30 -- \
+    convnet "$threads" 30 1
+  cl=$loom_v ct=$torch_v clm=$loom_m ctm=$torch_m
+  single "convnet GEMM-only bound threads=$threads" steps_per_sec convnet_gemm "$threads" 30
+  cg=$one_v cgm=$one_m
+  single "convnet kernel bound threads=$threads" steps_per_sec convnet_kernels "$threads" 30
+  ck=$one_v ckm=$one_m
+  summary+=("convnet $threads thread(s): loom/pytorch = $(ratio "$cl" "$ct") (min-step: $(ratio "$ctm" "$clm")) (target >= 2)"
+    "  loom/GEMM-bound = $(ratio "$cl" "$cg") (min-step: $(ratio "$cgm" "$clm")) (target >= 0.85); loom/kernel-bound = $(ratio "$cl" "$ck") (min-step: $(ratio "$ckm" "$clm"))")
+done
+for threads in 1 2; do
+  pair "mlp b256 train threads=$threads" steps_per_sec mlp "$threads" 200 -- mlp "$threads" 200 1
+  ml=$loom_v mt=$torch_v mlm=$loom_m mtm=$torch_m
+  single "mlp GEMM-only bound threads=$threads" steps_per_sec mlp_gemm "$threads" 200
+  summary+=("mlp $threads thread(s): loom/pytorch = $(ratio "$ml" "$mt") (min-step: $(ratio "$mtm" "$mlm")) (target >= 1.25 at 1)"
+    "  loom/GEMM-bound = $(ratio "$ml" "$one_v") (min-step: $(ratio "$one_m" "$mlm")) (target >= 0.95)")
+done
+pair "predict dnn b1024 threads=1" rows_per_sec predict_dnn 1 100 -- predict_dnn 1 100 1
+summary+=("predict dnn: loom/pytorch = $(ratio "$loom_v" "$torch_v") (min-step: $(ratio "$torch_m" "$loom_m")) (target >= 1.5)")
+pair "predict convnet b256 threads=1" rows_per_sec predict_convnet 1 10 -- predict_convnet 1 10 1
+summary+=("predict convnet: loom/pytorch = $(ratio "$loom_v" "$torch_v") (min-step: $(ratio "$torch_m" "$loom_m")) (target >= 1.5)")
+echo
+printf '%s\n' "${summary[@]}"
