@@ -26,12 +26,6 @@
 namespace loom::cli {
 namespace {
 
-std::string ShapeString(const Shape& shape) {
-  std::string s = "[";
-  for (int i = 0; i < shape.rank(); ++i) s += (i ? "," : "") + std::to_string(shape.dim(i));
-  return s + "]";
-}
-
 void InspectCheckpoint(Env* env, const std::string& path) {
   SafetensorsIndex index = ReadSafetensorsIndex(env, path);
   std::vector<train::CheckpointEntry> vars = train::ListVariables(env, path);
@@ -55,7 +49,7 @@ void InspectCheckpoint(Env* env, const std::string& path) {
   int64_t params = 0;
   for (const auto& v : vars) {
     std::printf("  %-48s %-4s %s%s\n", v.name.c_str(), v.file_dtype.c_str(),
-                ShapeString(v.shape).c_str(),
+                v.shape.ToString().c_str(),
                 v.is_iterator_state  ? "  (input position)"
                 : v.is_random_stream ? "  (random stream)"
                                      : "");
@@ -224,7 +218,7 @@ void InspectNpy(Env* env, const std::string& path) {
   NpyHeader header = ReadNpyHeader(env, path);
   std::printf("npy array %s (format %d.%d)\ndtype: %s%s\nshape: %s\n", path.c_str(),
               header.major_version, header.minor_version, header.descr.c_str(),
-              header.fortran_order ? " (Fortran order)" : "", ShapeString(header.shape).c_str());
+              header.fortran_order ? " (Fortran order)" : "", header.shape.ToString().c_str());
   const uint64_t size = env->GetFileSize(path);
   const uint64_t want = header.data_offset + NpyItemSize(header.descr) *
                                                  static_cast<uint64_t>(header.shape.num_elements());
@@ -239,7 +233,7 @@ void InspectNpy(Env* env, const std::string& path) {
 void InspectIdx(Env* env, const std::string& path, const SniffedFile& sniffed) {
   Tensor t = ReadIdx(env, path);  // DataLoss naming the file when it is damaged
   std::printf("%s %s\ndtype: %s\nshape: %s\n", sniffed.description.c_str(), path.c_str(),
-              DTypeName(t.dtype()).data(), ShapeString(t.shape()).c_str());
+              DTypeName(t.dtype()).data(), t.shape().ToString().c_str());
 }
 
 // The kinds --kind accepts, and "auto".

@@ -21,15 +21,6 @@ std::string DTypeString(int dtype) {
   return name.empty() ? StrCat("dtype ", dtype) : name;
 }
 
-std::string ShapeString(const Shape& shape) {
-  std::string out = "[";
-  for (int i = 0; i < shape.rank(); ++i) {
-    if (i > 0) out += ',';
-    out += std::to_string(shape.dim(i));
-  }
-  return out + "]";
-}
-
 }  // namespace
 
 void InspectTFCheckpointIndex(Env* env, const std::string& path) {
@@ -39,7 +30,7 @@ void InspectTFCheckpointIndex(Env* env, const std::string& path) {
               path.c_str(), entries.size(), reader->header().num_shards);
   for (const TfCheckpointEntry& e : entries) {
     std::printf("  %-48s %-10s %s%s\n", e.name.c_str(), DTypeString(e.tf_dtype).c_str(),
-                ShapeString(e.shape).c_str(),
+                e.shape.ToString().c_str(),
                 e.slices.empty() ? "" : StrCat("  (", e.slices.size(), " slices)").c_str());
   }
   // Read every tensor once: its bytes must lie inside its shard and match their CRC.

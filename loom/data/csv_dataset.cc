@@ -8,7 +8,7 @@
 namespace loom::data {
 namespace {
 
-constexpr const char* kStage = "CsvDataset";
+constexpr const char* kCsvStage = "CsvDataset";
 
 struct CsvConfig {
   std::vector<std::string> files;
@@ -70,16 +70,17 @@ bool NextRecord(internal::TextFileReader& in, const CsvConfig& c, std::string* r
 class CsvIterator : public Iterator {
  public:
   CsvIterator(ElementSpec spec, std::shared_ptr<const CsvConfig> config)
-      : Iterator(kStage, std::move(spec)),
+      : Iterator(kCsvStage, std::move(spec)),
         config_(std::move(config)),
-        walk_(kStage, config_->files, [c = config_.get()](const std::string& path, bool restoring) {
-          auto reader = std::make_unique<internal::TextFileReader>(c->env, path, c->compression,
-                                                                   c->options.file.buffer_size);
-          std::string header;
-          int64_t line = 0;
-          if (!restoring && c->options.header) NextRecord(*reader, *c, &header, &line);
-          return reader;
-        }) {}
+        walk_(kCsvStage, config_->files,
+              [c = config_.get()](const std::string& path, bool restoring) {
+                auto reader = std::make_unique<internal::TextFileReader>(
+                    c->env, path, c->compression, c->options.file.buffer_size);
+                std::string header;
+                int64_t line = 0;
+                if (!restoring && c->options.header) NextRecord(*reader, *c, &header, &line);
+                return reader;
+              }) {}
 
  protected:
   std::optional<Element> GetNextInternal() override {
@@ -142,7 +143,7 @@ class CsvIterator : public Iterator {
 class CsvSource : public DatasetImpl {
  public:
   CsvSource(ElementSpec spec, std::shared_ptr<const CsvConfig> config)
-      : DatasetImpl(kStage, std::move(spec), {}), config_(std::move(config)) {}
+      : DatasetImpl(kCsvStage, std::move(spec), {}), config_(std::move(config)) {}
 
   std::string Params() const override { return internal::FilesParams(config_->files); }
 
@@ -161,7 +162,7 @@ std::vector<std::string> ReadHeader(const CsvConfig& c) {
   std::string record;
   int64_t line = 0;
   if (!NextRecord(reader, c, &record, &line)) {
-    throw InvalidArgument(kStage, ": '", c.files[0], "' is empty but options.header is set");
+    throw InvalidArgument(kCsvStage, ": '", c.files[0], "' is empty but options.header is set");
   }
   return ParseCsvRecord(record, c.options.field_delim, c.options.use_quote_delim,
                         FileLine(c.files[0], line));
@@ -173,26 +174,26 @@ Dataset CsvDataset(const std::vector<std::string>& filenames, std::vector<Tensor
                    CsvDatasetOptions options) {
   auto c = std::make_shared<CsvConfig>();
   c->env = internal::EnvOr(options.file.env);
-  c->files = internal::ExpandFilenames(c->env, filenames, kStage);
-  CheckArg(options.file.buffer_size > 0, kStage, "buffer_size must be positive");
-  c->compression = internal::ParseCompressionOption(options.file.compression, kStage);
-  CheckArg(!record_defaults.empty(), kStage, "record_defaults is empty; give one per column");
+  c->files = internal::ExpandFilenames(c->env, filenames, kCsvStage);
+  CheckArg(options.file.buffer_size > 0, kCsvStage, "buffer_size must be positive");
+  c->compression = internal::ParseCompressionOption(options.file.compression, kCsvStage);
+  CheckArg(!record_defaults.empty(), kCsvStage, "record_defaults is empty; give one per column");
   for (size_t i = 0; i < record_defaults.size(); ++i) {
     const DType t = record_defaults[i].dtype();
-    CheckArg(t == kFloat32 || t == kFloat64 || t == kInt32 || t == kInt64 || t == kString, kStage,
-             "record_defaults[", i, "] has dtype ", DTypeName(t),
+    CheckArg(t == kFloat32 || t == kFloat64 || t == kInt32 || t == kInt64 || t == kString,
+             kCsvStage, "record_defaults[", i, "] has dtype ", DTypeName(t),
              "; use float32, float64, int32, int64 or string");
-    CheckArg(record_defaults[i].NumElements() <= 1, kStage, "record_defaults[", i,
+    CheckArg(record_defaults[i].NumElements() <= 1, kCsvStage, "record_defaults[", i,
              "] must be a scalar (the default) or empty (required), not ",
              record_defaults[i].shape());
   }
   const auto& sel = options.select_cols;
   c->all_columns = sel.empty();
   if (!sel.empty()) {
-    CheckArg(sel.size() == record_defaults.size(), kStage, sel.size(), " select_cols but ",
+    CheckArg(sel.size() == record_defaults.size(), kCsvStage, sel.size(), " select_cols but ",
              record_defaults.size(), " record_defaults");
     for (size_t i = 0; i < sel.size(); ++i) {
-      CheckArg(sel[i] >= 0 && (i == 0 || sel[i] > sel[i - 1]), kStage,
+      CheckArg(sel[i] >= 0 && (i == 0 || sel[i] > sel[i - 1]), kCsvStage,
                "select_cols must be non-negative and strictly increasing");
     }
     c->file_columns = sel;
@@ -204,14 +205,14 @@ Dataset CsvDataset(const std::vector<std::string>& filenames, std::vector<Tensor
   c->options = std::move(options);
 
   if (!c->options.column_names.empty()) {
-    CheckArg(c->options.column_names.size() == c->defaults.size(), kStage,
+    CheckArg(c->options.column_names.size() == c->defaults.size(), kCsvStage,
              c->options.column_names.size(), " column_names but ", c->defaults.size(),
              " returned columns");
     c->names = c->options.column_names;
   } else if (c->options.header) {
     const std::vector<std::string> header = ReadHeader(*c);
     const size_t needed = c->file_columns.back() + 1;
-    CheckArg(header.size() >= needed, kStage, "the header of '", c->files[0], "' has ",
+    CheckArg(header.size() >= needed, kCsvStage, "the header of '", c->files[0], "' has ",
              header.size(), " columns but ", needed, " are needed");
     for (int col : c->file_columns) c->names.push_back(header[col]);
   } else {
@@ -219,10 +220,10 @@ Dataset CsvDataset(const std::vector<std::string>& filenames, std::vector<Tensor
   }
   ElementSpec spec;
   for (size_t i = 0; i < c->names.size(); ++i) {
-    CheckArg(!c->names[i].empty(), kStage, "column ", c->file_columns[i] + 1,
+    CheckArg(!c->names[i].empty(), kCsvStage, "column ", c->file_columns[i] + 1,
              " has an empty name (set options.column_names)");
-    CheckArg(spec.emplace(c->names[i], TensorSpec{c->defaults[i].dtype(), Shape{}}).second, kStage,
-             "two columns are named '", c->names[i], "' (set options.column_names)");
+    CheckArg(spec.emplace(c->names[i], TensorSpec{c->defaults[i].dtype(), Shape{}}).second,
+             kCsvStage, "two columns are named '", c->names[i], "' (set options.column_names)");
   }
   return Dataset(std::make_shared<CsvSource>(std::move(spec), std::move(c)));
 }

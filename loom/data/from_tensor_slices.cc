@@ -7,17 +7,17 @@
 namespace loom::data {
 namespace {
 
-constexpr const char* kStage = "FromTensorSlices";
+constexpr const char* kSlicesStage = "FromTensorSlices";
 
 // Checks that every component has rank >= 1 and that dim 0 agrees.
 void CheckSliceable(const Element& tensors) {
-  CheckArg(!tensors.empty(), kStage, "needs at least one component");
+  CheckArg(!tensors.empty(), kSlicesStage, "needs at least one component");
   const auto& [first_name, first] = *tensors.begin();
   for (const auto& [name, t] : tensors) {
-    CheckArg(t.defined(), kStage, "component '", name, "' is an empty Tensor");
-    CheckArg(t.rank() >= 1, kStage, "component '", name, "' is a scalar (", t.shape(),
+    CheckArg(t.defined(), kSlicesStage, "component '", name, "' is an empty Tensor");
+    CheckArg(t.rank() >= 1, kSlicesStage, "component '", name, "' is a scalar (", t.shape(),
              "); slicing needs rank >= 1");
-    CheckArg(t.dim(0) == first.dim(0), kStage, "components must have the same dim 0, but '",
+    CheckArg(t.dim(0) == first.dim(0), kSlicesStage, "components must have the same dim 0, but '",
              first_name, "' has ", first.dim(0), " rows and '", name, "' has ", t.dim(0));
   }
 }
@@ -25,7 +25,7 @@ void CheckSliceable(const Element& tensors) {
 class TensorSlicesDataset : public DatasetImpl {
  public:
   explicit TensorSlicesDataset(Element tensors)
-      : DatasetImpl(kStage, SliceSpec(tensors), {}), tensors_(std::move(tensors)) {}
+      : DatasetImpl(kSlicesStage, SliceSpec(tensors), {}), tensors_(std::move(tensors)) {}
 
   std::string Params() const override { return StrCat("rows=", tensors_.begin()->second.dim(0)); }
 
@@ -50,7 +50,7 @@ class TensorSlicesDataset : public DatasetImpl {
 class SymbolicSlicesDataset : public DatasetImpl {
  public:
   explicit SymbolicSlicesDataset(std::map<std::string, Output> components)
-      : DatasetImpl(kStage, SliceSpec(components), {}), components_(std::move(components)) {}
+      : DatasetImpl(kSlicesStage, SliceSpec(components), {}), components_(std::move(components)) {}
 
   std::vector<Output> symbolic_inputs() const override {
     std::vector<Output> out;
@@ -59,25 +59,25 @@ class SymbolicSlicesDataset : public DatasetImpl {
   }
   bool indexed() const override { return true; }
   std::shared_ptr<const RowSource> MakeRows(const IteratorContext& ctx) const override {
-    Element tensors = ResolveBindings(kStage, components_, ctx);
+    Element tensors = ResolveBindings(kSlicesStage, components_, ctx);
     CheckSliceable(tensors);
     return MakeTensorRows(std::move(tensors));
   }
   std::unique_ptr<IndexCursor> MakeIndexCursor(const IteratorContext& ctx) const override {
-    Element tensors = ResolveBindings(kStage, components_, ctx);
+    Element tensors = ResolveBindings(kSlicesStage, components_, ctx);
     CheckSliceable(tensors);
     return MakeSequentialIndexCursor(tensors.begin()->second.dim(0));
   }
 
  private:
   static ElementSpec SliceSpec(const std::map<std::string, Output>& components) {
-    CheckArg(!components.empty(), kStage, "needs at least one component");
+    CheckArg(!components.empty(), kSlicesStage, "needs at least one component");
     ElementSpec spec;
     for (const auto& [name, o] : components) {
-      CheckArg(o.valid(), kStage, "component '", name, "' is an empty Output");
+      CheckArg(o.valid(), kSlicesStage, "component '", name, "' is an empty Output");
       TensorSpec ts = SpecOfOutput(o);
-      CheckArg(!ts.shape.rank_known() || ts.shape.rank() >= 1, kStage, "component '", name, "' (",
-               o.name(), ") is a scalar; slicing needs rank >= 1");
+      CheckArg(!ts.shape.rank_known() || ts.shape.rank() >= 1, kSlicesStage, "component '", name,
+               "' (", o.name(), ") is a scalar; slicing needs rank >= 1");
       spec[name] = {ts.dtype, ts.shape.rank_known() ? ts.shape.WithoutLeadingDim() : ts.shape};
     }
     return spec;

@@ -7,13 +7,13 @@
 namespace loom::data {
 namespace {
 
-constexpr const char* kStage = "FromIdx";
+constexpr const char* kIdxStage = "FromIdx";
 
 Tensor ReadIdxFor(Env* env, const std::string& path, const std::string& key) {
   try {
     return ReadIdx(env, path);
   } catch (const Error& e) {
-    throw WithContext(e, kStage, " component '", key, "'");
+    throw WithContext(e, kIdxStage, " component '", key, "'");
   }
 }
 
@@ -21,24 +21,24 @@ Tensor ReadIdxFor(Env* env, const std::string& path, const std::string& key) {
 
 Dataset FromIdx(const std::string& path, IdxOptions options) {
   Env* env = internal::EnvOr(options.env);
-  CheckArg(!options.features_key.empty(), kStage, "features_key is empty");
+  CheckArg(!options.features_key.empty(), kIdxStage, "features_key is empty");
   Element tensors{{options.features_key, ReadIdxFor(env, path, options.features_key)}};
-  return internal::ArraySlices(kStage, std::move(tensors), {{options.features_key, path}});
+  return internal::ArraySlices(kIdxStage, std::move(tensors), {{options.features_key, path}});
 }
 
 Dataset FromIdx(const std::string& images_path, const std::string& labels_path,
                 IdxOptions options) {
   Env* env = internal::EnvOr(options.env);
-  CheckArg(!options.features_key.empty() && !options.labels_key.empty(), kStage,
+  CheckArg(!options.features_key.empty() && !options.labels_key.empty(), kIdxStage,
            "features_key and labels_key must not be empty");
-  CheckArg(options.features_key != options.labels_key, kStage,
+  CheckArg(options.features_key != options.labels_key, kIdxStage,
            "features_key and labels_key "
            "are both '",
            options.features_key, "'");
   Element tensors{{options.features_key, ReadIdxFor(env, images_path, options.features_key)},
                   {options.labels_key, ReadIdxFor(env, labels_path, options.labels_key)}};
   return internal::ArraySlices(
-      kStage, std::move(tensors),
+      kIdxStage, std::move(tensors),
       {{options.features_key, images_path}, {options.labels_key, labels_path}});
 }
 

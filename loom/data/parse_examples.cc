@@ -6,12 +6,12 @@
 namespace loom::data {
 namespace {
 
-constexpr const char* kStage = "ParseExamples";
+constexpr const char* kParseStage = "ParseExamples";
 
 std::string RowSplitsKey(const std::string& name) { return name + "_row_splits"; }
 
 void CheckFeatureDType(const std::string& name, DType dtype) {
-  CheckArg(dtype == kFloat32 || dtype == kInt64 || dtype == kString, kStage, "feature '", name,
+  CheckArg(dtype == kFloat32 || dtype == kInt64 || dtype == kString, kParseStage, "feature '", name,
            "' has dtype ", DTypeName(dtype), "; Example features are float32, int64 or string");
 }
 
@@ -20,37 +20,37 @@ void CheckFeatureDType(const std::string& name, DType dtype) {
 ElementSpec ParsedExamplesSpec(const ElementSpec& input, const ExampleSpec& spec,
                                const std::string& record_key, const std::string& origin_key) {
   auto it = input.find(record_key);
-  CheckArg(it != input.end(), kStage, "the input ", SpecString(input), " has no component '",
+  CheckArg(it != input.end(), kParseStage, "the input ", SpecString(input), " has no component '",
            record_key, "' (set ParseExamplesOptions::record_key)");
   const TensorSpec& rec = it->second;
-  CheckArg(rec.dtype == kString && rec.shape.rank_known() && rec.shape.rank() <= 1, kStage,
+  CheckArg(rec.dtype == kString && rec.shape.rank_known() && rec.shape.rank() <= 1, kParseStage,
            "component '", record_key, "' must be a scalar string or a [batch] string vector, not ",
            DTypeName(rec.dtype), rec.shape);
-  CheckArg(!spec.fixed.empty() || !spec.var_len.empty(), kStage, "the ExampleSpec is empty");
+  CheckArg(!spec.fixed.empty() || !spec.var_len.empty(), kParseStage, "the ExampleSpec is empty");
   const bool batched = rec.shape.rank() == 1;
   const int64_t batch = batched ? rec.shape.dim(0) : 0;
 
   ElementSpec out = input;
   out.erase(record_key);
   if (!origin_key.empty()) {
-    CheckArg(origin_key != record_key, kStage, "origin_key and record_key are both '", record_key,
-             "'");
+    CheckArg(origin_key != record_key, kParseStage, "origin_key and record_key are both '",
+             record_key, "'");
     auto origin = input.find(origin_key);
     CheckArg(origin != input.end() && origin->second.dtype == kString &&
                  origin->second.shape.rank_known() &&
                  origin->second.shape.rank() == rec.shape.rank(),
-             kStage, "origin component '", origin_key, "' must be a string shaped like '",
+             kParseStage, "origin component '", origin_key, "' must be a string shaped like '",
              record_key, "' (", rec.shape, ") in ", SpecString(input),
              " (set TFRecordOptions::origin_key on the source)");
     out.erase(origin_key);
   }
   auto add = [&](const std::string& name, TensorSpec ts) {
-    CheckArg(out.emplace(name, std::move(ts)).second, kStage, "output component '", name,
+    CheckArg(out.emplace(name, std::move(ts)).second, kParseStage, "output component '", name,
              "' clashes with another component of ", SpecString(input), " or of the spec");
   };
   for (const auto& [name, f] : spec.fixed) {
     CheckFeatureDType(name, f.dtype);
-    CheckArg(f.shape.fully_defined(), kStage, "fixed feature '", name, "' needs a fully ",
+    CheckArg(f.shape.fully_defined(), kParseStage, "fixed feature '", name, "' needs a fully ",
              "defined shape, not ", f.shape);
     add(name, {f.dtype, batched ? f.shape.WithLeadingDim(batch) : f.shape});
   }
@@ -70,10 +70,10 @@ Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
                                const std::string& record_key, const std::string& origin_key) {
   auto it = element.find(record_key);
   if (it == element.end())
-    throw InvalidArgument(kStage, ": the element has no component '", record_key, "'");
+    throw InvalidArgument(kParseStage, ": the element has no component '", record_key, "'");
   const Tensor& records = it->second;
   if (records.dtype() != kString || records.rank() > 1) {
-    throw InvalidArgument(kStage, ": component '", record_key, "' must be string scalar or ",
+    throw InvalidArgument(kParseStage, ": component '", record_key, "' must be string scalar or ",
                           "vector, not ", DTypeName(records.dtype()), records.shape());
   }
   const Tensor* origins = nullptr;
@@ -81,7 +81,7 @@ Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
     auto o = element.find(origin_key);
     if (o == element.end() || o->second.dtype() != kString ||
         o->second.NumElements() != records.NumElements()) {
-      throw InvalidArgument(kStage, ": origin component '", origin_key,
+      throw InvalidArgument(kParseStage, ": origin component '", origin_key,
                             "' is missing or does not "
                             "name each of the ",
                             records.NumElements(), " records");

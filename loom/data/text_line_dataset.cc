@@ -5,7 +5,7 @@
 namespace loom::data {
 namespace {
 
-constexpr const char* kStage = "TextLineDataset";
+constexpr const char* kTextLineStage = "TextLineDataset";
 constexpr const char* kLineKey = "line";
 
 struct TextLineConfig {
@@ -18,9 +18,9 @@ struct TextLineConfig {
 class TextLineIterator : public Iterator {
  public:
   TextLineIterator(ElementSpec spec, std::shared_ptr<const TextLineConfig> config)
-      : Iterator(kStage, std::move(spec)),
+      : Iterator(kTextLineStage, std::move(spec)),
         config_(std::move(config)),
-        walk_(kStage, config_->files, [c = config_.get()](const std::string& path, bool) {
+        walk_(kTextLineStage, config_->files, [c = config_.get()](const std::string& path, bool) {
           return std::make_unique<internal::TextFileReader>(c->env, path, c->compression,
                                                             c->buffer_size);
         }) {}
@@ -45,7 +45,7 @@ class TextLineIterator : public Iterator {
 class TextLineSource : public DatasetImpl {
  public:
   explicit TextLineSource(std::shared_ptr<const TextLineConfig> config)
-      : DatasetImpl(kStage, {{kLineKey, {DType::kString, Shape{}}}}, {}),
+      : DatasetImpl(kTextLineStage, {{kLineKey, {DType::kString, Shape{}}}}, {}),
         config_(std::move(config)) {}
 
   std::string Params() const override { return internal::FilesParams(config_->files); }
@@ -64,9 +64,9 @@ class TextLineSource : public DatasetImpl {
 Dataset TextLineDataset(const std::vector<std::string>& filenames, TextFileOptions options) {
   auto config = std::make_shared<TextLineConfig>();
   config->env = internal::EnvOr(options.env);
-  config->files = internal::ExpandFilenames(config->env, filenames, kStage);
-  CheckArg(options.buffer_size > 0, kStage, "buffer_size must be positive");
-  config->compression = internal::ParseCompressionOption(options.compression, kStage);
+  config->files = internal::ExpandFilenames(config->env, filenames, kTextLineStage);
+  CheckArg(options.buffer_size > 0, kTextLineStage, "buffer_size must be positive");
+  config->compression = internal::ParseCompressionOption(options.compression, kTextLineStage);
   config->buffer_size = options.buffer_size;
   return Dataset(std::make_shared<TextLineSource>(std::move(config)));
 }

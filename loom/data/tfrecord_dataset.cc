@@ -8,7 +8,7 @@
 namespace loom::data {
 namespace {
 
-constexpr const char* kStage = "TFRecordDataset";
+constexpr const char* kTFRecordStage = "TFRecordDataset";
 
 struct TFRecordConfig {
   std::vector<std::string> files;
@@ -21,9 +21,9 @@ struct TFRecordConfig {
 class TFRecordIterator : public Iterator {
  public:
   TFRecordIterator(ElementSpec spec, std::shared_ptr<const TFRecordConfig> config)
-      : Iterator(kStage, std::move(spec)),
+      : Iterator(kTFRecordStage, std::move(spec)),
         config_(std::move(config)),
-        walk_(kStage, config_->files, [this](const std::string& path, bool restoring) {
+        walk_(kTFRecordStage, config_->files, [this](const std::string& path, bool restoring) {
           skipped_seen_ = 0;
           // A restore seeks into the file: the records before the offset are not counted.
           record_in_file_ = restoring ? -1 : 0;
@@ -91,7 +91,7 @@ class TFRecordIterator : public Iterator {
 class TFRecordSource : public DatasetImpl {
  public:
   explicit TFRecordSource(std::shared_ptr<const TFRecordConfig> config)
-      : DatasetImpl(kStage, Spec(*config), {}), config_(std::move(config)) {}
+      : DatasetImpl(kTFRecordStage, Spec(*config), {}), config_(std::move(config)) {}
 
   std::string Params() const override { return internal::FilesParams(config_->files); }
 
@@ -115,14 +115,15 @@ class TFRecordSource : public DatasetImpl {
 Dataset TFRecordDataset(const std::vector<std::string>& filenames, TFRecordOptions options) {
   auto config = std::make_shared<TFRecordConfig>();
   config->env = internal::EnvOr(options.env);
-  config->files = internal::ExpandFilenames(config->env, filenames, kStage);
-  CheckArg(options.buffer_size > 0, kStage, "buffer_size must be positive");
-  config->reader.compression = internal::ParseCompressionOption(options.compression, kStage);
+  config->files = internal::ExpandFilenames(config->env, filenames, kTFRecordStage);
+  CheckArg(options.buffer_size > 0, kTFRecordStage, "buffer_size must be positive");
+  config->reader.compression =
+      internal::ParseCompressionOption(options.compression, kTFRecordStage);
   config->reader.skip_corrupt_records = options.skip_corrupt_records;
   config->reader.buffer_size = options.buffer_size;
   config->stats = std::move(options.stats);
-  CheckArg(options.origin_key != kRecordKey, kStage, "origin_key must differ from '", kRecordKey,
-           "'");
+  CheckArg(options.origin_key != kRecordKey, kTFRecordStage, "origin_key must differ from '",
+           kRecordKey, "'");
   config->origin_key = std::move(options.origin_key);
   return Dataset(std::make_shared<TFRecordSource>(std::move(config)));
 }

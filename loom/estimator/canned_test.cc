@@ -241,7 +241,9 @@ TEST(CannedEstimatorTest, DNNRegressorWithBatchNormAndTheDefaultOptimizer) {
   std::printf("DNNRegressor with batch norm: mse %.3f (mean baseline %.3f)\n", m["average_loss"],
               baseline);
   EXPECT_TRUE(std::isfinite(m["average_loss"]));
-  if (!testing::kSanitizerBuild) EXPECT_LT(m["average_loss"], 0.25 * baseline);
+  if (!testing::kSanitizerBuild) {
+    EXPECT_LT(m["average_loss"], 0.25 * baseline);
+  }
   Tensor moving_mean = regressor.GetVariableValue("dnn/batchnorm_0/moving_mean");
   double total = 0;
   for (float v : moving_mean.flat<float>()) total += std::abs(v);

@@ -22,15 +22,6 @@ RunConfig Config(const std::string& dir) {
           .log_step_count_steps = 0};
 }
 
-InputFn TrainInput(const LinearData& d) {
-  return ArrayInputFn({.x = {{"x", d.x}},
-                       .y = d.y,
-                       .batch_size = 8,
-                       .num_epochs = std::nullopt,
-                       .shuffle = true,
-                       .seed = 3});
-}
-
 ServingInputReceiverFn Serving() {
   return RawServingInputReceiverFn({{"x", {kFloat32, Shape({2})}}});
 }

@@ -26,8 +26,8 @@ using estimator_testing::TempDir;
 using estimator_testing::ChildTrainer;
 
 // save_steps 1000: only the final checkpoint (written by End) exists after a stop.
-ChildTrainer StartHelper(const std::string& model_dir, int sleep_us, int64_t save_steps = 1000,
-                         int end_sleep_us = 0) {
+ChildTrainer StartStoppableHelper(const std::string& model_dir, int sleep_us,
+                                  int64_t save_steps = 1000, int end_sleep_us = 0) {
   return ChildTrainer(LOOM_ESTIMATOR_KILL_HELPER,
                       {model_dir, "1000000", std::to_string(sleep_us), std::to_string(save_steps),
                        std::to_string(end_sleep_us)},
@@ -49,7 +49,7 @@ int WaitFor(ChildTrainer& child, int seconds = 120) {
   GTEST_SKIP() << "stop signals are not delivered reliably under ThreadSanitizer (see " \
                   "child_trainer.h); this test runs in the Release and ASan builds"
 
-int64_t CheckpointStep(const std::string& path) {
+int64_t StepOfCheckpointPath(const std::string& path) {
   return train::StepValue(train::LoadVariable(Env::Default(), path, "global_step"));
 }
 
@@ -59,7 +59,7 @@ TEST_P(StopSignalTest, FirstSignalFinishesTheStepRunsEndAndSavesAtThatStep) {
   SKIP_UNDER_TSAN();
   const int signal = GetParam();
   TempDir dir;
-  ChildTrainer child = StartHelper(dir.path(), 2000);
+  ChildTrainer child = StartStoppableHelper(dir.path(), 2000);
   ASSERT_TRUE(child.WaitForFile(dir.Join("running"))) << "the trainer did not start:\n"
                                                       << child.Log();
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
@@ -80,7 +80,7 @@ TEST_P(StopSignalTest, FirstSignalFinishesTheStepRunsEndAndSavesAtThatStep) {
   std::optional<std::string> latest = train::LatestValidCheckpoint(Env::Default(), dir.path());
   ASSERT_TRUE(latest.has_value()) << "no final checkpoint";
   EXPECT_EQ(*latest, dir.Join(StrCat("model.ckpt-", stopped_at)));
-  EXPECT_EQ(CheckpointStep(*latest), stopped_at);
+  EXPECT_EQ(StepOfCheckpointPath(*latest), stopped_at);
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, StopSignalTest, ::testing::Values(SIGTERM, SIGINT, SIGUSR1),
@@ -94,7 +94,7 @@ TEST(StopSignalTest, SecondSignalExitsAtOnce) {
   SKIP_UNDER_TSAN();
   TempDir dir;
   // End sleeps 60 s: only a second signal can end the process quickly.
-  ChildTrainer child = StartHelper(dir.path(), 2000, 1000, 60'000'000);
+  ChildTrainer child = StartStoppableHelper(dir.path(), 2000, 1000, 60'000'000);
   ASSERT_TRUE(child.WaitForFile(dir.Join("running"))) << child.Log();
   child.Signal(SIGTERM);
   ASSERT_TRUE(child.WaitForFile(dir.Join("end_ran"), 60)) << "the first signal did not stop it:\n"
@@ -133,7 +133,7 @@ TEST(StopSignalTest, HandlersAreRestoredAfterTrain) {
 
 TEST(ModelDirLockTest, SecondTrainerInAnotherProcessIsRefusedUntilTheHolderDies) {
   TempDir dir;
-  ChildTrainer child = StartHelper(dir.path(), 2000, 5);
+  ChildTrainer child = StartStoppableHelper(dir.path(), 2000, 5);
   const pid_t pid = child.pid();
   ASSERT_TRUE(child.WaitForFile(dir.Join("running"))) << child.Log();
   estimator_testing::LinearData data = estimator_testing::MakeLinearData(40, 3);

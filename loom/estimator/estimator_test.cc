@@ -12,6 +12,7 @@
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/io/event_file.h"
+#include "loom/testing/error_of.h"
 #include "loom/train/saver.h"
 
 namespace loom {
@@ -29,30 +30,6 @@ RunConfig QuietConfig(const std::string& dir) {
           .log_step_count_steps = 0};
 }
 
-InputFn TrainInput(const LinearData& d, int64_t batch = 8) {
-  return ArrayInputFn({.x = {{"x", d.x}},
-                       .y = d.y,
-                       .batch_size = batch,
-                       .num_epochs = std::nullopt,
-                       .shuffle = true,
-                       .seed = 3});
-}
-InputFn EvalInput(const LinearData& d, int64_t batch = 16) {
-  return ArrayInputFn({.x = {{"x", d.x}}, .y = d.y, .batch_size = batch, .shuffle = false});
-}
-
-template <typename F>
-std::string ErrorOf(F&& f, ErrorCode code) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e.message();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
-}
-
 // ---------------------------------------------------------------- spec and config
 
 TEST(EstimatorSpecTest, ValidationNamesWhatIsMissing) {
@@ -62,7 +39,8 @@ TEST(EstimatorSpecTest, ValidationNamesWhatIsMissing) {
   Output loss = Mean(s, x);
   Operation op = NoOp(s);
   auto check = [&](const EstimatorSpec& spec, Mode mode) {
-    return ErrorOf([&] { ValidateEstimatorSpec(spec, mode, graph); }, ErrorCode::kInvalidArgument);
+    return testing::ErrorOf([&] { ValidateEstimatorSpec(spec, mode, graph); },
+                            ErrorCode::kInvalidArgument);
   };
   EXPECT_NE(check({.mode = Mode::kTrain, .train_op = op}, Mode::kTrain).find("missing loss"),
             std::string::npos);
@@ -94,8 +72,8 @@ TEST(EstimatorSpecTest, TrainReportsAnInvalidSpec) {
         return {.mode = mode, .loss = Mean(s, Square(s, Sub(s, f.at("x"), labels)))};
       },
       QuietConfig(dir.path()));
-  std::string message =
-      ErrorOf([&] { estimator.Train(TrainInput(d), {.steps = 1}); }, ErrorCode::kInvalidArgument);
+  std::string message = testing::ErrorOf([&] { estimator.Train(TrainInput(d), {.steps = 1}); },
+                                         ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("missing train_op"), std::string::npos) << message;
 }
 
@@ -103,9 +81,9 @@ TEST(RunConfigTest, CheckpointScheduleAndValidation) {
   EXPECT_EQ(EffectiveCheckpointSchedule({}).secs, 600.0);
   EXPECT_EQ(EffectiveCheckpointSchedule({.save_checkpoints_steps = 5}).steps, 5);
   EXPECT_FALSE(EffectiveCheckpointSchedule({.save_checkpoints_steps = 0}).enabled());
-  std::string message =
-      ErrorOf([] { ValidateRunConfig({.save_checkpoints_steps = 5, .save_checkpoints_secs = 10}); },
-              ErrorCode::kInvalidArgument);
+  std::string message = testing::ErrorOf(
+      [] { ValidateRunConfig({.save_checkpoints_steps = 5, .save_checkpoints_secs = 10}); },
+      ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("mutually exclusive"), std::string::npos);
   EXPECT_THROW(Estimator(LinearModelFn, RunConfig{.model_dir = "/tmp/x",
                                                   .save_checkpoints_steps = 5,
@@ -115,7 +93,7 @@ TEST(RunConfigTest, CheckpointScheduleAndValidation) {
 
 TEST(ArrayInputFnTest, ValidatesArraysAndIsZeroCopy) {
   LinearData d = MakeLinearData(10);
-  EXPECT_NE(ErrorOf(
+  EXPECT_NE(testing::ErrorOf(
                 [&] {
                   ArrayInputFn({.x = {{"x", d.x}}, .y = d.y});
                 },
@@ -123,7 +101,7 @@ TEST(ArrayInputFnTest, ValidatesArraysAndIsZeroCopy) {
                 .find("shuffle must be set"),
             std::string::npos);
   EXPECT_NE(
-      ErrorOf(
+      testing::ErrorOf(
           [&] {
             ArrayInputFn({.x = {{"x", d.x}}, .y = Tensor(kFloat32, {9, 1}), .shuffle = false});
           },
@@ -300,8 +278,8 @@ TEST(EstimatorTrainTest, ResumingWithAnotherBatchSizeIsAnErrorUnlessTheInputRest
   LinearData d = MakeLinearData(64);
   Estimator estimator(LinearModelFn, QuietConfig(dir.path()));
   EXPECT_EQ(estimator.Train(TrainInput(d, 8), {.steps = 10}).global_step, 10);
-  const std::string message = ErrorOf([&] { estimator.Train(TrainInput(d, 16), {.steps = 5}); },
-                                      ErrorCode::kInvalidArgument);
+  const std::string message = testing::ErrorOf(
+      [&] { estimator.Train(TrainInput(d, 16), {.steps = 5}); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find(dir.Join("model.ckpt-10.safetensors")), std::string::npos) << message;
   EXPECT_NE(message.find("'Batch batch_size=8 drop_remainder=false'"), std::string::npos)
       << message;
@@ -386,7 +364,7 @@ TEST(EstimatorEvaluateTest, NoCheckpointIsAClearError) {
   LinearData d = MakeLinearData(16);
   Estimator estimator(LinearModelFn, QuietConfig(dir.path()));
   std::string message =
-      ErrorOf([&] { estimator.Evaluate(EvalInput(d)); }, ErrorCode::kFailedPrecondition);
+      testing::ErrorOf([&] { estimator.Evaluate(EvalInput(d)); }, ErrorCode::kFailedPrecondition);
   EXPECT_NE(message.find("no checkpoint"), std::string::npos) << message;
   EXPECT_NE(message.find(dir.path()), std::string::npos) << message;
   PredictionRange lazy = estimator.Predict(EvalInput(d));  // nothing runs yet (TF's generator)
@@ -498,7 +476,9 @@ TEST(EstimatorPredictTest, LazySingleExamplesAndBatches) {
     PredictionRange range = estimator.Predict(counting);
     EXPECT_EQ(*pulled, 0);
     for (const Prediction& p : range) {
-      if (i == 0) EXPECT_EQ(*pulled, 4) << "more than one batch was pulled for one example";
+      if (i == 0) {
+        EXPECT_EQ(*pulled, 4) << "more than one batch was pulled for one example";
+      }
       ASSERT_EQ(p.size(), 2u);
       const Tensor& y = p.at("predictions");
       ASSERT_EQ(y.shape(), Shape({1}));
@@ -520,10 +500,11 @@ TEST(EstimatorPredictTest, LazySingleExamplesAndBatches) {
   EXPECT_EQ(batches[2].at("double").shape(), Shape({2, 1}));
   EXPECT_EQ(estimator.model_fn_calls(), 2) << "the predict graph was rebuilt";
 
-  EXPECT_NE(ErrorOf([&] { estimator.Predict(counting, {.predict_keys = {"nope"}}).Next(); },
-                    ErrorCode::kInvalidArgument)
-                .find("'nope'"),
-            std::string::npos);
+  EXPECT_NE(
+      testing::ErrorOf([&] { estimator.Predict(counting, {.predict_keys = {"nope"}}).Next(); },
+                       ErrorCode::kInvalidArgument)
+          .find("'nope'"),
+      std::string::npos);
   // Two live ranges do not share a session.
   PredictionRange r1 = estimator.Predict(counting);
   PredictionRange r2 = estimator.Predict(counting);

@@ -45,6 +45,19 @@ inline LinearData MakeLinearData(int64_t n, uint32_t seed = 7, float noise = 0.0
   return d;
 }
 
+// Shuffled, repeated batches of `d` (seed 3) for training; one pass in order for evaluation.
+inline InputFn TrainInput(const LinearData& d, int64_t batch = 8) {
+  return ArrayInputFn({.x = {{"x", d.x}},
+                       .y = d.y,
+                       .batch_size = batch,
+                       .num_epochs = std::nullopt,
+                       .shuffle = true,
+                       .seed = 3});
+}
+inline InputFn EvalInput(const LinearData& d, int64_t batch = 16) {
+  return ArrayInputFn({.x = {{"x", d.x}}, .y = d.y, .batch_size = batch, .shuffle = false});
+}
+
 // A mean over batches of a scalar, on local variables (what a metrics library provides).
 inline MetricOps TestMean(const Scope& root, const std::string& name, Output x) {
   Scope s = root.NewSubScope(name);

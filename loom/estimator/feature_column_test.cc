@@ -11,6 +11,7 @@
 #include "loom/ops/state.h"
 #include "loom/runtime/session.h"
 #include "loom/testing/error_of.h"
+#include "loom/testing/values.h"
 #include "loom/train/gradient_descent.h"
 
 namespace loom::feature_column {
@@ -23,10 +24,7 @@ Tensor StringMatrix(const Strings& v, int64_t rows, int64_t cols) {
   return Tensor::FromVector(v, Shape{rows, cols});
 }
 
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  return std::vector<T>(t.flat<T>().begin(), t.flat<T>().end());
-}
+using testing::Values;
 
 // Builds feature columns over constant features and runs them.
 struct Fixture {

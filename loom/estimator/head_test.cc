@@ -7,14 +7,12 @@
 
 #include "loom/ops/state.h"
 #include "loom/runtime/session.h"
+#include "loom/testing/values.h"
 
 namespace loom {
 namespace {
 
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  return std::vector<T>(t.flat<T>().begin(), t.flat<T>().end());
-}
+using testing::Values;
 
 double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 double SigmoidXent(double z, double x) {

@@ -45,10 +45,6 @@ std::string NeedsRank4(const Node& n) {
   return s.rank_known() && s.rank() == 4 ? "" : "the input's rank must be known to be 4 (NHWC)";
 }
 
-std::string NeedsRank(const Node& n) {
-  return n.input(0).shape().rank_known() ? "" : "the input's rank must be known";
-}
-
 void AddMathRules(Rules& r) {
   for (const auto& [loom_op, onnx_op] :
        std::vector<std::pair<std::string, std::string>>{{"Add", "Add"},

@@ -10,10 +10,6 @@ namespace {
 using Rules = std::map<std::string, OpRule>;
 constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
 
-std::string NeedsRank(const Node& n) {
-  return n.input(0).shape().rank_known() ? "" : "the input's rank must be known";
-}
-
 std::string AsInt64(OnnxBuilder& b, const Node& n, int i) {
   if (n.input(i).dtype() == kInt64) return b.In(n, i);
   return b.Op(n, "Cast", {b.In(n, i)}, "as_int64",

@@ -11,7 +11,7 @@
 namespace loom {
 namespace {
 
-const std::string kTestdata = LOOM_SHARED_TESTDATA;
+const std::string kNpyTestdata = LOOM_SHARED_TESTDATA;
 
 std::vector<double> AsDoubles(const Tensor& t) {
   std::vector<double> out;
@@ -28,7 +28,7 @@ std::vector<double> AsDoubles(const Tensor& t) {
 }
 
 TEST(NpyTest, ReadsEverySharedFileAsExpected) {
-  const std::string expected_path = kTestdata + "/expected.json";
+  const std::string expected_path = kNpyTestdata + "/expected.json";
   std::ifstream in(expected_path);
   ASSERT_TRUE(in) << "test data absent: " << expected_path;
   const nlohmann::json expected = nlohmann::json::parse(in);
@@ -37,7 +37,7 @@ TEST(NpyTest, ReadsEverySharedFileAsExpected) {
     if (!key.starts_with("npy/")) continue;
     ++files;
     SCOPED_TRACE(key);
-    const std::string path = kTestdata + "/" + key;
+    const std::string path = kNpyTestdata + "/" + key;
     const NpyHeader header = ReadNpyHeader(Env::Default(), path);
     EXPECT_EQ(header.descr, info["dtype"].get<std::string>());
     EXPECT_EQ(header.fortran_order, info["fortran_order"].get<bool>());
@@ -68,7 +68,7 @@ TEST(NpyTest, ReadsEverySharedFileAsExpected) {
 }
 
 TEST(NpyTest, SharedFilesDtypesAndLayouts) {
-  const std::string dir = kTestdata + "/npy/generated_by_debian_numpy_1.24.2/";
+  const std::string dir = kNpyTestdata + "/npy/generated_by_debian_numpy_1.24.2/";
   ASSERT_TRUE(Env::Default()->IsDirectory(dir)) << "test data absent: " << dir;
   Env* env = Env::Default();
   const Tensor c = ReadNpy(env, dir + "f32_c_2x3.npy");

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "loom/ops/array_internal.h"
+#include "loom/ops/attr_keys.h"
 
 namespace loom {
 
@@ -66,9 +67,9 @@ Output ShapeOfOrConst(const Scope& scope, const Output& x) {
 
 namespace {
 
-inline constexpr Attr<std::vector<int64_t>> kShape{"shape"};
-inline constexpr Attr<int64_t> kAxis{"axis"};
-inline constexpr Attr<std::vector<int64_t>> kAxes{"axes"};
+inline constexpr Attr<std::vector<int64_t>> kTargetShape{"shape"};  // Reshape
+using op_attrs::kAxes;
+using op_attrs::kAxis;
 inline constexpr Attr<std::vector<int64_t>> kDims{"dims"};
 
 void NoInputShape(InferenceContext& c, DType dtype, const Shape& shape) {
@@ -141,16 +142,16 @@ const OpDef& ReshapeOp() {
   static const OpDef op = {
       .name = "Reshape",
       .num_inputs = 1,
-      .attrs = {kShape.Required()},
+      .attrs = {kTargetShape.Required()},
       .shape =
           [](InferenceContext& c) {
-            const auto& target = c.attr(kShape);
+            const auto& target = c.attr(kTargetShape);
             c.set_output(0, c.input_dtype(0), Shape(ResolveReshape(c, c.input_shape(0), target)));
           },
       .kernel =
           [](KernelContext& c) {
             const Tensor& x = c.input(0);
-            auto dims = ResolveReshape(c, x.shape(), c.attr(kShape));
+            auto dims = ResolveReshape(c, x.shape(), c.attr(kTargetShape));
             c.set_output(0, x.Reshaped(Shape(dims)));
           },
       .grad = ReshapeGrad,
@@ -397,7 +398,8 @@ const OpDef& RankOp() {
 // ---- Builders ---------------------------------------------------------------------------
 
 Output Reshape(const Scope& scope, Input x, const std::vector<int64_t>& shape) {
-  return scope.AddNode(ReshapeOp(), {AsOutput(scope, x)}, {kShape(shape)}, "Reshape")->output(0);
+  return scope.AddNode(ReshapeOp(), {AsOutput(scope, x)}, {kTargetShape(shape)}, "Reshape")
+      ->output(0);
 }
 
 Output Reshape(const Scope& scope, Input x, Output shape) {

@@ -3,6 +3,7 @@
 
 #include "loom/ops/array.h"
 #include "loom/ops/array_internal.h"
+#include "loom/ops/attr_keys.h"
 
 namespace loom {
 
@@ -10,9 +11,9 @@ using namespace array_internal;  // NOLINT: the array files' own helpers
 
 namespace {
 
-inline constexpr Attr<int64_t> kAxis{"axis"};
+using op_attrs::kAxis;
+using op_attrs::kDType;
 inline constexpr Attr<int64_t> kDepth{"depth"};
-inline constexpr Attr<DType> kDType{"dtype"};
 inline constexpr Attr<double> kOn{"on"};
 inline constexpr Attr<double> kOff{"off"};
 

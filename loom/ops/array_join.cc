@@ -4,6 +4,7 @@
 
 #include "loom/ops/array.h"
 #include "loom/ops/array_internal.h"
+#include "loom/ops/attr_keys.h"
 #include "loom/ops/grad_support.h"
 
 namespace loom {
@@ -12,7 +13,7 @@ using namespace array_internal;  // NOLINT: this layer's own helpers
 
 namespace {
 
-inline constexpr Attr<int64_t> kAxis{"axis"};
+using op_attrs::kAxis;
 inline constexpr Attr<int64_t> kNumSplit{"num_split"};
 inline constexpr Attr<std::vector<int64_t>> kMultiples{"multiples"};
 inline constexpr Attr<std::vector<int64_t>> kPaddings{"paddings"};

@@ -9,20 +9,12 @@
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
 #include "loom/runtime/session.h"
+#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
 
 using Xs = std::vector<Output>;
-
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "<no error>";
-}
 
 // Reference product of row-major matrices, with optional transposes.
 std::vector<double> NaiveMatMul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
@@ -80,16 +72,16 @@ TEST(MatMulTest, ShapeErrorNamesNodeAndBothShapes) {
   auto x = Placeholder(s, kFloat32, {32, 784});
   auto w = Placeholder(s, kFloat32, {512, 10});
   Scope dense = s.NewSubScope("dense_1");
-  std::string message = ErrorOf([&] { MatMul(dense.WithOpName("MatMul"), x, w); });
+  std::string message = testing::ErrorOf([&] { MatMul(dense.WithOpName("MatMul"), x, w); });
   EXPECT_NE(message.find("dense_1/MatMul"), std::string::npos) << message;
   EXPECT_NE(message.find("[32,784]"), std::string::npos) << message;
   EXPECT_NE(message.find("[512,10]"), std::string::npos) << message;
   EXPECT_NE(message.find("inner dimensions 784 and 512 differ"), std::string::npos) << message;
   auto v = Placeholder(s, kFloat32, {3});
-  message = ErrorOf([&] { MatMul(s.WithOpName("vec"), v, w); });
+  message = testing::ErrorOf([&] { MatMul(s.WithOpName("vec"), v, w); });
   EXPECT_NE(message.find("vec"), std::string::npos) << message;
   auto i = Placeholder(s, kInt32, {2, 2});
-  message = ErrorOf([&] { MatMul(s.WithOpName("int_mm"), i, i); });
+  message = testing::ErrorOf([&] { MatMul(s.WithOpName("int_mm"), i, i); });
   EXPECT_NE(message.find("int_mm"), std::string::npos) << message;
   // Unknown batch size: known dims still checked, output keeps what is known.
   auto xb = Placeholder(s, kFloat32, {-1, 784});
@@ -112,7 +104,7 @@ TEST(MatMulTest, BatchMatMulWithBroadcastBatchDims) {
       for (int e = 0; e < 15; ++e) EXPECT_NEAR(got[e], ref[e], 1e-12);
     }
   }
-  std::string message = ErrorOf([&] {
+  std::string message = testing::ErrorOf([&] {
     BatchMatMul(s.WithOpName("bmm"), Placeholder(s, kFloat32, {2, 3, 4}),
                 Placeholder(s, kFloat32, {3, 5, 6}));
   });
@@ -172,7 +164,7 @@ TEST(GemmTest, Float32NarrowAndWideProductsMatchFloat64Reference) {
           for (int64_t k : {0, 1, 5, 64}) {
             for (auto [alpha, beta] :
                  {std::pair{1.f, 0.f}, std::pair{0.5f, 1.f}, std::pair{2.f, -0.25f}}) {
-              SCOPED_TRACE(testing::Message()
+              SCOPED_TRACE(::testing::Message()
                            << "ta=" << ta << " tb=" << tb << " m=" << m << " n=" << n << " k=" << k
                            << " alpha=" << alpha << " beta=" << beta);
               const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;

@@ -41,12 +41,10 @@ using nn_internal::FloatSameAsInput;
 using nn_internal::kElementwiseChunk;
 using nn_internal::UnaryKernel;
 
-constexpr const char* kNoSecondDerivative =
+constexpr const char* kNoActivationSecondDerivative =
     "second derivatives of nn activations are not implemented";
 
-Output AddOp(const Scope& scope, const OpDef& op, std::vector<Output> inputs, AttrMap attrs = {}) {
-  return scope.AddNode(op, std::move(inputs), std::move(attrs), op.name)->output(0);
-}
+using nn_internal::AddOp;
 
 // A (a, b) -> out element-wise gradient op; `reuse` is the input whose buffer it may take.
 template <typename Fn>
@@ -56,7 +54,7 @@ OpDef GradOpDef(const char* name, int reuse, Fn fn) {
       .num_inputs = 2,
       .shape = FloatBinarySameShape,
       .kernel = [reuse, fn](KernelContext& c) { BinaryKernel(c, reuse, fn); },
-      .no_gradient = kNoSecondDerivative,
+      .no_gradient = kNoActivationSecondDerivative,
   };
 }
 
@@ -119,7 +117,7 @@ const OpDef& LeakyReluGradOp() {
               return x > 0 ? dy : static_cast<decltype(dy)>(alpha) * dy;
             });
           },
-      .no_gradient = kNoSecondDerivative,
+      .no_gradient = kNoActivationSecondDerivative,
   };
   return op;
 }

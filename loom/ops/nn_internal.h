@@ -6,8 +6,15 @@
 #include <cstdint>
 
 #include "loom/graph/op_def.h"
+#include "loom/graph/scope.h"
 
 namespace loom::nn_internal {
+
+// Adds a node of `op` named after the op under `scope` and returns its output 0.
+inline Output AddOp(const Scope& scope, const OpDef& op, std::vector<Output> inputs,
+                    AttrMap attrs = {}) {
+  return scope.AddNode(op, std::move(inputs), std::move(attrs), op.name)->output(0);
+}
 
 // Element-wise loops stay on one thread below this many elements per chunk.
 inline constexpr int64_t kElementwiseChunk = 16384;

@@ -4,13 +4,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "loom/ops/attr_keys.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_internal.h"
 
 namespace loom {
 namespace {
 
-inline constexpr Attr<int64_t> kAxis{"axis"};
+using op_attrs::kAxis;
 inline constexpr Attr<double> kScale{"scale"};
 
 using nn_internal::kElementwiseChunk;
@@ -119,7 +120,8 @@ void SoftmaxGradKernel(KernelContext& c) {
   });
 }
 
-const char* const kNoSecondDerivative = "second derivatives of softmax ops are not implemented";
+const char* const kNoSoftmaxSecondDerivative =
+    "second derivatives of softmax ops are not implemented";
 
 const OpDef& SoftmaxGradOp() {
   static const OpDef op = {
@@ -128,7 +130,7 @@ const OpDef& SoftmaxGradOp() {
       .attrs = {kAxis.Default(-1)},
       .shape = nn_internal::FloatBinarySameShape,
       .kernel = SoftmaxGradKernel<false>,
-      .no_gradient = kNoSecondDerivative,
+      .no_gradient = kNoSoftmaxSecondDerivative,
   };
   return op;
 }
@@ -140,14 +142,12 @@ const OpDef& LogSoftmaxGradOp() {
       .attrs = {kAxis.Default(-1)},
       .shape = nn_internal::FloatBinarySameShape,
       .kernel = SoftmaxGradKernel<true>,
-      .no_gradient = kNoSecondDerivative,
+      .no_gradient = kNoSoftmaxSecondDerivative,
   };
   return op;
 }
 
-Output AddOp(const Scope& scope, const OpDef& op, std::vector<Output> inputs, AttrMap attrs = {}) {
-  return scope.AddNode(op, std::move(inputs), std::move(attrs), op.name)->output(0);
-}
+using nn_internal::AddOp;
 
 const OpDef& SoftmaxOp() {
   static const OpDef op = {

@@ -6,13 +6,14 @@
 #include <numbers>
 #include <random>
 
+#include "loom/ops/attr_keys.h"
 #include "loom/ops/philox.h"
 
 namespace loom {
 namespace {
 
-inline constexpr Attr<Shape> kShape{"shape"};
-inline constexpr Attr<DType> kDType{"dtype"};
+using op_attrs::kDType;
+using op_attrs::kShape;
 inline constexpr Attr<int64_t> kSeed{"seed"};
 inline constexpr Attr<int64_t> kSeed2{"seed2"};
 inline constexpr Attr<double> kMinval{"minval"};

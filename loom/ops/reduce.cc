@@ -3,15 +3,16 @@
 #include <limits>
 #include <type_traits>
 
+#include "loom/ops/attr_keys.h"
 #include "loom/ops/elementwise.h"
 #include "loom/ops/math.h"
 
 namespace loom {
 namespace {
 
-inline constexpr Attr<std::vector<int64_t>> kAxes{"axes"};
+using op_attrs::kAxes;
+using op_attrs::kAxis;
 inline constexpr Attr<bool> kKeepDims{"keep_dims"};
-inline constexpr Attr<int64_t> kAxis{"axis"};
 
 using internal::kMinParallelChunk;
 

@@ -10,26 +10,15 @@
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
 #include "loom/runtime/session.h"
+#include "loom/testing/error_of.h"
+#include "loom/testing/values.h"
 
 namespace loom {
 namespace {
 
 using Xs = std::vector<Output>;
 
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  auto f = t.flat<T>();
-  return std::vector<T>(f.begin(), f.end());
-}
-
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "<no error>";
-}
+using testing::Values;
 
 // A float64 reference: reduce `x` (row-major, `dims`) over `mask` with fn, keep_dims shape.
 std::vector<double> Reference(const Tensor& x, const std::vector<bool>& mask, double init,
@@ -146,12 +135,12 @@ TEST(ReduceTest, BadAxesNameTheNode) {
   Graph graph;
   Scope s(graph);
   auto x = Placeholder(s, kFloat32, {2, 3});
-  std::string message = ErrorOf([&] { Sum(s.WithOpName("total"), x, {2}); });
+  std::string message = testing::ErrorOf([&] { Sum(s.WithOpName("total"), x, {2}); });
   EXPECT_NE(message.find("total"), std::string::npos) << message;
   EXPECT_NE(message.find("[2,3]"), std::string::npos) << message;
-  message = ErrorOf([&] { Mean(s.WithOpName("twice"), x, {1, -1}); });
+  message = testing::ErrorOf([&] { Mean(s.WithOpName("twice"), x, {1, -1}); });
   EXPECT_NE(message.find("twice"), std::string::npos) << message;
-  message = ErrorOf([&] { ArgMax(s.WithOpName("am"), x, -3); });
+  message = testing::ErrorOf([&] { ArgMax(s.WithOpName("am"), x, -3); });
   EXPECT_NE(message.find("am"), std::string::npos) << message;
 }
 

@@ -1,10 +1,12 @@
 #include "loom/ops/state.h"
 
+#include "loom/ops/attr_keys.h"
+
 namespace loom {
 namespace {
 
-inline constexpr Attr<DType> kDType{"dtype"};
-inline constexpr Attr<Shape> kShape{"shape"};
+using op_attrs::kDType;
+using op_attrs::kShape;
 inline constexpr Attr<bool> kTrainable{"trainable"};
 inline constexpr Attr<bool> kLocal{"local"};
 inline constexpr Attr<bool> kValidateShape{"validate_shape"};

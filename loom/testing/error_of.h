@@ -5,6 +5,7 @@
 //
 //   EXPECT_EQ(CodeOf([&] { session.Run(...); }, &message), ErrorCode::kInvalidArgument);
 //   EXPECT_NE(ErrorOf([&] { MatMul(s, x, w); }).find("[32,784]"), std::string::npos);
+//   EXPECT_THAT(ErrorOf([&] { Restore(dir); }, ErrorCode::kDataLoss), HasSubstr("crc"));
 #include <gtest/gtest.h>
 
 #include <string>
@@ -36,6 +37,20 @@ std::string ErrorOf(Fn&& fn) {
     return e.message();
   }
   return "<no error>";
+}
+
+// The message of the loom::Error that fn() throws, which must carry `expected`: another
+// code, or no error at all, is a test failure (and "" is returned when nothing is thrown).
+template <typename Fn>
+std::string ErrorOf(Fn&& fn, ErrorCode expected) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), expected) << e.what();
+    return e.message();
+  }
+  ADD_FAILURE() << "expected a loom::Error with code " << ErrorCodeName(expected);
+  return "";
 }
 
 }  // namespace loom::testing

@@ -67,16 +67,6 @@ std::string Relativize(const std::string& dir, const std::string& p) {
   return Dirname(p) == dir ? Basename(p) : p;
 }
 
-// The step in ".../name-<step>", or -1.
-int64_t StepOf(const std::string& path) {
-  const size_t dash = path.rfind('-');
-  if (dash == std::string::npos || dash + 1 == path.size()) return -1;
-  int64_t step = -1;
-  auto [ptr, ec] = std::from_chars(path.data() + dash + 1, path.data() + path.size(), step);
-  if (ec != std::errc() || ptr != path.data() + path.size()) return -1;
-  return step;
-}
-
 DType DTypeFromFileName(const std::string& n) {
   if (n == "F32") return kFloat32;
   if (n == "F64") return kFloat64;
@@ -88,6 +78,15 @@ DType DTypeFromFileName(const std::string& n) {
 }
 
 }  // namespace
+
+int64_t CheckpointPathStep(const std::string& path) {
+  const size_t dash = path.rfind('-');
+  if (dash == std::string::npos || dash + 1 == path.size()) return -1;
+  int64_t step = -1;
+  auto [ptr, ec] = std::from_chars(path.data() + dash + 1, path.data() + path.size(), step);
+  if (ec != std::errc() || ptr != path.data() + path.size() || step < 0) return -1;
+  return step;
+}
 
 std::string CheckpointFilePath(const std::string& path) {
   if (path.ends_with(kExtension)) return path;
@@ -200,12 +199,13 @@ CheckpointScan ScanCheckpoints(Env* env, const std::string& dir) {
   for (const std::string& name : env->GetChildren(dir)) {
     if (!name.ends_with(kExtension)) continue;
     std::string stem = JoinPath(dir, name.substr(0, name.size() - kExtension.size()));
-    if (StepOf(stem) >= 0) candidates.push_back(stem);
+    if (CheckpointPathStep(stem) >= 0) candidates.push_back(stem);
   }
   // Newest step first; among equal steps the state file's order (it came first).
-  std::stable_sort(
-      candidates.begin(), candidates.end(),
-      [](const std::string& a, const std::string& b) { return StepOf(a) > StepOf(b); });
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const std::string& a, const std::string& b) {
+                     return CheckpointPathStep(a) > CheckpointPathStep(b);
+                   });
   std::set<std::string> seen;
   for (const std::string& c : candidates) {
     if (!seen.insert(c).second) continue;

@@ -40,18 +40,6 @@ void DeleteStaleTemps(Env* env, const std::string& dir) {
   }
 }
 
-// The step in ".../name-<step>", or -1.
-int64_t StepOf(const std::string& path) {
-  const size_t dash = path.rfind('-');
-  if (dash == std::string::npos || dash + 1 == path.size()) return -1;
-  int64_t step = 0;
-  for (size_t i = dash + 1; i < path.size(); ++i) {
-    if (path[i] < '0' || path[i] > '9' || step > (INT64_MAX - 9) / 10) return -1;
-    step = step * 10 + (path[i] - '0');
-  }
-  return step;
-}
-
 }  // namespace
 
 Saver::Saver(const Graph& graph, SaverOptions options)
@@ -199,7 +187,7 @@ void Saver::AdoptExistingCheckpoints(const std::string& prefix) {
   int64_t newest_listed = -1;
   if (state) {
     for (const std::string& p : state->all_model_checkpoint_paths) {
-      newest_listed = std::max(newest_listed, StepOf(p));
+      newest_listed = std::max(newest_listed, CheckpointPathStep(p));
       if (known.insert(p).second) paths.push_back(p);
     }
   }
@@ -214,7 +202,7 @@ void Saver::AdoptExistingCheckpoints(const std::string& prefix) {
   for (const std::string& name : env->GetChildren(dir)) {
     if (!name.starts_with(base + "-") || !name.ends_with(".safetensors")) continue;
     const std::string path = JoinPath(dir, name.substr(0, name.size() - 12));
-    const int64_t step = StepOf(path);
+    const int64_t step = CheckpointPathStep(path);
     if (step < 0 || known.count(path) || invalid_.count(path)) continue;
     if (!state_gone && !nothing_preserved && step <= newest_listed) continue;
     double time = NowSecs(env);
@@ -235,7 +223,9 @@ void Saver::AdoptExistingCheckpoints(const std::string& prefix) {
                  << "does not list, for keep_checkpoint_max";
   last_checkpoints_.insert(last_checkpoints_.end(), found.begin(), found.end());
   std::stable_sort(last_checkpoints_.begin(), last_checkpoints_.end(),
-                   [](const Kept& a, const Kept& b) { return StepOf(a.path) < StepOf(b.path); });
+                   [](const Kept& a, const Kept& b) {
+                     return CheckpointPathStep(a.path) < CheckpointPathStep(b.path);
+                   });
 }
 
 void Saver::SetAsideInvalid(const std::string& file) {

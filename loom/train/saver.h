@@ -214,6 +214,10 @@ std::vector<CheckpointEntry> ListVariables(Env* env, const std::string& path);
 // One tensor's value (a copy), TF's tf.train.load_variable.
 Tensor LoadVariable(Env* env, const std::string& path, const std::string& name);
 
+// The step a checkpoint path names: "dir/model.ckpt-100" -> 100; -1 when the path does not
+// end in "-<digits>" (or the number overflows int64).
+int64_t CheckpointPathStep(const std::string& path);
+
 // "dir/model.ckpt-100" -> "dir/model.ckpt-100.safetensors" (unchanged if it has it).
 std::string CheckpointFilePath(const std::string& path);
 
