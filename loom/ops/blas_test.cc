@@ -75,7 +75,7 @@ TEST(GemmDispatchTest, EveryVariantMatchesTheFloat64Reference) {
               for (float& v : c0)
                 v = beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
               for (GemmVariant variant : variants) {
-                SCOPED_TRACE(testing::Message() << GemmVariantName(variant) << " ta=" << ta
+                SCOPED_TRACE(::testing::Message() << GemmVariantName(variant) << " ta=" << ta
                                                 << " tb=" << tb << " m=" << m << " n=" << n << " k="
                                                 << k << " alpha=" << alpha << " beta=" << beta);
                 std::vector<float> c = c0;
