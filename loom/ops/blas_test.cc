@@ -83,7 +83,7 @@ TEST(GemmDispatchTest, EveryVariantAndLibraryMatchesTheFloat64Reference) {
               for (float& v : c0)
                 v = beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
               for (const auto& [name, gemm] : variants) {
-                SCOPED_TRACE(testing::Message()
+                SCOPED_TRACE(::testing::Message()
                              << name << " ta=" << ta << " tb=" << tb << " m=" << m << " n=" << n
                              << " k=" << k << " alpha=" << alpha << " beta=" << beta);
                 std::vector<float> c = c0;
