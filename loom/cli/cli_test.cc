@@ -169,7 +169,9 @@ TEST(CliTest, FailedOnnxExportLeavesNoVersionDirectory) {
   }
   r = Loom("export " + dir + "/job.toml --export-dir " + dir + "/export");
   EXPECT_EQ(r.code, 1) << r.output;
-  if (fs::exists(dir + "/export")) EXPECT_TRUE(fs::is_empty(dir + "/export"));
+  if (fs::exists(dir + "/export")) {
+    EXPECT_TRUE(fs::is_empty(dir + "/export"));
+  }
 }
 
 // label_key naming no component lists the components there are.
