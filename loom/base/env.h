@@ -100,8 +100,10 @@ class Env {
   // Takes an exclusive lock on `path` (created if absent) without waiting and replaces
   // the file's contents with `holder` (who holds it, for the next one who tries). Another
   // process or another FileLock of this process holding it: FailedPrecondition whose
-  // message quotes what that holder wrote. The POSIX Env uses flock(2), released by the
-  // kernel when the holder dies; the memory Env keeps the lock in memory.
+  // message says "'PATH' is locked by " and quotes what that holder wrote (a lock file
+  // that cannot be created is the errno's error: FailedPrecondition for EACCES, EROFS). The POSIX
+  // Env uses flock(2), released by the kernel when the holder dies; the memory Env keeps the lock
+  // in memory.
   virtual std::unique_ptr<FileLock> LockFile(const std::string& path, std::string_view holder) = 0;
 
   virtual uint64_t NowMicros() = 0;

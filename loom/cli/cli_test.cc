@@ -134,6 +134,46 @@ TEST(CliTest, HugeBatchIsResourceExhausted) {
   EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
 }
 
+// A classifier's labels read as floats (the column's default is 0.0) train when they are
+// whole numbers, and a label 0.7 is an error naming the label and the split: it was cast
+// to class 0 silently.
+TEST(CliTest, FractionalClassifierLabelsAreAnError) {
+  std::string dir = TempDir("float_labels");
+  WriteCsv(dir + "/d.csv");
+  std::string job = Replace(Replace(kJob, "MODEL_DIR", dir + "/model"), "DATA", dir + "/d.csv");
+  Write(dir + "/job.toml", Replace(job, "defaults = [0.0, 0.0, 0]", "defaults = [0.0, 0.0, 0.0]"));
+  Result r = Loom("train " + dir + "/job.toml --max-steps 3");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::string csv = Read(dir + "/d.csv");
+  const size_t last_label = csv.rfind(',') + 1;
+  Write(dir + "/d.csv", csv.substr(0, last_label) + "0.7\n");
+  r = Loom("train " + dir + "/job.toml --model-dir " + dir + "/model2");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "InvalidArgument: label 'label' = 0.7 (example ");
+  EXPECT_CONTAINS(r.output, " of a batch of [data.train]) is not a class id");
+}
+
+// A failed `loom export --format onnx` (here: no checkpoint yet) leaves no version
+// directory behind: a server scanning the export directory would take an empty
+// export/<timestamp>/ for the newest model.
+TEST(CliTest, FailedOnnxExportLeavesNoVersionDirectory) {
+  std::string dir = TempDir("failed_export");
+  WriteCsv(dir + "/d.csv");
+  Write(dir + "/job.toml",
+        Replace(Replace(kJob, "MODEL_DIR", dir + "/model"), "DATA", dir + "/d.csv"));
+  Result r = Loom("export " + dir + "/job.toml --format onnx --export-dir " + dir + "/export");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "could not find a trained model");
+  if (fs::exists(dir + "/export")) {
+    EXPECT_TRUE(fs::is_empty(dir + "/export")) << fs::directory_iterator(dir + "/export")->path();
+  }
+  r = Loom("export " + dir + "/job.toml --export-dir " + dir + "/export");
+  EXPECT_EQ(r.code, 1) << r.output;
+  if (fs::exists(dir + "/export")) {
+    EXPECT_TRUE(fs::is_empty(dir + "/export"));
+  }
+}
+
 // label_key naming no component lists the components there are.
 TEST(CliTest, LabelKeyNamingNoColumnListsTheColumns) {
   std::string dir = TempDir("label_key");
@@ -154,7 +194,9 @@ TEST(CliTest, LabelKeyNamingNoColumnListsTheColumns) {
 
 // A model_dir that cannot be written is FailedPrecondition naming it and what to do (it
 // was Internal). As root a mode-0555 directory is writable, so root gets a sysfs path,
-// where mkdir fails with EPERM; a model_dir that is a file is the other case.
+// where mkdir fails with EPERM; a model_dir that is a file is the other case. An existing
+// read-only model_dir (sysfs itself for root) is the same error (it was "in use by another
+// trainer", from the lock file it could not create).
 TEST(CliTest, UnwritableModelDirIsFailedPrecondition) {
   std::string dir = TempDir("read_only");
   WriteCsv(dir + "/d.csv");
@@ -164,8 +206,10 @@ TEST(CliTest, UnwritableModelDirIsFailedPrecondition) {
     fs::create_directories(dir + "/ro");
     fs::permissions(dir + "/ro", fs::perms::owner_read | fs::perms::owner_exec);
     model_dirs.push_back(dir + "/ro/model");
+    model_dirs.push_back(dir + "/ro");
   } else if (fs::exists("/sys/kernel")) {
     model_dirs.push_back("/sys/kernel/loom_cli_test_model");
+    model_dirs.push_back("/sys/kernel");
   }
   for (const std::string& model_dir : model_dirs) {
     SCOPED_TRACE(model_dir);
@@ -176,8 +220,9 @@ TEST(CliTest, UnwritableModelDirIsFailedPrecondition) {
     EXPECT_CONTAINS(r.output, "FailedPrecondition: model_dir '" + model_dir + "' (" + dir +
                                   "/job.toml [run_config]) is not a writable directory");
     EXPECT_CONTAINS(r.output, "choose another model_dir (--model-dir)");
+    EXPECT_EQ(r.output.find("another trainer"), std::string::npos) << r.output;
   }
-  EXPECT_GE(model_dirs.size(), 2u);
+  EXPECT_GE(model_dirs.size(), 3u);
 }
 
 // `loom train` in a child process whose output goes to out_path; returns its pid.

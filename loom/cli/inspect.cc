@@ -1,7 +1,7 @@
 // `loom inspect PATH`: what a file is (sniff.h: from its bytes) and what it holds, for a
-// checkpoint, model directory, SavedModel, event file, TFRecord file, npy / IDX array or
-// graph file. Each kind is read with the io/ or train/ reader for it; damage is an error
-// (a non-zero exit) after what could be read is shown.
+// checkpoint, model directory, SavedModel, event file, TFRecord file, npy / IDX array,
+// ONNX model or graph file. Each kind is read with the io/ or train/ reader for it; damage
+// is an error (a non-zero exit) after what could be read is shown.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -238,7 +238,7 @@ void InspectIdx(Env* env, const std::string& path, const SniffedFile& sniffed) {
 
 // The kinds --kind accepts, and "auto".
 const std::vector<std::string> kKinds = {"auto",  "checkpoint", "events", "tfrecord",
-                                         "graph", "npy",        "idx"};
+                                         "graph", "npy",        "idx",    "onnx"};
 
 Compression CompressionFlag(Env* env, const std::string& path, const std::string& flag) {
   if (flag == "auto") return SniffCompression(env, path);
@@ -269,6 +269,7 @@ void Inspect(const std::string& path, const std::string& kind, const std::string
     if (kind == "tfrecord") return InspectRecords(env, path, c, show);
     if (kind == "npy") return InspectNpy(env, path);
     if (kind == "idx") return InspectIdx(env, path, {FileKind::kIdx, c, "IDX array"});
+    if (kind == "onnx") return InspectOnnx(env, path);
     return InspectGraph(env, path, ReadGraph(env, path));
   }
   const SniffedFile sniffed = SniffFile(env, path);
@@ -293,6 +294,8 @@ void Inspect(const std::string& path, const std::string& kind, const std::string
                           "only its .index locates; inspect the .index file beside it");
     case FileKind::kTFSavedModel:
       return InspectTFSavedModel(env, Dirname(path).empty() ? "." : Dirname(path));
+    case FileKind::kOnnx:
+      return InspectOnnx(env, path);
     case FileKind::kUnknown:
       break;
   }
@@ -301,10 +304,10 @@ void Inspect(const std::string& path, const std::string& kind, const std::string
   const std::string base = Basename(path);
   if (base.find("tfrecord") != std::string::npos || compression != "auto")
     return InspectRecords(env, path, c, show);
-  throw InvalidArgument("cannot tell what '", path, "' is: its bytes are ", sniffed.description,
-                        " (loom inspect reads safetensors checkpoints, TFRecord files (none, ",
-                        "gzip or zlib), event files, npy, IDX and GraphDef files); force one ",
-                        "with --kind");
+  throw InvalidArgument(
+      "cannot tell what '", path, "' is: its bytes are ", sniffed.description,
+      " (loom inspect reads safetensors checkpoints, TFRecord files (none, ",
+      "gzip or zlib), event files, npy, IDX, ONNX and GraphDef files); force one ", "with --kind");
 }
 
 }  // namespace
@@ -320,12 +323,12 @@ void AddInspectCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "inspect",
       "say what a file is and show what it holds: a checkpoint (.safetensors), model "
-      "directory, SavedModel, event file, TFRecord file, npy / IDX array or graph "
-      "file; exits non-zero when the file is damaged");
+      "directory, SavedModel, event file, TFRecord file, npy / IDX array, ONNX model or "
+      "graph file; exits non-zero when the file is damaged");
   cmd->add_option("PATH", flags->path, "file or directory")->required();
   cmd->add_option("--kind", flags->kind,
                   "auto (from the file's bytes), checkpoint, events, "
-                  "tfrecord, graph, npy or idx")
+                  "tfrecord, graph, npy, idx or onnx")
       ->check(CLI::IsMember(kKinds))
       ->capture_default_str();
   cmd->add_option("--compression", flags->compression,

@@ -1,8 +1,8 @@
 #ifndef LOOM_CLI_INSPECT_INTERNAL_H_
 #define LOOM_CLI_INSPECT_INTERNAL_H_
 
-// The record-file half of `loom inspect` (inspect_records.cc) and TF's checkpoint index
-// (inspect_tf_bundle.cc), used by inspect.cc. Each
+// The record-file half of `loom inspect` (inspect_records.cc), TF's checkpoint index
+// (inspect_tf_bundle.cc) and ONNX models (inspect_onnx.cc), used by inspect.cc. Each
 // function prints what it read; a damaged file (a truncated last record, a compressed
 // stream cut short, records failing their CRC) is reported after what could be read, by
 // throwing DataLoss, so that the command exits non-zero.
@@ -25,6 +25,10 @@ void InspectTFCheckpointIndex(Env* env, const std::string& path);
 // A TF SavedModel directory (saved_model.pb + variables/): its signatures, inputs, outputs
 // and tf.Example features, and why a signature cannot run in Loom.
 void InspectTFSavedModel(Env* env, const std::string& dir);
+// An ONNX model (inspect_onnx.cc): header, inputs and outputs, ops, initializers; DataLoss
+// when it does not parse, a node reads a value nothing produces, or an initializer's bytes
+// (inline or external) do not match its shape.
+void InspectOnnx(Env* env, const std::string& path);
 
 }  // namespace loom::cli
 

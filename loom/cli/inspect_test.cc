@@ -13,6 +13,7 @@
 #include "loom/cli/cli_test_util.h"
 #include "loom/io/event_file.h"
 #include "loom/io/proto/example.pb.h"
+#include "loom/io/proto/onnx.pb.h"
 #include "loom/io/proto/saved_model.pb.h"
 #include "loom/io/record_writer.h"
 
@@ -374,6 +375,94 @@ TEST(CliTest, InspectTensorFlowModels) {
   EXPECT_CONTAINS(r.output, "output y            erf:0 ?<unknown>");
   EXPECT_CONTAINS(r.output, "No signature can run in Loom: ");
   EXPECT_CONTAINS(r.output, "unsupported TF ops: Erf x1");
+}
+
+// ONNX models: python3-onnx's tiny models (inline and external weights) are listed; a
+// truncated file, a node reading a value nothing produces, an initializer whose bytes do
+// not match its dims, and missing, short or escaping external data are DataLoss, exit 1.
+TEST(CliTest, InspectOnnxModels) {
+  const std::string onnx = std::string(LOOM_SHARED_TESTDATA) + "/onnx";
+  Result r = Loom("inspect " + onnx + "/tiny.onnx");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "ONNX model " + onnx + "/tiny.onnx (175 bytes)");
+  EXPECT_CONTAINS(r.output, "ir_version: 8\nproducer: onnx-helper");
+  EXPECT_CONTAINS(r.output, "opsets: ai.onnx 13\n");
+  EXPECT_CONTAINS(r.output, "graph 'tiny': 3 nodes");
+  EXPECT_CONTAINS(r.output, "  X                        float32[?,3]\n");
+  EXPECT_CONTAINS(r.output, "  Y                        float32[?,2]\n");
+  EXPECT_CONTAINS(r.output, "  MatMul                           1\n");
+  EXPECT_CONTAINS(r.output, "initializers: 2 (8 parameters)\n");
+
+  const std::string dir = TempDir("inspect_onnx");
+  fs::copy_file(onnx + "/tiny_ext.onnx", dir + "/tiny_ext.onnx");
+  fs::copy_file(onnx + "/tiny_ext.data", dir + "/tiny_ext.data");
+  r = Loom("inspect " + dir + "/tiny_ext.onnx");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output,
+                  "initializers: 2 (8 parameters; 32 bytes in external data: "
+                  "tiny_ext.data)");
+  // External data cut short, then gone.
+  fs::resize_file(dir + "/tiny_ext.data", 30);
+  r = Loom("inspect " + dir + "/tiny_ext.onnx");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "initializer 'B' needs bytes [24, 32) of '" + dir +
+                                "/tiny_ext.data', which has 30 bytes (it is truncated)");
+  fs::remove(dir + "/tiny_ext.data");
+  r = Loom("inspect " + dir + "/tiny_ext.onnx");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "DataLoss: '" + dir +
+                                "/tiny_ext.onnx': initializer 'W' is in "
+                                "external data file '" +
+                                dir + "/tiny_ext.data', which does not exist");
+
+  // Cut in half: it no longer parses, and the name still says what it was meant to be.
+  const std::string bytes = Read(onnx + "/tiny.onnx");
+  Write(dir + "/cut.onnx", bytes.substr(0, bytes.size() / 2));
+  r = Loom("inspect " + dir + "/cut.onnx");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "is damaged: it does not parse as an ONNX ModelProto");
+
+  auto write_model = [&](const std::string& name, const loom::onnx::ModelProto& model) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << model.SerializeAsString();
+    return Loom("inspect " + dir + "/" + name);
+  };
+  loom::onnx::ModelProto tiny;
+  ASSERT_TRUE(tiny.ParseFromString(bytes));
+  // Named anything, it is still known by its bytes.
+  r = write_model("model.bin", tiny);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "graph 'tiny': 3 nodes");
+
+  loom::onnx::ModelProto lost_node = tiny;
+  lost_node.mutable_graph()->mutable_node()->DeleteSubrange(0, 1);  // MatMul, which makes XW
+  r = write_model("lost_node.onnx", lost_node);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output,
+                  "node '' (Add) reads 'XW', which no graph input, initializer or "
+                  "earlier node produces");
+
+  loom::onnx::ModelProto short_weights = tiny;
+  short_weights.mutable_graph()->mutable_initializer(0)->mutable_raw_data()->resize(20);
+  r = write_model("short_weights.onnx", short_weights);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "initializer 'W' (float32[3,2]) needs 24 bytes of raw_data but has 20");
+
+  loom::onnx::ModelProto huge_dims = tiny;
+  huge_dims.mutable_graph()->mutable_initializer(0)->set_dims(0, int64_t{1} << 40);
+  huge_dims.mutable_graph()->mutable_initializer(0)->set_dims(1, int64_t{1} << 40);
+  r = write_model("huge_dims.onnx", huge_dims);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "whose element count is negative or overflows");
+
+  loom::onnx::ModelProto escaping;
+  ASSERT_TRUE(escaping.ParseFromString(Read(onnx + "/tiny_ext.onnx")));
+  escaping.mutable_graph()->mutable_initializer(0)->mutable_external_data(0)->set_value(
+      "../../etc/passwd");
+  r = write_model("escaping.onnx", escaping);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output,
+                  "external data location '../../etc/passwd', outside the model's "
+                  "directory");
 }
 
 }  // namespace

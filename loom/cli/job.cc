@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -159,10 +160,23 @@ const std::set<std::string> kOptimizerNames = {"Adagrad", "Adam", "Ftrl",
                                                "RMSProp", "SGD",  "Momentum"};
 
 // Casts the labels of a batch to what the head wants: int64 class ids or float32 values.
-Tensor CastLabels(const Tensor& t, bool classifier) {
+// A float label of a classifier must be a whole number (1.0 is class 1): 0.7, NaN or 1e30
+// would otherwise become some class id silently.
+Tensor CastLabels(const Tensor& t, bool classifier, const std::string& label_key,
+                  const std::string& split) {
   DType want = classifier ? kInt64 : kFloat32;
   if (t.dtype() == want || t.dtype() == kString) return t;
   Tensor out = Tensor::Zeros(want, t.shape());
+  auto class_id = [&](double v, int64_t i) -> int64_t {
+    // 2^53: past it not every integer is a double, and no model has that many classes.
+    if (!(std::abs(v) <= 9007199254740992.0) || v != std::floor(v)) {
+      throw InvalidArgument("label '", label_key, "' = ", v, " (example ", i,
+                            " of a batch of [data.", split, "]) is not a class id: a ",
+                            "classifier's labels are whole numbers 0 .. n_classes - 1. Fix ",
+                            "the data, or train a regressor for real-valued labels");
+    }
+    return static_cast<int64_t>(v);
+  };
   auto convert = [&](auto* dst) {
     using D = std::remove_pointer_t<decltype(dst)>;
     int64_t n = t.NumElements();
@@ -177,13 +191,20 @@ Tensor CastLabels(const Tensor& t, bool classifier) {
         for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<int64_t>()[i]);
         break;
       case kFloat32:
-        for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<float>()[i]);
+        for (int64_t i = 0; i < n; ++i) {
+          const float v = t.data<float>()[i];
+          dst[i] = classifier ? static_cast<D>(class_id(v, i)) : static_cast<D>(v);
+        }
         break;
       case kFloat64:
-        for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(t.data<double>()[i]);
+        for (int64_t i = 0; i < n; ++i) {
+          const double v = t.data<double>()[i];
+          dst[i] = classifier ? static_cast<D>(class_id(v, i)) : static_cast<D>(v);
+        }
         break;
       default:
-        throw InvalidArgument("labels of dtype ", DTypeName(t.dtype()), " are not supported");
+        throw InvalidArgument("label '", label_key, "' of [data.", split, "] has dtype ",
+                              DTypeName(t.dtype()), ", which is not supported as labels");
     }
   };
   if (classifier)
@@ -598,9 +619,9 @@ InputFn MakeInputFn(const Job& job, const std::string& split, bool training, boo
     if (auto l = spec.find(label_key); l != spec.end() && l->second.dtype != kString) {
       l->second.dtype = classifier ? kInt64 : kFloat32;
       ds = ds.Map(
-          [label_key, classifier](data::Element e) {
+          [label_key, classifier, split](data::Element e) {
             auto l = e.find(label_key);
-            if (l != e.end()) l->second = CastLabels(l->second, classifier);
+            if (l != e.end()) l->second = CastLabels(l->second, classifier, label_key, split);
             return e;
           },
           {.output_spec = spec});

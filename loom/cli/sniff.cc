@@ -8,6 +8,7 @@
 #include "loom/base/error.h"
 #include "loom/io/proto/event.pb.h"
 #include "loom/io/proto/graph.pb.h"
+#include "loom/io/proto/onnx.pb.h"
 #include "loom/io/record_reader.h"
 
 namespace loom::cli {
@@ -89,6 +90,15 @@ bool IsGraphDef(Env* env, const std::string& path, uint64_t size) {
   return true;
 }
 
+// An ONNX ModelProto: it parses, with an IR version (1 to 100: ONNX is at 10) and a
+// graph. A GraphDef never parses as one (its field 1 is a message, ONNX's a varint).
+bool IsOnnxModel(Env* env, const std::string& path, uint64_t size) {
+  if (size == 0 || size >= (uint64_t{1} << 31)) return false;
+  onnx::ModelProto model;
+  return model.ParseFromString(ReadFileToString(env, path)) && model.ir_version() >= 1 &&
+         model.ir_version() <= 100 && model.has_graph();
+}
+
 std::string CompressedName(Compression c) {
   return c == Compression::kGzip   ? "gzip-compressed "
          : c == Compression::kZlib ? "zlib-compressed "
@@ -146,6 +156,8 @@ SniffedFile SniffFile(Env* env, const std::string& path) {
               "TensorFlow checkpoint index (tensor bundle: a LevelDB table)"};
   }
   if (IsIdxHeader(head)) return {FileKind::kIdx, Compression::kNone, "IDX array"};
+  if (IsOnnxModel(env, path, size))
+    return {FileKind::kOnnx, Compression::kNone, "ONNX model (ModelProto)"};
   if (IsGraphDef(env, path, size)) return {FileKind::kGraphDef, Compression::kNone, "GraphDef"};
   static const std::regex kDataShard(R"(.*\.data-\d{5}-of-\d{5}$)");
   if (std::regex_match(path, kDataShard))
@@ -153,6 +165,9 @@ SniffedFile SniffFile(Env* env, const std::string& path) {
             "TensorFlow checkpoint data shard (tensor bundle)"};
   if (Basename(path) == "saved_model.pb")
     return {FileKind::kTFSavedModel, Compression::kNone, "TensorFlow SavedModel (saved_model.pb)"};
+  if (path.ends_with(".onnx"))
+    return {FileKind::kOnnx, Compression::kNone,
+            "ONNX model by its name, whose bytes do not parse as one"};
   return {FileKind::kUnknown, Compression::kNone, "data of an unknown format"};
 }
 

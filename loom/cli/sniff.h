@@ -11,9 +11,10 @@
 // Checks, in order: a TFRecord frame at offset 0 (its length CRC matches: 1 in 2^32 by
 // chance), the npy magic, a gzip or zlib header (then the same checks on the first
 // decompressed bytes), a safetensors header (u64 length, then '{'), a LevelDB table
-// footer (TF's checkpoint .index), an IDX header, a GraphDef. Names are used only for
-// what has no magic number: TF's checkpoint data shards (`.data-00000-of-00001`) and
-// `saved_model.pb`.
+// footer (TF's checkpoint .index), an IDX header, an ONNX ModelProto (an IR version and a
+// graph), a GraphDef. Names are used only for what has no magic number: TF's checkpoint
+// data shards (`.data-00000-of-00001`), `saved_model.pb`, and a `.onnx` file too damaged to
+// parse (so that inspect reports the damage instead of "unknown").
 // Throws NotFound for a missing file; stateless and thread-safe otherwise.
 #include <string>
 
@@ -33,6 +34,7 @@ enum class FileKind {
   kTFCheckpointIndex,  // TF's tensor bundle index: a LevelDB table
   kTFCheckpointData,   // TF's tensor bundle data shard: raw bytes located by the index
   kTFSavedModel,       // TF's saved_model.pb (a SavedModel protobuf)
+  kOnnx,               // an ONNX ModelProto (also a `.onnx` file that does not parse)
 };
 
 struct SniffedFile {

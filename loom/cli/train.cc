@@ -66,12 +66,17 @@ class JobFileHook : public SessionRunHook {
   const Job& job_;
 };
 
-// Creates model_dir. A directory that cannot be created is FailedPrecondition naming it
-// and the way out. (The job file is written into it by JobFileHook, under the lock.)
+// Creates model_dir and checks that a file can be created in it (an existing directory
+// may be read-only). A directory that cannot be created or written is FailedPrecondition
+// naming it and the way out. (The job file is written into it by JobFileHook, under the
+// lock.)
 void PrepareModelDir(Env* env, const Job& job) {
   const std::string& dir = job.run_config.model_dir;
   try {
     env->CreateDirs(dir);
+    const std::string probe = JoinPath(dir, StrCat(".loom_write_probe.", env->ProcessId()));
+    env->NewWritableFile(probe)->Close();
+    env->DeleteFile(probe);
   } catch (const Error& e) {
     throw FailedPrecondition("model_dir '", dir, "' (", job.path, " [run_config]) is not a ",
                              "writable directory (", e.message(), "); make it writable or ",
@@ -198,8 +203,16 @@ void RunOnnxExport(const Job& job, Estimator& estimator, const std::string& dir,
   const std::string base = ExportBase(job, dir);
   const std::string export_dir = NewExportDir(env, base);
   env->CreateDirs(export_dir);
-  OnnxExportResult r = ExportOnnx(estimator, MakeServingInputFn(job),
-                                  JoinPath(export_dir, "model.onnx"), {.signature = signature});
+  OnnxExportResult r;
+  try {
+    r = ExportOnnx(estimator, MakeServingInputFn(job), JoinPath(export_dir, "model.onnx"),
+                   {.signature = signature});
+  } catch (...) {
+    // A version directory without a model would be taken for the newest export by a
+    // server that scans DIR (TF Serving, Triton): leave none behind.
+    env->DeleteRecursively(export_dir);
+    throw;
+  }
   std::printf("export: %s (signature %s, %lld ONNX nodes)\n", r.path.c_str(), r.signature.c_str(),
               static_cast<long long>(r.num_nodes));
   if (!r.external_data_path.empty()) {

@@ -70,6 +70,12 @@ ModelDirLock::ModelDirLock(Estimator& estimator) : estimator_(estimator) {
       caches.model_dir_lock = env->LockFile(path, holder);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kFailedPrecondition) throw;
+      // FailedPrecondition is also what a lock file that cannot be created gives (EACCES,
+      // EROFS): only a held lock names its holder (env.h).
+      if (e.message().find(" is locked by ") == std::string::npos) {
+        throw FailedPrecondition("model_dir '", dir, "' is not writable: ", e.message(),
+                                 "; make it writable or train into another model_dir");
+      }
       throw FailedPrecondition("model_dir '", dir, "' is in use by another trainer: ", e.message(),
                                ". Two trainers on one model_dir would overwrite each other's "
                                "checkpoints; wait for that one to finish (or stop it), or "

@@ -1,11 +1,14 @@
 // ExportSavedModel + SavedModelPredictor, warm start, TrainAndEvaluate with exporters.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <nlohmann/json.hpp>
 
+#include "loom/estimator/child_trainer.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/estimator/train_and_evaluate.h"
+#include "loom/train/basic_hooks.h"
 
 namespace loom {
 namespace {
@@ -200,6 +203,86 @@ TEST(TrainAndEvaluateTest, EvaluatesAfterCheckpointsAndExports) {
   EXPECT_THROW(TrainAndEvaluate(estimator, {.input_fn = TrainInput(train)},
                                 {.input_fn = eval_fn, .throttle_secs = 0}),
                Error);
+}
+
+// TF 1.15's stop_if_no_decrease_hook in train_and_evaluate: the chief's checkpoint saver
+// (and its evaluation) runs before the user's hooks, so the hook sees the evaluation of
+// the step just saved and training stops at that step. Loom runs the saver after user
+// hooks; the hook must still stop at the step evaluated, not one step later.
+TEST(TrainAndEvaluateTest, EarlyStoppingStopsAtTheStepEvaluatedAsTF) {
+  TempDir dir;
+  LinearData train = MakeLinearData(64, 1);
+  LinearData eval = MakeLinearData(16, 2);
+  // Learning rate 0: the eval loss never decreases; its best is the first, at step 1.
+  RunConfig config = Config(dir.path());
+  config.save_checkpoints_steps = 1;
+  Estimator estimator(LinearModelFn, config, {{"learning_rate", 0.0}});
+  auto stop = std::make_shared<train::EarlyStoppingHook>(
+      train::EarlyStoppingOptions{.metric_name = "loss",
+                                  .eval_dir = dir.Join("eval"),
+                                  .max_steps_without_improvement = 2,
+                                  .run_every_steps = 1});
+  TrainAndEvaluateResult result = TrainAndEvaluate(
+      estimator, {.input_fn = TrainInput(train), .max_steps = 50, .hooks = {stop}},
+      {.input_fn =
+           ArrayInputFn({.x = {{"x", eval.x}}, .y = eval.y, .batch_size = 16, .shuffle = false}),
+       .steps = std::nullopt,
+       .start_delay_secs = 0,
+       .throttle_secs = 1e-6});
+  // Evaluations at steps 1, 2, 3; at 3 the best (step 1) is 2 steps old: stop there.
+  EXPECT_EQ(result.global_step, 3);
+  EXPECT_EQ(result.evaluations, 3);
+  EXPECT_EQ(result.eval_result.at("global_step"), 3);
+  EXPECT_EQ(result.stop_signal, 0);
+  EXPECT_EQ(*estimator.LatestCheckpoint(), dir.Join("model.ckpt-3"));
+}
+
+// A hook that sends this process SIGTERM once the global step is 5.
+class SigtermAtStep5 : public SessionRunHook {
+ public:
+  void Begin(Graph& graph) override { step_ = train::RequireGlobalStep(graph, "SigtermAtStep5"); }
+  void AfterRun(train::SessionRunContext& context, const train::SessionRunValues&) override {
+    if (train::StepValue(context.session().Eval(step_)) == 5) std::raise(SIGTERM);
+  }
+
+ private:
+  Output step_;
+};
+
+// SIGTERM during TrainAndEvaluate: training stops after the step in flight with its final
+// checkpoint, the result says which signal, and the final evaluation and exports are
+// skipped (a preempted job has no time for them); running it again resumes and finishes.
+TEST(TrainAndEvaluateTest, StopSignalIsReportedAndSkipsTheFinalEvaluation) {
+  if (estimator_testing::kSkipSignalTests) GTEST_SKIP() << "signals under ThreadSanitizer";
+  TempDir dir;
+  LinearData train = MakeLinearData(64, 1);
+  LinearData eval = MakeLinearData(16, 2);
+  Estimator estimator(LinearModelFn, Config(dir.path()));
+  auto final_exporter = std::make_shared<FinalExporter>("final", Serving());
+  EvalSpec eval_spec{.input_fn = ArrayInputFn(
+                         {.x = {{"x", eval.x}}, .y = eval.y, .batch_size = 16, .shuffle = false}),
+                     .steps = std::nullopt,
+                     .exporters = {final_exporter},
+                     .start_delay_secs = 0,
+                     .throttle_secs = 1e-6};
+  TrainAndEvaluateResult result = TrainAndEvaluate(estimator,
+                                                   {.input_fn = TrainInput(train),
+                                                    .max_steps = 30,
+                                                    .hooks = {std::make_shared<SigtermAtStep5>()}},
+                                                   eval_spec);
+  EXPECT_EQ(result.stop_signal, SIGTERM);
+  EXPECT_EQ(result.global_step, 5);
+  EXPECT_EQ(result.evaluations, 0);
+  EXPECT_TRUE(result.export_results.empty());
+  EXPECT_EQ(*estimator.LatestCheckpoint(), dir.Join("model.ckpt-5"));
+  EXPECT_FALSE(Env::Default()->IsDirectory(dir.Join("eval")));
+
+  TrainAndEvaluateResult resumed =
+      TrainAndEvaluate(estimator, {.input_fn = TrainInput(train), .max_steps = 30}, eval_spec);
+  EXPECT_EQ(resumed.stop_signal, 0);
+  EXPECT_EQ(resumed.global_step, 30);
+  EXPECT_EQ(resumed.evaluations, 2);  // the checkpoints at 25 (20 steps after 5) and 30
+  EXPECT_EQ(resumed.export_results.size(), 1u);
 }
 
 }  // namespace

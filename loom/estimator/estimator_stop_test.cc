@@ -5,6 +5,7 @@
 // The trainer is estimator_kill_helper in a child process.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -191,6 +192,37 @@ TEST(ModelDirLockTest, TwoEstimatorsInOneProcessOnOneModelDir) {
   EXPECT_NE(hook->error.find(StrCat("pid ", ::getpid())), std::string::npos) << hook->error;
   // Released when Train returned.
   EXPECT_EQ(second.Train(input_fn, {.steps = 1}).global_step, 4);
+}
+
+// An existing model_dir where the lock file cannot be created (read-only: a mode-0555
+// directory, or for root, who may write those, sysfs) is not writable, not "in use by
+// another trainer" (both are FailedPrecondition from the Env).
+TEST(ModelDirLockTest, UnwritableModelDirIsNotInUseByAnotherTrainer) {
+  TempDir dir;
+  std::string model_dir = dir.Join("ro");
+  if (::geteuid() == 0) {
+    model_dir = "/sys/kernel";
+    if (!Env::Default()->IsDirectory(model_dir)) GTEST_SKIP() << "no " << model_dir;
+  } else {
+    Env::Default()->CreateDirs(model_dir);
+    ASSERT_EQ(::chmod(model_dir.c_str(), 0555), 0);
+  }
+  estimator_testing::LinearData data = estimator_testing::MakeLinearData(40, 3);
+  Estimator estimator(estimator_testing::LinearModelFn,
+                      {.model_dir = model_dir, .log_step_count_steps = 0});
+  try {
+    estimator.Train(
+        ArrayInputFn({.x = {{"x", data.x}}, .y = data.y, .batch_size = 8, .shuffle = false}),
+        {.steps = 1});
+    ADD_FAILURE() << "training into an unwritable model_dir must fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << e.what();
+    EXPECT_NE(e.message().find("model_dir '" + model_dir + "' is not writable: "),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.message().find("another trainer"), std::string::npos) << e.what();
+  }
+  if (::geteuid() != 0) ::chmod(model_dir.c_str(), 0755);
 }
 
 // Flips one byte of a checkpoint's data section (the header stays valid).

@@ -6,6 +6,7 @@
 #include "loom/base/logging.h"
 #include "loom/estimator/estimator_internal.h"
 #include "loom/io/event_file.h"
+#include "loom/train/stop_signals.h"
 
 namespace loom {
 namespace {
@@ -63,16 +64,18 @@ std::string EvalDir(const Estimator& estimator, const std::string& name) {
 class EvaluateListener : public train::CheckpointSaverListener {
  public:
   EvaluateListener(Estimator& estimator, const TrainSpec& train_spec, const EvalSpec& eval_spec,
-                   TrainAndEvaluateResult& result)
+                   const train::ScopedStopSignals& signals, TrainAndEvaluateResult& result)
       : estimator_(estimator),
         train_spec_(train_spec),
         eval_spec_(eval_spec),
+        signals_(signals),
         result_(result),
         env_(estimator.config().env) {}
 
   void Begin() override { train_start_ = NowSecs(env_); }
 
   bool AfterSave(Session&, int64_t global_step) override {
+    if (StoppedBySignal(global_step)) return false;
     if (first_save_) {  // saved before the first step: the model is not trained yet
       first_save_ = false;
       return false;
@@ -89,7 +92,21 @@ class EvaluateListener : public train::CheckpointSaverListener {
   }
 
   void End(Session&, int64_t global_step) override {
+    if (StoppedBySignal(global_step)) return;
     if (global_step != last_evaluated_step_) EvaluateAndExport();
+  }
+
+  // A stop signal (a scheduler preempting the job) leaves time for the final checkpoint,
+  // not for an evaluation and exports: those run when the job is resumed.
+  bool StoppedBySignal(int64_t global_step) {
+    if (signals_.received() == 0) return false;
+    if (!logged_signal_) {
+      LOOM_LOG(WARNING) << "TrainAndEvaluate: stopped by "
+                        << train::StopSignalName(signals_.received()) << "; not evaluating "
+                        << "or exporting the checkpoint at step " << global_step;
+      logged_signal_ = true;
+    }
+    return true;
   }
 
   void EvaluateAndExport() {
@@ -123,8 +140,10 @@ class EvaluateListener : public train::CheckpointSaverListener {
   Estimator& estimator_;
   const TrainSpec& train_spec_;
   const EvalSpec& eval_spec_;
+  const train::ScopedStopSignals& signals_;
   TrainAndEvaluateResult& result_;
   Env* env_;
+  bool logged_signal_ = false;
   bool first_save_ = true;
   double train_start_ = 0;
   std::optional<double> last_eval_start_;
@@ -225,11 +244,18 @@ TrainAndEvaluateResult TrainAndEvaluate(Estimator& estimator, const TrainSpec& t
     }
   }
   const ModelDirLock lock(estimator);  // held across Train and the final evaluation
+  // Nested in Train's own: a signal is seen by both (stop_signals.h).
+  const train::ScopedStopSignals signals;
   TrainAndEvaluateResult result;
-  auto listener = std::make_shared<EvaluateListener>(estimator, train_spec, eval_spec, result);
-  estimator.Train(train_spec.input_fn, {.hooks = train_spec.hooks,
-                                        .max_steps = train_spec.max_steps,
-                                        .saving_listeners = {listener}});
+  auto listener =
+      std::make_shared<EvaluateListener>(estimator, train_spec, eval_spec, signals, result);
+  const TrainResult trained =
+      estimator.Train(train_spec.input_fn, {.hooks = train_spec.hooks,
+                                            .max_steps = train_spec.max_steps,
+                                            .saving_listeners = {listener}});
+  result.global_step = trained.global_step;
+  result.stop_signal = trained.stop_signal != 0 ? trained.stop_signal : signals.received();
+  if (result.stop_signal != 0) return result;
   // Nothing was trained (max_steps already reached): evaluate what there is, once. In a
   // distributed job only the chief evaluates and exports (its listener ran in Train).
   if (result.evaluations == 0 && estimator.config().is_chief() && estimator.LatestCheckpoint()) {

@@ -10,6 +10,8 @@
 // their own graph (cached across evaluations, estimator.h). In a data-parallel job
 // (RunConfig::train_distribute) the chief evaluates and exports, between its saves; the
 // other ranks wait for it at the next step's all-reduce and return no evaluations.
+// A stop signal ends training as in Estimator::Train (estimator.h), skipping the final
+// evaluation and exports (TrainAndEvaluateResult::stop_signal).
 //
 //   auto result = loom::TrainAndEvaluate(estimator, {.input_fn = train_fn, .max_steps = 10000},
 //       {.input_fn = eval_fn, .steps = 100, .throttle_secs = 60,
@@ -133,6 +135,13 @@ struct TrainAndEvaluateResult {
   // Directories written by the exporters over the whole run.
   std::vector<std::string> export_results;
   int64_t evaluations = 0;
+  // The global step training ended at (TrainResult::global_step).
+  int64_t global_step = 0;
+  // The signal (SIGTERM, SIGINT, SIGUSR1) that stopped training early, 0 when none
+  // (TrainResult::stop_signal). The final checkpoint is written, but neither evaluated
+  // nor exported: a preempted job has time for the one, not the others; the job run
+  // again resumes and evaluates its next checkpoints.
+  int stop_signal = 0;
 };
 
 // Throws InvalidArgument for throttle_secs <= 0, a missing input_fn, duplicate exporter

@@ -311,7 +311,12 @@ struct EarlyStoppingOptions {
   Env* env = nullptr;
 };
 
-// TF's stop_if_no_decrease_hook / stop_if_no_increase_hook.
+// TF's stop_if_no_decrease_hook / stop_if_no_increase_hook. Checks after a step when the
+// timer says so (the step after global step 0 always), stopping at that step. When that
+// check does not stop, it checks again before the next step, so that an evaluation written
+// by a later hook in the same step (TrainAndEvaluate evaluates in the checkpoint saver,
+// which the Estimator runs after user hooks) stops training at the step evaluated, as in
+// TF, whose chief saver runs first; that stop cancels the next step (session_run_hook.h).
 class EarlyStoppingHook : public SessionRunHook {
  public:
   explicit EarlyStoppingHook(EarlyStoppingOptions options);
@@ -328,6 +333,8 @@ class EarlyStoppingHook : public SessionRunHook {
   EarlyStoppingOptions options_;
   SecondOrStepTimer timer_;
   Output global_step_;
+  int64_t last_step_ = 0;  // the global step after the last step run
+  bool recheck_before_next_run_ = false;
 };
 
 }  // namespace loom::train

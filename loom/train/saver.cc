@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include "loom/base/crc32c.h"
 #include "loom/base/logging.h"
@@ -275,14 +276,47 @@ void Saver::Restore(Session& session, const std::string& path, const RestoreOpti
   VerifyCheckpoint(env, file);
   auto reader = SafetensorsReader::Open(env, file);
   const std::vector<std::string>& names = options.variables.empty() ? var_list_ : options.variables;
-  for (const std::string& name : names) {
+  auto key_of = [&](const std::string& name) -> const std::string& {
     auto mapped = options.name_map.find(name);
-    const std::string& key = mapped == options.name_map.end() ? name : mapped->second;
-    if (!reader->Contains(key)) {
-      if (options.allow_missing) continue;
-      throw NotFound("checkpoint '", file, "' has no tensor '", key, "' for variable '", name,
-                     "'; pass RestoreOptions::name_map if it was saved under another name");
+    return mapped == options.name_map.end() ? name : mapped->second;
+  };
+  // Every variable is looked up before any is written, so that a checkpoint of another
+  // model (a model_dir shared by two) is reported as such and restores nothing.
+  if (!options.allow_missing) {
+    std::vector<std::string> missing;
+    for (const std::string& name : names) {
+      if (!reader->Contains(key_of(name))) missing.push_back(name);
     }
+    if (!missing.empty()) {
+      std::set<std::string> keys;
+      for (const std::string& name : names) keys.insert(key_of(name));
+      std::vector<std::string> foreign;
+      for (const std::string& tensor : reader->names()) {
+        if (!tensor.starts_with(kIteratorStatePrefix) && !tensor.starts_with(kRandomStreamPrefix) &&
+            !keys.count(tensor))
+          foreign.push_back(tensor);
+      }
+      const std::string& key = key_of(missing.front());
+      std::string message = StrCat("checkpoint '", file, "' has no tensor '", key,
+                                   "' for variable '", missing.front(), "'");
+      if (missing.size() > 1)
+        message += StrCat(" (", missing.size(), " of the ", names.size(),
+                          " variables restored are missing)");
+      // Only a full restore (a model_dir's checkpoint) can tell that it is another model's.
+      if (options.variables.empty() && !foreign.empty()) {
+        message += StrCat("; it holds ", foreign.size(), " tensor(s) that are no variable of ",
+                          "this graph, e.g. '", foreign.front(), "'. It is probably the ",
+                          "checkpoint of another model: train this one in another model_dir ",
+                          "(or warm-start it from that checkpoint, WarmStartSettings)");
+      }
+      throw NotFound(message,
+                     "; pass RestoreOptions::name_map if a variable was saved under "
+                     "another name");
+    }
+  }
+  for (const std::string& name : names) {
+    const std::string& key = key_of(name);
+    if (!reader->Contains(key)) continue;  // allow_missing
     Node* node = graph_.FindNode(name);
     if (node == nullptr || node->op_def().role != OpRole::kVariable) {
       throw NotFound("restoring '", file, "': no variable named '", name, "' in the graph");
@@ -292,7 +326,13 @@ void Saver::Restore(Session& session, const std::string& path, const RestoreOpti
         !value.shape().IsCompatibleWith(node->output_shape(0))) {
       throw InvalidArgument("restoring '", file, "': tensor '", key, "' is ",
                             DTypeName(value.dtype()), value.shape(), " but variable '", name,
-                            "' is ", DTypeName(node->output_dtype(0)), node->output_shape(0));
+                            "' is ", DTypeName(node->output_dtype(0)), node->output_shape(0),
+                            options.variables.empty()
+                                ? ": the checkpoint is of a model with other layer sizes or "
+                                  "inputs; train this model in another model_dir (or warm-start "
+                                  "only the variables that match, "
+                                  "WarmStartSettings::vars_to_warm_start)"
+                                : "");
     }
     // Copy out of the read-only mapping, so the file may be deleted or replaced later.
     if (!value.buffer()->owned() || !value.BufferIsUnique()) value = value.Clone();

@@ -348,6 +348,40 @@ TEST(Saver, PartialRestoreWithNameMap) {
   partial.Restore(fresh, path, {.name_map = {{"encoder/w", "w"}}, .allow_missing = true});
 }
 
+// Restoring a checkpoint of another model (a model_dir shared by two) says so, with what
+// is missing and what is foreign, and writes no variable (it wrote those it found first).
+TEST(Saver, CheckpointOfAnotherModelSaysSoAndRestoresNothing) {
+  TempDir dir;
+  Model model;
+  auto session = model.NewSession();
+  session->RunTarget(model.train_op);
+  const std::string path = Saver(model.graph).Save(*session, dir.Join("model.ckpt"), 1);
+  Graph other;
+  Scope s(other);
+  Variable w(s.WithOpName("w"), Tensor::FromVector<float>({0, 0, 0}));
+  Variable kernel(s.WithOpName("dense/kernel"), Tensor::FromVector<float>({0, 0}));
+  Variable bias(s.WithOpName("dense/bias"), 0.0f);
+  Session fresh(other);
+  fresh.RunTarget(GlobalVariablesInitializer(s));
+  try {
+    Saver(other).Restore(fresh, path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    const std::string m = e.message();
+    EXPECT_NE(m.find("has no tensor 'dense/kernel' for variable 'dense/kernel' (2 of the 3 "
+                     "variables restored are missing)"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("it holds 2 tensor(s) that are no variable of this graph"), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("checkpoint of another model: train this one in another model_dir"),
+              std::string::npos)
+        << m;
+  }
+  EXPECT_TRUE(fresh.Eval(w).Equals(Tensor::FromVector<float>({0, 0, 0}))) << "w was restored";
+}
+
 TEST(Saver, ShapeMismatchNamesBoth) {
   TempDir dir;
   Model model;

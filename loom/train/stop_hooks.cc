@@ -126,15 +126,34 @@ void EarlyStoppingHook::Begin(Graph& graph) {
   global_step_ = RequireGlobalStep(graph, "EarlyStoppingHook");
 }
 
-SessionRunArgs EarlyStoppingHook::BeforeRun(SessionRunContext&) {
+SessionRunArgs EarlyStoppingHook::BeforeRun(SessionRunContext& context) {
+  // Hooks after this one (the Estimator's checkpoint saver, whose listener evaluates in
+  // TrainAndEvaluate) may have written an evaluation after this hook's AfterRun checked:
+  // look again before the next step, and cancel it when that evaluation decides. TF runs
+  // the saver first, so it stops at that same global step.
+  if (recheck_before_next_run_) {
+    recheck_before_next_run_ = false;
+    if (ShouldStop()) {
+      LOOM_LOG(INFO) << "Requesting early stopping at global step " << last_step_;
+      context.RequestStop();  // cancels the step: training ends at last_step_
+      return {};
+    }
+  }
   return {.fetches = {global_step_}};
 }
 
 void EarlyStoppingHook::AfterRun(SessionRunContext& context, const SessionRunValues& values) {
+  if (values.results.empty()) return;
   const int64_t step = StepValue(values.results[0]) + 1;
+  last_step_ = step;
   if (!timer_.ShouldTriggerForStep(step)) return;
   timer_.UpdateLastTriggeredStep(step);
-  if (ShouldStop()) context.RequestStop();
+  if (ShouldStop()) {
+    LOOM_LOG(INFO) << "Requesting early stopping at global step " << step;
+    context.RequestStop();
+  } else {
+    recheck_before_next_run_ = true;
+  }
 }
 
 bool EarlyStoppingHook::ShouldStop() {
