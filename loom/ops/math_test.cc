@@ -10,9 +10,12 @@
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
 #include "loom/runtime/session.h"
+#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
+
+using testing::ErrorOf;
 
 using Xs = std::vector<Output>;
 
@@ -26,15 +29,6 @@ std::vector<bool> Bools(const Tensor& t) {
   std::vector<bool> out;
   for (bool b : t.flat<bool>()) out.push_back(b);
   return out;
-}
-
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "<no error>";
 }
 
 // Positive values in [lo, hi), away from 0 (for log, sqrt, division).

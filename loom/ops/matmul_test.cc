@@ -9,20 +9,14 @@
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
 #include "loom/runtime/session.h"
+#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
 
-using Xs = std::vector<Output>;
+using testing::ErrorOf;
 
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "<no error>";
-}
+using Xs = std::vector<Output>;
 
 // Reference product of row-major matrices, with optional transposes.
 std::vector<double> NaiveMatMul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
@@ -172,7 +166,7 @@ TEST(GemmTest, Float32NarrowAndWideProductsMatchFloat64Reference) {
           for (int64_t k : {0, 1, 5, 64}) {
             for (auto [alpha, beta] :
                  {std::pair{1.f, 0.f}, std::pair{0.5f, 1.f}, std::pair{2.f, -0.25f}}) {
-              SCOPED_TRACE(testing::Message()
+              SCOPED_TRACE(::testing::Message()
                            << "ta=" << ta << " tb=" << tb << " m=" << m << " n=" << n << " k=" << k
                            << " alpha=" << alpha << " beta=" << beta);
               const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;

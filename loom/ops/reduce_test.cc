@@ -10,9 +10,12 @@
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
 #include "loom/runtime/session.h"
+#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
+
+using testing::ErrorOf;
 
 using Xs = std::vector<Output>;
 
@@ -20,15 +23,6 @@ template <typename T>
 std::vector<T> Values(const Tensor& t) {
   auto f = t.flat<T>();
   return std::vector<T>(f.begin(), f.end());
-}
-
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "<no error>";
 }
 
 // A float64 reference: reduce `x` (row-major, `dims`) over `mask` with fn, keep_dims shape.

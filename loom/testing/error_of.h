@@ -5,6 +5,7 @@
 //
 //   EXPECT_EQ(CodeOf([&] { session.Run(...); }, &message), ErrorCode::kInvalidArgument);
 //   EXPECT_NE(ErrorOf([&] { MatMul(s, x, w); }).find("[32,784]"), std::string::npos);
+//   EXPECT_NE(ErrorOf([&] { Load(path); }, ErrorCode::kDataLoss).find(path), std::string::npos);
 #include <gtest/gtest.h>
 
 #include <string>
@@ -35,6 +36,20 @@ std::string ErrorOf(Fn&& fn) {
   } catch (const Error& e) {
     return e.message();
   }
+  return "<no error>";
+}
+
+// The message of the loom::Error that fn() throws, which must have code `expected`: another
+// code, or a call that throws nothing, is a test failure (and gives "<no error>").
+template <typename Fn>
+std::string ErrorOf(Fn&& fn, ErrorCode expected) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), expected) << e.what();
+    return e.message();
+  }
+  ADD_FAILURE() << "expected a loom::Error with code " << ErrorCodeName(expected);
   return "<no error>";
 }
 
