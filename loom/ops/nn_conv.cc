@@ -268,6 +268,7 @@ const OpDef& Conv2DBackpropInputOp() {
       .name = "Conv2DBackpropInput",
       .num_inputs = 3,
       .attrs = {kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             ConvShapeChecks(c);
@@ -275,6 +276,7 @@ const OpDef& Conv2DBackpropInputOp() {
           },
       .kernel = Conv2DBackpropInputKernel,
       .no_gradient = kNoConvSecondDerivative,
+      .not_swept = "built only by Conv2D's gradient rule; Conv2D's gradient check covers it",
   };
   return op;
 }
@@ -284,6 +286,7 @@ const OpDef& Conv2DBackpropFilterOp() {
       .name = "Conv2DBackpropFilter",
       .num_inputs = 3,
       .attrs = {kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             ConvShapeChecks(c);
@@ -291,6 +294,7 @@ const OpDef& Conv2DBackpropFilterOp() {
           },
       .kernel = Conv2DBackpropFilterKernel,
       .no_gradient = kNoConvSecondDerivative,
+      .not_swept = "built only by Conv2D's gradient rule; Conv2D's gradient check covers it",
   };
   return op;
 }
@@ -300,6 +304,7 @@ const OpDef& Conv2DOp() {
       .name = "Conv2D",
       .num_inputs = 2,
       .attrs = {kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             ConvShapeChecks(c);
@@ -320,6 +325,11 @@ const OpDef& Conv2DOp() {
         return {AddGradOp(g, Conv2DBackpropInputOp(), args),
                 AddGradOp(g, Conv2DBackpropFilterOp(), args)};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({1, 4, 4, 2}), SampleDoubles({2, 2, 2, 3})},
+                            {kStrides(std::vector<int64_t>{1, 1, 1, 1}), kPadding("SAME")}};
+          },
   };
   return op;
 }

@@ -31,6 +31,7 @@ const OpDef& PlaceholderOp() {
       .num_inputs = 0,
       .role = OpRole::kPlaceholder,
       .attrs = {kDType.Required(), kShape.Default(Shape::Unknown())},
+      .output_dtypes = {DTypeRule::FromAttr(kDType)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.attr(kDType), c.attr(kShape)); },
       .kernel =
           [](KernelContext& c) {
@@ -41,6 +42,7 @@ const OpDef& PlaceholderOp() {
                 .AtNode(c.node().name());
           },
       .no_gradient = "placeholders are inputs",
+      .not_swept = "must be fed; fed placeholders carry every other sample",
   };
   return op;
 }
@@ -50,6 +52,7 @@ const OpDef& PlaceholderWithDefaultOp() {
       .name = "PlaceholderWithDefault",
       .num_inputs = 1,
       .attrs = {kShape.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             const Shape& declared = c.attr(kShape);
@@ -61,6 +64,10 @@ const OpDef& PlaceholderWithDefaultOp() {
           },
       .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
       .no_gradient = "placeholders are inputs",
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2})}, {kShape(Shape{-1})}};
+          },
   };
   return op;
 }
@@ -73,6 +80,7 @@ const OpDef& VariableOp() {
       .role = OpRole::kVariable,
       .attrs = {kDType.Required(), kShape.Required(), kTrainable.Default(true),
                 kLocal.Default(false)},
+      .output_dtypes = {DTypeRule::FromAttr(kDType)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.attr(kDType), c.attr(kShape)); },
       .kernel =
           [](KernelContext& c) {
@@ -86,6 +94,7 @@ const OpDef& VariableOp() {
             c.set_output(0, std::move(value));
           },
       .no_gradient = "variables are leaves; ask Gradients for d/d(variable) directly",
+      .not_swept = "a variable needs an initializer run first (session_test covers it)",
   };
   return op;
 }
@@ -106,6 +115,7 @@ const OpDef& AssignOp() {
       .ref_inputs = {0},
       .stateful = true,
       .attrs = {kValidateShape.Default(true)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = AssignShape,
       .kernel =
           [](KernelContext& c) {
@@ -122,6 +132,7 @@ const OpDef& AssignOp() {
             c.set_output(0, var.value());
           },
       .no_gradient = "assignments are not differentiable",
+      .not_swept = "needs a variable input (ref input); covered by state and saver tests",
   };
   return op;
 }
@@ -158,9 +169,11 @@ const OpDef& AssignAddOp() {
       .num_inputs = 2,
       .ref_inputs = {0},
       .stateful = true,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = AssignUpdateShape,
       .kernel = [](KernelContext& c) { AssignUpdateKernel(c, +1); },
       .no_gradient = "assignments are not differentiable",
+      .not_swept = "needs a variable input (ref input); session_test covers it",
   };
   return op;
 }
@@ -171,9 +184,11 @@ const OpDef& AssignSubOp() {
       .num_inputs = 2,
       .ref_inputs = {0},
       .stateful = true,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = AssignUpdateShape,
       .kernel = [](KernelContext& c) { AssignUpdateKernel(c, -1); },
       .no_gradient = "assignments are not differentiable",
+      .not_swept = "needs a variable input (ref input); session_test covers it",
   };
   return op;
 }
@@ -182,6 +197,7 @@ const OpDef& IdentityOp() {
   static const OpDef op = {
       .name = "Identity",
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
       .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
       .grad = [](const GradContext& g) -> std::vector<GradOutput> { return {g.grad(0)}; },
@@ -193,10 +209,15 @@ const OpDef& StopGradientOp() {
   static const OpDef op = {
       .name = "StopGradient",
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
       .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
       // No gradient flows, by definition (not an error).
       .grad = [](const GradContext&) -> std::vector<GradOutput> { return {GradOutput()}; },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {}, /*check_gradient=*/false};
+          },
   };
   return op;
 }
@@ -209,6 +230,7 @@ const OpDef& NoOpOp() {
       .shape = [](InferenceContext&) {},
       .kernel = [](KernelContext&) {},
       .no_gradient = "NoOp has no outputs",
+      .not_swept = "no inputs, no outputs",
   };
   return op;
 }
