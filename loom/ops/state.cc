@@ -1,5 +1,7 @@
 #include "loom/ops/state.h"
 
+#include "loom/graph/collections.h"
+
 namespace loom {
 namespace {
 
@@ -235,14 +237,13 @@ const OpDef& NoOpOp() {
   return op;
 }
 
+// The initializers of the variables the graph's collection lists (each Variable adds
+// itself), never a scan of the graph for marked Assign nodes.
 Operation VariablesInitializer(const Scope& scope, bool local, std::string_view name) {
   std::vector<Operation> inits;
-  Graph& graph = scope.graph();
-  for (int id = 0; id < graph.num_nodes(); ++id) {
-    Node* n = graph.node(id);
-    if (n->op() != "Assign" || !n->attrs().GetOr<bool>("_initializer", false)) continue;
-    if (n->input(0).node->attr(kLocal) != local) continue;
-    inits.push_back(n);
+  const auto& key = local ? GraphKeys::kLocalVariables : GraphKeys::kGlobalVariables;
+  for (const VariableRef& v : scope.graph().collections().Get(key)) {
+    inits.push_back(v.initializer);
   }
   return Group(scope.WithOpName(name), inits);
 }
@@ -292,6 +293,8 @@ Variable::Variable(const Scope& scope, Input initial_value, VariableOptions opti
   Graph& graph = scope.graph();
   initializer = graph.AddNode(AssignOp(), graph.UniqueName(var->name() + "/Assign"),
                               {Output(var, 0), init}, {{"_initializer", true}});
+  graph.collections().Add(options.local ? GraphKeys::kLocalVariables : GraphKeys::kGlobalVariables,
+                          VariableRef{Output(var, 0), initializer});
 }
 
 Output Assign(const Scope& scope, Output variable, Input value) {
