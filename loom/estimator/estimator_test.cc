@@ -10,11 +10,15 @@
 #include "loom/base/logging.h"
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/estimator_test_util.h"
-#include "loom/io/event_file.h"
+#include "loom/graph/collections.h"
+#include "loom/io/event_file_proto.h"
+#include "loom/testing/error_of.h"
 #include "loom/train/saver.h"
 
 namespace loom {
 namespace {
+
+using testing::ErrorOf;
 
 using estimator_testing::LinearData;
 using estimator_testing::LinearModelFn;
@@ -38,18 +42,6 @@ InputFn TrainInput(const LinearData& d, int64_t batch = 8) {
 }
 InputFn EvalInput(const LinearData& d, int64_t batch = 16) {
   return ArrayInputFn({.x = {{"x", d.x}}, .y = d.y, .batch_size = batch, .shuffle = false});
-}
-
-template <typename F>
-std::string ErrorOf(F&& f, ErrorCode code) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e.message();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
 }
 
 // ---------------------------------------------------------------- spec and config
@@ -313,6 +305,31 @@ TEST(EstimatorTrainTest, ResumingWithAnotherBatchSizeIsAnErrorUnlessTheInputRest
   EXPECT_EQ(estimator.Train(TrainInput(d, 16), {.steps = 5, .restart_input = true}).global_step,
             20);
   EXPECT_EQ(estimator.Train(TrainInput(d, 16), {.steps = 5}).global_step, 25);
+}
+
+// The training graph declares its loss (GraphKeys::kLoss) for hooks that report it.
+class LossCollectionHook : public train::SessionRunHook {
+ public:
+  void Begin(Graph& graph) override { losses = graph.collections().Get(GraphKeys::kLoss); }
+  std::vector<Output> losses;
+};
+
+TEST(EstimatorTrainTest, TheTrainingGraphDeclaresTheSpecsLoss) {
+  TempDir dir;
+  LinearData d = MakeLinearData(16);
+  std::string loss_name;
+  Estimator estimator(
+      [&](Scope& s, const Features& f, Output labels, Mode mode, const Params& p,
+          const RunConfig& c) {
+        EstimatorSpec spec = LinearModelFn(s, f, labels, mode, p, c);
+        loss_name = spec.loss.name();
+        return spec;
+      },
+      QuietConfig(dir.path()));
+  auto hook = std::make_shared<LossCollectionHook>();
+  estimator.Train(TrainInput(d), {.hooks = {hook}, .steps = 1});
+  ASSERT_EQ(hook->losses.size(), 1u);
+  EXPECT_EQ(hook->losses[0].name(), loss_name);
 }
 
 TEST(EstimatorTrainTest, TrainsUntilInputEndsWithoutSteps) {

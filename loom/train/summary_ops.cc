@@ -2,7 +2,7 @@
 // outputs a serialized Summary as a string scalar and has no gradient.
 #include <set>
 
-#include "loom/train/summary.h"
+#include "loom/train/summary_proto.h"
 
 namespace loom::train {
 namespace {
