@@ -122,6 +122,7 @@ const OpDef& LeakyReluGradOp() {
             });
           },
       .no_gradient = kNoSecondDerivative,
+      .not_swept = "built only by LeakyRelu's gradient rule; LeakyRelu's gradient check covers it",
   };
   return op;
 }

@@ -86,6 +86,7 @@ const OpDef& L2LossGradOp() {
             });
           },
       .no_gradient = "second derivatives of L2Loss are not implemented",
+      .not_swept = "built only by L2Loss's gradient rule; L2Loss's gradient check covers it",
   };
   return op;
 }
@@ -153,6 +154,8 @@ const OpDef& GlobalNormGradOp() {
             });
           },
       .no_gradient = "second derivatives of GlobalNorm are not implemented",
+      .not_swept =
+          "built only by GlobalNorm's gradient rule; GlobalNorm's gradient check covers it",
   };
   return op;
 }
@@ -255,6 +258,7 @@ const OpDef& ClipToGlobalNormGradOp() {
             });
           },
       .no_gradient = "second derivatives of ClipByGlobalNorm are not implemented",
+      .not_swept = "built only by ClipToGlobalNorm's gradient rule; its gradient check covers it",
   };
   return op;
 }
