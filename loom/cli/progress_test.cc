@@ -15,9 +15,12 @@
 namespace loom::cli {
 namespace {
 
-// Drives the hook through one step of `graph` and returns what it printed.
-std::string OneStep(Graph& graph, std::shared_ptr<train::SessionRunHook> hook, char** buffer,
-                    size_t* size, std::FILE* out) {
+// Drives a progress hook through one step of `graph` and returns what it printed.
+std::string OneStep(Graph& graph) {
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&buffer, &size);
+  std::shared_ptr<train::SessionRunHook> hook = NewProgressHook({.every_steps = 1, .out = out});
   hook->Begin(graph);
   Session session(graph);
   hook->AfterCreateSession(session);
@@ -28,8 +31,10 @@ std::string OneStep(Graph& graph, std::shared_ptr<train::SessionRunHook> hook, c
   values.results = session.Run({}, args.fetches);
   hook->AfterRun(context, values);
   hook->End(session);
-  std::fflush(out);
-  return std::string(*buffer, *size);
+  std::fclose(out);
+  std::string printed(buffer, size);
+  std::free(buffer);
+  return printed;
 }
 
 TEST(ProgressHookTest, ReportsTheDeclaredLossNotASummaryTaggedLoss) {
@@ -43,13 +48,7 @@ TEST(ProgressHookTest, ReportsTheDeclaredLossNotASummaryTaggedLoss) {
     train::ScalarSummary(s, "loss", decoy);
     graph.collections().Add(GraphKeys::kLoss, loss);
 
-    char* buffer = nullptr;
-    size_t size = 0;
-    std::FILE* out = open_memstream(&buffer, &size);
-    const std::string printed =
-        OneStep(graph, NewProgressHook({.every_steps = 1, .out = out}), &buffer, &size, out);
-    std::fclose(out);
-    std::free(buffer);
+    const std::string printed = OneStep(graph);
     EXPECT_NE(printed.find("step 1  loss 0.2500"), std::string::npos) << printed;
   }
 }
@@ -58,13 +57,7 @@ TEST(ProgressHookTest, AGraphWithoutADeclaredLossPrintsNoneFetched) {
   Graph graph;
   Scope s(graph);
   train::ScalarSummary(s, "loss", Identity(s, Tensor::Scalar<float>(9.0f)));
-  char* buffer = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&buffer, &size);
-  const std::string printed =
-      OneStep(graph, NewProgressHook({.every_steps = 1, .out = out}), &buffer, &size, out);
-  std::fclose(out);
-  std::free(buffer);
+  const std::string printed = OneStep(graph);
   EXPECT_NE(printed.find("step 1  loss 0.0000"), std::string::npos) << printed;
 }
 
