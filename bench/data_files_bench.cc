@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "loom/data/file_sources.h"
-#include "loom/io/example.h"
 #include "loom/io/example_builder.h"
+#include "loom/io/example_proto.h"
 #include "loom/io/npy.h"
 #include "loom/io/record_reader.h"
 #include "loom/io/record_writer.h"

@@ -9,7 +9,7 @@
 #include "fuzz/fuzz_util.h"
 #include "loom/base/check.h"
 #include "loom/base/error.h"
-#include "loom/io/example.h"
+#include "loom/io/example_proto.h"
 #include "loom/io/example_wire.h"
 
 namespace {

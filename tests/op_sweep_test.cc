@@ -1,11 +1,13 @@
 // One sweep over every registered op record (AllOps()): sample inputs from the record's
 // signature, then check that
-//   - the shape rule's output dtypes and shapes equal what the kernel produces,
+//   - the shape rule's output dtypes and shapes equal what the kernel produces, and the
+//     dtypes equal what the record's output dtype rules say,
 //   - a differentiable op passes the float64 numeric gradient check,
 //   - the node round-trips through GraphDef (same op, attributes and inferred outputs).
-// An op with only float inputs and attributes that all have defaults is sampled from its
-// record alone (float64 [2,3] inputs in [0.5, 1.5)); any other op names its sample in
-// kSamples, or its reason in kNotSwept. A new op that is neither fails the sweep.
+// An op with at most three inputs and attributes that all have defaults is sampled from
+// its record alone (float64 [2,3] inputs in [0.5, 1.5)); any other op brings its sample
+// in its record (OpDef::sample) or says in OpDef::not_swept why the sweep cannot run it.
+// A new op that does neither fails the sweep, which names it.
 // A second test checks the registration lists against the sources: every record a source
 // file defines is in its family's Register*Ops list, and every Register*Ops function is
 // reached from AllOps().
@@ -28,172 +30,7 @@
 namespace loom {
 namespace {
 
-// Inputs (Const nodes for the shape check, float64 ones fed as placeholders for the
-// gradient check) and attributes for one op.
-struct Sample {
-  std::vector<Tensor> inputs;
-  AttrMap attrs;
-  // False where a float64 gradient check does not apply (e.g. integer inputs besides).
-  bool check_gradient = true;
-};
-
-Tensor Doubles(const Shape& shape, uint64_t seed = 1) {
-  return RandomDoubles(shape, seed, 0.5, 1.5);
-}
-Tensor Ints(std::vector<int64_t> v) { return Tensor::FromVector<int64_t>(v); }
-Tensor Floats(std::vector<float> v, const Shape& shape) {
-  return Tensor::FromVector<float>(v, shape);
-}
-
-// Samples for ops the record alone cannot sample: required attributes, integer or shape
-// inputs, or inputs whose shapes must agree in a particular way.
-std::map<std::string, Sample> Samples() {
-  using V = std::vector<int64_t>;
-  std::map<std::string, Sample> s;
-  s["Cast"] = {{Doubles({2, 3})}, {{"DstT", kFloat32}}, false};
-  s["AddN"] = {{Doubles({2, 3}, 1), Doubles({2, 3}, 2), Doubles({2, 3}, 3)}, {}};
-  s["LogicalAnd"] = {
-      {Tensor::FromVector<bool>({true, false}), Tensor::FromVector<bool>({true, true})}, {}};
-  s["LogicalOr"] = {
-      {Tensor::FromVector<bool>({true, false}), Tensor::FromVector<bool>({false, false})}, {}};
-  s["LogicalNot"] = {{Tensor::FromVector<bool>({true, false})}, {}};
-  s["ScaleRows"] = {{Doubles({2, 3}), Doubles({2})}, {{"scale", 2.0}}};
-  // No gradient flows through StopGradient by definition, and DropoutGrad's mask input is
-  // not differentiable: the numeric check would differ on purpose.
-  s["StopGradient"] = {{Doubles({2, 3})}, {}, false};
-  s["DropoutGrad"] = {{Doubles({2, 3}), Doubles({2, 3}, 2)}, {}, false};
-  s["Sum"] = {{Doubles({2, 3})}, {{"axes", V{1}}}};
-  s["Mean"] = {{Doubles({2, 3})}, {{"axes", V{0}}, {"keep_dims", true}}};
-  s["Max"] = {{Doubles({2, 3})}, {{"axes", V{1}}}};
-  s["Min"] = {{Doubles({2, 3})}, {{"axes", V{1}}}};
-  s["Prod"] = {{Doubles({2, 3})}, {{"axes", V{0, 1}}}};
-  s["ProdExclusive"] = {{Doubles({2, 3})}, {{"axes", V{1}}}, false};
-  s["ArgMax"] = {{Doubles({2, 3})}, {{"axis", int64_t{1}}}};
-  s["ArgMin"] = {{Doubles({2, 3})}, {{"axis", int64_t{0}}}};
-  s["BroadcastToShapeOf"] = {{Doubles({3}), Doubles({2, 3})}, {{"axes", V{}}}, false};
-  s["SumToShapeOf"] = {{Doubles({2, 3}), Doubles({3})}, {}, false};
-  s["SizeRatio"] = {{Doubles({2, 3}), Doubles({3})}, {}, false};
-  s["MatMul"] = {{Doubles({2, 3}), Doubles({3, 4})}, {}};
-  s["BatchMatMul"] = {{Doubles({2, 2, 3}), Doubles({2, 3, 2})}, {{"transpose_a", false}}};
-  s["Select"] = {
-      {Tensor::FromVector<bool>({true, false, true}), Doubles({3}), Doubles({3})}, {}, false};
-  s["Reshape"] = {{Doubles({2, 3})}, {{"shape", V{3, -1}}}};
-  s["ReshapeDynamic"] = {{Doubles({2, 3}), Ints({6})}, {}, false};
-  s["ExpandDims"] = {{Doubles({2, 3})}, {{"axis", int64_t{1}}}};
-  s["Squeeze"] = {{Doubles({2, 1, 3})}, {{"axes", V{1}}}};
-  s["Transpose"] = {{Doubles({2, 3})}, {{"perm", V{1, 0}}}};
-  s["Fill"] = {{Tensor::Scalar<double>(2.0)}, {{"dims", V{2, 3}}}};
-  s["FillDynamic"] = {{Ints({2, 3}), Tensor::Scalar<double>(2.0)}, {}, false};
-  s["Shape"] = {{Doubles({2, 3})}, {}};
-  s["Size"] = {{Doubles({2, 3})}, {}};
-  s["Rank"] = {{Doubles({2, 3})}, {}};
-  s["Slice"] = {{Doubles({3, 4})}, {{"begin", V{1, 0}}, {"size", V{2, -1}}}};
-  s["StridedSlice"] = {{Doubles({4, 3})},
-                       {{"begin", V{0, 1}}, {"end", V{4, 3}}, {"strides", V{2, 1}}}};
-  s["Gather"] = {{Doubles({4, 3}), Ints({3, 0, 3})}, {{"axis", int64_t{0}}}, false};
-  s["OneHot"] = {{Ints({0, 2, 1})}, {{"depth", int64_t{3}}}};
-  s["Concat"] = {{Doubles({2, 3}), Doubles({2, 2})}, {{"axis", int64_t{1}}}};
-  s["Split"] = {{Doubles({2, 4})}, {{"axis", int64_t{1}}, {"num_split", int64_t{2}}}};
-  s["Tile"] = {{Doubles({2, 3})}, {{"multiples", V{2, 1}}}};
-  s["Pad"] = {{Doubles({2, 3})}, {{"paddings", V{1, 0, 0, 2}}}};
-  s["Conv2D"] = {{Doubles({1, 4, 4, 2}), Doubles({2, 2, 2, 3})},
-                 {{"strides", V{1, 1, 1, 1}}, {"padding", std::string("SAME")}}};
-  s["MaxPool"] = {
-      {Doubles({1, 4, 4, 2})},
-      {{"ksize", V{1, 2, 2, 1}}, {"strides", V{1, 2, 2, 1}}, {"padding", std::string("VALID")}}};
-  s["AvgPool"] = {
-      {Doubles({1, 4, 4, 2})},
-      {{"ksize", V{1, 2, 2, 1}}, {"strides", V{1, 1, 1, 1}}, {"padding", std::string("SAME")}}};
-  s["BiasAdd"] = {{Doubles({2, 3}), Doubles({3})}, {}};
-  s["L2Loss"] = {{Doubles({2, 3})}, {}};
-  s["GlobalNorm"] = {{Doubles({2, 3}), Doubles({4})}, {}};
-  s["ClipToGlobalNorm"] = {
-      {Doubles({2, 3}), Tensor::Scalar<double>(3.0), Tensor::Scalar<double>(1.0)}, {}};
-  s["SoftmaxCrossEntropyWithLogits"] = {{Doubles({2, 3}, 2), Doubles({2, 3})}, {}};
-  s["SparseSoftmaxCrossEntropyWithLogits"] = {{Ints({0, 2}), Doubles({2, 3})}, {}, false};
-  s["SigmoidCrossEntropyWithLogits"] = {{Doubles({2, 3}, 2), Doubles({2, 3})}, {}};
-  s["Dropout"] = {{Doubles({2, 3})}, {{"rate", 0.5}, {"seed", int64_t{1}}}, false};
-  s["RandomUniform"] = {{}, {{"shape", Shape{2, 3}}, {"dtype", kFloat64}, {"seed", int64_t{1}}}};
-  s["RandomNormal"] = {{}, {{"shape", Shape{2, 3}}, {"dtype", kFloat32}, {"seed", int64_t{1}}}};
-  s["TruncatedNormal"] = {{}, {{"shape", Shape{2, 3}}, {"dtype", kFloat32}, {"seed", int64_t{1}}}};
-  s["RandomUniformInt"] = {
-      {}, {{"shape", Shape{4}}, {"dtype", kInt32}, {"minval", int64_t{0}}, {"maxval", int64_t{5}}}};
-  s["LeakyRelu"] = {{Doubles({2, 3})}, {{"alpha", 0.1}}};
-  s["Const"] = {{}, {{"value", Doubles({2})}}};
-  s["PlaceholderWithDefault"] = {{Doubles({2})}, {{"shape", Shape{-1}}}};
-  s["ConstantFill"] = {{}, {{"dtype", kFloat32}, {"shape", Shape{2}}, {"value", 3.0}}};
-  s["ExponentialDecay"] = {{Tensor::Scalar<int64_t>(5), Tensor::Scalar<double>(0.1)},
-                           {{"decay_steps", int64_t{10}}, {"decay_rate", 0.5}},
-                           false};
-  s["PolynomialDecay"] = {{Tensor::Scalar<int64_t>(5), Tensor::Scalar<double>(0.1)},
-                          {{"decay_steps", int64_t{10}}},
-                          false};
-  s["CosineDecay"] = {{Tensor::Scalar<int64_t>(5), Tensor::Scalar<double>(0.1)},
-                      {{"decay_steps", int64_t{10}}},
-                      false};
-  s["PiecewiseConstant"] = {{Tensor::Scalar<int64_t>(5)},
-                            {{"boundaries", V{3}}, {"values", std::vector<double>{1, 2}}}};
-  s["ScalarSummary"] = {{Doubles({})}, {{"tag", std::string("x")}}};
-  s["HistogramSummary"] = {{Doubles({4})}, {{"tag", std::string("x")}}};
-  s["ImageSummary"] = {{Floats(std::vector<float>(2 * 2 * 2 * 1, 0.5f), {2, 2, 2, 1})},
-                       {{"tag", std::string("x")}}};
-  s["TensorSummaryV2"] = {{Doubles({2})},
-                          {{"tag", std::string("x")}, {"plugin_name", std::string("p")}}};
-  s["MergeSummary"] = {{Tensor::ScalarString(""), Tensor::ScalarString("")}, {}};
-  s["ThresholdConfusionCounts"] = {
-      {Tensor::FromVector<bool>({true, false}), Doubles({2}), Doubles({2})},
-      {{"thresholds", std::vector<double>{0.5, 1.0}}},
-      false};
-  s["InTopK"] = {{Doubles({2, 3}), Ints({0, 2})}, {{"k", int64_t{2}}}, false};
-  s["ConfusionMatrixCounts"] = {
-      {Ints({0, 1}), Ints({1, 1}), Doubles({2})}, {{"num_classes", int64_t{2}}}, false};
-  s["Bucketize"] = {{Doubles({3})}, {{"boundaries", std::vector<double>{0.8, 1.2}}}, false};
-  s["HashBucket"] = {{Tensor::FromVector<std::string>({"a", "b"})}, {{"num_buckets", int64_t{4}}}};
-  s["FingerprintKeys"] = {{Tensor::FromVector<std::string>({"a", "b"})}, {}};
-  s["VocabularyLookup"] = {
-      {Tensor::FromVector<std::string>({"a", "c"})},
-      {{"string_vocabulary", std::vector<std::string>{"a", "b"}}, {"num_oov_buckets", int64_t{1}}}};
-  s["IdsToStrings"] = {{Ints({0, 1})}, {{"vocabulary", std::vector<std::string>{"a", "b"}}}};
-  s["CheckIds"] = {{Ints({0, 1})},
-                   {{"num_buckets", int64_t{2}},
-                    {"has_default", false},
-                    {"default_value", int64_t{-1}},
-                    {"context", std::string("ids")}}};
-  s["CheckLabelRange"] = {
-      {Ints({0, 1})},
-      {{"max_label", 2.0}, {"exclusive", true}, {"context", std::string("labels")}}};
-  s["CrossIds"] = {{Ints({0, 1}), Ints({1, 0})},
-                   {{"hash_bucket_size", int64_t{5}}, {"hash_key", int64_t{7}}}};
-  return s;
-}
-
-// Ops the sweep does not sample, each with its reason.
-const std::map<std::string, std::string>& NotSwept() {
-  static const auto* reasons = new std::map<std::string, std::string>{
-      {"Placeholder", "must be fed; fed placeholders carry every other sample"},
-      {"VariableV2", "a variable needs an initializer run first (state_test covers it)"},
-      {"Assign", "needs a variable input (ref input); covered by state and saver tests"},
-      {"AssignAdd", "needs a variable input (ref input)"},
-      {"AssignSub", "needs a variable input (ref input)"},
-      {"ScaleVariable", "needs a variable input (ref input)"},
-      {"NoOp", "no inputs, no outputs"},
-      {"MakeIterator", "needs a host-side dataset (iterator_ops_test covers it)"},
-      {"IteratorGetNext", "needs an initialized iterator (iterator_ops_test covers it)"},
-      {"TfParseExample", "needs serialized tf.Example records (tf_saved_model_test covers it)"},
-      {"IndexedSlicesToDense", "built by Gradients for sparse gradients only"},
-  };
-  return *reasons;
-}
-
-bool IsApplyOp(const std::string& name) {
-  return name.starts_with("Apply") || name.starts_with("SparseApply");
-}
-
-// Grad-only helpers (built by a gradient rule from the forward op's outputs): the
-// forward op's gradient check covers them.
-bool IsGradHelper(const std::string& name) {
-  return name.ends_with("Grad") || name.find("Backprop") != std::string::npos;
-}
+using Sample = OpSample;
 
 // A node of `op` over Const inputs, or nullptr when construction throws.
 Node* TryBuild(Graph& graph, const OpDef& op, const Sample& sample, std::string* error) {
@@ -218,7 +55,7 @@ std::optional<Sample> GenericSample(const OpDef& op) {
     if (!a.default_value && !a.optional) return std::nullopt;
   }
   Sample s;
-  for (int i = 0; i < op.num_inputs; ++i) s.inputs.push_back(Doubles({2, 3}, i + 1));
+  for (int i = 0; i < op.num_inputs; ++i) s.inputs.push_back(SampleDoubles({2, 3}, i + 1));
   Graph g;
   std::string error;
   if (TryBuild(g, op, s, &error) == nullptr) return std::nullopt;
@@ -241,6 +78,13 @@ void CheckShapesAgainstKernel(const OpDef& op, const Sample& sample) {
   }
   for (int i = 0; i < node->num_outputs(); ++i) {
     EXPECT_EQ(values[i].dtype(), node->output_dtype(i)) << op.name << " output " << i;
+    const DTypeRule* rule = OutputDTypeRule(op, i);
+    ASSERT_NE(rule, nullptr) << op.name << " output " << i << " has no dtype rule";
+    if (rule->kind() != DTypeRule::Kind::kByShapeRule) {
+      EXPECT_EQ(values[i].dtype(), rule->Resolve(*node, i))
+          << op.name << " output " << i << ": the kernel's dtype against the rule "
+          << rule->ToString();
+    }
     EXPECT_TRUE(node->output_shape(i).IsCompatibleWith(values[i].shape()))
         << op.name << " output " << i << ": inferred " << node->output_shape(i) << ", kernel "
         << values[i].shape();
@@ -304,23 +148,31 @@ void CheckGradient(const OpDef& op, const Sample& sample) {
   EXPECT_LT(err, 1e-5) << op.name << ": symbolic and numeric gradients differ";
 }
 
-TEST(OpSweepTest, EveryRegisteredOpIsSweptOrListedWithAReason) {
-  const std::map<std::string, Sample> samples = Samples();
-  std::vector<std::string> unsampled, swept;
+// The sample the sweep runs `op` on: the record's own, else the generic one; nullopt when
+// the record gives neither a sample nor a not_swept reason and the generic one does not
+// build.
+std::optional<Sample> SampleOf(const OpDef& op) {
+  if (op.sample) return op.sample();
+  return GenericSample(op);
+}
+
+// The ops of `registry` the sweep cannot cover: no sample, no reason.
+std::vector<std::string> OpsWithoutSample(const OpRegistry& registry) {
+  std::vector<std::string> missing;
+  for (const std::string& name : registry.Names()) {
+    const OpDef& op = registry.Get(name);
+    if (op.not_swept.empty() && !SampleOf(op)) missing.push_back(name);
+  }
+  return missing;
+}
+
+TEST(OpSweepTest, EveryRegisteredOpIsSweptOrSaysWhyNot) {
+  std::vector<std::string> swept;
   for (const std::string& name : AllOps().Names()) {
     const OpDef& op = AllOps().Get(name);
-    if (NotSwept().count(name)) continue;
-    if (IsApplyOp(name)) continue;  // optimizer updates: ref inputs (optimizer_test covers)
-    std::optional<Sample> sample;
-    if (auto it = samples.find(name); it != samples.end()) {
-      sample = it->second;
-    } else {
-      sample = GenericSample(op);
-    }
-    if (!sample) {
-      if (!IsGradHelper(name)) unsampled.push_back(name);
-      continue;
-    }
+    if (!op.not_swept.empty()) continue;
+    std::optional<Sample> sample = SampleOf(op);
+    if (!sample) continue;  // reported by OpsWithoutSample below
     SCOPED_TRACE(name);
     swept.push_back(name);
     CheckShapesAgainstKernel(op, *sample);
@@ -329,18 +181,37 @@ TEST(OpSweepTest, EveryRegisteredOpIsSweptOrListedWithAReason) {
       CheckGradient(op, *sample);
     }
   }
-  EXPECT_TRUE(unsampled.empty()) << "ops with neither a sample nor a reason: "
-                                 << StrJoin(unsampled, ", ");
-  EXPECT_GT(swept.size(), 80u);
+  const std::vector<std::string> missing = OpsWithoutSample(AllOps());
+  EXPECT_TRUE(missing.empty())
+      << "ops with neither a sample (OpDef::sample) nor a not_swept reason: "
+      << StrJoin(missing, ", ");
+  EXPECT_GT(swept.size(), 100u);
 }
 
-TEST(OpSweepTest, ListedOpsExist) {
-  for (const auto& [name, sample] : Samples()) {
-    EXPECT_NE(AllOps().Find(name), nullptr) << name << " has a sample but is not registered";
-  }
-  for (const auto& [name, reason] : NotSwept()) {
-    EXPECT_NE(AllOps().Find(name), nullptr) << name << " is listed but is not registered";
-  }
+// A record the generic sample cannot build (a required attribute) and that brings no
+// sample of its own: the sweep names it.
+TEST(OpSweepTest, AnOpWithoutASampleIsNamed) {
+  static const Attr<int64_t> kWidth{"width"};
+  static const OpDef unsampled = {
+      .name = "UnsampledForTest",
+      .num_inputs = 1,
+      .attrs = {kWidth.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
+      .shape = [](InferenceContext& c) { c.set_output_shape(0, c.input_shape(0)); },
+      .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
+      .no_gradient = "test op",
+  };
+  OpDef sampled = unsampled;
+  sampled.name = "SampledForTest";
+  sampled.sample = [] { return OpSample{{SampleDoubles({2})}, {kWidth(2)}}; };
+  OpDef excused = unsampled;
+  excused.name = "ExcusedForTest";
+  excused.not_swept = "a test op";
+  OpRegistry registry;
+  registry.Register(unsampled);
+  registry.Register(sampled);
+  registry.Register(excused);
+  EXPECT_EQ(OpsWithoutSample(registry), std::vector<std::string>{"UnsampledForTest"});
 }
 
 // A record whose kernel disagrees with its shape rule: [2] inferred, [3] produced.

@@ -18,7 +18,7 @@
 
 #include "loom/base/env.h"
 #include "loom/cli/cli_test_util.h"
-#include "loom/io/event_file.h"
+#include "loom/io/event_file_proto.h"
 #include "loom/io/example_builder.h"
 #include "loom/io/npy.h"
 #include "loom/io/proto/example.pb.h"

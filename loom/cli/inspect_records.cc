@@ -9,7 +9,7 @@
 
 #include "loom/base/error.h"
 #include "loom/cli/inspect_internal.h"
-#include "loom/io/event_file.h"
+#include "loom/io/event_file_proto.h"
 #include "loom/io/proto/example.pb.h"
 #include "loom/io/record_reader.h"
 

@@ -11,7 +11,7 @@
 #include "loom/base/crc32c.h"
 #include "loom/base/env.h"
 #include "loom/cli/cli_test_util.h"
-#include "loom/io/event_file.h"
+#include "loom/io/event_file_proto.h"
 #include "loom/io/proto/example.pb.h"
 #include "loom/io/proto/onnx.pb.h"
 #include "loom/io/proto/saved_model.pb.h"

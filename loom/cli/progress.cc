@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 
+#include "loom/graph/collections.h"
 #include "loom/graph/graph.h"
 #include "loom/train/global_step.h"
 
@@ -25,11 +26,9 @@ class ProgressHook : public train::SessionRunHook {
 
   void Begin(Graph& graph) override {
     step_ = train::GetGlobalStep(graph);
-    for (int i = 0; i < graph.num_nodes(); ++i) {
-      Node* node = graph.node(i);
-      if (node == nullptr || node->op() != "ScalarSummary" || node->num_inputs() < 1) continue;
-      if (node->attrs().GetOr<std::string>("tag", "") == "loss") loss_ = node->input(0);
-    }
+    // The loss the graph declares (Estimator::Train adds it); none: no loss column.
+    const std::vector<Output> losses = graph.collections().Get(GraphKeys::kLoss);
+    if (!losses.empty()) loss_ = losses.front();
   }
   void AfterCreateSession(Session& session) override {
     // The step counts from the restored global step; each run advances it by one.
@@ -49,7 +48,11 @@ class ProgressHook : public train::SessionRunHook {
   }
   void AfterRun(train::SessionRunContext&, const train::SessionRunValues& values) override {
     int64_t step = first_step_ + ++steps_run_;
-    double loss = loss_.node != nullptr ? values.results[0].data<float>()[0] : 0.0;
+    double loss = 0.0;
+    if (loss_.node != nullptr) {
+      const Tensor& t = values.results[0];
+      loss = t.dtype() == kFloat64 ? t.data<double>()[0] : t.data<float>()[0];
+    }
     last_step_ = step;
     last_loss_ = loss;
     auto now = Clock::now();

@@ -3,8 +3,9 @@
 
 // Training progress for the terminal. On a TTY one line is rewritten in place ("\r") with
 // the step, loss, steps/s and an ETA when max_steps is known; otherwise a plain line is
-// printed every `every_steps` steps. It fetches the global step and the "loss" summary's
-// input alongside each training step (both are computed by the step anyway).
+// printed every `every_steps` steps. It fetches the global step and the loss the graph
+// declares (GraphKeys::kLoss, which Estimator::Train fills) alongside each training step
+// (both are computed by the step anyway).
 #include <cstdint>
 #include <cstdio>
 #include <memory>

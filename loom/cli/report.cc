@@ -12,7 +12,7 @@
 #include "loom/base/env.h"
 #include "loom/base/error.h"
 #include "loom/cli/commands.h"
-#include "loom/io/event_file.h"
+#include "loom/io/event_file_proto.h"
 
 namespace loom::cli {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "loom/base/env.h"
 #include "loom/cli/cli_test_util.h"
-#include "loom/io/event_file.h"
+#include "loom/io/event_file_proto.h"
 
 namespace {
 

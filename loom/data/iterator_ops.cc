@@ -52,6 +52,7 @@ const OpDef& MakeIteratorOp() {
             ResourceOf(c).Reset(CreateIterator(c, dataset, std::move(bindings)));
           },
       .no_gradient = "iterator initializers have no outputs",
+      .not_swept = "needs a host-side dataset (iterator_ops_test covers it)",
   };
   return op;
 }
@@ -66,6 +67,7 @@ const OpDef& IteratorGetNextOp() {
       .attrs = {kSharedName.Required(), kOutputTypes.Required(), kOutputShapes.Required(),
                 kDataset.Optional()},
       .num_outputs = kVariadic,
+      .output_dtypes = {DTypeRule::FromAttrList(kOutputTypes)},
       .shape =
           [](InferenceContext& c) {
             const auto& dtypes = c.attr(kOutputTypes);
@@ -94,6 +96,7 @@ const OpDef& IteratorGetNextOp() {
             for (auto& [name, t] : *e) c.set_output(i++, std::move(t));
           },
       .no_gradient = "iterator outputs are inputs",
+      .not_swept = "needs an initialized iterator (iterator_ops_test covers it)",
   };
   return op;
 }

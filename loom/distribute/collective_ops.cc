@@ -53,6 +53,7 @@ const OpDef& AllReduceSumOp() {
       .num_inputs = kVariadic,
       .stateful = true,  // communicates: never folded or deduplicated
       .num_outputs = kVariadic,
+      .output_dtypes = {DTypeRule::SameAsEachInput()},
       .shape =
           [](InferenceContext& c) {
             if (c.num_inputs() == 0) c.Fail("needs at least one input");
@@ -167,6 +168,7 @@ const OpDef& AllReduceStartOp() {
       .num_inputs = kVariadic,
       .stateful = true,
       .attrs = {kScaled.Default(false)},
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape =
           [](InferenceContext& c) {
             const int n = c.num_inputs() - (c.attr(kScaled) ? 1 : 0);
@@ -233,6 +235,8 @@ const OpDef& AllReduceWaitOp() {
       .num_inputs = 1,
       .stateful = true,
       .num_outputs = kVariadic,
+      .output_dtypes = {DTypeRule::ByShapeRule(
+          "output i has the dtype of input i of the LoomAllReduceStart it waits for")},
       .shape =
           [](InferenceContext& c) {
             const Node* start = c.input(0).node;
@@ -282,6 +286,7 @@ const OpDef& ReplicaScaleOp() {
       .num_inputs = 0,
       .stateful = true,  // depends on the Session's communicator
       .attrs = {kDType.Required()},
+      .output_dtypes = {DTypeRule::FromAttr(kDType)},
       .shape =
           [](InferenceContext& c) {
             const DType dtype = c.attr(kDType);
@@ -319,6 +324,7 @@ const OpDef& AllGatherRowsOp() {
       .num_inputs = 2,
       .stateful = true,
       .num_outputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0), DTypeRule::SameAsInput(1)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});

@@ -12,7 +12,7 @@
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/estimator/losses.h"
-#include "loom/io/event_file.h"
+#include "loom/io/event_file_proto.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
@@ -24,6 +24,8 @@
 
 namespace loom {
 namespace {
+
+using testing::ErrorOf;
 
 namespace fc = feature_column;
 using estimator_testing::TempDir;
@@ -70,7 +72,7 @@ TEST(EstimatorGuardsTest, NaNFeatureStopsDnnTrainingNamingTheVariableAndStep) {
   std::vector<int64_t> y(32);
   for (int64_t i = 0; i < 32; ++i) y[i] = i % 2;
   // Batches of 16, no shuffle: the NaN (row 9) is in the first batch.
-  std::string message = testing::ErrorOf(
+  std::string message = ErrorOf(
       [&] { dnn.Train(MakeInput(TwoFeatures(32, /*with_nan=*/true), Labels(y)), {.steps = 5}); },
       ErrorCode::kInvalidArgument);
   // Every gradient is NaN once the loss is; the first update kernel to run names its variable.
@@ -96,18 +98,18 @@ TEST(EstimatorGuardsTest, BinaryAndLinearClassifiersRejectLabelsOutsideZeroOne) 
     const std::string position = bad[0] == 0 ? "position 1 " : "position 0 ";
     TempDir dir;
     LinearClassifier linear({.feature_columns = {fc::NumericColumn("a")}}, Quiet(dir));
-    std::string message = testing::ErrorOf(
-        [&] { linear.Train(MakeInput(TwoFeatures(32, false), Labels(y)), {.steps = 2}); },
-        ErrorCode::kInvalidArgument);
+    std::string message =
+        ErrorOf([&] { linear.Train(MakeInput(TwoFeatures(32, false), Labels(y)), {.steps = 2}); },
+                ErrorCode::kInvalidArgument);
     EXPECT_HAS(message, "binary_classification_head");
     EXPECT_HAS(message, "label " + shown + " at " + position);
     EXPECT_HAS(message, "outside the valid range [0, 1]");
     TempDir dnn_dir;
     DNNClassifier dnn({.hidden_units = {4}, .feature_columns = {fc::NumericColumn("a")}},
                       Quiet(dnn_dir));
-    message = testing::ErrorOf(
-        [&] { dnn.Train(MakeInput(TwoFeatures(32, false), Labels(y)), {.steps = 2}); },
-        ErrorCode::kInvalidArgument);
+    message =
+        ErrorOf([&] { dnn.Train(MakeInput(TwoFeatures(32, false), Labels(y)), {.steps = 2}); },
+                ErrorCode::kInvalidArgument);
     EXPECT_HAS(message, "label " + shown);
   }
   // Evaluation checks too (a model trained on good labels, evaluated on bad ones).
@@ -117,7 +119,7 @@ TEST(EstimatorGuardsTest, BinaryAndLinearClassifiersRejectLabelsOutsideZeroOne) 
   for (int64_t i = 0; i < 32; ++i) good[i] = i % 2;
   bad[20] = 2;
   linear.Train(MakeInput(TwoFeatures(32, false), Labels(good)), {.steps = 2});
-  std::string message = testing::ErrorOf(
+  std::string message = ErrorOf(
       [&] {
         linear.Evaluate(ArrayInputFn(
             {.x = TwoFeatures(32, false), .y = Labels(bad), .batch_size = 32, .shuffle = false}));
@@ -151,7 +153,7 @@ TEST(EstimatorGuardsTest, MeanSquaredErrorRejectsFlatLabelsAgainstColumnPredicti
   TempDir dir;
   Estimator flat(LineModelFn, Quiet(dir));
   // TF 1.15: mean_squared_error asserts compatible shapes (a ValueError), no squeeze.
-  std::string message = testing::ErrorOf(
+  std::string message = ErrorOf(
       [&] {
         flat.Train(MakeInput({{"x", x}}, y), {.steps = 10});
       },
@@ -174,7 +176,7 @@ TEST(EstimatorGuardsTest, MissingLabelsAndWrongFeatureKeysAreClearErrors) {
   TempDir dir;
   Estimator est(LineModelFn, Quiet(dir));
   Tensor x = Tensor::FromVector<float>({1, 2, 3, 4});
-  std::string message = testing::ErrorOf(
+  std::string message = ErrorOf(
       [&] {
         est.Train(ArrayInputFn({.x = {{"x", x}}, .batch_size = 2, .shuffle = false}), {.steps = 1});
       },
@@ -182,7 +184,7 @@ TEST(EstimatorGuardsTest, MissingLabelsAndWrongFeatureKeysAreClearErrors) {
   EXPECT_HAS(message, "empty Output");
   EXPECT_HAS(message, "got no labels");
   EXPECT_HAS(message, "\"label\"");
-  message = testing::ErrorOf(
+  message = ErrorOf(
       [&] {
         est.Train(
             ArrayInputFn(
@@ -196,7 +198,7 @@ TEST(EstimatorGuardsTest, MissingLabelsAndWrongFeatureKeysAreClearErrors) {
   Graph graph;
   Scope s(graph);
   Features features = {{"a", Placeholder(s, kFloat32, {1})}};
-  EXPECT_HAS(testing::ErrorOf([&] { features.at("b"); }, ErrorCode::kInvalidArgument),
+  EXPECT_HAS(ErrorOf([&] { features.at("b"); }, ErrorCode::kInvalidArgument),
              "no feature named 'b'");
   const Features& cf = features;
   EXPECT_EQ(cf.at("a"), features["a"]);
@@ -244,14 +246,14 @@ TEST(EstimatorGuardsTest, PredictRunsNothingUntilTheFirstElement) {
     // Errors come with the first element too, as from TF's next().
     InputFn plain = ArrayInputFn({.x = {{"x", x}}, .batch_size = 2, .shuffle = false});
     PredictionRange bad = est.Predict(plain, {.predict_keys = {"nope"}});
-    EXPECT_HAS(testing::ErrorOf([&] { bad.Next(); }, ErrorCode::kInvalidArgument), "'nope'");
+    EXPECT_HAS(ErrorOf([&] { bad.Next(); }, ErrorCode::kInvalidArgument), "'nope'");
     // A range started before its Estimator goes keeps working; one never started says why.
     PredictionRange started = est.Predict(plain);
     ASSERT_TRUE(started.Next().has_value());
     PredictionRange unstarted = est.Predict(plain);
     owned.reset();
     EXPECT_EQ(started.ToVector().size(), 3u);
-    EXPECT_HAS(testing::ErrorOf([&] { unstarted.Next(); }, ErrorCode::kFailedPrecondition),
+    EXPECT_HAS(ErrorOf([&] { unstarted.Next(); }, ErrorCode::kFailedPrecondition),
                "destroyed before the first prediction");
   }
 }

@@ -8,15 +8,17 @@
 #include <typeinfo>
 
 #include "loom/base/logging.h"
-#include "loom/data/global_batches.h"
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/estimator_test_util.h"
-#include "loom/io/event_file.h"
+#include "loom/graph/collections.h"
+#include "loom/io/event_file_proto.h"
 #include "loom/testing/error_of.h"
 #include "loom/train/saver.h"
 
 namespace loom {
 namespace {
+
+using testing::ErrorOf;
 
 using estimator_testing::LinearData;
 using estimator_testing::LinearModelFn;
@@ -39,8 +41,7 @@ TEST(EstimatorSpecTest, ValidationNamesWhatIsMissing) {
   Output loss = Mean(s, x);
   Operation op = NoOp(s);
   auto check = [&](const EstimatorSpec& spec, Mode mode) {
-    return testing::ErrorOf([&] { ValidateEstimatorSpec(spec, mode, graph); },
-                            ErrorCode::kInvalidArgument);
+    return ErrorOf([&] { ValidateEstimatorSpec(spec, mode, graph); }, ErrorCode::kInvalidArgument);
   };
   EXPECT_NE(check({.mode = Mode::kTrain, .train_op = op}, Mode::kTrain).find("missing loss"),
             std::string::npos);
@@ -72,8 +73,8 @@ TEST(EstimatorSpecTest, TrainReportsAnInvalidSpec) {
         return {.mode = mode, .loss = Mean(s, Square(s, Sub(s, f.at("x"), labels)))};
       },
       QuietConfig(dir.path()));
-  std::string message = testing::ErrorOf([&] { estimator.Train(TrainInput(d), {.steps = 1}); },
-                                         ErrorCode::kInvalidArgument);
+  std::string message =
+      ErrorOf([&] { estimator.Train(TrainInput(d), {.steps = 1}); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("missing train_op"), std::string::npos) << message;
 }
 
@@ -81,9 +82,9 @@ TEST(RunConfigTest, CheckpointScheduleAndValidation) {
   EXPECT_EQ(EffectiveCheckpointSchedule({}).secs, 600.0);
   EXPECT_EQ(EffectiveCheckpointSchedule({.save_checkpoints_steps = 5}).steps, 5);
   EXPECT_FALSE(EffectiveCheckpointSchedule({.save_checkpoints_steps = 0}).enabled());
-  std::string message = testing::ErrorOf(
-      [] { ValidateRunConfig({.save_checkpoints_steps = 5, .save_checkpoints_secs = 10}); },
-      ErrorCode::kInvalidArgument);
+  std::string message =
+      ErrorOf([] { ValidateRunConfig({.save_checkpoints_steps = 5, .save_checkpoints_secs = 10}); },
+              ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("mutually exclusive"), std::string::npos);
   EXPECT_THROW(Estimator(LinearModelFn, RunConfig{.model_dir = "/tmp/x",
                                                   .save_checkpoints_steps = 5,
@@ -93,7 +94,7 @@ TEST(RunConfigTest, CheckpointScheduleAndValidation) {
 
 TEST(ArrayInputFnTest, ValidatesArraysAndIsZeroCopy) {
   LinearData d = MakeLinearData(10);
-  EXPECT_NE(testing::ErrorOf(
+  EXPECT_NE(ErrorOf(
                 [&] {
                   ArrayInputFn({.x = {{"x", d.x}}, .y = d.y});
                 },
@@ -101,7 +102,7 @@ TEST(ArrayInputFnTest, ValidatesArraysAndIsZeroCopy) {
                 .find("shuffle must be set"),
             std::string::npos);
   EXPECT_NE(
-      testing::ErrorOf(
+      ErrorOf(
           [&] {
             ArrayInputFn({.x = {{"x", d.x}}, .y = Tensor(kFloat32, {9, 1}), .shuffle = false});
           },
@@ -278,8 +279,8 @@ TEST(EstimatorTrainTest, ResumingWithAnotherBatchSizeIsAnErrorUnlessTheInputRest
   LinearData d = MakeLinearData(64);
   Estimator estimator(LinearModelFn, QuietConfig(dir.path()));
   EXPECT_EQ(estimator.Train(TrainInput(d, 8), {.steps = 10}).global_step, 10);
-  const std::string message = testing::ErrorOf(
-      [&] { estimator.Train(TrainInput(d, 16), {.steps = 5}); }, ErrorCode::kInvalidArgument);
+  const std::string message = ErrorOf([&] { estimator.Train(TrainInput(d, 16), {.steps = 5}); },
+                                      ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find(dir.Join("model.ckpt-10.safetensors")), std::string::npos) << message;
   EXPECT_NE(message.find("'Batch batch_size=8 drop_remainder=false'"), std::string::npos)
       << message;
@@ -294,42 +295,29 @@ TEST(EstimatorTrainTest, ResumingWithAnotherBatchSizeIsAnErrorUnlessTheInputRest
   EXPECT_EQ(estimator.Train(TrainInput(d, 16), {.steps = 5}).global_step, 25);
 }
 
-// One-process training iterates ShardGlobalBatches(ds, 1, 0), whose position is global. A
-// position saved by an older Loom's plain iterator over ds still resumes, exactly, in
-// a plain iterator; another pipeline's is still an error.
-TEST(EstimatorTrainTest, APositionSavedByAPlainIteratorStillResumes) {
-  std::vector<int64_t> rows(40);
-  for (int i = 0; i < 40; ++i) rows[i] = i;
-  const data::Dataset ds = data::FromTensorSlices(Tensor::FromVector(rows))
-                               .Shuffle(40, {.seed = 9})
-                               .Repeat()
-                               .Batch(4)
-                               .Prefetch(2);
-  auto plain = ds.MakeIterator();
-  for (int i = 0; i < 3; ++i) plain->GetNext();
-  const std::string old_blob = plain->Save();
-  Graph graph;
-  Session session(graph);
-  auto* r = session.resources().LookupOrCreate<data::IteratorResource>("iterator:in");
-  r->Restore(old_blob, "old.safetensors");
-  ResetIterator(session, "iterator:in", data::ShardGlobalBatches(ds, 1, 0));
-  for (int i = 0; i < 5; ++i) {
-    auto want = plain->GetNext();
-    auto got = r->GetNext(nullptr);
-    ASSERT_TRUE(want && got);
-    EXPECT_TRUE(got->at("x").Equals(want->at("x"))) << i;
-  }
-  // Into another pipeline: the usual error.
-  session.resources()
-      .LookupOrCreate<data::IteratorResource>("iterator:other")
-      ->Restore(old_blob, "old.safetensors");
-  try {
-    ResetIterator(session, "iterator:other", data::ShardGlobalBatches(ds.Batch(2), 1, 0));
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(e.message().find("--restart-input"), std::string::npos) << e.message();
-  }
+// The training graph declares its loss (GraphKeys::kLoss) for hooks that report it.
+class LossCollectionHook : public train::SessionRunHook {
+ public:
+  void Begin(Graph& graph) override { losses = graph.collections().Get(GraphKeys::kLoss); }
+  std::vector<Output> losses;
+};
+
+TEST(EstimatorTrainTest, TheTrainingGraphDeclaresTheSpecsLoss) {
+  TempDir dir;
+  LinearData d = MakeLinearData(16);
+  std::string loss_name;
+  Estimator estimator(
+      [&](Scope& s, const Features& f, Output labels, Mode mode, const Params& p,
+          const RunConfig& c) {
+        EstimatorSpec spec = LinearModelFn(s, f, labels, mode, p, c);
+        loss_name = spec.loss.name();
+        return spec;
+      },
+      QuietConfig(dir.path()));
+  auto hook = std::make_shared<LossCollectionHook>();
+  estimator.Train(TrainInput(d), {.hooks = {hook}, .steps = 1});
+  ASSERT_EQ(hook->losses.size(), 1u);
+  EXPECT_EQ(hook->losses[0].name(), loss_name);
 }
 
 TEST(EstimatorTrainTest, TrainsUntilInputEndsWithoutSteps) {
@@ -364,7 +352,7 @@ TEST(EstimatorEvaluateTest, NoCheckpointIsAClearError) {
   LinearData d = MakeLinearData(16);
   Estimator estimator(LinearModelFn, QuietConfig(dir.path()));
   std::string message =
-      testing::ErrorOf([&] { estimator.Evaluate(EvalInput(d)); }, ErrorCode::kFailedPrecondition);
+      ErrorOf([&] { estimator.Evaluate(EvalInput(d)); }, ErrorCode::kFailedPrecondition);
   EXPECT_NE(message.find("no checkpoint"), std::string::npos) << message;
   EXPECT_NE(message.find(dir.path()), std::string::npos) << message;
   PredictionRange lazy = estimator.Predict(EvalInput(d));  // nothing runs yet (TF's generator)
@@ -500,11 +488,10 @@ TEST(EstimatorPredictTest, LazySingleExamplesAndBatches) {
   EXPECT_EQ(batches[2].at("double").shape(), Shape({2, 1}));
   EXPECT_EQ(estimator.model_fn_calls(), 2) << "the predict graph was rebuilt";
 
-  EXPECT_NE(
-      testing::ErrorOf([&] { estimator.Predict(counting, {.predict_keys = {"nope"}}).Next(); },
-                       ErrorCode::kInvalidArgument)
-          .find("'nope'"),
-      std::string::npos);
+  EXPECT_NE(ErrorOf([&] { estimator.Predict(counting, {.predict_keys = {"nope"}}).Next(); },
+                    ErrorCode::kInvalidArgument)
+                .find("'nope'"),
+            std::string::npos);
   // Two live ranges do not share a session.
   PredictionRange r1 = estimator.Predict(counting);
   PredictionRange r2 = estimator.Predict(counting);

@@ -4,6 +4,7 @@
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/tf_checkpoints.h"
 #include "loom/estimator/warm_start.h"
+#include "loom/graph/collections.h"
 #include "loom/train/monitored_session.h"
 #include "loom/train/saver.h"
 #include "loom/train/stop_signals.h"
@@ -172,6 +173,7 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
   if (distribution != nullptr) distribution->CheckTrainGraph(*model.graph);
   Scope root(*model.graph);
   train::ScalarSummary(root, "loss", model.spec.loss);
+  model.graph->collections().Add(GraphKeys::kLoss, model.spec.loss);
   auto scaffold = model.spec.scaffold ? model.spec.scaffold : std::make_shared<train::Scaffold>();
   if (!scaffold->saver) {
     scaffold->saver_options.max_to_keep = config_.keep_checkpoint_max;

@@ -69,6 +69,7 @@ const OpDef& BucketizeOp() {
       .name = "Bucketize",
       .num_inputs = 1,
       .attrs = {kBoundaries.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
@@ -99,6 +100,11 @@ const OpDef& BucketizeOp() {
             c.set_output(0, out);
           },
       .no_gradient = kIdsNoGradient,
+      .sample =
+          [] {
+            return OpSample{
+                {SampleDoubles({3})}, {kBoundaries(std::vector<double>{0.8, 1.2})}, false};
+          },
   };
   return op;
 }
@@ -134,6 +140,7 @@ const OpDef& VocabularyLookupOp() {
       .num_inputs = 1,
       .attrs = {kStringVocabulary.Optional(), kIntVocabulary.Optional(), kNumOovBuckets.Default(0),
                 kDefaultValue.Default(-1), kStrict.Default(false), kErrorContext.Default("")},
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape =
           [](InferenceContext& c) {
             const bool strings = c.find_attr(kStringVocabulary) != nullptr;
@@ -191,6 +198,12 @@ const OpDef& VocabularyLookupOp() {
             c.set_output(0, out);
           },
       .no_gradient = kIdsNoGradient,
+      .sample =
+          [] {
+            return OpSample{
+                {Tensor::FromVector<std::string>({"a", "c"})},
+                {kStringVocabulary(std::vector<std::string>{"a", "b"}), kNumOovBuckets(1)}};
+          },
   };
   return op;
 }
@@ -202,6 +215,7 @@ const OpDef& HashBucketOp() {
       .name = "HashBucket",
       .num_inputs = 1,
       .attrs = {kNumBuckets.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape = KeysShape,
       .kernel =
           [](KernelContext& c) {
@@ -215,6 +229,10 @@ const OpDef& HashBucketOp() {
             c.set_output(0, out);
           },
       .no_gradient = kIdsNoGradient,
+      .sample =
+          [] {
+            return OpSample{{Tensor::FromVector<std::string>({"a", "b"})}, {kNumBuckets(4)}};
+          },
   };
   return op;
 }
@@ -223,6 +241,7 @@ const OpDef& FingerprintKeysOp() {
   static const OpDef op = {
       .name = "FingerprintKeys",
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape = KeysShape,
       .kernel =
           [](KernelContext& c) {
@@ -237,6 +256,10 @@ const OpDef& FingerprintKeysOp() {
             c.set_output(0, out);
           },
       .no_gradient = kIdsNoGradient,
+      .sample =
+          [] {
+            return OpSample{{Tensor::FromVector<std::string>({"a", "b"})}, {}};
+          },
   };
   return op;
 }
@@ -250,6 +273,7 @@ const OpDef& CheckLabelRangeOp() {
       .name = "CheckLabelRange",
       .num_inputs = 1,
       .attrs = {kMaxLabel.Required(), kExclusive.Required(), kContext.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
       .kernel =
           [](KernelContext& c) {
@@ -280,6 +304,11 @@ const OpDef& CheckLabelRangeOp() {
             c.set_output(0, labels);
           },
       .no_gradient = "labels are not differentiated",
+      .sample =
+          [] {
+            return OpSample{{Tensor::FromVector<int64_t>({0, 1})},
+                            {kMaxLabel(2.0), kExclusive(true), kContext("labels")}};
+          },
   };
   return op;
 }
@@ -292,6 +321,7 @@ const OpDef& CheckIdsOp() {
       .num_inputs = 1,
       .attrs = {kNumBuckets.Required(), kHasDefault.Required(), kDefaultValue.Required(),
                 kContext.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});
@@ -320,6 +350,12 @@ const OpDef& CheckIdsOp() {
             c.set_output(0, out);
           },
       .no_gradient = kIdsNoGradient,
+      .sample =
+          [] {
+            return OpSample{
+                {Tensor::FromVector<int64_t>({0, 1})},
+                {kNumBuckets(2), kHasDefault(false), kDefaultValue(-1), kContext("ids")}};
+          },
   };
   return op;
 }
@@ -334,6 +370,7 @@ const OpDef& CrossIdsOp() {
       .name = "CrossIds",
       .num_inputs = kVariadic,
       .attrs = {kHashBucketSize.Required(), kHashKey.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape =
           [](InferenceContext& c) {
             if (c.num_inputs() < 2) c.Fail("needs at least two inputs to cross");
@@ -396,6 +433,12 @@ const OpDef& CrossIdsOp() {
             c.set_output(0, out);
           },
       .no_gradient = kIdsNoGradient,
+      .sample =
+          [] {
+            return OpSample{
+                {Tensor::FromVector<int64_t>({0, 1}), Tensor::FromVector<int64_t>({1, 0})},
+                {kHashBucketSize(5), kHashKey(7)}};
+          },
   };
   return op;
 }
@@ -407,6 +450,7 @@ const OpDef& IdsToStringsOp() {
       .name = "IdsToStrings",
       .num_inputs = 1,
       .attrs = {kVocabulary.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kString)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});
@@ -431,6 +475,11 @@ const OpDef& IdsToStringsOp() {
             c.set_output(0, out);
           },
       .no_gradient = "its output is strings",
+      .sample =
+          [] {
+            return OpSample{{Tensor::FromVector<int64_t>({0, 1})},
+                            {kVocabulary(std::vector<std::string>{"a", "b"})}};
+          },
   };
   return op;
 }

@@ -29,6 +29,7 @@ const OpDef& ThresholdConfusionCountsOp() {
       .name = "ThresholdConfusionCounts",
       .num_inputs = 3,
       .attrs = {kThresholds.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kFloat64)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(1, {kFloat32, kFloat64});
@@ -97,6 +98,13 @@ const OpDef& ThresholdConfusionCountsOp() {
             c.set_output(0, out);
           },
       .no_gradient = "counts of threshold comparisons",
+      .sample =
+          [] {
+            return OpSample{
+                {Tensor::FromVector<bool>({true, false}), SampleDoubles({2}), SampleDoubles({2})},
+                {kThresholds(std::vector<double>{0.5, 1.0})},
+                false};
+          },
   };
   return op;
 }
@@ -107,6 +115,7 @@ const OpDef& InTopKOp() {
       .name = "InTopK",
       .num_inputs = 2,
       .attrs = {kK.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kBool)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -153,6 +162,11 @@ const OpDef& InTopKOp() {
             c.set_output(0, out);
           },
       .no_gradient = "boolean output",
+      .sample =
+          [] {
+            return OpSample{
+                {SampleDoubles({2, 3}), Tensor::FromVector<int64_t>({0, 2})}, {kK(2)}, false};
+          },
   };
   return op;
 }
@@ -168,6 +182,7 @@ const OpDef& ConfusionMatrixCountsOp() {
       .name = "ConfusionMatrixCounts",
       .num_inputs = 3,
       .attrs = {kNumClasses.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kFloat64)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});
@@ -203,6 +218,13 @@ const OpDef& ConfusionMatrixCountsOp() {
             c.set_output(0, out);
           },
       .no_gradient = "counts of class ids",
+      .sample =
+          [] {
+            return OpSample{{Tensor::FromVector<int64_t>({0, 1}),
+                             Tensor::FromVector<int64_t>({1, 1}), SampleDoubles({2})},
+                            {kNumClasses(2)},
+                            false};
+          },
   };
   return op;
 }

@@ -5,7 +5,7 @@
 
 #include "loom/base/logging.h"
 #include "loom/estimator/estimator_internal.h"
-#include "loom/io/event_file.h"
+#include "loom/io/event_file_proto.h"
 #include "loom/train/stop_signals.h"
 
 namespace loom {

@@ -41,12 +41,22 @@ struct CollectionKey {
 struct GraphKeys {
   // GLOBAL_STEP: the one global step variable (train::GlobalStep adds it).
   static constexpr CollectionKey<VariableRef> kGlobalStep{"global_step"};
+  // GLOBAL_VARIABLES: every variable that is not local, with the op that assigns its
+  // initial value (a Variable adds itself; GlobalVariablesInitializer runs them).
+  static constexpr CollectionKey<VariableRef> kGlobalVariables{"variables"};
+  // LOCAL_VARIABLES: the local variables (metric counters), likewise for
+  // LocalVariablesInitializer.
+  static constexpr CollectionKey<VariableRef> kLocalVariables{"local_variables"};
   // UPDATE_OPS: ops a training step must run besides the optimizer's update (batch
   // normalization's moving statistics; layers::BatchNormalization adds one per layer).
   static constexpr CollectionKey<Operation> kUpdateOps{"update_ops"};
   // REGULARIZATION_LOSSES: penalties a model adds to its loss (a layer's
   // kernel_regularizer adds one per regularized variable).
   static constexpr CollectionKey<Output> kRegularizationLosses{"regularization_losses"};
+  // The loss a training graph minimizes (Loom's own key): Estimator::Train adds its
+  // EstimatorSpec's loss, so a hook that reports it (the loom command's progress line)
+  // fetches it from here rather than finding it by a summary's tag.
+  static constexpr CollectionKey<Output> kLoss{"loom_loss"};
 };
 
 class Collections {

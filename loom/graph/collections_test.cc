@@ -6,6 +6,7 @@
 #include "loom/graph/graph_def_proto.h"
 #include "loom/ops/grad_support.h"
 #include "loom/ops/state.h"
+#include "loom/runtime/session.h"
 
 namespace loom {
 namespace {
@@ -94,6 +95,41 @@ TEST(CollectionsTest, CollectionsSurviveAGraphDefRoundTrip) {
   EXPECT_EQ(steps[0].initializer.node, loaded.FindNode(v.initializer.name()));
   // Writing the loaded graph again gives the same bytes.
   EXPECT_EQ(SerializeGraphDef(ToGraphDef(graph)), SerializeGraphDef(ToGraphDef(loaded)));
+}
+
+// GlobalVariablesInitializer / LocalVariablesInitializer follow the variables
+// collections, not marker attributes: a graph read from a file whose Assigns lost their
+// "_initializer" mark still initializes every variable it declares.
+TEST(CollectionsTest, VariablesInitializersFollowTheVariablesCollections) {
+  Graph graph;
+  Scope s(graph);
+  Variable w(s.WithOpName("w"), Tensor::Scalar<float>(2.0f));
+  Variable counter(s.WithOpName("counter"), Tensor::Scalar<float>(3.0f), {.local = true});
+  const auto globals = graph.collections().Get(GraphKeys::kGlobalVariables);
+  ASSERT_EQ(globals.size(), 1u);
+  EXPECT_EQ(globals[0].variable.node, w.node);
+  EXPECT_EQ(globals[0].initializer.node, w.initializer.node);
+  const auto locals = graph.collections().Get(GraphKeys::kLocalVariables);
+  ASSERT_EQ(locals.size(), 1u);
+  EXPECT_EQ(locals[0].variable.node, counter.node);
+
+  proto::GraphDef def = ToGraphDef(graph);
+  for (proto::NodeDef& node : *def.mutable_node()) node.mutable_attr()->erase("_initializer");
+  OpRegistry registry;
+  RegisterStateOps(registry);
+  RegisterGradSupportOps(registry);
+  Graph loaded;
+  ImportGraphDef(def, registry, loaded);
+  Scope ls(loaded);
+  const Operation init = GlobalVariablesInitializer(ls);
+  const Operation init_local = LocalVariablesInitializer(ls);
+  Session session(loaded);
+  session.RunTarget(init);
+  EXPECT_EQ(session.Eval(loaded.GetOutput("w")).data<float>()[0], 2.0f);
+  // The global initializer leaves the local variable alone; the local one sets it.
+  EXPECT_THROW(session.Eval(loaded.GetOutput("counter")), Error);
+  session.RunTarget(init_local);
+  EXPECT_EQ(session.Eval(loaded.GetOutput("counter")).data<float>()[0], 3.0f);
 }
 
 TEST(CollectionsTest, AFileNamingAMissingNodeIsAnError) {

@@ -87,6 +87,16 @@ Node* Graph::AddNode(const OpDef& op, const std::string& name, std::vector<Outpu
     for (size_t i = 0; i < node->output_dtypes_.size(); ++i) {
       LOOM_CHECK(node->output_dtypes_[i] != DType::kInvalid)
           << node->description() << " shape function left output " << i << " unset";
+      // The record's dtype rule against what the shape rule set: a disagreement is a
+      // record that lets inputs of mixed dtypes through, or a rule that says otherwise.
+      const DTypeRule* rule = OutputDTypeRule(op, static_cast<int>(i));
+      const DType want = rule ? rule->Resolve(*node, static_cast<int>(i)) : DType::kInvalid;
+      if (want != DType::kInvalid && want != node->output_dtypes_[i]) {
+        throw InvalidArgument(node->description(), ": output ", i, " has dtype ",
+                              DTypeName(node->output_dtypes_[i]), ", but the record's rule says ",
+                              rule->ToString(), " (", DTypeName(want),
+                              "); check the inputs' dtypes (insert a Cast) or fix the rule");
+      }
     }
   }
   LOOM_CHECK(op.num_outputs == kVariadic || node->num_outputs() == op.num_outputs)

@@ -4,18 +4,12 @@
 
 #include "loom/ops/grad_support.h"
 #include "loom/ops/state.h"
+#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
 
-std::string ErrorMessage(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "<no error>";
-}
+using testing::ErrorOf;
 
 TEST(GraphTest, UniqueNamesAndNameScopes) {
   Graph graph;
@@ -29,7 +23,7 @@ TEST(GraphTest, UniqueNamesAndNameScopes) {
   EXPECT_EQ(Identity(dense.WithOpName("MatMul"), a).node->name(), "dense/MatMul");
   EXPECT_EQ(Identity(dense2, a).node->name(), "dense_1/Identity");
   EXPECT_EQ(graph.GetOutput("x_1:0"), b);
-  EXPECT_NE(ErrorMessage([&] { graph.GetOutput("dens"); }).find("dense"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { graph.GetOutput("dens"); }).find("dense"), std::string::npos);
 }
 
 // Names come from files (GraphDef inputs): a bad index is a loom::Error, never the
@@ -47,9 +41,8 @@ TEST(GraphTest, GetOutputRejectsBadIndicesWithLoomErrors) {
       EXPECT_NE(e.message().find(name), std::string::npos) << e.message();
     }
   }
-  EXPECT_NE(ErrorMessage([&] { graph.GetOutput("x:1"); }).find("has 1 outputs"), std::string::npos);
-  EXPECT_NE(ErrorMessage([&] { graph.GetOutput("x:-1"); }).find("does not exist"),
-            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { graph.GetOutput("x:1"); }).find("has 1 outputs"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { graph.GetOutput("x:-1"); }).find("does not exist"), std::string::npos);
 }
 
 TEST(GraphTest, ShapeErrorsNameTheNodeAndBothShapes) {
@@ -57,7 +50,7 @@ TEST(GraphTest, ShapeErrorsNameTheNodeAndBothShapes) {
   Scope s(graph);
   auto a = Placeholder(s, kFloat32, {2, 3});
   auto b = Placeholder(s, kFloat32, {3, 2});
-  std::string message = ErrorMessage([&] { AddN(s.WithOpName("total"), {a, b}); });
+  std::string message = ErrorOf([&] { AddN(s.WithOpName("total"), {a, b}); });
   EXPECT_NE(message.find("AddN 'total'"), std::string::npos) << message;
   EXPECT_NE(message.find("[3,2]"), std::string::npos) << message;
   EXPECT_NE(message.find("[2,3]"), std::string::npos) << message;
@@ -70,7 +63,7 @@ TEST(GraphTest, FinalizeForbidsNewNodes) {
   Scope s(graph);
   Identity(s, 1.0f);
   graph.Finalize();
-  EXPECT_NE(ErrorMessage([&] { Identity(s, 2.0f); }).find("finalized"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { Identity(s, 2.0f); }).find("finalized"), std::string::npos);
 }
 
 TEST(GraphTest, ControlDependenciesAndVariables) {
@@ -94,7 +87,7 @@ TEST(GraphTest, LiteralsTakeTheOtherOperandsDtype) {
   auto [a, b] = AsOutputs(s, x, 2);
   EXPECT_EQ(b.dtype(), kFloat64);
   auto i = Placeholder(s, kInt32, {2});
-  EXPECT_NE(ErrorMessage([&] { AsOutputs(s, i, 0.5); }).find("fraction"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { AsOutputs(s, i, 0.5); }).find("fraction"), std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "loom/graph/op_def.h"
 
 #include <algorithm>
+#include <optional>
+
+#include "loom/base/check.h"
 
 namespace loom {
 
@@ -17,6 +20,25 @@ void InferenceContext::set_output(int i, DType dtype, const Shape& shape) {
   }
   dtypes_[i] = dtype;
   shapes_[i] = shape;
+}
+
+DType InferenceContext::output_dtype(int i) const {
+  const DTypeRule* rule = OutputDTypeRule(node_.op_def(), i);
+  return rule == nullptr ? DType::kInvalid : rule->Resolve(node_, i);
+}
+
+void InferenceContext::set_output_shape(int i, const Shape& shape) {
+  const DType dtype = output_dtype(i);
+  LOOM_CHECK(dtype != DType::kInvalid)
+      << node_.description() << ": set_output_shape(" << i
+      << ") but the record's dtype rule does not decide that output's dtype";
+  set_output(i, dtype, shape);
+}
+
+const DTypeRule* OutputDTypeRule(const OpDef& op, int i) {
+  if (op.output_dtypes.empty()) return nullptr;
+  if (op.num_outputs == kVariadic) return &op.output_dtypes[0];
+  return i < static_cast<int>(op.output_dtypes.size()) ? &op.output_dtypes[i] : nullptr;
 }
 
 void InferenceContext::ExpectDType(int i, std::initializer_list<DType> allowed) const {
@@ -105,6 +127,52 @@ void ValidateOpDef(const OpDef& op) {
     if (r < 0 || (op.num_inputs != kVariadic && r >= op.num_inputs)) {
       fail("ref input ", r, " is not one of its ", op.num_inputs, " inputs");
     }
+  }
+  if (op.num_outputs != 0 && op.output_dtypes.empty()) {
+    fail(
+        "declares no output dtype rules; say how each output's dtype follows in "
+        ".output_dtypes (DTypeRule::SameAsInput(0), Fixed(kInt64), FromAttr(kDType), ...)");
+  }
+  if (op.num_outputs == kVariadic && op.output_dtypes.size() > 1) {
+    fail("has variadic outputs and ", op.output_dtypes.size(),
+         " output dtype rules; a variadic op declares one rule for every output");
+  }
+  if (op.num_outputs > 0 && static_cast<int>(op.output_dtypes.size()) != op.num_outputs) {
+    fail("has ", op.num_outputs, " outputs and ", op.output_dtypes.size(),
+         " output dtype rules; declare one per output");
+  }
+  for (size_t i = 0; i < op.output_dtypes.size(); ++i) {
+    const DTypeRule& rule = op.output_dtypes[i];
+    using Kind = DTypeRule::Kind;
+    auto attr_type = [&](const std::string& name) -> std::optional<AttrType> {
+      for (const AttrDef& a : op.attrs)
+        if (a.name == name) return a.type;
+      return std::nullopt;
+    };
+    if (rule.kind() == Kind::kSameAsInput &&
+        (rule.input() < 0 || (op.num_inputs != kVariadic && rule.input() >= op.num_inputs))) {
+      fail("output ", i, "'s dtype rule (", rule.ToString(), ") names an input the op, with ",
+           op.num_inputs, " inputs, does not have");
+    }
+    if (rule.kind() == Kind::kFixed && rule.dtype() == DType::kInvalid) {
+      fail("output ", i, "'s dtype rule fixes an invalid dtype");
+    }
+    if (rule.kind() == Kind::kByShapeRule && rule.how().empty()) {
+      fail("output ", i, "'s dtype rule is ByShapeRule without saying how");
+    }
+    const std::pair<Kind, AttrType> attr_kinds[] = {{Kind::kFromAttr, AttrType::kType},
+                                                    {Kind::kFromAttrList, AttrType::kTypeList},
+                                                    {Kind::kFromTensorAttr, AttrType::kTensor}};
+    for (const auto& [kind, type] : attr_kinds) {
+      if (rule.kind() != kind) continue;
+      if (attr_type(rule.attr()) != type) {
+        fail("output ", i, "'s dtype rule (", rule.ToString(), ") needs a declared ",
+             AttrTypeName(type), " attribute '", rule.attr(), "'");
+      }
+    }
+  }
+  if (op.sample && !op.not_swept.empty()) {
+    fail("has both a sweep sample and a not_swept reason (", op.not_swept, "); keep one");
   }
   for (size_t i = 0; i < op.attrs.size(); ++i) {
     const AttrDef& a = op.attrs[i];

@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "loom/base/thread_pool.h"
+#include "loom/graph/dtype_rule.h"
 #include "loom/graph/graph.h"
+#include "loom/graph/op_sample.h"
 #include "loom/graph/resource.h"
 #include "loom/graph/scope.h"
 
@@ -78,13 +80,26 @@ struct OpDef {
   // How many outputs every node of the op has, or kVariadic when the attributes or inputs
   // decide (IteratorGetNext, Split). Checked against the shape rule at AddNode.
   int num_outputs = 1;
+  // How each output's dtype follows from the node (dtype_rule.h): one rule per output, or
+  // one rule for every output when num_outputs is kVariadic. Required of every record with
+  // outputs (ValidateOpDef); Graph::AddNode fails when the shape rule disagrees.
+  std::vector<DTypeRule> output_dtypes;
   ShapeFn shape;
   KernelFn kernel;
   // Empty for ops without a gradient; then `no_gradient` says why (e.g. "integer
   // output"), and Gradients() reports it when asked to differentiate through the op.
   GradFn grad;
   std::string no_gradient;
+  // The op sweep's sample (op_sample.h), for an op the sweep cannot sample from the
+  // signature alone (a required attribute, integer or shaped inputs); or, in not_swept, why
+  // the sweep cannot run the op alone ("needs a variable input") and which test covers it.
+  std::function<OpSample()> sample;
+  std::string not_swept;
 };
+
+// The rule for output `i` of `op` (its own, or the one rule of a variadic op); nullptr
+// when the record declares none.
+const DTypeRule* OutputDTypeRule(const OpDef& op, int i);
 
 // The attribute reads every context offers, over its node's attributes (checked against
 // the record at construction): attr(kKey), find_attr(kKey) for an optional one.
@@ -117,6 +132,11 @@ class InferenceContext : public NodeAttrReader<InferenceContext> {
   const Tensor* input_constant(int i) const;
 
   void set_output(int i, DType dtype, const Shape& shape);
+  // Sets output i's shape; its dtype is the one the record's rule gives (output_dtype).
+  // REQUIRES: the rule decides output i's dtype (not kByShapeRule).
+  void set_output_shape(int i, const Shape& shape);
+  // The dtype the record's rule gives output i, or kInvalid where it does not decide.
+  DType output_dtype(int i) const;
   const std::vector<DType>& output_dtypes() const { return dtypes_; }
   const std::vector<Shape>& output_shapes() const { return shapes_; }
 
@@ -206,6 +226,8 @@ class GradContext : public NodeAttrReader<GradContext> {
 
 // Throws InvalidArgument naming the op and the field when the record is malformed: no
 // name, no kernel, neither a gradient nor a reason for none, a ref input out of range,
+// outputs without dtype rules, a rule naming an input or an attribute the op lacks, both a
+// sample and a not_swept reason,
 // duplicate or '_'-prefixed attribute names, a default or allowed value of another kind
 // than its attribute, a default that is not among the allowed values.
 void ValidateOpDef(const OpDef& op);

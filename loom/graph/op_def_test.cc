@@ -24,6 +24,7 @@ OpDef SampleOp() {
       .num_inputs = 0,
       .attrs = {kFlag.Default(false), kCount.Required(), kMode.OneOf({"a", "b"}, "a"),
                 kTypes.Default({}), kThing.Optional()},
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape = [](InferenceContext& c) { c.set_output(0, kInt64, Shape{}); },
       .kernel =
           [](KernelContext& c) {

@@ -113,6 +113,7 @@ const OpDef& ConstOp() {
       .role = OpRole::kConst,
       // "dtype" repeats the value's dtype for TF's readers.
       .attrs = {kConstValue.Required(), kDType.Optional()},
+      .output_dtypes = {DTypeRule::FromTensorAttr(kConstValue)},
       .shape =
           [](InferenceContext& c) {
             const Tensor& v = c.attr(kConstValue);
@@ -124,6 +125,10 @@ const OpDef& ConstOp() {
           },
       .kernel = [](KernelContext& c) { c.set_output(0, c.attr(kConstValue)); },
       .no_gradient = "constants have no inputs",
+      .sample =
+          [] {
+            return OpSample{{}, {kConstValue(SampleDoubles({2}))}};
+          },
   };
   return op;
 }

@@ -5,22 +5,14 @@
 #include <cmath>
 
 #include "loom/base/error.h"
+#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
 
-using Fields = std::vector<std::string>;
+using testing::ErrorOf;
 
-std::string InvalidArgumentMessage(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
-    return e.message();
-  }
-  ADD_FAILURE() << "expected InvalidArgument";
-  return "";
-}
+using Fields = std::vector<std::string>;
 
 TEST(CsvTest, ParseRecordFollowsRfc4180) {
   EXPECT_EQ(ParseCsvRecord("a,b,c"), (Fields{"a", "b", "c"}));
@@ -31,13 +23,15 @@ TEST(CsvTest, ParseRecordFollowsRfc4180) {
   EXPECT_EQ(ParseCsvRecord(R"("")"), (Fields{""}));
   EXPECT_EQ(ParseCsvRecord("1\t2\t\"3\t4\"", '\t'), (Fields{"1", "2", "3\t4"}));
   EXPECT_EQ(ParseCsvRecord(R"(a"b,c)", ',', /*use_quote_delim=*/false), (Fields{"a\"b", "c"}));
-  const std::string msg =
-      InvalidArgumentMessage([] { ParseCsvRecord(R"(a,"open)", ',', true, "f.csv line 4"); });
+  const std::string msg = ErrorOf([] { ParseCsvRecord(R"(a,"open)", ',', true, "f.csv line 4"); },
+                                  ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("f.csv line 4 column 2"), std::string::npos) << msg;
-  EXPECT_NE(InvalidArgumentMessage([] { ParseCsvRecord(R"("a"b,c)"); }).find("column 1"),
-            std::string::npos);
-  EXPECT_NE(InvalidArgumentMessage([] { ParseCsvRecord(R"(x,a"b)"); }).find("column 2"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf([] { ParseCsvRecord(R"("a"b,c)"); }, ErrorCode::kInvalidArgument).find("column 1"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf([] { ParseCsvRecord(R"(x,a"b)"); }, ErrorCode::kInvalidArgument).find("column 2"),
+      std::string::npos);
 }
 
 TEST(CsvTest, ParseValueIsStrict) {
@@ -48,7 +42,8 @@ TEST(CsvTest, ParseValueIsStrict) {
   EXPECT_EQ(ParseCsvValue("+7", kInt32, "w").scalar<int32_t>(), 7);
   EXPECT_EQ(ParseCsvValue("-9000000000", kInt64, "w").scalar<int64_t>(), -9000000000);
   EXPECT_EQ(ParseCsvValue(" x ", kString, "w").scalar<std::string>(), " x ");
-  const std::string msg = InvalidArgumentMessage([] { ParseCsvValue("1.5", kInt32, "here"); });
+  const std::string msg =
+      ErrorOf([] { ParseCsvValue("1.5", kInt32, "here"); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("here: cannot parse '1.5' as int32"), std::string::npos) << msg;
   EXPECT_THROW(ParseCsvValue("3000000000", kInt32, "w"), Error);
   EXPECT_THROW(ParseCsvValue("12abc", kFloat32, "w"), Error);
@@ -140,7 +135,7 @@ TEST_F(CsvReaderTest, ErrorsNameFileLineAndColumn) {
                                    Tensor::ScalarString(""), Tensor::Scalar<int32_t>(0)},
                                   options);
   required->NextRow();
-  std::string msg = InvalidArgumentMessage([&] { required->NextRow(); });
+  std::string msg = ErrorOf([&] { required->NextRow(); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("CSV file 'data.csv' line 3 column 2 ('price')"), std::string::npos) << msg;
   EXPECT_NE(msg.find("required"), std::string::npos) << msg;
 
@@ -148,12 +143,12 @@ TEST_F(CsvReaderTest, ErrorsNameFileLineAndColumn) {
                                {Tensor::Scalar<int64_t>(0), Tensor::Scalar<float>(0),
                                 Tensor::Scalar<int32_t>(0), Tensor::Scalar<int32_t>(0)},
                                options);
-  msg = InvalidArgumentMessage([&] { typed->NextRow(); });
+  msg = ErrorOf([&] { typed->NextRow(); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("line 2 column 3 ('name'): cannot parse 'apple' as int32"), std::string::npos)
       << msg;
 
   auto narrow = CsvReader::Open(env_.get(), "data.csv", {Tensor::Scalar<int64_t>(0)}, options);
-  msg = InvalidArgumentMessage([&] { narrow->NextRow(); });
+  msg = ErrorOf([&] { narrow->NextRow(); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("line 2: 4 fields, expected 1"), std::string::npos) << msg;
 
   EXPECT_THROW(CsvReader::Open(env_.get(), "data.csv", {}), Error);

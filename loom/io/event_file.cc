@@ -1,10 +1,9 @@
-#include "loom/io/event_file.h"
-
 #include <cstring>
 
 #include "loom/base/check.h"
 #include "loom/base/error.h"
 #include "loom/base/logging.h"
+#include "loom/io/event_file_proto.h"
 
 namespace loom {
 

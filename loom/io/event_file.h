@@ -23,9 +23,17 @@
 #include <string>
 
 #include "loom/base/env.h"
-#include "loom/io/proto/event.pb.h"
 #include "loom/io/record_reader.h"
 #include "loom/io/record_writer.h"
+
+// The messages are only declared here, so including this header needs no protobuf
+// headers; code that builds or reads them includes event_file_proto.h.
+namespace loom::proto {
+class Event;
+class SessionLog;
+class Summary;
+class Summary_Value;
+}  // namespace loom::proto
 
 namespace loom {
 
@@ -104,7 +112,7 @@ class EventFileReader {
 proto::Summary ScalarSummary(const std::string& tag, float value);
 // The scalar a Summary.Value holds: simple_value, or a one-element float / double / int
 // tensor (what TF2 and the scalars plugin write). nullopt for other kinds.
-std::optional<double> ScalarValue(const proto::Summary::Value& value);
+std::optional<double> ScalarValue(const proto::Summary_Value& value);
 
 }  // namespace loom
 

@@ -1,5 +1,3 @@
-#include "loom/io/event_file.h"
-
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -8,6 +6,7 @@
 #include "loom/base/env.h"
 #include "loom/base/error.h"
 #include "loom/base/fault_injection_env.h"
+#include "loom/io/event_file_proto.h"
 
 namespace loom {
 namespace {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "loom/base/error.h"
+#include "loom/io/example_proto.h"
 #include "loom/io/example_wire.h"
 
 namespace loom {

@@ -20,7 +20,8 @@
 // missing from record 3 of 'train.tfrecord' and its FixedLenFeature has no default"):
 // a missing fixed-length feature without a default, a list of the wrong type or length,
 // an unsupported dtype. A record that is not a valid Example throws DataLoss.
-// Stateless functions; thread-safe.
+// Stateless functions; thread-safe. No protobuf type appears here: the libprotobuf API
+// (ParseExampleProto) is in example_proto.h, for Loom's own code.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -29,7 +30,6 @@
 #include <string_view>
 #include <vector>
 
-#include "loom/io/proto/example.pb.h"
 #include "loom/tensor/tensor.h"
 
 namespace loom {
@@ -88,10 +88,6 @@ ParsedFeatures ParseExample(std::string_view serialized, const ExampleSpec& spec
 // batch".
 ParsedFeatures ParseExampleBatch(std::span<const std::string> serialized, const ExampleSpec& spec,
                                  std::span<const std::string> record_names = {});
-
-// Parses the proto itself; throws DataLoss naming record_name when it is not an Example.
-proto::Example ParseExampleProto(std::string_view serialized,
-                                 std::string_view record_name = "the example");
 
 }  // namespace loom
 

@@ -4,33 +4,25 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "loom/base/error.h"
+#include "loom/io/example_proto.h"
 
 namespace loom {
 
-proto::Feature& ExampleBuilder::Slot(const std::string& name) {
-  proto::Feature& f = (*example_.mutable_features()->mutable_feature())[name];
-  f.Clear();
-  return f;
-}
-
 ExampleBuilder& ExampleBuilder::AddFloats(const std::string& name,
                                           const std::vector<float>& values) {
-  auto* list = Slot(name).mutable_float_list();
-  list->mutable_value()->Add(values.begin(), values.end());
+  features_[name] = values;
   return *this;
 }
 
 ExampleBuilder& ExampleBuilder::AddInt64s(const std::string& name,
                                           const std::vector<int64_t>& values) {
-  auto* list = Slot(name).mutable_int64_list();
-  list->mutable_value()->Add(values.begin(), values.end());
+  features_[name] = values;
   return *this;
 }
 
 ExampleBuilder& ExampleBuilder::AddBytes(const std::string& name,
                                          const std::vector<std::string>& values) {
-  auto* list = Slot(name).mutable_bytes_list();
-  for (const std::string& v : values) list->add_value(v);
+  features_[name] = values;
   return *this;
 }
 
@@ -67,13 +59,32 @@ ExampleBuilder& ExampleBuilder::AddTensor(const std::string& name, const Tensor&
   }
 }
 
+proto::Example ToExampleProto(const ExampleBuilder& builder) {
+  proto::Example example;
+  auto& features = *example.mutable_features()->mutable_feature();
+  for (const auto& [name, values] : builder.features()) {
+    proto::Feature& f = features[name];
+    if (const auto* floats = std::get_if<std::vector<float>>(&values)) {
+      f.mutable_float_list()->mutable_value()->Add(floats->begin(), floats->end());
+    } else if (const auto* ints = std::get_if<std::vector<int64_t>>(&values)) {
+      f.mutable_int64_list()->mutable_value()->Add(ints->begin(), ints->end());
+    } else {
+      for (const std::string& v : std::get<std::vector<std::string>>(values)) {
+        f.mutable_bytes_list()->add_value(v);
+      }
+    }
+  }
+  return example;
+}
+
 std::string ExampleBuilder::Serialize() const {
+  const proto::Example example = ToExampleProto(*this);
   std::string out;
   {
     google::protobuf::io::StringOutputStream stream(&out);
     google::protobuf::io::CodedOutputStream coded(&stream);
     coded.SetSerializationDeterministic(true);
-    example_.SerializeToCodedStream(&coded);
+    example.SerializeToCodedStream(&coded);
   }  // the streams trim `out` to the bytes written when they go away
   return out;
 }

@@ -12,12 +12,14 @@
 //
 // Adding a name twice replaces the earlier value. A value type; not thread-safe.
 // Serialization is deterministic (map keys sorted), so equal builders give equal bytes.
+// The message itself (ToExampleProto) is in example_proto.h, for Loom's own code.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
-#include "loom/io/proto/example.pb.h"
 #include "loom/tensor/tensor.h"
 
 namespace loom {
@@ -31,12 +33,15 @@ class ExampleBuilder {
   // string -> bytes_list. Throws InvalidArgument naming the feature for other dtypes.
   ExampleBuilder& AddTensor(const std::string& name, const Tensor& t);
 
-  const proto::Example& proto() const { return example_; }
+  // One feature's values: an Example's float_list, int64_list or bytes_list.
+  using Values = std::variant<std::vector<float>, std::vector<int64_t>, std::vector<std::string>>;
+  // The features added so far, by name.
+  const std::map<std::string, Values>& features() const { return features_; }
+
   std::string Serialize() const;
 
  private:
-  proto::Feature& Slot(const std::string& name);
-  proto::Example example_;
+  std::map<std::string, Values> features_;
 };
 
 }  // namespace loom

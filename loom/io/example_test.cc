@@ -10,10 +10,13 @@
 
 #include "loom/base/error.h"
 #include "loom/io/example_builder.h"
+#include "loom/io/example_proto.h"
 #include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
+
+using testing::ErrorOf;
 
 template <typename T>
 std::vector<T> Values(const Tensor& t) {
@@ -78,9 +81,8 @@ TEST(ParseExampleTest, MissingFeatureUsesDefaultOrNamesFeatureAndRecord) {
   EXPECT_EQ(out["name"].values.scalar<std::string>(), "none");
 
   spec.fixed["age"] = {.dtype = kInt64};
-  std::string msg =
-      testing::ErrorOf([&] { ParseExample(record, spec, "record 4 of 'train.tfrecord'"); },
-                       ErrorCode::kInvalidArgument);
+  std::string msg = ErrorOf([&] { ParseExample(record, spec, "record 4 of 'train.tfrecord'"); },
+                            ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("feature 'age' is missing from record 4 of 'train.tfrecord'"),
             std::string::npos)
       << msg;
@@ -90,22 +92,21 @@ TEST(ParseExampleTest, WrongTypeOrCountIsInvalidArgument) {
   std::string record = ExampleBuilder().AddFloats("x", {1, 2, 3}).Serialize();
   ExampleSpec spec;
   spec.fixed["x"] = {.dtype = kInt64, .shape = {3}};
-  std::string msg =
-      testing::ErrorOf([&] { ParseExample(record, spec); }, ErrorCode::kInvalidArgument);
+  std::string msg = ErrorOf([&] { ParseExample(record, spec); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("feature 'x' in the example is a float_list"), std::string::npos) << msg;
   spec.fixed["x"] = {.dtype = kFloat32, .shape = {2}};
-  msg = testing::ErrorOf([&] { ParseExample(record, spec); }, ErrorCode::kInvalidArgument);
+  msg = ErrorOf([&] { ParseExample(record, spec); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("has 3 values but its FixedLenFeature shape [2] needs 2"), std::string::npos)
       << msg;
   spec.fixed["x"] = {.dtype = kInt32};
-  msg = testing::ErrorOf([&] { ParseExample(record, spec); }, ErrorCode::kInvalidArgument);
+  msg = ErrorOf([&] { ParseExample(record, spec); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("int32"), std::string::npos) << msg;
 }
 
 TEST(ParseExampleTest, InvalidProtoIsDataLoss) {
   ExampleSpec spec;
-  std::string msg = testing::ErrorOf([&] { ParseExample("\xff\xff\xff", spec, "record 9"); },
-                                     ErrorCode::kDataLoss);
+  std::string msg =
+      ErrorOf([&] { ParseExample("\xff\xff\xff", spec, "record 9"); }, ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("record 9"), std::string::npos) << msg;
 }
 
@@ -158,12 +159,10 @@ TEST(ParseExampleBatchTest, ErrorsNameTheRecordInTheBatch) {
   auto records = Batch();
   ExampleSpec spec;
   spec.fixed["ids"] = {.dtype = kInt64, .shape = {3}};
-  std::string msg =
-      testing::ErrorOf([&] { ParseExampleBatch(records, spec); }, ErrorCode::kInvalidArgument);
+  std::string msg = ErrorOf([&] { ParseExampleBatch(records, spec); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("missing from record 1 of the batch"), std::string::npos) << msg;
   std::vector<std::string> names = {"r0", "r1", "r2"};
-  msg = testing::ErrorOf([&] { ParseExampleBatch(records, spec, names); },
-                         ErrorCode::kInvalidArgument);
+  msg = ErrorOf([&] { ParseExampleBatch(records, spec, names); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("missing from r1"), std::string::npos) << msg;
 }
 
@@ -172,7 +171,8 @@ TEST(ExampleBuilderTest, AddTensorFlattensAndConverts) {
   b.AddTensor("f", Tensor::FromVector<float>({1, 2, 3, 4}, Shape{2, 2}));
   b.AddTensor("i", Tensor::FromVector<int32_t>({5, -6}));
   b.AddTensor("s", Tensor::ScalarString("hi"));
-  const auto& features = b.proto().features().feature();
+  const proto::Example example = ToExampleProto(b);
+  const auto& features = example.features().feature();
   EXPECT_EQ(features.at("f").float_list().value_size(), 4);
   EXPECT_EQ(features.at("i").int64_list().value(1), -6);
   EXPECT_EQ(features.at("s").bytes_list().value(0), "hi");

@@ -18,6 +18,8 @@
 namespace loom {
 namespace {
 
+using testing::ErrorOf;
+
 std::string Bytes(std::initializer_list<unsigned> bytes) {
   std::string s;
   for (unsigned b : bytes) s.push_back(static_cast<char>(b));
@@ -129,7 +131,7 @@ TEST_P(RoundTripTest, SequentialReaderSeeksForwardOnly) {
   uint64_t third = reader->offset();
   ASSERT_TRUE(reader->ReadRecord(&record));
   EXPECT_EQ(record, records[2]);
-  std::string msg = testing::ErrorOf([&] { reader->Seek(0); }, ErrorCode::kFailedPrecondition);
+  std::string msg = ErrorOf([&] { reader->Seek(0); }, ErrorCode::kFailedPrecondition);
   EXPECT_NE(msg.find("sequential"), std::string::npos) << msg;
   auto again = RecordReader::OpenSequential(env.get(), "/f", {.compression = GetParam()});
   again->Seek(third);
@@ -226,7 +228,7 @@ TEST(RecordReaderTest, DataCrcMismatchNamesFileAndOffset) {
   auto reader = RecordReader::Open(env.get(), "/f", {});
   std::string record;
   ASSERT_TRUE(reader->ReadRecord(&record));
-  std::string msg = testing::ErrorOf([&] { reader->ReadRecord(&record); }, ErrorCode::kDataLoss);
+  std::string msg = ErrorOf([&] { reader->ReadRecord(&record); }, ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("corrupted record at offset 21 in '/f'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("data crc mismatch"), std::string::npos) << msg;
 
@@ -242,7 +244,7 @@ TEST(RecordReaderTest, LengthCrcMismatchThrowsOrResyncs) {
   std::string bytes = WriteSample(env.get(), {"alpha", "beta", "gamma", "delta"});
   bytes[21 + 2] ^= 0x40;  // length of record 1
   WriteFile(env.get(), "/f", bytes);
-  std::string msg = testing::ErrorOf([&] { ReadAll(env.get(), "/f"); }, ErrorCode::kDataLoss);
+  std::string msg = ErrorOf([&] { ReadAll(env.get(), "/f"); }, ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("corrupted record at offset 21 in '/f': length crc mismatch"),
             std::string::npos)
       << msg;
@@ -259,7 +261,7 @@ TEST(RecordReaderTest, TruncatedFileIsDataLossOrEndOfFile) {
   std::string bytes = WriteSample(env.get(), {"alpha", "beta"});
   for (size_t cut : {size_t{21 + 5}, size_t{21 + 12 + 2}, size_t{bytes.size() - 1}}) {
     WriteFile(env.get(), "/f", bytes.substr(0, cut));
-    std::string msg = testing::ErrorOf([&] { ReadAll(env.get(), "/f"); }, ErrorCode::kDataLoss);
+    std::string msg = ErrorOf([&] { ReadAll(env.get(), "/f"); }, ErrorCode::kDataLoss);
     EXPECT_NE(msg.find("truncated record at offset 21 in '/f'"), std::string::npos) << msg;
 
     auto reader = RecordReader::Open(env.get(), "/f", {.truncated_record_is_eof = true});
@@ -282,9 +284,8 @@ TEST(RecordReaderTest, TruncatedCompressedStreamIsDataLoss) {
   WriteRecords(env.get(), "/gz", {std::string(5000, 'q'), "tail"}, Compression::kGzip);
   std::string gz = ReadFileToString(env.get(), "/gz");
   WriteFile(env.get(), "/gz", gz.substr(0, gz.size() - 6));  // drop part of the trailer
-  std::string msg =
-      testing::ErrorOf([&] { ReadAll(env.get(), "/gz", {.compression = Compression::kGzip}); },
-                       ErrorCode::kDataLoss);
+  std::string msg = ErrorOf([&] { ReadAll(env.get(), "/gz", {.compression = Compression::kGzip}); },
+                            ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("'/gz'"), std::string::npos) << msg;
 }
 
@@ -293,7 +294,7 @@ TEST(RecordReaderTest, HugeLengthDoesNotAllocate) {
   auto env = NewMemEnv();
   std::string frame = EncodeRecordHeader(uint64_t{1} << 60) + "only a few bytes";
   WriteFile(env.get(), "/f", frame);
-  std::string msg = testing::ErrorOf([&] { ReadAll(env.get(), "/f"); }, ErrorCode::kDataLoss);
+  std::string msg = ErrorOf([&] { ReadAll(env.get(), "/f"); }, ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("truncated record at offset 0"), std::string::npos) << msg;
   EXPECT_NE(msg.find("1152921504606846976"), std::string::npos) << msg;
 
@@ -306,8 +307,8 @@ TEST(RecordReaderTest, HugeLengthDoesNotAllocate) {
                                            Compression::kGzip, -1, "/gz");
   stream->Append(frame);
   stream->Close();
-  msg = testing::ErrorOf([&] { ReadAll(env.get(), "/gz", {.compression = Compression::kGzip}); },
-                         ErrorCode::kDataLoss);
+  msg = ErrorOf([&] { ReadAll(env.get(), "/gz", {.compression = Compression::kGzip}); },
+                ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("truncated record at offset 0 (uncompressed)"), std::string::npos) << msg;
 }
 
@@ -315,10 +316,10 @@ TEST(RecordReaderTest, WrongCompressionTypeIsDataLoss) {
   auto env = NewMemEnv();
   WriteRecords(env.get(), "/gz", {"hello"}, Compression::kGzip);
   WriteRecords(env.get(), "/plain", {"hello"}, Compression::kNone);
-  std::string msg = testing::ErrorOf([&] { ReadAll(env.get(), "/gz"); }, ErrorCode::kDataLoss);
+  std::string msg = ErrorOf([&] { ReadAll(env.get(), "/gz"); }, ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("length crc mismatch"), std::string::npos) << msg;
-  msg = testing::ErrorOf([&] { ReadAll(env.get(), "/plain", {.compression = Compression::kGzip}); },
-                         ErrorCode::kDataLoss);
+  msg = ErrorOf([&] { ReadAll(env.get(), "/plain", {.compression = Compression::kGzip}); },
+                ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("corrupt GZIP data in '/plain'"), std::string::npos) << msg;
 }
 
@@ -406,7 +407,7 @@ TEST(RecordReaderTest, TornRecordFollowedByRecordsIsReportedAsTorn) {
   const std::string after =
       EncodeRecordHeader(5) + "gamma" + EncodeRecordFooter("gamma") + std::string(40, 'z');
   WriteFile(env.get(), "/f", first + torn + after);
-  std::string msg = testing::ErrorOf([&] { ReadAll(env.get(), "/f"); }, ErrorCode::kDataLoss);
+  std::string msg = ErrorOf([&] { ReadAll(env.get(), "/f"); }, ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("torn record at offset 21 in '/f': the writer stopped mid-record"),
             std::string::npos)
       << msg;
@@ -415,7 +416,7 @@ TEST(RecordReaderTest, TornRecordFollowedByRecordsIsReportedAsTorn) {
       << msg;
   // A torn tail says so too.
   WriteFile(env.get(), "/f", first + torn);
-  msg = testing::ErrorOf([&] { ReadAll(env.get(), "/f"); }, ErrorCode::kDataLoss);
+  msg = ErrorOf([&] { ReadAll(env.get(), "/f"); }, ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("truncated record at offset 21 in '/f'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("the writer stopped mid-record"), std::string::npos) << msg;
 }
@@ -425,7 +426,7 @@ TEST(CompressionTest, ParsesTfNames) {
   EXPECT_EQ(ParseCompression("NONE"), Compression::kNone);
   EXPECT_EQ(ParseCompression("gzip"), Compression::kGzip);
   EXPECT_EQ(ParseCompression("ZLIB"), Compression::kZlib);
-  std::string msg = testing::ErrorOf([] { ParseCompression("lz4"); }, ErrorCode::kInvalidArgument);
+  std::string msg = ErrorOf([] { ParseCompression("lz4"); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(msg.find("lz4"), std::string::npos);
 }
 

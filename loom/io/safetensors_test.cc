@@ -12,6 +12,8 @@
 namespace loom {
 namespace {
 
+using testing::ErrorOf;
+
 const std::string kTestdata = LOOM_SHARED_TESTDATA;
 
 // Every sample file from the reference implementation holds [-3, -2, -1, 0, 1, 2] in its
@@ -92,7 +94,7 @@ TEST(SafetensorsTest, SampleDtypesMapToLoomDtypes) {
   SafetensorsReadOptions strict;
   strict.convert_unsupported_dtypes = false;
   auto reader = SafetensorsReader::Open(Env::Default(), path, strict);
-  EXPECT_NE(testing::ErrorOf([&] { reader->Get("e"); }, ErrorCode::kUnimplemented).find("F16"),
+  EXPECT_NE(ErrorOf([&] { reader->Get("e"); }, ErrorCode::kUnimplemented).find("F16"),
             std::string::npos);
   EXPECT_EQ(reader->Get("f").dtype(), kFloat32);
 }
@@ -137,11 +139,10 @@ TEST(SafetensorsTest, RoundTripIsZeroCopyAndPadded) {
   EXPECT_TRUE(view.SharesBufferWith(reader->Get("global_step")));
   reader.reset();
   EXPECT_EQ(view.flat<float>()[5], 6.0f);
-  EXPECT_NE(
-      testing::ErrorOf([&] { SafetensorsReader::Open(env.get(), "ckpt.safetensors")->Get("nope"); },
-                       ErrorCode::kNotFound)
-          .find("nope"),
-      std::string::npos);
+  EXPECT_NE(ErrorOf([&] { SafetensorsReader::Open(env.get(), "ckpt.safetensors")->Get("nope"); },
+                    ErrorCode::kNotFound)
+                .find("nope"),
+            std::string::npos);
 }
 
 TEST(SafetensorsTest, PosixRoundTripMapsTheFile) {
@@ -197,12 +198,11 @@ TEST(SafetensorsTest, CorruptFilesAreDataLossNamingFileAndTensor) {
   auto env = NewMemEnv();
   auto expect_data_loss = [&](const std::string& contents, const std::string& needle) {
     WriteFileAtomically(env.get(), "bad.safetensors", contents);
-    const std::string msg = testing::ErrorOf(
-        [&] { SafetensorsReader::Open(env.get(), "bad.safetensors"); }, ErrorCode::kDataLoss);
+    const std::string msg = ErrorOf([&] { SafetensorsReader::Open(env.get(), "bad.safetensors"); },
+                                    ErrorCode::kDataLoss);
     EXPECT_NE(msg.find("bad.safetensors"), std::string::npos) << msg;
     EXPECT_NE(msg.find(needle), std::string::npos) << msg;
-    testing::ErrorOf([&] { ReadSafetensorsIndex(env.get(), "bad.safetensors"); },
-                     ErrorCode::kDataLoss);
+    ErrorOf([&] { ReadSafetensorsIndex(env.get(), "bad.safetensors"); }, ErrorCode::kDataLoss);
   };
   expect_data_loss("abc", "fewer than the 8-byte");
   expect_data_loss(MakeFile("{}", "").substr(0, 9), "exceeds the file size");
@@ -241,11 +241,10 @@ TEST(SafetensorsTest, DuplicateTensorNameIsDataLoss) {
                       MakeFile(R"({"w":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
                                R"("w":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
                                std::string(2, 'x')));
-  const std::string msg = testing::ErrorOf(
-      [&] { ReadSafetensorsIndex(env.get(), "dup.safetensors"); }, ErrorCode::kDataLoss);
+  const std::string msg =
+      ErrorOf([&] { ReadSafetensorsIndex(env.get(), "dup.safetensors"); }, ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("names 'w' more than once"), std::string::npos) << msg;
-  testing::ErrorOf([&] { SafetensorsReader::Open(env.get(), "dup.safetensors"); },
-                   ErrorCode::kDataLoss);
+  ErrorOf([&] { SafetensorsReader::Open(env.get(), "dup.safetensors"); }, ErrorCode::kDataLoss);
   // The same name inside a tensor's entry or the metadata is not a duplicate tensor.
   WriteFileAtomically(
       env.get(), "ok.safetensors",
@@ -260,7 +259,7 @@ TEST(SafetensorsTest, UnsupportedFileDtypeIsUnimplemented) {
       env.get(), "u64.safetensors",
       MakeFile(R"({"w":{"dtype":"U64","shape":[1],"data_offsets":[0,8]}})", std::string(8, '\0')));
   auto reader = SafetensorsReader::Open(env.get(), "u64.safetensors");
-  const std::string msg = testing::ErrorOf([&] { reader->Get("w"); }, ErrorCode::kUnimplemented);
+  const std::string msg = ErrorOf([&] { reader->Get("w"); }, ErrorCode::kUnimplemented);
   EXPECT_NE(msg.find("U64"), std::string::npos);
 }
 
@@ -325,16 +324,16 @@ TEST(SafetensorsTest, DeeplyNestedHeaderIsDataLossNotStackOverflow) {
   const std::string deep = std::string(10000, '[') + std::string(10000, ']');
   const std::string json = R"({"w":{"dtype":"U8","shape":[)" + deep + R"(],"data_offsets":[0,0]}})";
   WriteFileAtomically(env.get(), "deep.safetensors", MakeFile(json, ""));
-  const std::string msg = testing::ErrorOf(
-      [&] { SafetensorsReader::Open(env.get(), "deep.safetensors"); }, ErrorCode::kDataLoss);
+  const std::string msg = ErrorOf([&] { SafetensorsReader::Open(env.get(), "deep.safetensors"); },
+                                  ErrorCode::kDataLoss);
   EXPECT_NE(msg.find("deeper than 16"), std::string::npos) << msg;
   // Brackets inside strings do not count; a shape dimension that is an array is named by
   // its type, not printed.
   const std::string in_string = R"({"__metadata__":{"x":")" + std::string(100, '[') +
                                 R"("},"w":{"dtype":"U8","shape":[[[1]]],"data_offsets":[0,0]}})";
   WriteFileAtomically(env.get(), "s.safetensors", MakeFile(in_string, ""));
-  const std::string msg2 = testing::ErrorOf(
-      [&] { SafetensorsReader::Open(env.get(), "s.safetensors"); }, ErrorCode::kDataLoss);
+  const std::string msg2 =
+      ErrorOf([&] { SafetensorsReader::Open(env.get(), "s.safetensors"); }, ErrorCode::kDataLoss);
   EXPECT_NE(msg2.find("invalid dimension array"), std::string::npos) << msg2;
 }
 

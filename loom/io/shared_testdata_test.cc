@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "loom/base/env.h"
-#include "loom/io/event_file.h"
-#include "loom/io/example.h"
+#include "loom/io/event_file_proto.h"
+#include "loom/io/example_proto.h"
 #include "loom/io/proto/graph.pb.h"
 #include "loom/io/record_reader.h"
 

@@ -143,6 +143,7 @@ const OpDef& ReshapeOp() {
       .name = "Reshape",
       .num_inputs = 1,
       .attrs = {kTargetShape.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             const auto& target = c.attr(kTargetShape);
@@ -155,6 +156,10 @@ const OpDef& ReshapeOp() {
             c.set_output(0, x.Reshaped(Shape(dims)));
           },
       .grad = ReshapeGrad,
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kTargetShape(std::vector<int64_t>{3, -1})}};
+          },
   };
   return op;
 }
@@ -163,6 +168,7 @@ const OpDef& ReshapeDynamicOp() {
   static const OpDef op = {
       .name = "ReshapeDynamic",
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(1, {kInt32, kInt64});
@@ -187,6 +193,10 @@ const OpDef& ReshapeDynamicOp() {
             c.set_output(0, x.Reshaped(Shape(dims)));
           },
       .grad = ReshapeGrad,
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}), Tensor::FromVector<int64_t>({6})}, {}, false};
+          },
   };
   return op;
 }
@@ -195,6 +205,7 @@ const OpDef& ReshapeLikeOp() {
   static const OpDef op = {
       .name = "ReshapeLike",
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             const Shape& in = c.input_shape(0);
@@ -224,6 +235,7 @@ const OpDef& ExpandDimsOp() {
       .name = "ExpandDims",
       .num_inputs = 1,
       .attrs = {kAxis.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             const Shape& in = c.input_shape(0);
@@ -242,6 +254,10 @@ const OpDef& ExpandDimsOp() {
             c.set_output(0, x.Reshaped(Shape(dims)));
           },
       .grad = ReshapeGrad,
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kAxis(1)}};
+          },
   };
   return op;
 }
@@ -278,6 +294,7 @@ const OpDef& SqueezeOp() {
       .name = "Squeeze",
       .num_inputs = 1,
       .attrs = {kAxes.Default(std::vector<int64_t>{})},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             auto dims = SqueezeDims(c, c.input_shape(0), c.attr(kAxes));
@@ -290,6 +307,10 @@ const OpDef& SqueezeOp() {
             c.set_output(0, x.Reshaped(Shape(*dims)));
           },
       .grad = ReshapeGrad,
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 1, 3})}, {kAxes(std::vector<int64_t>{1})}};
+          },
   };
   return op;
 }
@@ -318,6 +339,7 @@ const OpDef& FillOp() {
       .name = "Fill",
       .num_inputs = 1,
       .attrs = {kDims.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectRank(0, 0);
@@ -328,6 +350,10 @@ const OpDef& FillOp() {
           },
       .kernel = [](KernelContext& c) { FillKernel(c, c.attr(kDims)); },
       .no_gradient = kFillNoGradient,
+      .sample =
+          [] {
+            return OpSample{{Tensor::Scalar<double>(2.0)}, {kDims(std::vector<int64_t>{2, 3})}};
+          },
   };
   return op;
 }
@@ -336,6 +362,7 @@ const OpDef& FillDynamicOp() {
   static const OpDef op = {
       .name = "FillDynamic",
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(1)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});
@@ -345,6 +372,11 @@ const OpDef& FillDynamicOp() {
           },
       .kernel = [](KernelContext& c) { FillKernel(c, DimsFromTensor(c, c.input(0), "dims")); },
       .no_gradient = kFillNoGradient,
+      .sample =
+          [] {
+            return OpSample{
+                {Tensor::FromVector<int64_t>({2, 3}), Tensor::Scalar<double>(2.0)}, {}, false};
+          },
   };
   return op;
 }
@@ -355,6 +387,7 @@ const OpDef& ShapeOp() {
   static const OpDef op = {
       .name = "Shape",
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape =
           [](InferenceContext& c) {
             const Shape& in = c.input_shape(0);
@@ -371,6 +404,7 @@ const OpDef& SizeOp() {
   static const OpDef op = {
       .name = "Size",
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape = [](InferenceContext& c) { NoInputShape(c, kInt64, Shape{}); },
       .kernel =
           [](KernelContext& c) {
@@ -385,6 +419,7 @@ const OpDef& RankOp() {
   static const OpDef op = {
       .name = "Rank",
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
       .shape = [](InferenceContext& c) { NoInputShape(c, kInt64, Shape{}); },
       .kernel =
           [](KernelContext& c) { c.set_output(0, Tensor::Scalar<int64_t>(c.input(0).rank())); },

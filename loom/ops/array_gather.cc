@@ -44,6 +44,7 @@ const OpDef& GatherOp() {
       .name = "Gather",
       .num_inputs = 2,
       .attrs = {kAxis.Default(0)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(1, {kInt32, kInt64});
@@ -120,6 +121,11 @@ const OpDef& GatherOp() {
                     ->output(0),
                 GradOutput()};
       },
+      .sample =
+          [] {
+            return OpSample{
+                {SampleDoubles({4, 3}), Tensor::FromVector<int64_t>({3, 0, 3})}, {kAxis(0)}, false};
+          },
   };
   return op;
 }
@@ -131,6 +137,7 @@ const OpDef& GatherGradOp() {
       .name = "GatherGrad",
       .num_inputs = 3,
       .attrs = {kAxis.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(1)},
       .shape =
           [](InferenceContext& c) {
             c.set_output(0, c.input_dtype(1), StaticShapeValue(c.input(2)));
@@ -178,6 +185,8 @@ const OpDef& GatherGradOp() {
                                            Gather(g.scope(), g.grad(0), g.input(0), g.attr(kAxis)),
                                            GradOutput()};
           },
+      .not_swept =
+          "built only by Gather's gradient rule; Gather's sample and gather tests cover it",
   };
   return op;
 }
@@ -190,6 +199,7 @@ const OpDef& OneHotOp() {
       .num_inputs = 1,
       .attrs = {kDepth.Required(), kOn.Default(1.0), kOff.Default(0.0), kAxis.Default(-1),
                 kDType.Default(kFloat32)},
+      .output_dtypes = {DTypeRule::FromAttr(kDType)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64, kUInt8});
@@ -245,6 +255,10 @@ const OpDef& OneHotOp() {
             });
           },
       .no_gradient = "OneHot's input is integer indices",
+      .sample =
+          [] {
+            return OpSample{{Tensor::FromVector<int64_t>({0, 2, 1})}, {kDepth(3)}};
+          },
   };
   return op;
 }

@@ -140,6 +140,7 @@ const OpDef& SliceOp() {
       .name = "Slice",
       .num_inputs = 1,
       .attrs = {kSliceBegin.Required(), kSliceSize.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.set_output(
@@ -168,6 +169,12 @@ const OpDef& SliceOp() {
         return {AddShapedGrad(g, SliceGradOp(),
                               {kSliceBegin(g.attr(kSliceBegin)), kSliceSize(g.attr(kSliceSize))})};
       },
+      .sample =
+          [] {
+            return OpSample{
+                {SampleDoubles({3, 4})},
+                {kSliceBegin(std::vector<int64_t>{1, 0}), kSliceSize(std::vector<int64_t>{2, -1})}};
+          },
   };
   return op;
 }
@@ -178,6 +185,7 @@ const OpDef& SliceGradOp() {
       .name = "SliceGrad",
       .num_inputs = 2,
       .attrs = {kSliceBegin.Required(), kSliceSize.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
@@ -195,6 +203,7 @@ const OpDef& SliceGradOp() {
             return std::vector<GradOutput>{
                 Slice(g.scope(), g.grad(0), g.attr(kSliceBegin), g.attr(kSliceSize)), GradOutput()};
           },
+      .not_swept = "built only by Slice's gradient rule; Slice's gradient check covers it",
   };
   return op;
 }
@@ -325,6 +334,7 @@ const OpDef& StridedSliceOp() {
       .attrs = {kSliceBegin.Required(), kEnd.Required(), kStrides.Required(), kBeginMask.Default(0),
                 kEndMask.Default(0), kShrinkAxisMask.Default(0), kNewAxisMask.Default(0),
                 kEllipsisMask.Default(0)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             auto r = ResolveStridedSlice(c, c.input_shape(0));
@@ -340,6 +350,13 @@ const OpDef& StridedSliceOp() {
         // dx = zeros like x with dy scattered back to the sliced positions.
         return {AddShapedGrad(g, StridedSliceGradOp(), StridedSliceAttrs(g.node()))};
       },
+      .sample =
+          [] {
+            return OpSample{
+                {SampleDoubles({4, 3})},
+                {kSliceBegin(std::vector<int64_t>{0, 1}), kEnd(std::vector<int64_t>{4, 3}),
+                 kStrides(std::vector<int64_t>{2, 1})}};
+          },
   };
   return op;
 }
@@ -353,6 +370,7 @@ const OpDef& StridedSliceGradOp() {
       .attrs = {kSliceBegin.Required(), kEnd.Required(), kStrides.Required(), kBeginMask.Default(0),
                 kEndMask.Default(0), kShrinkAxisMask.Default(0), kNewAxisMask.Default(0),
                 kEllipsisMask.Default(0)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
@@ -371,6 +389,8 @@ const OpDef& StridedSliceGradOp() {
                                         "StridedSlice");
             return std::vector<GradOutput>{n->output(0), GradOutput()};
           },
+      .not_swept =
+          "built only by StridedSlice's gradient rule; StridedSlice's gradient check covers it",
   };
   return op;
 }

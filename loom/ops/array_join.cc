@@ -60,6 +60,7 @@ const OpDef& ConcatOp() {
       .name = "Concat",
       .num_inputs = kVariadic,
       .attrs = {kAxis.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             if (c.num_inputs() == 0) c.Fail("needs at least one input");
@@ -149,6 +150,10 @@ const OpDef& ConcatOp() {
             for (int i = 0; i < g.node().num_inputs(); ++i) grads.push_back(split->output(i));
             return grads;
           },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}), SampleDoubles({2, 2})}, {kAxis(1)}};
+          },
   };
   return op;
 }
@@ -168,6 +173,7 @@ const OpDef& SplitOp() {
       .num_inputs = 1,
       .attrs = {kAxis.Required(), kNumSplit.Required()},
       .num_outputs = kVariadic,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             const int64_t num = c.attr(kNumSplit);
@@ -202,6 +208,10 @@ const OpDef& SplitOp() {
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
         return {ConcatOutputGrads(g, g.attr(kAxis))};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 4})}, {kAxis(1), kNumSplit(2)}};
+          },
   };
   return op;
 }
@@ -214,6 +224,7 @@ const OpDef& ConcatGradOp() {
       .num_inputs = kVariadic,
       .attrs = {kAxis.Required()},
       .num_outputs = kVariadic,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             const Shape& dy = c.input_shape(0);
@@ -254,6 +265,7 @@ const OpDef& ConcatGradOp() {
             grads[0] = ConcatOutputGrads(g, g.attr(kAxis));
             return grads;
           },
+      .not_swept = "built only by Concat's gradient rule; Concat's gradient check covers it",
   };
   return op;
 }
@@ -278,6 +290,7 @@ const OpDef& TileOp() {
       .name = "Tile",
       .num_inputs = 1,
       .attrs = {kMultiples.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             const auto& m = CheckMultiples(c, c.attr(kMultiples), c.input_shape(0));
@@ -330,6 +343,10 @@ const OpDef& TileOp() {
         // dx = the sum of dy's tiles.
         return {AddShapedGrad(g, TileGradOp(), {kMultiples(g.attr(kMultiples))})};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kMultiples(std::vector<int64_t>{2, 1})}};
+          },
   };
   return op;
 }
@@ -340,6 +357,7 @@ const OpDef& TileGradOp() {
       .name = "TileGrad",
       .num_inputs = 2,
       .attrs = {kMultiples.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = ShapedLikeInput1,
       .kernel =
           [](KernelContext& c) {
@@ -383,6 +401,7 @@ const OpDef& TileGradOp() {
             return std::vector<GradOutput>{Tile(g.scope(), g.grad(0), g.attr(kMultiples)),
                                            GradOutput()};
           },
+      .not_swept = "built only by Tile's gradient rule; Tile's gradient check covers it",
   };
   return op;
 }
@@ -404,6 +423,7 @@ const OpDef& PadOp() {
       .name = "Pad",
       .num_inputs = 1,
       .attrs = {kPaddings.Required(), kConstant.Default(0.0)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             const auto& p = c.attr(kPaddings);
@@ -460,6 +480,10 @@ const OpDef& PadOp() {
         }
         return {StridedSlice(g.scope(), g.grad(0), begin, end, strides, {.end_mask = end_mask})};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kPaddings(std::vector<int64_t>{1, 0, 0, 2})}};
+          },
   };
   return op;
 }

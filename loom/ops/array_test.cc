@@ -14,6 +14,8 @@
 namespace loom {
 namespace {
 
+using testing::ErrorOf;
+
 #define EXPECT_CONTAINS(haystack, needle) \
   EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
 
@@ -69,13 +71,13 @@ TEST(ReshapeTest, PartialShapesAndErrorsNameNodeAndShapes) {
   auto images = Placeholder(s, kFloat32, {-1, 28, 28, 1});
   EXPECT_EQ(Reshape(s, images, {-1, 784}).shape(), Shape({-1, 784}));
   auto x = Placeholder(s, kFloat32, {32, 784});
-  std::string message = testing::ErrorOf(
+  std::string message = ErrorOf(
       [&] {
         Reshape(s.WithOpName("r"), x, {-1, 100});
       },
       ErrorCode::kInvalidArgument);
   EXPECT_CONTAINS(message, "Reshape 'r': cannot reshape [32,784] (25088 elements) to [-1,100]");
-  EXPECT_CONTAINS(testing::ErrorOf(
+  EXPECT_CONTAINS(ErrorOf(
                       [&] {
                         Reshape(s, x, {-1, -1});
                       },
@@ -83,7 +85,7 @@ TEST(ReshapeTest, PartialShapesAndErrorsNameNodeAndShapes) {
                   "only one dimension");
   // At run time the fed shape is checked the same way.
   auto y = Reshape(s.WithOpName("flat"), images, {-1, 700});
-  message = testing::ErrorOf(
+  message = ErrorOf(
       [&] {
         Eval(graph, y, {{images, Tensor::Zeros(kFloat32, {2, 28, 28, 1})}});
       },
@@ -102,9 +104,9 @@ TEST(ReshapeTest, TargetShapeProductIsChecked) {
   for (const std::vector<int64_t>& target :
        {std::vector<int64_t>{k2to62, k2to62}, std::vector<int64_t>{k2to62, 4, 0},
         std::vector<int64_t>{-1, k2to62, k2to62}}) {
-    EXPECT_CONTAINS(testing::ErrorOf([&] { Reshape(s.WithOpName("big"), x, target); },
-                                     ErrorCode::kInvalidArgument),
-                    "has more elements than an int64 can count");
+    EXPECT_CONTAINS(
+        ErrorOf([&] { Reshape(s.WithOpName("big"), x, target); }, ErrorCode::kInvalidArgument),
+        "has more elements than an int64 can count");
   }
   EXPECT_EQ(Reshape(s, x, std::vector<int64_t>{0, 5}).shape(), Shape({0, 5}));
 }
@@ -140,9 +142,9 @@ TEST(ReshapeTest, ExpandDimsAndSqueeze) {
   EXPECT_EQ(Squeeze(s, x, {-1}).shape(), Shape({2, 1, 3}));
   EXPECT_EQ(ExpandDims(s, x, 0).shape(), Shape({1, 2, 1, 3, 1}));
   EXPECT_EQ(ExpandDims(s, x, -1).shape(), Shape({2, 1, 3, 1, 1}));
-  EXPECT_CONTAINS(testing::ErrorOf([&] { Squeeze(s, x, {0}); }, ErrorCode::kInvalidArgument),
+  EXPECT_CONTAINS(ErrorOf([&] { Squeeze(s, x, {0}); }, ErrorCode::kInvalidArgument),
                   "cannot squeeze dim 0 of [2,1,3,1]");
-  EXPECT_CONTAINS(testing::ErrorOf([&] { ExpandDims(s, x, 6); }, ErrorCode::kInvalidArgument),
+  EXPECT_CONTAINS(ErrorOf([&] { ExpandDims(s, x, 6); }, ErrorCode::kInvalidArgument),
                   "axis 6 is out of range");
   // Squeezing all size-1 dims of a partly unknown shape leaves the rank unknown.
   auto p = Placeholder(s, kFloat64, {-1, 1});
@@ -242,7 +244,7 @@ TEST(TransposeTest, StringsAndErrors) {
   Tensor y = Eval(graph, Transpose(s, x, {1, 0}));
   EXPECT_EQ(y.flat<std::string>()[1], "d");
   EXPECT_EQ(y.flat<std::string>()[2], "b");
-  EXPECT_CONTAINS(testing::ErrorOf(
+  EXPECT_CONTAINS(ErrorOf(
                       [&] {
                         Transpose(s, x, {0, 0});
                       },
@@ -280,14 +282,14 @@ TEST(ConcatTest, ValuesShapesAndErrors) {
   EXPECT_EQ(Values(Eval(graph, c0)), (std::vector<double>{0, 1, 2, 3, 0, 1}));
   auto p = Placeholder(s, kFloat64, {-1, 2});
   EXPECT_EQ(Concat(s, {a, p}, 0).shape(), Shape({-1, 2}));
-  std::string message = testing::ErrorOf(
+  std::string message = ErrorOf(
       [&] {
         Concat(s.WithOpName("cat"), {a, b}, 0);
       },
       ErrorCode::kInvalidArgument);
   EXPECT_CONTAINS(message, "Concat 'cat'");
   EXPECT_CONTAINS(message, "[2,1]");
-  EXPECT_CONTAINS(testing::ErrorOf(
+  EXPECT_CONTAINS(ErrorOf(
                       [&] {
                         Concat(s, {a, Const(s, Tensor::Scalar<int32_t>(1))}, 0);
                       },
@@ -318,7 +320,7 @@ TEST(SplitTest, ValuesViewsAndGradient) {
   EXPECT_TRUE(out[1].SharesBufferWith(value));  // split along dim 0 is zero-copy
   EXPECT_EQ(Values(out[1]), (std::vector<double>{6, 7, 8, 9, 10, 11}));
   EXPECT_EQ(Values(Eval(graph, cols[2], {{x, value}})), (std::vector<double>{2, 5, 8, 11}));
-  EXPECT_CONTAINS(testing::ErrorOf([&] { Split(s, x, 3, 0); }, ErrorCode::kInvalidArgument),
+  EXPECT_CONTAINS(ErrorOf([&] { Split(s, x, 3, 0); }, ErrorCode::kInvalidArgument),
                   "into 3 equal parts");
   // Unused parts get zero gradients.
   EXPECT_LT(MaxGradientError(
@@ -340,7 +342,7 @@ TEST(SliceTest, ValuesAndGradient) {
   EXPECT_EQ(y.shape(), Shape({2, 3}));
   EXPECT_EQ(Values(Eval(graph, y)), (std::vector<double>{5, 6, 7, 9, 10, 11}));
   EXPECT_EQ(Values(Eval(graph, Slice(s, x, {2, 0}, {1, 4}))), (std::vector<double>{8, 9, 10, 11}));
-  EXPECT_CONTAINS(testing::ErrorOf(
+  EXPECT_CONTAINS(ErrorOf(
                       [&] {
                         Slice(s, x, {2, 0}, {2, 4});
                       },
@@ -409,16 +411,15 @@ TEST(StridedSliceTest, UnknownDimsAndErrors) {
                            {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 2});
   EXPECT_EQ(last.shape(), Shape({-1}));
   EXPECT_EQ(Values(Eval(graph, last, {{x, Iota({2, 4})}})), (std::vector<double>{3, 7}));
-  EXPECT_CONTAINS(testing::ErrorOf(
+  EXPECT_CONTAINS(ErrorOf(
                       [&] {
                         StridedSlice(s, x, {0, 4}, {0, 0}, {1, 1}, {.shrink_axis_mask = 2});
                       },
                       ErrorCode::kInvalidArgument),
                   "index 4 is out of range for dim 1 of size 4");
-  EXPECT_CONTAINS(
-      testing::ErrorOf([&] { StridedSlice(s, x, {0}, {1}, {0}); }, ErrorCode::kInvalidArgument),
-      "non-zero");
-  EXPECT_CONTAINS(testing::ErrorOf(
+  EXPECT_CONTAINS(ErrorOf([&] { StridedSlice(s, x, {0}, {1}, {0}); }, ErrorCode::kInvalidArgument),
+                  "non-zero");
+  EXPECT_CONTAINS(ErrorOf(
                       [&] {
                         StridedSlice(s, x, {0, 0, 0}, {1, 1, 1}, {1, 1, 1});
                       },
@@ -466,7 +467,7 @@ TEST(GatherTest, OutOfRangeIndexNamesIndexAndRange) {
   auto params = Placeholder(s, kFloat32, {-1, 2});
   auto ids = Placeholder(s, kInt64, {-1});
   auto y = Gather(s.WithOpName("lookup"), params, ids);
-  std::string message = testing::ErrorOf(
+  std::string message = ErrorOf(
       [&] {
         Eval(graph, y,
              {{params, Tensor::Zeros(kFloat32, {5, 2})},
@@ -475,9 +476,9 @@ TEST(GatherTest, OutOfRangeIndexNamesIndexAndRange) {
       ErrorCode::kInvalidArgument);
   EXPECT_CONTAINS(message, "'lookup'");
   EXPECT_CONTAINS(message, "indices[1] = 7 is out of range [0, 5)");
-  EXPECT_CONTAINS(testing::ErrorOf([&] { Gather(s, params, Const(s, Iota({2}))); },
-                                   ErrorCode::kInvalidArgument),
-                  "int32 or int64");
+  EXPECT_CONTAINS(
+      ErrorOf([&] { Gather(s, params, Const(s, Iota({2}))); }, ErrorCode::kInvalidArgument),
+      "int32 or int64");
 }
 
 TEST(GatherTest, DenseGradientsOnBothAxes) {
@@ -568,9 +569,8 @@ TEST(OneHotTest, AxesAndOutOfRange) {
   auto first = OneHot(s, ids, 3, 5.0, -1.0, 0, kFloat64);
   EXPECT_EQ(first.shape(), Shape({3, 3}));
   EXPECT_EQ(Values(Eval(graph, first)), (std::vector<double>{-1, -1, 5, -1, -1, -1, 5, -1, -1}));
-  EXPECT_CONTAINS(
-      testing::ErrorOf([&] { OneHot(s, Const(s, Iota({2})), 3); }, ErrorCode::kInvalidArgument),
-      "int32 or int64");
+  EXPECT_CONTAINS(ErrorOf([&] { OneHot(s, Const(s, Iota({2})), 3); }, ErrorCode::kInvalidArgument),
+                  "int32 or int64");
 }
 
 TEST(TileTest, ValuesAndGradient) {
@@ -580,7 +580,7 @@ TEST(TileTest, ValuesAndGradient) {
   EXPECT_EQ(y.shape(), Shape({4, 6}));
   EXPECT_EQ(Values(Eval(graph, y)), (std::vector<double>{0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3,
                                                          0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3}));
-  EXPECT_CONTAINS(testing::ErrorOf(
+  EXPECT_CONTAINS(ErrorOf(
                       [&] {
                         Tile(s, Const(s, Iota({2, 2})), {2});
                       },
@@ -604,7 +604,7 @@ TEST(PadTest, ValuesAndGradient) {
   Tensor i = Eval(graph, ints);
   EXPECT_EQ(std::vector<int32_t>(i.flat<int32_t>().begin(), i.flat<int32_t>().end()),
             (std::vector<int32_t>{0, 0, 7, 0}));
-  EXPECT_CONTAINS(testing::ErrorOf(
+  EXPECT_CONTAINS(ErrorOf(
                       [&] {
                         Pad(s, Const(s, Iota({2, 2})), {{1, 1}});
                       },
@@ -642,7 +642,7 @@ TEST(FillTest, FillZerosOnesAndShapeOps) {
   EXPECT_EQ(out[2].scalar<int64_t>(), 2);
   EXPECT_EQ(out[3].shape(), Shape({4, 3}));
   EXPECT_EQ(Fill(s, shape, 2.0).shape(), Shape({-1, 3}));
-  EXPECT_CONTAINS(testing::ErrorOf(
+  EXPECT_CONTAINS(ErrorOf(
                       [&] {
                         Zeros(s, {-1, 2});
                       },
@@ -655,8 +655,7 @@ TEST(FillTest, NonDifferentiableOpsSayWhy) {
   Scope s(graph);
   auto x = Placeholder(s, kFloat64, {});
   auto y = Fill(s.WithOpName("filled"), {2}, x);
-  std::string message =
-      testing::ErrorOf([&] { Gradients(s, {y}, {x}); }, ErrorCode::kInvalidArgument);
+  std::string message = ErrorOf([&] { Gradients(s, {y}, {x}); }, ErrorCode::kInvalidArgument);
   EXPECT_CONTAINS(message, "Fill 'filled'");
   EXPECT_CONTAINS(message, "reduction");
 }

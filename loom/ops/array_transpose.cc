@@ -143,6 +143,7 @@ const OpDef& TransposeOp() {
       .name = "Transpose",
       .num_inputs = 1,
       .attrs = {kPerm.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             const auto& perm = c.attr(kPerm);
@@ -180,6 +181,10 @@ const OpDef& TransposeOp() {
         for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
         return {Transpose(g.scope(), g.grad(0), inverse)};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kPerm(std::vector<int64_t>{1, 0})}};
+          },
   };
   return op;
 }

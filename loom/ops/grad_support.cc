@@ -11,6 +11,7 @@ const OpDef& AddNOp() {
   static const OpDef op = {
       .name = "AddN",
       .num_inputs = kVariadic,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             if (c.num_inputs() == 0) c.Fail("needs at least one input");
@@ -54,6 +55,11 @@ const OpDef& AddNOp() {
           [](const GradContext& g) {
             return std::vector<GradOutput>(g.node().num_inputs(), GradOutput(g.grad(0)));
           },
+      .sample =
+          [] {
+            return OpSample{
+                {SampleDoubles({2, 3}, 1), SampleDoubles({2, 3}, 2), SampleDoubles({2, 3}, 3)}, {}};
+          },
   };
   return op;
 }
@@ -63,6 +69,7 @@ const OpDef& FillLikeOp(const char* name) {
   static const OpDef op = {
       .name = name,
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = SameAsInput,
       .kernel =
           [](KernelContext& c) {
@@ -83,6 +90,7 @@ const OpDef& IndexedSlicesToDenseOp() {
   static const OpDef op = {
       .name = "IndexedSlicesToDense",
       .num_inputs = 3,
+      .output_dtypes = {DTypeRule::SameAsInput(1)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kInt32, kInt64});
@@ -127,6 +135,7 @@ const OpDef& IndexedSlicesToDenseOp() {
             c.set_output(0, out);
           },
       .no_gradient = "IndexedSlicesToDense is only built by Gradients",
+      .not_swept = "built by Gradients for sparse gradients only",
   };
   return op;
 }

@@ -133,16 +133,20 @@ void BinaryKernel(KernelContext& c) {
 }
 
 template <typename F, Domain D, int kNumInputs>
-OpDef ElementwiseOp(std::string name, GradFn grad, std::string no_gradient = "") {
+OpDef ElementwiseOp(std::string name, GradFn grad, std::string no_gradient = "",
+                    std::function<OpSample()> sample = nullptr) {
   OpDef op;
   op.name = std::move(name);
   op.num_inputs = kNumInputs;
+  op.sample = std::move(sample);
   if constexpr (kNumInputs == 1) {
+    op.output_dtypes = {DTypeRule::SameAsInput(0)};
     op.shape = UnaryShape(D);
     op.kernel = UnaryKernel<F, D>;
   } else {
     constexpr bool kBoolOut = std::is_same_v<decltype(F{}(1.0f, 1.0f)), bool> ||
                               std::is_same_v<F, LogicalAndF> || std::is_same_v<F, LogicalOrF>;
+    op.output_dtypes = {kBoolOut ? DTypeRule::Fixed(kBool) : DTypeRule::SameAsInput(0)};
     op.shape = BinaryShape(D, kBoolOut);
     op.kernel = BinaryKernel<F, D>;
   }
@@ -345,6 +349,13 @@ const OpDef& FloorOp() {
 
 constexpr const char* kBoolOutput = "its output is bool";
 
+OpSample BoolSample(int num_inputs) {
+  OpSample s;
+  s.inputs.push_back(Tensor::FromVector<bool>({true, false}));
+  if (num_inputs == 2) s.inputs.push_back(Tensor::FromVector<bool>({true, true}));
+  return s;
+}
+
 const OpDef& EqualOp() {
   static const OpDef op =
       ElementwiseOp<EqualF, Domain::kComparable, 2>("Equal", nullptr, kBoolOutput);
@@ -375,18 +386,18 @@ const OpDef& GreaterEqualOp() {
   return op;
 }
 const OpDef& LogicalAndOp() {
-  static const OpDef op =
-      ElementwiseOp<LogicalAndF, Domain::kBool, 2>("LogicalAnd", nullptr, kBoolOutput);
+  static const OpDef op = ElementwiseOp<LogicalAndF, Domain::kBool, 2>(
+      "LogicalAnd", nullptr, kBoolOutput, [] { return BoolSample(2); });
   return op;
 }
 const OpDef& LogicalOrOp() {
-  static const OpDef op =
-      ElementwiseOp<LogicalOrF, Domain::kBool, 2>("LogicalOr", nullptr, kBoolOutput);
+  static const OpDef op = ElementwiseOp<LogicalOrF, Domain::kBool, 2>(
+      "LogicalOr", nullptr, kBoolOutput, [] { return BoolSample(2); });
   return op;
 }
 const OpDef& LogicalNotOp() {
-  static const OpDef op =
-      ElementwiseOp<LogicalNotF, Domain::kBool, 1>("LogicalNot", nullptr, kBoolOutput);
+  static const OpDef op = ElementwiseOp<LogicalNotF, Domain::kBool, 1>(
+      "LogicalNot", nullptr, kBoolOutput, [] { return BoolSample(1); });
   return op;
 }
 

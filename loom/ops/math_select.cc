@@ -32,6 +32,7 @@ const OpDef& ClipByValueOp() {
   static const OpDef op = {
       .name = "ClipByValue",
       .num_inputs = 3,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             ExpectDomain(c, 0, Domain::kNumeric);
@@ -76,6 +77,7 @@ const OpDef& SelectOp() {
   static const OpDef op = {
       .name = "Select",
       .num_inputs = 3,
+      .output_dtypes = {DTypeRule::SameAsInput(1)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kBool});
@@ -102,6 +104,13 @@ const OpDef& SelectOp() {
         return {GradOutput(), SumToShapeOf(s, Select(s, cond, dz, zero), g.input(1)),
                 SumToShapeOf(s, Select(s, cond, zero, dz), g.input(2))};
       },
+      .sample =
+          [] {
+            return OpSample{{Tensor::FromVector<bool>({true, false, true}), SampleDoubles({3}),
+                             SampleDoubles({3})},
+                            {},
+                            false};
+          },
   };
   return op;
 }
@@ -119,6 +128,7 @@ const OpDef& CastOp() {
       .name = "Cast",
       .num_inputs = 1,
       .attrs = {kDstT.Required(), kSrcT.Optional()},
+      .output_dtypes = {DTypeRule::FromAttr(kDstT)},
       .shape =
           [](InferenceContext& c) {
             ExpectDomain(c, 0, Domain::kComparable);
@@ -152,6 +162,10 @@ const OpDef& CastOp() {
         return {Cast(g.scope(), g.grad(), src)};
       },
       .no_gradient = "a cast to or from an integer or bool passes no gradient",
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kDstT(kFloat32)}, false};
+          },
   };
   return op;
 }

@@ -16,6 +16,8 @@
 namespace loom {
 namespace {
 
+using testing::ErrorOf;
+
 using Xs = std::vector<Output>;
 
 using testing::Values;
@@ -146,7 +148,7 @@ TEST(MathTest, IntegerArithmeticAndDivisionByZero) {
   EXPECT_EQ(Values<int32_t>(session.Eval(Add(s, a, 1))), (std::vector<int32_t>{8, -6, 10}));
   EXPECT_EQ(Values<int32_t>(session.Eval(Abs(s, a))), (std::vector<int32_t>{7, 7, 9}));
   EXPECT_EQ(Values<int32_t>(session.Eval(Div(s, a, 2))), (std::vector<int32_t>{3, -3, 4}));
-  std::string message = testing::ErrorOf([&] { session.Eval(Div(s.WithOpName("bad_div"), a, b)); });
+  std::string message = ErrorOf([&] { session.Eval(Div(s.WithOpName("bad_div"), a, b)); });
   EXPECT_NE(message.find("division by zero"), std::string::npos) << message;
   EXPECT_NE(message.find("bad_div"), std::string::npos) << message;
 }
@@ -234,23 +236,23 @@ TEST(MathTest, ShapeErrorsNameTheNodeAndBothShapes) {
   Scope s(graph);
   auto a = Placeholder(s, kFloat32, {2, 3});
   auto b = Placeholder(s, kFloat32, {4});
-  std::string message = testing::ErrorOf([&] { Add(s.WithOpName("bad_add"), a, b); });
+  std::string message = ErrorOf([&] { Add(s.WithOpName("bad_add"), a, b); });
   EXPECT_NE(message.find("bad_add"), std::string::npos) << message;
   EXPECT_NE(message.find("[2,3]"), std::string::npos) << message;
   EXPECT_NE(message.find("[4]"), std::string::npos) << message;
   auto d = Placeholder(s, kFloat64, {2, 3});
-  message = testing::ErrorOf([&] { Mul(s.WithOpName("mixed"), a, d); });
+  message = ErrorOf([&] { Mul(s.WithOpName("mixed"), a, d); });
   EXPECT_NE(message.find("mixed"), std::string::npos) << message;
   EXPECT_NE(message.find("Cast"), std::string::npos) << message;
   auto i = Placeholder(s, kInt32, {2});
-  message = testing::ErrorOf([&] { Exp(s.WithOpName("int_exp"), i); });
+  message = ErrorOf([&] { Exp(s.WithOpName("int_exp"), i); });
   EXPECT_NE(message.find("int_exp"), std::string::npos) << message;
   // Unknown dims broadcast at construction; the runtime check names the node.
   auto u = Placeholder(s, kFloat32, {-1});
   auto y = Add(s.WithOpName("late"), a, u);
   EXPECT_EQ(y.shape(), Shape({2, 3}));
   Session session(graph);
-  message = testing::ErrorOf([&] {
+  message = ErrorOf([&] {
     session.Run({{a, Tensor::Zeros(kFloat32, {2, 3})}, {u, Tensor::Zeros(kFloat32, {5})}}, {y});
   });
   EXPECT_NE(message.find("late"), std::string::npos) << message;
@@ -400,7 +402,7 @@ TEST(MathGradTest, NonDifferentiableOpsSaySo) {
   Scope s(graph);
   auto x = Placeholder(s, kFloat64, {3});
   for (Output y : {Sign(s, x), Floor(s, x)}) {
-    std::string message = testing::ErrorOf([&] { Gradients(s, {y}, {x}); });
+    std::string message = ErrorOf([&] { Gradients(s, {y}, {x}); });
     EXPECT_NE(message.find(y.node->op()), std::string::npos) << message;
     EXPECT_NE(message.find("piecewise constant"), std::string::npos) << message;
   }

@@ -70,6 +70,7 @@ const OpDef& MatMulOp() {
       .name = "MatMul",
       .num_inputs = 2,
       .attrs = {kTransposeA.Default(false), kTransposeB.Default(false)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -111,6 +112,10 @@ const OpDef& MatMulOp() {
         });
         return {da, db};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}), SampleDoubles({3, 4})}, {}};
+          },
   };
   return op;
 }
@@ -124,6 +129,7 @@ const OpDef& BatchMatMulOp() {
       .name = "BatchMatMul",
       .num_inputs = 2,
       .attrs = {kTransposeA.Default(false), kTransposeB.Default(false)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -188,6 +194,11 @@ const OpDef& BatchMatMulOp() {
         const Scope& s = g.scope();
         return {SumToShapeOf(s, da, g.input(0)), SumToShapeOf(s, db, g.input(1))};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 2, 3}), SampleDoubles({2, 3, 2})},
+                            {kTransposeA(false)}};
+          },
   };
   return op;
 }

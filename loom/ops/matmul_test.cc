@@ -14,6 +14,8 @@
 namespace loom {
 namespace {
 
+using testing::ErrorOf;
+
 using Xs = std::vector<Output>;
 
 // Reference product of row-major matrices, with optional transposes.
@@ -72,16 +74,16 @@ TEST(MatMulTest, ShapeErrorNamesNodeAndBothShapes) {
   auto x = Placeholder(s, kFloat32, {32, 784});
   auto w = Placeholder(s, kFloat32, {512, 10});
   Scope dense = s.NewSubScope("dense_1");
-  std::string message = testing::ErrorOf([&] { MatMul(dense.WithOpName("MatMul"), x, w); });
+  std::string message = ErrorOf([&] { MatMul(dense.WithOpName("MatMul"), x, w); });
   EXPECT_NE(message.find("dense_1/MatMul"), std::string::npos) << message;
   EXPECT_NE(message.find("[32,784]"), std::string::npos) << message;
   EXPECT_NE(message.find("[512,10]"), std::string::npos) << message;
   EXPECT_NE(message.find("inner dimensions 784 and 512 differ"), std::string::npos) << message;
   auto v = Placeholder(s, kFloat32, {3});
-  message = testing::ErrorOf([&] { MatMul(s.WithOpName("vec"), v, w); });
+  message = ErrorOf([&] { MatMul(s.WithOpName("vec"), v, w); });
   EXPECT_NE(message.find("vec"), std::string::npos) << message;
   auto i = Placeholder(s, kInt32, {2, 2});
-  message = testing::ErrorOf([&] { MatMul(s.WithOpName("int_mm"), i, i); });
+  message = ErrorOf([&] { MatMul(s.WithOpName("int_mm"), i, i); });
   EXPECT_NE(message.find("int_mm"), std::string::npos) << message;
   // Unknown batch size: known dims still checked, output keeps what is known.
   auto xb = Placeholder(s, kFloat32, {-1, 784});
@@ -104,7 +106,7 @@ TEST(MatMulTest, BatchMatMulWithBroadcastBatchDims) {
       for (int e = 0; e < 15; ++e) EXPECT_NEAR(got[e], ref[e], 1e-12);
     }
   }
-  std::string message = testing::ErrorOf([&] {
+  std::string message = ErrorOf([&] {
     BatchMatMul(s.WithOpName("bmm"), Placeholder(s, kFloat32, {2, 3, 4}),
                 Placeholder(s, kFloat32, {3, 5, 6}));
   });

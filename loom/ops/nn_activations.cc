@@ -52,6 +52,7 @@ OpDef GradOpDef(const char* name, int reuse, Fn fn) {
   return {
       .name = name,
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = FloatBinarySameShape,
       .kernel = [reuse, fn](KernelContext& c) { BinaryKernel(c, reuse, fn); },
       .no_gradient = kNoActivationSecondDerivative,
@@ -108,6 +109,7 @@ const OpDef& LeakyReluGradOp() {
       .name = "LeakyReluGrad",
       .num_inputs = 2,
       .attrs = {kAlpha.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = FloatBinarySameShape,
       .kernel =
           [](KernelContext& c) {
@@ -118,6 +120,7 @@ const OpDef& LeakyReluGradOp() {
             });
           },
       .no_gradient = kNoActivationSecondDerivative,
+      .not_swept = "built only by LeakyRelu's gradient rule; LeakyRelu's gradient check covers it",
   };
   return op;
 }
@@ -130,6 +133,7 @@ OpDef ActivationOpDef(const char* name, Fn fn, const OpDef& (*grad_op)(), GradAr
   return {
       .name = name,
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = FloatSameAsInput,
       .kernel = [fn](KernelContext& c) { UnaryKernel(c, fn); },
       .grad = [grad_op, args](const GradContext& g) -> std::vector<GradOutput> {
@@ -198,6 +202,7 @@ const OpDef& LeakyReluOp() {
       .name = "LeakyRelu",
       .num_inputs = 1,
       .attrs = {kAlpha.Default(0.2)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = FloatSameAsInput,
       .kernel =
           [](KernelContext& c) {
@@ -209,6 +214,10 @@ const OpDef& LeakyReluOp() {
         return {
             AddOp(g.scope(), LeakyReluGradOp(), {g.grad(0), g.input(0)}, {kAlpha(g.attr(kAlpha))})};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kAlpha(0.1)}};
+          },
   };
   return op;
 }
@@ -219,6 +228,7 @@ const OpDef& BiasAddGradOp() {
   static const OpDef op = {
       .name = "BiasAddGrad",
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -269,6 +279,7 @@ const OpDef& BiasAddOp() {
   static const OpDef op = {
       .name = "BiasAdd",
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -318,6 +329,10 @@ const OpDef& BiasAddOp() {
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
         return {g.grad(0), AddOp(g.scope(), BiasAddGradOp(), {g.grad(0)})};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}), SampleDoubles({3})}, {}};
+          },
   };
   return op;
 }

@@ -288,6 +288,7 @@ const OpDef& Conv2DBackpropInputOp() {
       .name = "Conv2DBackpropInput",
       .num_inputs = 3,
       .attrs = {kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             ConvShapeChecks(c);
@@ -295,6 +296,7 @@ const OpDef& Conv2DBackpropInputOp() {
           },
       .kernel = Conv2DBackpropInputKernel,
       .no_gradient = kNoConvSecondDerivative,
+      .not_swept = "built only by Conv2D's gradient rule; Conv2D's gradient check covers it",
   };
   return op;
 }
@@ -304,6 +306,7 @@ const OpDef& Conv2DBackpropFilterOp() {
       .name = "Conv2DBackpropFilter",
       .num_inputs = 3,
       .attrs = {kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             ConvShapeChecks(c);
@@ -311,6 +314,7 @@ const OpDef& Conv2DBackpropFilterOp() {
           },
       .kernel = Conv2DBackpropFilterKernel,
       .no_gradient = kNoConvSecondDerivative,
+      .not_swept = "built only by Conv2D's gradient rule; Conv2D's gradient check covers it",
   };
   return op;
 }
@@ -320,6 +324,7 @@ const OpDef& Conv2DOp() {
       .name = "Conv2D",
       .num_inputs = 2,
       .attrs = {kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             ConvShapeChecks(c);
@@ -340,6 +345,11 @@ const OpDef& Conv2DOp() {
         return {AddGradOp(g, Conv2DBackpropInputOp(), args),
                 AddGradOp(g, Conv2DBackpropFilterOp(), args)};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({1, 4, 4, 2}), SampleDoubles({2, 2, 2, 3})},
+                            {kStrides(std::vector<int64_t>{1, 1, 1, 1}), kPadding("SAME")}};
+          },
   };
   return op;
 }

@@ -128,6 +128,7 @@ const OpDef& SoftmaxGradOp() {
       .name = "SoftmaxGrad",
       .num_inputs = 2,
       .attrs = {kAxis.Default(-1)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = nn_internal::FloatBinarySameShape,
       .kernel = SoftmaxGradKernel<false>,
       .no_gradient = kNoSoftmaxSecondDerivative,
@@ -140,6 +141,7 @@ const OpDef& LogSoftmaxGradOp() {
       .name = "LogSoftmaxGrad",
       .num_inputs = 2,
       .attrs = {kAxis.Default(-1)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = nn_internal::FloatBinarySameShape,
       .kernel = SoftmaxGradKernel<true>,
       .no_gradient = kNoSoftmaxSecondDerivative,
@@ -154,6 +156,7 @@ const OpDef& SoftmaxOp() {
       .name = "Softmax",
       .num_inputs = 1,
       .attrs = {kAxis.Default(-1)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = SoftmaxShape,
       .kernel = SoftmaxKernel<false>,
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
@@ -168,6 +171,7 @@ const OpDef& LogSoftmaxOp() {
       .name = "LogSoftmax",
       .num_inputs = 1,
       .attrs = {kAxis.Default(-1)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = SoftmaxShape,
       .kernel = SoftmaxKernel<true>,
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
@@ -186,6 +190,7 @@ const OpDef& ScaleRowsOp() {
       .name = "ScaleRows",
       .num_inputs = 2,
       .attrs = {kScale.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -217,6 +222,10 @@ const OpDef& ScaleRowsOp() {
             });
           },
       .no_gradient = "ScaleRows is only built by cross-entropy gradients",
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}), SampleDoubles({2})}, {kScale(2.0)}};
+          },
   };
   return op;
 }
@@ -320,6 +329,7 @@ const OpDef& SoftmaxXentOp() {
       .name = "SoftmaxCrossEntropyWithLogits",
       .num_inputs = 2,
       .num_outputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(1), DTypeRule::SameAsInput(1)},
       .shape = [](InferenceContext& c) { XentShape(c, /*sparse=*/false); },
       .kernel = XentKernel<false>,
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
@@ -329,6 +339,10 @@ const OpDef& SoftmaxXentOp() {
         return {ScaleRows(g.scope(), log_p, g.grad(0), -1.0),
                 ScaleRows(g.scope(), g.output(1), g.grad(0), 1.0)};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}, 2), SampleDoubles({2, 3})}, {}};
+          },
   };
   return op;
 }
@@ -338,6 +352,7 @@ const OpDef& SparseSoftmaxXentOp() {
       .name = "SparseSoftmaxCrossEntropyWithLogits",
       .num_inputs = 2,
       .num_outputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(1), DTypeRule::SameAsInput(1)},
       .shape = [](InferenceContext& c) { XentShape(c, /*sparse=*/true); },
       .kernel = XentKernel<true>,
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
@@ -345,6 +360,11 @@ const OpDef& SparseSoftmaxXentOp() {
         // Integer labels get no gradient.
         return {GradOutput(), ScaleRows(g.scope(), g.output(1), g.grad(0), 1.0)};
       },
+      .sample =
+          [] {
+            return OpSample{
+                {Tensor::FromVector<int64_t>({0, 2}), SampleDoubles({2, 3})}, {}, false};
+          },
   };
   return op;
 }
@@ -358,6 +378,7 @@ const OpDef& SigmoidXentGradOp() {
       .name = "SigmoidCrossEntropyWithLogitsGrad",
       .num_inputs = 3,
       .num_outputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0), DTypeRule::SameAsInput(1)},
       .shape =
           [](InferenceContext& c) {
             nn_internal::FloatBinarySameShape(c);
@@ -394,6 +415,7 @@ const OpDef& SigmoidXentOp() {
   static const OpDef op = {
       .name = "SigmoidCrossEntropyWithLogits",
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(1)},
       .shape = nn_internal::FloatBinarySameShape,
       .kernel =
           [](KernelContext& c) {
@@ -408,6 +430,10 @@ const OpDef& SigmoidXentOp() {
                                     "SigmoidCrossEntropyWithLogitsGrad");
         return {n->output(0), n->output(1)};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}, 2), SampleDoubles({2, 3})}, {}};
+          },
   };
   return op;
 }

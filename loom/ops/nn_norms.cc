@@ -69,6 +69,7 @@ const OpDef& L2LossGradOp() {
   static const OpDef op = {
       .name = "L2LossGrad",
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -85,6 +86,7 @@ const OpDef& L2LossGradOp() {
             });
           },
       .no_gradient = "second derivatives of L2Loss are not implemented",
+      .not_swept = "built only by L2Loss's gradient rule; L2Loss's gradient check covers it",
   };
   return op;
 }
@@ -93,6 +95,7 @@ const OpDef& L2LossOp() {
   static const OpDef op = {
       .name = "L2Loss",
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = ScalarOutput,
       .kernel =
           [](KernelContext& c) {
@@ -110,6 +113,10 @@ const OpDef& L2LossOp() {
                     .AddNode(L2LossGradOp(), {g.input(0), g.grad(0)}, {}, "L2LossGrad")
                     ->output(0)};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {}};
+          },
   };
   return op;
 }
@@ -127,6 +134,7 @@ const OpDef& GlobalNormGradOp() {
       .name = "GlobalNormGrad",
       .num_inputs = kVariadic,
       .num_outputs = kVariadic,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             if (c.num_inputs() < 3) c.Fail("needs norm, gradient and at least one tensor");
@@ -146,6 +154,8 @@ const OpDef& GlobalNormGradOp() {
             });
           },
       .no_gradient = "second derivatives of GlobalNorm are not implemented",
+      .not_swept =
+          "built only by GlobalNorm's gradient rule; GlobalNorm's gradient check covers it",
   };
   return op;
 }
@@ -154,6 +164,7 @@ const OpDef& GlobalNormOp() {
   static const OpDef op = {
       .name = "GlobalNorm",
       .num_inputs = kVariadic,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             if (c.num_inputs() == 0) c.Fail("needs at least one tensor");
@@ -181,6 +192,10 @@ const OpDef& GlobalNormOp() {
         for (int i = 0; i < n->num_outputs(); ++i) grads.push_back(n->output(i));
         return grads;
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}), SampleDoubles({4})}, {}};
+          },
   };
   return op;
 }
@@ -210,6 +225,8 @@ const OpDef& ClipToGlobalNormGradOp() {
       .name = "ClipToGlobalNormGrad",
       .num_inputs = 4,
       .num_outputs = 3,
+      .output_dtypes = {DTypeRule::SameAsInput(0), DTypeRule::SameAsInput(0),
+                        DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             ClipShape(c);
@@ -241,6 +258,7 @@ const OpDef& ClipToGlobalNormGradOp() {
             });
           },
       .no_gradient = "second derivatives of ClipByGlobalNorm are not implemented",
+      .not_swept = "built only by ClipToGlobalNorm's gradient rule; its gradient check covers it",
   };
   return op;
 }
@@ -249,6 +267,7 @@ const OpDef& ClipToGlobalNormOp() {
   static const OpDef op = {
       .name = "ClipToGlobalNorm",
       .num_inputs = 3,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = ClipShape,
       .kernel =
           [](KernelContext& c) {
@@ -265,6 +284,12 @@ const OpDef& ClipToGlobalNormOp() {
                                     "ClipToGlobalNormGrad");
         return {n->output(0), n->output(1), n->output(2)};
       },
+      .sample =
+          [] {
+            return OpSample{
+                {SampleDoubles({2, 3}), Tensor::Scalar<double>(3.0), Tensor::Scalar<double>(1.0)},
+                {}};
+          },
   };
   return op;
 }

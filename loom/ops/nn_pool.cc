@@ -255,10 +255,13 @@ OpDef MakePoolGradOp(bool max) {
       .name = max ? "MaxPoolGrad" : "AvgPoolGrad",
       .num_inputs = 2,
       .attrs = {kKsize.Required(), kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = PoolGradShape,
       .kernel = max ? KernelFn(PoolGradKernel<true>) : KernelFn(PoolGradKernel<false>),
       .no_gradient =
           StrCat("second derivatives of ", max ? "MaxPool" : "AvgPool", " are not implemented"),
+      .not_swept = StrCat("built only by ", max ? "MaxPool" : "AvgPool",
+                          "'s gradient rule; its gradient check covers it"),
   };
 }
 
@@ -267,11 +270,20 @@ OpDef MakePoolOp(bool max, const OpDef& (*grad_op)()) {
       .name = max ? "MaxPool" : "AvgPool",
       .num_inputs = 1,
       .attrs = {kKsize.Required(), kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = PoolShape,
       .kernel = max ? KernelFn(PoolKernel<true>) : KernelFn(PoolKernel<false>),
       .grad = [grad_op](const GradContext& g) -> std::vector<GradOutput> {
         return {AddGradOp(g, grad_op(), {g.input(0), g.grad(0)})};
       },
+      .sample =
+          [max] {
+            const int64_t stride = max ? 2 : 1;
+            return OpSample{{SampleDoubles({1, 4, 4, 2})},
+                            {kKsize(std::vector<int64_t>{1, 2, 2, 1}),
+                             kStrides(std::vector<int64_t>{1, stride, stride, 1}),
+                             kPadding(max ? "VALID" : "SAME")}};
+          },
   };
 }
 

@@ -126,117 +126,112 @@ void FloatOnly(InferenceContext& c) {
 
 constexpr const char* kRandomNoGradient = "random numbers do not depend on any input";
 
-const OpDef& RandomUniformOp() {
-  static const OpDef op = {
-      .name = "RandomUniform",
+// The record of a float random op: no inputs, a fully defined `shape`, a float `dtype`,
+// the distribution's two parameters and the seeds. Fill{}(c, stream, out, n) writes the
+// n values of the run's tensor of T (float or double).
+template <typename Fill>
+OpDef FloatRandomOp(std::string name, AttrDef param1, AttrDef param2, DType sample_dtype) {
+  return {
+      .name = std::move(name),
       .num_inputs = 0,
       .stateful = true,
-      .attrs = {kShape.Required(), kDType.Required(), kMinval.Default(0.0), kMaxval.Default(1.0),
+      .attrs = {kShape.Required(), kDType.Required(), std::move(param1), std::move(param2),
                 kSeed.Default(0), kSeed2.Default(0)},
+      .output_dtypes = {DTypeRule::FromAttr(kDType)},
       .shape = FloatOnly,
       .kernel =
           [](KernelContext& c) {
             Tensor y = c.AllocateOutput(0, c.attr(kShape));
-            const double lo = c.attr(kMinval), span = c.attr(kMaxval) - lo;
             const Stream stream = NextStream(c);
-            SwitchFloat(y.dtype(), "RandomUniform", [&](auto tag) {
+            SwitchFloat(y.dtype(), c.node().op(), [&](auto tag) {
               using T = decltype(tag);
-              T* out = y.data<T>();
-              const T tlo = static_cast<T>(lo), tspan = static_cast<T>(span);
-              if constexpr (std::is_same_v<T, float>) {
-                FillBlocks(c, stream, y.NumElements(), 4,
-                           [&](const philox::Block& x, int64_t first, int64_t n) {
-                             for (int64_t k = 0; k < n; ++k)
-                               out[first + k] = tlo + tspan * philox::ToFloat(x[k]);
-                           });
-              } else {
-                FillBlocks(c, stream, y.NumElements(), 2,
-                           [&](const philox::Block& x, int64_t first, int64_t n) {
-                             for (int64_t k = 0; k < n; ++k)
-                               out[first + k] =
-                                   tlo + tspan * philox::ToDouble(x[2 * k], x[2 * k + 1]);
-                           });
-              }
+              Fill{}(c, stream, y.data<T>(), y.NumElements());
               return 0;
             });
           },
       .no_gradient = kRandomNoGradient,
+      .sample =
+          [sample_dtype] {
+            return OpSample{{}, {kShape(Shape{2, 3}), kDType(sample_dtype), kSeed(1)}};
+          },
   };
+}
+
+// minval + (maxval - minval) * u, u uniform in [0, 1).
+struct UniformFill {
+  template <typename T>
+  void operator()(KernelContext& c, const Stream& stream, T* out, int64_t size) const {
+    const double lo = c.attr(kMinval), span = c.attr(kMaxval) - lo;
+    const T tlo = static_cast<T>(lo), tspan = static_cast<T>(span);
+    if constexpr (std::is_same_v<T, float>) {
+      FillBlocks(c, stream, size, 4, [&](const philox::Block& x, int64_t first, int64_t n) {
+        for (int64_t k = 0; k < n; ++k) out[first + k] = tlo + tspan * philox::ToFloat(x[k]);
+      });
+    } else {
+      FillBlocks(c, stream, size, 2, [&](const philox::Block& x, int64_t first, int64_t n) {
+        for (int64_t k = 0; k < n; ++k)
+          out[first + k] = tlo + tspan * philox::ToDouble(x[2 * k], x[2 * k + 1]);
+      });
+    }
+  }
+};
+
+// mean + stddev * z, z standard normal (Box-Muller over one block per 4 floats / 2 doubles).
+struct NormalFill {
+  template <typename T>
+  void operator()(KernelContext& c, const Stream& stream, T* out, int64_t size) const {
+    const double mean = c.attr(kMean), stddev = c.attr(kStddev);
+    const int per_block = std::is_same_v<T, float> ? 4 : 2;
+    FillBlocks(c, stream, size, per_block, [&](const philox::Block& x, int64_t first, int64_t n) {
+      double z[4] = {};  // NormalsFromBlock fills per_block >= n of them
+      NormalsFromBlock<T>(x, z);
+      for (int64_t k = 0; k < n; ++k) out[first + k] = static_cast<T>(mean + stddev * z[k]);
+    });
+  }
+};
+
+// mean + stddev * z, z standard normal redrawn until |z| <= 2.
+struct TruncatedNormalFill {
+  template <typename T>
+  void operator()(KernelContext& c, const Stream& stream, T* out, int64_t size) const {
+    const double mean = c.attr(kMean), stddev = c.attr(kStddev);
+    // Element i has its own sub-stream (block i, attempt a), so rejection never shifts
+    // other elements' numbers. P(a block has no sample within 2 sigma) is 0.0455^2 for
+    // double, 0.0455^4 for float.
+    c.pool().ParallelFor(size, 1024, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        double value = 0;
+        for (uint32_t attempt = 0;; ++attempt) {
+          double z[4];
+          const int count = NormalsFromBlock<T>(stream.At(i, attempt), z);
+          int k = 0;
+          while (k < count && std::abs(z[k]) > 2.0) ++k;
+          if (k < count) {
+            value = z[k];
+            break;
+          }
+        }
+        out[i] = static_cast<T>(mean + stddev * value);
+      }
+    });
+  }
+};
+
+const OpDef& RandomUniformOp() {
+  static const OpDef op = FloatRandomOp<UniformFill>("RandomUniform", kMinval.Default(0.0),
+                                                     kMaxval.Default(1.0), kFloat64);
   return op;
 }
 
 const OpDef& RandomNormalOp() {
-  static const OpDef op = {
-      .name = "RandomNormal",
-      .num_inputs = 0,
-      .stateful = true,
-      .attrs = {kShape.Required(), kDType.Required(), kMean.Default(0.0), kStddev.Default(1.0),
-                kSeed.Default(0), kSeed2.Default(0)},
-      .shape = FloatOnly,
-      .kernel =
-          [](KernelContext& c) {
-            Tensor y = c.AllocateOutput(0, c.attr(kShape));
-            const double mean = c.attr(kMean), stddev = c.attr(kStddev);
-            const Stream stream = NextStream(c);
-            SwitchFloat(y.dtype(), "RandomNormal", [&](auto tag) {
-              using T = decltype(tag);
-              T* out = y.data<T>();
-              const int per_block = std::is_same_v<T, float> ? 4 : 2;
-              FillBlocks(c, stream, y.NumElements(), per_block,
-                         [&](const philox::Block& x, int64_t first, int64_t n) {
-                           double z[4] = {};  // NormalsFromBlock fills per_block >= n of them
-                           NormalsFromBlock<T>(x, z);
-                           for (int64_t k = 0; k < n; ++k)
-                             out[first + k] = static_cast<T>(mean + stddev * z[k]);
-                         });
-              return 0;
-            });
-          },
-      .no_gradient = kRandomNoGradient,
-  };
+  static const OpDef op =
+      FloatRandomOp<NormalFill>("RandomNormal", kMean.Default(0.0), kStddev.Default(1.0), kFloat32);
   return op;
 }
 
 const OpDef& TruncatedNormalOp() {
-  static const OpDef op = {
-      .name = "TruncatedNormal",
-      .num_inputs = 0,
-      .stateful = true,
-      .attrs = {kShape.Required(), kDType.Required(), kMean.Default(0.0), kStddev.Default(1.0),
-                kSeed.Default(0), kSeed2.Default(0)},
-      .shape = FloatOnly,
-      .kernel =
-          [](KernelContext& c) {
-            Tensor y = c.AllocateOutput(0, c.attr(kShape));
-            const double mean = c.attr(kMean), stddev = c.attr(kStddev);
-            const Stream stream = NextStream(c);
-            SwitchFloat(y.dtype(), "TruncatedNormal", [&](auto tag) {
-              using T = decltype(tag);
-              T* out = y.data<T>();
-              // Element i has its own sub-stream (block i, attempt a), so rejection never
-              // shifts other elements' numbers. P(a block has no sample within 2 sigma)
-              // is 0.0455^2 for double, 0.0455^4 for float.
-              c.pool().ParallelFor(y.NumElements(), 1024, [&](int64_t b, int64_t e) {
-                for (int64_t i = b; i < e; ++i) {
-                  double value = 0;
-                  for (uint32_t attempt = 0;; ++attempt) {
-                    double z[4];
-                    const int count = NormalsFromBlock<T>(stream.At(i, attempt), z);
-                    int k = 0;
-                    while (k < count && std::abs(z[k]) > 2.0) ++k;
-                    if (k < count) {
-                      value = z[k];
-                      break;
-                    }
-                  }
-                  out[i] = static_cast<T>(mean + stddev * value);
-                }
-              });
-              return 0;
-            });
-          },
-      .no_gradient = kRandomNoGradient,
-  };
+  static const OpDef op = FloatRandomOp<TruncatedNormalFill>("TruncatedNormal", kMean.Default(0.0),
+                                                             kStddev.Default(1.0), kFloat32);
   return op;
 }
 
@@ -247,6 +242,7 @@ const OpDef& RandomUniformIntOp() {
       .stateful = true,
       .attrs = {kShape.Required(), kDType.Required(), kIntMinval.Required(), kIntMaxval.Required(),
                 kSeed.Default(0), kSeed2.Default(0)},
+      .output_dtypes = {DTypeRule::FromAttr(kDType)},
       .shape =
           [](InferenceContext& c) {
             DType dtype = c.attr(kDType);
@@ -295,6 +291,10 @@ const OpDef& RandomUniformIntOp() {
               fill(y.data<int64_t>());
           },
       .no_gradient = kRandomNoGradient,
+      .sample =
+          [] {
+            return OpSample{{}, {kShape(Shape{4}), kDType(kInt32), kIntMinval(0), kIntMaxval(5)}};
+          },
   };
   return op;
 }
@@ -309,6 +309,7 @@ const OpDef& DropoutOp() {
       .stateful = true,
       .attrs = {kRate.Required(), kSeed.Default(0), kSeed2.Default(0)},
       .num_outputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0), DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -349,6 +350,10 @@ const OpDef& DropoutOp() {
                     .AddNode(DropoutGradOp(), {g.grad(0), g.output(1)}, {}, "DropoutGrad")
                     ->output(0)};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kRate(0.5), kSeed(1)}, false};
+          },
   };
   return op;
 }
@@ -358,6 +363,7 @@ const OpDef& DropoutGradOp() {
   static const OpDef op = {
       .name = "DropoutGrad",
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectSameDType(0, 1);
@@ -387,6 +393,10 @@ const OpDef& DropoutGradOp() {
                     ->output(0),
                 GradOutput()};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}), SampleDoubles({2, 3}, 2)}, {}, false};
+          },
   };
   return op;
 }

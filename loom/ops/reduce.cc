@@ -249,14 +249,19 @@ void ReduceKernel(KernelContext& c) {
 std::vector<int64_t> AxesOf(const GradContext& g) { return g.attr(kAxes); }
 
 template <typename R, bool kMean = false>
-OpDef ReduceOp(std::string name, GradFn grad) {
+OpDef ReduceOp(std::string name, GradFn grad, std::vector<int64_t> sample_axes,
+               bool sample_keep_dims = false) {
   OpDef op;
   op.name = std::move(name);
   op.num_inputs = 1;
   op.attrs = {kAxes.Required(), kKeepDims.Default(false)};
+  op.output_dtypes = {DTypeRule::SameAsInput(0)};
   op.shape = ReduceShape;
   op.kernel = ReduceKernel<R, kMean>;
   op.grad = std::move(grad);
+  op.sample = [sample_axes, sample_keep_dims] {
+    return OpSample{{SampleDoubles({2, 3})}, {kAxes(sample_axes), kKeepDims(sample_keep_dims)}};
+  };
   return op;
 }
 
@@ -266,6 +271,7 @@ const OpDef& SizeRatioOp() {
   static const OpDef op = {
       .name = "SizeRatio",
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(1)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(1), Shape{}); },
       .kernel =
           [](KernelContext& c) {
@@ -278,6 +284,10 @@ const OpDef& SizeRatioOp() {
             });
           },
       .no_gradient = "SizeRatio is a count of elements",
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}), SampleDoubles({3})}, {}, false};
+          },
   };
   return op;
 }
@@ -297,6 +307,7 @@ const OpDef& ProdExclusiveOp() {
       .name = "ProdExclusive",
       .num_inputs = 1,
       .attrs = {kAxes.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectDType(0, {kFloat32, kFloat64});
@@ -327,27 +338,35 @@ const OpDef& ProdExclusiveOp() {
             });
           },
       .no_gradient = "ProdExclusive is only built by Prod's gradient (no second derivative)",
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kAxes(std::vector<int64_t>{1})}, false};
+          },
   };
   return op;
 }
 
 const OpDef& SumOp() {
   static const OpDef op =
-      ReduceOp<SumR>("Sum", [](const GradContext& g) -> std::vector<GradOutput> {
-        // d/dx_i sum(x) = 1: dy broadcast back over the reduced dims
-        return {BroadcastToShapeOf(g.scope(), g.grad(), g.input(0), AxesOf(g))};
-      });
+      ReduceOp<SumR>("Sum",
+                     [](const GradContext& g) -> std::vector<GradOutput> {
+                       // d/dx_i sum(x) = 1: dy broadcast back over the reduced dims
+                       return {BroadcastToShapeOf(g.scope(), g.grad(), g.input(0), AxesOf(g))};
+                     },
+                     {1});
   return op;
 }
 
 const OpDef& MeanOp() {
-  static const OpDef op =
-      ReduceOp<SumR, true>("Mean", [](const GradContext& g) -> std::vector<GradOutput> {
+  static const OpDef op = ReduceOp<SumR, true>(
+      "Mean",
+      [](const GradContext& g) -> std::vector<GradOutput> {
         // d/dx_i mean(x) = 1/n, n = elements per result element
         const Scope& s = g.scope();
         Output x = g.input(0);
         return {Div(s, BroadcastToShapeOf(s, g.grad(), x, AxesOf(g)), SizeRatio(s, x, g.output()))};
-      });
+      },
+      {0}, true);
   return op;
 }
 
@@ -362,25 +381,27 @@ std::vector<GradOutput> ExtremumGrad(const GradContext& g) {
 }
 
 const OpDef& MaxOp() {
-  static const OpDef op = ReduceOp<MaxR>("Max", ExtremumGrad);
+  static const OpDef op = ReduceOp<MaxR>("Max", ExtremumGrad, {1});
   return op;
 }
 
 const OpDef& MinOp() {
-  static const OpDef op = ReduceOp<MinR>("Min", ExtremumGrad);
+  static const OpDef op = ReduceOp<MinR>("Min", ExtremumGrad, {1});
   return op;
 }
 
 const OpDef& ProdOp() {
-  static const OpDef op =
-      ReduceOp<ProdR>("Prod", [](const GradContext& g) -> std::vector<GradOutput> {
+  static const OpDef op = ReduceOp<ProdR>(
+      "Prod",
+      [](const GradContext& g) -> std::vector<GradOutput> {
         // d/dx_i prod(x) = prod_{j != i} x_j
         const Scope& s = g.scope();
         Output x = g.input(0);
         Output others =
             s.AddNode(ProdExclusiveOp(), {x}, {kAxes(AxesOf(g))}, "ProdExclusive")->output(0);
         return {Mul(s, BroadcastToShapeOf(s, g.grad(), x, AxesOf(g)), others)};
-      });
+      },
+      {0, 1});
   return op;
 }
 
@@ -442,22 +463,36 @@ void ArgShape(InferenceContext& c) {
 }
 
 const OpDef& ArgMaxOp() {
-  static const OpDef op = {.name = "ArgMax",
-                           .num_inputs = 1,
-                           .attrs = {kAxis.Required()},
-                           .shape = ArgShape,
-                           .kernel = ArgKernel<true>,
-                           .no_gradient = "its output is an integer index"};
+  static const OpDef op = {
+      .name = "ArgMax",
+      .num_inputs = 1,
+      .attrs = {kAxis.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
+      .shape = ArgShape,
+      .kernel = ArgKernel<true>,
+      .no_gradient = "its output is an integer index",
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kAxis(1)}};
+          },
+  };
   return op;
 }
 
 const OpDef& ArgMinOp() {
-  static const OpDef op = {.name = "ArgMin",
-                           .num_inputs = 1,
-                           .attrs = {kAxis.Required()},
-                           .shape = ArgShape,
-                           .kernel = ArgKernel<false>,
-                           .no_gradient = "its output is an integer index"};
+  static const OpDef op = {
+      .name = "ArgMin",
+      .num_inputs = 1,
+      .attrs = {kAxis.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kInt64)},
+      .shape = ArgShape,
+      .kernel = ArgKernel<false>,
+      .no_gradient = "its output is an integer index",
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {kAxis(0)}};
+          },
+  };
   return op;
 }
 
@@ -492,6 +527,7 @@ const OpDef& BroadcastToShapeOfOp() {
       .name = "BroadcastToShapeOf",
       .num_inputs = 2,
       .attrs = {kAxes.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(1)); },
       .kernel =
           [](KernelContext& c) {
@@ -521,6 +557,12 @@ const OpDef& BroadcastToShapeOfOp() {
         bool keep = x.shape().rank() == like.shape().rank();
         return {Sum(s, g.grad(), axes, {.keep_dims = keep}), GradOutput()};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({3}), SampleDoubles({2, 3})},
+                            {kAxes(std::vector<int64_t>{})},
+                            false};
+          },
   };
   return op;
 }
@@ -529,6 +571,7 @@ const OpDef& SumToShapeOfOp() {
   static const OpDef op = {
       .name = "SumToShapeOf",
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(1)); },
       .kernel =
           [](KernelContext& c) {
@@ -558,6 +601,10 @@ const OpDef& SumToShapeOfOp() {
         // Summing copies: the gradient is broadcast back; the shape source gets none.
         return {BroadcastToShapeOf(g.scope(), g.grad(), g.input(0)), GradOutput()};
       },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3}), SampleDoubles({3})}, {}, false};
+          },
   };
   return op;
 }

@@ -16,6 +16,8 @@
 namespace loom {
 namespace {
 
+using testing::ErrorOf;
+
 using Xs = std::vector<Output>;
 
 using testing::Values;
@@ -135,12 +137,12 @@ TEST(ReduceTest, BadAxesNameTheNode) {
   Graph graph;
   Scope s(graph);
   auto x = Placeholder(s, kFloat32, {2, 3});
-  std::string message = testing::ErrorOf([&] { Sum(s.WithOpName("total"), x, {2}); });
+  std::string message = ErrorOf([&] { Sum(s.WithOpName("total"), x, {2}); });
   EXPECT_NE(message.find("total"), std::string::npos) << message;
   EXPECT_NE(message.find("[2,3]"), std::string::npos) << message;
-  message = testing::ErrorOf([&] { Mean(s.WithOpName("twice"), x, {1, -1}); });
+  message = ErrorOf([&] { Mean(s.WithOpName("twice"), x, {1, -1}); });
   EXPECT_NE(message.find("twice"), std::string::npos) << message;
-  message = testing::ErrorOf([&] { ArgMax(s.WithOpName("am"), x, -3); });
+  message = ErrorOf([&] { ArgMax(s.WithOpName("am"), x, -3); });
   EXPECT_NE(message.find("am"), std::string::npos) << message;
 }
 

@@ -1,5 +1,6 @@
 #include "loom/ops/state.h"
 
+#include "loom/graph/collections.h"
 #include "loom/ops/attr_keys.h"
 
 namespace loom {
@@ -33,6 +34,7 @@ const OpDef& PlaceholderOp() {
       .num_inputs = 0,
       .role = OpRole::kPlaceholder,
       .attrs = {kDType.Required(), kShape.Default(Shape::Unknown())},
+      .output_dtypes = {DTypeRule::FromAttr(kDType)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.attr(kDType), c.attr(kShape)); },
       .kernel =
           [](KernelContext& c) {
@@ -43,6 +45,7 @@ const OpDef& PlaceholderOp() {
                 .AtNode(c.node().name());
           },
       .no_gradient = "placeholders are inputs",
+      .not_swept = "must be fed; fed placeholders carry every other sample",
   };
   return op;
 }
@@ -52,6 +55,7 @@ const OpDef& PlaceholderWithDefaultOp() {
       .name = "PlaceholderWithDefault",
       .num_inputs = 1,
       .attrs = {kShape.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
             const Shape& declared = c.attr(kShape);
@@ -63,6 +67,10 @@ const OpDef& PlaceholderWithDefaultOp() {
           },
       .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
       .no_gradient = "placeholders are inputs",
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2})}, {kShape(Shape{-1})}};
+          },
   };
   return op;
 }
@@ -75,6 +83,7 @@ const OpDef& VariableOp() {
       .role = OpRole::kVariable,
       .attrs = {kDType.Required(), kShape.Required(), kTrainable.Default(true),
                 kLocal.Default(false)},
+      .output_dtypes = {DTypeRule::FromAttr(kDType)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.attr(kDType), c.attr(kShape)); },
       .kernel =
           [](KernelContext& c) {
@@ -88,6 +97,7 @@ const OpDef& VariableOp() {
             c.set_output(0, std::move(value));
           },
       .no_gradient = "variables are leaves; ask Gradients for d/d(variable) directly",
+      .not_swept = "a variable needs an initializer run first (session_test covers it)",
   };
   return op;
 }
@@ -108,6 +118,7 @@ const OpDef& AssignOp() {
       .ref_inputs = {0},
       .stateful = true,
       .attrs = {kValidateShape.Default(true)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = AssignShape,
       .kernel =
           [](KernelContext& c) {
@@ -124,6 +135,7 @@ const OpDef& AssignOp() {
             c.set_output(0, var.value());
           },
       .no_gradient = "assignments are not differentiable",
+      .not_swept = "needs a variable input (ref input); covered by state and saver tests",
   };
   return op;
 }
@@ -160,9 +172,11 @@ const OpDef& AssignAddOp() {
       .num_inputs = 2,
       .ref_inputs = {0},
       .stateful = true,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = AssignUpdateShape,
       .kernel = [](KernelContext& c) { AssignUpdateKernel(c, +1); },
       .no_gradient = "assignments are not differentiable",
+      .not_swept = "needs a variable input (ref input); session_test covers it",
   };
   return op;
 }
@@ -173,9 +187,11 @@ const OpDef& AssignSubOp() {
       .num_inputs = 2,
       .ref_inputs = {0},
       .stateful = true,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = AssignUpdateShape,
       .kernel = [](KernelContext& c) { AssignUpdateKernel(c, -1); },
       .no_gradient = "assignments are not differentiable",
+      .not_swept = "needs a variable input (ref input); session_test covers it",
   };
   return op;
 }
@@ -184,6 +200,7 @@ const OpDef& IdentityOp() {
   static const OpDef op = {
       .name = "Identity",
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
       .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
       .grad = [](const GradContext& g) -> std::vector<GradOutput> { return {g.grad(0)}; },
@@ -195,10 +212,15 @@ const OpDef& StopGradientOp() {
   static const OpDef op = {
       .name = "StopGradient",
       .num_inputs = 1,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
       .kernel = [](KernelContext& c) { c.set_output(0, c.input(0)); },
       // No gradient flows, by definition (not an error).
       .grad = [](const GradContext&) -> std::vector<GradOutput> { return {GradOutput()}; },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {}, /*check_gradient=*/false};
+          },
   };
   return op;
 }
@@ -211,18 +233,18 @@ const OpDef& NoOpOp() {
       .shape = [](InferenceContext&) {},
       .kernel = [](KernelContext&) {},
       .no_gradient = "NoOp has no outputs",
+      .not_swept = "no inputs, no outputs",
   };
   return op;
 }
 
+// The initializers of the variables the graph's collection lists (each Variable adds
+// itself), never a scan of the graph for marked Assign nodes.
 Operation VariablesInitializer(const Scope& scope, bool local, std::string_view name) {
   std::vector<Operation> inits;
-  Graph& graph = scope.graph();
-  for (int id = 0; id < graph.num_nodes(); ++id) {
-    Node* n = graph.node(id);
-    if (n->op() != "Assign" || !n->attrs().GetOr<bool>("_initializer", false)) continue;
-    if (n->input(0).node->attr(kLocal) != local) continue;
-    inits.push_back(n);
+  const auto& key = local ? GraphKeys::kLocalVariables : GraphKeys::kGlobalVariables;
+  for (const VariableRef& v : scope.graph().collections().Get(key)) {
+    inits.push_back(v.initializer);
   }
   return Group(scope.WithOpName(name), inits);
 }
@@ -272,6 +294,8 @@ Variable::Variable(const Scope& scope, Input initial_value, VariableOptions opti
   Graph& graph = scope.graph();
   initializer = graph.AddNode(AssignOp(), graph.UniqueName(var->name() + "/Assign"),
                               {Output(var, 0), init}, {{"_initializer", true}});
+  graph.collections().Add(options.local ? GraphKeys::kLocalVariables : GraphKeys::kGlobalVariables,
+                          VariableRef{Output(var, 0), initializer});
 }
 
 Output Assign(const Scope& scope, Output variable, Input value) {

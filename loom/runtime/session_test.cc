@@ -10,21 +10,12 @@
 #include "loom/ops/nn.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
+#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
 
-template <typename Fn>
-ErrorCode CodeOf(Fn&& fn, std::string* message = nullptr) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (message) *message = e.message();
-    return e.code();
-  }
-  ADD_FAILURE() << "expected an Error";
-  return ErrorCode::kInternal;
-}
+using testing::CodeOf;
 
 TEST(SessionTest, FeedsAndFetchesThroughIdentity) {
   Graph graph;

@@ -1,5 +1,6 @@
 #include "loom/base/logging.h"
 #include "loom/graph/graph_def.h"
+#include "loom/io/event_file_proto.h"
 #include "loom/train/basic_hooks.h"
 
 namespace loom::train {

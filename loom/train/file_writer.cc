@@ -5,6 +5,7 @@
 
 #include "loom/base/logging.h"
 #include "loom/graph/graph_def.h"
+#include "loom/io/event_file_proto.h"
 
 namespace loom::train {
 

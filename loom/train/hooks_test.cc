@@ -5,12 +5,12 @@
 #include <thread>
 
 #include "loom/base/logging.h"
-#include "loom/io/event_file.h"
+#include "loom/io/event_file_proto.h"
 #include "loom/ops/array.h"
 #include "loom/train/basic_hooks.h"
 #include "loom/train/monitored_session.h"
 #include "loom/train/runtime_test_util.h"
-#include "loom/train/summary.h"
+#include "loom/train/summary_proto.h"
 
 namespace loom::train {
 namespace {

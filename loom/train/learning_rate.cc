@@ -24,11 +24,17 @@ using ScheduleFn = double (*)(const Node& node, double t, double lr);
 // The op record of a schedule: inputs (global_step[, learning_rate]), one scalar output of
 // learning_rate's dtype (float32 without one).
 OpDef MakeScheduleOp(std::string name, bool has_learning_rate, std::vector<AttrDef> attrs,
-                     ScheduleFn fn) {
+                     ScheduleFn fn, AttrMap sample_attrs) {
   OpDef op;
   op.name = std::move(name);
   op.num_inputs = has_learning_rate ? 2 : 1;
   op.attrs = std::move(attrs);
+  op.output_dtypes = {has_learning_rate ? DTypeRule::SameAsInput(1) : DTypeRule::Fixed(kFloat32)};
+  op.sample = [has_learning_rate, sample_attrs] {
+    OpSample s{{Tensor::Scalar<int64_t>(5)}, sample_attrs, /*check_gradient=*/false};
+    if (has_learning_rate) s.inputs.push_back(Tensor::Scalar<double>(0.1));
+    return s;
+  };
   op.shape = [has_learning_rate](InferenceContext& c) {
     c.ExpectDType(0, {kInt64, kInt32});
     c.ExpectRank(0, 0);
@@ -66,7 +72,8 @@ const OpDef& ExponentialDecayOp() {
                        double p = t / DecaySteps(n);
                        if (n.attr(kStaircase)) p = std::floor(p);
                        return lr * std::pow(n.attr(kDecayRate), p);
-                     });
+                     },
+                     {kDecaySteps(10), kDecayRate(0.5)});
   return op;
 }
 
@@ -79,7 +86,8 @@ const OpDef& PiecewiseConstantOp() {
                        size_t i = 0;
                        while (i < boundaries.size() && t > static_cast<double>(boundaries[i])) ++i;
                        return values[i];
-                     });
+                     },
+                     {kBoundaries(std::vector<int64_t>{3}), kValues(std::vector<double>{1, 2})});
   return op;
 }
 
@@ -98,7 +106,8 @@ const OpDef& PolynomialDecayOp() {
                        }
                        const double end = n.attr(kEndLearningRate);
                        return (lr - end) * std::pow(1.0 - t / decay_steps, n.attr(kPower)) + end;
-                     });
+                     },
+                     {kDecaySteps(10)});
   return op;
 }
 
@@ -111,7 +120,8 @@ const OpDef& CosineDecayOp() {
         const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * t / decay_steps));
         const double alpha = n.attr(kAlpha);
         return lr * ((1.0 - alpha) * cosine + alpha);
-      });
+      },
+      {kDecaySteps(10)});
   return op;
 }
 

@@ -7,7 +7,7 @@
 
 #include "loom/base/logging.h"
 #include "loom/train/basic_hooks.h"
-#include "loom/train/summary.h"
+#include "loom/train/summary_proto.h"
 
 namespace loom::train {
 namespace {

@@ -27,6 +27,8 @@
 namespace loom::train {
 namespace {
 
+using loom::testing::ErrorOf;
+
 using Vec = std::vector<double>;
 
 const Vec kInit = {1.0, -2.0, 0.5, 0.0};
@@ -414,13 +416,13 @@ TEST(OptimizerErrorsTest, NonScalarOrIntegerLossIsRejected) {
   Graph graph;
   Scope s(graph);
   auto w = Variable(s.WithOpName("w"), Tensor::FromVector<double>({1.0, 2.0, 3.0}));
-  std::string message = testing::ErrorOf(
-      [&] { GradientDescent().Minimize(s, Identity(s.WithOpName("vector_loss"), w)); },
-      ErrorCode::kInvalidArgument);
+  std::string message =
+      ErrorOf([&] { GradientDescent().Minimize(s, Identity(s.WithOpName("vector_loss"), w)); },
+              ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("vector_loss"), std::string::npos) << message;
   EXPECT_NE(message.find("scalar"), std::string::npos) << message;
-  message = testing::ErrorOf([&] { Adam().Minimize(s, ScalarConst<int64_t>(s, 3)); },
-                             ErrorCode::kInvalidArgument);
+  message =
+      ErrorOf([&] { Adam().Minimize(s, ScalarConst<int64_t>(s, 3)); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("int64"), std::string::npos) << message;
 }
 
@@ -448,13 +450,12 @@ TEST(OptimizerErrorsTest, NoGradientNamesTheVariables) {
   auto b = Variable(s.WithOpName("bias"), Tensor::FromVector<double>({0.0, 0.0}));
   // No gradient reaches w (StopGradient) nor b (SquaredError passes none to its target).
   auto loss = testing::SquaredError(s, StopGradient(s, w), b);
-  std::string message =
-      testing::ErrorOf([&] { Adam().Minimize(s, loss); }, ErrorCode::kInvalidArgument);
+  std::string message = ErrorOf([&] { Adam().Minimize(s, loss); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("'weights'"), std::string::npos) << message;
   EXPECT_NE(message.find("'bias'"), std::string::npos) << message;
   EXPECT_NE(message.find(loss.name()), std::string::npos) << message;
   // ApplyGradients alone reports it too.
-  message = testing::ErrorOf(
+  message = ErrorOf(
       [&] {
         Adam().ApplyGradients(s, {{GradOutput(), w}});
       },
@@ -468,10 +469,10 @@ TEST(OptimizerErrorsTest, NoVariablesOrANonVariableIsRejected) {
   auto x = Const(s, Tensor::FromVector<double>({1.0}));
   auto loss = testing::SquaredError(s, x, x);
   std::string message =
-      testing::ErrorOf([&] { GradientDescent().Minimize(s, loss); }, ErrorCode::kInvalidArgument);
+      ErrorOf([&] { GradientDescent().Minimize(s, loss); }, ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("no variables"), std::string::npos) << message;
-  message = testing::ErrorOf([&] { GradientDescent().Minimize(s, loss, Output(), {x}); },
-                             ErrorCode::kInvalidArgument);
+  message = ErrorOf([&] { GradientDescent().Minimize(s, loss, Output(), {x}); },
+                    ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("not a variable"), std::string::npos) << message;
 }
 
@@ -480,20 +481,20 @@ TEST(OptimizerErrorsTest, MismatchedGradientAndBadGlobalStepAreRejected) {
   Scope s(graph);
   auto w = Variable(s.WithOpName("w"), Tensor::FromVector<double>({1.0, 2.0}));
   auto wrong_shape = Const(s, Tensor::FromVector<double>({1.0, 2.0, 3.0}));
-  std::string message = testing::ErrorOf(
+  std::string message = ErrorOf(
       [&] {
         Momentum().ApplyGradients(s, {{GradOutput(wrong_shape), w}});
       },
       ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("'w'"), std::string::npos) << message;
   auto wrong_dtype = Const(s, Tensor::FromVector<float>({1.0f, 2.0f}));
-  testing::ErrorOf(
+  ErrorOf(
       [&] {
         Momentum().ApplyGradients(s, {{GradOutput(wrong_dtype), w}});
       },
       ErrorCode::kInvalidArgument);
   auto g = Const(s, Tensor::FromVector<double>({1.0, 2.0}));
-  message = testing::ErrorOf(
+  message = ErrorOf(
       [&] {
         Momentum().ApplyGradients(s, {{GradOutput(g), w}}, w);
       },
@@ -509,8 +510,7 @@ TEST(OptimizerErrorsTest, UninitializedSlotIsAFailedPreconditionNamingIt) {
   session.RunTarget(GlobalVariablesInitializer(s));  // before the slots exist
   auto g = Const(s, Tensor::FromVector<double>({1.0, 2.0}));
   Operation train = Adagrad().ApplyGradients(s, {{GradOutput(g), w}});
-  std::string message =
-      testing::ErrorOf([&] { session.RunTarget(train); }, ErrorCode::kFailedPrecondition);
+  std::string message = ErrorOf([&] { session.RunTarget(train); }, ErrorCode::kFailedPrecondition);
   EXPECT_NE(message.find("w/Adagrad"), std::string::npos) << message;
 }
 

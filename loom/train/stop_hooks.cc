@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "loom/base/logging.h"
+#include "loom/io/event_file_proto.h"
 #include "loom/train/basic_hooks.h"
 
 namespace loom::train {

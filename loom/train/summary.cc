@@ -1,13 +1,13 @@
 // Host-side summary encoders: scalar, histogram (TF's default buckets), image (PNG),
 // text and tensor.
-#include "loom/train/summary.h"
-
 #include <zlib.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+
+#include "loom/train/summary_proto.h"
 
 namespace loom::train {
 namespace {

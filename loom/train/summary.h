@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "loom/graph/op_def.h"
-#include "loom/io/proto/summary.pb.h"
 
 namespace loom::train {
 
@@ -46,23 +45,13 @@ bool IsSummaryNode(const Node& node);
 
 void RegisterSummaryOps(OpRegistry& registry);
 
-// Host-side encoders (what the kernels run).
-proto::Summary ScalarSummaryProto(const std::string& tag, double value);
-// Throws InvalidArgument naming the tag for a NaN or infinity.
-proto::Summary HistogramSummaryProto(const std::string& tag, const Tensor& values);
-proto::HistogramProto HistogramFromValues(const std::vector<double>& values,
-                                          const std::string& tag = "");
-// TF's default bucket limits (see above), ascending, ending with DBL_MAX.
+// TF's default histogram bucket limits (see above), ascending, ending with DBL_MAX.
 const std::vector<double>& DefaultHistogramBucketLimits();
-proto::Summary ImageSummaryProto(const std::string& tag, const Tensor& images, int max_images = 3);
-proto::Summary TextSummaryProto(const std::string& tag, const Tensor& text);
-proto::Summary TensorSummaryProto(const std::string& tag, const Tensor& tensor,
-                                  const std::string& plugin_name = "");
 // PNG bytes of 8-bit pixels, rows top to bottom, channels interleaved (1 gray, 2 gray +
 // alpha, 3 RGB, 4 RGBA); zlib-compressed, filter type 0.
 std::string EncodePng(const uint8_t* pixels, int width, int height, int channels);
-// The TensorProto of a tensor (values as tensor_content, strings as string_val).
-void TensorToProto(const Tensor& tensor, proto::TensorProto* out);
+// The host-side encoders the kernels run (ScalarSummaryProto, ...) return protobuf
+// messages: they are in summary_proto.h, for Loom's own code.
 
 }  // namespace loom::train
 

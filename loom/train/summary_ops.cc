@@ -2,7 +2,7 @@
 // outputs a serialized Summary as a string scalar and has no gradient.
 #include <set>
 
-#include "loom/train/summary.h"
+#include "loom/train/summary_proto.h"
 
 namespace loom::train {
 namespace {
@@ -24,6 +24,7 @@ const OpDef& ScalarSummaryOp() {
       .name = "ScalarSummary",
       .num_inputs = 1,
       .attrs = {kTag.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kString)},
       .shape =
           [](InferenceContext& c) {
             const Shape& s = c.input_shape(0);
@@ -48,6 +49,10 @@ const OpDef& ScalarSummaryOp() {
             SetSerialized(c, ScalarSummaryProto(c.attr(kTag), v));
           },
       .no_gradient = kNoGradient,
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({})}, {kTag("x")}};
+          },
   };
   return op;
 }
@@ -57,12 +62,17 @@ const OpDef& HistogramSummaryOp() {
       .name = "HistogramSummary",
       .num_inputs = 1,
       .attrs = {kTag.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kString)},
       .shape = StringScalarShape,
       .kernel =
           [](KernelContext& c) {
             SetSerialized(c, HistogramSummaryProto(c.attr(kTag), c.input(0)));
           },
       .no_gradient = kNoGradient,
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({4})}, {kTag("x")}};
+          },
   };
   return op;
 }
@@ -72,6 +82,7 @@ const OpDef& ImageSummaryOp() {
       .name = "ImageSummary",
       .num_inputs = 1,
       .attrs = {kTag.Required(), kMaxImages.Default(3)},
+      .output_dtypes = {DTypeRule::Fixed(kString)},
       .shape =
           [](InferenceContext& c) {
             c.ExpectRank(0, 4);
@@ -83,6 +94,11 @@ const OpDef& ImageSummaryOp() {
                                                static_cast<int>(c.attr(kMaxImages))));
           },
       .no_gradient = kNoGradient,
+      .sample =
+          [] {
+            return OpSample{{Tensor::FromVector<float>(std::vector<float>(8, 0.5f), {2, 2, 2, 1})},
+                            {kTag("x")}};
+          },
   };
   return op;
 }
@@ -92,6 +108,7 @@ const OpDef& TensorSummaryOp() {
       .name = "TensorSummaryV2",
       .num_inputs = 1,
       .attrs = {kTag.Required(), kPluginName.Required()},
+      .output_dtypes = {DTypeRule::Fixed(kString)},
       .shape = StringScalarShape,
       .kernel =
           [](KernelContext& c) {
@@ -101,6 +118,10 @@ const OpDef& TensorSummaryOp() {
                                               : TensorSummaryProto(tag, c.input(0), plugin));
           },
       .no_gradient = kNoGradient,
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2})}, {kTag("x"), kPluginName("p")}};
+          },
   };
   return op;
 }
@@ -109,6 +130,7 @@ const OpDef& MergeSummaryOp() {
   static const OpDef op = {
       .name = "MergeSummary",
       .num_inputs = kVariadic,
+      .output_dtypes = {DTypeRule::Fixed(kString)},
       .shape =
           [](InferenceContext& c) {
             for (int i = 0; i < c.num_inputs(); ++i) c.ExpectDType(i, {kString});
@@ -133,6 +155,10 @@ const OpDef& MergeSummaryOp() {
             SetSerialized(c, merged);
           },
       .no_gradient = kNoGradient,
+      .sample =
+          [] {
+            return OpSample{{Tensor::ScalarString(""), Tensor::ScalarString("")}, {}};
+          },
   };
   return op;
 }

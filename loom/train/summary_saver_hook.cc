@@ -1,3 +1,4 @@
+#include "loom/io/event_file_proto.h"
 #include "loom/train/basic_hooks.h"
 
 namespace loom::train {

@@ -1,6 +1,4 @@
 // Summary ops and the FileWriter: values written as event files and read back.
-#include "loom/train/summary.h"
-
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -8,12 +6,13 @@
 #include <cmath>
 #include <regex>
 
-#include "loom/io/event_file.h"
+#include "loom/io/event_file_proto.h"
 #include "loom/io/proto/graph.pb.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/session.h"
 #include "loom/train/file_writer.h"
 #include "loom/train/runtime_test_util.h"
+#include "loom/train/summary_proto.h"
 
 namespace loom::train {
 namespace {

@@ -8,6 +8,7 @@ const OpDef& SquaredErrorGradOp() {
   static const OpDef op = {
       .name = "TestSquaredErrorGrad",
       .num_inputs = 3,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
       .kernel =
           [](KernelContext& c) {
@@ -32,6 +33,7 @@ const OpDef& SquaredErrorOp() {
   static const OpDef op = {
       .name = "TestSquaredError",
       .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), Shape{}); },
       .kernel =
           [](KernelContext& c) {

@@ -78,6 +78,9 @@ OpDef MakeApplyOp(std::string name, int num_refs, std::vector<std::string> scala
   op.shape = ApplyShape(num_refs, std::move(scalars), sparse);
   op.kernel = std::move(kernel);
   op.no_gradient = "variable updates are not differentiable";
+  op.not_swept =
+      "an optimizer update: its ref inputs need initialized variables "
+      "(optimizer_test covers every Apply op, dense and sparse)";
   return op;
 }
 
@@ -155,6 +158,8 @@ const OpDef& ScaleVariableOp() {
             });
           },
       .no_gradient = "variable updates are not differentiable",
+      .not_swept =
+          "needs a variable input (ref input); optimizer_test covers it (Adam's beta powers)",
   };
   return op;
 }
@@ -164,6 +169,7 @@ const OpDef& ConstantFillOp() {
       .name = "ConstantFill",
       .num_inputs = 0,
       .attrs = {kDType.Required(), kShape.Required(), kValue.Required()},
+      .output_dtypes = {DTypeRule::FromAttr(kDType)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.attr(kDType), c.attr(kShape)); },
       .kernel =
           [](KernelContext& c) {
@@ -180,6 +186,10 @@ const OpDef& ConstantFillOp() {
             c.set_output(0, out);
           },
       .no_gradient = "ConstantFill has no inputs",
+      .sample =
+          [] {
+            return OpSample{{}, {kDType(kFloat32), kShape(Shape{2}), kValue(3.0)}};
+          },
   };
   return op;
 }

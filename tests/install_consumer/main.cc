@@ -6,6 +6,12 @@
 
 #include "loom/loom.h"
 
+// A consumer needs no protobuf headers: no public Loom header includes one (the message
+// APIs are in the *_proto.h headers, which are not installed).
+#ifdef GOOGLE_PROTOBUF_VERSION
+#error "a public Loom header includes a protobuf header"
+#endif
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: install_consumer MODEL_DIR\n");
