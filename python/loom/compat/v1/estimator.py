@@ -1,0 +1,1 @@
+"""tf.estimator (the Estimator half, branch pyest)."""

@@ -1,0 +1,1 @@
+"""tf.feature_column (the Estimator half, branch pyest)."""

@@ -1,0 +1,1 @@
+"""tf.layers (the Estimator half, branch pyest)."""

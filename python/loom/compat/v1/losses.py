@@ -1,0 +1,1 @@
+"""tf.losses (the Estimator half, branch pyest)."""

@@ -1,0 +1,1 @@
+"""tf.metrics (the Estimator half, branch pyest)."""
