@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import sys
+import types
 
 SCRIPT = "/usr/share/doc/dataset-fashion-mnist/benchmark/convnet.py.gz"
 
@@ -61,7 +62,11 @@ def main():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "shims"))
     sys.argv = [args.script]
     code = compile(source, "convnet.py", "exec")
-    exec(code, {"__name__": "__main__", "__file__": "convnet.py"})
+    # The script ends in tf.app.run(), which calls __main__.main: make the script __main__.
+    script = types.ModuleType("__main__")
+    script.__file__ = "convnet.py"
+    sys.modules["__main__"] = script
+    exec(code, script.__dict__)
 
 
 if __name__ == "__main__":

@@ -105,3 +105,16 @@ initializers.__dict__.update(
     glorot_normal=glorot_normal_initializer, variance_scaling=variance_scaling_initializer,
     global_variables=global_variables_initializer, local_variables=local_variables_initializer,
     variables=variables_initializer)
+
+
+# tf.app.run(main=None, argv=None): runs __main__.main(argv) and exits with its result.
+app = _types.ModuleType("loom.compat.v1.app", "tf.app")
+
+
+def _app_run(main=None, argv=None):
+    import sys
+    main = main or sys.modules["__main__"].main
+    sys.exit(main(list(sys.argv) if argv is None else argv))
+
+
+app.run = _app_run

@@ -678,13 +678,15 @@ def _optimizer_spec(optimizer):
     class's short name and learning rate)."""
     if optimizer is None or isinstance(optimizer, str):
         return optimizer
-    if callable(optimizer) and not hasattr(optimizer, "_learning_rate"):
+    if callable(optimizer) and not hasattr(optimizer, "_opt"):
         optimizer = optimizer()
     names = {"GradientDescentOptimizer": "SGD", "AdamOptimizer": "Adam",
              "AdagradOptimizer": "Adagrad", "RMSPropOptimizer": "RMSProp",
              "FtrlOptimizer": "Ftrl", "MomentumOptimizer": "Momentum"}
     name = names.get(type(optimizer).__name__)
-    lr = getattr(optimizer, "_learning_rate", None)
+    lr = getattr(optimizer, "_lr", None)
+    if lr is None and getattr(optimizer, "_args", None):
+        lr = optimizer._args[0]
     if name is None or not isinstance(lr, (int, float)):
         raise NotImplementedError(
             "canned estimators take optimizer as a name ('Adam', 'Adagrad', 'Ftrl', "

@@ -16,6 +16,12 @@ from loom import _loom
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import _session as _sess
 
+__all__ = ["SessionRunArgs", "SessionRunValues", "SessionRunContext", "SessionRunHook",
+           "StopAtStepHook", "StepCounterHook", "LoggingTensorHook", "CheckpointSaverHook",
+           "SummarySaverHook", "NanTensorHook", "FinalOpsHook", "FeedFnHook",
+           "GlobalStepWaiterHook", "ProfilerHook", "MonitoredTrainingSession",
+           "SingularMonitoredSession"]
+
 
 class SessionRunArgs(collections.namedtuple("SessionRunArgs",
                                             ["fetches", "feed_dict", "options"])):
