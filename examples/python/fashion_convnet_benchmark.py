@@ -17,7 +17,6 @@ The model_dir stays the script's /tmp/mnist_convnet_model unless --model-dir is 
 import argparse
 import gzip
 import os
-import re
 import shutil
 import sys
 import types
