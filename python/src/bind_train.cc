@@ -45,6 +45,10 @@ class PyHook : public SessionRunHook {
  public:
   explicit PyHook(py::object adapter) : adapter_(std::move(adapter)) {}
   ~PyHook() override {
+    if (!Py_IsInitialized()) {
+      adapter_.release();  // at interpreter exit: leak, never touch Python
+      return;
+    }
     py::gil_scoped_acquire gil;
     adapter_ = py::object();
   }

@@ -28,6 +28,7 @@ class PyRef {
   PyRef() = default;
   explicit PyRef(pybind11::object object)
       : holder_(new pybind11::object(std::move(object)), [](pybind11::object* o) {
+          if (!Py_IsInitialized()) return;  // at interpreter exit: leak, never touch Python
           pybind11::gil_scoped_acquire gil;
           delete o;
         }) {}
