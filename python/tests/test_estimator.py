@@ -182,7 +182,7 @@ def test_export_saved_model(tmp_path):
     path = est.export_saved_model(str(tmp_path / "export"), serving_input_fn)
     assert isinstance(path, bytes)
     assert os.path.isdir(path)
-    assert any(n.startswith("saved_model") for n in os.listdir(path))
+    assert any(n.startswith("saved_model") for n in os.listdir(path.decode()))
 
 
 def test_dnn_classifier_with_feature_columns(tmp_path):
