@@ -507,11 +507,10 @@ class Estimator:
                                       "Python yet")
 
         def run(build):
-            loss, step, _ = self._native.train(
-                self._native_input_fn(input_fn, ModeKeys.TRAIN), steps=steps,
-                max_steps=max_steps, hooks=_hooks._native_hooks(hooks, build.graph_for))
-            if loss is not None:
-                _logging.info("Loss for final step: %s.", loss)
+            # C++ logs the final loss and each evaluation's metrics.
+            self._native.train(self._native_input_fn(input_fn, ModeKeys.TRAIN), steps=steps,
+                               max_steps=max_steps,
+                               hooks=_hooks._native_hooks(hooks, build.graph_for))
         self._run(run)
         return self
 
@@ -529,8 +528,6 @@ class Estimator:
         result = {}
         for k, v in metrics.items():
             result[k] = np.int64(v) if k == "global_step" else np.float32(v)
-        _logging.info("Saving dict for global step %s: %s", result.get("global_step"),
-                      ", ".join("%s = %s" % (k, result[k]) for k in sorted(result)))
         return result
 
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
