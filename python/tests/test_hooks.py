@@ -167,3 +167,15 @@ def test_hook_argument_errors():
         tf.train.LoggingTensorHook({"a": "a"})
     with pytest.raises(TypeError, match="SessionRunHook"):
         tf.train.MonitoredTrainingSession(hooks=[object()])
+
+
+def test_nan_loss_arrives_as_a_tf_error_and_singular_session_runs():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [])
+        loss = tf.log(x)  # log(-1) = NaN
+        tf.train.get_or_create_global_step()
+        with tf.train.SingularMonitoredSession(hooks=[tf.train.NanTensorHook(loss)]) as sess:
+            assert sess.run(loss, feed_dict={x: 1.0}) == 0.0
+            with pytest.raises(tf.errors.InvalidArgumentError, match="NaN"):
+                sess.run(loss, feed_dict={x: -1.0})
