@@ -140,6 +140,17 @@ class PredictionIterator {
   PredictionRange range_;
 };
 
+// None, or (ckpt_to_initialize_from, vars_to_warm_start, {new name: name in checkpoint}).
+std::optional<WarmStartSettings> ToWarmStart(const py::object& warm_start) {
+  if (warm_start.is_none()) return std::nullopt;
+  auto t = warm_start.cast<py::tuple>();
+  WarmStartSettings settings;
+  settings.ckpt_to_initialize_from = t[0].cast<std::string>();
+  settings.vars_to_warm_start = t[1].cast<std::string>();
+  settings.var_name_to_prev_var_name = t[2].cast<std::map<std::string, std::string>>();
+  return settings;
+}
+
 OptimizerSpec ToOptimizerSpec(const py::object& optimizer) {
   if (optimizer.is_none()) return {};
   if (py::isinstance<py::str>(optimizer)) return OptimizerSpec(optimizer.cast<std::string>());
@@ -367,7 +378,7 @@ void BindEstimator(py::module_& m) {
 
   py::class_<Estimator> estimator(m, "Estimator");
   estimator.def(
-      py::init([](const py::object& model_fn, RunConfig config) {
+      py::init([](const py::object& model_fn, RunConfig config, const py::object& warm_start) {
         SimpleModelFn fn = [fn = PyRef(model_fn)](Scope& scope, const Features& features,
                                                   Output labels, Mode mode) {
           py::gil_scoped_acquire gil;
@@ -378,9 +389,10 @@ void BindEstimator(py::module_& m) {
                      py_labels, std::string(ModeName(mode)))
               .cast<EstimatorSpec>();
         };
-        return std::make_unique<Estimator>(std::move(fn), std::move(config));
+        return std::make_unique<Estimator>(std::move(fn), std::move(config), Params{},
+                                           ToWarmStart(warm_start));
       }),
-      py::arg("model_fn"), py::arg("config"));
+      py::arg("model_fn"), py::arg("config"), py::arg("warm_start_from") = py::none());
   BindEstimatorMethods(estimator);
   BindCanned(m);
 

@@ -265,3 +265,19 @@ def test_training_loop_releases_the_gil(tmp_path):
         thread.join()
     # About 3700 here; held, only the few ms of model_fn building would let it run.
     assert counts["during"] > 1000, counts
+
+
+def test_warm_start_from_another_model_dir(tmp_path):
+    x, y = _data(128)
+    train_fn, eval_fn, _ = _input_fns(x, y)
+    first = tf.estimator.Estimator(linear_model_fn, model_dir=str(tmp_path / "first"))
+    first.train(train_fn, steps=100)
+    trained = first.get_variable_value("linear/kernel")
+    second = tf.estimator.Estimator(
+        linear_model_fn, model_dir=str(tmp_path / "second"),
+        warm_start_from=tf.estimator.WarmStartSettings(str(tmp_path / "first"),
+                                                       vars_to_warm_start="linear/.*"))
+    second.train(train_fn, steps=1)
+    # One step of SGD from the warm-started kernel, not from a fresh initialization.
+    np.testing.assert_allclose(second.get_variable_value("linear/kernel"), trained, atol=0.05)
+    assert second.evaluate(eval_fn)["loss"] < 0.05

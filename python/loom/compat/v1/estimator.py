@@ -275,6 +275,40 @@ class RunConfig:
         return 0
 
 
+class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
+        "ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info",
+        "var_name_to_prev_var_name"])):
+    """tf.estimator.WarmStartSettings: initialize the variables matching
+    vars_to_warm_start (a regex, or a list of them) from a checkpoint (a path or a
+    directory; a TensorFlow checkpoint works too). var_name_to_vocab_info is missing."""
+
+    def __new__(cls, ckpt_to_initialize_from, vars_to_warm_start=".*",
+                var_name_to_vocab_info=None, var_name_to_prev_var_name=None):
+        if var_name_to_vocab_info:
+            raise NotImplementedError("WarmStartSettings(var_name_to_vocab_info=...) is not "
+                                      "supported")
+        return super().__new__(cls, ckpt_to_initialize_from, vars_to_warm_start,
+                               var_name_to_vocab_info, var_name_to_prev_var_name or {})
+
+
+def _warm_start(warm_start_from):
+    """warm_start_from (a path or WarmStartSettings) as the bindings' tuple, or None."""
+    if warm_start_from is None:
+        return None
+    if isinstance(warm_start_from, (str, bytes, os.PathLike)):
+        warm_start_from = WarmStartSettings(os.fsdecode(warm_start_from))
+    if not isinstance(warm_start_from, WarmStartSettings):
+        raise TypeError("warm_start_from must be a path or a tf.estimator.WarmStartSettings, "
+                        "got %r" % (warm_start_from,))
+    regex = warm_start_from.vars_to_warm_start
+    if isinstance(regex, (list, tuple)):
+        regex = "|".join("(?:%s)" % r for r in regex)
+    elif regex is None:
+        regex = ".*"
+    return (os.fsdecode(warm_start_from.ckpt_to_initialize_from), regex,
+            dict(warm_start_from.var_name_to_prev_var_name))
+
+
 # ---- building a graph: what one input_fn + model_fn call share ---------------------------
 
 class _Build:
@@ -366,9 +400,7 @@ class Estimator:
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None,
                  warm_start_from=None):
-        if warm_start_from is not None:
-            raise NotImplementedError("Estimator(warm_start_from=...) is not supported from "
-                                      "Python yet (the C++ Estimator has it)")
+        warm_start = _warm_start(warm_start_from)
         config = self._resolve_config(model_dir, config)
         self._config = config
         self._params = dict(params or {})
@@ -384,7 +416,8 @@ class Estimator:
 
             def native_model_fn(native_graph, prefix, features, labels, mode):
                 return ref()._call_model_fn(native_graph, prefix, features, labels, mode)
-            self._native = _loom.Estimator(native_model_fn, config._native_config)
+            self._native = _loom.Estimator(native_model_fn, config._native_config,
+                                           warm_start_from=warm_start)
 
     @staticmethod
     def _resolve_config(model_dir, config):
