@@ -26,6 +26,20 @@ TEST(GraphTest, UniqueNamesAndNameScopes) {
   EXPECT_NE(ErrorOf([&] { graph.GetOutput("dens"); }).find("dense"), std::string::npos);
 }
 
+// WithPrefix re-enters a name scope exactly (tf.name_scope("dense/")) where NewSubScope
+// would make a new one; the nodes' own names are still made unique.
+TEST(GraphTest, WithPrefixReentersANameScope) {
+  Graph graph;
+  Scope root(graph);
+  Scope dense = root.NewSubScope("dense");
+  auto a = Identity(dense.WithOpName("x"), 1.0f);
+  Scope again = root.WithPrefix(dense.prefix());
+  EXPECT_EQ(again.prefix(), "dense");
+  EXPECT_EQ(Identity(again.WithOpName("x"), a).node->name(), "dense/x_1");
+  EXPECT_EQ(root.NewSubScope("dense").prefix(), "dense_1");
+  EXPECT_EQ(again.WithPrefix("").prefix(), "");
+}
+
 // Names come from files (GraphDef inputs): a bad index is a loom::Error, never the
 // std::invalid_argument / std::out_of_range that std::stoi throws.
 TEST(GraphTest, GetOutputRejectsBadIndicesWithLoomErrors) {

@@ -19,6 +19,13 @@ Scope Scope::WithOpName(std::string_view name) const {
   return s;
 }
 
+Scope Scope::WithPrefix(std::string_view prefix) const {
+  Scope s = *this;
+  s.prefix_ = std::string(prefix);
+  s.op_name_.clear();
+  return s;
+}
+
 Scope Scope::WithControlDependencies(const std::vector<Operation>& deps) const {
   Scope s = *this;
   for (const Operation& d : deps) {

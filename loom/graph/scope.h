@@ -29,6 +29,9 @@ class Scope {
   Scope NewSubScope(std::string_view name) const;
   // The next node built with this scope is named `name` inside the prefix (made unique).
   Scope WithOpName(std::string_view name) const;
+  // A scope whose name prefix is exactly `prefix` ("" is the root): an existing name
+  // scope re-entered, as tf.name_scope("outer/") does. Node names are still made unique.
+  Scope WithPrefix(std::string_view prefix) const;
   // Every node built with the result gets `deps` as control inputs (added to existing).
   Scope WithControlDependencies(const std::vector<Operation>& deps) const;
   Scope WithNoControlDependencies() const;

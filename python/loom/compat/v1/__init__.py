@@ -1,0 +1,120 @@
+"""loom.compat.v1: TensorFlow 1.x's Python API over Loom.
+
+    import loom.compat.v1 as tf
+
+What is bound, what differs and what is missing: docs/python.md."""
+from loom import _loom
+from loom.compat.v1 import dtypes
+from loom.compat.v1 import errors
+from loom.compat.v1 import logging
+from loom.compat.v1 import _framework
+from loom.compat.v1 import _ops
+from loom.compat.v1 import _session
+from loom.compat.v1 import _variables
+from loom.compat.v1.dtypes import (DType, as_dtype, bool, double, float32, float64, int32,  # noqa: A004
+                                   int64, string, uint8)
+from loom.compat.v1._framework import (Dimension, Graph, GraphKeys, Operation, Tensor,
+                                       TensorShape, add_to_collection, add_to_collections,
+                                       constant, control_dependencies, convert_to_tensor,
+                                       get_collection, get_collection_ref, get_default_graph,
+                                       name_scope, placeholder, reset_default_graph,
+                                       set_random_seed)
+from loom.compat.v1._session import (ConfigProto, GPUOptions, InteractiveSession, RunMetadata,
+                                     RunOptions, Session, get_default_session)
+from loom.compat.v1._variables import (AUTO_REUSE, Variable, VariableScope, assign, assign_add,
+                                       assign_sub, constant_initializer, get_variable,
+                                       get_variable_scope, global_variables,
+                                       global_variables_initializer, glorot_normal_initializer,
+                                       glorot_uniform_initializer, group,
+                                       initialize_all_variables, local_variables,
+                                       local_variables_initializer, model_variables,
+                                       ones_initializer, random_normal_initializer,
+                                       random_uniform_initializer, trainable_variables,
+                                       truncated_normal_initializer, variable_scope,
+                                       variables_initializer, variance_scaling_initializer,
+                                       zeros_initializer)
+from loom.compat.v1._ops import (concat, fill, floordiv, ones, ones_like, raw_ops, split,
+                                 squared_difference, stack, unstack, where, zeros, zeros_like)
+
+newaxis = None
+
+# Every op under TF's name (and the unmapped ones under their snake_case name), generated
+# from the registry: tf.matmul, tf.reduce_mean, ...
+globals().update({k: v for k, v in _ops.NAMESPACES[""].items() if k not in globals()})
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
+              gate_gradients=False, aggregation_method=None, stop_gradients=None):
+    """tf.gradients: d(sum(ys)) / d(xs); None where an x does not reach ys."""
+    single = not isinstance(xs, (list, tuple))
+    ys = [convert_to_tensor(y) for y in (ys if isinstance(ys, (list, tuple)) else [ys])]
+    xs = [convert_to_tensor(x) for x in (xs if not single else [xs])]
+    grad_ys = [] if grad_ys is None else [convert_to_tensor(g) for g in
+                                          (grad_ys if isinstance(grad_ys, (list, tuple)) else [grad_ys])]
+    graph = ys[0].graph
+    with graph.name_scope(name + "/" if name.endswith("/") else None):
+        outs = _loom.gradients(graph._g, graph.get_name_scope(), [y._out for y in ys],
+                               [x._out for x in xs], [g._out for g in grad_ys])
+    return [None if o is None else graph._tensor(o) for o in outs]
+
+
+def identity(input, name=None):  # noqa: A002
+    return _ops.NAMESPACES[""]["identity"](input, name=name)
+
+
+def no_op(name=None):
+    return _ops.raw_ops.NoOp(name=name or "NoOp")
+
+
+def executing_eagerly():
+    return False
+
+
+def disable_eager_execution():
+    """Loom is graph-only, as TF1 is."""
+
+
+def disable_v2_behavior():
+    """Loom is TF1-shaped already."""
+
+
+from loom.compat.v1 import nn  # noqa: E402
+from loom.compat.v1 import train  # noqa: E402
+from loom.compat.v1 import data  # noqa: E402
+from loom.compat.v1 import summary  # noqa: E402
+from loom.compat.v1 import estimator  # noqa: E402
+from loom.compat.v1 import layers  # noqa: E402
+from loom.compat.v1 import losses  # noqa: E402
+from loom.compat.v1 import metrics  # noqa: E402
+from loom.compat.v1 import feature_column  # noqa: E402
+
+import types as _types  # noqa: E402
+
+math = _types.ModuleType("loom.compat.v1.math", "tf.math")
+math.__dict__.update(_ops.NAMESPACES["math"])
+linalg = _types.ModuleType("loom.compat.v1.linalg", "tf.linalg")
+linalg.__dict__.update(_ops.NAMESPACES["linalg"])
+random = _types.ModuleType("loom.compat.v1.random", "tf.random")
+random.__dict__.update(_ops.NAMESPACES["random"])
+random.set_random_seed = set_random_seed
+initializers = _types.ModuleType("loom.compat.v1.initializers", "tf.initializers")
+initializers.__dict__.update(
+    zeros=zeros_initializer, ones=ones_initializer, constant=constant_initializer,
+    random_normal=random_normal_initializer, truncated_normal=truncated_normal_initializer,
+    random_uniform=random_uniform_initializer, glorot_uniform=glorot_uniform_initializer,
+    glorot_normal=glorot_normal_initializer, variance_scaling=variance_scaling_initializer,
+    global_variables=global_variables_initializer, local_variables=local_variables_initializer,
+    variables=variables_initializer)
+
+
+# tf.app.run(main=None, argv=None): runs __main__.main(argv) and exits with its result.
+app = _types.ModuleType("loom.compat.v1.app", "tf.app")
+
+
+def _app_run(main=None, argv=None):
+    import sys
+    main = main or sys.modules["__main__"].main
+    sys.exit(main(list(sys.argv) if argv is None else argv))
+
+
+app.run = _app_run

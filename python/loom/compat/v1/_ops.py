@@ -1,0 +1,631 @@
+"""Op functions generated from the C++ op registry (loom._loom.op_defs(): each record's
+inputs, attributes with their kinds and defaults, outputs).
+
+Every registered op is a function in `raw_ops` under its Loom name (raw_ops.MatMul(a, b,
+transpose_a=True)): its positional arguments are the op's inputs, then its attributes in
+declared order; keywords are attribute names. `_TABLE` below maps TF1's names and
+argument lists onto records where they differ (tf.reduce_mean's axis/keepdims are the
+record's axes/keep_dims; tf.nn.conv2d lives in tf.nn); every other op is exported under
+the snake_case of its name (BiasAdd -> bias_add). Nothing here is written per op except
+the table rows.
+
+Where TF takes a tensor and the Loom record an attribute (a shape, axes, a permutation),
+the function accepts a Python value or a constant tensor (its value is read from the
+graph); a computed tensor there is an error that says so."""
+import inspect
+import re
+import types
+
+import numpy as np
+
+from loom import _loom
+from loom.compat.v1 import _framework as _fw
+from loom.compat.v1 import dtypes as _dtypes
+
+RECORDS = {r["name"]: r for r in _loom.op_defs()}
+
+raw_ops = types.ModuleType("loom.compat.v1.raw_ops",
+                           "Every registered Loom op under its own name, generated.")
+
+
+def _graph_of(values):
+    for v in values:
+        if isinstance(v, _fw.Tensor):
+            return v.graph
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                if isinstance(x, _fw.Tensor):
+                    return x.graph
+    return _fw.get_default_graph()
+
+
+def _is_literal(v):
+    return not isinstance(v, _fw.Tensor) and not hasattr(v, "_as_tensor")
+
+
+def _to_inputs(values, same_dtype):
+    """Converts op inputs to Tensors. With same_dtype, a literal takes the dtype of the
+    first tensor among `values` (x * 2.0 with x float64 multiplies by a float64 2)."""
+    hint = None
+    if same_dtype:
+        for v in values:
+            if not _is_literal(v):
+                hint = _fw.convert_to_tensor(v).dtype
+                break
+    out = []
+    for v in values:
+        if _is_literal(v) and hint is not None:
+            out.append(_fw.constant(v, dtype=hint))
+        else:
+            out.append(_fw.convert_to_tensor(v))
+    return out
+
+
+def constant_value(t):
+    """The value of `t` when it is a Python value or a Const node's output, else None."""
+    if not isinstance(t, _fw.Tensor):
+        return t
+    if t.op.type == "Const":
+        return t.op.get_attr("value")
+    return None
+
+
+def _static(value, what, op_name):
+    v = constant_value(value)
+    if v is None and value is not None:
+        raise TypeError("%s: argument '%s' must be a Python value or a constant tensor (Loom "
+                        "takes it as an attribute of the op); got the computed tensor %s"
+                        % (op_name, what, value.name))
+    return v.tolist() if isinstance(v, np.ndarray) else v
+
+
+def _attr_value(v):
+    if isinstance(v, _dtypes.DType):
+        return v._enum
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+def apply_op(op_type, inputs, attrs=None, name=None, same_dtype=False):
+    """Adds a node of the registered op `op_type`; returns its outputs (one Tensor when
+    the op has one output, a list otherwise)."""
+    inputs = _to_inputs(inputs, same_dtype)
+    graph = _graph_of(inputs)
+    for t in inputs:
+        if t.graph is not graph:
+            raise ValueError("%s must be from the same graph as %s." % (t.name, inputs[0].name))
+    attrs = {k: _attr_value(v) for k, v in (attrs or {}).items()}
+    op = graph._add_node(op_type, name or op_type, inputs, attrs)
+    outs = op.outputs
+    record = RECORDS[op_type]
+    if len(outs) == 0:
+        return op
+    if record["num_outputs"] == 1:
+        return outs[0]
+    return outs
+
+
+_SAME_DTYPE = {"Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Equal", "NotEqual",
+               "Less", "LessEqual", "Greater", "GreaterEqual", "SquaredDifference", "FloorDiv",
+               "AddN", "BiasAdd", "MatMul", "BatchMatMul", "Assign", "AssignAdd", "AssignSub",
+               "ClipByValue"}
+
+
+def _raw_function(record):
+    """raw_ops.<Name>(*inputs, *attrs, name=None, **attrs)."""
+    op_type = record["name"]
+    n = record["num_inputs"]
+    attr_names = [a["name"] for a in record["attrs"]]
+    same = op_type in _SAME_DTYPE
+
+    def f(*args, name=None, **kwargs):
+        if n == -1:
+            if not args:
+                raise TypeError("%s takes a list of inputs" % op_type)
+            inputs, rest = list(args[0]), args[1:]
+        else:
+            if len(args) < n:
+                raise TypeError("%s takes %d inputs, got %d" % (op_type, n, len(args)))
+            inputs, rest = list(args[:n]), args[n:]
+        attrs = {}
+        for a, v in zip(attr_names, rest):
+            attrs[a] = v
+        for k, v in kwargs.items():
+            if k not in attr_names:
+                raise TypeError("%s got an unexpected keyword argument '%s'; its attributes "
+                                "are %s" % (op_type, k, ", ".join(attr_names) or "none"))
+            attrs[k] = v
+        return apply_op(op_type, inputs, attrs, name, same)
+    f.__name__ = op_type
+    f.__doc__ = "The Loom op %s: %s input(s), attributes %s." % (
+        op_type, "variadic" if n == -1 else n,
+        ", ".join("%s: %s%s" % (a["name"], a["type"],
+                               (" = %r" % (a["default"],)) if "default" in a else "")
+                  for a in record["attrs"]) or "none")
+    return f
+
+
+for _name, _record in RECORDS.items():
+    setattr(raw_ops, _name, _raw_function(_record))
+
+
+def snake_case(name):
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
+    return s.lower().replace("2_d", "2d")
+
+
+# --- TF1's names -------------------------------------------------------------------------
+# A row: (namespaces, tf name, loom op, tf signature, how tf arguments become attributes).
+# The signature lists TF's parameters in TF's order; those named in `inputs` are the op's
+# inputs, the others attributes. `attrs` maps a TF parameter to (loom attribute, convert),
+# convert(value, bound arguments) -> the attribute's value, or None to drop the parameter
+# (accepted for TF's signature, no effect in Loom).
+
+def _axes(v, args):
+    if v is None:
+        return []
+    v = _static(v, "axis", "reduce")
+    return [int(v)] if isinstance(v, (int, np.integer)) else [int(a) for a in v]
+
+
+def _keepdims(v, args):
+    kd = args.get("keep_dims")
+    return bool(v or kd)
+
+
+def _int(v, args):
+    return int(_static(v, "axis", "op"))
+
+
+def _ints(v, args):
+    return [int(x) for x in _static(v, "shape", "op")]
+
+
+def _dtype(v, args):
+    return _dtypes.as_dtype(v)
+
+
+_DROP = (None, None)
+
+_TABLE = [
+    # math, elementwise
+    (("", "math"), "add", "Add", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "subtract", "Sub", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "multiply", "Mul", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "divide", "Div", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "div", "Div", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "truediv", "Div", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "realdiv", "Div", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "maximum", "Maximum", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "minimum", "Minimum", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "pow", "Pow", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "negative", "Neg", "x, name=None", ("x",), {}),
+    (("", "math"), "abs", "Abs", "x, name=None", ("x",), {}),
+    (("", "math"), "square", "Square", "x, name=None", ("x",), {}),
+    (("", "math"), "sign", "Sign", "x, name=None", ("x",), {}),
+    (("", "math"), "exp", "Exp", "x, name=None", ("x",), {}),
+    (("", "math"), "log", "Log", "x, name=None", ("x",), {}),
+    (("", "math"), "log1p", "Log1p", "x, name=None", ("x",), {}),
+    (("", "math"), "sqrt", "Sqrt", "x, name=None", ("x",), {}),
+    (("", "math"), "rsqrt", "Rsqrt", "x, name=None", ("x",), {}),
+    (("", "math"), "reciprocal", "Reciprocal", "x, name=None", ("x",), {}),
+    (("", "math"), "floor", "Floor", "x, name=None", ("x",), {}),
+    (("", "math", "nn"), "sigmoid", "Sigmoid", "x, name=None", ("x",), {}),
+    (("", "math", "nn"), "tanh", "Tanh", "x, name=None", ("x",), {}),
+    (("", "math"), "equal", "Equal", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "not_equal", "NotEqual", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "less", "Less", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "less_equal", "LessEqual", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "greater", "Greater", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "greater_equal", "GreaterEqual", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "logical_and", "LogicalAnd", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "logical_or", "LogicalOr", "x, y, name=None", ("x", "y"), {}),
+    (("", "math"), "logical_not", "LogicalNot", "x, name=None", ("x",), {}),
+    (("", "math"), "add_n", "AddN", "inputs, name=None", ("*inputs",), {}),
+    (("", "math"), "clip_by_value", "ClipByValue",
+     "t, clip_value_min, clip_value_max, name=None", ("t", "clip_value_min", "clip_value_max"), {}),
+    (("", "math"), "cast", "Cast", "x, dtype, name=None", ("x",), {"dtype": ("DstT", _dtype)}),
+    (("", "linalg"), "matmul", "MatMul",
+     "a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, "
+     "a_is_sparse=False, b_is_sparse=False, name=None", ("a", "b"),
+     {"adjoint_a": _DROP, "adjoint_b": _DROP, "a_is_sparse": _DROP, "b_is_sparse": _DROP}),
+    # reductions
+    (("", "math"), "reduce_sum", "Sum",
+     "input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None",
+     ("input_tensor",), {"axis": ("axes", _axes), "keepdims": ("keep_dims", _keepdims),
+                         "reduction_indices": _DROP, "keep_dims": _DROP}),
+    (("", "math"), "reduce_mean", "Mean",
+     "input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None",
+     ("input_tensor",), {"axis": ("axes", _axes), "keepdims": ("keep_dims", _keepdims),
+                         "reduction_indices": _DROP, "keep_dims": _DROP}),
+    (("", "math"), "reduce_max", "Max",
+     "input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None",
+     ("input_tensor",), {"axis": ("axes", _axes), "keepdims": ("keep_dims", _keepdims),
+                         "reduction_indices": _DROP, "keep_dims": _DROP}),
+    (("", "math"), "reduce_min", "Min",
+     "input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None",
+     ("input_tensor",), {"axis": ("axes", _axes), "keepdims": ("keep_dims", _keepdims),
+                         "reduction_indices": _DROP, "keep_dims": _DROP}),
+    (("", "math"), "reduce_prod", "Prod",
+     "input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None",
+     ("input_tensor",), {"axis": ("axes", _axes), "keepdims": ("keep_dims", _keepdims),
+                         "reduction_indices": _DROP, "keep_dims": _DROP}),
+    (("", "math"), "reduce_any", "Any",
+     "input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None",
+     ("input_tensor",), {"axis": ("axes", _axes), "keepdims": ("keep_dims", _keepdims),
+                         "reduction_indices": _DROP, "keep_dims": _DROP}),
+    (("", "math"), "reduce_all", "All",
+     "input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None",
+     ("input_tensor",), {"axis": ("axes", _axes), "keepdims": ("keep_dims", _keepdims),
+                         "reduction_indices": _DROP, "keep_dims": _DROP}),
+    (("", "math"), "argmax", "ArgMax",
+     "input, axis=None, name=None, dimension=None, output_type=None", ("input",),
+     {"axis": ("axis", lambda v, a: int(_static(v if v is not None else a.get("dimension") or 0,
+                                               "axis", "argmax"))),
+      "dimension": _DROP, "output_type": _DROP}),
+    (("", "math"), "argmin", "ArgMin",
+     "input, axis=None, name=None, dimension=None, output_type=None", ("input",),
+     {"axis": ("axis", lambda v, a: int(_static(v if v is not None else a.get("dimension") or 0,
+                                               "axis", "argmin"))),
+      "dimension": _DROP, "output_type": _DROP}),
+    # arrays
+    (("",), "reshape", "Reshape", "tensor, shape, name=None", ("tensor",), {"shape": ("shape", _ints)}),
+    (("",), "transpose", "Transpose", "a, perm=None, name=None, conjugate=False", ("a",),
+     {"perm": ("perm", lambda v, a: _ints(v, a) if v is not None else
+               list(range(len(a["a"].shape) - 1, -1, -1))), "conjugate": _DROP}),
+    (("",), "expand_dims", "ExpandDims", "input, axis=None, name=None, dim=None", ("input",),
+     {"axis": ("axis", lambda v, a: int(_static(v if v is not None else a.get("dim"), "axis",
+                                              "expand_dims"))), "dim": _DROP}),
+    (("",), "squeeze", "Squeeze", "input, axis=None, name=None, squeeze_dims=None", ("input",),
+     {"axis": ("axes", lambda v, a: _axes(v if v is not None else a.get("squeeze_dims"), a)),
+      "squeeze_dims": _DROP}),
+    (("",), "tile", "Tile", "input, multiples, name=None", ("input",),
+     {"multiples": ("multiples", _ints)}),
+    (("",), "gather", "Gather",
+     "params, indices, validate_indices=None, name=None, axis=None, batch_dims=0",
+     ("params", "indices"), {"axis": ("axis", lambda v, a: 0 if v is None else _int(v, a)),
+                            "validate_indices": _DROP, "batch_dims": _DROP}),
+    (("",), "one_hot", "OneHot",
+     "indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None",
+     ("indices",), {"depth": ("depth", _int),
+                    "on_value": ("on", lambda v, a: 1.0 if v is None else float(_static(v, "on_value", "one_hot"))),
+                    "off_value": ("off", lambda v, a: 0.0 if v is None else float(_static(v, "off_value", "one_hot"))),
+                    "axis": ("axis", lambda v, a: -1 if v is None else int(v)),
+                    "dtype": ("dtype", lambda v, a: _dtypes.float32 if v is None else _dtypes.as_dtype(v))}),
+    (("",), "slice", "Slice", "input_, begin, size, name=None", ("input_",),
+     {"begin": ("begin", _ints), "size": ("size", _ints)}),
+    (("",), "shape", "Shape", "input, name=None, out_type=None", ("input",), {"out_type": _DROP}),
+    (("",), "size", "Size", "input, name=None, out_type=None", ("input",), {"out_type": _DROP}),
+    (("",), "rank", "Rank", "input, name=None", ("input",), {}),
+    (("",), "identity", "Identity", "input, name=None", ("input",), {}),
+    (("",), "stop_gradient", "StopGradient", "input, name=None", ("input",), {}),
+    (("",), "no_op", "NoOp", "name=None", (), {}),
+    (("",), "where_v2", "Select", "condition, x=None, y=None, name=None", ("condition", "x", "y"), {}),
+    (("",), "pad", "Pad", "tensor, paddings, mode='CONSTANT', name=None, constant_values=0",
+     ("tensor",), {"paddings": ("paddings", lambda v, a: [int(x) for row in _static(v, "paddings", "pad") for x in row]),
+                   "mode": _DROP,
+                   "constant_values": ("constant", lambda v, a: float(_static(v, "constant_values", "pad")))}),
+    # random
+    (("", "random"), "random_normal", "RandomNormal",
+     "shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=None", (),
+     {"shape": ("shape", _ints), "dtype": ("dtype", _dtype), "mean": ("mean", None),
+      "stddev": ("stddev", None), "seed": ("seed", lambda v, a: _seed(v))}),
+    (("", "random"), "truncated_normal", "TruncatedNormal",
+     "shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=None", (),
+     {"shape": ("shape", _ints), "dtype": ("dtype", _dtype), "mean": ("mean", None),
+      "stddev": ("stddev", None), "seed": ("seed", lambda v, a: _seed(v))}),
+    (("", "random"), "random_uniform", "RandomUniform",
+     "shape, minval=0, maxval=None, dtype=tf.float32, seed=None, name=None", (),
+     {"shape": ("shape", _ints), "dtype": ("dtype", _dtype),
+      "minval": ("minval", lambda v, a: float(v)),
+      "maxval": ("maxval", lambda v, a: 1.0 if v is None else float(v)),
+      "seed": ("seed", lambda v, a: _seed(v))}),
+    # nn
+    (("nn",), "relu", "Relu", "features, name=None", ("features",), {}),
+    (("nn",), "relu6", "Relu6", "features, name=None", ("features",), {}),
+    (("nn",), "elu", "Elu", "features, name=None", ("features",), {}),
+    (("nn",), "softplus", "Softplus", "features, name=None", ("features",), {}),
+    (("nn",), "leaky_relu", "LeakyRelu", "features, alpha=0.2, name=None", ("features",), {}),
+    (("nn",), "bias_add", "BiasAdd", "value, bias, data_format=None, name=None",
+     ("value", "bias"), {"data_format": _DROP}),
+    (("nn", "math"), "softmax", "Softmax", "logits, axis=None, name=None, dim=None", ("logits",),
+     {"axis": ("axis", lambda v, a: -1 if v is None and a.get("dim") is None else int(v if v is not None else a["dim"])),
+      "dim": _DROP}),
+    (("nn", "math"), "log_softmax", "LogSoftmax", "logits, axis=None, name=None, dim=None", ("logits",),
+     {"axis": ("axis", lambda v, a: -1 if v is None and a.get("dim") is None else int(v if v is not None else a["dim"])),
+      "dim": _DROP}),
+    (("nn",), "conv2d", "Conv2D",
+     "input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True, data_format='NHWC', "
+     "dilations=[1, 1, 1, 1], name=None, filters=None", ("input", "filter"),
+     {"strides": ("strides", _ints), "padding": ("padding", lambda v, a: str(v).upper()),
+      "use_cudnn_on_gpu": _DROP, "data_format": ("data_format", lambda v, a: _nhwc(v)),
+      "dilations": ("dilations", lambda v, a: _no_dilation(v)), "filters": _DROP}),
+    (("nn",), "max_pool", "MaxPool",
+     "value, ksize, strides, padding, data_format='NHWC', name=None, input=None", ("value",),
+     {"ksize": ("ksize", _ints), "strides": ("strides", _ints),
+      "padding": ("padding", lambda v, a: str(v).upper()),
+      "data_format": ("data_format", lambda v, a: _nhwc(v)), "input": _DROP}),
+    (("nn",), "avg_pool", "AvgPool",
+     "value, ksize, strides, padding, data_format='NHWC', name=None, input=None", ("value",),
+     {"ksize": ("ksize", _ints), "strides": ("strides", _ints),
+      "padding": ("padding", lambda v, a: str(v).upper()),
+      "data_format": ("data_format", lambda v, a: _nhwc(v)), "input": _DROP}),
+    (("nn",), "l2_loss", "L2Loss", "t, name=None", ("t",), {}),
+    (("nn",), "softmax_cross_entropy_with_logits_v2", "SoftmaxCrossEntropyWithLogits",
+     "_sentinel=None, labels=None, logits=None, axis=-1, name=None, dim=None", ("logits", "labels"),
+     {"_sentinel": _DROP, "axis": ("axis", lambda v, a: _last_axis(v)), "dim": _DROP}),
+    (("nn",), "softmax_cross_entropy_with_logits", "SoftmaxCrossEntropyWithLogits",
+     "_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None", ("logits", "labels"),
+     {"_sentinel": _DROP, "dim": ("axis", lambda v, a: _last_axis(v)), "axis": _DROP}),
+    (("nn",), "sparse_softmax_cross_entropy_with_logits", "SparseSoftmaxCrossEntropyWithLogits",
+     "_sentinel=None, labels=None, logits=None, name=None", ("logits", "labels"), {"_sentinel": _DROP}),
+    (("nn",), "sigmoid_cross_entropy_with_logits", "SigmoidCrossEntropyWithLogits",
+     "_sentinel=None, labels=None, logits=None, name=None", ("logits", "labels"), {"_sentinel": _DROP}),
+    (("nn", "math"), "in_top_k", "InTopK", "predictions, targets, k, name=None",
+     ("predictions", "targets"), {"k": ("k", _int)}),
+]
+
+
+def _seed(v):
+    return 0 if v is None else int(v)
+
+
+def _nhwc(v):
+    if v not in (None, "NHWC"):
+        raise ValueError("Loom's convolutions and pools take data_format='NHWC' only, got %r" % v)
+    return None
+
+
+def _no_dilation(v):
+    if v is not None and any(int(d) != 1 for d in v):
+        raise ValueError("Loom's conv2d has no dilations; got %r" % (v,))
+    return None
+
+
+def _last_axis(v):
+    if v not in (None, -1):
+        raise ValueError("Loom's cross entropies take axis=-1 (the last) only, got %r" % (v,))
+    return None
+
+
+def _parse_signature(sig):
+    params = []
+    env = {"tf": types.SimpleNamespace(float32=_dtypes.float32)}
+    for part in re.split(r",\s*(?![^\[]*\])", sig):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" in part:
+            name, default = part.split("=", 1)
+            params.append(inspect.Parameter(name.strip(), inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                            default=eval(default, env)))  # noqa: S307
+        else:
+            params.append(inspect.Parameter(part, inspect.Parameter.POSITIONAL_OR_KEYWORD))
+    return inspect.Signature(params)
+
+
+def _tf_function(tf_name, op_type, sig, inputs, attrs):
+    record = RECORDS.get(op_type)
+    if record is None:
+        return None  # an op this build does not register
+    signature = _parse_signature(sig)
+    declared = {a["name"] for a in record["attrs"]}
+    same = op_type in _SAME_DTYPE
+    variadic = len(inputs) == 1 and inputs[0].startswith("*")
+    input_names = [inputs[0][1:]] if variadic else list(inputs)
+
+    def f(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        name = a.get("name")
+        values = list(a[input_names[0]]) if variadic else [a[n] for n in input_names]
+        op_attrs = {}
+        for p in signature.parameters:
+            if p == "name" or p in input_names:
+                continue
+            rule = attrs.get(p, (p, None))
+            loom_attr, convert = rule
+            if loom_attr is None:
+                continue
+            value = a[p]
+            if convert is not None:
+                value = convert(value, a)
+            elif isinstance(value, _fw.Tensor):
+                value = _static(value, p, tf_name)
+            if value is None:
+                continue
+            if loom_attr not in declared:
+                continue
+            op_attrs[loom_attr] = value
+        return apply_op(op_type, values, op_attrs, name or op_type, same)
+
+    f.__name__ = tf_name
+    f.__signature__ = signature
+    f.__doc__ = "tf.%s, the Loom op %s." % (tf_name, op_type)
+    return f
+
+
+def _internal(name):
+    return name.endswith("Grad") or "Backprop" in name or name.startswith("Test")
+
+
+NAMESPACES = {"": {}, "math": {}, "nn": {}, "linalg": {}, "random": {}}
+_mapped = set()
+for _ns, _tf, _op_type, _sig, _inputs, _attrs in _TABLE:
+    _fn = _tf_function(_tf, _op_type, _sig, _inputs, _attrs)
+    if _fn is None:
+        continue
+    _mapped.add(_op_type)
+    for _n in _ns:
+        NAMESPACES[_n][_tf] = _fn
+
+# The unmapped records, under their snake_case names in tf (generated functions).
+for _name, _record in RECORDS.items():
+    if _name in _mapped or _internal(_name):
+        continue
+    _snake = snake_case(_name)
+    if _snake not in NAMESPACES[""]:
+        NAMESPACES[""][_snake] = getattr(raw_ops, _name)
+
+
+# --- composites TF1 has that Loom spells with several ops --------------------------------
+def stack(values, axis=0, name="stack"):
+    values = [_fw.convert_to_tensor(v) for v in values]
+    with _fw.get_default_graph().name_scope(name):
+        expanded = [NAMESPACES[""]["expand_dims"](v, axis) for v in values]
+        return raw_ops.Concat(expanded, axis)
+
+
+def concat(values, axis, name="concat"):
+    return raw_ops.Concat(list(values), int(_static(axis, "axis", "concat")), name=name)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    if not isinstance(num_or_size_splits, (int, np.integer)):
+        raise NotImplementedError("Loom's split takes a number of equal splits")
+    return raw_ops.Split(value, int(_static(axis, "axis", "split")), int(num_or_size_splits),
+                         name=name)
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    value = _fw.convert_to_tensor(value)
+    n = num if num is not None else value.shape.as_list()[axis]
+    parts = raw_ops.Split(value, axis, n, name=name) if n > 1 else [value]
+    return [NAMESPACES[""]["squeeze"](p, axis) for p in parts]
+
+
+def zeros(shape, dtype=_dtypes.float32, name=None):
+    return _fw.constant(0, dtype=dtype, shape=_ints(shape, None), name=name or "zeros")
+
+
+def ones(shape, dtype=_dtypes.float32, name=None):
+    return _fw.constant(1, dtype=dtype, shape=_ints(shape, None), name=name or "ones")
+
+
+def fill(dims, value, name=None):
+    value = _fw.convert_to_tensor(value)
+    return raw_ops.Fill(value, _ints(dims, None), name=name or "Fill")
+
+
+def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    tensor = _fw.convert_to_tensor(tensor)
+    zero = _fw.constant(0, dtype=dtype or tensor.dtype)
+    return NAMESPACES[""]["multiply"](tensor if dtype is None else NAMESPACES[""]["cast"](tensor, dtype),
+                                      zero, name=name or "zeros_like")
+
+
+def ones_like(tensor, dtype=None, name=None, optimize=True):
+    tensor = _fw.convert_to_tensor(tensor)
+    return NAMESPACES[""]["add"](zeros_like(tensor, dtype), _fw.constant(1, dtype=dtype or tensor.dtype),
+                                 name=name or "ones_like")
+
+
+def squared_difference(x, y, name=None):
+    with _fw.get_default_graph().name_scope(name or "SquaredDifference"):
+        d = NAMESPACES[""]["subtract"](x, y)
+        return NAMESPACES[""]["square"](d)
+
+
+def where(condition, x=None, y=None, name=None):
+    if x is None or y is None:
+        raise NotImplementedError("Loom's tf.where needs x and y (a select)")
+    return NAMESPACES[""]["where_v2"](condition, x, y, name=name)
+
+
+def floordiv(x, y, name=None):
+    return NAMESPACES[""]["floor"](NAMESPACES[""]["divide"](x, y), name=name or "floordiv")
+
+
+def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+    """tf.nn.dropout: rate = 1 - keep_prob."""
+    if rate is None:
+        if keep_prob is None:
+            raise ValueError("dropout needs keep_prob or rate")
+        rate = 1.0 - float(_static(keep_prob, "keep_prob", "dropout"))
+    return raw_ops.Dropout(x, float(_static(rate, "rate", "dropout")), _seed(seed), name=name or "dropout")
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    ns = NAMESPACES[""]
+    with _fw.get_default_graph().name_scope(name or "l2_normalize"):
+        sq = ns["reduce_sum"](ns["square"](x), axis if axis is not None else dim, keepdims=True)
+        return ns["multiply"](x, ns["rsqrt"](ns["maximum"](sq, epsilon)))
+
+
+# --- Tensor operators and slicing ----------------------------------------------------------
+def _binary(tf_name, reverse=False):
+    def op(self, other):
+        fn = NAMESPACES[""][tf_name]
+        return fn(other, self) if reverse else fn(self, other)
+    return op
+
+
+def _getitem(tensor, key):
+    """t[1:3], t[:, tf.newaxis], t[..., 0], t[::-1] as one StridedSlice."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    begin, end, strides = [], [], []
+    begin_mask = end_mask = ellipsis_mask = new_axis_mask = shrink_mask = 0
+    for i, k in enumerate(key):
+        bit = 1 << i
+        if isinstance(k, slice):
+            start = _static(k.start, "slice start", "getitem") if k.start is not None else None
+            stop = _static(k.stop, "slice stop", "getitem") if k.stop is not None else None
+            step = _static(k.step, "slice step", "getitem") if k.step is not None else 1
+            begin.append(0 if start is None else int(start))
+            end.append(0 if stop is None else int(stop))
+            strides.append(int(step))
+            if start is None:
+                begin_mask |= bit
+            if stop is None:
+                end_mask |= bit
+        elif k is Ellipsis:
+            begin.append(0), end.append(0), strides.append(1)
+            ellipsis_mask |= bit
+        elif k is None:
+            begin.append(0), end.append(0), strides.append(1)
+            new_axis_mask |= bit
+        else:
+            v = int(_static(k, "index", "getitem"))
+            begin.append(v), end.append(v + 1), strides.append(1)
+            shrink_mask |= bit
+    return raw_ops.StridedSlice(tensor, begin, end, strides, begin_mask=begin_mask,
+                                end_mask=end_mask, ellipsis_mask=ellipsis_mask,
+                                new_axis_mask=new_axis_mask, shrink_axis_mask=shrink_mask,
+                                name="strided_slice")
+
+
+def _install_operators():
+    T = _fw.Tensor
+    T.__add__ = _binary("add")
+    T.__radd__ = _binary("add", True)
+    T.__sub__ = _binary("subtract")
+    T.__rsub__ = _binary("subtract", True)
+    T.__mul__ = _binary("multiply")
+    T.__rmul__ = _binary("multiply", True)
+    T.__truediv__ = _binary("divide")
+    T.__rtruediv__ = _binary("divide", True)
+    T.__floordiv__ = lambda s, o: floordiv(s, o)
+    T.__rfloordiv__ = lambda s, o: floordiv(o, s)
+    T.__pow__ = _binary("pow")
+    T.__rpow__ = _binary("pow", True)
+    T.__matmul__ = _binary("matmul")
+    T.__rmatmul__ = _binary("matmul", True)
+    T.__lt__ = _binary("less")
+    T.__le__ = _binary("less_equal")
+    T.__gt__ = _binary("greater")
+    T.__ge__ = _binary("greater_equal")
+    T.__and__ = _binary("logical_and")
+    T.__rand__ = _binary("logical_and", True)
+    T.__or__ = _binary("logical_or")
+    T.__ror__ = _binary("logical_or", True)
+    T.__invert__ = lambda s: NAMESPACES[""]["logical_not"](s)
+    T.__neg__ = lambda s: NAMESPACES[""]["negative"](s)
+    T.__abs__ = lambda s: NAMESPACES[""]["abs"](s)
+    T.__getitem__ = _getitem
+
+
+_install_operators()

@@ -1,0 +1,224 @@
+"""tf.Session over loom._loom.Session: nested fetches (lists, tuples, namedtuples, dicts),
+feed_dict with numpy arrays (borrowed without a copy when dtype and layout allow,
+converted as TF does otherwise: a float64 array fed to a float32 placeholder), results as
+numpy arrays, and the default-session stack that Tensor.eval / Operation.run use. The GIL
+is released for the whole C++ run."""
+import contextlib
+
+from loom import _loom
+from loom.compat.v1 import _framework as _fw
+
+
+class ConfigProto:
+    """tf.ConfigProto. Loom reads intra_op_parallelism_threads (its Session's thread count);
+    the other fields (device placement, GPU options, inter-op threads) are accepted and
+    have no effect: Loom runs on the CPU with one pool."""
+
+    def __init__(self, intra_op_parallelism_threads=0, inter_op_parallelism_threads=0,
+                 **unused):
+        self.intra_op_parallelism_threads = intra_op_parallelism_threads
+        self.inter_op_parallelism_threads = inter_op_parallelism_threads
+        for k, v in unused.items():
+            setattr(self, k, v)
+
+
+class GPUOptions:
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+
+class RunOptions:
+    """Accepted for TF's signatures; Loom's tracing is not exposed to Python yet."""
+    FULL_TRACE = 3
+    NO_TRACE = 0
+
+    def __init__(self, trace_level=0, **kwargs):
+        self.trace_level = trace_level
+
+
+class RunMetadata:
+    def __init__(self):
+        self.step_stats = None
+
+
+class _FetchMapper:
+    """Flattens a fetch structure into (tensors, operations) and rebuilds the results."""
+    __slots__ = ("tensors", "targets", "build")
+
+    def __init__(self, graph, fetches):
+        self.tensors = []
+        self.targets = []
+        self.build = self._compile(graph, fetches)
+
+    def _compile(self, graph, fetch):
+        if isinstance(fetch, _fw.Tensor):
+            if fetch.graph is not graph:
+                raise ValueError("Tensor %s is not an element of this graph." % fetch.name)
+            i = len(self.tensors)
+            self.tensors.append(fetch._out)
+            return lambda values: values[i]
+        if isinstance(fetch, _fw.Operation):
+            if fetch.graph is not graph:
+                raise ValueError("Operation %s is not an element of this graph." % fetch.name)
+            self.targets.append(fetch._node)
+            return lambda values: None
+        if isinstance(fetch, str):
+            return self._compile(graph, graph.as_graph_element(fetch))
+        if fetch is None:
+            raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+        if isinstance(fetch, dict):
+            keys = list(fetch.keys())
+            builders = [self._compile(graph, fetch[k]) for k in keys]
+            cls = type(fetch)
+            return lambda values: cls(zip(keys, (b(values) for b in builders)))
+        if isinstance(fetch, tuple) and hasattr(fetch, "_fields"):  # namedtuple
+            builders = [self._compile(graph, f) for f in fetch]
+            cls = type(fetch)
+            return lambda values: cls(*(b(values) for b in builders))
+        if isinstance(fetch, (list, tuple)):
+            builders = [self._compile(graph, f) for f in fetch]
+            cls = type(fetch)
+            return lambda values: cls(b(values) for b in builders)
+        if hasattr(fetch, "_as_graph_element"):
+            return self._compile(graph, fetch._as_graph_element())
+        raise TypeError("Fetch argument %r has invalid type %r, must be a string or Tensor. "
+                        "(Can not convert a %s into a Tensor or Operation.)"
+                        % (fetch, type(fetch), type(fetch).__name__))
+
+
+class BaseSession:
+    def __init__(self, target="", graph=None, config=None):
+        self._graph = graph if graph is not None else _fw.get_default_graph()
+        threads = getattr(config, "intra_op_parallelism_threads", 0) if config else 0
+        self._session = _loom.Session(self._graph._g, int(threads or 0))
+        self._closed = False
+        self._default_cm = None
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def graph_def(self):
+        raise NotImplementedError("Session.graph_def: use tf.train.export_meta_graph")
+
+    @property
+    def sess_str(self):
+        return ""
+
+    def _feeds(self, feed_dict):
+        feeds = []
+        if not feed_dict:
+            return feeds
+        graph = self._graph
+        for key, value in feed_dict.items():
+            if isinstance(key, str):
+                key = graph.as_graph_element(key, allow_operation=False)
+            elif not isinstance(key, _fw.Tensor):
+                if hasattr(key, "_as_tensor"):
+                    key = key._as_tensor()
+                else:
+                    raise TypeError("The key of a feed_dict must be a Tensor or a tensor name, "
+                                    "got %r" % (key,))
+            if key.graph is not graph:
+                raise ValueError("Cannot feed %s: it belongs to another graph" % key.name)
+            if isinstance(value, _fw.Tensor):
+                raise TypeError("The value of a feed cannot be a tf.Tensor object (%s). "
+                                "Acceptable feed values include Python scalars, strings, "
+                                "lists, numpy ndarrays." % value.name)
+            feeds.append((key._out, value))
+        return feeds
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs what `fetches` needs and returns their values in the same structure."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        # Fast paths: one Tensor, one Operation.
+        if isinstance(fetches, _fw.Tensor) and fetches.graph is self._graph:
+            return self._session.run(self._feeds(feed_dict), [fetches._out], [])[0]
+        if isinstance(fetches, _fw.Operation) and fetches.graph is self._graph:
+            self._session.run(self._feeds(feed_dict), [], [fetches._node])
+            return None
+        mapper = _FetchMapper(self._graph, fetches)
+        values = self._session.run(self._feeds(feed_dict), mapper.tensors, mapper.targets)
+        return mapper.build(values)
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """Session.make_callable: the fetch structure is compiled once."""
+        mapper = _FetchMapper(self._graph, fetches)
+        feed_outs = [(_fw.convert_to_tensor(f) if not isinstance(f, str)
+                      else self._graph.as_graph_element(f))._out for f in (feed_list or [])]
+        run = self._session.run
+        tensors, targets, build = mapper.tensors, mapper.targets, mapper.build
+
+        def call(*args):
+            return build(run(list(zip(feed_outs, args)), tensors, targets))
+        return call
+
+    def close(self):
+        self._closed = True
+
+    def as_default(self):
+        return _default_session(self)
+
+    def __enter__(self):
+        self._default_cm = [self._graph.as_default(), _default_session(self)]
+        for cm in self._default_cm:
+            cm.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        for cm in reversed(self._default_cm):
+            cm.__exit__(exc_type, exc, tb)
+        self._default_cm = None
+        self.close()
+        return False
+
+    # For loom's own C++ bindings (hooks, MonitoredSession).
+    @property
+    def _native(self):
+        return self._session
+
+
+class Session(BaseSession):
+    """tf.Session(target='', graph=None, config=None)."""
+
+
+class InteractiveSession(BaseSession):
+    """tf.InteractiveSession: installs itself as the default session until closed."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+        self._cm = _default_session(self)
+        self._cm.__enter__()
+
+    def close(self):
+        if self._cm is not None:
+            self._cm.__exit__(None, None, None)
+            self._cm = None
+        super().close()
+
+
+@contextlib.contextmanager
+def _default_session(session):
+    _fw._stack.sessions.append(session)
+    try:
+        yield session
+    finally:
+        _fw._stack.sessions.pop()
+
+
+def get_default_session():
+    return _fw._stack.sessions[-1] if _fw._stack.sessions else None
+
+
+def _session_for(graph, session):
+    session = session or get_default_session()
+    if session is None:
+        raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
+                         "registered. Use `with sess.as_default()` or pass an explicit "
+                         "session to `eval(session=sess)`")
+    if session.graph is not graph:
+        raise ValueError("Cannot use the given session to evaluate tensor: the tensor's "
+                         "graph is different from the session's graph.")
+    return session

@@ -1,0 +1,426 @@
+"""tf.Variable, tf.get_variable with variable scopes, the initializers, and the variable
+collections. A Variable is a Tensor (its VariableV2 node's output, the current value)
+with an initializer op: an Assign marked `_initializer`, which is how the C++ side's
+GlobalVariablesInitializer and Savers know it."""
+import contextlib
+import math
+
+import numpy as np
+
+from loom import _loom
+from loom.compat.v1 import _framework as _fw
+from loom.compat.v1 import _ops
+from loom.compat.v1 import dtypes as _dtypes
+
+
+class Variable(_fw.Tensor):
+    """tf.Variable(initial_value, trainable=True, collections=None, validate_shape=True,
+    caching_device=None, name=None, variable_def=None, dtype=None, expected_shape=None,
+    import_scope=None, constraint=None, use_resource=None, synchronization=None,
+    aggregation=None, shape=None)."""
+    __slots__ = ("_initializer", "_initial_value", "_save_slice_info")
+
+    def __init__(self, initial_value=None, trainable=True, collections=None,
+                 validate_shape=True, caching_device=None, name=None, variable_def=None,
+                 dtype=None, expected_shape=None, import_scope=None, constraint=None,
+                 use_resource=None, synchronization=None, aggregation=None, shape=None,
+                 _local=False):
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        graph = _fw.get_default_graph()
+        if collections is not None and _fw.GraphKeys.LOCAL_VARIABLES in collections:
+            _local = True
+            trainable = False
+        var_name = graph.unique_name(name or "Variable")
+        with graph.control_dependencies(None), graph.name_scope(var_name + "/"):
+            if callable(initial_value):
+                initial_value = initial_value()
+            init = _fw.convert_to_tensor(initial_value, dtype=dtype, name="initial_value") \
+                if not isinstance(initial_value, _fw.Tensor) else initial_value
+            if dtype is not None and init.dtype != _dtypes.as_dtype(dtype):
+                init = _ops.NAMESPACES[""]["cast"](init, dtype)
+        static = shape if shape is not None else init.shape
+        if not _fw.TensorShape(static).is_fully_defined():
+            if validate_shape:
+                raise ValueError("initial_value must have a shape specified: %s" % init)
+        attrs = {"dtype": init.dtype._enum, "shape": _fw.TensorShape(static).dims,
+                 "trainable": bool(trainable) and not _local, "local": bool(_local)}
+        with graph.control_dependencies(None):
+            node = graph._g.add_node("VariableV2", var_name, [], attrs, [])
+            assign = graph._g.add_node("Assign", graph._g.unique_name(var_name + "/Assign"),
+                                       [node.output(0), init._out], {"_initializer": True}, [])
+        _fw.Tensor.__init__(self, graph, node.output(0))
+        self._initializer = graph._operation(assign)
+        self._initial_value = init
+        graph._py_variables[var_name] = self
+        for c in collections or ():
+            if c not in (_fw.GraphKeys.GLOBAL_VARIABLES, _fw.GraphKeys.TRAINABLE_VARIABLES,
+                         _fw.GraphKeys.LOCAL_VARIABLES):
+                graph.add_to_collection(c, self)
+
+    @classmethod
+    def _from_node(cls, graph, node):
+        """The Variable of a variable node the C++ side made (optimizer slots, the global
+        step, layers)."""
+        self = cls.__new__(cls)
+        _fw.Tensor.__init__(self, graph, node.output(0))
+        self._initializer = None
+        self._initial_value = None
+        graph._py_variables[node.name] = self
+        return self
+
+    @property
+    def initializer(self):
+        if self._initializer is None:
+            for op in self._graph.get_operations():
+                if op.type == "Assign" and op._node.attrs.get("_initializer") and \
+                        op._node.inputs[0].node == self._out.node:
+                    self._initializer = op
+                    break
+        return self._initializer
+
+    @property
+    def initial_value(self):
+        if self._initial_value is None and self.initializer is not None:
+            self._initial_value = self.initializer.inputs[1]
+        return self._initial_value
+
+    @property
+    def trainable(self):
+        return bool(self._out.node.attrs.get("trainable", False))
+
+    def value(self):
+        return self
+
+    def read_value(self):
+        return _ops.NAMESPACES[""]["identity"](self, name="read")
+
+    def _as_tensor(self):
+        return self
+
+    def _as_graph_element(self):
+        return self
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        return _ops.raw_ops.Assign(self, value, name=name or "Assign")
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        return _ops.raw_ops.AssignAdd(self, delta, name=name or "AssignAdd")
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        return _ops.raw_ops.AssignSub(self, delta, name=name or "AssignSub")
+
+    def load(self, value, session=None):
+        from loom.compat.v1._session import _session_for
+        sess = _session_for(self._graph, session)
+        ph = getattr(self, "_load_placeholder", None)
+        with self._graph.as_default():
+            ph = _fw.placeholder(self.dtype, self.shape, name=self._out.node.name + "/load")
+            op = _ops.raw_ops.Assign(self, ph)
+        sess.run(op, {ph: value})
+
+    def eval(self, session=None):
+        return _fw.Tensor.eval(self, session=session)
+
+    def __repr__(self):
+        return "<tf.Variable '%s' shape=%s dtype=%s_ref>" % (self.name, self.shape,
+                                                          self.dtype.name)
+
+
+def _wrap_variable(graph, node):
+    v = graph._py_variables.get(node.name)
+    return v if v is not None else Variable._from_node(graph, node)
+
+
+def global_variables(scope=None):
+    return _fw.get_collection(_fw.GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+def trainable_variables(scope=None):
+    return _fw.get_collection(_fw.GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def local_variables(scope=None):
+    return _fw.get_collection(_fw.GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def model_variables(scope=None):
+    return _fw.get_collection(_fw.GraphKeys.MODEL_VARIABLES, scope)
+
+
+def global_variables_initializer():
+    graph = _fw.get_default_graph()
+    return graph._operation(_loom.global_variables_initializer(graph._g, graph.get_name_scope()))
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def local_variables_initializer():
+    graph = _fw.get_default_graph()
+    return graph._operation(_loom.local_variables_initializer(graph._g, graph.get_name_scope()))
+
+
+def variables_initializer(var_list, name="init"):
+    return group(*[v.initializer for v in var_list], name=name)
+
+
+def group(*inputs, name=None):
+    graph = _fw.get_default_graph()
+    nodes = [_fw._as_operation(graph, i)._node for i in inputs]
+    with graph.name_scope(name or "group_deps") as scope:
+        pass
+    return graph._operation(_loom.group(graph._g, graph.get_name_scope(), nodes))
+
+
+def assign(ref, value, validate_shape=None, use_locking=None, name=None):
+    return _ops.raw_ops.Assign(ref, value, name=name or "Assign")
+
+
+def assign_add(ref, value, use_locking=None, name=None):
+    return _ops.raw_ops.AssignAdd(ref, value, name=name or "AssignAdd")
+
+
+def assign_sub(ref, value, use_locking=None, name=None):
+    return _ops.raw_ops.AssignSub(ref, value, name=name or "AssignSub")
+
+
+# --- initializers -------------------------------------------------------------------------
+class Initializer:
+    def __call__(self, shape, dtype=None, partition_info=None):
+        raise NotImplementedError
+
+
+class zeros_initializer(Initializer):
+    def __init__(self, dtype=_dtypes.float32):
+        self.dtype = dtype
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        return _ops.zeros(shape, dtype or self.dtype)
+
+
+class ones_initializer(Initializer):
+    def __init__(self, dtype=_dtypes.float32):
+        self.dtype = dtype
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        return _ops.ones(shape, dtype or self.dtype)
+
+
+class constant_initializer(Initializer):
+    def __init__(self, value=0, dtype=_dtypes.float32, verify_shape=False):
+        self.value = value
+        self.dtype = dtype
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        return _fw.constant(self.value, dtype=dtype or self.dtype, shape=shape)
+
+
+class random_normal_initializer(Initializer):
+    def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=_dtypes.float32):
+        self.mean, self.stddev, self.seed, self.dtype = mean, stddev, seed, dtype
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        return _ops.NAMESPACES[""]["random_normal"](shape, self.mean, self.stddev,
+                                                    dtype or self.dtype, self.seed)
+
+
+class truncated_normal_initializer(Initializer):
+    def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=_dtypes.float32):
+        self.mean, self.stddev, self.seed, self.dtype = mean, stddev, seed, dtype
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        return _ops.NAMESPACES[""]["truncated_normal"](shape, self.mean, self.stddev,
+                                                       dtype or self.dtype, self.seed)
+
+
+class random_uniform_initializer(Initializer):
+    def __init__(self, minval=0, maxval=None, seed=None, dtype=_dtypes.float32):
+        self.minval, self.maxval, self.seed, self.dtype = minval, maxval, seed, dtype
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        return _ops.NAMESPACES[""]["random_uniform"](shape, self.minval,
+                                                     1.0 if self.maxval is None else self.maxval,
+                                                     dtype or self.dtype, self.seed)
+
+
+class variance_scaling_initializer(Initializer):
+    """tf.variance_scaling_initializer with TF1's fan computation."""
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
+                 dtype=_dtypes.float32):
+        self.scale, self.mode, self.distribution = scale, mode, distribution
+        self.seed, self.dtype = seed, dtype
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        shape = list(shape)
+        if len(shape) < 1:
+            fan_in = fan_out = 1.0
+        elif len(shape) == 1:
+            fan_in = fan_out = float(shape[0])
+        elif len(shape) == 2:
+            fan_in, fan_out = float(shape[0]), float(shape[1])
+        else:
+            receptive = float(np.prod(shape[:-2]))
+            fan_in, fan_out = shape[-2] * receptive, shape[-1] * receptive
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
+        scale = self.scale / max(1.0, n)
+        dtype = dtype or self.dtype
+        if self.distribution in ("normal", "truncated_normal"):
+            stddev = math.sqrt(scale) / 0.87962566103423978
+            return _ops.NAMESPACES[""]["truncated_normal"](shape, 0.0, stddev, dtype, self.seed)
+        if self.distribution == "untruncated_normal":
+            return _ops.NAMESPACES[""]["random_normal"](shape, 0.0, math.sqrt(scale), dtype, self.seed)
+        limit = math.sqrt(3.0 * scale)
+        return _ops.NAMESPACES[""]["random_uniform"](shape, -limit, limit, dtype, self.seed)
+
+
+def glorot_uniform_initializer(seed=None, dtype=_dtypes.float32):
+    return variance_scaling_initializer(1.0, "fan_avg", "uniform", seed, dtype)
+
+
+def glorot_normal_initializer(seed=None, dtype=_dtypes.float32):
+    return variance_scaling_initializer(1.0, "fan_avg", "truncated_normal", seed, dtype)
+
+
+def he_normal(seed=None):
+    return variance_scaling_initializer(2.0, "fan_in", "truncated_normal", seed)
+
+
+# --- variable scopes and get_variable -----------------------------------------------------
+AUTO_REUSE = "AUTO_REUSE"
+
+
+class VariableScope:
+    def __init__(self, name, reuse=None, initializer=None, regularizer=None, dtype=None):
+        self.name = name
+        self.reuse = reuse
+        self.initializer = initializer
+        self.regularizer = regularizer
+        self.dtype = dtype
+        self.original_name_scope = name + "/" if name else ""
+
+    def reuse_variables(self):
+        self.reuse = True
+
+    def set_initializer(self, initializer):
+        self.initializer = initializer
+
+    def set_regularizer(self, regularizer):
+        self.regularizer = regularizer
+
+    def get_variable(self, name, *args, **kwargs):
+        return get_variable(name, *args, **kwargs)
+
+
+def _scope_stack(graph):
+    return graph._variable_scope_stack
+
+
+def get_variable_scope():
+    stack = _scope_stack(_fw.get_default_graph())
+    return stack[-1] if stack else VariableScope("")
+
+
+@contextlib.contextmanager
+def variable_scope(name_or_scope, default_name=None, values=None, initializer=None,
+                   regularizer=None, caching_device=None, partitioner=None,
+                   custom_getter=None, reuse=None, dtype=None, use_resource=None,
+                   constraint=None, auxiliary_name_scope=True):
+    """tf.variable_scope: variables named "<scope>/<name>", the name scope opened beside
+    it; reuse=True / tf.AUTO_REUSE shares variables made before."""
+    graph = _fw.get_default_graph() if not values else _fw._graph_of(values)
+    stack = _scope_stack(graph)
+    parent = stack[-1] if stack else VariableScope("")
+    if isinstance(name_or_scope, VariableScope):
+        full = name_or_scope.name
+        base = full.split("/")[-1]
+        inherit = name_or_scope
+    else:
+        if name_or_scope is None:
+            if default_name is None:
+                raise TypeError("If default_name is None then name_or_scope is required")
+            prefix = parent.name + "/" if parent.name else ""
+            count = graph._scope_counts.get(prefix + default_name, 0)
+            graph._scope_counts[prefix + default_name] = count + 1
+            base = default_name if count == 0 else "%s_%d" % (default_name, count)
+        else:
+            base = name_or_scope
+        full = parent.name + "/" + base if parent.name else base
+        inherit = parent
+    scope = VariableScope(
+        full,
+        reuse=True if (reuse is True or parent.reuse is True) else
+        (AUTO_REUSE if (reuse == AUTO_REUSE or parent.reuse == AUTO_REUSE) else
+         (inherit.reuse if isinstance(name_or_scope, VariableScope) else None)),
+        initializer=initializer or inherit.initializer,
+        regularizer=regularizer or inherit.regularizer,
+        dtype=dtype or inherit.dtype)
+    stack.append(scope)
+    try:
+        if auxiliary_name_scope:
+            with graph.name_scope(base) as ns:
+                scope.original_name_scope = ns
+                yield scope
+        else:
+            yield scope
+    finally:
+        stack.pop()
+
+
+def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,
+                 trainable=None, collections=None, caching_device=None, partitioner=None,
+                 validate_shape=True, use_resource=None, custom_getter=None, constraint=None,
+                 synchronization=None, aggregation=None):
+    """tf.get_variable: the variable "<variable scope>/<name>", made on first use."""
+    graph = _fw.get_default_graph()
+    scope = get_variable_scope()
+    full = scope.name + "/" + name if scope.name else name
+    store = graph.__dict__.setdefault("_variable_store", {})
+    existing = store.get(full)
+    if existing is not None:
+        if scope.reuse is None or scope.reuse is False:
+            raise ValueError("Variable %s already exists, disallowed. Did you mean to set "
+                             "reuse=True or reuse=tf.AUTO_REUSE in VarScope?" % full)
+        if shape is not None and not existing.shape.is_compatible_with(shape):
+            raise ValueError("Trying to share variable %s, but specified shape %s and found "
+                             "shape %s." % (full, _fw.TensorShape(shape), existing.shape))
+        return existing
+    if scope.reuse is True:
+        raise ValueError("Variable %s does not exist, or was not created with "
+                         "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in "
+                         "VarScope?" % full)
+    dtype = _dtypes.as_dtype(dtype or scope.dtype or _dtypes.float32)
+    initializer = initializer if initializer is not None else scope.initializer
+    if initializer is None:
+        initializer = glorot_uniform_initializer() if dtype.is_floating else zeros_initializer()
+    if isinstance(initializer, type):
+        initializer = initializer()
+    if callable(initializer):
+        if shape is None:
+            raise ValueError("The shape of variable %s must be specified" % full)
+        shape = _fw.TensorShape(shape).as_list()
+
+        def init_value():
+            try:
+                return initializer(shape, dtype=dtype, partition_info=None)
+            except TypeError:
+                return initializer(shape, dtype=dtype)
+    else:
+        init_value = initializer  # a Tensor or a value
+    if trainable is None:
+        trainable = True
+    with graph.name_scope(None):
+        var = Variable(init_value, trainable=trainable, name=full, dtype=dtype,
+                       collections=collections, validate_shape=validate_shape)
+    if var.name != full + ":0":
+        raise ValueError("Variable %s cannot be made: the name is used by another node (%s)"
+                         % (full, var.name))
+    store[full] = var
+    regularizer = regularizer if regularizer is not None else scope.regularizer
+    if regularizer is not None:
+        with graph.name_scope(full + "/Regularizer/"):
+            loss = regularizer(var)
+        if loss is not None:
+            graph.add_to_collection(_fw.GraphKeys.REGULARIZATION_LOSSES, loss)
+    return var

@@ -1,0 +1,303 @@
+"""tf.data: Dataset over Loom's C++ datasets (loom/data), and graph iterators.
+
+A Dataset is a host-side object, never graph nodes: from_tensor_slices over numpy arrays
+views their memory (no copy; the dataset keeps the arrays alive), over placeholders it
+reads the arrays fed when the iterator's initializer runs (TF1's 2 GB workaround). `map`
+and `filter` trace the Python function once into a graph of its own, as TF1 does, and the
+C++ pipeline runs that graph per element: no Python call per element.
+
+An element is a nested structure (a tensor, tuples, lists, dicts) of components; each
+component has a name in the C++ dataset: its path in the structure ("0", "1/x", a dict
+key), or the C++ source's own name ("record" for TFRecordDataset, "line" for
+TextLineDataset)."""
+import numpy as np
+
+from loom import _loom
+from loom.compat.v1 import _framework as _fw
+from loom.compat.v1 import dtypes as _dtypes
+
+AUTOTUNE = -1
+
+
+# --- structures: a template whose leaves are component names ---------------------------
+def _flatten_values(value, path=""):
+    """(template, {component name: leaf}) of a nested value."""
+    leaves = {}
+
+    def walk(v, p):
+        if isinstance(v, dict):
+            return {k: walk(v[k], p + "/" + str(k) if p else str(k)) for k in sorted(v)}
+        if isinstance(v, tuple) and hasattr(v, "_fields"):
+            return type(v)(*(walk(x, "%s/%d" % (p, i) if p else str(i)) for i, x in enumerate(v)))
+        if isinstance(v, (tuple, list)) and not _is_leaf_list(v):
+            return type(v)(walk(x, "%s/%d" % (p, i) if p else str(i)) for i, x in enumerate(v))
+        name = p or "0"
+        leaves[name] = v
+        return name
+    template = walk(value, path)
+    return template, leaves
+
+
+def _is_leaf_list(v):
+    # A list of numbers is one component (TF treats lists as tensors), a tuple is a structure.
+    return isinstance(v, list) and all(isinstance(x, (int, float, bool, bytes, str, np.number))
+                                       for x in v)
+
+
+def _build(template, leaf_fn):
+    if isinstance(template, dict):
+        return {k: _build(v, leaf_fn) for k, v in template.items()}
+    if isinstance(template, tuple) and hasattr(template, "_fields"):
+        return type(template)(*(_build(v, leaf_fn) for v in template))
+    if isinstance(template, (tuple, list)):
+        return type(template)(_build(v, leaf_fn) for v in template)
+    return leaf_fn(template)
+
+
+def _leaves(template):
+    out = []
+    _build(template, out.append)
+    return out
+
+
+class Dataset:
+    """tf.data.Dataset."""
+
+    def __init__(self, native, template):
+        self._native = native
+        self._template = template
+
+    # --- sources ----------------------------------------------------------------------
+    @staticmethod
+    def from_tensor_slices(tensors):
+        template, leaves = _flatten_values(tensors)
+        components = {}
+        for name, v in leaves.items():
+            if isinstance(v, _fw.Tensor):
+                if v.op.type == "Const":
+                    components[name] = v.op.get_attr("value")
+                else:
+                    components[name] = v._out
+            else:
+                components[name] = v if isinstance(v, np.ndarray) else _fw._to_numpy(v)
+        return Dataset(_loom.from_tensor_slices(components), template)
+
+    @staticmethod
+    def from_tensors(tensors):
+        template, leaves = _flatten_values(tensors)
+        components = {}
+        for name, v in leaves.items():
+            if isinstance(v, _fw.Tensor):
+                if v.op.type != "Const":
+                    raise NotImplementedError("Dataset.from_tensors over computed tensors; "
+                                              "use from_tensor_slices over placeholders")
+                v = v.op.get_attr("value")
+            components[name] = v if isinstance(v, np.ndarray) else _fw._to_numpy(v)
+        return Dataset(_loom.from_tensors(components), template)
+
+    @staticmethod
+    def range(*args):
+        start, stop, step = 0, None, 1
+        if len(args) == 1:
+            stop = args[0]
+        elif len(args) == 2:
+            start, stop = args
+        else:
+            start, stop, step = args
+        native = _loom.range(int(start), int(stop), int(step))
+        return Dataset(native, next(iter(native.spec)))
+
+
+    # --- properties -------------------------------------------------------------------
+    @property
+    def output_types(self):
+        spec = self._native.spec
+        return _build(self._template, lambda n: _dtypes.as_dtype(spec[n][0]))
+
+    @property
+    def output_shapes(self):
+        spec = self._native.spec
+        return _build(self._template, lambda n: _fw.TensorShape(spec[n][1]))
+
+    @property
+    def output_classes(self):
+        return _build(self._template, lambda n: _fw.Tensor)
+
+    element_spec = output_shapes
+
+    # --- transformations --------------------------------------------------------------
+    def _same(self, native):
+        return Dataset(native, self._template)
+
+    def batch(self, batch_size, drop_remainder=False):
+        return self._same(self._native.batch(int(batch_size), bool(drop_remainder)))
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None):
+        return self._same(self._native.shuffle(
+            int(buffer_size), None if seed is None else int(seed),
+            True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)))
+
+    def repeat(self, count=None):
+        return self._same(self._native.repeat(-1 if count is None else int(count)))
+
+    def take(self, count):
+        return self._same(self._native.take(int(count)))
+
+    def skip(self, count):
+        return self._same(self._native.skip(int(count)))
+
+    def shard(self, num_shards, index):
+        return self._same(self._native.shard(int(num_shards), int(index)))
+
+    def prefetch(self, buffer_size):
+        return self._same(self._native.prefetch(int(buffer_size)))
+
+    def cache(self, filename=""):
+        return self._same(self._native.cache(filename))
+
+    def unbatch(self):
+        return self._same(self._native.unbatch())
+
+    def concatenate(self, dataset):
+        return self._same(self._native.concatenate(dataset._native))
+
+    def apply(self, transformation_func):
+        return transformation_func(self)
+
+    def _trace(self, fn):
+        """Traces `fn` once on placeholders shaped like the element, in a graph of its
+        own; returns (graph, {component: placeholder}, result)."""
+        graph = _fw.Graph()
+        spec = self._native.spec
+        with graph.as_default():
+            placeholders = {}
+
+            def leaf(name):
+                dtype, shape = spec[name]
+                ph = _fw.placeholder(_dtypes.as_dtype(dtype), shape,
+                                     name="arg_" + name.replace("/", "_"))
+                placeholders[name] = ph._out
+                return ph
+            args = _build(self._template, leaf)
+            if isinstance(args, tuple) and not hasattr(args, "_fields"):
+                result = fn(*args)
+            else:
+                result = fn(args)
+        return graph, placeholders, result
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None):
+        """Traces map_func once into graph ops on the element (as TF1)."""
+        graph, placeholders, result = self._trace(map_func)
+        with graph.as_default():
+            template, leaves = _flatten_values(result)
+            outputs = {n: _fw.convert_to_tensor(v)._out for n, v in leaves.items()}
+        native = self._native.map_traced(graph._g, placeholders, outputs,
+                                         0 if num_parallel_calls is None else int(num_parallel_calls),
+                                         True if deterministic is None else bool(deterministic))
+        return Dataset(native, template)
+
+    def filter(self, predicate):
+        graph, placeholders, result = self._trace(predicate)
+        with graph.as_default():
+            pred = _fw.convert_to_tensor(result)
+        return self._same(self._native.filter_traced(graph._g, placeholders, pred._out))
+
+    # --- iterators --------------------------------------------------------------------
+    def make_one_shot_iterator(self):
+        graph = _fw.get_default_graph()
+        it = self._native.make_one_shot_iterator(graph._g, graph.get_name_scope())
+        return Iterator(graph, it, self._template)
+
+    def make_initializable_iterator(self, shared_name=None):
+        graph = _fw.get_default_graph()
+        it = self._native.make_initializable_iterator(graph._g, graph.get_name_scope())
+        return Iterator(graph, it, self._template)
+
+    def __iter__(self):
+        raise TypeError("a tf.data.Dataset is iterated through an iterator in a Session: "
+                        "make_one_shot_iterator() / make_initializable_iterator()")
+
+
+class Iterator:
+    """tf.data.Iterator: get_next() gives the next element's tensors (OutOfRangeError at
+    the end); `initializer` (re)starts an initializable or reinitializable one."""
+
+    def __init__(self, graph, native, template):
+        self._graph = graph
+        self._native = native
+        self._template = template
+
+    @staticmethod
+    def from_structure(output_types, output_shapes=None, shared_name=None, output_classes=None):
+        graph = _fw.get_default_graph()
+        template, types = _flatten_values(output_types)
+        shapes = {}
+        if output_shapes is not None:
+            _, shapes = _flatten_values(output_shapes)
+        spec = {n: (_dtypes.as_dtype(t)._enum, _fw.TensorShape(shapes.get(n)).dims)
+                for n, t in types.items()}
+        native = _loom.GraphIterator.from_structure(graph._g, graph.get_name_scope(), spec)
+        return Iterator(graph, native, template)
+
+    @property
+    def initializer(self):
+        node = self._native.initializer
+        if node is None:
+            raise ValueError("this iterator has no initializer (a one-shot iterator)")
+        return self._graph._operation(node)
+
+    def make_initializer(self, dataset, name=None):
+        return self._graph._operation(self._native.make_initializer(dataset._native))
+
+    def get_next(self, name=None):
+        outs = self._native.get_next()
+        return _build(self._template, lambda n: self._graph._tensor(outs[n]))
+
+    @property
+    def output_types(self):
+        spec = self._native.spec
+        return _build(self._template, lambda n: _dtypes.as_dtype(spec[n][0]))
+
+    @property
+    def output_shapes(self):
+        spec = self._native.spec
+        return _build(self._template, lambda n: _fw.TensorShape(spec[n][1]))
+
+
+def _file_list(filenames):
+    if isinstance(filenames, (str, bytes)):
+        filenames = [filenames]
+    if isinstance(filenames, _fw.Tensor):
+        raise NotImplementedError("file names as a tensor; pass a Python list")
+    return [f.decode() if isinstance(f, bytes) else str(f) for f in filenames]
+
+
+def TFRecordDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None):
+    """The records of the files: scalar strings (component "record")."""
+    native = _loom.tfrecord_dataset(_file_list(filenames), compression_type or "", buffer_size)
+    return Dataset(native, "record")
+
+
+def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None):
+    native = _loom.text_line_dataset(_file_list(filenames), compression_type or "")
+    return Dataset(native, "line")
+
+
+def make_one_shot_iterator(dataset):
+    return dataset.make_one_shot_iterator()
+
+
+def make_initializable_iterator(dataset, shared_name=None):
+    return dataset.make_initializable_iterator(shared_name)
+
+
+def get_output_types(dataset):
+    return dataset.output_types
+
+
+def get_output_shapes(dataset):
+    return dataset.output_shapes
+
+
+class experimental:
+    AUTOTUNE = AUTOTUNE

@@ -1,0 +1,331 @@
+"""tf.train: optimizers (the C++ ones: update kernels, slots and the global-step increment
+live there), the global step, the learning-rate schedules, Saver (a safetensors
+checkpoint plus a ".meta" graph beside it) and checkpoint lookup. Hooks,
+SessionRunArgs and MonitoredTrainingSession come from train_hooks.py, re-exported here."""
+import os
+
+from loom import _loom
+from loom.compat.v1 import _framework as _fw
+from loom.compat.v1 import _variables
+from loom.compat.v1.train_hooks import *  # noqa: F401,F403
+
+
+class IndexedSlices:
+    """tf.IndexedSlices: a sparse gradient (rows `values` at `indices`)."""
+
+    def __init__(self, values, indices, dense_shape=None):
+        self.values = values
+        self.indices = indices
+        self.dense_shape = dense_shape
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def graph(self):
+        return self.values.graph
+
+
+def _hyper(value):
+    if callable(value):
+        value = value()
+    if isinstance(value, _fw.Tensor):
+        return value._out
+    return float(value)
+
+
+def _out_or_none(t):
+    return None if t is None else _fw.convert_to_tensor(t)._out
+
+
+class Optimizer:
+    """tf.train.Optimizer over a C++ optimizer (made at first use, when the
+    hyperparameters, which may be tensors, are known)."""
+    GATE_NONE = 0
+    GATE_OP = 1
+    GATE_GRAPH = 2
+
+    def __init__(self, use_locking, name):
+        self._name = name
+        self._native = None
+
+    def get_name(self):
+        return self._name
+
+    def _make(self):
+        raise NotImplementedError
+
+    def _opt(self):
+        if self._native is None:
+            self._native = self._make()
+        return self._native
+
+    def compute_gradients(self, loss, var_list=None, gate_gradients=GATE_OP,
+                          aggregation_method=None, colocate_gradients_with_ops=False,
+                          grad_loss=None):
+        if grad_loss is not None:
+            raise NotImplementedError("compute_gradients(grad_loss=...) is not supported")
+        loss = _fw.convert_to_tensor(loss)
+        graph = loss.graph
+        vars_ = [v._out for v in var_list] if var_list is not None else []
+        pairs = self._opt().compute_gradients(graph._g, graph.get_name_scope(), loss._out, vars_)
+        out = []
+        for grad, var in pairs:
+            if grad is None:
+                g = None
+            elif isinstance(grad, tuple):
+                g = IndexedSlices(graph._tensor(grad[1]), graph._tensor(grad[0]),
+                                  graph._tensor(grad[2]))
+            else:
+                g = graph._tensor(grad)
+            out.append((g, _variables._wrap_variable(graph, var.node)))
+        return out
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        pairs = []
+        graph = None
+        for g, v in grads_and_vars:
+            graph = graph or v.graph
+            if g is None:
+                native = None
+            elif isinstance(g, IndexedSlices):
+                native = (g.indices._out, g.values._out, g.dense_shape._out)
+            else:
+                native = _fw.convert_to_tensor(g)._out
+            pairs.append((native, v._out))
+        if not pairs:
+            raise ValueError("No variables provided.")
+        node = self._opt().apply_gradients(graph._g, graph.get_name_scope(), pairs,
+                                           _out_or_none(global_step))
+        return graph._operation(node)
+
+    def minimize(self, loss, global_step=None, var_list=None, gate_gradients=GATE_OP,
+                 aggregation_method=None, colocate_gradients_with_ops=False, name=None,
+                 grad_loss=None):
+        """Gradients of `loss` and their updates in one op; increments global_step."""
+        if grad_loss is not None:
+            raise NotImplementedError("minimize(grad_loss=...) is not supported")
+        loss = _fw.convert_to_tensor(loss)
+        graph = loss.graph
+        vars_ = [v._out for v in var_list] if var_list is not None else []
+        node = self._opt().minimize(graph._g, graph.get_name_scope(), loss._out,
+                                    _out_or_none(global_step), vars_)
+        return graph._operation(node)
+
+    def get_slot(self, var, name):
+        s = self._opt().get_slot(var._out, name)
+        return None if s is None else _variables._wrap_variable(var.graph, s.node)
+
+    def get_slot_names(self):
+        return self._opt().get_slot_names()
+
+
+class GradientDescentOptimizer(Optimizer):
+    def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
+        super().__init__(use_locking, name)
+        self._lr = learning_rate
+
+    def _make(self):
+        return _loom.gradient_descent(_hyper(self._lr), self._name)
+
+
+class MomentumOptimizer(Optimizer):
+    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
+                 use_nesterov=False):
+        super().__init__(use_locking, name)
+        self._lr, self._momentum, self._nesterov = learning_rate, momentum, use_nesterov
+
+    def _make(self):
+        return _loom.momentum(_hyper(self._lr), _hyper(self._momentum), self._nesterov, self._name)
+
+
+class AdamOptimizer(Optimizer):
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08,
+                 use_locking=False, name="Adam"):
+        super().__init__(use_locking, name)
+        self._args = (learning_rate, beta1, beta2, epsilon)
+
+    def _make(self):
+        lr, b1, b2, eps = self._args
+        return _loom.adam(_hyper(lr), float(b1), float(b2), float(eps), self._name)
+
+
+class AdagradOptimizer(Optimizer):
+    def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
+                 name="Adagrad"):
+        super().__init__(use_locking, name)
+        self._args = (learning_rate, initial_accumulator_value)
+
+    def _make(self):
+        return _loom.adagrad(_hyper(self._args[0]), float(self._args[1]), self._name)
+
+
+class RMSPropOptimizer(Optimizer):
+    def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10,
+                 use_locking=False, centered=False, name="RMSProp"):
+        super().__init__(use_locking, name)
+        self._args = (learning_rate, decay, momentum, epsilon, centered)
+
+    def _make(self):
+        lr, decay, momentum, eps, centered = self._args
+        return _loom.rmsprop(_hyper(lr), float(decay), float(momentum), float(eps),
+                             bool(centered), self._name)
+
+
+class FtrlOptimizer(Optimizer):
+    def __init__(self, learning_rate, learning_rate_power=-0.5, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 use_locking=False, name="Ftrl", accum_name=None, linear_name=None,
+                 l2_shrinkage_regularization_strength=0.0):
+        super().__init__(use_locking, name)
+        if l2_shrinkage_regularization_strength:
+            raise NotImplementedError("Ftrl's l2_shrinkage_regularization_strength")
+        self._args = (learning_rate, learning_rate_power, initial_accumulator_value,
+                      l1_regularization_strength, l2_regularization_strength)
+
+    def _make(self):
+        lr, power, init, l1, l2 = self._args
+        return _loom.ftrl(_hyper(lr), float(power), float(init), float(l1), float(l2), self._name)
+
+
+# --- the global step ----------------------------------------------------------------------
+def get_or_create_global_step(graph=None):
+    """The int64 scalar "global_step" variable, in the graph's GLOBAL_STEP collection."""
+    graph = graph or _fw.get_default_graph()
+    out, init = _loom.get_or_create_global_step(graph._g)
+    return _variables._wrap_variable(graph, out.node)
+
+
+def create_global_step(graph=None):
+    graph = graph or _fw.get_default_graph()
+    if _loom.get_global_step(graph._g) is not None:
+        raise ValueError('"global_step" already exists.')
+    return get_or_create_global_step(graph)
+
+
+def get_global_step(graph=None):
+    graph = graph or _fw.get_default_graph()
+    out = _loom.get_global_step(graph._g)
+    return None if out is None else _variables._wrap_variable(graph, out.node)
+
+
+def global_step(sess, global_step_tensor):
+    return int(sess.run(global_step_tensor))
+
+
+# --- learning-rate schedules -------------------------------------------------------------
+def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
+                      name=None):
+    """lr * decay_rate ^ (global_step / decay_steps), floored if staircase."""
+    g = _fw.get_default_graph()
+    step = _fw.convert_to_tensor(global_step)
+    out = _loom.exponential_decay(g._g, g.get_name_scope(), name or "ExponentialDecay",
+                                  _hyper(learning_rate), step._out, int(decay_steps),
+                                  float(decay_rate), bool(staircase))
+    return g._tensor(out)
+
+
+def piecewise_constant(x, boundaries, values, name=None):
+    g = _fw.get_default_graph()
+    step = _fw.convert_to_tensor(x)
+    out = _loom.piecewise_constant(g._g, g.get_name_scope(), name or "PiecewiseConstant",
+                                   step._out, [int(b) for b in boundaries],
+                                   [float(v) for v in values])
+    return g._tensor(out)
+
+
+def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=0.0001,
+                     power=1.0, cycle=False, name=None):
+    g = _fw.get_default_graph()
+    step = _fw.convert_to_tensor(global_step)
+    out = _loom.polynomial_decay(g._g, g.get_name_scope(), name or "PolynomialDecay",
+                                 _hyper(learning_rate), step._out, int(decay_steps),
+                                 float(end_learning_rate), float(power), bool(cycle))
+    return g._tensor(out)
+
+
+def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
+    g = _fw.get_default_graph()
+    step = _fw.convert_to_tensor(global_step)
+    out = _loom.cosine_decay(g._g, g.get_name_scope(), name or "CosineDecay",
+                             _hyper(learning_rate), step._out, int(decay_steps), float(alpha))
+    return g._tensor(out)
+
+
+# --- Saver and checkpoints ----------------------------------------------------------------
+class Saver:
+    """tf.train.Saver: save writes "<path>-<step>.safetensors" (Loom's checkpoint format,
+    docs/formats/checkpoint.md), TF's `checkpoint` state file, and the graph as
+    "<path>-<step>.meta" (a binary GraphDef; large constants in a sidecar)."""
+
+    def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5,
+                 keep_checkpoint_every_n_hours=10000.0, name=None, restore_sequentially=False,
+                 saver_def=None, builder=None, defer_build=False, allow_empty=False,
+                 write_version=2, pad_step_number=False, save_relative_paths=False,
+                 filename=None):
+        graph = _fw.get_default_graph()
+        names = []
+        if isinstance(var_list, dict):
+            for key, v in var_list.items():
+                if key != v._out.node.name:
+                    raise NotImplementedError("Saver(var_list={name: variable}) with a name "
+                                              "other than the variable's (%s vs %s)"
+                                              % (key, v._out.node.name))
+                names.append(key)
+        elif var_list is not None:
+            names = [v._out.node.name for v in var_list]
+        self._graph = graph
+        self._native = _loom.Saver(graph._g, names, int(max_to_keep or 0),
+                                   float(keep_checkpoint_every_n_hours))
+
+    def save(self, sess, save_path, global_step=None, latest_filename=None,
+             meta_graph_suffix="meta", write_meta_graph=True, write_state=True,
+             strip_default_attrs=False, save_debug_info=False):
+        if global_step is not None and not isinstance(global_step, int):
+            global_step = int(sess.run(global_step))
+        path = self._native.save(sess._native, save_path, global_step)
+        if write_meta_graph:
+            _loom.export_graph(self._graph._g, path + "." + meta_graph_suffix)
+        return path
+
+    def restore(self, sess, save_path):
+        if save_path is None:
+            raise ValueError("Can't load save_path when it is None.")
+        self._native.restore(sess._native, save_path)
+
+    @property
+    def last_checkpoints(self):
+        return self._native.last_checkpoints
+
+    def recover_last_checkpoints(self, checkpoint_paths):
+        self._native.recover_last_checkpoints(list(checkpoint_paths))
+
+    def export_meta_graph(self, filename=None, **kwargs):
+        return export_meta_graph(filename, graph=self._graph)
+
+
+def latest_checkpoint(checkpoint_dir, latest_filename=None):
+    return _loom.latest_checkpoint(checkpoint_dir)
+
+
+def checkpoint_exists(checkpoint_prefix):
+    return os.path.exists(checkpoint_prefix + ".safetensors") or os.path.exists(checkpoint_prefix)
+
+
+def export_meta_graph(filename=None, graph=None, **kwargs):
+    graph = graph or _fw.get_default_graph()
+    if filename:
+        _loom.export_graph(graph._g, filename)
+    return filename
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
+    """Adds the graph in a ".meta" file to the default graph; returns a Saver over its
+    variables (the file's variables come back as Variables, their initializers with
+    them)."""
+    if import_scope:
+        raise NotImplementedError("import_meta_graph(import_scope=...)")
+    graph = _fw.get_default_graph()
+    _loom.import_graph(graph._g, meta_graph_or_file)
+    return Saver()

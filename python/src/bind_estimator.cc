@@ -1,0 +1,432 @@
+// tf.estimator for Python: the C++ Estimator driven by a Python model_fn and input_fn.
+// loom/compat/v1/estimator.py gives TF's names and signatures; this file is the seam:
+//   - Estimator(model_fn, config): model_fn is a Python callable (graph_scope, features,
+//     labels, mode) -> EstimatorSpec (the C++ struct, built by make_estimator_spec), called
+//     with the GIL held while the C++ Estimator builds a graph. TF's argument matching
+//     (features, labels, mode, params, config) happens in estimator.py.
+//   - input functions: a Python callable (graph_scope) -> InputFnResult, or an InputFn
+//     made in C++ (numpy_input_fn: the arrays are viewed, never copied).
+//   - train / evaluate / export_saved_model / train_and_evaluate run with the GIL
+//     released; predict returns an iterator whose every next() releases it.
+// An exception raised in Python code the loop calls back (model_fn, input_fn, a hook)
+// leaves the loop as pybind11::error_already_set and arrives in the caller as itself.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loom/estimator/canned.h"
+#include "loom/estimator/estimator.h"
+#include "loom/estimator/input_fn.h"
+#include "loom/estimator/train_and_evaluate.h"
+#include "python/src/bind_util.h"
+#include "python/src/bindings.h"
+#include "python/src/core.h"
+
+namespace py = pybind11;
+
+namespace loom::python {
+namespace {
+
+// An input function made in C++ (numpy_input_fn), passed back to train/evaluate/predict.
+struct InputFnHandle {
+  InputFn fn;
+};
+
+Mode ParseMode(const std::string& mode) {
+  if (mode == "train") return Mode::kTrain;
+  if (mode == "eval") return Mode::kEval;
+  if (mode == "infer") return Mode::kPredict;
+  throw InvalidArgument("mode '", mode, "' is not one of ModeKeys.TRAIN ('train'), ",
+                        "ModeKeys.EVAL ('eval'), ModeKeys.PREDICT ('infer')");
+}
+
+// The graph a C++ builder is filling, as Python sees it: borrowed (the Estimator owns it
+// for the length of the call; the package's Graph wrapper marks it so).
+py::object GraphOf(const Scope& scope) {
+  return py::cast(&scope.graph(), py::return_value_policy::reference);
+}
+
+// A Python input_fn (or an InputFnHandle) as a C++ InputFn. The Python function gets the
+// graph and the name scope's prefix.
+InputFn ToInputFn(const py::object& input_fn) {
+  if (py::isinstance<InputFnHandle>(input_fn)) return input_fn.cast<const InputFnHandle&>().fn;
+  return [fn = PyRef(input_fn)](Scope& scope) -> InputFnResult {
+    py::gil_scoped_acquire gil;
+    return fn.get()(GraphOf(scope), scope.prefix()).cast<InputFnResult>();
+  };
+}
+
+ServingInputReceiverFn ToServingFn(const py::object& serving_fn) {
+  return [fn = PyRef(serving_fn)](Scope& scope) -> ServingInputReceiver {
+    py::gil_scoped_acquire gil;
+    auto [features, receivers] =
+        fn.get()(GraphOf(scope), scope.prefix())
+            .cast<std::pair<std::map<std::string, Output>, std::map<std::string, Output>>>();
+    return {Features(std::move(features)), std::move(receivers)};
+  };
+}
+
+RunConfig MakeRunConfig(std::string model_dir, py::object tf_random_seed,
+                        int64_t save_summary_steps, py::object save_checkpoints_steps,
+                        py::object save_checkpoints_secs, int keep_checkpoint_max,
+                        double keep_checkpoint_every_n_hours, int64_t log_step_count_steps,
+                        bool start_over_if_checkpoints_corrupt) {
+  RunConfig config;
+  config.model_dir = std::move(model_dir);
+  config.tf_random_seed = OptionalInt(tf_random_seed);
+  config.save_summary_steps = save_summary_steps;
+  config.save_checkpoints_steps = OptionalInt(save_checkpoints_steps);
+  config.save_checkpoints_secs = OptionalDouble(save_checkpoints_secs);
+  config.keep_checkpoint_max = keep_checkpoint_max;
+  config.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours;
+  config.log_step_count_steps = log_step_count_steps;
+  config.start_over_if_checkpoints_corrupt = start_over_if_checkpoints_corrupt;
+  ValidateRunConfig(config);
+  return config;
+}
+
+EstimatorSpec MakeEstimatorSpec(const std::string& mode, std::map<std::string, Output> predictions,
+                                std::optional<Output> loss, Node* train_op,
+                                std::map<std::string, std::pair<Output, Node*>> eval_metric_ops,
+                                std::map<std::string, std::map<std::string, Output>> export_outputs,
+                                const py::object& training_hooks,
+                                const py::object& training_chief_hooks,
+                                const py::object& evaluation_hooks,
+                                const py::object& prediction_hooks, Node* init_op,
+                                std::optional<Output> summary_op) {
+  EstimatorSpec spec;
+  spec.mode = ParseMode(mode);
+  spec.predictions = std::move(predictions);
+  if (loss) spec.loss = *loss;
+  if (train_op != nullptr) spec.train_op = Operation(train_op);
+  for (auto& [name, ops] : eval_metric_ops) {
+    spec.eval_metric_ops[name] = MetricOps(ops.first, Operation(ops.second));
+  }
+  for (auto& [name, outputs] : export_outputs) {
+    spec.export_outputs[name] = PredictOutput(std::move(outputs));
+  }
+  spec.training_hooks = ToHookList(training_hooks);
+  spec.training_chief_hooks = ToHookList(training_chief_hooks);
+  spec.evaluation_hooks = ToHookList(evaluation_hooks);
+  spec.prediction_hooks = ToHookList(prediction_hooks);
+  if (init_op != nullptr || summary_op) {
+    spec.scaffold = std::make_shared<train::Scaffold>();
+    if (init_op != nullptr) spec.scaffold->init_op = Operation(init_op);
+    if (summary_op) spec.scaffold->summary_op = *summary_op;
+  }
+  return spec;
+}
+
+// Predict's generator: each next() runs (at most) one batch with the GIL released.
+class PredictionIterator {
+ public:
+  explicit PredictionIterator(PredictionRange range) : range_(std::move(range)) {}
+  py::dict Next() {
+    std::optional<Prediction> next = WithoutGil([&] { return range_.Next(); });
+    if (!next) throw py::stop_iteration();
+    py::dict result;
+    for (const auto& [key, value] : *next) result[py::str(key)] = ToNumpy(value);
+    return result;
+  }
+
+ private:
+  PredictionRange range_;
+};
+
+// None, or (ckpt_to_initialize_from, vars_to_warm_start, {new name: name in checkpoint}).
+std::optional<WarmStartSettings> ToWarmStart(const py::object& warm_start) {
+  if (warm_start.is_none()) return std::nullopt;
+  auto t = warm_start.cast<py::tuple>();
+  WarmStartSettings settings;
+  settings.ckpt_to_initialize_from = t[0].cast<std::string>();
+  settings.vars_to_warm_start = t[1].cast<std::string>();
+  settings.var_name_to_prev_var_name = t[2].cast<std::map<std::string, std::string>>();
+  return settings;
+}
+
+OptimizerSpec ToOptimizerSpec(const py::object& optimizer) {
+  if (optimizer.is_none()) return {};
+  if (py::isinstance<py::str>(optimizer)) return OptimizerSpec(optimizer.cast<std::string>());
+  auto [name, learning_rate] = optimizer.cast<std::pair<std::string, double>>();
+  return OptimizerSpec(name, learning_rate);
+}
+
+// The Estimator methods, shared by the canned estimators through inheritance.
+void BindEstimatorMethods(py::class_<Estimator>& cls) {
+  cls.def(
+         "train",
+         [](Estimator& e, const py::object& input_fn, py::object steps, py::object max_steps,
+            const py::object& hooks, bool restart_input) {
+           TrainOptions options;
+           options.hooks = ToHookList(hooks);
+           options.steps = OptionalInt(steps);
+           options.max_steps = OptionalInt(max_steps);
+           options.restart_input = restart_input;
+           InputFn fn = ToInputFn(input_fn);
+           return WithoutGil([&] {
+             TrainResult result = e.Train(fn, std::move(options));
+             return std::make_tuple(result.final_loss, result.global_step, result.steps_run);
+           });
+         },
+         py::arg("input_fn"), py::arg("steps") = py::none(), py::arg("max_steps") = py::none(),
+         py::arg("hooks") = py::none(), py::arg("restart_input") = false)
+      .def(
+          "evaluate",
+          [](Estimator& e, const py::object& input_fn, py::object steps, const py::object& hooks,
+             std::string checkpoint_path, std::string name) {
+            EvaluateOptions options;
+            options.steps = OptionalInt(steps);
+            options.hooks = ToHookList(hooks);
+            options.checkpoint_path = std::move(checkpoint_path);
+            options.name = std::move(name);
+            InputFn fn = ToInputFn(input_fn);
+            return WithoutGil([&] { return e.Evaluate(fn, std::move(options)); });
+          },
+          py::arg("input_fn"), py::arg("steps") = py::none(), py::arg("hooks") = py::none(),
+          py::arg("checkpoint_path") = "", py::arg("name") = "")
+      .def(
+          "predict",
+          [](Estimator& e, const py::object& input_fn, std::vector<std::string> predict_keys,
+             const py::object& hooks, std::string checkpoint_path, bool yield_single_examples) {
+            PredictOptions options;
+            options.predict_keys = std::move(predict_keys);
+            options.hooks = ToHookList(hooks);
+            options.checkpoint_path = std::move(checkpoint_path);
+            options.yield_single_examples = yield_single_examples;
+            return PredictionIterator(e.Predict(ToInputFn(input_fn), std::move(options)));
+          },
+          py::arg("input_fn"), py::arg("predict_keys") = std::vector<std::string>{},
+          py::arg("hooks") = py::none(), py::arg("checkpoint_path") = "",
+          py::arg("yield_single_examples") = true)
+      .def(
+          "export_saved_model",
+          [](Estimator& e, const std::string& export_dir_base, const py::object& serving_fn,
+             std::string checkpoint_path) {
+            ServingInputReceiverFn fn = ToServingFn(serving_fn);
+            return WithoutGil([&] {
+              return e.ExportSavedModel(export_dir_base, fn,
+                                        {.checkpoint_path = std::move(checkpoint_path)});
+            });
+          },
+          py::arg("export_dir_base"), py::arg("serving_input_receiver_fn"),
+          py::arg("checkpoint_path") = "")
+      .def_property_readonly("model_dir", &Estimator::model_dir)
+      .def("latest_checkpoint", &Estimator::LatestCheckpoint)
+      .def("get_variable_names", &Estimator::GetVariableNames)
+      .def(
+          "get_variable_value",
+          [](const Estimator& e, const std::string& name) {
+            return ToNumpy(e.GetVariableValue(name));
+          },
+          py::arg("name"))
+      .def_property_readonly("model_fn_calls", &Estimator::model_fn_calls);
+}
+
+void BindCanned(py::module_& m) {
+  py::class_<DNNClassifier, Estimator>(m, "DNNClassifier")
+      .def(py::init([](std::vector<int64_t> hidden_units, std::vector<ColumnHandle> feature_columns,
+                       int64_t n_classes, std::string weight_column,
+                       std::vector<std::string> label_vocabulary, const py::object& optimizer,
+                       std::optional<double> dropout, bool batch_norm, RunConfig config) {
+             DNNClassifierOptions options;
+             options.hidden_units = std::move(hidden_units);
+             options.feature_columns = DenseColumns(feature_columns, "DNNClassifier");
+             options.n_classes = n_classes;
+             options.weight_column = std::move(weight_column);
+             options.label_vocabulary = std::move(label_vocabulary);
+             options.optimizer = ToOptimizerSpec(optimizer);
+             options.dropout = dropout;
+             options.batch_norm = batch_norm;
+             return std::make_unique<DNNClassifier>(std::move(options), std::move(config));
+           }),
+           py::arg("hidden_units"), py::arg("feature_columns"), py::arg("n_classes"),
+           py::arg("weight_column"), py::arg("label_vocabulary"), py::arg("optimizer"),
+           py::arg("dropout"), py::arg("batch_norm"), py::arg("config"));
+  py::class_<DNNRegressor, Estimator>(m, "DNNRegressor")
+      .def(py::init([](std::vector<int64_t> hidden_units, std::vector<ColumnHandle> feature_columns,
+                       int64_t label_dimension, std::string weight_column,
+                       const py::object& optimizer, std::optional<double> dropout, bool batch_norm,
+                       RunConfig config) {
+             DNNRegressorOptions options;
+             options.hidden_units = std::move(hidden_units);
+             options.feature_columns = DenseColumns(feature_columns, "DNNRegressor");
+             options.label_dimension = label_dimension;
+             options.weight_column = std::move(weight_column);
+             options.optimizer = ToOptimizerSpec(optimizer);
+             options.dropout = dropout;
+             options.batch_norm = batch_norm;
+             return std::make_unique<DNNRegressor>(std::move(options), std::move(config));
+           }),
+           py::arg("hidden_units"), py::arg("feature_columns"), py::arg("label_dimension"),
+           py::arg("weight_column"), py::arg("optimizer"), py::arg("dropout"),
+           py::arg("batch_norm"), py::arg("config"));
+  py::class_<LinearClassifier, Estimator>(m, "LinearClassifier")
+      .def(py::init([](std::vector<ColumnHandle> feature_columns, int64_t n_classes,
+                       std::string weight_column, std::vector<std::string> label_vocabulary,
+                       const py::object& optimizer, RunConfig config) {
+             LinearClassifierOptions options;
+             options.feature_columns = AnyColumns(feature_columns);
+             options.n_classes = n_classes;
+             options.weight_column = std::move(weight_column);
+             options.label_vocabulary = std::move(label_vocabulary);
+             options.optimizer = ToOptimizerSpec(optimizer);
+             return std::make_unique<LinearClassifier>(std::move(options), std::move(config));
+           }),
+           py::arg("feature_columns"), py::arg("n_classes"), py::arg("weight_column"),
+           py::arg("label_vocabulary"), py::arg("optimizer"), py::arg("config"));
+  py::class_<LinearRegressor, Estimator>(m, "LinearRegressor")
+      .def(py::init([](std::vector<ColumnHandle> feature_columns, int64_t label_dimension,
+                       std::string weight_column, const py::object& optimizer, RunConfig config) {
+             LinearRegressorOptions options;
+             options.feature_columns = AnyColumns(feature_columns);
+             options.label_dimension = label_dimension;
+             options.weight_column = std::move(weight_column);
+             options.optimizer = ToOptimizerSpec(optimizer);
+             return std::make_unique<LinearRegressor>(std::move(options), std::move(config));
+           }),
+           py::arg("feature_columns"), py::arg("label_dimension"), py::arg("weight_column"),
+           py::arg("optimizer"), py::arg("config"));
+}
+
+}  // namespace
+
+void BindEstimator(py::module_& m) {
+  py::class_<RunConfig>(m, "RunConfig")
+      .def(py::init(&MakeRunConfig), py::arg("model_dir") = "",
+           py::arg("tf_random_seed") = py::none(), py::arg("save_summary_steps") = 100,
+           py::arg("save_checkpoints_steps") = py::none(),
+           py::arg("save_checkpoints_secs") = py::none(), py::arg("keep_checkpoint_max") = 5,
+           py::arg("keep_checkpoint_every_n_hours") = 10000.0,
+           py::arg("log_step_count_steps") = 100,
+           py::arg("start_over_if_checkpoints_corrupt") = false)
+      .def_readonly("model_dir", &RunConfig::model_dir)
+      .def_readonly("tf_random_seed", &RunConfig::tf_random_seed)
+      .def_readonly("save_summary_steps", &RunConfig::save_summary_steps)
+      .def_readonly("save_checkpoints_steps", &RunConfig::save_checkpoints_steps)
+      .def_readonly("save_checkpoints_secs", &RunConfig::save_checkpoints_secs)
+      .def_readonly("keep_checkpoint_max", &RunConfig::keep_checkpoint_max)
+      .def_readonly("keep_checkpoint_every_n_hours", &RunConfig::keep_checkpoint_every_n_hours)
+      .def_readonly("log_step_count_steps", &RunConfig::log_step_count_steps)
+      .def_property_readonly("is_chief", &RunConfig::is_chief)
+      .def_property_readonly("num_worker_replicas", &RunConfig::num_worker_replicas)
+      .def_property_readonly("task_id", &RunConfig::task_id);
+
+  py::class_<EstimatorSpec>(m, "EstimatorSpec");
+  m.def("make_estimator_spec", &MakeEstimatorSpec, py::arg("mode"),
+        py::arg("predictions") = std::map<std::string, Output>{}, py::arg("loss") = py::none(),
+        py::arg("train_op") = static_cast<Node*>(nullptr),
+        py::arg("eval_metric_ops") = std::map<std::string, std::pair<Output, Node*>>{},
+        py::arg("export_outputs") = std::map<std::string, std::map<std::string, Output>>{},
+        py::arg("training_hooks") = py::none(), py::arg("training_chief_hooks") = py::none(),
+        py::arg("evaluation_hooks") = py::none(), py::arg("prediction_hooks") = py::none(),
+        py::arg("init_op") = static_cast<Node*>(nullptr), py::arg("summary_op") = py::none());
+
+  py::class_<InputFnResult>(m, "InputFnResult")
+      .def(py::init([](data::Dataset dataset, py::object label_key) {
+             std::optional<std::string> key;
+             if (!label_key.is_none()) key = label_key.cast<std::string>();
+             return InputFnResult(std::move(dataset), std::move(key));
+           }),
+           py::arg("dataset"), py::arg("label_key") = py::none())
+      .def(py::init([](std::map<std::string, Output> features, std::optional<Output> labels) {
+             return InputFnResult(Features(std::move(features)), labels.value_or(Output()));
+           }),
+           py::arg("features"), py::arg("labels") = py::none());
+
+  py::class_<InputFnHandle>(m, "InputFn");
+  // Runs a C++ input function in the graph Python is building (a numpy_input_fn called
+  // from the user's own input_fn, e.g. a lambda).
+  m.def(
+      "call_input_fn",
+      [](const InputFnHandle& input_fn, Graph& graph, const std::string& prefix) {
+        Scope scope = MakeScope(graph, prefix);
+        return input_fn.fn(scope);
+      },
+      py::arg("input_fn"), py::arg("graph"), py::arg("prefix"));
+  // TF's numpy_input_fn over tensors that view the caller's arrays.
+  m.def(
+      "array_input_fn",
+      [](const py::dict& x, const py::object& y, int64_t batch_size, py::object num_epochs,
+         bool shuffle, py::object seed, int64_t queue_capacity) {
+        ArrayInputOptions options;
+        for (auto [key, value] : x) {
+          std::string name = key.cast<std::string>();
+          options.x[name] = ToTensor(value, DType::kInvalid, "numpy_input_fn x['" + name + "']");
+        }
+        if (!y.is_none()) options.y = ToTensor(y, DType::kInvalid, "numpy_input_fn y");
+        options.batch_size = batch_size;
+        options.num_epochs = OptionalInt(num_epochs);
+        options.shuffle = shuffle;
+        if (!seed.is_none()) options.seed = seed.cast<uint64_t>();
+        options.shuffle_buffer_size = queue_capacity;
+        return InputFnHandle{ArrayInputFn(std::move(options))};
+      },
+      py::arg("x"), py::arg("y") = py::none(), py::arg("batch_size") = 128,
+      py::arg("num_epochs") = 1, py::arg("shuffle") = py::none(), py::arg("seed") = py::none(),
+      py::arg("queue_capacity") = 0);
+
+  py::class_<PredictionIterator>(m, "PredictionIterator")
+      .def("__iter__", [](PredictionIterator& it) -> PredictionIterator& { return it; })
+      .def("__next__", &PredictionIterator::Next);
+
+  py::class_<Estimator> estimator(m, "Estimator");
+  estimator.def(
+      py::init([](const py::object& model_fn, RunConfig config, const py::object& warm_start) {
+        SimpleModelFn fn = [fn = PyRef(model_fn)](Scope& scope, const Features& features,
+                                                  Output labels, Mode mode) {
+          py::gil_scoped_acquire gil;
+          py::object py_labels = labels.valid() ? py::cast(labels) : py::object(py::none());
+          return fn
+              .get()(GraphOf(scope), scope.prefix(),
+                     py::cast(std::map<std::string, Output>(features.begin(), features.end())),
+                     py_labels, std::string(ModeName(mode)))
+              .cast<EstimatorSpec>();
+        };
+        return std::make_unique<Estimator>(std::move(fn), std::move(config), Params{},
+                                           ToWarmStart(warm_start));
+      }),
+      py::arg("model_fn"), py::arg("config"), py::arg("warm_start_from") = py::none());
+  BindEstimatorMethods(estimator);
+  BindCanned(m);
+
+  py::class_<TrainSpec>(m, "TrainSpec")
+      .def(py::init([](const py::object& input_fn, py::object max_steps, const py::object& hooks) {
+             return TrainSpec{.input_fn = ToInputFn(input_fn),
+                              .max_steps = OptionalInt(max_steps),
+                              .hooks = ToHookList(hooks)};
+           }),
+           py::arg("input_fn"), py::arg("max_steps") = py::none(), py::arg("hooks") = py::none());
+  py::class_<EvalSpec>(m, "EvalSpec")
+      .def(py::init([](const py::object& input_fn, py::object steps, std::string name,
+                       const py::object& hooks, double start_delay_secs, double throttle_secs) {
+             return EvalSpec{.input_fn = ToInputFn(input_fn),
+                             .steps = OptionalInt(steps),
+                             .name = std::move(name),
+                             .hooks = ToHookList(hooks),
+                             .start_delay_secs = start_delay_secs,
+                             .throttle_secs = throttle_secs};
+           }),
+           py::arg("input_fn"), py::arg("steps") = 100, py::arg("name") = "",
+           py::arg("hooks") = py::none(), py::arg("start_delay_secs") = 120.0,
+           py::arg("throttle_secs") = 600.0);
+  m.def(
+      "train_and_evaluate",
+      [](Estimator& estimator, const TrainSpec& train_spec, const EvalSpec& eval_spec) {
+        return WithoutGil([&] {
+          TrainAndEvaluateResult result = TrainAndEvaluate(estimator, train_spec, eval_spec);
+          return std::make_pair(result.eval_result, result.export_results);
+        });
+      },
+      py::arg("estimator"), py::arg("train_spec"), py::arg("eval_spec"));
+
+  BindModelParts(m);
+}
+
+}  // namespace loom::python

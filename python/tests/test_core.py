@@ -1,0 +1,251 @@
+"""The graph core of loom.compat.v1: default graph, placeholders, constants, variables,
+generated ops, operators and slicing, Session.run with nested fetches and numpy arrays,
+errors."""
+import collections
+
+import numpy as np
+import pytest
+
+import loom.compat.v1 as tf
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    tf.reset_default_graph()
+    yield
+
+
+def test_default_graph_and_as_default():
+    g = tf.Graph()
+    with g.as_default():
+        c = tf.constant(1.0)
+        assert tf.get_default_graph() is g
+    assert c.graph is g
+    assert tf.get_default_graph() is not g
+    d = tf.constant(2.0)
+    assert d.graph is tf.get_default_graph()
+    tf.reset_default_graph()
+    assert tf.get_default_graph() is not d.graph
+
+
+def test_names_and_name_scopes():
+    a = tf.constant(1.0, name="a")
+    b = tf.constant(1.0, name="a")
+    assert (a.name, b.name) == ("a:0", "a_1:0")
+    with tf.name_scope("layer"):
+        c = tf.add(a, b)
+    with tf.name_scope("layer"):
+        d = tf.add(a, b, name="sum")
+    assert c.name == "layer/Add:0"
+    assert d.name == "layer_1/sum:0"
+    assert tf.get_default_graph().get_tensor_by_name("layer/Add:0") is c
+    assert tf.get_default_graph().get_operation_by_name("layer_1/sum") is d.op
+
+
+def test_constant_dtypes_follow_tf():
+    assert tf.constant(1.5).dtype == tf.float32
+    assert tf.constant(3).dtype == tf.int32
+    assert tf.constant(np.float64(1.5)).dtype == tf.float64
+    assert tf.constant([1, 2], dtype=tf.int64).dtype == tf.int64
+    assert tf.constant(0.0, shape=[2, 3]).shape.as_list() == [2, 3]
+
+
+def test_placeholder_feed_and_nested_fetches():
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    w = tf.constant([[1.0], [2.0]])
+    y = tf.matmul(x, w)
+    s = tf.reduce_sum(y)
+    Pair = collections.namedtuple("Pair", "y s")
+    with tf.Session() as sess:
+        feed = {x: np.array([[1, 1], [2, 0]], np.float32)}
+        out = sess.run({"pair": Pair(y, s), "list": [s, (y,)]}, feed_dict=feed)
+    np.testing.assert_allclose(out["pair"].y, [[3.0], [2.0]])
+    assert isinstance(out["pair"], Pair)
+    assert out["pair"].s == pytest.approx(5.0)
+    assert isinstance(out["list"], list) and isinstance(out["list"][1], tuple)
+    np.testing.assert_allclose(out["list"][1][0], [[3.0], [2.0]])
+
+
+def test_float64_feed_is_converted_to_a_float32_placeholder():
+    x = tf.placeholder(tf.float32, [3])
+    with tf.Session() as sess:
+        out = sess.run(x * 2.0, {x: np.array([1.0, 2.0, 3.5])})  # float64 in
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, [2.0, 4.0, 7.0])
+
+
+def test_float_feed_to_an_int_placeholder_is_an_error_naming_it():
+    x = tf.placeholder(tf.int32, [2], name="ids")
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="ids"):
+            sess.run(x + 1, {x: np.array([1.5, 2.0])})
+
+
+def test_outputs_are_numpy_arrays_that_own_or_share_a_loom_buffer_safely():
+    v = tf.Variable(tf.zeros([3]), name="v")
+    inc = tf.assign_add(v, tf.ones([3]))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        before = sess.run(v)
+        sess.run(inc)
+        after = sess.run(v)
+    # A fetched value never changes under its holder when the variable is updated.
+    np.testing.assert_array_equal(before, [0, 0, 0])
+    np.testing.assert_array_equal(after, [1, 1, 1])
+
+
+def test_feeds_are_borrowed_without_a_copy():
+    x = tf.placeholder(tf.float32, [4])
+    y = tf.identity(x)
+    arr = np.arange(4, dtype=np.float32)
+    with tf.Session() as sess:
+        out = sess.run(y, {x: arr})
+    np.testing.assert_array_equal(out, arr)
+    # The result never aliases the fed array (it is copied because the buffer is borrowed).
+    assert not np.shares_memory(out, arr)
+
+
+def test_operators_and_slicing():
+    x = tf.constant(np.arange(12, dtype=np.float32).reshape(3, 4))
+    b = tf.constant([1.0, 1.0, 1.0, 1.0])
+    with tf.Session() as sess:
+        r = sess.run({"add": x + b, "neg": -x, "rsub": 10.0 - x, "mul": x * 2,
+                      "div": x / 2.0, "newaxis": b[:, tf.newaxis], "rows": x[1:3],
+                      "elem": x[1, 2], "col": x[:, -1], "rev": x[::-1, 0],
+                      "ellipsis": x[..., 1], "pow": x ** 2, "cmp": x > 5.0,
+                      "matmul": x @ tf.transpose(x)})
+    ref = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(r["add"], ref + 1)
+    np.testing.assert_allclose(r["neg"], -ref)
+    np.testing.assert_allclose(r["rsub"], 10 - ref)
+    np.testing.assert_allclose(r["mul"], ref * 2)
+    np.testing.assert_allclose(r["div"], ref / 2)
+    assert r["newaxis"].shape == (4, 1)
+    np.testing.assert_allclose(r["rows"], ref[1:3])
+    assert r["elem"] == ref[1, 2]
+    np.testing.assert_allclose(r["col"], ref[:, -1])
+    np.testing.assert_allclose(r["rev"], ref[::-1, 0])
+    np.testing.assert_allclose(r["ellipsis"], ref[..., 1])
+    np.testing.assert_allclose(r["pow"], ref ** 2)
+    np.testing.assert_array_equal(r["cmp"], ref > 5)
+    np.testing.assert_allclose(r["matmul"], ref @ ref.T)
+
+
+def test_generated_ops_take_tf_arguments():
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    with tf.Session() as sess:
+        r = sess.run({
+            "mean0": tf.reduce_mean(x, axis=0),
+            "sum_keep": tf.reduce_sum(x, 1, keepdims=True),
+            "max_legacy": tf.reduce_max(x, reduction_indices=[1], keep_dims=True),
+            "relu": tf.nn.relu(x - 2.5),
+            "softmax": tf.nn.softmax(x),
+            "mm_t": tf.matmul(x, x, transpose_b=True),
+            "reshape": tf.reshape(x, [-1]),
+            "argmax": tf.argmax(x, axis=1),
+            "cast": tf.cast(x, tf.int32),
+            "xent": tf.nn.softmax_cross_entropy_with_logits_v2(labels=[[0.0, 1.0], [1.0, 0.0]],
+                                                               logits=x),
+        })
+    ref = np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose(r["mean0"], ref.mean(0))
+    np.testing.assert_allclose(r["sum_keep"], ref.sum(1, keepdims=True))
+    np.testing.assert_allclose(r["max_legacy"], ref.max(1, keepdims=True))
+    np.testing.assert_allclose(r["relu"], np.maximum(ref - 2.5, 0))
+    e = np.exp(ref - ref.max(1, keepdims=True))
+    np.testing.assert_allclose(r["softmax"], e / e.sum(1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(r["mm_t"], ref @ ref.T)
+    np.testing.assert_allclose(r["reshape"], ref.reshape(-1))
+    np.testing.assert_array_equal(r["argmax"], [1, 1])
+    assert r["cast"].dtype == np.int32
+    logp = np.log(e / e.sum(1, keepdims=True))
+    np.testing.assert_allclose(r["xent"], [-logp[0, 1], -logp[1, 0]], rtol=1e-5)
+
+
+def test_every_registered_op_is_a_raw_op():
+    from loom import _loom
+    names = [r["name"] for r in _loom.op_defs()]
+    assert len(names) > 100
+    for n in names:
+        assert callable(getattr(tf.raw_ops, n)), n
+    assert tf.raw_ops.MatMul.__doc__.startswith("The Loom op MatMul")
+
+
+def test_raw_op_rejects_an_undeclared_attribute():
+    x = tf.constant([1.0])
+    with pytest.raises(TypeError, match="transpose_a"):
+        tf.raw_ops.Relu(x, transpose_a=True)
+
+
+def test_loom_errors_arrive_as_tf_errors_with_their_message():
+    x = tf.placeholder(tf.float32, [None, 3], name="features")
+    y = tf.reduce_sum(x)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(y)
+    assert "features" in info.value.message
+    assert isinstance(info.value, tf.errors.OpError)
+    assert info.value.error_code == tf.errors.INVALID_ARGUMENT
+    with pytest.raises(tf.errors.InvalidArgumentError, match="inner dimensions|MatMul"):
+        tf.matmul(tf.zeros([2, 3]), tf.zeros([4, 5]))
+
+
+def test_variables_initializers_and_eval_under_a_default_session():
+    v = tf.Variable([1.0, 2.0], name="v")
+    w = tf.get_variable("w", [2, 3], initializer=tf.zeros_initializer())
+    with tf.variable_scope("dense"):
+        k = tf.get_variable("kernel", [3, 3])
+    with tf.variable_scope("dense", reuse=True):
+        k2 = tf.get_variable("kernel")
+    assert k2 is k and k.name == "dense/kernel:0"
+    with pytest.raises(ValueError, match="already exists"):
+        with tf.variable_scope("dense"):
+            tf.get_variable("kernel", [3, 3])
+    assert set(tf.global_variables()) == {v, w, k}
+    assert set(tf.trainable_variables()) == {v, w, k}
+    sess = tf.InteractiveSession()
+    try:
+        tf.global_variables_initializer().run()
+        np.testing.assert_array_equal(v.eval(), [1.0, 2.0])
+        np.testing.assert_array_equal(w.eval(), np.zeros([2, 3]))
+        lim = np.sqrt(6.0 / 6.0)
+        assert np.all(np.abs(k.eval()) <= lim)
+        v.load([5.0, 6.0])
+        np.testing.assert_array_equal((v * 2).eval(), [10.0, 12.0])
+    finally:
+        sess.close()
+
+
+def test_uninitialized_variable_is_failed_precondition():
+    v = tf.Variable(1.0, name="lonely")
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.FailedPreconditionError, match="lonely"):
+            sess.run(v + 1.0)
+
+
+def test_update_ops_collection_is_the_graph_collection():
+    v = tf.Variable(0.0)
+    op = tf.assign_add(v, 1.0).op
+    tf.add_to_collection(tf.GraphKeys.UPDATE_OPS, op)
+    assert tf.get_collection(tf.GraphKeys.UPDATE_OPS) == [op]
+    assert "update_ops" in tf.get_default_graph().get_all_collection_keys()
+    tf.add_to_collection("my_things", 3)
+    assert tf.get_collection("my_things") == [3]
+
+
+def test_gradients():
+    x = tf.placeholder(tf.float32, [3])
+    y = tf.reduce_sum(x * x)
+    (g,) = tf.gradients(y, [x])
+    unrelated = tf.placeholder(tf.float32, [3])
+    assert tf.gradients(y, [unrelated]) == [None]
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(g, {x: [1.0, 2.0, 3.0]}), [2.0, 4.0, 6.0])
+
+
+def test_control_dependencies():
+    v = tf.Variable(0.0)
+    inc = tf.assign_add(v, 1.0)
+    with tf.control_dependencies([inc]):
+        read = tf.identity(v)
+    assert inc.op in read.op.control_inputs
