@@ -106,7 +106,7 @@ TEST(DTypeRuleTest, ResolvesListEntriesEachInputAndTensorAttributes) {
   EXPECT_EQ(DTypeRule::ByShapeRule("somehow").Resolve(*n, 0), DType::kInvalid);
 }
 
-std::string ValidateError(const OpDef& op) {
+std::string ValidationMessage(const OpDef& op) {
   try {
     ValidateOpDef(op);
   } catch (const Error& e) {
@@ -116,27 +116,27 @@ std::string ValidateError(const OpDef& op) {
 }
 
 TEST(DTypeRuleTest, RegistrationRequiresARulePerOutputThatNamesWhatTheOpHas) {
-  EXPECT_EQ(ValidateError(PassOp({DTypeRule::SameAsInput(0)})), "<no error>");
-  EXPECT_NE(ValidateError(PassOp({})).find("'Pass': declares no output dtype rules"),
+  EXPECT_EQ(ValidationMessage(PassOp({DTypeRule::SameAsInput(0)})), "<no error>");
+  EXPECT_NE(ValidationMessage(PassOp({})).find("'Pass': declares no output dtype rules"),
             std::string::npos);
-  EXPECT_NE(ValidateError(PassOp({DTypeRule::SameAsInput(0), DTypeRule::SameAsInput(0)}))
+  EXPECT_NE(ValidationMessage(PassOp({DTypeRule::SameAsInput(0), DTypeRule::SameAsInput(0)}))
                 .find("has 1 outputs and 2 output dtype rules"),
             std::string::npos);
-  EXPECT_NE(ValidateError(PassOp({DTypeRule::SameAsInput(2)}))
+  EXPECT_NE(ValidationMessage(PassOp({DTypeRule::SameAsInput(2)}))
                 .find("(same as input 2) names an input the op, with 2 inputs, does not have"),
             std::string::npos);
-  EXPECT_NE(ValidateError(PassOp({DTypeRule::FromAttr(Attr<DType>{"missing"})}))
+  EXPECT_NE(ValidationMessage(PassOp({DTypeRule::FromAttr(Attr<DType>{"missing"})}))
                 .find("needs a declared type attribute 'missing'"),
             std::string::npos);
-  EXPECT_NE(ValidateError(PassOp({DTypeRule::FromAttrList(kOutTypes)}))
+  EXPECT_NE(ValidationMessage(PassOp({DTypeRule::FromAttrList(kOutTypes)}))
                 .find("needs a declared list(type) attribute 'out_types'"),
             std::string::npos);
-  EXPECT_NE(ValidateError(PassOp({DTypeRule::ByShapeRule("")})).find("without saying how"),
+  EXPECT_NE(ValidationMessage(PassOp({DTypeRule::ByShapeRule("")})).find("without saying how"),
             std::string::npos);
   OpDef both = PassOp({DTypeRule::SameAsInput(0)});
   both.sample = [] { return OpSample{}; };
   both.not_swept = "reason";
-  EXPECT_NE(ValidateError(both).find("both a sweep sample and a not_swept reason"),
+  EXPECT_NE(ValidationMessage(both).find("both a sweep sample and a not_swept reason"),
             std::string::npos);
 }
 

@@ -101,6 +101,27 @@ void BindData(py::module_& m) {
       .def("unbatch", &Dataset::Unbatch)
       .def("cache", [](const Dataset& d, const std::string& filename) { return d.Cache(filename); })
       .def("concatenate", &Dataset::Concatenate)
+      // The same elements with components renamed (old name -> new name; the tensors are
+      // moved, not copied). The package names every component by its path in the
+      // element's structure, whatever the C++ source calls it.
+      .def("rename",
+           [](const Dataset& d, const std::map<std::string, std::string>& names) {
+             data::ElementSpec spec;
+             for (const auto& [name, s] : d.spec()) {
+               auto it = names.find(name);
+               spec[it == names.end() ? name : it->second] = s;
+             }
+             return d.Map(
+                 [names](Element element) {
+                   Element out;
+                   for (auto& [name, t] : element) {
+                     auto it = names.find(name);
+                     out[it == names.end() ? name : it->second] = std::move(t);
+                   }
+                   return out;
+                 },
+                 {.output_spec = spec});
+           })
       // map(graph, inputs {component: placeholder}, outputs {component: tensor},
       // num_parallel_calls): the traced function run per element in C++.
       .def("map_traced",

@@ -30,13 +30,21 @@ py::list Run(Session& session, const py::list& feeds, const std::vector<Output>&
   return out;
 }
 
+// Destroys a Session without the GIL: its iterators may hold numpy arrays whose release
+// (convert.h) takes the GIL on a pipeline thread that the destructor joins.
+struct DeleteWithoutGil {
+  void operator()(Session* session) const {
+    py::gil_scoped_release nogil;
+    delete session;
+  }
+};
+
 }  // namespace
 
 void BindSession(py::module_& m) {
-  py::class_<Session>(m, "Session")
+  py::class_<Session, std::unique_ptr<Session, DeleteWithoutGil>>(m, "Session")
       .def(py::init([](Graph& graph, int intra_op_threads) {
-             return std::make_unique<Session>(graph,
-                                              SessionOptions{.intra_op_threads = intra_op_threads});
+             return new Session(graph, SessionOptions{.intra_op_threads = intra_op_threads});
            }),
            py::arg("graph"), py::arg("intra_op_threads") = 0, py::keep_alive<1, 2>())
       .def("run", &Run, py::arg("feeds"), py::arg("fetches"), py::arg("targets"))

@@ -176,19 +176,22 @@ py::object ToNumpy(Tensor tensor) {
     for (size_t i = 0; i < values.size(); ++i) {
       flat[py::int_(i)] = py::bytes(values[i]);
     }
-    return out;
+    return tensor.rank() == 0 ? py::object(out[py::tuple()]) : py::object(out);
   }
   py::dtype dt = NumpyDType(tensor.dtype());
-  if (tensor.NumElements() > 0 && tensor.BufferIsUnique() && tensor.buffer()->owned()) {
+  if (tensor.rank() > 0 && tensor.NumElements() > 0 && tensor.BufferIsUnique() &&
+      tensor.buffer()->owned()) {
     void* data = tensor.raw_data();
     auto* keep = new Tensor(std::move(tensor));
     py::capsule owner(keep, [](void* p) { delete static_cast<Tensor*>(p); });
     return py::array(dt, shape, data, owner);
   }
   py::array out(dt, shape);
-  if (tensor.NumElements() > 0)
+  if (tensor.NumElements() > 0) {
     std::memcpy(out.mutable_data(), tensor.raw_data(), tensor.TotalBytes());
-  return out;
+  }
+  // A scalar comes back as a numpy scalar (np.float32(1.0), bytes), as TF returns it.
+  return tensor.rank() == 0 ? py::object(out[py::tuple()]) : py::object(out);
 }
 
 Shape ToShape(py::handle value) {
@@ -292,7 +295,7 @@ py::object FromAttrValue(const AttrValue& value) {
         } else if constexpr (std::is_same_v<T, std::vector<Shape>>) {
           py::list l;
           for (const Shape& s : v) l.append(FromShape(s));
-          return std::move(l);
+          return l;
         } else if constexpr (std::is_same_v<T, Tensor>) {
           return ToNumpy(v);
         } else {

@@ -2,7 +2,7 @@
 #define LOOM_PYTHON_SRC_CONVERT_H_
 
 // Conversions between Python values and Loom's: numpy arrays <-> Tensors, shapes, dtypes,
-// attribute values. The no-copy rules (docs/python.md):
+// attribute values. The no-copy rules (docs/python_core.md):
 //   ToTensor     a C-contiguous numpy array of a numeric dtype Loom has, and (when asked)
 //                of the wanted dtype, is borrowed: the Tensor views the array's memory and
 //                holds a reference to the array until its last view is gone. Anything
@@ -11,10 +11,12 @@
 //   ToNumpy      a Tensor that owns its buffer and is its only view becomes a numpy array
 //                over that buffer; a shared buffer (a variable's value, a fed array) or a
 //                borrowed one is copied, so an array returned by Session.run never changes
-//                under its holder and never aliases an input.
+//                under its holder and never aliases an input. A scalar is returned as a
+//                numpy scalar (bytes for a string), as TF's Session.run returns it.
 // Every function here needs the GIL.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "loom/graph/attr_value.h"
 #include "loom/tensor/tensor.h"

@@ -153,7 +153,7 @@ def test_generated_ops_take_tf_arguments():
     np.testing.assert_allclose(r["max_legacy"], ref.max(1, keepdims=True))
     np.testing.assert_allclose(r["relu"], np.maximum(ref - 2.5, 0))
     e = np.exp(ref - ref.max(1, keepdims=True))
-    np.testing.assert_allclose(r["softmax"], e / e.sum(1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(r["softmax"], e / e.sum(1, keepdims=True), rtol=1e-5)
     np.testing.assert_allclose(r["mm_t"], ref @ ref.T)
     np.testing.assert_allclose(r["reshape"], ref.reshape(-1))
     np.testing.assert_array_equal(r["argmax"], [1, 1])
@@ -249,3 +249,60 @@ def test_control_dependencies():
     with tf.control_dependencies([inc]):
         read = tf.identity(v)
     assert inc.op in read.op.control_inputs
+
+
+def test_session_run_releases_the_gil():
+    import threading
+    x = tf.constant(np.ones((1200, 1200), np.float32) / 1200)
+    y = tf.reduce_sum(x @ x @ x @ x)
+    sess = tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1))
+    result = []
+    t = threading.Thread(target=lambda: result.append(sess.run(y)))
+    count = 0
+    t.start()
+    while t.is_alive():
+        count += 1  # runs only while the C++ run does not hold the GIL
+    t.join()
+    assert result[0] == pytest.approx(1200.0, rel=1e-3)
+    assert count > 1000
+
+
+def _rss_bytes():
+    import os
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_a_large_feed_is_borrowed_not_copied():
+    big = np.ones(64 << 20, np.float32)  # 256 MiB
+    x = tf.placeholder(tf.float32, [None])
+    total = tf.reduce_sum(x)
+    with tf.Session() as sess:
+        sess.run(total, {x: big[:16]})  # warm up: plan, pool
+        before = _rss_bytes()
+        assert sess.run(total, {x: big}) == pytest.approx(float(64 << 20))
+        grown = _rss_bytes() - before
+    assert grown < (32 << 20), "RSS grew by %d bytes: the feed was copied" % grown
+    # A float64 array fed to the float32 placeholder is converted (one copy), as TF does.
+    with tf.Session() as sess:
+        assert sess.run(total, {x: np.ones(10)}) == pytest.approx(10.0)
+
+
+def test_composites_reshape_dynamic_clip_by_global_norm_moments_stack():
+    x = tf.placeholder(tf.float32, [None, 4])
+    flat = tf.reshape(x, [tf.shape(x)[0] * 4])
+    a = tf.constant([3.0, 0.0])
+    b = tf.constant([[0.0], [4.0]])
+    (ca, cb), norm = tf.clip_by_global_norm([a, b], 1.0)
+    mean, var = tf.nn.moments(x, [0])
+    st = tf.stack([a, a * 2], axis=1)
+    xs = np.arange(8, dtype=np.float32).reshape(2, 4)
+    with tf.Session() as sess:
+        r = sess.run([flat, ca, cb, norm, mean, var, st], {x: xs})
+    np.testing.assert_array_equal(r[0], xs.reshape(-1))
+    np.testing.assert_allclose(r[1], [0.6, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(r[2], [[0.0], [0.8]], rtol=1e-6)
+    assert r[3] == pytest.approx(5.0)
+    np.testing.assert_allclose(r[4], xs.mean(0))
+    np.testing.assert_allclose(r[5], xs.var(0))
+    np.testing.assert_array_equal(r[6], [[3.0, 6.0], [0.0, 0.0]])

@@ -31,7 +31,7 @@ def _regression():
     lambda: tf.train.GradientDescentOptimizer(0.1),
     lambda: tf.train.MomentumOptimizer(0.05, 0.9),
     lambda: tf.train.AdamOptimizer(0.05),
-    lambda: tf.train.RMSPropOptimizer(0.01),
+    lambda: tf.train.RMSPropOptimizer(0.05),
     lambda: tf.train.AdagradOptimizer(0.5),
 ])
 def test_optimizers_minimize_and_increment_the_global_step(make):

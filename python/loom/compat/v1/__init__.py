@@ -2,7 +2,7 @@
 
     import loom.compat.v1 as tf
 
-What is bound, what differs and what is missing: docs/python.md."""
+What is bound, what differs and what is missing: docs/python_core.md."""
 from loom import _loom
 from loom.compat.v1 import dtypes
 from loom.compat.v1 import errors
@@ -33,8 +33,9 @@ from loom.compat.v1._variables import (AUTO_REUSE, Variable, VariableScope, assi
                                        truncated_normal_initializer, variable_scope,
                                        variables_initializer, variance_scaling_initializer,
                                        zeros_initializer)
-from loom.compat.v1._ops import (concat, fill, floordiv, ones, ones_like, raw_ops, split,
-                                 squared_difference, stack, unstack, where, zeros, zeros_like)
+from loom.compat.v1._ops import (clip_by_global_norm, concat, fill, floordiv, global_norm,
+                                 ones, ones_like, raw_ops, reshape, split, squared_difference,
+                                 stack, unstack, where, zeros, zeros_like)
 
 newaxis = None
 
@@ -52,9 +53,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     grad_ys = [] if grad_ys is None else [convert_to_tensor(g) for g in
                                           (grad_ys if isinstance(grad_ys, (list, tuple)) else [grad_ys])]
     graph = ys[0].graph
-    with graph.name_scope(name + "/" if name.endswith("/") else None):
-        outs = _loom.gradients(graph._g, graph.get_name_scope(), [y._out for y in ys],
-                               [x._out for x in xs], [g._out for g in grad_ys])
+    # The C++ walk puts its ops under "<name scope>/gradients".
+    outs = _loom.gradients(graph._g, graph.get_name_scope(), [y._out for y in ys],
+                           [x._out for x in xs], [g._out for g in grad_ys])
     return [None if o is None else graph._tensor(o) for o in outs]
 
 

@@ -350,8 +350,11 @@ class Graph:
         key = (out.node.id, out.index)
         t = self._wrapped_tensors.get(key)
         if t is None:
-            var = self._py_variables.get(out.node.name) if out.index == 0 else None
-            t = var if var is not None else Tensor(self, out)
+            if out.index == 0 and out.node.op == "VariableV2":
+                from loom.compat.v1 import _variables
+                t = _variables._wrap_variable(self, out.node)
+            else:
+                t = Tensor(self, out)
             self._wrapped_tensors[key] = t
         return t
 

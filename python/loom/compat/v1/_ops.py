@@ -109,7 +109,7 @@ def apply_op(op_type, inputs, attrs=None, name=None, same_dtype=False):
 _SAME_DTYPE = {"Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Equal", "NotEqual",
                "Less", "LessEqual", "Greater", "GreaterEqual", "SquaredDifference", "FloorDiv",
                "AddN", "BiasAdd", "MatMul", "BatchMatMul", "Assign", "AssignAdd", "AssignSub",
-               "ClipByValue"}
+               "ClipByValue", "SoftmaxCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogits"}
 
 
 def _raw_function(record):
@@ -164,6 +164,8 @@ def snake_case(name):
 # (accepted for TF's signature, no effect in Loom).
 
 def _axes(v, args):
+    if v is None and args is not None:
+        v = args.get("reduction_indices")  # TF1's older name for axis
     if v is None:
         return []
     v = _static(v, "axis", "reduce")
@@ -354,15 +356,15 @@ _TABLE = [
       "data_format": ("data_format", lambda v, a: _nhwc(v)), "input": _DROP}),
     (("nn",), "l2_loss", "L2Loss", "t, name=None", ("t",), {}),
     (("nn",), "softmax_cross_entropy_with_logits_v2", "SoftmaxCrossEntropyWithLogits",
-     "_sentinel=None, labels=None, logits=None, axis=-1, name=None, dim=None", ("logits", "labels"),
+     "_sentinel=None, labels=None, logits=None, axis=-1, name=None, dim=None", ("labels", "logits"),
      {"_sentinel": _DROP, "axis": ("axis", lambda v, a: _last_axis(v)), "dim": _DROP}),
     (("nn",), "softmax_cross_entropy_with_logits", "SoftmaxCrossEntropyWithLogits",
-     "_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None", ("logits", "labels"),
+     "_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None", ("labels", "logits"),
      {"_sentinel": _DROP, "dim": ("axis", lambda v, a: _last_axis(v)), "axis": _DROP}),
     (("nn",), "sparse_softmax_cross_entropy_with_logits", "SparseSoftmaxCrossEntropyWithLogits",
-     "_sentinel=None, labels=None, logits=None, name=None", ("logits", "labels"), {"_sentinel": _DROP}),
+     "_sentinel=None, labels=None, logits=None, name=None", ("labels", "logits"), {"_sentinel": _DROP}),
     (("nn",), "sigmoid_cross_entropy_with_logits", "SigmoidCrossEntropyWithLogits",
-     "_sentinel=None, labels=None, logits=None, name=None", ("logits", "labels"), {"_sentinel": _DROP}),
+     "_sentinel=None, labels=None, logits=None, name=None", ("labels", "logits"), {"_sentinel": _DROP}),
     (("nn", "math"), "in_top_k", "InTopK", "predictions, targets, k, name=None",
      ("predictions", "targets"), {"k": ("k", _int)}),
 ]
@@ -440,7 +442,10 @@ def _tf_function(tf_name, op_type, sig, inputs, attrs):
             if loom_attr not in declared:
                 continue
             op_attrs[loom_attr] = value
-        return apply_op(op_type, values, op_attrs, name or op_type, same)
+        out = apply_op(op_type, values, op_attrs, name or op_type, same)
+        # Every TF function in the table returns one tensor: an op's extra outputs (the
+        # cross entropies' backprop, Dropout's mask) stay internal.
+        return out[0] if isinstance(out, list) and record["num_outputs"] > 1 else out
 
     f.__name__ = tf_name
     f.__signature__ = signature
@@ -545,7 +550,8 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         if keep_prob is None:
             raise ValueError("dropout needs keep_prob or rate")
         rate = 1.0 - float(_static(keep_prob, "keep_prob", "dropout"))
-    return raw_ops.Dropout(x, float(_static(rate, "rate", "dropout")), _seed(seed), name=name or "dropout")
+    return raw_ops.Dropout(x, float(_static(rate, "rate", "dropout")), _seed(seed),
+                           name=name or "dropout")[0]
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
@@ -629,3 +635,55 @@ def _install_operators():
 
 
 _install_operators()
+
+
+# --- more composites ------------------------------------------------------------------
+_reshape_static = NAMESPACES[""]["reshape"]
+
+
+def reshape(tensor, shape, name=None):
+    """tf.reshape: a Python or constant shape is the Reshape op's attribute; a computed one
+    (tf.shape(x)[0], ...) goes to ReshapeDynamic."""
+    if isinstance(shape, (list, tuple)) and any(
+            isinstance(s, _fw.Tensor) and constant_value(s) is None for s in shape):
+        shape = stack([_fw.convert_to_tensor(s, dtype=_dtypes.int32) if not isinstance(s, _fw.Tensor)
+                       else s for s in shape])
+    if isinstance(shape, _fw.Tensor) and constant_value(shape) is None:
+        return raw_ops.ReshapeDynamic(tensor, shape, name=name or "Reshape")
+    return _reshape_static(tensor, shape, name=name)
+
+
+NAMESPACES[""]["reshape"] = reshape
+
+
+def global_norm(t_list, name=None):
+    present = [_fw.convert_to_tensor(t) for t in t_list if t is not None]
+    return raw_ops.GlobalNorm(present, name=name or "global_norm")
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """tf.clip_by_global_norm: (each t * clip_norm / max(global_norm, clip_norm), the
+    global norm); None entries stay None."""
+    t_list = list(t_list)
+    present = [t for t in t_list if t is not None]
+    if not present:
+        raise ValueError("clip_by_global_norm: every tensor in t_list is None")
+    with _fw.get_default_graph().name_scope(name or "clip_by_global_norm"):
+        norm = use_norm if use_norm is not None else global_norm(present)
+        dtype = _fw.convert_to_tensor(present[0]).dtype
+        clip = clip_norm if isinstance(clip_norm, _fw.Tensor) else _fw.constant(clip_norm, dtype=dtype)
+        clipped = [None if t is None else raw_ops.ClipToGlobalNorm(t, norm, clip) for t in t_list]
+    return clipped, norm
+
+
+def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
+    """tf.nn.moments: (mean, variance) over `axes`."""
+    ns = NAMESPACES[""]
+    keep = bool(keepdims or keep_dims)
+    with _fw.get_default_graph().name_scope(name or "moments"):
+        mean = ns["reduce_mean"](x, axes, keepdims=True)
+        variance = ns["reduce_mean"](ns["square"](ns["subtract"](x, mean)), axes, keepdims=True)
+        if not keep:
+            mean = ns["squeeze"](mean, axes)
+            variance = ns["squeeze"](variance, axes)
+    return mean, variance

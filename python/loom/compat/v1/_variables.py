@@ -53,6 +53,7 @@ class Variable(_fw.Tensor):
         self._initializer = graph._operation(assign)
         self._initial_value = init
         graph._py_variables[var_name] = self
+        graph._wrapped_tensors[(node.id, 0)] = self
         for c in collections or ():
             if c not in (_fw.GraphKeys.GLOBAL_VARIABLES, _fw.GraphKeys.TRAINABLE_VARIABLES,
                          _fw.GraphKeys.LOCAL_VARIABLES):
@@ -67,6 +68,7 @@ class Variable(_fw.Tensor):
         self._initializer = None
         self._initial_value = None
         graph._py_variables[node.name] = self
+        graph._wrapped_tensors[(node.id, 0)] = self
         return self
 
     @property
@@ -113,7 +115,6 @@ class Variable(_fw.Tensor):
     def load(self, value, session=None):
         from loom.compat.v1._session import _session_for
         sess = _session_for(self._graph, session)
-        ph = getattr(self, "_load_placeholder", None)
         with self._graph.as_default():
             ph = _fw.placeholder(self.dtype, self.shape, name=self._out.node.name + "/load")
             op = _ops.raw_ops.Assign(self, ph)
@@ -168,8 +169,6 @@ def variables_initializer(var_list, name="init"):
 def group(*inputs, name=None):
     graph = _fw.get_default_graph()
     nodes = [_fw._as_operation(graph, i)._node for i in inputs]
-    with graph.name_scope(name or "group_deps") as scope:
-        pass
     return graph._operation(_loom.group(graph._g, graph.get_name_scope(), nodes))
 
 

@@ -7,9 +7,9 @@ and `filter` trace the Python function once into a graph of its own, as TF1 does
 C++ pipeline runs that graph per element: no Python call per element.
 
 An element is a nested structure (a tensor, tuples, lists, dicts) of components; each
-component has a name in the C++ dataset: its path in the structure ("0", "1/x", a dict
-key), or the C++ source's own name ("record" for TFRecordDataset, "line" for
-TextLineDataset)."""
+component's name in the C++ dataset is its path in the structure: "0" for a single
+tensor, "1" for a tuple's second, "0/x" for key "x" of a tuple's first dict (C++ sources
+with names of their own, such as TFRecordDataset's "record", are renamed)."""
 import numpy as np
 
 from loom import _loom
@@ -60,6 +60,12 @@ def _leaves(template):
     return out
 
 
+def _source(native):
+    """A C++ source of one component, renamed to the package's name for a single tensor."""
+    (name,) = native.spec.keys()
+    return Dataset(native.rename({name: "0"}) if name != "0" else native, "0")
+
+
 class Dataset:
     """tf.data.Dataset."""
 
@@ -104,8 +110,7 @@ class Dataset:
             start, stop = args
         else:
             start, stop, step = args
-        native = _loom.range(int(start), int(stop), int(step))
-        return Dataset(native, next(iter(native.spec)))
+        return _source(_loom.range(int(start), int(stop), int(step)))
 
 
     # --- properties -------------------------------------------------------------------
@@ -274,13 +279,12 @@ def _file_list(filenames):
 
 def TFRecordDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None):
     """The records of the files: scalar strings (component "record")."""
-    native = _loom.tfrecord_dataset(_file_list(filenames), compression_type or "", buffer_size)
-    return Dataset(native, "record")
+    return _source(_loom.tfrecord_dataset(_file_list(filenames), compression_type or "",
+                                          buffer_size))
 
 
 def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None):
-    native = _loom.text_line_dataset(_file_list(filenames), compression_type or "")
-    return Dataset(native, "line")
+    return _source(_loom.text_line_dataset(_file_list(filenames), compression_type or ""))
 
 
 def make_one_shot_iterator(dataset):

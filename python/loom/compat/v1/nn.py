@@ -5,3 +5,4 @@ from loom.compat.v1 import _ops
 globals().update(_ops.NAMESPACES["nn"])
 dropout = _ops.dropout
 l2_normalize = _ops.l2_normalize
+moments = _ops.moments

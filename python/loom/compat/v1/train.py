@@ -2,6 +2,7 @@
 live there), the global step, the learning-rate schedules, Saver (a safetensors
 checkpoint plus a ".meta" graph beside it) and checkpoint lookup. Hooks,
 SessionRunArgs and MonitoredTrainingSession come from train_hooks.py, re-exported here."""
+import numbers
 import os
 
 from loom import _loom
@@ -282,8 +283,9 @@ class Saver:
     def save(self, sess, save_path, global_step=None, latest_filename=None,
              meta_graph_suffix="meta", write_meta_graph=True, write_state=True,
              strip_default_attrs=False, save_debug_info=False):
-        if global_step is not None and not isinstance(global_step, int):
-            global_step = int(sess.run(global_step))
+        if global_step is not None:
+            global_step = int(global_step if isinstance(global_step, numbers.Integral)
+                              else sess.run(global_step))
         path = self._native.save(sess._native, save_path, global_step)
         if write_meta_graph:
             _loom.export_graph(self._graph._g, path + "." + meta_graph_suffix)
@@ -329,3 +331,46 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
     graph = _fw.get_default_graph()
     _loom.import_graph(graph._g, meta_graph_or_file)
     return Saver()
+
+
+# --- queue runners: Loom has no queues; the TF1 boilerplate around them runs as a no-op ----
+class Coordinator:
+    """tf.train.Coordinator: a stop flag shared by threads."""
+
+    def __init__(self, clean_stop_exception_types=None):
+        import threading
+        self._stop = threading.Event()
+        self._exc = None
+
+    def request_stop(self, ex=None):
+        if ex is not None and self._exc is None:
+            self._exc = ex
+        self._stop.set()
+
+    def should_stop(self):
+        return self._stop.is_set()
+
+    def wait_for_stop(self, timeout=None):
+        return self._stop.wait(timeout)
+
+    def join(self, threads=None, stop_grace_period_secs=120, ignore_live_threads=False):
+        for t in threads or ():
+            t.join(stop_grace_period_secs)
+        if self._exc is not None:
+            raise self._exc
+
+    def stop_on_exception(self):
+        import contextlib
+
+        @contextlib.contextmanager
+        def cm():
+            try:
+                yield
+            except Exception as e:  # noqa: BLE001  (TF's behaviour: any error stops)
+                self.request_stop(e)
+        return cm()
+
+
+def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collection=None):
+    """Loom's input pipelines are tf.data datasets; there are no queue runners to start."""
+    return []
