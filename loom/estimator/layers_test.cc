@@ -18,6 +18,7 @@
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
 #include "loom/runtime/session.h"
+#include "loom/testing/values.h"
 
 namespace loom {
 namespace {
@@ -39,7 +40,7 @@ void ExpectAllNear(const Tensor& t, const std::vector<double>& expected, double 
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], tol) << "entry " << i;
 }
 
-Tensor Floats(std::vector<float> v, Shape shape) { return Tensor::FromVector(v, shape); }
+using testing::Floats;
 
 TEST(DenseTest, NamesShapesAndVariablesFollowTfLayers) {
   Graph graph;

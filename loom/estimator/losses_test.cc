@@ -9,6 +9,7 @@
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
 #include "loom/runtime/session.h"
+#include "loom/testing/values.h"
 
 namespace loom {
 namespace {
@@ -34,7 +35,7 @@ std::vector<double> EvalVector(Output y) {
 }
 
 Tensor Doubles(std::vector<double> v, Shape shape) { return Tensor::FromVector(v, shape); }
-Tensor Floats(std::vector<float> v, Shape shape) { return Tensor::FromVector(v, shape); }
+using testing::Floats;
 
 double LogSumExp(std::vector<double> z) {
   double m = *std::max_element(z.begin(), z.end()), s = 0;

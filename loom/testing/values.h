@@ -2,7 +2,7 @@
 #define LOOM_TESTING_VALUES_H_
 
 // Shared fixtures of Loom's tests: a tensor's elements as a vector, for EXPECT_EQ and
-// EXPECT_THAT(Values<float>(t), ElementsAre(...)).
+// EXPECT_THAT(Values<float>(t), ElementsAre(...)), and float32 test tensors.
 #include <vector>
 
 #include "loom/tensor/tensor.h"
@@ -15,6 +15,9 @@ std::vector<T> Values(const Tensor& t) {
   auto f = t.flat<T>();
   return std::vector<T>(f.begin(), f.end());
 }
+
+// A float32 tensor of `shape` holding `v` (row-major), for test inputs.
+inline Tensor Floats(std::vector<float> v, Shape shape) { return Tensor::FromVector(v, shape); }
 
 }  // namespace loom::testing
 
