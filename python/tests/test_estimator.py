@@ -263,8 +263,9 @@ def test_training_loop_releases_the_gil(tmp_path):
     finally:
         done.set()
         thread.join()
-    # About 3700 here; held, only the few ms of model_fn building would let it run.
-    assert counts["during"] > 1000, counts
+    # About 3700 on an idle machine, 400 under a load of 8. Held, the counting thread would
+    # run only when model_fn's Python code switches threads: a handful of iterations.
+    assert counts["during"] > 100, counts
 
 
 def test_warm_start_from_another_model_dir(tmp_path):

@@ -49,6 +49,10 @@ class Variable(_fw.Tensor):
             node = graph._g.add_node("VariableV2", var_name, [], attrs, [])
             assign = graph._g.add_node("Assign", graph._g.unique_name(var_name + "/Assign"),
                                        [node.output(0), init._out], {"_initializer": True}, [])
+            # The C++ initializers (GlobalVariablesInitializer) and Savers read the graph's
+            # variables collections, as the C++ Variable registers itself.
+            graph._g.add_to_collection("local_variables" if _local else "variables", "variable",
+                                       node, 0, assign)
         _fw.Tensor.__init__(self, graph, node.output(0))
         self._initializer = graph._operation(assign)
         self._initial_value = init
