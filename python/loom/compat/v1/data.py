@@ -66,7 +66,22 @@ def _source(native):
     return Dataset(native.rename({name: "0"}) if name != "0" else native, "0")
 
 
-class Dataset:
+class _ElementSpec:
+    """output_types / output_shapes of a C++ dataset or iterator (`_native.spec`: name ->
+    (dtype, shape)) in the structure of its Python element (`_template`)."""
+
+    @property
+    def output_types(self):
+        spec = self._native.spec
+        return _build(self._template, lambda n: _dtypes.as_dtype(spec[n][0]))
+
+    @property
+    def output_shapes(self):
+        spec = self._native.spec
+        return _build(self._template, lambda n: _fw.TensorShape(spec[n][1]))
+
+
+class Dataset(_ElementSpec):
     """tf.data.Dataset."""
 
     def __init__(self, native, template):
@@ -114,21 +129,12 @@ class Dataset:
 
 
     # --- properties -------------------------------------------------------------------
-    @property
-    def output_types(self):
-        spec = self._native.spec
-        return _build(self._template, lambda n: _dtypes.as_dtype(spec[n][0]))
-
-    @property
-    def output_shapes(self):
-        spec = self._native.spec
-        return _build(self._template, lambda n: _fw.TensorShape(spec[n][1]))
 
     @property
     def output_classes(self):
         return _build(self._template, lambda n: _fw.Tensor)
 
-    element_spec = output_shapes
+    element_spec = _ElementSpec.output_shapes
 
     # --- transformations --------------------------------------------------------------
     def _same(self, native):
@@ -223,7 +229,7 @@ class Dataset:
                         "make_one_shot_iterator() / make_initializable_iterator()")
 
 
-class Iterator:
+class Iterator(_ElementSpec):
     """tf.data.Iterator: get_next() gives the next element's tensors (OutOfRangeError at
     the end); `initializer` (re)starts an initializable or reinitializable one."""
 
@@ -258,15 +264,6 @@ class Iterator:
         outs = self._native.get_next()
         return _build(self._template, lambda n: self._graph._tensor(outs[n]))
 
-    @property
-    def output_types(self):
-        spec = self._native.spec
-        return _build(self._template, lambda n: _dtypes.as_dtype(spec[n][0]))
-
-    @property
-    def output_shapes(self):
-        spec = self._native.spec
-        return _build(self._template, lambda n: _fw.TensorShape(spec[n][1]))
 
 
 def _file_list(filenames):
