@@ -7,6 +7,7 @@
 #include "loom/data/dataset.h"
 #include "loom/data/file_sources.h"
 #include "loom/runtime/session.h"
+#include "python/src/bind_util.h"
 #include "python/src/core.h"
 
 namespace loom::python {
@@ -75,6 +76,28 @@ py::dict SpecToPython(const data::ElementSpec& spec) {
   return out;
 }
 
+py::dict ElementToPython(const Element& element) {
+  py::dict d;
+  for (const auto& [name, t] : element) d[py::str(name)] = ToNumpy(t);
+  return d;
+}
+
+// A Python dict {component: value} as an Element of `spec` (each value converted to its
+// component's dtype); `what` names the producer in errors.
+Element ElementFromPython(py::handle value, const data::ElementSpec& spec, std::string_view what) {
+  if (!py::isinstance<py::dict>(value)) {
+    throw InvalidArgument(what, " must give a dict of components, got ",
+                          py::str(py::type::of(value)).cast<std::string>());
+  }
+  auto d = py::reinterpret_borrow<py::dict>(value);
+  Element element;
+  for (const auto& [name, s] : spec) {
+    if (!d.contains(name)) throw InvalidArgument(what, " gave no value for component '", name, "'");
+    element[name] = ToTensor(d[py::str(name)], s.dtype, StrCat(what, " component '", name, "'"));
+  }
+  return element;
+}
+
 py::dict OutputsToPython(const std::map<std::string, Output>& outputs) {
   py::dict d;
   for (const auto& [name, out] : outputs) d[py::str(name)] = out;
@@ -101,6 +124,48 @@ void BindData(py::module_& m) {
       .def("unbatch", &Dataset::Unbatch)
       .def("cache", [](const Dataset& d, const std::string& filename) { return d.Cache(filename); })
       .def("concatenate", &Dataset::Concatenate)
+      // padded_batch(batch_size, {component: shape}, {component: scalar}, drop_remainder).
+      .def("padded_batch",
+           [](const Dataset& d, int64_t n, const py::dict& padded_shapes,
+              const py::dict& padding_values, bool drop) {
+             data::PaddedBatchOptions options{.drop_remainder = drop};
+             for (auto [name, shape] : padded_shapes) {
+               options.padded_shapes[name.cast<std::string>()] = ToShape(shape);
+             }
+             for (auto [name, value] : padding_values) {
+               std::string key = name.cast<std::string>();
+               auto it = d.spec().find(key);
+               options.padding_values[key] =
+                   ToTensor(value, it == d.spec().end() ? DType::kInvalid : it->second.dtype,
+                            "padded_batch padding_values component '" + key + "'");
+             }
+             return d.PaddedBatch(n, std::move(options));
+           })
+      // interleave(fn, output_spec, cycle_length, block_length, num_parallel_calls): fn, a
+      // Python callable, gets an input element ({component: numpy array}) and returns a
+      // Dataset of output_spec. It runs with the GIL, once per input element (and again
+      // for each open slot on restore).
+      .def("interleave_py",
+           [](const Dataset& d, py::object fn, const py::dict& output_spec, int cycle_length,
+              int block_length, int num_parallel_calls) {
+             data::InterleaveFn interleave = [f = PyRef(std::move(fn))](const Element& element) {
+               py::gil_scoped_acquire gil;
+               return f.get()(ElementToPython(element)).cast<Dataset>();
+             };
+             return d.Interleave(std::move(interleave), SpecFromPython(output_spec),
+                                 {.cycle_length = cycle_length,
+                                  .block_length = block_length,
+                                  .num_parallel_calls = num_parallel_calls});
+           })
+      // The first element ({component: numpy array}), or None when the dataset is empty,
+      // from a fresh iterator outside any Session (a dataset over placeholders throws
+      // FailedPrecondition).
+      .def("first_element",
+           [](const Dataset& d) -> py::object {
+             std::optional<Element> e = WithoutGil([&] { return d.MakeIterator()->GetNext(); });
+             if (!e) return py::none();
+             return ElementToPython(*e);
+           })
       // The same elements with components renamed (old name -> new name; the tensors are
       // moved, not copied). The package names every component by its path in the
       // element's structure, whatever the C++ source calls it.
@@ -220,6 +285,23 @@ void BindData(py::module_& m) {
   m.def("range",
         [](int64_t start, int64_t stop, int64_t step) { return data::Range(start, stop, step); });
   m.def("zip", &data::Zip);
+  // from_generator(make, spec): make() is called once per iterator (and again on restore,
+  // which replays it) and returns a callable giving the next element as {component: value}
+  // or None at the end. Both run with the GIL.
+  m.def("from_generator", [](py::object make, const py::dict& spec) {
+    data::ElementSpec element_spec = SpecFromPython(spec);
+    auto make_generator = [make = PyRef(std::move(make)), element_spec]() -> data::Generator {
+      py::gil_scoped_acquire gil;
+      PyRef next(make.get()());
+      return [next, element_spec]() -> std::optional<Element> {
+        py::gil_scoped_acquire gil;
+        py::object value = next.get()();
+        if (value.is_none()) return std::nullopt;
+        return ElementFromPython(value, element_spec, "from_generator's generator");
+      };
+    };
+    return data::FromGenerator(std::move(make_generator), std::move(element_spec));
+  });
   m.def("tfrecord_dataset", [](const std::vector<std::string>& files,
                                const std::string& compression, std::optional<size_t> buffer_size) {
     data::TFRecordOptions options{.compression = compression};

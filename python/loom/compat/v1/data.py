@@ -10,6 +10,8 @@ An element is a nested structure (a tensor, tuples, lists, dicts) of components;
 component's name in the C++ dataset is its path in the structure: "0" for a single
 tensor, "1" for a tuple's second, "0/x" for key "x" of a tuple's first dict (C++ sources
 with names of their own, such as TFRecordDataset's "record", are renamed)."""
+import threading
+
 import numpy as np
 
 from loom import _loom
@@ -60,6 +62,59 @@ def _leaves(template):
     return out
 
 
+def _per_component(template, value, what):
+    """{component: leaf of `value`} for a `value` in the structure of `template` (e.g.
+    padded_shapes for an element): the template decides where the leaves are."""
+    out = {}
+
+    def walk(t, v):
+        if isinstance(t, dict):
+            if not isinstance(v, dict) or sorted(v) != sorted(t):
+                raise ValueError("%s: %r does not match the element's structure (keys %s)"
+                                 % (what, v, sorted(t)))
+            for k in t:
+                walk(t[k], v[k])
+        elif isinstance(t, (tuple, list)):
+            if not isinstance(v, (tuple, list)) or len(v) != len(t):
+                raise ValueError("%s: %r does not match the element's structure (%d parts)"
+                                 % (what, v, len(t)))
+            for a, b in zip(t, v):
+                walk(a, b)
+        else:
+            out[t] = v
+    walk(template, value)
+    return out
+
+
+# Per thread, the graph of the interleave / flat_map function being called for one input
+# element (its argument is constants of the element's values there): tensors of it that a
+# source reads are computed at once, since the dataset it returns is needed now.
+_eager = threading.local()
+
+
+def _value_of(tensor, what):
+    """The value of a Tensor given to a dataset source: a constant's, or computed when
+    the interleave / flat_map function is being called; None for a graph tensor (a
+    placeholder, which an initializer binds)."""
+    if tensor.op.type == "Const":
+        return tensor.op.get_attr("value")
+    graph = getattr(_eager, "graph", None)
+    if graph is not None and tensor.graph is graph:
+        from loom.compat.v1 import _session
+        with _session.Session(graph=graph) as sess:
+            return sess.run(tensor)
+    return None
+
+
+def _static_int(value, what):
+    if isinstance(value, _fw.Tensor):
+        v = _value_of(value, what)
+        if v is None:
+            raise NotImplementedError("%s as a computed tensor; pass a Python int" % what)
+        value = v
+    return int(value)
+
+
 def _source(native):
     """A C++ source of one component, renamed to the package's name for a single tensor."""
     (name,) = native.spec.keys()
@@ -95,10 +150,8 @@ class Dataset(_ElementSpec):
         components = {}
         for name, v in leaves.items():
             if isinstance(v, _fw.Tensor):
-                if v.op.type == "Const":
-                    components[name] = v.op.get_attr("value")
-                else:
-                    components[name] = v._out
+                value = _value_of(v, "from_tensor_slices")
+                components[name] = v._out if value is None else value
             else:
                 components[name] = v if isinstance(v, np.ndarray) else _fw._to_numpy(v)
         return Dataset(_loom.from_tensor_slices(components), template)
@@ -109,10 +162,11 @@ class Dataset(_ElementSpec):
         components = {}
         for name, v in leaves.items():
             if isinstance(v, _fw.Tensor):
-                if v.op.type != "Const":
+                value = _value_of(v, "from_tensors")
+                if value is None:
                     raise NotImplementedError("Dataset.from_tensors over computed tensors; "
                                               "use from_tensor_slices over placeholders")
-                v = v.op.get_attr("value")
+                v = value
             components[name] = v if isinstance(v, np.ndarray) else _fw._to_numpy(v)
         return Dataset(_loom.from_tensors(components), template)
 
@@ -125,7 +179,70 @@ class Dataset(_ElementSpec):
             start, stop = args
         else:
             start, stop, step = args
-        return _source(_loom.range(int(start), int(stop), int(step)))
+        return _source(_loom.range(_static_int(start, "range start"),
+                                   _static_int(stop, "range stop"),
+                                   _static_int(step, "range step")))
+
+    @staticmethod
+    def zip(datasets):
+        """Elements of the datasets side by side, in their nested structure (a tuple or
+        dict of datasets); ends with the shortest."""
+        template, leaves = _flatten_values(datasets)
+        natives = []
+        inner = {}
+        for path, ds in leaves.items():
+            if not isinstance(ds, Dataset):
+                raise TypeError("Dataset.zip takes a nested structure of Datasets, got %r at "
+                                "'%s'" % (ds, path))
+            names = {c: path + "/" + c for c in _leaves(ds._template)}
+            natives.append(ds._native.rename(names))
+            inner[path] = _build(ds._template, names.get)
+        return Dataset(_loom.zip(natives), _build(template, inner.get))
+
+    @staticmethod
+    def from_generator(generator, output_types, output_shapes=None, args=None):
+        """Elements from a Python generator: generator(*args) is called for each iterator
+        and its values (structures of output_types) converted to tensors. The pipeline
+        calls it with the GIL, once per element. A checkpointed position is restored by
+        calling generator(*args) again and skipping the elements already produced: exact
+        only for a deterministic generator (TF cannot checkpoint one at all)."""
+        template, types = _flatten_values(output_types)
+        shapes = {}
+        if output_shapes is not None:
+            shapes = _per_component(template, output_shapes, "from_generator output_shapes")
+        spec = {n: (_dtypes.as_dtype(t)._enum, _fw.TensorShape(shapes.get(n)).dims)
+                for n, t in types.items()}
+        args = tuple(args or ())
+
+        def make():
+            it = iter(generator(*args))
+
+            def next_element():
+                try:
+                    value = next(it)
+                except StopIteration:
+                    return None
+                return _per_component(template, value, "from_generator's generator")
+            return next_element
+        return Dataset(_loom.from_generator(make, spec), template)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None):
+        """The file names matching the glob pattern(s) (scalar strings), shuffled unless
+        shuffle=False (TF's default), else sorted."""
+        import glob
+        patterns = _file_list(file_pattern)
+        files = sorted({f for p in patterns for f in glob.glob(p)})
+        if not files:
+            from loom.compat.v1 import errors as _errors
+            message = "Dataset.list_files: no files match %s" % patterns
+            error = _errors.InvalidArgumentError(message)
+            error.message, error.node_name = message, None
+            raise error
+        ds = Dataset.from_tensor_slices(np.array([f.encode() for f in files], dtype=object))
+        if shuffle is None or shuffle:
+            ds = ds.shuffle(len(files), seed=seed)
+        return ds
 
 
     # --- properties -------------------------------------------------------------------
@@ -165,6 +282,87 @@ class Dataset(_ElementSpec):
 
     def cache(self, filename=""):
         return self._same(self._native.cache(filename))
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder=False):
+        """Batches, padding each component to padded_shapes (unknown dims: the batch's
+        longest; default all) with padding_values (default 0 / b"")."""
+        shapes = {}
+        if padded_shapes is not None:
+            shapes = _per_component(self._template, padded_shapes, "padded_batch padded_shapes")
+            shapes = {n: _fw.TensorShape(s).dims for n, s in shapes.items()}
+        values = {}
+        if padding_values is not None:
+            values = _per_component(self._template, padding_values,
+                                    "padded_batch padding_values")
+            for n, v in values.items():
+                if isinstance(v, _fw.Tensor):
+                    value = _value_of(v, "padding_values")
+                    if value is None:
+                        raise NotImplementedError("padding_values as a computed tensor")
+                    values[n] = value
+        return self._same(self._native.padded_batch(int(batch_size), shapes, values,
+                                                    bool(drop_remainder)))
+
+    def interleave(self, map_func, cycle_length=AUTOTUNE, block_length=1,
+                   num_parallel_calls=None):
+        """map_func(element) returns a Dataset; cycle_length of them are open at once and
+        block_length elements are taken from each in turn (TF's order). Unlike TF,
+        map_func is not traced: it runs in Python once per input element (and again for
+        each open one when a checkpoint is restored), on constants of the element's
+        values; tensors it computes from them are evaluated when a source reads them."""
+        call = self._element_function(map_func)
+        first = self._native.first_element()
+        if first is None:  # an empty input: any spec does
+            return Dataset(self._native.take(0), self._template)
+        probe = call(first)
+        spec = probe._native.spec
+        if any(shape is None or None in shape for _, shape in self._native.spec.values()):
+            # Elements of varying shapes may give datasets of varying shapes.
+            spec = {n: (dtype, None if shape is None else [None] * len(shape))
+                    for n, (dtype, shape) in spec.items()}
+        names = set(spec)
+
+        def native_call(element):
+            ds = call(element)
+            if set(ds._native.spec) != names:
+                raise ValueError("interleave: map_func returned datasets with components %s "
+                                 "and %s; return one structure" % (sorted(names),
+                                                                    sorted(ds._native.spec)))
+            return ds._native
+        parallel = 0 if num_parallel_calls is None else int(num_parallel_calls)
+        native = self._native.interleave_py(native_call, spec, int(cycle_length),
+                                            int(block_length), parallel)
+        return Dataset(native, probe._template)
+
+    def flat_map(self, map_func):
+        """The datasets map_func returns, one after the other (interleave with a cycle of
+        one)."""
+        return self.interleave(map_func, cycle_length=1, block_length=1)
+
+    def _element_function(self, fn):
+        """fn as a function of an element ({component: array}) returning a Dataset: called
+        on constants of the values in a graph of its own."""
+        template = self._template
+
+        def call(values):
+            graph = _fw.Graph()
+            outer = getattr(_eager, "graph", None)
+            with graph.as_default():
+                args = _build(template, lambda n: _fw.constant(values[n]))
+                _eager.graph = graph
+                try:
+                    if isinstance(args, tuple) and not hasattr(args, "_fields"):
+                        result = fn(*args)
+                    else:
+                        result = fn(args)
+                finally:
+                    _eager.graph = outer
+            if not isinstance(result, Dataset):
+                raise TypeError("interleave / flat_map: map_func must return a Dataset, got %r"
+                                % (result,))
+            return result
+        return call
 
     def unbatch(self):
         return self._same(self._native.unbatch())
@@ -270,7 +468,12 @@ def _file_list(filenames):
     if isinstance(filenames, (str, bytes)):
         filenames = [filenames]
     if isinstance(filenames, _fw.Tensor):
-        raise NotImplementedError("file names as a tensor; pass a Python list")
+        value = _value_of(filenames, "file names")
+        if value is None:
+            raise NotImplementedError("file names as a graph tensor; pass a Python list "
+                                      "(or build the dataset in an interleave / flat_map "
+                                      "function)")
+        filenames = np.asarray(value).reshape(-1).tolist()
     return [f.decode() if isinstance(f, bytes) else str(f) for f in filenames]
 
 

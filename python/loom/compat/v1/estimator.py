@@ -387,16 +387,56 @@ def _input_result(graph, result):
                                _out(graph, labels, "input_fn labels"))
 
 
+_LABELS_COMPONENT = "__loom_labels__"
+
+
+def _dataset_components(template):
+    """For a Dataset element of (features, labels) or features (features a dict of
+    tensors, or one tensor; labels one tensor): {component: features key or the labels'
+    name}, and whether it has labels. None for any other structure."""
+    labels = None
+    if isinstance(template, tuple) and not hasattr(template, "_fields") and len(template) == 2:
+        template, labels = template
+        if not isinstance(labels, str):
+            return None
+    names = {}
+    if isinstance(template, dict):
+        for key, component in template.items():
+            if not isinstance(component, str):
+                return None
+            names[component] = str(key)
+    elif isinstance(template, str):
+        names[template] = _SINGLE_FEATURE
+    else:
+        return None
+    if labels is not None:
+        names[labels] = _LABELS_COMPONENT
+    return names, labels is not None
+
+
 def _dataset_input(graph, dataset):
-    """A Dataset returned by input_fn: its iterator is made here (one-shot), as TF1's
-    Estimator does for a dataset, and its next element split into features and labels."""
-    element = dataset.make_one_shot_iterator().get_next()
-    return _input_result(graph, element)
+    """A Dataset returned by input_fn runs as the C++ Estimator's own input (as TF1's
+    Estimator makes the iterator itself): the Estimator's iterator over the dataset, its
+    position saved in every checkpoint and restored on resume, so a resumed train sees the
+    elements an uninterrupted one would. The components are renamed to the features' keys
+    and a label component. Other element structures get a one-shot iterator made here
+    (not checkpointed) and are split as tensors."""
+    components = _dataset_components(dataset._template)
+    if components is None:
+        element = dataset.make_one_shot_iterator().get_next()
+        return _input_result(graph, element)
+    names, has_labels = components
+    native = dataset._native
+    if any(old != new for old, new in names.items()):
+        native = native.rename(names)
+    return _loom.InputFnResult(native, _LABELS_COMPONENT if has_labels else "")
 
 
 class Estimator:
     """tf.estimator.Estimator(model_fn, model_dir=None, config=None, params=None,
     warm_start_from=None)."""
+
+    _single_prediction = False  # the last PREDICT model_fn returned one tensor
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None,
                  warm_start_from=None):
@@ -487,7 +527,11 @@ class Estimator:
             spec = self._model_fn(**kwargs)
             if not isinstance(spec, EstimatorSpec):
                 raise TypeError("model_fn must return an EstimatorSpec, got %r" % (spec,))
-            return spec._native(graph, build)
+            native = spec._native(graph, build)
+            if mode == ModeKeys.PREDICT:
+                # A predict call whose graph the C++ Estimator cached calls no model_fn.
+                self._single_prediction = build.single_prediction
+            return native
 
     def _native_input_fn(self, input_fn, mode):
         """input_fn as what the C++ Estimator calls: a function of (graph, prefix)."""
@@ -586,7 +630,7 @@ class Estimator:
             if first is None:
                 build.release()
                 return
-            single = build.single_prediction
+            single = self._single_prediction
             try:
                 value = first
                 while value is not None:
