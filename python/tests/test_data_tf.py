@@ -177,3 +177,17 @@ def test_cache_and_repeat():
     ds = tf.data.Dataset.from_generator(gen, tf.int64).cache().repeat(3)
     assert _elements(ds) == [0, 1, 2] * 3
     assert len(calls) == 1  # later passes read the cache
+
+
+def test_generators_on_pipeline_threads_and_a_session_closed_mid_stream():
+    # The generator runs on Prefetch's worker (and interleave's slot threads), each call
+    # taking the GIL; closing the session with a worker mid-call must not deadlock.
+    import itertools
+    ds = tf.data.Dataset.from_generator(itertools.count, tf.int64).map(lambda x: x * 2)
+    nxt = ds.prefetch(4).make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        assert [sess.run(nxt) for _ in range(3)] == [0, 2, 4]
+    ds = R(4).interleave(lambda x: tf.data.Dataset.from_generator(lambda: iter(range(3)),
+                                                                  tf.int64),
+                         cycle_length=2, num_parallel_calls=2)
+    assert _elements(ds) == [0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2]
