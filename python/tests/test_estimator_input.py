@@ -215,3 +215,21 @@ def test_evaluate_reuses_the_graph_for_a_dataset_input(tmp_path):
     second = est.evaluate(eval_fn)
     assert calls.count(tf.estimator.ModeKeys.EVAL) == 1
     assert first == second and first["global_step"] == 2
+
+
+def test_a_generator_that_cannot_replay_its_position_is_a_clear_error(tmp_path):
+    # A generator's position is restored by replaying it; one that yields less the second
+    # time cannot be resumed, and the error says so.
+    runs = []
+
+    def fn():
+        def rows():
+            runs.append(1)
+            for v in range(40 if len(runs) == 1 else 4):
+                yield {"x": [v * 0.01, 1.0]}, [v * 0.02]
+        return tf.data.Dataset.from_generator(
+            rows, ({"x": tf.float32}, tf.float32), ({"x": [2]}, [1])).batch(4)
+
+    _train(tmp_path, fn, steps=5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="replays 20 elements"):
+        _train(tmp_path, fn, steps=1)
