@@ -191,3 +191,9 @@ def test_generators_on_pipeline_threads_and_a_session_closed_mid_stream():
                                                                   tf.int64),
                          cycle_length=2, num_parallel_calls=2)
     assert _elements(ds) == [0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2]
+
+
+def test_interleave_over_placeholders_says_why_not():
+    names = tf.data.Dataset.from_tensor_slices(tf.placeholder(tf.string, [None]))
+    with pytest.raises(NotImplementedError, match="dataset of placeholders"):
+        names.interleave(tf.data.TextLineDataset, cycle_length=2)

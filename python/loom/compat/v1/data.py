@@ -312,7 +312,15 @@ class Dataset(_ElementSpec):
         each open one when a checkpoint is restored), on constants of the element's
         values; tensors it computes from them are evaluated when a source reads them."""
         call = self._element_function(map_func)
-        first = self._native.first_element()
+        from loom.compat.v1 import errors as _errors
+        try:
+            first = self._native.first_element()
+        except _errors.FailedPreconditionError as e:
+            raise NotImplementedError(
+                "interleave / flat_map over a dataset of placeholders: map_func is called "
+                "on the first input element when the dataset is built, which needs the "
+                "values; build the file names (or other inputs) from Python values (%s)"
+                % e.message) from None
         if first is None:  # an empty input: any spec does
             return Dataset(self._native.take(0), self._template)
         probe = call(first)
