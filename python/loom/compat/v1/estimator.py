@@ -418,9 +418,10 @@ def _dataset_input(graph, dataset):
     """A Dataset returned by input_fn runs as the C++ Estimator's own input (as TF1's
     Estimator makes the iterator itself): the Estimator's iterator over the dataset, its
     position saved in every checkpoint and restored on resume, so a resumed train sees the
-    elements an uninterrupted one would. The components are renamed to the features' keys
-    and a label component. Other element structures get a one-shot iterator made here
-    (not checkpointed) and are split as tensors."""
+    elements an uninterrupted one would, and evaluate / predict reuse their cached graph.
+    The components are renamed to the features' keys and a label component. Other
+    element structures get a one-shot iterator made here (the Saver saves its position
+    too, but the graph is rebuilt on every call) and are split as tensors."""
     components = _dataset_components(dataset._template)
     if components is None:
         element = dataset.make_one_shot_iterator().get_next()
