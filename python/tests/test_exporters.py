@@ -279,3 +279,26 @@ def test_dnn_linear_combined_regressor_and_checks(tmp_path):
         tf.estimator.DNNLinearCombinedClassifier(
             model_dir=str(tmp_path / "y"),
             dnn_feature_columns=[tf.feature_column.numeric_column("a")])
+
+
+def test_checkpoint_saver_hook_listeners(tmp_path):
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [None, 1])
+        w = tf.Variable(tf.zeros([1, 1]), name="w")
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 2.0 * x))
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.train.get_or_create_global_step())
+        listener = RecordingListener(stop_at=4)
+        hook = tf.train.CheckpointSaverHook(str(tmp_path / "ckpt"), save_steps=2,
+                                            listeners=[listener])
+        steps = 0
+        with tf.train.MonitoredTrainingSession(hooks=[hook]) as sess:
+            while not sess.should_stop():
+                sess.run(train_op, feed_dict={x: np.ones((4, 1))})
+                steps += 1
+    assert steps == 4  # after_save(4) returned True
+    assert listener.events == [
+        ("begin",), ("before_save", 0, 0), ("after_save", 0), ("before_save", 2, 2),
+        ("after_save", 2), ("before_save", 4, 4), ("after_save", 4), ("end", 4)]
+    assert tf.train.latest_checkpoint(str(tmp_path / "ckpt")).endswith("model.ckpt-4")
