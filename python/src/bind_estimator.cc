@@ -285,7 +285,8 @@ void BindCanned(py::module_& m) {
       .def(py::init([](std::vector<int64_t> hidden_units, std::vector<ColumnHandle> feature_columns,
                        int64_t n_classes, std::string weight_column,
                        std::vector<std::string> label_vocabulary, const py::object& optimizer,
-                       std::optional<double> dropout, bool batch_norm, RunConfig config) {
+                       std::optional<double> dropout, bool batch_norm, RunConfig config,
+                       const py::object& warm_start) {
              DNNClassifierOptions options;
              options.hidden_units = std::move(hidden_units);
              options.feature_columns = DenseColumns(feature_columns, "DNNClassifier");
@@ -295,16 +296,18 @@ void BindCanned(py::module_& m) {
              options.optimizer = ToOptimizerSpec(optimizer);
              options.dropout = dropout;
              options.batch_norm = batch_norm;
-             return std::make_unique<DNNClassifier>(std::move(options), std::move(config));
+             return std::make_unique<DNNClassifier>(std::move(options), std::move(config),
+                                                    ToWarmStart(warm_start));
            }),
            py::arg("hidden_units"), py::arg("feature_columns"), py::arg("n_classes"),
            py::arg("weight_column"), py::arg("label_vocabulary"), py::arg("optimizer"),
-           py::arg("dropout"), py::arg("batch_norm"), py::arg("config"));
+           py::arg("dropout"), py::arg("batch_norm"), py::arg("config"),
+           py::arg("warm_start_from") = py::none());
   py::class_<DNNRegressor, Estimator>(m, "DNNRegressor")
       .def(py::init([](std::vector<int64_t> hidden_units, std::vector<ColumnHandle> feature_columns,
                        int64_t label_dimension, std::string weight_column,
                        const py::object& optimizer, std::optional<double> dropout, bool batch_norm,
-                       RunConfig config) {
+                       RunConfig config, const py::object& warm_start) {
              DNNRegressorOptions options;
              options.hidden_units = std::move(hidden_units);
              options.feature_columns = DenseColumns(feature_columns, "DNNRegressor");
@@ -313,37 +316,43 @@ void BindCanned(py::module_& m) {
              options.optimizer = ToOptimizerSpec(optimizer);
              options.dropout = dropout;
              options.batch_norm = batch_norm;
-             return std::make_unique<DNNRegressor>(std::move(options), std::move(config));
+             return std::make_unique<DNNRegressor>(std::move(options), std::move(config),
+                                                   ToWarmStart(warm_start));
            }),
            py::arg("hidden_units"), py::arg("feature_columns"), py::arg("label_dimension"),
            py::arg("weight_column"), py::arg("optimizer"), py::arg("dropout"),
-           py::arg("batch_norm"), py::arg("config"));
+           py::arg("batch_norm"), py::arg("config"), py::arg("warm_start_from") = py::none());
   py::class_<LinearClassifier, Estimator>(m, "LinearClassifier")
-      .def(py::init([](std::vector<ColumnHandle> feature_columns, int64_t n_classes,
-                       std::string weight_column, std::vector<std::string> label_vocabulary,
-                       const py::object& optimizer, RunConfig config) {
-             LinearClassifierOptions options;
-             options.feature_columns = AnyColumns(feature_columns);
-             options.n_classes = n_classes;
-             options.weight_column = std::move(weight_column);
-             options.label_vocabulary = std::move(label_vocabulary);
-             options.optimizer = ToOptimizerSpec(optimizer);
-             return std::make_unique<LinearClassifier>(std::move(options), std::move(config));
-           }),
-           py::arg("feature_columns"), py::arg("n_classes"), py::arg("weight_column"),
-           py::arg("label_vocabulary"), py::arg("optimizer"), py::arg("config"));
+      .def(
+          py::init([](std::vector<ColumnHandle> feature_columns, int64_t n_classes,
+                      std::string weight_column, std::vector<std::string> label_vocabulary,
+                      const py::object& optimizer, RunConfig config, const py::object& warm_start) {
+            LinearClassifierOptions options;
+            options.feature_columns = AnyColumns(feature_columns);
+            options.n_classes = n_classes;
+            options.weight_column = std::move(weight_column);
+            options.label_vocabulary = std::move(label_vocabulary);
+            options.optimizer = ToOptimizerSpec(optimizer);
+            return std::make_unique<LinearClassifier>(std::move(options), std::move(config),
+                                                      ToWarmStart(warm_start));
+          }),
+          py::arg("feature_columns"), py::arg("n_classes"), py::arg("weight_column"),
+          py::arg("label_vocabulary"), py::arg("optimizer"), py::arg("config"),
+          py::arg("warm_start_from") = py::none());
   py::class_<LinearRegressor, Estimator>(m, "LinearRegressor")
       .def(py::init([](std::vector<ColumnHandle> feature_columns, int64_t label_dimension,
-                       std::string weight_column, const py::object& optimizer, RunConfig config) {
+                       std::string weight_column, const py::object& optimizer, RunConfig config,
+                       const py::object& warm_start) {
              LinearRegressorOptions options;
              options.feature_columns = AnyColumns(feature_columns);
              options.label_dimension = label_dimension;
              options.weight_column = std::move(weight_column);
              options.optimizer = ToOptimizerSpec(optimizer);
-             return std::make_unique<LinearRegressor>(std::move(options), std::move(config));
+             return std::make_unique<LinearRegressor>(std::move(options), std::move(config),
+                                                      ToWarmStart(warm_start));
            }),
            py::arg("feature_columns"), py::arg("label_dimension"), py::arg("weight_column"),
-           py::arg("optimizer"), py::arg("config"));
+           py::arg("optimizer"), py::arg("config"), py::arg("warm_start_from") = py::none());
   py::class_<DNNLinearCombinedClassifier, Estimator>(m, "DNNLinearCombinedClassifier")
       .def(py::init([](std::vector<ColumnHandle> linear_feature_columns,
                        const py::object& linear_optimizer,

@@ -302,3 +302,32 @@ def test_checkpoint_saver_hook_listeners(tmp_path):
         ("begin",), ("before_save", 0, 0), ("after_save", 0), ("before_save", 2, 2),
         ("after_save", 2), ("before_save", 4, 4), ("after_save", 4), ("end", 4)]
     assert tf.train.latest_checkpoint(str(tmp_path / "ckpt")).endswith("model.ckpt-4")
+
+
+def test_canned_estimators_warm_start_from(tmp_path):
+    """warm_start_from on the canned estimators: a new estimator starts from the old
+    one's variables (SGD at rate 0 keeps them for the comparison)."""
+    a, b, _ = _wide_deep_data(100)
+    target = (a - b).astype(np.float32)
+    columns = [tf.feature_column.numeric_column("a"), tf.feature_column.numeric_column("b")]
+    features = {"a": a, "b": b}
+    train_fn = tf.estimator.inputs.numpy_input_fn(features, target, batch_size=20,
+                                                  num_epochs=None, shuffle=True)
+    first = tf.estimator.DNNRegressor([4], columns, model_dir=str(tmp_path / "first"),
+                                      optimizer=tf.train.AdamOptimizer(0.05))
+    first.train(train_fn, steps=20)
+    for make in (
+            lambda d, w: tf.estimator.DNNRegressor(
+                [4], columns, model_dir=d, warm_start_from=w,
+                optimizer=tf.train.GradientDescentOptimizer(0.0)),
+            lambda d, w: tf.estimator.DNNLinearCombinedRegressor(
+                model_dir=d, dnn_feature_columns=columns, dnn_hidden_units=[4],
+                dnn_optimizer=tf.train.GradientDescentOptimizer(0.0), warm_start_from=w)):
+        model_dir = str(tmp_path / ("second_%d" % len(os.listdir(str(tmp_path)))))
+        second = make(model_dir, tf.estimator.WarmStartSettings(str(tmp_path / "first"),
+                                                                vars_to_warm_start="dnn/.*"))
+        second.train(train_fn, steps=1)
+        kernel = "dnn/hiddenlayer_0/kernel"
+        assert kernel in second.get_variable_names()
+        np.testing.assert_allclose(second.get_variable_value(kernel),
+                                   first.get_variable_value(kernel))

@@ -956,7 +956,7 @@ class DNNClassifier(_Canned):
         self._init_canned(_loom.DNNClassifier(
             list(hidden_units), _columns(feature_columns), n_classes, weight_column or "",
             list(label_vocabulary or []), _optimizer_spec(optimizer), dropout, batch_norm,
-            config._native_config), config)
+            config._native_config, warm_start_from=_warm_start(warm_start_from)), config)
 
 
 class DNNRegressor(_Canned):
@@ -969,7 +969,7 @@ class DNNRegressor(_Canned):
         self._init_canned(_loom.DNNRegressor(
             list(hidden_units), _columns(feature_columns), label_dimension,
             weight_column or "", _optimizer_spec(optimizer), dropout, batch_norm,
-            config._native_config), config)
+            config._native_config, warm_start_from=_warm_start(warm_start_from)), config)
 
 
 class LinearClassifier(_Canned):
@@ -979,8 +979,8 @@ class LinearClassifier(_Canned):
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.LinearClassifier(
             _columns(feature_columns), n_classes, weight_column or "",
-            list(label_vocabulary or []), _optimizer_spec(optimizer), config._native_config),
-            config)
+            list(label_vocabulary or []), _optimizer_spec(optimizer), config._native_config,
+            warm_start_from=_warm_start(warm_start_from)), config)
 
 
 class LinearRegressor(_Canned):
@@ -990,7 +990,8 @@ class LinearRegressor(_Canned):
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.LinearRegressor(
             _columns(feature_columns), label_dimension, weight_column or "",
-            _optimizer_spec(optimizer), config._native_config), config)
+            _optimizer_spec(optimizer), config._native_config,
+            warm_start_from=_warm_start(warm_start_from)), config)
 
 
 def _check_combined(linear_feature_columns, dnn_feature_columns, dnn_hidden_units,
