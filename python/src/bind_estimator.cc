@@ -30,8 +30,10 @@
 #include "loom/estimator/canned.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/input_fn.h"
+#include "loom/estimator/layers.h"
 #include "loom/estimator/saved_model.h"
 #include "loom/estimator/train_and_evaluate.h"
+#include "loom/ops/nn.h"
 #include "python/src/bind_util.h"
 #include "python/src/bindings.h"
 #include "python/src/core.h"
@@ -198,6 +200,19 @@ OptimizerSpec ToOptimizerSpec(const py::object& optimizer) {
   return OptimizerSpec(name, learning_rate);
 }
 
+// A canned DNN's activation_fn by the name estimator.py gives TF's tf.nn function.
+layers::Activation ToActivation(const std::string& name) {
+  if (name == "relu") return Relu;
+  if (name == "tanh") return Tanh;
+  if (name == "sigmoid") return Sigmoid;
+  if (name == "elu") return Elu;
+  if (name == "relu6") return Relu6;
+  if (name == "softplus") return Softplus;
+  if (name == "leaky_relu") return layers::LeakyReluActivation();
+  throw InvalidArgument("activation_fn '", name,
+                        "' is not one of relu, tanh, sigmoid, elu, relu6, softplus, leaky_relu");
+}
+
 // A linear model's sparse_combiner by TF's name.
 feature_column::Combiner ToSparseCombiner(const std::string& combiner) {
   if (combiner == "sum") return feature_column::Combiner::kSum;
@@ -286,8 +301,9 @@ void BindCanned(py::module_& m) {
                        int64_t n_classes, std::string weight_column,
                        std::vector<std::string> label_vocabulary, const py::object& optimizer,
                        std::optional<double> dropout, bool batch_norm, RunConfig config,
-                       const py::object& warm_start) {
+                       const py::object& warm_start, const std::string& activation_fn) {
              DNNClassifierOptions options;
+             options.activation_fn = ToActivation(activation_fn);
              options.hidden_units = std::move(hidden_units);
              options.feature_columns = DenseColumns(feature_columns, "DNNClassifier");
              options.n_classes = n_classes;
@@ -302,13 +318,15 @@ void BindCanned(py::module_& m) {
            py::arg("hidden_units"), py::arg("feature_columns"), py::arg("n_classes"),
            py::arg("weight_column"), py::arg("label_vocabulary"), py::arg("optimizer"),
            py::arg("dropout"), py::arg("batch_norm"), py::arg("config"),
-           py::arg("warm_start_from") = py::none());
+           py::arg("warm_start_from") = py::none(), py::arg("activation_fn") = "relu");
   py::class_<DNNRegressor, Estimator>(m, "DNNRegressor")
       .def(py::init([](std::vector<int64_t> hidden_units, std::vector<ColumnHandle> feature_columns,
                        int64_t label_dimension, std::string weight_column,
                        const py::object& optimizer, std::optional<double> dropout, bool batch_norm,
-                       RunConfig config, const py::object& warm_start) {
+                       RunConfig config, const py::object& warm_start,
+                       const std::string& activation_fn) {
              DNNRegressorOptions options;
+             options.activation_fn = ToActivation(activation_fn);
              options.hidden_units = std::move(hidden_units);
              options.feature_columns = DenseColumns(feature_columns, "DNNRegressor");
              options.label_dimension = label_dimension;
@@ -321,7 +339,8 @@ void BindCanned(py::module_& m) {
            }),
            py::arg("hidden_units"), py::arg("feature_columns"), py::arg("label_dimension"),
            py::arg("weight_column"), py::arg("optimizer"), py::arg("dropout"),
-           py::arg("batch_norm"), py::arg("config"), py::arg("warm_start_from") = py::none());
+           py::arg("batch_norm"), py::arg("config"), py::arg("warm_start_from") = py::none(),
+           py::arg("activation_fn") = "relu");
   py::class_<LinearClassifier, Estimator>(m, "LinearClassifier")
       .def(
           py::init([](std::vector<ColumnHandle> feature_columns, int64_t n_classes,
@@ -361,8 +380,9 @@ void BindCanned(py::module_& m) {
                        std::optional<double> dnn_dropout, int64_t n_classes,
                        std::string weight_column, std::vector<std::string> label_vocabulary,
                        bool batch_norm, const std::string& linear_sparse_combiner, RunConfig config,
-                       const py::object& warm_start) {
+                       const py::object& warm_start, const std::string& dnn_activation_fn) {
              DNNLinearCombinedClassifierOptions options;
+             options.dnn_activation_fn = ToActivation(dnn_activation_fn);
              options.linear_feature_columns = AnyColumns(linear_feature_columns);
              options.linear_optimizer = ToOptimizerSpec(linear_optimizer);
              options.dnn_feature_columns =
@@ -382,7 +402,8 @@ void BindCanned(py::module_& m) {
            py::arg("dnn_feature_columns"), py::arg("dnn_optimizer"), py::arg("dnn_hidden_units"),
            py::arg("dnn_dropout"), py::arg("n_classes"), py::arg("weight_column"),
            py::arg("label_vocabulary"), py::arg("batch_norm"), py::arg("linear_sparse_combiner"),
-           py::arg("config"), py::arg("warm_start_from") = py::none());
+           py::arg("config"), py::arg("warm_start_from") = py::none(),
+           py::arg("dnn_activation_fn") = "relu");
   py::class_<DNNLinearCombinedRegressor, Estimator>(m, "DNNLinearCombinedRegressor")
       .def(py::init([](std::vector<ColumnHandle> linear_feature_columns,
                        const py::object& linear_optimizer,
@@ -391,8 +412,9 @@ void BindCanned(py::module_& m) {
                        std::optional<double> dnn_dropout, int64_t label_dimension,
                        std::string weight_column, bool batch_norm,
                        const std::string& linear_sparse_combiner, RunConfig config,
-                       const py::object& warm_start) {
+                       const py::object& warm_start, const std::string& dnn_activation_fn) {
              DNNLinearCombinedRegressorOptions options;
+             options.dnn_activation_fn = ToActivation(dnn_activation_fn);
              options.linear_feature_columns = AnyColumns(linear_feature_columns);
              options.linear_optimizer = ToOptimizerSpec(linear_optimizer);
              options.dnn_feature_columns =
@@ -411,7 +433,7 @@ void BindCanned(py::module_& m) {
            py::arg("dnn_feature_columns"), py::arg("dnn_optimizer"), py::arg("dnn_hidden_units"),
            py::arg("dnn_dropout"), py::arg("label_dimension"), py::arg("weight_column"),
            py::arg("batch_norm"), py::arg("linear_sparse_combiner"), py::arg("config"),
-           py::arg("warm_start_from") = py::none());
+           py::arg("warm_start_from") = py::none(), py::arg("dnn_activation_fn") = "relu");
 }
 
 }  // namespace

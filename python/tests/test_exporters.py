@@ -331,3 +331,26 @@ def test_canned_estimators_warm_start_from(tmp_path):
         assert kernel in second.get_variable_names()
         np.testing.assert_allclose(second.get_variable_value(kernel),
                                    first.get_variable_value(kernel))
+
+
+def test_canned_dnn_activation_fn(tmp_path):
+    """activation_fn=tf.nn.tanh: predictions are tanh(x W0 + b0) W1 + b1 with the trained
+    variables (a relu network would not match)."""
+    a, b, _ = _wide_deep_data(100)
+    target = (a * b).astype(np.float32)
+    columns = [tf.feature_column.numeric_column("a"), tf.feature_column.numeric_column("b")]
+    reg = tf.estimator.DNNRegressor([3], columns, model_dir=str(tmp_path),
+                                    activation_fn=tf.nn.tanh,
+                                    optimizer=tf.train.AdamOptimizer(0.05))
+    reg.train(tf.estimator.inputs.numpy_input_fn({"a": a, "b": b}, target, batch_size=20,
+                                                 num_epochs=None, shuffle=True), steps=20)
+    got = np.stack([p["predictions"] for p in reg.predict(tf.estimator.inputs.numpy_input_fn(
+        {"a": a[:5], "b": b[:5]}, shuffle=False))])
+    value = reg.get_variable_value
+    x = np.stack([a[:5], b[:5]], axis=1)
+    hidden = np.tanh(x @ value("dnn/hiddenlayer_0/kernel") + value("dnn/hiddenlayer_0/bias"))
+    expected = hidden @ value("dnn/logits/kernel") + value("dnn/logits/bias")
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="tf.nn.tanh"):
+        tf.estimator.DNNClassifier([3], columns, model_dir=str(tmp_path / "x"),
+                                   activation_fn=lambda t: t)

@@ -939,11 +939,20 @@ class _Canned(Estimator):
         self._native = native
 
 
-def _check_activation(activation_fn):
+def _activation_name(activation_fn):
+    """A canned DNN's activation_fn (one of TF's tf.nn functions) as the C++ side's name:
+    the C++ estimator builds the activation itself, so only these are known."""
     from loom.compat.v1 import nn as _nn
-    if activation_fn is not None and activation_fn is not _nn.relu:
-        raise NotImplementedError("canned DNN estimators use tf.nn.relu; another "
-                                  "activation_fn is not supported from Python yet")
+    if activation_fn is None:
+        return "relu"
+    names = {"relu": _nn.relu, "tanh": _nn.tanh, "sigmoid": _nn.sigmoid, "elu": _nn.elu,
+             "relu6": _nn.relu6, "softplus": _nn.softplus, "leaky_relu": _nn.leaky_relu}
+    for name, fn in names.items():
+        if activation_fn is fn:
+            return name
+    raise NotImplementedError(
+        "canned DNN estimators take activation_fn as one of tf.nn.%s; got %r"
+        % (", tf.nn.".join(names), activation_fn))
 
 
 class DNNClassifier(_Canned):
@@ -951,12 +960,13 @@ class DNNClassifier(_Canned):
                  weight_column=None, label_vocabulary=None, optimizer="Adagrad",
                  activation_fn=None, dropout=None, input_layer_partitioner=None, config=None,
                  warm_start_from=None, loss_reduction=None, batch_norm=False):
-        _check_activation(activation_fn)
+        activation = _activation_name(activation_fn)
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.DNNClassifier(
             list(hidden_units), _columns(feature_columns), n_classes, weight_column or "",
             list(label_vocabulary or []), _optimizer_spec(optimizer), dropout, batch_norm,
-            config._native_config, warm_start_from=_warm_start(warm_start_from)), config)
+            config._native_config, warm_start_from=_warm_start(warm_start_from),
+            activation_fn=activation), config)
 
 
 class DNNRegressor(_Canned):
@@ -964,12 +974,13 @@ class DNNRegressor(_Canned):
                  weight_column=None, optimizer="Adagrad", activation_fn=None, dropout=None,
                  input_layer_partitioner=None, config=None, warm_start_from=None,
                  loss_reduction=None, batch_norm=False):
-        _check_activation(activation_fn)
+        activation = _activation_name(activation_fn)
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.DNNRegressor(
             list(hidden_units), _columns(feature_columns), label_dimension,
             weight_column or "", _optimizer_spec(optimizer), dropout, batch_norm,
-            config._native_config, warm_start_from=_warm_start(warm_start_from)), config)
+            config._native_config, warm_start_from=_warm_start(warm_start_from),
+            activation_fn=activation), config)
 
 
 class LinearClassifier(_Canned):
@@ -1005,7 +1016,6 @@ def _check_combined(linear_feature_columns, dnn_feature_columns, dnn_hidden_unit
     if dnn_feature_columns and not dnn_hidden_units:
         raise ValueError("dnn_hidden_units must be defined when dnn_feature_columns is "
                          "specified.")
-    _check_activation(dnn_activation_fn)
     return linear_feature_columns, dnn_feature_columns, list(dnn_hidden_units or [])
 
 
@@ -1023,13 +1033,14 @@ class DNNLinearCombinedClassifier(_Canned):
                  linear_sparse_combiner="sum"):
         linear, dnn, hidden = _check_combined(linear_feature_columns, dnn_feature_columns,
                                               dnn_hidden_units, dnn_activation_fn)
+        activation = _activation_name(dnn_activation_fn)
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.DNNLinearCombinedClassifier(
             _columns(linear), _optimizer_spec(linear_optimizer), _columns(dnn),
             _optimizer_spec(dnn_optimizer), hidden, dnn_dropout, n_classes,
             weight_column or "", list(label_vocabulary or []), batch_norm,
             linear_sparse_combiner, config._native_config,
-            warm_start_from=_warm_start(warm_start_from)), config)
+            warm_start_from=_warm_start(warm_start_from), dnn_activation_fn=activation), config)
 
 
 class DNNLinearCombinedRegressor(_Canned):
@@ -1044,12 +1055,13 @@ class DNNLinearCombinedRegressor(_Canned):
                  linear_sparse_combiner="sum"):
         linear, dnn, hidden = _check_combined(linear_feature_columns, dnn_feature_columns,
                                               dnn_hidden_units, dnn_activation_fn)
+        activation = _activation_name(dnn_activation_fn)
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.DNNLinearCombinedRegressor(
             _columns(linear), _optimizer_spec(linear_optimizer), _columns(dnn),
             _optimizer_spec(dnn_optimizer), hidden, dnn_dropout, label_dimension,
             weight_column or "", batch_norm, linear_sparse_combiner, config._native_config,
-            warm_start_from=_warm_start(warm_start_from)), config)
+            warm_start_from=_warm_start(warm_start_from), dnn_activation_fn=activation), config)
 
 
 # ---- tf.contrib.predictor ----------------------------------------------------------------
