@@ -264,3 +264,44 @@ def test_cond_and_while_loop_raise_with_the_workaround():
             tf.contrib.framework.smart_cond(p, branch(5.0), branch(6.0))
         values = _run(graph, [picked, also])
     assert values == [2.0, 3.0]
+
+
+class ScaledDense(tf.layers.Layer):
+    """A TF1-style subclass: variables in build, ops in call."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight("kernel", [input_shape[-1].value, self.units],
+                                      initializer=tf.constant_initializer(2.0),
+                                      regularizer=tf.contrib.layers.l2_regularizer(0.5))
+        self.scale = self.add_variable("scale", [], initializer=tf.ones_initializer(),
+                                       trainable=False)
+
+    def call(self, inputs, offset=0.0):
+        return tf.matmul(inputs, self.kernel) * self.scale + offset
+
+
+def test_layer_subclass_with_build_call_and_add_weight():
+    x_value = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [None, 2])
+        layer = ScaledDense(3)
+        assert layer.name == "scaled_dense"
+        y1 = layer(x)
+        y2 = layer.apply(x, offset=1.0)
+        assert [v.name for v in layer.variables] == ["scaled_dense/kernel:0",
+                                                     "scaled_dense/scale:0"]
+        assert [v.name for v in layer.trainable_variables] == ["scaled_dense/kernel:0"]
+        assert len(tf.global_variables()) == 2
+        assert y1.op.name.startswith("scaled_dense/") and y2.op.name.startswith("scaled_dense_1/")
+        assert len(layer.losses) == 1
+        v1, v2, reg = _run(graph, [y1, y2, tf.losses.get_regularization_loss()], {x: x_value})
+        with pytest.raises(RuntimeError, match="build"):
+            layer.add_weight("late", [1])
+    np.testing.assert_allclose(v1, x_value @ np.full((2, 3), 2.0))
+    np.testing.assert_allclose(v2, x_value @ np.full((2, 3), 2.0) + 1.0)
+    assert reg == pytest.approx(0.5 * 6 * 4.0 / 2)

@@ -198,10 +198,14 @@ class Layer:
     object build the ops again in a fresh scope ("dense_1", ...) on the same variables.
     `variables` / `weights`, `trainable_variables` / `trainable_weights`,
     `non_trainable_variables`, `losses` (its regularization penalties) and `updates`
-    (its UPDATE_OPS members) are what TF's layer objects give. Subclassing with
-    build() / call() / add_weight() is not supported."""
+    (its UPDATE_OPS members) are what TF's layer objects give.
 
-    _default_name = "layer"
+    Subclassing, as TF1 code does: override build(input_shape) to make variables with
+    add_weight(name, shape, ...) (named "<layer>/<name>", the layer's name made unique
+    on the first call, default the class name in snake_case) and call(inputs, ...) to
+    build the ops; __call__ runs build once, then call in the layer's name scope."""
+
+    _default_name = None  # the snake_case class name
 
     def __init__(self, trainable=True, name=None, **kwargs):
         reuse = kwargs.pop("_reuse", None)
@@ -216,12 +220,15 @@ class Layer:
                                       % self._default_name)
         self.trainable = trainable
         self._given_name = name or scope
+        if self._default_name is None:
+            self._default_name = _snake_case(type(self).__name__)
         self.built = False
         self._graph = None
         self._scope = None
         self._vars = []
         self._losses = []
         self._updates = []
+        self._building = None
 
     @property
     def name(self):
@@ -293,13 +300,69 @@ class Layer:
         """TF's Layer.apply: the same as calling the layer."""
         return self.__call__(inputs, *args, **kwargs)
 
+    # --- the subclassing protocol (TF's build / call / add_weight) -------------------
+    def build(self, input_shape):
+        """Makes the layer's variables (with add_weight); called once, before call."""
+
+    def call(self, inputs, *args, **kwargs):
+        """Builds the layer's ops on inputs; override it in a subclass."""
+        raise NotImplementedError("%s must override call(inputs)" % type(self).__name__)
+
+    def _subclassed(self):
+        return type(self).call is not Layer.call
+
+    def add_weight(self, name, shape, dtype=None, initializer=None, regularizer=None,
+                   trainable=True, constraint=None, **kwargs):
+        """TF's Layer.add_weight: the variable "<layer scope>/<name>" (initializer default
+        glorot_uniform for floats, zeros otherwise); a regularizer's penalty goes to
+        REGULARIZATION_LOSSES."""
+        from loom.compat.v1 import _variables
+        from loom.compat.v1 import dtypes as _dtypes
+        _unsupported("add_weight", constraint=constraint)
+        if self._building is None:
+            raise RuntimeError("add_weight must be called from the layer's build()")
+        graph = self._building
+        dtype = _dtypes.as_dtype(dtype or _dtypes.float32)
+        if initializer is None:
+            initializer = (_variables.glorot_uniform_initializer() if dtype.is_floating
+                           else _variables.zeros_initializer())
+        if isinstance(initializer, type):
+            initializer = initializer()
+        shape = _fw.TensorShape(shape).as_list()
+        full = self._scope + "/" + name
+        with graph.name_scope(None):
+            variable = _variables.Variable(lambda: initializer(shape, dtype=dtype),
+                                           trainable=trainable and self.trainable, name=full,
+                                           dtype=dtype)
+        if regularizer is not None:
+            with graph.name_scope(full + "/Regularizer/"):
+                penalty = regularizer(variable)
+            if penalty is not None:
+                graph.add_to_collection(_fw.GraphKeys.REGULARIZATION_LOSSES, penalty)
+        return variable
+
+    add_variable = add_weight
+
     def _first_call(self, graph, x, *args, **kwargs):
-        raise NotImplementedError
+        if not self._subclassed():
+            raise NotImplementedError("%s must override call(inputs)" % type(self).__name__)
+        self._scope = graph.unique_name(self._given_name or self._default_name)
+        self._building = graph
+        try:
+            with graph.name_scope(self._scope + "/"):
+                self.build(x.shape)
+        finally:
+            self._building = None
+        with graph.name_scope(self._scope + "/"):
+            return self.call(x, *args, **kwargs)
 
     def _after_build(self, graph):
         """What a layer adds once its variables exist (BatchNormalization's regularizers)."""
 
     def _call_again(self, graph, x, *args, **kwargs):
+        if self._subclassed():
+            with self._again_scope(graph):
+                return self.call(x, *args, **kwargs)
         # Layers without variables build afresh each call.
         return self._first_call(graph, x, *args, **kwargs)
 
@@ -312,6 +375,14 @@ class Layer:
     def _again_scope(self, graph):
         """The name scope of a later call: the layer's name made unique ("dense_1")."""
         return graph.name_scope(self.name)
+
+
+def _snake_case(name):
+    """TF's to_snake_case: "MyDense" -> "my_dense"."""
+    import re
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    s = re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
+    return "private" + s if s.startswith("_") else s
 
 
 def _ops(namespace=""):
