@@ -43,6 +43,7 @@ class RecordingExporter(tf.estimator.Exporter):
 
     def __init__(self):
         self.calls = []
+        self.losses = []
 
     @property
     def name(self):
@@ -51,6 +52,7 @@ class RecordingExporter(tf.estimator.Exporter):
     def export(self, estimator, export_path, checkpoint_path, eval_result,
                is_the_final_export):
         self.calls.append((int(eval_result["global_step"]), is_the_final_export))
+        self.losses.append(float(eval_result["loss"]))
         assert isinstance(eval_result["loss"], np.float32)
         return estimator.export_saved_model(export_path, serving_input_fn,
                                             checkpoint_path=checkpoint_path)
@@ -71,7 +73,8 @@ def test_exporters_in_train_and_evaluate(tmp_path):
     custom = RecordingExporter()
     exporters = [tf.estimator.LatestExporter("latest", serving_input_fn, exports_to_keep=2),
                  tf.estimator.BestExporter("best", serving_input_fn, compare_fn=loss_smaller),
-                 tf.estimator.FinalExporter("final", serving_input_fn), custom]
+                 tf.estimator.FinalExporter("final", serving_input_fn), custom,
+                 tf.estimator.BestExporter("best_default", serving_input_fn)]
     train_fn = tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=32, num_epochs=None,
                                                   shuffle=True)
     eval_fn = tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=64, shuffle=False)
@@ -90,7 +93,12 @@ def test_exporters_in_train_and_evaluate(tmp_path):
     best = _exports(model_dir, "best")
     assert 1 <= len(best) <= 3
     # Every export written is listed, the one LatestExporter removed since included.
-    assert len(export_results) == 3 + len(best) + 1 + 3
+    best_default = _exports(model_dir, "best_default")
+    assert len(export_results) == 3 + len(best) + 1 + 3 + len(best_default)
+    # TF's default compare_fn (_loss_smaller): the best kept is the smallest loss.
+    assert exporters[-1]._native.best["loss"] == pytest.approx(min(custom.losses))
+    assert len(best_default) == 1 + sum(b < a for a, b in zip(
+        np.minimum.accumulate(custom.losses), custom.losses[1:]))
     assert all(p.startswith(os.path.join(model_dir, "export")) for p in export_results)
     gone = [p for p in export_results if not os.path.isdir(p)]
     assert len(gone) == 1 and os.path.dirname(gone[0]).endswith("latest")
