@@ -281,7 +281,10 @@ class ScaledDense(tf.layers.Layer):
                                        trainable=False)
 
     def call(self, inputs, offset=0.0):
-        return tf.matmul(inputs, self.kernel) * self.scale + offset
+        out = tf.matmul(inputs, self.kernel) * self.scale + offset
+        self.add_loss(tf.reduce_sum(out) * 0.0 + 1.0)  # a constant penalty per call
+        self.add_update(self.scale.assign_add(1.0))
+        return out
 
 
 def test_layer_subclass_with_build_call_and_add_weight():
@@ -298,10 +301,12 @@ def test_layer_subclass_with_build_call_and_add_weight():
         assert [v.name for v in layer.trainable_variables] == ["scaled_dense/kernel:0"]
         assert len(tf.global_variables()) == 2
         assert y1.op.name.startswith("scaled_dense/") and y2.op.name.startswith("scaled_dense_1/")
-        assert len(layer.losses) == 1
+        assert len(layer.losses) == 3  # the kernel's penalty, then one add_loss per call
+        assert len(layer.updates) == 2
+        assert tf.get_collection(tf.GraphKeys.UPDATE_OPS) == layer.updates
         v1, v2, reg = _run(graph, [y1, y2, tf.losses.get_regularization_loss()], {x: x_value})
         with pytest.raises(RuntimeError, match="build"):
             layer.add_weight("late", [1])
     np.testing.assert_allclose(v1, x_value @ np.full((2, 3), 2.0))
     np.testing.assert_allclose(v2, x_value @ np.full((2, 3), 2.0) + 1.0)
-    assert reg == pytest.approx(0.5 * 6 * 4.0 / 2)
+    assert reg == pytest.approx(0.5 * 6 * 4.0 / 2 + 2.0)

@@ -229,6 +229,7 @@ class Layer:
         self._losses = []
         self._updates = []
         self._building = None
+        self._calling = None
 
     @property
     def name(self):
@@ -281,17 +282,21 @@ class Layer:
             old_vars = {v.name for v in graph.get_collection(keys.GLOBAL_VARIABLES)}
             n_losses = len(graph.get_collection(keys.REGULARIZATION_LOSSES))
             n_updates = len(graph.get_collection(keys.UPDATE_OPS))
-            if not self.built:
-                out = self._first_call(graph, x, *args, **kwargs)
-                self._vars = [v for v in graph.get_collection(keys.GLOBAL_VARIABLES)
-                              if v.name not in old_vars]
-                if self._vars:
-                    self._scope = self._vars[0].op.name.rsplit("/", 1)[0]
-                self._graph = graph
-                self.built = True
-                self._after_build(graph)
-            else:
-                out = self._call_again(graph, x, *args, **kwargs)
+            self._calling = graph
+            try:
+                if not self.built:
+                    out = self._first_call(graph, x, *args, **kwargs)
+                    self._vars = [v for v in graph.get_collection(keys.GLOBAL_VARIABLES)
+                                  if v.name not in old_vars]
+                    if self._vars:
+                        self._scope = self._vars[0].op.name.rsplit("/", 1)[0]
+                    self._graph = graph
+                    self.built = True
+                    self._after_build(graph)
+                else:
+                    out = self._call_again(graph, x, *args, **kwargs)
+            finally:
+                self._calling = None
             self._losses += graph.get_collection(keys.REGULARIZATION_LOSSES)[n_losses:]
             self._updates += graph.get_collection(keys.UPDATE_OPS)[n_updates:]
         return out
@@ -342,6 +347,23 @@ class Layer:
         return variable
 
     add_variable = add_weight
+
+    def add_loss(self, losses, inputs=None):
+        """TF1's Layer.add_loss: the tensors go to the layer's losses and to
+        REGULARIZATION_LOSSES (so get_regularization_loss counts them)."""
+        self._add_to(_fw.GraphKeys.REGULARIZATION_LOSSES, losses, self._losses)
+
+    def add_update(self, updates, inputs=None):
+        """TF1's Layer.add_update: the ops go to the layer's updates and to UPDATE_OPS."""
+        self._add_to(_fw.GraphKeys.UPDATE_OPS, updates, self._updates)
+
+    def _add_to(self, key, values, own):
+        values = list(values) if isinstance(values, (list, tuple)) else [values]
+        graph = self._building or self._calling or _fw.get_default_graph()
+        for value in values:
+            graph.add_to_collection(key, value)
+        if self._calling is None and values:  # inside __call__ its collection diff counts
+            own.extend(graph.get_collection(key)[-len(values):])
 
     def _first_call(self, graph, x, *args, **kwargs):
         if not self._subclassed():
