@@ -362,3 +362,36 @@ def test_canned_dnn_activation_fn(tmp_path):
     with pytest.raises(NotImplementedError, match="tf.nn.tanh"):
         tf.estimator.DNNClassifier([3], columns, model_dir=str(tmp_path / "x"),
                                    activation_fn=lambda t: t)
+
+
+def test_tensor_serving_input_receiver(tmp_path):
+    """model_fn taking features as one tensor (an input_fn returning a tensor); the export
+    feeds it through TensorServingInputReceiver."""
+    x, y = _data(64)
+
+    def model_fn(features, labels, mode):
+        assert isinstance(features, tf.Tensor)
+        predictions = tf.layers.dense(features, 1, name="linear")
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions={"y": predictions})
+        loss = tf.losses.mean_squared_error(labels, predictions)
+        train_op = tf.train.GradientDescentOptimizer(0.2).minimize(
+            loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(16)
+
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"))
+    est.train(input_fn, steps=5)
+
+    def serving():
+        inp = tf.placeholder(tf.float32, [None, 2], name="x")
+        return tf.estimator.export.TensorServingInputReceiver(inp, {"x": inp})
+
+    path = est.export_saved_model(str(tmp_path / "export"), serving)
+    out = tf.contrib.predictor.from_saved_model(path)({"x": x[:3]})
+    np.testing.assert_allclose(out["y"], x[:3] @ est.get_variable_value("linear/kernel") +
+                               est.get_variable_value("linear/bias"), rtol=1e-5)
+    with pytest.raises(ValueError, match="Tensor"):
+        tf.estimator.export.TensorServingInputReceiver({"x": x}, {})

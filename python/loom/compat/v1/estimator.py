@@ -86,6 +86,23 @@ class ServingInputReceiver(collections.namedtuple(
         return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
 
 
+class TensorServingInputReceiver(collections.namedtuple(
+        "TensorServingInputReceiver",
+        ["features", "receiver_tensors", "receiver_tensors_alternatives"])):
+    """tf.estimator.export.TensorServingInputReceiver(features, receiver_tensors): like
+    ServingInputReceiver, but model_fn gets `features` as the one tensor it is (not a
+    dict), as an input_fn returning one tensor gives it."""
+
+    def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
+        if features is None:
+            raise ValueError("features must be defined.")
+        if not isinstance(features, _fw.Tensor):
+            raise ValueError("feature must be a Tensor, SparseTensor, or RaggedTensor.")
+        if isinstance(receiver_tensors, _fw.Tensor):
+            receiver_tensors = {"input": receiver_tensors}
+        return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
+
+
 def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
     """tf.estimator.export.build_raw_serving_input_receiver_fn: one placeholder per
     feature, of the feature's dtype and shape with the batch dimension free."""
@@ -104,6 +121,7 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
 class _Export:
     """tf.estimator.export."""
     ServingInputReceiver = ServingInputReceiver
+    TensorServingInputReceiver = TensorServingInputReceiver
     PredictOutput = PredictOutput
     ClassificationOutput = ClassificationOutput
     RegressionOutput = RegressionOutput
