@@ -45,6 +45,8 @@ Activation SoftmaxActivation(int axis = -1);
 // function adds to its loss. A layer adds each penalty (an Identity
 // "<layer>/<variable>_regularizer/penalty") to the graph's REGULARIZATION_LOSSES
 // collection (GraphKeys::kRegularizationLosses); RegularizationLosses(graph) reads it.
+// A regularizer returning an invalid Output (no penalty, as TF's l2_regularizer(0.0)
+// returns None) adds nothing.
 // A 2-D size: `.kernel_size = {5, 5}`, `.strides = 2` (both dims). {0, 0} means unset.
 struct Size2D {
   int64_t height = 0;

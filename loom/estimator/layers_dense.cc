@@ -24,8 +24,11 @@ Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& 
   Variable var(layer.WithOpName(name), initial, {.trainable = trainable, .shape = shape});
   if (regularizer) {
     Scope reg = layer.NewSubScope(name + "_regularizer");
-    Output penalty = Identity(reg.WithOpName("penalty"), regularizer(reg, var));
-    layer.graph().collections().Add(GraphKeys::kRegularizationLosses, penalty);
+    Output value = regularizer(reg, var);
+    if (value.valid()) {  // no penalty (e.g. a zero scale): nothing to record
+      Output penalty = Identity(reg.WithOpName("penalty"), value);
+      layer.graph().collections().Add(GraphKeys::kRegularizationLosses, penalty);
+    }
   }
   return var;
 }

@@ -130,6 +130,27 @@ TEST(DenseTest, RegularizerPenaltyIsRecorded) {
   EXPECT_NEAR(session.Eval(penalties[0]).scalar<float>(), 4.0, 1e-6);
 }
 
+// A regularizer may return no penalty (TF's l2_regularizer(0.0) returns None): the
+// layer then records nothing, as TF's does.
+TEST(DenseTest, RegularizerWithoutPenaltyRecordsNothing) {
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s, kFloat32, {-1, 2});
+  int calls = 0;
+  L::Dense(s, x,
+           {.units = 2,
+            .kernel_regularizer =
+                [&](const Scope&, Output) {
+                  ++calls;
+                  return Output();
+                },
+            .bias_regularizer = L::L1Regularizer(0.5)});
+  EXPECT_EQ(calls, 1);
+  std::vector<Output> penalties = L::RegularizationLosses(graph);
+  ASSERT_EQ(penalties.size(), 1u);
+  EXPECT_EQ(penalties[0].name(), "dense/bias_regularizer/penalty:0");
+}
+
 // Layers register penalties and updates in the graph's collections, where a model's own
 // code may add its own, and exported graphs keep them.
 TEST(LayersTest, CollectionsHoldPenaltiesAndUpdatesAndSurviveExport) {

@@ -8,6 +8,12 @@
 //     made in C++ (numpy_input_fn: the arrays are viewed, never copied).
 //   - train / evaluate / export_saved_model / train_and_evaluate run with the GIL
 //     released; predict returns an iterator whose every next() releases it.
+//   - exporters: the C++ LatestExporter / BestExporter / FinalExporter over a Python
+//     serving function (BestExporter's compare_fn may be Python), and PyExporter, a
+//     trampoline to a Python tf.estimator.Exporter subclass's export(); train takes
+//     saving listeners (bind_train.cc's PyListener).
+//   - SavedModelPredictor (tf.contrib.predictor.from_saved_model): loads an export and
+//     runs a signature with the GIL released.
 // An exception raised in Python code the loop calls back (model_fn, input_fn, a hook)
 // leaves the loop as pybind11::error_already_set and arrives in the caller as itself.
 #include <pybind11/functional.h>
@@ -24,7 +30,10 @@
 #include "loom/estimator/canned.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/input_fn.h"
+#include "loom/estimator/layers.h"
+#include "loom/estimator/saved_model.h"
 #include "loom/estimator/train_and_evaluate.h"
+#include "loom/ops/nn.h"
 #include "python/src/bind_util.h"
 #include "python/src/bindings.h"
 #include "python/src/core.h"
@@ -124,6 +133,39 @@ EstimatorSpec MakeEstimatorSpec(const std::string& mode, std::map<std::string, O
   return spec;
 }
 
+// A Python tf.estimator.Exporter subclass as a C++ Exporter: export() calls the adapter
+// (estimator._ExporterAdapter) with the GIL held; it returns the directory written or None.
+class PyExporter : public Exporter {
+ public:
+  PyExporter(std::string name, py::object adapter)
+      : name_(std::move(name)), adapter_(std::move(adapter)) {}
+  const std::string& name() const override { return name_; }
+  std::optional<std::string> Export(Estimator& estimator, const std::string& export_path,
+                                    const std::string& checkpoint_path,
+                                    const EvalResult& eval_result,
+                                    bool is_the_final_export) override {
+    py::gil_scoped_acquire gil;
+    py::object written =
+        adapter_.get()(export_path, checkpoint_path, eval_result, is_the_final_export);
+    if (written.is_none()) return std::nullopt;
+    return written.cast<std::string>();
+  }
+
+ private:
+  std::string name_;
+  PyRef adapter_;
+};
+
+// BestExporter's compare_fn: None is TF's _loss_smaller, else a Python callable
+// (best_eval_result, current_eval_result) -> bool called with the GIL held.
+CompareFn ToCompareFn(const py::object& compare_fn) {
+  if (compare_fn.is_none()) return LossSmaller;
+  return [fn = PyRef(compare_fn)](const EvalResult& best, const EvalResult& current) {
+    py::gil_scoped_acquire gil;
+    return py::bool_(fn.get()(best, current)).cast<bool>();
+  };
+}
+
 // Predict's generator: each next() runs (at most) one batch with the GIL released.
 class PredictionIterator {
  public:
@@ -158,14 +200,37 @@ OptimizerSpec ToOptimizerSpec(const py::object& optimizer) {
   return OptimizerSpec(name, learning_rate);
 }
 
+// A canned DNN's activation_fn by the name estimator.py gives TF's tf.nn function.
+layers::Activation ToActivation(const std::string& name) {
+  if (name == "relu") return Relu;
+  if (name == "tanh") return Tanh;
+  if (name == "sigmoid") return Sigmoid;
+  if (name == "elu") return Elu;
+  if (name == "relu6") return Relu6;
+  if (name == "softplus") return Softplus;
+  if (name == "leaky_relu") return layers::LeakyReluActivation();
+  throw InvalidArgument("activation_fn '", name,
+                        "' is not one of relu, tanh, sigmoid, elu, relu6, softplus, leaky_relu");
+}
+
+// A linear model's sparse_combiner by TF's name.
+feature_column::Combiner ToSparseCombiner(const std::string& combiner) {
+  if (combiner == "sum") return feature_column::Combiner::kSum;
+  if (combiner == "mean") return feature_column::Combiner::kMean;
+  if (combiner == "sqrtn") return feature_column::Combiner::kSqrtN;
+  throw InvalidArgument("linear_sparse_combiner '", combiner, "' must be 'sum', 'mean' or 'sqrtn'");
+}
+
 // The Estimator methods, shared by the canned estimators through inheritance.
 void BindEstimatorMethods(py::class_<Estimator>& cls) {
   cls.def(
          "train",
          [](Estimator& e, const py::object& input_fn, py::object steps, py::object max_steps,
-            const py::object& hooks, bool restart_input) {
+            const py::object& hooks, bool restart_input,
+            std::vector<std::shared_ptr<CheckpointSaverListener>> saving_listeners) {
            TrainOptions options;
            options.hooks = ToHookList(hooks);
+           options.saving_listeners = std::move(saving_listeners);
            options.steps = OptionalInt(steps);
            options.max_steps = OptionalInt(max_steps);
            options.restart_input = restart_input;
@@ -176,7 +241,8 @@ void BindEstimatorMethods(py::class_<Estimator>& cls) {
            });
          },
          py::arg("input_fn"), py::arg("steps") = py::none(), py::arg("max_steps") = py::none(),
-         py::arg("hooks") = py::none(), py::arg("restart_input") = false)
+         py::arg("hooks") = py::none(), py::arg("restart_input") = false,
+         py::arg("saving_listeners") = std::vector<std::shared_ptr<CheckpointSaverListener>>{})
       .def(
           "evaluate",
           [](Estimator& e, const py::object& input_fn, py::object steps, const py::object& hooks,
@@ -234,8 +300,10 @@ void BindCanned(py::module_& m) {
       .def(py::init([](std::vector<int64_t> hidden_units, std::vector<ColumnHandle> feature_columns,
                        int64_t n_classes, std::string weight_column,
                        std::vector<std::string> label_vocabulary, const py::object& optimizer,
-                       std::optional<double> dropout, bool batch_norm, RunConfig config) {
+                       std::optional<double> dropout, bool batch_norm, RunConfig config,
+                       const py::object& warm_start, const std::string& activation_fn) {
              DNNClassifierOptions options;
+             options.activation_fn = ToActivation(activation_fn);
              options.hidden_units = std::move(hidden_units);
              options.feature_columns = DenseColumns(feature_columns, "DNNClassifier");
              options.n_classes = n_classes;
@@ -244,17 +312,21 @@ void BindCanned(py::module_& m) {
              options.optimizer = ToOptimizerSpec(optimizer);
              options.dropout = dropout;
              options.batch_norm = batch_norm;
-             return std::make_unique<DNNClassifier>(std::move(options), std::move(config));
+             return std::make_unique<DNNClassifier>(std::move(options), std::move(config),
+                                                    ToWarmStart(warm_start));
            }),
            py::arg("hidden_units"), py::arg("feature_columns"), py::arg("n_classes"),
            py::arg("weight_column"), py::arg("label_vocabulary"), py::arg("optimizer"),
-           py::arg("dropout"), py::arg("batch_norm"), py::arg("config"));
+           py::arg("dropout"), py::arg("batch_norm"), py::arg("config"),
+           py::arg("warm_start_from") = py::none(), py::arg("activation_fn") = "relu");
   py::class_<DNNRegressor, Estimator>(m, "DNNRegressor")
       .def(py::init([](std::vector<int64_t> hidden_units, std::vector<ColumnHandle> feature_columns,
                        int64_t label_dimension, std::string weight_column,
                        const py::object& optimizer, std::optional<double> dropout, bool batch_norm,
-                       RunConfig config) {
+                       RunConfig config, const py::object& warm_start,
+                       const std::string& activation_fn) {
              DNNRegressorOptions options;
+             options.activation_fn = ToActivation(activation_fn);
              options.hidden_units = std::move(hidden_units);
              options.feature_columns = DenseColumns(feature_columns, "DNNRegressor");
              options.label_dimension = label_dimension;
@@ -262,37 +334,106 @@ void BindCanned(py::module_& m) {
              options.optimizer = ToOptimizerSpec(optimizer);
              options.dropout = dropout;
              options.batch_norm = batch_norm;
-             return std::make_unique<DNNRegressor>(std::move(options), std::move(config));
+             return std::make_unique<DNNRegressor>(std::move(options), std::move(config),
+                                                   ToWarmStart(warm_start));
            }),
            py::arg("hidden_units"), py::arg("feature_columns"), py::arg("label_dimension"),
            py::arg("weight_column"), py::arg("optimizer"), py::arg("dropout"),
-           py::arg("batch_norm"), py::arg("config"));
+           py::arg("batch_norm"), py::arg("config"), py::arg("warm_start_from") = py::none(),
+           py::arg("activation_fn") = "relu");
   py::class_<LinearClassifier, Estimator>(m, "LinearClassifier")
-      .def(py::init([](std::vector<ColumnHandle> feature_columns, int64_t n_classes,
-                       std::string weight_column, std::vector<std::string> label_vocabulary,
-                       const py::object& optimizer, RunConfig config) {
-             LinearClassifierOptions options;
-             options.feature_columns = AnyColumns(feature_columns);
-             options.n_classes = n_classes;
-             options.weight_column = std::move(weight_column);
-             options.label_vocabulary = std::move(label_vocabulary);
-             options.optimizer = ToOptimizerSpec(optimizer);
-             return std::make_unique<LinearClassifier>(std::move(options), std::move(config));
-           }),
-           py::arg("feature_columns"), py::arg("n_classes"), py::arg("weight_column"),
-           py::arg("label_vocabulary"), py::arg("optimizer"), py::arg("config"));
+      .def(
+          py::init([](std::vector<ColumnHandle> feature_columns, int64_t n_classes,
+                      std::string weight_column, std::vector<std::string> label_vocabulary,
+                      const py::object& optimizer, RunConfig config, const py::object& warm_start) {
+            LinearClassifierOptions options;
+            options.feature_columns = AnyColumns(feature_columns);
+            options.n_classes = n_classes;
+            options.weight_column = std::move(weight_column);
+            options.label_vocabulary = std::move(label_vocabulary);
+            options.optimizer = ToOptimizerSpec(optimizer);
+            return std::make_unique<LinearClassifier>(std::move(options), std::move(config),
+                                                      ToWarmStart(warm_start));
+          }),
+          py::arg("feature_columns"), py::arg("n_classes"), py::arg("weight_column"),
+          py::arg("label_vocabulary"), py::arg("optimizer"), py::arg("config"),
+          py::arg("warm_start_from") = py::none());
   py::class_<LinearRegressor, Estimator>(m, "LinearRegressor")
       .def(py::init([](std::vector<ColumnHandle> feature_columns, int64_t label_dimension,
-                       std::string weight_column, const py::object& optimizer, RunConfig config) {
+                       std::string weight_column, const py::object& optimizer, RunConfig config,
+                       const py::object& warm_start) {
              LinearRegressorOptions options;
              options.feature_columns = AnyColumns(feature_columns);
              options.label_dimension = label_dimension;
              options.weight_column = std::move(weight_column);
              options.optimizer = ToOptimizerSpec(optimizer);
-             return std::make_unique<LinearRegressor>(std::move(options), std::move(config));
+             return std::make_unique<LinearRegressor>(std::move(options), std::move(config),
+                                                      ToWarmStart(warm_start));
            }),
            py::arg("feature_columns"), py::arg("label_dimension"), py::arg("weight_column"),
-           py::arg("optimizer"), py::arg("config"));
+           py::arg("optimizer"), py::arg("config"), py::arg("warm_start_from") = py::none());
+  py::class_<DNNLinearCombinedClassifier, Estimator>(m, "DNNLinearCombinedClassifier")
+      .def(py::init([](std::vector<ColumnHandle> linear_feature_columns,
+                       const py::object& linear_optimizer,
+                       std::vector<ColumnHandle> dnn_feature_columns,
+                       const py::object& dnn_optimizer, std::vector<int64_t> dnn_hidden_units,
+                       std::optional<double> dnn_dropout, int64_t n_classes,
+                       std::string weight_column, std::vector<std::string> label_vocabulary,
+                       bool batch_norm, const std::string& linear_sparse_combiner, RunConfig config,
+                       const py::object& warm_start, const std::string& dnn_activation_fn) {
+             DNNLinearCombinedClassifierOptions options;
+             options.dnn_activation_fn = ToActivation(dnn_activation_fn);
+             options.linear_feature_columns = AnyColumns(linear_feature_columns);
+             options.linear_optimizer = ToOptimizerSpec(linear_optimizer);
+             options.dnn_feature_columns =
+                 DenseColumns(dnn_feature_columns, "DNNLinearCombinedClassifier");
+             options.dnn_optimizer = ToOptimizerSpec(dnn_optimizer);
+             options.dnn_hidden_units = std::move(dnn_hidden_units);
+             options.dnn_dropout = dnn_dropout;
+             options.n_classes = n_classes;
+             options.weight_column = std::move(weight_column);
+             options.label_vocabulary = std::move(label_vocabulary);
+             options.batch_norm = batch_norm;
+             options.linear_sparse_combiner = ToSparseCombiner(linear_sparse_combiner);
+             return std::make_unique<DNNLinearCombinedClassifier>(
+                 std::move(options), std::move(config), ToWarmStart(warm_start));
+           }),
+           py::arg("linear_feature_columns"), py::arg("linear_optimizer"),
+           py::arg("dnn_feature_columns"), py::arg("dnn_optimizer"), py::arg("dnn_hidden_units"),
+           py::arg("dnn_dropout"), py::arg("n_classes"), py::arg("weight_column"),
+           py::arg("label_vocabulary"), py::arg("batch_norm"), py::arg("linear_sparse_combiner"),
+           py::arg("config"), py::arg("warm_start_from") = py::none(),
+           py::arg("dnn_activation_fn") = "relu");
+  py::class_<DNNLinearCombinedRegressor, Estimator>(m, "DNNLinearCombinedRegressor")
+      .def(py::init([](std::vector<ColumnHandle> linear_feature_columns,
+                       const py::object& linear_optimizer,
+                       std::vector<ColumnHandle> dnn_feature_columns,
+                       const py::object& dnn_optimizer, std::vector<int64_t> dnn_hidden_units,
+                       std::optional<double> dnn_dropout, int64_t label_dimension,
+                       std::string weight_column, bool batch_norm,
+                       const std::string& linear_sparse_combiner, RunConfig config,
+                       const py::object& warm_start, const std::string& dnn_activation_fn) {
+             DNNLinearCombinedRegressorOptions options;
+             options.dnn_activation_fn = ToActivation(dnn_activation_fn);
+             options.linear_feature_columns = AnyColumns(linear_feature_columns);
+             options.linear_optimizer = ToOptimizerSpec(linear_optimizer);
+             options.dnn_feature_columns =
+                 DenseColumns(dnn_feature_columns, "DNNLinearCombinedRegressor");
+             options.dnn_optimizer = ToOptimizerSpec(dnn_optimizer);
+             options.dnn_hidden_units = std::move(dnn_hidden_units);
+             options.dnn_dropout = dnn_dropout;
+             options.label_dimension = label_dimension;
+             options.weight_column = std::move(weight_column);
+             options.batch_norm = batch_norm;
+             options.linear_sparse_combiner = ToSparseCombiner(linear_sparse_combiner);
+             return std::make_unique<DNNLinearCombinedRegressor>(
+                 std::move(options), std::move(config), ToWarmStart(warm_start));
+           }),
+           py::arg("linear_feature_columns"), py::arg("linear_optimizer"),
+           py::arg("dnn_feature_columns"), py::arg("dnn_optimizer"), py::arg("dnn_hidden_units"),
+           py::arg("dnn_dropout"), py::arg("label_dimension"), py::arg("weight_column"),
+           py::arg("batch_norm"), py::arg("linear_sparse_combiner"), py::arg("config"),
+           py::arg("warm_start_from") = py::none(), py::arg("dnn_activation_fn") = "relu");
 }
 
 }  // namespace
@@ -403,19 +544,47 @@ void BindEstimator(py::module_& m) {
                               .hooks = ToHookList(hooks)};
            }),
            py::arg("input_fn"), py::arg("max_steps") = py::none(), py::arg("hooks") = py::none());
+  py::class_<Exporter, std::shared_ptr<Exporter>>(m, "Exporter")
+      .def_property_readonly("name", &Exporter::name);
+  py::class_<LatestExporter, Exporter, std::shared_ptr<LatestExporter>>(m, "LatestExporter")
+      .def(py::init([](std::string name, const py::object& serving_fn, int exports_to_keep) {
+             return std::make_shared<LatestExporter>(std::move(name), ToServingFn(serving_fn),
+                                                     exports_to_keep);
+           }),
+           py::arg("name"), py::arg("serving_input_receiver_fn"), py::arg("exports_to_keep") = 5);
+  py::class_<BestExporter, Exporter, std::shared_ptr<BestExporter>>(m, "BestExporter")
+      .def(py::init([](std::string name, const py::object& serving_fn, const py::object& compare_fn,
+                       int exports_to_keep) {
+             return std::make_shared<BestExporter>(std::move(name), ToServingFn(serving_fn),
+                                                   ToCompareFn(compare_fn), exports_to_keep);
+           }),
+           py::arg("name"), py::arg("serving_input_receiver_fn"),
+           py::arg("compare_fn") = py::none(), py::arg("exports_to_keep") = 5)
+      .def_property_readonly("best", &BestExporter::best);
+  py::class_<FinalExporter, Exporter, std::shared_ptr<FinalExporter>>(m, "FinalExporter")
+      .def(py::init([](std::string name, const py::object& serving_fn) {
+             return std::make_shared<FinalExporter>(std::move(name), ToServingFn(serving_fn));
+           }),
+           py::arg("name"), py::arg("serving_input_receiver_fn"));
+  py::class_<PyExporter, Exporter, std::shared_ptr<PyExporter>>(m, "PyExporter")
+      .def(py::init<std::string, py::object>(), py::arg("name"), py::arg("adapter"));
+
   py::class_<EvalSpec>(m, "EvalSpec")
       .def(py::init([](const py::object& input_fn, py::object steps, std::string name,
-                       const py::object& hooks, double start_delay_secs, double throttle_secs) {
+                       const py::object& hooks, double start_delay_secs, double throttle_secs,
+                       std::vector<std::shared_ptr<Exporter>> exporters) {
              return EvalSpec{.input_fn = ToInputFn(input_fn),
                              .steps = OptionalInt(steps),
                              .name = std::move(name),
                              .hooks = ToHookList(hooks),
+                             .exporters = std::move(exporters),
                              .start_delay_secs = start_delay_secs,
                              .throttle_secs = throttle_secs};
            }),
            py::arg("input_fn"), py::arg("steps") = 100, py::arg("name") = "",
            py::arg("hooks") = py::none(), py::arg("start_delay_secs") = 120.0,
-           py::arg("throttle_secs") = 600.0);
+           py::arg("throttle_secs") = 600.0,
+           py::arg("exporters") = std::vector<std::shared_ptr<Exporter>>{});
   m.def(
       "train_and_evaluate",
       [](Estimator& estimator, const TrainSpec& train_spec, const EvalSpec& eval_spec) {
@@ -425,6 +594,54 @@ void BindEstimator(py::module_& m) {
         });
       },
       py::arg("estimator"), py::arg("train_spec"), py::arg("eval_spec"));
+
+  py::class_<SavedModelPredictor>(m, "SavedModelPredictor")
+      .def(py::init([](const std::string& export_dir) {
+             return WithoutGil([&] { return SavedModelPredictor::Load(export_dir); });
+           }),
+           py::arg("export_dir"))
+      .def(
+          "predict",
+          [](SavedModelPredictor& p, const py::dict& inputs, const std::string& signature) {
+            const auto& signatures = p.signatures();
+            const auto sig = signatures.find(signature);
+            std::map<std::string, Tensor> feeds;
+            for (auto [key, value] : inputs) {
+              const auto name = key.cast<std::string>();
+              DType dtype = DType::kInvalid;
+              if (sig != signatures.end()) {
+                if (auto in = sig->second.inputs.find(name); in != sig->second.inputs.end()) {
+                  dtype = in->second.dtype;
+                }
+              }
+              feeds[name] = ToTensor(value, dtype, "predictor input '" + name + "'");
+            }
+            std::map<std::string, Tensor> outputs =
+                WithoutGil([&] { return p.Predict(feeds, signature); });
+            py::dict result;
+            for (auto& [key, value] : outputs) result[py::str(key)] = ToNumpy(std::move(value));
+            return result;
+          },
+          py::arg("inputs"), py::arg("signature") = "serving_default")
+      .def_property_readonly("signature_keys",
+                             [](const SavedModelPredictor& p) {
+                               std::vector<std::string> keys;
+                               for (const auto& [key, sig] : p.signatures()) keys.push_back(key);
+                               return keys;
+                             })
+      .def(
+          "signature_inputs",
+          [](const SavedModelPredictor& p, const std::string& signature) {
+            std::vector<std::string> keys;
+            auto it = p.signatures().find(signature);
+            if (it == p.signatures().end()) {
+              throw NotFound("the SavedModel has no signature '", signature, "'");
+            }
+            for (const auto& [key, info] : it->second.inputs) keys.push_back(key);
+            return keys;
+          },
+          py::arg("signature"))
+      .def_property_readonly("global_step", &SavedModelPredictor::global_step);
 
   BindModelParts(m);
 }

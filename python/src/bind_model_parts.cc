@@ -5,7 +5,9 @@
 // current name scope (`prefix`), as the core's builders do (core.h MakeScope).
 // Activations are applied by loom/compat/v1/layers.py, so any Python activation works.
 // Initializers arrive as None (the layer's default) or a (kind, params) pair made by
-// layers.py from tf.*_initializer objects.
+// layers.py from tf.*_initializer objects. Regularizers arrive as None or a Python
+// callable (name scope prefix, variable) -> penalty Output or None (layers.py wraps TF's
+// regularizer functions so); a None penalty adds nothing, as in TF.
 #include <pybind11/stl.h>
 
 #include <map>
@@ -151,29 +153,45 @@ Features ToFeatures(std::map<std::string, Output> features) {
   return Features(std::move(features));
 }
 
+// A Python regularizer (see the file comment) as a layers::Regularizer. The layer calls it
+// while it is being built, from the Python call that builds it, so the GIL is held.
+layers::Regularizer ToRegularizer(const py::object& regularizer) {
+  if (regularizer.is_none()) return {};
+  return [fn = PyRef(regularizer)](const Scope& scope, Output variable) -> Output {
+    py::object penalty = fn.get()(scope.prefix(), variable);
+    if (penalty.is_none()) return Output();
+    return penalty.cast<Output>();
+  };
+}
+
 void BindLayers(py::module_& m) {
   m.def(
       "layers_dense",
       [](Graph& g, const std::string& prefix, Output inputs, int64_t units, bool use_bias,
          const py::object& kernel_initializer, const py::object& bias_initializer, bool trainable,
-         std::string name) {
+         std::string name, const py::object& kernel_regularizer,
+         const py::object& bias_regularizer) {
         return layers::Dense(MakeScope(g, prefix), inputs,
                              {.units = units,
                               .use_bias = use_bias,
                               .kernel_initializer = ToInitializer(kernel_initializer),
                               .bias_initializer = ToInitializer(bias_initializer),
+                              .kernel_regularizer = ToRegularizer(kernel_regularizer),
+                              .bias_regularizer = ToRegularizer(bias_regularizer),
                               .trainable = trainable,
                               .name = std::move(name)});
       },
       py::arg("graph"), py::arg("prefix"), py::arg("inputs"), py::arg("units"), py::arg("use_bias"),
       py::arg("kernel_initializer"), py::arg("bias_initializer"), py::arg("trainable"),
-      py::arg("name"));
+      py::arg("name"), py::arg("kernel_regularizer") = py::none(),
+      py::arg("bias_regularizer") = py::none());
   m.def(
       "layers_conv2d",
       [](Graph& g, const std::string& prefix, Output inputs, int64_t filters,
          const py::object& kernel_size, const py::object& strides, std::string padding,
          bool use_bias, const py::object& kernel_initializer, const py::object& bias_initializer,
-         bool trainable, std::string name) {
+         bool trainable, std::string name, const py::object& kernel_regularizer,
+         const py::object& bias_regularizer) {
         return layers::Conv2D(MakeScope(g, prefix), inputs,
                               {.filters = filters,
                                .kernel_size = ToSize(kernel_size),
@@ -182,13 +200,16 @@ void BindLayers(py::module_& m) {
                                .use_bias = use_bias,
                                .kernel_initializer = ToInitializer(kernel_initializer),
                                .bias_initializer = ToInitializer(bias_initializer),
+                               .kernel_regularizer = ToRegularizer(kernel_regularizer),
+                               .bias_regularizer = ToRegularizer(bias_regularizer),
                                .trainable = trainable,
                                .name = std::move(name)});
       },
       py::arg("graph"), py::arg("prefix"), py::arg("inputs"), py::arg("filters"),
       py::arg("kernel_size"), py::arg("strides"), py::arg("padding"), py::arg("use_bias"),
       py::arg("kernel_initializer"), py::arg("bias_initializer"), py::arg("trainable"),
-      py::arg("name"));
+      py::arg("name"), py::arg("kernel_regularizer") = py::none(),
+      py::arg("bias_regularizer") = py::none());
   m.def(
       "layers_pooling2d",
       [](Graph& g, const std::string& prefix, const std::string& kind, Output inputs,
@@ -226,20 +247,29 @@ void BindLayers(py::module_& m) {
   m.def(
       "layers_batch_normalization",
       [](Graph& g, const std::string& prefix, Output inputs, int64_t axis, double momentum,
-         double epsilon, bool center, bool scale, bool training, bool trainable, std::string name) {
-        return layers::BatchNormalization(MakeScope(g, prefix), inputs,
-                                          {.axis = axis,
-                                           .momentum = momentum,
-                                           .epsilon = epsilon,
-                                           .center = center,
-                                           .scale = scale,
-                                           .training = training,
-                                           .trainable = trainable,
-                                           .name = std::move(name)});
+         double epsilon, bool center, bool scale, bool training, bool trainable, std::string name,
+         const py::object& beta_initializer, const py::object& gamma_initializer,
+         const py::object& moving_mean_initializer, const py::object& moving_variance_initializer) {
+        return layers::BatchNormalization(
+            MakeScope(g, prefix), inputs,
+            {.axis = axis,
+             .momentum = momentum,
+             .epsilon = epsilon,
+             .center = center,
+             .scale = scale,
+             .training = training,
+             .beta_initializer = ToInitializer(beta_initializer),
+             .gamma_initializer = ToInitializer(gamma_initializer),
+             .moving_mean_initializer = ToInitializer(moving_mean_initializer),
+             .moving_variance_initializer = ToInitializer(moving_variance_initializer),
+             .trainable = trainable,
+             .name = std::move(name)});
       },
       py::arg("graph"), py::arg("prefix"), py::arg("inputs"), py::arg("axis"), py::arg("momentum"),
       py::arg("epsilon"), py::arg("center"), py::arg("scale"), py::arg("training"),
-      py::arg("trainable"), py::arg("name"));
+      py::arg("trainable"), py::arg("name"), py::arg("beta_initializer") = py::none(),
+      py::arg("gamma_initializer") = py::none(), py::arg("moving_mean_initializer") = py::none(),
+      py::arg("moving_variance_initializer") = py::none());
 }
 
 void BindLosses(py::module_& m) {

@@ -10,6 +10,9 @@
 //     treats it as a failure: End does not run) and reaches the caller as itself.
 //   - the built-in hooks as classes held by std::shared_ptr<SessionRunHook>, so any of
 //     them (and PyHook) goes into a HookList;
+//   - PyListener, the same kind of trampoline for a CheckpointSaverListener
+//     (train_hooks._ListenerAdapter): begin / before_save / after_save / end with the GIL
+//     held; after_save's truth requests a stop, as in TF;
 //   - MonitoredSession (made by MonitoredTrainingSession), whose run releases the GIL.
 // Lifetime: every hook handed to C++ keeps its Python object alive through the
 // shared_ptr's deleter, which takes the GIL to drop the reference.
@@ -85,6 +88,46 @@ class PyHook : public SessionRunHook {
   }
 
  private:
+  py::object adapter_;
+};
+
+// A C++ CheckpointSaverListener that calls a Python adapter (see the file comment). The
+// session's graph goes along, so the adapter can wrap the session as a tf.Session.
+class PyListener : public train::CheckpointSaverListener {
+ public:
+  explicit PyListener(py::object adapter) : adapter_(std::move(adapter)) {}
+  ~PyListener() override {
+    if (!Py_IsInitialized()) {
+      adapter_.release();  // at interpreter exit: leak, never touch Python
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    adapter_ = py::object();
+  }
+
+  void Begin() override {
+    py::gil_scoped_acquire gil;
+    adapter_.attr("begin")();
+  }
+  void BeforeSave(Session& session, int64_t global_step) override {
+    py::gil_scoped_acquire gil;
+    adapter_.attr("before_save")(Ref(&session), Ref(&session.graph()), global_step);
+  }
+  bool AfterSave(Session& session, int64_t global_step) override {
+    py::gil_scoped_acquire gil;
+    return adapter_.attr("after_save")(Ref(&session), Ref(&session.graph()), global_step)
+        .cast<bool>();
+  }
+  void End(Session& session, int64_t global_step) override {
+    py::gil_scoped_acquire gil;
+    adapter_.attr("end")(Ref(&session), Ref(&session.graph()), global_step);
+  }
+
+ private:
+  template <typename T>
+  static py::object Ref(T* object) {
+    return py::cast(object, py::return_value_policy::reference);
+  }
   py::object adapter_;
 };
 
@@ -201,6 +244,12 @@ void BindTrain(py::module_& m) {
   py::class_<PyHook, SessionRunHook, std::shared_ptr<PyHook>>(m, "PyHook")
       .def(py::init<py::object>(), py::arg("adapter"));
 
+  py::class_<train::CheckpointSaverListener, std::shared_ptr<train::CheckpointSaverListener>>(
+      m, "CheckpointSaverListener");
+  py::class_<PyListener, train::CheckpointSaverListener, std::shared_ptr<PyListener>>(m,
+                                                                                      "PyListener")
+      .def(py::init<py::object>(), py::arg("adapter"));
+
   py::class_<train::StopAtStepHook, SessionRunHook, std::shared_ptr<train::StopAtStepHook>>(
       m, "StopAtStepHook")
       .def(py::init([](py::object num_steps, py::object last_step) {
@@ -246,17 +295,20 @@ void BindTrain(py::module_& m) {
 
   py::class_<train::CheckpointSaverHook, SessionRunHook,
              std::shared_ptr<train::CheckpointSaverHook>>(m, "CheckpointSaverHook")
-      .def(py::init([](std::string checkpoint_dir, py::object save_secs, py::object save_steps,
-                       std::string checkpoint_basename) {
-             return std::make_shared<train::CheckpointSaverHook>(
-                 std::move(checkpoint_dir),
-                 train::CheckpointSaverOptions{
-                     .save_secs = OptionalDouble(save_secs),
-                     .save_steps = OptionalInt(save_steps),
-                     .checkpoint_basename = std::move(checkpoint_basename)});
-           }),
-           py::arg("checkpoint_dir"), py::arg("save_secs") = py::none(),
-           py::arg("save_steps") = py::none(), py::arg("checkpoint_basename") = "model.ckpt");
+      .def(
+          py::init([](std::string checkpoint_dir, py::object save_secs, py::object save_steps,
+                      std::string checkpoint_basename,
+                      std::vector<std::shared_ptr<train::CheckpointSaverListener>> listeners) {
+            return std::make_shared<train::CheckpointSaverHook>(
+                std::move(checkpoint_dir),
+                train::CheckpointSaverOptions{.save_secs = OptionalDouble(save_secs),
+                                              .save_steps = OptionalInt(save_steps),
+                                              .checkpoint_basename = std::move(checkpoint_basename),
+                                              .listeners = std::move(listeners)});
+          }),
+          py::arg("checkpoint_dir"), py::arg("save_secs") = py::none(),
+          py::arg("save_steps") = py::none(), py::arg("checkpoint_basename") = "model.ckpt",
+          py::arg("listeners") = std::vector<std::shared_ptr<train::CheckpointSaverListener>>{});
 
   py::class_<train::SummarySaverHook, SessionRunHook, std::shared_ptr<train::SummarySaverHook>>(
       m, "SummarySaverHook")

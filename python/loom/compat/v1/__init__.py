@@ -88,6 +88,9 @@ from loom.compat.v1 import layers  # noqa: E402
 from loom.compat.v1 import losses  # noqa: E402
 from loom.compat.v1 import metrics  # noqa: E402
 from loom.compat.v1 import feature_column  # noqa: E402
+from loom.compat.v1 import regularizers as _regularizers  # noqa: E402
+from loom.compat.v1.control_flow import case, cond, while_loop  # noqa: E402
+from loom.compat.v1.parsing import FixedLenFeature, VarLenFeature, parse_example  # noqa: E402
 
 import types as _types  # noqa: E402
 
@@ -106,6 +109,36 @@ initializers.__dict__.update(
     glorot_normal=glorot_normal_initializer, variance_scaling=variance_scaling_initializer,
     global_variables=global_variables_initializer, local_variables=local_variables_initializer,
     variables=variables_initializer)
+
+
+io = _types.ModuleType("loom.compat.v1.io", "tf.io")
+io.__dict__.update(parse_example=parse_example, FixedLenFeature=FixedLenFeature,
+                   VarLenFeature=VarLenFeature)
+
+# tf.contrib: the parts TF1 Estimator programs use (regularizers, smart_cond).
+contrib = _types.ModuleType("loom.compat.v1.contrib", "tf.contrib")
+contrib.layers = _types.ModuleType("loom.compat.v1.contrib.layers", "tf.contrib.layers")
+contrib.layers.__dict__.update(
+    l1_regularizer=_regularizers.l1_regularizer, l2_regularizer=_regularizers.l2_regularizer,
+    l1_l2_regularizer=_regularizers.l1_l2_regularizer,
+    sum_regularizer=_regularizers.sum_regularizer,
+    apply_regularization=_regularizers.apply_regularization)
+contrib.framework = _types.ModuleType("loom.compat.v1.contrib.framework",
+                                      "tf.contrib.framework")
+from loom.compat.v1.control_flow import smart_cond as _smart_cond  # noqa: E402
+
+contrib.framework.smart_cond = _smart_cond
+contrib.predictor = _types.ModuleType("loom.compat.v1.contrib.predictor",
+                                      "tf.contrib.predictor")
+contrib.predictor.from_saved_model = estimator.from_saved_model
+
+# tf.keras: only tf.keras.regularizers, as tf.layers arguments.
+keras = _types.ModuleType("loom.compat.v1.keras", "tf.keras")
+keras.regularizers = _types.ModuleType("loom.compat.v1.keras.regularizers",
+                                       "tf.keras.regularizers")
+keras.regularizers.__dict__.update(
+    Regularizer=_regularizers.Regularizer, L1L2=_regularizers.L1L2, l1=_regularizers.keras_l1,
+    l2=_regularizers.keras_l2, l1_l2=_regularizers.keras_l1_l2)
 
 
 # tf.app.run(main=None, argv=None): runs __main__.main(argv) and exits with its result.

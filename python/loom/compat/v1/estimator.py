@@ -20,6 +20,7 @@ import numpy as np
 
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
+from loom.compat.v1 import dtypes as _dtypes
 from loom.compat.v1 import logging as _logging
 from loom.compat.v1 import train_hooks as _hooks
 
@@ -85,6 +86,23 @@ class ServingInputReceiver(collections.namedtuple(
         return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
 
 
+class TensorServingInputReceiver(collections.namedtuple(
+        "TensorServingInputReceiver",
+        ["features", "receiver_tensors", "receiver_tensors_alternatives"])):
+    """tf.estimator.export.TensorServingInputReceiver(features, receiver_tensors): like
+    ServingInputReceiver, but model_fn gets `features` as the one tensor it is (not a
+    dict), as an input_fn returning one tensor gives it."""
+
+    def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
+        if features is None:
+            raise ValueError("features must be defined.")
+        if not isinstance(features, _fw.Tensor):
+            raise ValueError("feature must be a Tensor, SparseTensor, or RaggedTensor.")
+        if isinstance(receiver_tensors, _fw.Tensor):
+            receiver_tensors = {"input": receiver_tensors}
+        return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
+
+
 def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
     """tf.estimator.export.build_raw_serving_input_receiver_fn: one placeholder per
     feature, of the feature's dtype and shape with the batch dimension free."""
@@ -101,7 +119,9 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
 
 
 class _Export:
+    """tf.estimator.export."""
     ServingInputReceiver = ServingInputReceiver
+    TensorServingInputReceiver = TensorServingInputReceiver
     PredictOutput = PredictOutput
     ClassificationOutput = ClassificationOutput
     RegressionOutput = RegressionOutput
@@ -110,6 +130,169 @@ class _Export:
 
 
 export = _Export
+
+
+def build_parsing_serving_input_receiver_fn(feature_spec, default_batch_size=None):
+    """tf.estimator.export.build_parsing_serving_input_receiver_fn: a serving input that
+    takes serialized tf.Example records (a string placeholder "input_example_tensor" of
+    shape [default_batch_size], receiver tensor "examples") and parses them with
+    tf.parse_example(feature_spec). Dense tf.FixedLenFeature entries only."""
+    from loom.compat.v1 import parsing as _parsing
+
+    def serving_input_receiver_fn():
+        serialized = _fw.placeholder(_dtypes.string, [default_batch_size],
+                                     name="input_example_tensor")
+        features = _parsing.parse_example(serialized, feature_spec)
+        return ServingInputReceiver(features, {"examples": serialized})
+    return serving_input_receiver_fn
+
+
+_Export.build_parsing_serving_input_receiver_fn = staticmethod(
+    build_parsing_serving_input_receiver_fn)
+
+
+# ---- exporters (EvalSpec(exporters=...)) -------------------------------------------------
+
+class Exporter:
+    """tf.estimator.Exporter: subclass it, give it a `name` and an
+    export(estimator, export_path, checkpoint_path, eval_result, is_the_final_export)
+    returning the directory written (or None). train_and_evaluate calls it after each
+    evaluation, as TF does; the built-in exporters below run in C++."""
+
+    @property
+    def name(self):
+        raise NotImplementedError("Exporter subclasses must define name")
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        raise NotImplementedError("Exporter subclasses must define export")
+
+    def _native_exporter(self, estimator):
+        ref = weakref.ref(estimator)
+
+        def export(export_path, checkpoint_path, eval_result, is_the_final_export):
+            written = self.export(ref(), export_path, checkpoint_path,
+                                  _eval_result(eval_result), is_the_final_export)
+            return None if written is None else os.fsdecode(written)
+        return _loom.PyExporter(self.name, export)
+
+
+def _eval_result(metrics):
+    """C++ metrics as Estimator.evaluate returns them (numpy float32, global_step int64)."""
+    return {k: (np.int64(v) if k == "global_step" else np.float32(v))
+            for k, v in metrics.items()}
+
+
+def _check_exports_to_keep(exports_to_keep):
+    if exports_to_keep is not None and exports_to_keep <= 0:
+        raise ValueError("`exports_to_keep`, if provided, must be a positive number. Got %s"
+                         % exports_to_keep)
+    return 0 if exports_to_keep is None else int(exports_to_keep)  # C++: 0 keeps all
+
+
+def _check_assets_extra(assets_extra, what):
+    if assets_extra:
+        raise NotImplementedError("%s(assets_extra=...) is not supported" % what)
+
+
+class LatestExporter(Exporter):
+    """tf.estimator.LatestExporter: exports every evaluated checkpoint to
+    model_dir/export/<name>/<timestamp>, keeping the newest exports_to_keep (None: all).
+    as_text is accepted and not used (Loom's SavedModel, docs/estimator.md)."""
+
+    def __init__(self, name, serving_input_receiver_fn, assets_extra=None, as_text=False,
+                 exports_to_keep=5):
+        _check_assets_extra(assets_extra, "LatestExporter")
+        self._name = name
+        self._serving_input_receiver_fn = serving_input_receiver_fn
+        self._exports_to_keep = _check_exports_to_keep(exports_to_keep)
+
+    @property
+    def name(self):
+        return self._name
+
+    def _native_exporter(self, estimator):
+        return _loom.LatestExporter(
+            self._name, estimator._native_serving_fn(self._serving_input_receiver_fn),
+            exports_to_keep=self._exports_to_keep)
+
+
+def _loss_smaller(best_eval_result, current_eval_result):
+    """TF's default BestExporter compare_fn: the current loss is smaller."""
+    default_key = "loss"
+    if not best_eval_result or default_key not in best_eval_result:
+        raise ValueError("best_eval_result cannot be empty or no loss is found in it.")
+    if not current_eval_result or default_key not in current_eval_result:
+        raise ValueError("current_eval_result cannot be empty or no loss is found in it.")
+    return best_eval_result[default_key] > current_eval_result[default_key]
+
+
+class BestExporter(Exporter):
+    """tf.estimator.BestExporter: exports when an evaluation beats the best one so far
+    (compare_fn(best_eval_result, current_eval_result) is True), the best seeded from the
+    event files in model_dir/eval (so a restarted job keeps its record). The C++
+    BestExporter does the work; a compare_fn other than the default is called back."""
+
+    def __init__(self, name="best_exporter", serving_input_receiver_fn=None,
+                 event_file_pattern="eval/*.tfevents.*", compare_fn=_loss_smaller,
+                 assets_extra=None, as_text=False, exports_to_keep=5):
+        if not callable(compare_fn):
+            raise ValueError("`compare_fn` must be callable.")
+        args, _ = _fn_args(compare_fn)
+        if "best_eval_result" not in args:
+            raise ValueError("compare_fn (%s) must include best_eval_result argument."
+                             % compare_fn)
+        if "current_eval_result" not in args:
+            raise ValueError("compare_fn (%s) must include current_eval_result argument."
+                             % compare_fn)
+        if serving_input_receiver_fn is None:
+            raise ValueError("BestExporter needs a serving_input_receiver_fn")
+        if event_file_pattern not in (None, "eval/*.tfevents.*"):
+            raise NotImplementedError(
+                "BestExporter(event_file_pattern=%r): the best result is read from the "
+                "evaluation's own directory (model_dir/eval or eval_<name>); other patterns "
+                "are not supported" % (event_file_pattern,))
+        _check_assets_extra(assets_extra, "BestExporter")
+        self._name = name
+        self._serving_input_receiver_fn = serving_input_receiver_fn
+        self._compare_fn = compare_fn
+        self._exports_to_keep = _check_exports_to_keep(exports_to_keep)
+        self._native = None
+
+    @property
+    def name(self):
+        return self._name
+
+    def _native_exporter(self, estimator):
+        compare = None
+        if self._compare_fn is not _loss_smaller:
+            user = self._compare_fn
+
+            def compare(best, current):
+                return bool(user(best_eval_result=_eval_result(best),
+                                 current_eval_result=_eval_result(current)))
+        self._native = _loom.BestExporter(
+            self._name, estimator._native_serving_fn(self._serving_input_receiver_fn),
+            compare_fn=compare, exports_to_keep=self._exports_to_keep)
+        return self._native
+
+
+class FinalExporter(Exporter):
+    """tf.estimator.FinalExporter: exports only the final checkpoint (the one training
+    ended with), to model_dir/export/<name>/<timestamp>."""
+
+    def __init__(self, name, serving_input_receiver_fn, assets_extra=None, as_text=False):
+        _check_assets_extra(assets_extra, "FinalExporter")
+        self._name = name
+        self._serving_input_receiver_fn = serving_input_receiver_fn
+
+    @property
+    def name(self):
+        return self._name
+
+    def _native_exporter(self, estimator):
+        return _loom.FinalExporter(
+            self._name, estimator._native_serving_fn(self._serving_input_receiver_fn))
 
 
 # ---- EstimatorSpec, RunConfig ------------------------------------------------------------
@@ -580,15 +763,13 @@ class Estimator:
             raise ValueError("Must specify steps > 0, given: %s" % steps)
         if max_steps is not None and max_steps <= 0:
             raise ValueError("Must specify max_steps > 0, given: %s" % max_steps)
-        if saving_listeners:
-            raise NotImplementedError("train(saving_listeners=...) is not supported from "
-                                      "Python yet")
 
         def run(build):
             # C++ logs the final loss and each evaluation's metrics.
-            self._native.train(self._native_input_fn(input_fn, ModeKeys.TRAIN), steps=steps,
-                               max_steps=max_steps,
-                               hooks=_hooks._native_hooks(hooks, build.graph_for))
+            self._native.train(
+                self._native_input_fn(input_fn, ModeKeys.TRAIN), steps=steps,
+                max_steps=max_steps, hooks=_hooks._native_hooks(hooks, build.graph_for),
+                saving_listeners=_hooks._native_listeners(saving_listeners, build.graph_for))
         self._run(run)
         return self
 
@@ -647,21 +828,34 @@ class Estimator:
         """Writes export_dir_base/<timestamp>/ and returns its path (bytes, as TF)."""
         if assets_extra:
             raise NotImplementedError("export_saved_model(assets_extra=...) is not supported")
+        serving = self._native_serving_fn(serving_input_receiver_fn)
+
+        def run(build):
+            return self._native.export_saved_model(export_dir_base, serving,
+                                                   checkpoint_path or "")
+        return self._run(run).encode()
+
+    def _native_serving_fn(self, serving_input_receiver_fn):
+        """serving_input_receiver_fn as what the C++ side calls to build a serving graph:
+        a function of (graph, prefix) returning (features, receiver tensors)."""
+        if not callable(serving_input_receiver_fn):
+            raise TypeError("serving_input_receiver_fn must be callable, got %r"
+                            % (serving_input_receiver_fn,))
         ref = weakref.ref(self)
 
         def serving(native_graph, prefix):
             graph = ref()._build.graph_for(native_graph, fresh=True, prefix=prefix)
             with graph.as_default():
                 receiver = serving_input_receiver_fn()
+                if not hasattr(receiver, "receiver_tensors"):
+                    raise TypeError("serving_input_receiver_fn must return a "
+                                    "tf.estimator.export.ServingInputReceiver, got %r"
+                                    % (receiver,))
                 features, _ = _flatten_features(graph, receiver.features)
                 receivers = {k: _out(graph, v, "receiver_tensors['%s']" % k)
                              for k, v in receiver.receiver_tensors.items()}
                 return features, receivers
-
-        def run(build):
-            return self._native.export_saved_model(export_dir_base, serving,
-                                                   checkpoint_path or "")
-        return self._run(run).encode()
+        return serving
 
     export_savedmodel = export_saved_model
 
@@ -716,13 +910,36 @@ class EvalSpec(collections.namedtuple("EvalSpec", [
         "throttle_secs"])):
     def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
                 start_delay_secs=120, throttle_secs=600):
-        if exporters:
-            raise NotImplementedError("EvalSpec(exporters=...) is not supported from Python "
-                                      "yet; call export_saved_model after training")
         if throttle_secs <= 0:
             raise ValueError("Must specify throttle_secs > 0, given: %s" % throttle_secs)
-        return super().__new__(cls, input_fn, steps, name, tuple(hooks or ()), exporters,
-                               start_delay_secs, throttle_secs)
+        return super().__new__(cls, input_fn, steps, name, tuple(hooks or ()),
+                               _validate_exporters(exporters), start_delay_secs, throttle_secs)
+
+
+def _validate_exporters(exporters):
+    """EvalSpec's exporters as a tuple of Exporters with unique names (TF's checks)."""
+    if exporters is None:
+        return ()
+    if not isinstance(exporters, (list, tuple)):
+        exporters = [exporters]
+    names = set()
+    for exporter in exporters:
+        if not isinstance(exporter, Exporter):
+            raise TypeError("`exporters` must be an Exporter, an iterable of Exporter, or "
+                            "`None`, found %s." % (exporter,))
+        if not exporter.name:
+            full_list_of_names = [e.name for e in exporters]
+            raise ValueError("An Exporter cannot have a name that is `None` or empty. All "
+                             "exporter names: %s" % full_list_of_names)
+        if not isinstance(exporter.name, str):
+            raise ValueError("An Exporter must have a string name. Given: %s"
+                             % type(exporter.name))
+        if exporter.name in names:
+            full_list_of_names = [e.name for e in exporters]
+            raise ValueError("`exporters` must have unique names. Such a name cannot be "
+                             "`None`. All exporter names: %s" % full_list_of_names)
+        names.add(exporter.name)
+    return tuple(exporters)
 
 
 def train_and_evaluate(estimator, train_spec, eval_spec):
@@ -739,7 +956,8 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
             steps=eval_spec.steps, name=eval_spec.name or "",
             hooks=_hooks._native_hooks(eval_spec.hooks, build.graph_for),
             start_delay_secs=float(eval_spec.start_delay_secs),
-            throttle_secs=float(eval_spec.throttle_secs))
+            throttle_secs=float(eval_spec.throttle_secs),
+            exporters=[e._native_exporter(estimator) for e in eval_spec.exporters])
         return _loom.train_and_evaluate(estimator._native, native_train, native_eval)
     result, exports = estimator._run(run)
     return {k: (np.int64(v) if k == "global_step" else np.float32(v))
@@ -784,11 +1002,20 @@ class _Canned(Estimator):
         self._native = native
 
 
-def _check_activation(activation_fn):
+def _activation_name(activation_fn):
+    """A canned DNN's activation_fn (one of TF's tf.nn functions) as the C++ side's name:
+    the C++ estimator builds the activation itself, so only these are known."""
     from loom.compat.v1 import nn as _nn
-    if activation_fn is not None and activation_fn is not _nn.relu:
-        raise NotImplementedError("canned DNN estimators use tf.nn.relu; another "
-                                  "activation_fn is not supported from Python yet")
+    if activation_fn is None:
+        return "relu"
+    names = {"relu": _nn.relu, "tanh": _nn.tanh, "sigmoid": _nn.sigmoid, "elu": _nn.elu,
+             "relu6": _nn.relu6, "softplus": _nn.softplus, "leaky_relu": _nn.leaky_relu}
+    for name, fn in names.items():
+        if activation_fn is fn:
+            return name
+    raise NotImplementedError(
+        "canned DNN estimators take activation_fn as one of tf.nn.%s; got %r"
+        % (", tf.nn.".join(names), activation_fn))
 
 
 class DNNClassifier(_Canned):
@@ -796,12 +1023,13 @@ class DNNClassifier(_Canned):
                  weight_column=None, label_vocabulary=None, optimizer="Adagrad",
                  activation_fn=None, dropout=None, input_layer_partitioner=None, config=None,
                  warm_start_from=None, loss_reduction=None, batch_norm=False):
-        _check_activation(activation_fn)
+        activation = _activation_name(activation_fn)
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.DNNClassifier(
             list(hidden_units), _columns(feature_columns), n_classes, weight_column or "",
             list(label_vocabulary or []), _optimizer_spec(optimizer), dropout, batch_norm,
-            config._native_config), config)
+            config._native_config, warm_start_from=_warm_start(warm_start_from),
+            activation_fn=activation), config)
 
 
 class DNNRegressor(_Canned):
@@ -809,12 +1037,13 @@ class DNNRegressor(_Canned):
                  weight_column=None, optimizer="Adagrad", activation_fn=None, dropout=None,
                  input_layer_partitioner=None, config=None, warm_start_from=None,
                  loss_reduction=None, batch_norm=False):
-        _check_activation(activation_fn)
+        activation = _activation_name(activation_fn)
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.DNNRegressor(
             list(hidden_units), _columns(feature_columns), label_dimension,
             weight_column or "", _optimizer_spec(optimizer), dropout, batch_norm,
-            config._native_config), config)
+            config._native_config, warm_start_from=_warm_start(warm_start_from),
+            activation_fn=activation), config)
 
 
 class LinearClassifier(_Canned):
@@ -824,8 +1053,8 @@ class LinearClassifier(_Canned):
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.LinearClassifier(
             _columns(feature_columns), n_classes, weight_column or "",
-            list(label_vocabulary or []), _optimizer_spec(optimizer), config._native_config),
-            config)
+            list(label_vocabulary or []), _optimizer_spec(optimizer), config._native_config,
+            warm_start_from=_warm_start(warm_start_from)), config)
 
 
 class LinearRegressor(_Canned):
@@ -835,7 +1064,108 @@ class LinearRegressor(_Canned):
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.LinearRegressor(
             _columns(feature_columns), label_dimension, weight_column or "",
-            _optimizer_spec(optimizer), config._native_config), config)
+            _optimizer_spec(optimizer), config._native_config,
+            warm_start_from=_warm_start(warm_start_from)), config)
+
+
+def _check_combined(linear_feature_columns, dnn_feature_columns, dnn_hidden_units,
+                    dnn_activation_fn):
+    """TF's argument checks of the DNNLinearCombined estimators."""
+    linear_feature_columns = list(linear_feature_columns or [])
+    dnn_feature_columns = list(dnn_feature_columns or [])
+    if not linear_feature_columns and not dnn_feature_columns:
+        raise ValueError("Either linear_feature_columns or dnn_feature_columns must be "
+                         "defined.")
+    if dnn_feature_columns and not dnn_hidden_units:
+        raise ValueError("dnn_hidden_units must be defined when dnn_feature_columns is "
+                         "specified.")
+    return linear_feature_columns, dnn_feature_columns, list(dnn_hidden_units or [])
+
+
+class DNNLinearCombinedClassifier(_Canned):
+    """tf.estimator.DNNLinearCombinedClassifier (wide & deep): the logits are the sum of
+    a linear model's over linear_feature_columns and a DNN's over dnn_feature_columns,
+    each part trained by its own optimizer (the C++ DNNLinearCombinedClassifier,
+    loom/estimator/canned.h)."""
+
+    def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer="Ftrl",
+                 dnn_feature_columns=None, dnn_optimizer="Adagrad", dnn_hidden_units=None,
+                 dnn_activation_fn=None, dnn_dropout=None, n_classes=2, weight_column=None,
+                 label_vocabulary=None, input_layer_partitioner=None, config=None,
+                 warm_start_from=None, loss_reduction=None, batch_norm=False,
+                 linear_sparse_combiner="sum"):
+        linear, dnn, hidden = _check_combined(linear_feature_columns, dnn_feature_columns,
+                                              dnn_hidden_units, dnn_activation_fn)
+        activation = _activation_name(dnn_activation_fn)
+        config = self._resolve_config(model_dir, config)
+        self._init_canned(_loom.DNNLinearCombinedClassifier(
+            _columns(linear), _optimizer_spec(linear_optimizer), _columns(dnn),
+            _optimizer_spec(dnn_optimizer), hidden, dnn_dropout, n_classes,
+            weight_column or "", list(label_vocabulary or []), batch_norm,
+            linear_sparse_combiner, config._native_config,
+            warm_start_from=_warm_start(warm_start_from), dnn_activation_fn=activation), config)
+
+
+class DNNLinearCombinedRegressor(_Canned):
+    """tf.estimator.DNNLinearCombinedRegressor (wide & deep regression; see
+    DNNLinearCombinedClassifier)."""
+
+    def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer="Ftrl",
+                 dnn_feature_columns=None, dnn_optimizer="Adagrad", dnn_hidden_units=None,
+                 dnn_activation_fn=None, dnn_dropout=None, label_dimension=1,
+                 weight_column=None, input_layer_partitioner=None, config=None,
+                 warm_start_from=None, loss_reduction=None, batch_norm=False,
+                 linear_sparse_combiner="sum"):
+        linear, dnn, hidden = _check_combined(linear_feature_columns, dnn_feature_columns,
+                                              dnn_hidden_units, dnn_activation_fn)
+        activation = _activation_name(dnn_activation_fn)
+        config = self._resolve_config(model_dir, config)
+        self._init_canned(_loom.DNNLinearCombinedRegressor(
+            _columns(linear), _optimizer_spec(linear_optimizer), _columns(dnn),
+            _optimizer_spec(dnn_optimizer), hidden, dnn_dropout, label_dimension,
+            weight_column or "", batch_norm, linear_sparse_combiner, config._native_config,
+            warm_start_from=_warm_start(warm_start_from), dnn_activation_fn=activation), config)
+
+
+# ---- tf.contrib.predictor ----------------------------------------------------------------
+
+class _SavedModelPredictor:
+    """What tf.contrib.predictor.from_saved_model returns: call it with a dict of numpy
+    inputs (the signature's input keys) to get a dict of numpy outputs."""
+
+    def __init__(self, export_dir, signature_def_key):
+        self._native = _loom.SavedModelPredictor(os.fsdecode(export_dir))
+        self._signature = signature_def_key or "serving_default"
+        if self._signature not in self._native.signature_keys:
+            raise ValueError("Could not find signature def key %s. Available keys: %s"
+                             % (self._signature, self._native.signature_keys))
+
+    @property
+    def signature_keys(self):
+        return list(self._native.signature_keys)
+
+    @property
+    def input_keys(self):
+        return list(self._native.signature_inputs(self._signature))
+
+    @property
+    def global_step(self):
+        return self._native.global_step
+
+    def __call__(self, input_dict):
+        return self._native.predict(dict(input_dict), self._signature)
+
+
+def from_saved_model(export_dir, signature_def_key=None, signature_def=None,
+                     input_names=None, output_names=None, tags=None, graph=None, config=None):
+    """tf.contrib.predictor.from_saved_model over Loom's SavedModel directory (what
+    export_saved_model and the exporters write). signature_def, input_names,
+    output_names, tags, graph and config are not supported."""
+    for what, value in (("signature_def", signature_def), ("input_names", input_names),
+                        ("output_names", output_names), ("graph", graph)):
+        if value is not None:
+            raise NotImplementedError("from_saved_model(%s=...) is not supported" % what)
+    return _SavedModelPredictor(export_dir, signature_def_key)
 
 
 # tf.estimator re-exports the hook types.
@@ -843,3 +1173,4 @@ SessionRunHook = _hooks.SessionRunHook
 SessionRunArgs = _hooks.SessionRunArgs
 SessionRunContext = _hooks.SessionRunContext
 SessionRunValues = _hooks.SessionRunValues
+CheckpointSaverListener = _hooks.CheckpointSaverListener

@@ -2,9 +2,16 @@
 in a fresh unique scope ("dense", "dense_1", ...) with variables named as TF names them
 ("dense/kernel", "conv2d/bias"); batch_normalization in training adds its moving-average
 updates to tf.GraphKeys.UPDATE_OPS. The activation is applied here, inside the layer's
-scope ("dense/Relu"), so any Python activation works. Only channels_last (NHWC) images;
-regularizers, constraints, reuse and the layer classes (tf.layers.Dense, ...) are not
-supported (docs/python.md)."""
+scope ("dense/Relu"), so any Python activation works. Regularizers (any Python function
+of the variable, e.g. tf.contrib.layers.l2_regularizer(0.1)) are called by the C++ layer
+on each variable it makes and their penalties go to REGULARIZATION_LOSSES
+("dense/kernel_regularizer/penalty"); activity_regularizer is applied to the output.
+
+The classes (tf.layers.Dense, Conv2D, MaxPooling2D, AveragePooling2D, Dropout,
+BatchNormalization, Flatten) build on their first call exactly as the functions do, and
+a later call of the same object reuses its variables (the ops again, in a new scope
+"dense_1", ...), as TF's layer objects do. Only channels_last (NHWC) images; constraints
+and `reuse` are not supported (docs/python.md)."""
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
 
@@ -46,6 +53,36 @@ def _unsupported(what, **kwargs):
             raise NotImplementedError("tf.layers.%s: %s is not supported" % (what, name))
 
 
+def _native_regularizer(graph, regularizer, what):
+    """A Python regularizer as what the C++ layer calls: (name scope, variable) -> the
+    penalty's Output, or None for no penalty (TF's l2_regularizer(0.0))."""
+    if regularizer is None:
+        return None
+    if not callable(regularizer):
+        raise TypeError("%s must be callable (e.g. tf.contrib.layers.l2_regularizer(0.1)), "
+                        "got %r" % (what, regularizer))
+
+    def call(prefix, variable):
+        with graph.as_default(), graph.name_scope(prefix + "/" if prefix else None):
+            penalty = regularizer(graph._tensor(variable))
+        return None if penalty is None else _fw.convert_to_tensor(penalty)._out
+    return call
+
+
+def _activity_regularize(graph, out, activity_regularizer):
+    """TF's activity_regularizer: its penalty on the layer's output goes to
+    REGULARIZATION_LOSSES."""
+    if activity_regularizer is None:
+        return out
+    scope = out.op.name.rsplit("/", 1)[0] if "/" in out.op.name else ""
+    with graph.as_default(), graph.name_scope((scope + "/" if scope else "") +
+                                              "ActivityRegularizer/"):
+        penalty = activity_regularizer(out)
+    if penalty is not None:
+        graph.add_to_collection(_fw.GraphKeys.REGULARIZATION_LOSSES, penalty)
+    return out
+
+
 def _inputs(inputs):
     t = _fw.convert_to_tensor(inputs)
     return t.graph, t
@@ -72,16 +109,9 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
           activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
           trainable=True, name=None, reuse=None):
     """tf.layers.dense: activation(inputs . kernel + bias)."""
-    _unsupported("dense", kernel_regularizer=kernel_regularizer,
-                 bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
-                 kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
-                 reuse=reuse)
-    graph, x = _inputs(inputs)
-    out = _loom.layers_dense(graph._g, graph.get_name_scope(), x._out, int(units), use_bias,
-                             _initializer(kernel_initializer, "dense"),
-                             _initializer(bias_initializer, "dense"), trainable,
-                             name or "dense")
-    return _activate(graph, out, activation)
+    return Dense(units, activation, use_bias, kernel_initializer, bias_initializer,
+                 kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
+                 bias_constraint, trainable, name, _reuse=reuse)(inputs)
 
 
 def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
@@ -90,20 +120,10 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
            bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
            bias_constraint=None, trainable=True, name=None, reuse=None):
     """tf.layers.conv2d on NHWC inputs."""
-    _check_format(data_format, "conv2d")
-    if tuple(dilation_rate) not in ((1, 1), (1,)) and dilation_rate != 1:
-        raise NotImplementedError("tf.layers.conv2d: dilation_rate is not supported")
-    _unsupported("conv2d", kernel_regularizer=kernel_regularizer,
-                 bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
-                 kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
-                 reuse=reuse)
-    graph, x = _inputs(inputs)
-    out = _loom.layers_conv2d(graph._g, graph.get_name_scope(), x._out, int(filters),
-                              _size(kernel_size), _size(strides), padding, use_bias,
-                              _initializer(kernel_initializer, "conv2d"),
-                              _initializer(bias_initializer, "conv2d"), trainable,
-                              name or "conv2d")
-    return _activate(graph, out, activation)
+    return Conv2D(filters, kernel_size, strides, padding, data_format, dilation_rate,
+                  activation, use_bias, kernel_initializer, bias_initializer,
+                  kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
+                  bias_constraint, trainable, name, _reuse=reuse)(inputs)
 
 
 def _size(value):
@@ -159,24 +179,544 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                         reuse=None, renorm=False, renorm_clipping=None, renorm_momentum=0.99,
                         fused=None, virtual_batch_size=None, adjustment=None):
     """tf.layers.batch_normalization; in training its updates go to UPDATE_OPS."""
-    _unsupported("batch_normalization", beta_initializer=beta_initializer,
-                 gamma_initializer=gamma_initializer,
-                 moving_mean_initializer=moving_mean_initializer,
-                 moving_variance_initializer=moving_variance_initializer,
-                 beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
-                 beta_constraint=beta_constraint, gamma_constraint=gamma_constraint,
-                 reuse=reuse, renorm_clipping=renorm_clipping,
-                 virtual_batch_size=virtual_batch_size, adjustment=adjustment)
-    if renorm:
-        raise NotImplementedError("tf.layers.batch_normalization: renorm is not supported")
-    if isinstance(training, _fw.Tensor):
-        raise NotImplementedError("tf.layers.batch_normalization: training must be a Python "
-                                  "bool, not a tensor")
-    if isinstance(axis, (list, tuple)):
-        if len(axis) != 1:
-            raise NotImplementedError("tf.layers.batch_normalization: one axis only")
-        axis = axis[0]
-    graph, x = _inputs(inputs)
-    return graph._tensor(_loom.layers_batch_normalization(
-        graph._g, graph.get_name_scope(), x._out, int(axis), float(momentum), float(epsilon),
-        center, scale, bool(training), trainable, name or "batch_normalization"))
+    return BatchNormalization(
+        axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
+        moving_mean_initializer, moving_variance_initializer, beta_regularizer,
+        gamma_regularizer, beta_constraint, gamma_constraint, renorm, renorm_clipping,
+        renorm_momentum, fused, trainable, virtual_batch_size, adjustment, name,
+        _reuse=reuse)(inputs, training=training)
+
+
+# ---- the layer classes -------------------------------------------------------------------
+
+_IGNORED_KWARGS = ("input_shape", "batch_input_shape", "dynamic", "autocast", "dtype")
+
+
+class Layer:
+    """tf.layers.Layer, the base of the classes below: the first call builds the layer
+    (its variables and ops, as the matching function does); later calls of the same
+    object build the ops again in a fresh scope ("dense_1", ...) on the same variables.
+    `variables` / `weights`, `trainable_variables` / `trainable_weights`,
+    `non_trainable_variables`, `losses` (its regularization penalties) and `updates`
+    (its UPDATE_OPS members) are what TF's layer objects give.
+
+    Subclassing, as TF1 code does: override build(input_shape) to make variables with
+    add_weight(name, shape, ...) (named "<layer>/<name>", the layer's name made unique
+    on the first call, default the class name in snake_case) and call(inputs, ...) to
+    build the ops; __call__ runs build once, then call in the layer's name scope."""
+
+    _default_name = None  # the snake_case class name
+
+    def __init__(self, trainable=True, name=None, **kwargs):
+        reuse = kwargs.pop("_reuse", None)
+        scope = kwargs.pop("_scope", None)
+        for key in _IGNORED_KWARGS:
+            kwargs.pop(key, None)
+        if kwargs:
+            raise TypeError("Keyword argument not understood: %s" % sorted(kwargs)[0])
+        if reuse:
+            raise NotImplementedError("tf.layers.%s: reuse is not supported; call the same "
+                                      "layer object again to share its variables"
+                                      % self._default_name)
+        self.trainable = trainable
+        self._given_name = name or scope
+        if self._default_name is None:
+            self._default_name = _snake_case(type(self).__name__)
+        self.built = False
+        self._graph = None
+        self._scope = None
+        self._vars = []
+        self._losses = []
+        self._updates = []
+        self._building = None
+        self._calling = None
+
+    @property
+    def name(self):
+        if self._scope is not None:
+            return self._scope.rsplit("/", 1)[-1]
+        return self._given_name or self._default_name
+
+    @property
+    def scope_name(self):
+        return self._scope
+
+    @property
+    def variables(self):
+        return list(self._vars)
+
+    weights = variables
+
+    @property
+    def trainable_variables(self):
+        if not self.trainable or self._graph is None:
+            return []
+        trainable = {v.name for v in self._graph.get_collection(
+            _fw.GraphKeys.TRAINABLE_VARIABLES)}
+        return [v for v in self._vars if v.name in trainable]
+
+    trainable_weights = trainable_variables
+
+    @property
+    def non_trainable_variables(self):
+        trainable = {v.name for v in self.trainable_variables}
+        return [v for v in self._vars if v.name not in trainable]
+
+    non_trainable_weights = non_trainable_variables
+
+    @property
+    def losses(self):
+        return list(self._losses)
+
+    @property
+    def updates(self):
+        return list(self._updates)
+
+    def __call__(self, inputs, *args, **kwargs):
+        graph, x = _inputs(inputs)
+        if self.built and graph is not self._graph:
+            raise ValueError("layer %s was built in another graph; make a new layer object "
+                             "for this one" % self.name)
+        keys = _fw.GraphKeys
+        with graph.as_default():
+            old_vars = {v.name for v in graph.get_collection(keys.GLOBAL_VARIABLES)}
+            n_losses = len(graph.get_collection(keys.REGULARIZATION_LOSSES))
+            n_updates = len(graph.get_collection(keys.UPDATE_OPS))
+            self._calling = graph
+            try:
+                if not self.built:
+                    out = self._first_call(graph, x, *args, **kwargs)
+                    self._vars = [v for v in graph.get_collection(keys.GLOBAL_VARIABLES)
+                                  if v.name not in old_vars]
+                    if self._vars:
+                        self._scope = self._vars[0].op.name.rsplit("/", 1)[0]
+                    self._graph = graph
+                    self.built = True
+                    self._after_build(graph)
+                else:
+                    out = self._call_again(graph, x, *args, **kwargs)
+            finally:
+                self._calling = None
+            self._losses += graph.get_collection(keys.REGULARIZATION_LOSSES)[n_losses:]
+            self._updates += graph.get_collection(keys.UPDATE_OPS)[n_updates:]
+        return out
+
+    def apply(self, inputs, *args, **kwargs):
+        """TF's Layer.apply: the same as calling the layer."""
+        return self.__call__(inputs, *args, **kwargs)
+
+    # --- the subclassing protocol (TF's build / call / add_weight) -------------------
+    def build(self, input_shape):
+        """Makes the layer's variables (with add_weight); called once, before call."""
+
+    def call(self, inputs, *args, **kwargs):
+        """Builds the layer's ops on inputs; override it in a subclass."""
+        raise NotImplementedError("%s must override call(inputs)" % type(self).__name__)
+
+    def _subclassed(self):
+        return type(self).call is not Layer.call
+
+    def add_weight(self, name, shape, dtype=None, initializer=None, regularizer=None,
+                   trainable=True, constraint=None, **kwargs):
+        """TF's Layer.add_weight: the variable "<layer scope>/<name>" (initializer default
+        glorot_uniform for floats, zeros otherwise); a regularizer's penalty goes to
+        REGULARIZATION_LOSSES."""
+        from loom.compat.v1 import _variables
+        from loom.compat.v1 import dtypes as _dtypes
+        _unsupported("add_weight", constraint=constraint)
+        if self._building is None:
+            raise RuntimeError("add_weight must be called from the layer's build()")
+        graph = self._building
+        dtype = _dtypes.as_dtype(dtype or _dtypes.float32)
+        if initializer is None:
+            initializer = (_variables.glorot_uniform_initializer() if dtype.is_floating
+                           else _variables.zeros_initializer())
+        if isinstance(initializer, type):
+            initializer = initializer()
+        shape = _fw.TensorShape(shape).as_list()
+        full = self._scope + "/" + name
+        with graph.name_scope(None):
+            variable = _variables.Variable(lambda: initializer(shape, dtype=dtype),
+                                           trainable=trainable and self.trainable, name=full,
+                                           dtype=dtype)
+        if regularizer is not None:
+            with graph.name_scope(full + "/Regularizer/"):
+                penalty = regularizer(variable)
+            if penalty is not None:
+                graph.add_to_collection(_fw.GraphKeys.REGULARIZATION_LOSSES, penalty)
+        return variable
+
+    add_variable = add_weight
+
+    def add_loss(self, losses, inputs=None):
+        """TF1's Layer.add_loss: the tensors go to the layer's losses and to
+        REGULARIZATION_LOSSES (so get_regularization_loss counts them)."""
+        self._add_to(_fw.GraphKeys.REGULARIZATION_LOSSES, losses, self._losses)
+
+    def add_update(self, updates, inputs=None):
+        """TF1's Layer.add_update: the ops go to the layer's updates and to UPDATE_OPS."""
+        self._add_to(_fw.GraphKeys.UPDATE_OPS, updates, self._updates)
+
+    def _add_to(self, key, values, own):
+        values = list(values) if isinstance(values, (list, tuple)) else [values]
+        graph = self._building or self._calling or _fw.get_default_graph()
+        for value in values:
+            graph.add_to_collection(key, value)
+        if self._calling is None and values:  # inside __call__ its collection diff counts
+            own.extend(graph.get_collection(key)[-len(values):])
+
+    def _first_call(self, graph, x, *args, **kwargs):
+        if not self._subclassed():
+            raise NotImplementedError("%s must override call(inputs)" % type(self).__name__)
+        self._scope = graph.unique_name(self._given_name or self._default_name)
+        self._building = graph
+        try:
+            with graph.name_scope(self._scope + "/"):
+                self.build(x.shape)
+        finally:
+            self._building = None
+        with graph.name_scope(self._scope + "/"):
+            return self.call(x, *args, **kwargs)
+
+    def _after_build(self, graph):
+        """What a layer adds once its variables exist (BatchNormalization's regularizers)."""
+
+    def _call_again(self, graph, x, *args, **kwargs):
+        if self._subclassed():
+            with self._again_scope(graph):
+                return self.call(x, *args, **kwargs)
+        # Layers without variables build afresh each call.
+        return self._first_call(graph, x, *args, **kwargs)
+
+    def _var(self, short_name):
+        for v in self._vars:
+            if v.op.name.rsplit("/", 1)[-1] == short_name:
+                return v
+        return None
+
+    def _again_scope(self, graph):
+        """The name scope of a later call: the layer's name made unique ("dense_1")."""
+        return graph.name_scope(self.name)
+
+
+def _snake_case(name):
+    """TF's to_snake_case: "MyDense" -> "my_dense"."""
+    import re
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    s = re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
+    return "private" + s if s.startswith("_") else s
+
+
+def _ops(namespace=""):
+    from loom.compat.v1 import _ops as ops
+    return ops.NAMESPACES[namespace]
+
+
+def _matmul_last_dim(x, kernel):
+    """inputs . kernel along inputs' last dim, for any rank (Dense's contraction)."""
+    ops = _ops()
+    if x.shape.ndims == 2:
+        return ops["matmul"](x, kernel)
+    dims = x.shape.as_list()
+    if dims is None or any(d is None for d in dims[1:]):
+        raise NotImplementedError("tf.layers.Dense: inputs of rank > 2 need all but the batch "
+                                  "dim known; got %s" % x.shape)
+    units = kernel.shape.as_list()[-1]
+    flat = ops["reshape"](x, [-1, dims[-1]])
+    return ops["reshape"](ops["matmul"](flat, kernel), [-1] + dims[1:-1] + [units])
+
+
+class Dense(Layer):
+    """tf.layers.Dense(units, activation=None, use_bias=True, kernel_initializer=None,
+    bias_initializer=zeros, kernel_regularizer=None, bias_regularizer=None,
+    activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+    trainable=True, name=None)."""
+
+    _default_name = "dense"
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 trainable=True, name=None, **kwargs):
+        _unsupported("Dense", kernel_constraint=kernel_constraint,
+                     bias_constraint=bias_constraint)
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.units = int(units)
+        self.activation = activation
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.activity_regularizer = activity_regularizer
+
+    @property
+    def kernel(self):
+        return self._var("kernel")
+
+    @property
+    def bias(self):
+        return self._var("bias")
+
+    def _first_call(self, graph, x):
+        out = _loom.layers_dense(
+            graph._g, graph.get_name_scope(), x._out, self.units, self.use_bias,
+            _initializer(self.kernel_initializer, "dense"),
+            _initializer(self.bias_initializer, "dense"), self.trainable,
+            self._given_name or "dense",
+            _native_regularizer(graph, self.kernel_regularizer, "kernel_regularizer"),
+            _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"))
+        return _activity_regularize(graph, _activate(graph, out, self.activation),
+                                    self.activity_regularizer)
+
+    def _call_again(self, graph, x):
+        with self._again_scope(graph):
+            y = _matmul_last_dim(x, self.kernel)
+            if self.use_bias:
+                y = _ops("nn")["bias_add"](y, self.bias)
+            if self.activation is not None:
+                y = self.activation(y)
+        return _activity_regularize(graph, y, self.activity_regularizer)
+
+
+class Conv2D(Layer):
+    """tf.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid',
+    data_format='channels_last', dilation_rate=(1, 1), activation=None, use_bias=True,
+    kernel_initializer=None, bias_initializer=zeros, kernel_regularizer=None,
+    bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+    bias_constraint=None, trainable=True, name=None)."""
+
+    _default_name = "conv2d"
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 data_format="channels_last", dilation_rate=(1, 1), activation=None,
+                 use_bias=True, kernel_initializer=None, bias_initializer=None,
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 **kwargs):
+        _check_format(data_format, "Conv2D")
+        if _pair(dilation_rate) != (1, 1):
+            raise NotImplementedError("tf.layers.Conv2D: dilation_rate is not supported")
+        _unsupported("Conv2D", kernel_constraint=kernel_constraint,
+                     bias_constraint=bias_constraint)
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.filters = int(filters)
+        self.kernel_size = _pair(kernel_size)
+        self.strides = _pair(strides)
+        self.padding = padding
+        self.activation = activation
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.activity_regularizer = activity_regularizer
+
+    @property
+    def kernel(self):
+        return self._var("kernel")
+
+    @property
+    def bias(self):
+        return self._var("bias")
+
+    def _first_call(self, graph, x):
+        out = _loom.layers_conv2d(
+            graph._g, graph.get_name_scope(), x._out, self.filters, list(self.kernel_size),
+            list(self.strides), self.padding, self.use_bias,
+            _initializer(self.kernel_initializer, "conv2d"),
+            _initializer(self.bias_initializer, "conv2d"), self.trainable,
+            self._given_name or "conv2d",
+            _native_regularizer(graph, self.kernel_regularizer, "kernel_regularizer"),
+            _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"))
+        return _activity_regularize(graph, _activate(graph, out, self.activation),
+                                    self.activity_regularizer)
+
+    def _call_again(self, graph, x):
+        with self._again_scope(graph):
+            y = _ops("nn")["conv2d"](x, self.kernel, strides=[1, self.strides[0],
+                                                              self.strides[1], 1],
+                                     padding=self.padding.upper())
+            if self.use_bias:
+                y = _ops("nn")["bias_add"](y, self.bias)
+            if self.activation is not None:
+                y = self.activation(y)
+        return _activity_regularize(graph, y, self.activity_regularizer)
+
+
+def _pair(value):
+    if isinstance(value, int):
+        return (value, value)
+    value = tuple(int(v) for v in value)
+    return value * 2 if len(value) == 1 else value
+
+
+class _Pooling2D(Layer):
+    _kind = None
+
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
+                 name=None, **kwargs):
+        _check_format(data_format, self._default_name)
+        super().__init__(name=name, **kwargs)
+        self.pool_size = _pair(pool_size)
+        self.strides = _pair(strides)
+        self.padding = padding
+
+    def _first_call(self, graph, x):
+        return _pooling(self._kind, x, list(self.pool_size), list(self.strides), self.padding,
+                        "channels_last", self._given_name)
+
+
+class MaxPooling2D(_Pooling2D):
+    """tf.layers.MaxPooling2D(pool_size, strides, padding='valid',
+    data_format='channels_last', name=None)."""
+    _default_name = "max_pooling2d"
+    _kind = "max"
+
+
+class AveragePooling2D(_Pooling2D):
+    """tf.layers.AveragePooling2D (padding cells not counted, as TF)."""
+    _default_name = "average_pooling2d"
+    _kind = "average"
+
+
+class Flatten(Layer):
+    """tf.layers.Flatten(data_format=None)."""
+    _default_name = "flatten"
+
+    def __init__(self, data_format=None, name=None, **kwargs):
+        _check_format(data_format, "Flatten")
+        super().__init__(name=name, **kwargs)
+
+    def _first_call(self, graph, x):
+        return flatten(x)
+
+
+class Dropout(Layer):
+    """tf.layers.Dropout(rate=0.5, noise_shape=None, seed=None, name=None); call it with
+    training= a Python bool (default False: the identity)."""
+    _default_name = "dropout"
+
+    def __init__(self, rate=0.5, noise_shape=None, seed=None, name=None, **kwargs):
+        _unsupported("Dropout", noise_shape=noise_shape)
+        super().__init__(name=name, **kwargs)
+        self.rate = rate
+        self.seed = seed
+
+    def _first_call(self, graph, x, training=False):
+        return dropout(x, rate=self.rate, seed=self.seed, training=training,
+                       name=self._given_name)
+
+
+class BatchNormalization(Layer):
+    """tf.layers.BatchNormalization(axis=-1, momentum=0.99, epsilon=1e-3, center=True,
+    scale=True, beta_initializer=zeros, gamma_initializer=ones,
+    moving_mean_initializer=zeros, moving_variance_initializer=ones,
+    beta_regularizer=None, gamma_regularizer=None, ..., trainable=True, name=None); call
+    it with training= a Python bool. In training the moving-statistics updates go to
+    UPDATE_OPS (each call's own)."""
+    _default_name = "batch_normalization"
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer=None, gamma_initializer=None, moving_mean_initializer=None,
+                 moving_variance_initializer=None, beta_regularizer=None,
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,
+                 renorm=False, renorm_clipping=None, renorm_momentum=0.99, fused=None,
+                 trainable=True, virtual_batch_size=None, adjustment=None, name=None,
+                 **kwargs):
+        _unsupported("BatchNormalization", beta_constraint=beta_constraint,
+                     gamma_constraint=gamma_constraint, renorm_clipping=renorm_clipping,
+                     virtual_batch_size=virtual_batch_size, adjustment=adjustment)
+        if renorm:
+            raise NotImplementedError("tf.layers.BatchNormalization: renorm is not supported")
+        if isinstance(axis, (list, tuple)):
+            if len(axis) != 1:
+                raise NotImplementedError("tf.layers.BatchNormalization: one axis only")
+            axis = axis[0]
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.axis = int(axis)
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.center = center
+        self.scale = scale
+        self._initializers = [_initializer(i, "batch_normalization") for i in (
+            beta_initializer, gamma_initializer, moving_mean_initializer,
+            moving_variance_initializer)]
+        self.beta_regularizer = beta_regularizer
+        self.gamma_regularizer = gamma_regularizer
+
+    @property
+    def gamma(self):
+        return self._var("gamma")
+
+    @property
+    def beta(self):
+        return self._var("beta")
+
+    @property
+    def moving_mean(self):
+        return self._var("moving_mean")
+
+    @property
+    def moving_variance(self):
+        return self._var("moving_variance")
+
+    def _first_call(self, graph, x, training=False):
+        if isinstance(training, _fw.Tensor):
+            raise NotImplementedError("tf.layers.BatchNormalization: training must be a "
+                                      "Python bool, not a tensor")
+        out = graph._tensor(_loom.layers_batch_normalization(
+            graph._g, graph.get_name_scope(), x._out, self.axis, self.momentum, self.epsilon,
+            self.center, self.scale, bool(training), self.trainable,
+            self._given_name or "batch_normalization", *self._initializers))
+        return out
+
+    def _after_build(self, graph):
+        # The C++ layer takes no regularizers for gamma and beta: applied here, as TF does.
+        for short, regularizer in (("gamma", self.gamma_regularizer),
+                                   ("beta", self.beta_regularizer)):
+            variable = self._var(short)
+            if regularizer is None or variable is None:
+                continue
+            with graph.name_scope("%s/%s_regularizer/" % (self._scope, short)):
+                penalty = regularizer(variable)
+            if penalty is not None:
+                graph.add_to_collection(_fw.GraphKeys.REGULARIZATION_LOSSES, penalty)
+
+    def _call_again(self, graph, x, training=False):
+        if isinstance(training, _fw.Tensor):
+            raise NotImplementedError("tf.layers.BatchNormalization: training must be a "
+                                      "Python bool, not a tensor")
+        ops = _ops()
+        rank = x.shape.ndims
+        if rank is None:
+            raise ValueError("tf.layers.BatchNormalization: the input's rank must be known")
+        axis = self.axis % rank
+        reduce_axes = [d for d in range(rank) if d != axis]
+        with self._again_scope(graph):
+            def shaped(v):  # a [channels] parameter broadcast against x
+                if axis == rank - 1:
+                    return v
+                shape = [1] * rank
+                shape[axis] = -1
+                return ops["reshape"](v, shape)
+            if training:
+                from loom.compat.v1 import _ops as ops_module
+                mean, variance = ops_module.moments(x, reduce_axes)
+                decay = _fw.constant(1.0 - self.momentum, dtype=x.dtype)
+                update_mean = self.moving_mean.assign_sub(
+                    ops["multiply"](ops["subtract"](self.moving_mean, mean), decay))
+                update_var = self.moving_variance.assign_sub(
+                    ops["multiply"](ops["subtract"](self.moving_variance, variance), decay))
+                from loom.compat.v1 import _variables
+                graph.add_to_collection(_fw.GraphKeys.UPDATE_OPS, _variables.group(
+                    update_mean, update_var, name="update_ops"))
+            else:
+                mean, variance = self.moving_mean, self.moving_variance
+            inv = ops["rsqrt"](ops["add"](variance, _fw.constant(self.epsilon, dtype=x.dtype)))
+            if self.scale:
+                inv = ops["multiply"](inv, self.gamma)
+            offset = ops["multiply"](ops["negative"](mean), inv)
+            if self.center:
+                offset = ops["add"](offset, self.beta)
+            return ops["add"](ops["multiply"](x, shaped(inv)), shaped(offset))

@@ -20,7 +20,7 @@ __all__ = ["SessionRunArgs", "SessionRunValues", "SessionRunContext", "SessionRu
            "StopAtStepHook", "StepCounterHook", "LoggingTensorHook", "CheckpointSaverHook",
            "SummarySaverHook", "NanTensorHook", "FinalOpsHook", "FeedFnHook",
            "GlobalStepWaiterHook", "ProfilerHook", "MonitoredTrainingSession",
-           "SingularMonitoredSession"]
+           "SingularMonitoredSession", "CheckpointSaverListener"]
 
 
 class SessionRunArgs(collections.namedtuple("SessionRunArgs",
@@ -187,6 +187,67 @@ def _native_hooks(hooks, graph_for=_graph_for):
     return native
 
 
+class CheckpointSaverListener:
+    """tf.train.CheckpointSaverListener (tf.estimator.CheckpointSaverListener): subclass it
+    and override any of begin(), before_save(session, global_step_value),
+    after_save(session, global_step_value) and end(session, global_step_value). They run
+    around every checkpoint the CheckpointSaverHook (or an Estimator's train) writes; an
+    after_save returning True requests a stop, as in TF."""
+
+    def begin(self):
+        pass
+
+    def before_save(self, session, global_step_value):
+        pass
+
+    def after_save(self, session, global_step_value):
+        pass
+
+    def end(self, session, global_step_value):
+        pass
+
+
+class _ListenerAdapter:
+    """What loom._loom.PyListener calls: the C++ session and its graph in, the Python
+    listener called with a tf.Session over them (and the graph as the default)."""
+
+    def __init__(self, listener, graph_for):
+        self._listener = listener
+        self._graph_for = graph_for
+
+    def _call(self, method, native_session, native_graph, global_step):
+        graph = self._graph_for(native_graph)
+        with graph.as_default():
+            return method(_wrap_session(native_session, graph), int(global_step))
+
+    def begin(self):
+        self._listener.begin()
+
+    def before_save(self, native_session, native_graph, global_step):
+        self._call(self._listener.before_save, native_session, native_graph, global_step)
+
+    def after_save(self, native_session, native_graph, global_step):
+        return bool(self._call(self._listener.after_save, native_session, native_graph,
+                               global_step))
+
+    def end(self, native_session, native_graph, global_step):
+        self._call(self._listener.end, native_session, native_graph, global_step)
+
+
+def _native_listeners(listeners, graph_for=_graph_for):
+    """CheckpointSaverListeners as the C++ objects the bindings take."""
+    native = []
+    for listener in listeners or ():
+        if isinstance(listener, _loom.CheckpointSaverListener):
+            native.append(listener)
+        elif isinstance(listener, CheckpointSaverListener) or hasattr(listener, "after_save"):
+            native.append(_loom.PyListener(_ListenerAdapter(listener, graph_for)))
+        else:
+            raise TypeError("saving listeners must be tf.train.CheckpointSaverListener objects, "
+                            "got %r" % (listener,))
+    return native
+
+
 # ---- the built-in hooks ------------------------------------------------------------------
 
 def _tensor_ref(value):
@@ -259,19 +320,17 @@ class LoggingTensorHook(SessionRunHook):
 class CheckpointSaverHook(SessionRunHook):
     """tf.train.CheckpointSaverHook(checkpoint_dir, save_secs=None, save_steps=None,
     saver=None, checkpoint_basename='model.ckpt', scaffold=None, listeners=None). The
-    checkpoint holds every saveable variable (saver and scaffold's saver are not used;
-    listeners are not supported from Python)."""
+    checkpoint holds every saveable variable (saver and scaffold's saver are not used);
+    listeners are tf.train.CheckpointSaverListener objects, called around each save."""
 
     def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
                  checkpoint_basename="model.ckpt", scaffold=None, listeners=None):
         if (save_secs is None) == (save_steps is None):
             raise ValueError("exactly one of save_secs and save_steps should be provided.")
-        if listeners:
-            raise NotImplementedError("CheckpointSaverHook: listeners are not supported from "
-                                      "Python yet")
         self._native = _loom.CheckpointSaverHook(checkpoint_dir, save_secs=save_secs,
                                                  save_steps=save_steps,
-                                                 checkpoint_basename=checkpoint_basename)
+                                                 checkpoint_basename=checkpoint_basename,
+                                                 listeners=_native_listeners(listeners))
 
 
 class SummarySaverHook(SessionRunHook):
