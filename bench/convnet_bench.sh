@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue 14's figures in one run (~3-5 minutes on an idle 2-core machine): the convnet's
-# training step and its bounds, the MLP against its GEMM bound, and inference throughput,
+# Issue 14's figures in one run (~5-8 minutes on an idle 2-core machine): the convnet's
+# training step and its bounds, the MLP against its GEMM bound, inference throughput, and
+# the same models in bf16 mixed precision (the hardware path or the fallback, as printed),
 # Loom beside PyTorch 1.13 (Debian's python3-torch). Each configuration runs REPEATS times,
 # Loom and PyTorch alternating; the median is kept, and beside it the fastest single step
 # of all the runs (min ms: on a shared machine what other processes disturb least; the
@@ -54,10 +55,12 @@ single() {  # single NAME FIELD LOOM_ARGS...: sets one_v (median) and one_m (fas
 }
 
 summary=()
+declare -A conv_f32 mlp_f32  # Loom's float32 medians per thread count, for the bf16 ratios
 for threads in 1 2; do
   pair "convnet b64 train threads=$threads" steps_per_sec convnet "$threads" 30 -- \
     convnet "$threads" 30 1
   cl=$loom_v ct=$torch_v clm=$loom_m ctm=$torch_m
+  conv_f32[$threads]=$cl
   single "convnet GEMM-only bound threads=$threads" steps_per_sec convnet_gemm "$threads" 30
   cg=$one_v cgm=$one_m
   single "convnet kernel bound threads=$threads" steps_per_sec convnet_kernels "$threads" 30
@@ -68,6 +71,7 @@ done
 for threads in 1 2; do
   pair "mlp b256 train threads=$threads" steps_per_sec mlp "$threads" 200 -- mlp "$threads" 200 1
   ml=$loom_v mt=$torch_v mlm=$loom_m mtm=$torch_m
+  mlp_f32[$threads]=$ml
   single "mlp GEMM-only bound threads=$threads" steps_per_sec mlp_gemm "$threads" 200
   summary+=("mlp $threads thread(s): loom/pytorch = $(ratio "$ml" "$mt") (min-step: $(ratio "$mtm" "$mlm")) (target >= 1.25 at 1)"
     "  loom/GEMM-bound = $(ratio "$ml" "$one_v") (min-step: $(ratio "$one_m" "$mlm")) (target >= 0.95)")
@@ -76,5 +80,34 @@ pair "predict dnn b1024 threads=1" rows_per_sec predict_dnn 1 100 -- predict_dnn
 summary+=("predict dnn: loom/pytorch = $(ratio "$loom_v" "$torch_v") (min-step: $(ratio "$torch_m" "$loom_m")) (target >= 1.5)")
 pair "predict convnet b256 threads=1" rows_per_sec predict_convnet 1 10 -- predict_convnet 1 10 1
 summary+=("predict convnet: loom/pytorch = $(ratio "$loom_v" "$torch_v") (min-step: $(ratio "$torch_m" "$loom_m")) (target >= 1.5)")
+
+# bf16 mixed precision (docs/training.md): the same models under the "bf16" policy, beside
+# Loom's float32 runs above and PyTorch's torch.autocast("cpu", dtype=torch.bfloat16).
+# Which path ran is the bf16 line: oneDNN's bf16 kernels on AMX or AVX-512 BF16, else the
+# float32 fallback, where the emulated policy (software rounding, float32 products) is
+# timed too: what the rounding costs, not a speed-up.
+bf16_info=$("$bench" bf16_info)
+echo "bf16: $bf16_info"
+for threads in 1 2; do
+  pair "mlp b256 train bf16 threads=$threads" steps_per_sec mlp:bf16 "$threads" 200 -- \
+    mlp:bf16 "$threads" 200 1
+  summary+=("mlp bf16 $threads thread(s): loom bf16/float32 = $(ratio "$loom_v" "${mlp_f32[$threads]}") (target >= 3 on AMX, >= 1.7 on AVX-512 BF16); loom/pytorch autocast = $(ratio "$loom_v" "$torch_v") (target >= 2)")
+  pair "convnet b64 train bf16 threads=$threads" steps_per_sec convnet:bf16 "$threads" 30 -- \
+    convnet:bf16 "$threads" 30 1
+  summary+=("convnet bf16 $threads thread(s): loom bf16/float32 = $(ratio "$loom_v" "${conv_f32[$threads]}") (target >= 2 on AMX); loom/pytorch autocast = $(ratio "$loom_v" "$torch_v")")
+done
+pair "predict dnn b1024 bf16 threads=1" rows_per_sec predict_dnn:bf16 1 100 -- \
+  predict_dnn:bf16 1 100 1
+summary+=("predict dnn bf16: loom/pytorch autocast = $(ratio "$loom_v" "$torch_v") (target >= 1.5)")
+pair "predict convnet b256 bf16 threads=1" rows_per_sec predict_convnet:bf16 1 10 -- \
+  predict_convnet:bf16 1 10 1
+summary+=("predict convnet bf16: loom/pytorch autocast = $(ratio "$loom_v" "$torch_v") (target >= 1.5)")
+if [[ $bf16_info == *"falls back"* ]]; then
+  summary+=("bf16: no bf16 hardware on this CPU, so \"bf16\" ran the float32 fallback: the bf16 targets cannot be met here")
+  single "mlp b256 train bf16-emulated threads=1" steps_per_sec mlp:bf16-emulated 1 200
+  summary+=("mlp bf16-emulated 1 thread: loom emulated/float32 = $(ratio "$one_v" "${mlp_f32[1]}") (the software rounding's cost)")
+  single "convnet b64 train bf16-emulated threads=1" steps_per_sec convnet:bf16-emulated 1 30
+  summary+=("convnet bf16-emulated 1 thread: loom emulated/float32 = $(ratio "$one_v" "${conv_f32[1]}")")
+fi
 echo
 printf '%s\n' "${summary[@]}"

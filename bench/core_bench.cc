@@ -11,6 +11,9 @@
 //          | predict_dnn | predict_convnet (inference: the softmax probabilities of the
 //          demo's DNN 784-256-128-10 at batch 1024, of the convnet at batch 256, one
 //          Session::Run per batch; the JSON line adds rows_per_sec)
+//   MODEL:PRECISION (mlp:bf16, convnet:bf16-emulated, predict_convnet:bf16, ...): the model
+//          with every MatMul / Conv2D under that precision policy (loom/graph/precision.h)
+//   bf16_info: prints the CPU and what "bf16" runs on it (hardware kernels or fallback)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,7 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "loom/graph/precision.h"
 #include "loom/ops/array.h"
+#include "loom/ops/bf16_support.h"
 #include "loom/ops/blas.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
@@ -38,6 +43,9 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The precision policy of the model's products (MODEL:PRECISION), set by main.
+loom::Precision g_precision = loom::Precision::kFloat32;
 
 loom::Tensor RandomTensor(const loom::Shape& shape, uint64_t seed) {
   std::mt19937 rng(seed);
@@ -61,7 +69,7 @@ loom::Output Dense(const loom::Scope& parent, loom::Output x, int64_t units, boo
   loom::Variable w(s.WithOpName("kernel"),
                    loom::RandomUniform(s, {fan_in, units}, loom::kFloat32, -limit, limit, 1));
   loom::Variable b(s.WithOpName("bias"), loom::Tensor::Zeros(loom::kFloat32, {units}));
-  loom::Output y = loom::BiasAdd(s, loom::MatMul(s, x, w), b);
+  loom::Output y = loom::BiasAdd(s, loom::MatMul(s, x, w, {.precision = g_precision}), b);
   return relu ? loom::Relu(s, y) : y;
 }
 
@@ -72,7 +80,8 @@ loom::Output Conv(const loom::Scope& parent, loom::Output x, int64_t filters) {
   loom::Variable w(s.WithOpName("kernel"),
                    loom::RandomUniform(s, {5, 5, in, filters}, loom::kFloat32, -limit, limit, 2));
   loom::Variable b(s.WithOpName("bias"), loom::Tensor::Zeros(loom::kFloat32, {filters}));
-  return loom::Relu(s, loom::BiasAdd(s, loom::Conv2D(s, x, w, {1, 1, 1, 1}, "SAME"), b));
+  return loom::Relu(s,
+                    loom::BiasAdd(s, loom::Conv2D(s, x, w, {1, 1, 1, 1}, "SAME", g_precision), b));
 }
 
 // The fastest single step of the timed ones, in seconds (set by TimeSteps): on a shared
@@ -94,11 +103,20 @@ double TimeSteps(int steps, const std::function<void()>& step) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "bf16_info") {
+    std::printf("%s\n", loom::DescribeBf16Support().c_str());
+    return 0;
+  }
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s mlp|softreg|convnet|mlp_gemm THREADS [STEPS]\n", argv[0]);
     return 2;
   }
-  const std::string model = argv[1];
+  std::string model = argv[1];
+  loom::Precision precision = loom::Precision::kFloat32;
+  if (const size_t colon = model.find(':'); colon != std::string::npos) {
+    precision = loom::ParsePrecision(model.substr(colon + 1), "MODEL's precision");
+    model.resize(colon);
+  }
   const int threads = std::atoi(argv[2]);
   const int steps = argc > 3 ? std::atoi(argv[3]) : 200;
 
@@ -126,7 +144,7 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
         "\"ms_per_step\": %.4f, \"min_ms_per_step\": %.4f}\n",
-        model.c_str(), threads, steps / secs, 1000 * secs / steps, 1000 * g_min_step);
+        argv[1], threads, steps / secs, 1000 * secs / steps, 1000 * g_min_step);
     return 0;
   }
 
@@ -191,10 +209,11 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
         "\"ms_per_step\": %.4f, \"min_ms_per_step\": %.4f}\n",
-        model.c_str(), threads, steps / secs, 1000 * secs / steps, 1000 * g_min_step);
+        argv[1], threads, steps / secs, 1000 * secs / steps, 1000 * g_min_step);
     return 0;
   }
 
+  g_precision = precision;
   loom::Graph graph({.seed = 1});
   loom::Scope s(graph);
   int64_t batch = 0;
@@ -236,7 +255,7 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
         "\"ms_per_step\": %.4f, \"rows_per_sec\": %.1f, \"min_ms_per_step\": %.4f}\n",
-        model.c_str(), threads, steps / secs, 1000 * secs / steps, batch * steps / secs,
+        argv[1], threads, steps / secs, 1000 * secs / steps, batch * steps / secs,
         1000 * g_min_step);
     return 0;
   }
@@ -283,6 +302,6 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
       "\"ms_per_step\": %.4f, \"min_ms_per_step\": %.4f}\n",
-      model.c_str(), threads, steps / secs, 1000 * secs / steps, 1000 * g_min_step);
+      argv[1], threads, steps / secs, 1000 * secs / steps, 1000 * g_min_step);
   return 0;
 }

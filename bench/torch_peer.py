@@ -8,14 +8,21 @@ Usage: torch_peer.py MODEL THREADS [STEPS] [INTEROP]
   predict_*: inference throughput under torch.inference_mode() (softmax probabilities of
   the demo's DNN 784-256-128-10 at batch 1024, of the convnet at batch 256); the JSON line
   adds rows_per_sec.
+  MODEL:bf16 (mlp:bf16, ...): the same under torch.autocast("cpu", dtype=torch.bfloat16),
+  PyTorch's mixed bf16 (core_bench's MODEL:bf16 is Loom's).
 """
+import contextlib
 import json
 import sys
 import time
 
 import torch
 
-model_name = sys.argv[1]
+model_name, _, precision = sys.argv[1].partition(":")
+if precision not in ("", "float32", "bf16"):
+    raise SystemExit("precision must be float32 or bf16, got " + precision)
+autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" \
+    else contextlib.nullcontext
 threads = int(sys.argv[2])
 steps = int(sys.argv[3]) if len(sys.argv) > 3 else 200
 interop = int(sys.argv[4]) if len(sys.argv) > 4 else 1
@@ -78,13 +85,14 @@ loss_fn = torch.nn.CrossEntropyLoss()
 
 def train_step():
     opt.zero_grad()
-    loss = loss_fn(model(x), y)
+    with autocast():
+        loss = loss_fn(model(x), y)
     loss.backward()
     opt.step()
 
 
 def predict_step():
-    with torch.inference_mode():
+    with torch.inference_mode(), autocast():
         torch.softmax(model(x), dim=1)
 
 
@@ -100,6 +108,6 @@ for _ in range(steps):
     step()
     min_step = min(min_step, time.perf_counter() - t0)
 elapsed = time.perf_counter() - start
-print(json.dumps({"peer": "pytorch", "model": model_name, "threads": threads, "interop": interop,
+print(json.dumps({"peer": "pytorch", "model": sys.argv[1], "threads": threads, "interop": interop,
                   "steps_per_sec": steps / elapsed, "ms_per_step": 1000 * elapsed / steps,
                   "rows_per_sec": batch * steps / elapsed, "min_ms_per_step": 1000 * min_step}))

@@ -399,6 +399,9 @@ Job ParseJob(const std::string& text, const std::string& path) {
     job.batch_size = t.Int("batch_size").value_or(job.batch_size);
     job.shuffle_buffer = t.Int("shuffle_buffer").value_or(job.shuffle_buffer);
     if (auto v = t.Int("seed")) job.seed = static_cast<uint64_t>(*v);
+    if (auto v = t.String("precision")) {
+      job.run_config.precision = ParsePrecision(*v, StrCat(path, ": [train] precision"));
+    }
     if (job.steps && job.max_steps) t.Fail("steps", "give steps or max_steps, not both");
     if (job.batch_size <= 0) t.Fail("batch_size", "must be > 0");
     t.CheckAllUsed();

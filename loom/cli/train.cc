@@ -20,7 +20,9 @@
 #include "loom/cli/tf_predict.h"
 #include "loom/distribute/data_parallel.h"
 #include "loom/estimator/onnx_export.h"
+#include "loom/graph/precision.h"
 #include "loom/io/npy.h"
+#include "loom/ops/bf16_support.h"
 #include "loom/train/stop_signals.h"
 
 namespace loom::cli {
@@ -443,15 +445,23 @@ void AddJobCommands(CLI::App& app) {
   {
     auto model_dir = std::make_shared<std::string>("/tmp/loom_demo");
     auto max_steps = std::make_shared<std::optional<int64_t>>();
+    auto precision = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand(
         "demo", "train and evaluate the built-in job: a DNNClassifier on Fashion-MNIST");
     cmd->add_option("--model-dir", *model_dir, "where to train")->capture_default_str();
     cmd->add_option("--max-steps", *max_steps, "override the job's max_steps");
-    cmd->callback(run([model_dir, max_steps] {
+    cmd->add_option("--precision", *precision,
+                    "float32 (default), bf16, bf16-strict or bf16-emulated ([train] precision)");
+    cmd->callback(run([model_dir, max_steps, precision] {
       RejectMpiLaunch("demo");
       Job job = ParseJob(kDefaultJobText, "fashion_mnist_dnn.toml (built in)");
       job.run_config.model_dir = *model_dir;
       if (*max_steps) job.max_steps = **max_steps;
+      if (!precision->empty()) {
+        job.run_config.precision = ParsePrecision(*precision, "--precision");
+        std::printf("precision: %s on %s\n", PrecisionName(job.run_config.precision),
+                    DescribeBf16Support().c_str());
+      }
       auto estimator = MakeEstimator(job);
       ExitIfInterrupted(RunTrain(job, *estimator));
       auto metrics = RunEvaluate(job, *estimator);

@@ -24,7 +24,7 @@ void ValidateDnn(const std::string& estimator, const DnnConfig& config) {
 }
 
 Output DnnLogits(const Scope& scope, const Features& features, const DnnConfig& config,
-                 int64_t units, Mode mode) {
+                 int64_t units, Mode mode, Precision precision) {
   const bool training = mode == Mode::kTrain;
   Scope dnn = scope.NewSubScope("dnn");
   Output net = feature_column::InputLayer(dnn.NewSubScope("input_from_feature_columns"), features,
@@ -33,7 +33,8 @@ Output DnnLogits(const Scope& scope, const Features& features, const DnnConfig& 
     net = layers::Dense(dnn, net,
                         {.units = config.hidden_units[i],
                          .activation = config.activation,
-                         .name = StrCat("hiddenlayer_", i)});
+                         .name = StrCat("hiddenlayer_", i),
+                         .precision = precision});
     if (config.dropout && *config.dropout > 0 && training) {
       net = layers::Dropout(dnn, net, {.rate = *config.dropout, .training = true});
     }
@@ -42,7 +43,7 @@ Output DnnLogits(const Scope& scope, const Features& features, const DnnConfig& 
           dnn, net, {.momentum = 0.999, .training = training, .name = StrCat("batchnorm_", i)});
     }
   }
-  return layers::Dense(dnn, net, {.units = units, .name = "logits"});
+  return layers::Dense(dnn, net, {.units = units, .name = "logits", .precision = precision});
 }
 
 namespace {
@@ -52,7 +53,8 @@ ModelFn DnnModelFn(std::string estimator, DnnConfig config, OptimizerSpec optimi
   ValidateDnn(estimator, config);
   return [config, optimizer, head](Scope& s, const Features& features, Output labels, Mode mode,
                                    const Params&, const RunConfig& run_config) {
-    Output logits = DnnLogits(s, features, config, head->logits_dimension(), mode);
+    Output logits =
+        DnnLogits(s, features, config, head->logits_dimension(), mode, run_config.precision);
     return head->CreateEstimatorSpec(
         s, features, mode, logits, labels, [&](const Scope& ts, Output loss) {
           auto opt =

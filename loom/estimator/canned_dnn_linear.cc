@@ -31,7 +31,7 @@ ModelFn CombinedModelFn(CombinedConfig config, std::shared_ptr<const Head> head)
                                           Mode mode, const Params&, const RunConfig& run_config) {
         const int64_t units = head->logits_dimension();
         Output logits;
-        if (has_dnn) logits = DnnLogits(s, features, config.dnn, units, mode);
+        if (has_dnn) logits = DnnLogits(s, features, config.dnn, units, mode, run_config.precision);
         if (has_linear) {
           Output linear =
               LinearLogits(s, features, config.linear_columns, units, config.linear_combiner);

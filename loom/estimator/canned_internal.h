@@ -38,8 +38,9 @@ struct DnnConfig {
 // count <= 0 or a dropout outside [0, 1).
 void ValidateDnn(const std::string& estimator, const DnnConfig& config);
 // The DNN part under "<scope>/dnn": input layer, hidden layers, logits [batch, units].
+// `precision`: the Dense layers' (RunConfig::precision).
 Output DnnLogits(const Scope& scope, const Features& features, const DnnConfig& config,
-                 int64_t units, Mode mode);
+                 int64_t units, Mode mode, Precision precision);
 
 // Trainable variables whose names start with `prefix` ("linear/", "dnn/").
 std::vector<Output> TrainableVariablesUnder(const Graph& graph, const std::string& prefix);

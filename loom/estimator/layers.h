@@ -31,6 +31,7 @@
 
 #include "loom/estimator/initializers.h"
 #include "loom/graph/op_def.h"
+#include "loom/graph/precision.h"
 
 namespace loom::layers {
 
@@ -80,6 +81,10 @@ struct DenseOptions {
   bool trainable = true;           // Default: true
   // Scope name. Default: "dense".
   std::string name = "dense";
+  // The MatMul's precision policy (loom/graph/precision.h); a model function passes its
+  // RunConfig's (config.precision) to the layers it wants in that policy, as the canned
+  // estimators do. Default: kFloat32.
+  Precision precision = Precision::kFloat32;
 };
 // activation(inputs . kernel + bias); kernel [in, units] from inputs' last dim (which
 // must be known). Inputs of rank > 2 are multiplied along their last dim.
@@ -98,6 +103,8 @@ struct Conv2DOptions {
   Regularizer bias_regularizer;                  // Default: none
   bool trainable = true;                         // Default: true
   std::string name = "conv2d";                   // Default: "conv2d"
+  // The convolution's precision policy, as DenseOptions::precision. Default: kFloat32.
+  Precision precision = Precision::kFloat32;
 };
 // NHWC input; kernel [kh, kw, in_channels, filters] (HWIO), bias [filters].
 Output Conv2D(const Scope& scope, Input inputs, Conv2DOptions options);

@@ -32,8 +32,9 @@ Output Conv2D(const Scope& scope, Input inputs, Conv2DOptions options) {
       {options.kernel_size.height, options.kernel_size.width, channels, options.filters}, x.dtype(),
       options.kernel_initializer, initializers::GlorotUniform(), options.trainable,
       options.kernel_regularizer);
-  Output y = loom::Conv2D(layer.WithOpName("Conv2D"), x, kernel,
-                          {options.strides.height, options.strides.width}, padding);
+  Output y =
+      loom::Conv2D(layer.WithOpName("Conv2D"), x, kernel,
+                   {options.strides.height, options.strides.width}, padding, options.precision);
   if (options.use_bias) {
     Variable bias =
         MakeVariable(layer, "bias", {options.filters}, x.dtype(), options.bias_initializer,

@@ -104,7 +104,7 @@ Output Dense(const Scope& scope, Input inputs, DenseOptions options) {
                    initializers::GlorotUniform(), options.trainable, options.kernel_regularizer);
   Output y;
   if (rank == 2) {
-    y = MatMul(layer.WithOpName("MatMul"), x, kernel);
+    y = MatMul(layer.WithOpName("MatMul"), x, kernel, {.precision = options.precision});
   } else {
     // Tensordot over the last axis: [..., in] -> [n, in] -> [n, units] -> [..., units].
     Output shape = ShapeOf(layer, x);
@@ -112,7 +112,9 @@ Output Dense(const Scope& scope, Input inputs, DenseOptions options) {
     Output out_shape =
         Concat(layer, {outer, Const(layer, std::vector<int64_t>{options.units}, {1})}, 0);
     Output flat = Reshape(layer, x, {-1, in});
-    y = Reshape(layer, MatMul(layer.WithOpName("MatMul"), flat, kernel), out_shape);
+    y = Reshape(layer,
+                MatMul(layer.WithOpName("MatMul"), flat, kernel, {.precision = options.precision}),
+                out_shape);
   }
   if (options.use_bias) {
     Variable bias =

@@ -61,6 +61,27 @@ TEST(DenseTest, NamesShapesAndVariablesFollowTfLayers) {
   EXPECT_EQ(graph.Variables().size(), 5u);
 }
 
+// The layers' precision option (loom/graph/precision.h) is recorded on their product
+// node; float32 (the default) leaves the node as it was.
+TEST(DenseTest, PrecisionOptionReachesTheProduct) {
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s, kFloat32, {-1, 4, 4, 2});
+  L::Conv2D(s, x, {.filters = 3, .kernel_size = 3, .precision = Precision::kBf16Emulated});
+  L::Conv2D(s, x, {.filters = 3, .kernel_size = 3, .precision = Precision::kBf16});
+  Output flat = L::Flatten(s, x);
+  L::Dense(s, flat, {.units = 4, .precision = Precision::kBf16Emulated});
+  L::Dense(s, flat, {.units = 2, .name = "logits"});
+  auto precision = [&](const std::string& node) {
+    const std::string* p = graph.FindNode(node)->attrs().Find<std::string>("precision");
+    return p == nullptr ? std::string("(absent)") : *p;
+  };
+  EXPECT_EQ(precision("conv2d/Conv2D"), "bf16-emulated");
+  EXPECT_EQ(precision("conv2d_1/Conv2D"), "bf16");
+  EXPECT_EQ(precision("dense/MatMul"), "bf16-emulated");
+  EXPECT_EQ(precision("logits/MatMul"), "(absent)");  // float32
+}
+
 TEST(DenseTest, ForwardMatchesHandComputation) {
   Graph graph;
   Scope s(graph);

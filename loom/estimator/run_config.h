@@ -14,6 +14,7 @@
 
 #include "loom/base/env.h"
 #include "loom/estimator/distribution.h"
+#include "loom/graph/precision.h"
 #include "loom/runtime/session.h"
 
 namespace loom {
@@ -44,6 +45,13 @@ struct RunConfig {
   // step 0, keeping the invalid files (never pruned; one about to be overwritten is
   // renamed to "<file>.invalid"). Not in TF, which silently starts over. Default: false.
   bool start_over_if_checkpoints_corrupt = false;
+  // The precision policy of the model's matrix products (loom/graph/precision.h, Keras's
+  // mixed_bfloat16). The model function receives it (its `config`) and passes it to its
+  // layers (DenseOptions::precision, ...): the canned estimators put every Dense layer of
+  // their DNN part under it, in every graph they build (training, evaluation, prediction,
+  // export). Variables, optimizer slots and the loss stay float32. Not in TF.
+  // Default: kFloat32.
+  Precision precision = Precision::kFloat32;
   // Options of every Session the Estimator creates (TF's session_config).
   SessionOptions session_config;
   // The file system for checkpoints, summaries and exports. Default: nullptr,

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "loom/ops/bf16.h"
 #include "loom/ops/blas.h"
 #include "loom/ops/elementwise.h"
 #include "loom/ops/math.h"
+#include "loom/ops/onednn_matmul.h"
 
 namespace loom {
 namespace {
@@ -43,6 +45,13 @@ void GemmOne(bool ta, bool tb, const MatrixDims& d, const T* a, int64_t lda, con
   Gemm(ta, tb, d.m, d.n, d.k_a, T(1), a, lda, b, ldb, T(0), out, d.n);
 }
 
+// The operands as a float32 product under `path` reads them: rounded to bf16 unless the
+// path is float32 (the hardware path rounds its own, and comes here only when declined).
+std::pair<Tensor, Tensor> ProductOperands(const KernelContext& c, bf16::Path path) {
+  if (path == bf16::Path::kFloat32) return {c.input(0), c.input(1)};
+  return {bf16::Rounded(c.input(0), c.pool()), bf16::Rounded(c.input(1), c.pool())};
+}
+
 bool TransposeA(const InferenceContext& c) { return c.attr(kTransposeA); }
 bool TransposeB(const InferenceContext& c) { return c.attr(kTransposeB); }
 
@@ -55,21 +64,25 @@ template <typename MM>
 std::pair<Output, Output> ProductGrads(const GradContext& g, MM mm) {
   const Scope& s = g.scope();
   const bool ta = g.attr(kTransposeA), tb = g.attr(kTransposeB);
+  const Precision p = bf16::NodePrecision(g.node());
   Output a = g.input(0), b = g.input(1), dz = g.grad();
   if (!ta && !tb)
-    return {mm(s, dz, b, MatMulOptions{false, true}), mm(s, a, dz, MatMulOptions{true, false})};
+    return {mm(s, dz, b, MatMulOptions{false, true, p}),
+            mm(s, a, dz, MatMulOptions{true, false, p})};
   if (!ta && tb)
-    return {mm(s, dz, b, MatMulOptions{false, false}), mm(s, dz, a, MatMulOptions{true, false})};
+    return {mm(s, dz, b, MatMulOptions{false, false, p}),
+            mm(s, dz, a, MatMulOptions{true, false, p})};
   if (ta && !tb)
-    return {mm(s, b, dz, MatMulOptions{false, true}), mm(s, a, dz, MatMulOptions{false, false})};
-  return {mm(s, b, dz, MatMulOptions{true, true}), mm(s, dz, a, MatMulOptions{true, true})};
+    return {mm(s, b, dz, MatMulOptions{false, true, p}),
+            mm(s, a, dz, MatMulOptions{false, false, p})};
+  return {mm(s, b, dz, MatMulOptions{true, true, p}), mm(s, dz, a, MatMulOptions{true, true, p})};
 }
 
 const OpDef& MatMulOp() {
   static const OpDef op = {
       .name = "MatMul",
       .num_inputs = 2,
-      .attrs = {kTransposeA.Default(false), kTransposeB.Default(false)},
+      .attrs = {kTransposeA.Default(false), kTransposeB.Default(false), bf16::PrecisionAttrDef()},
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
@@ -100,9 +113,17 @@ const OpDef& MatMulOp() {
             CheckInner([&](const auto&... args) { c.Fail(args...); }, a.shape(), b.shape(), ta, tb,
                        d);
             Tensor out = c.AllocateOutput(0, Shape{d.m, d.n});
+            const bf16::Path path = bf16::KernelPath(c, a.dtype());
+            if (path == bf16::Path::kHardware && d.m > 0 && d.n > 0 && d.k_a > 0 &&
+                bf16::OnednnMatMulBf16(ta, tb, d.m, d.n, d.k_a, a.data<float>(), a.dim(1),
+                                       b.data<float>(), b.dim(1), out.data<float>(), c.pool())) {
+              return;
+            }
+            const auto operands = ProductOperands(c, path);
+            const Tensor &x = operands.first, &y = operands.second;
             SwitchFloat(a.dtype(), "MatMul", [&](auto tag) {
               using T = decltype(tag);
-              GemmOne(ta, tb, d, a.data<T>(), a.dim(1), b.data<T>(), b.dim(1), out.data<T>());
+              GemmOne(ta, tb, d, x.data<T>(), a.dim(1), y.data<T>(), b.dim(1), out.data<T>());
               return 0;
             });
           },
@@ -128,7 +149,7 @@ const OpDef& BatchMatMulOp() {
   static const OpDef op = {
       .name = "BatchMatMul",
       .num_inputs = 2,
-      .attrs = {kTransposeA.Default(false), kTransposeB.Default(false)},
+      .attrs = {kTransposeA.Default(false), kTransposeB.Default(false), bf16::PrecisionAttrDef()},
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
@@ -169,19 +190,40 @@ const OpDef& BatchMatMulOp() {
             const auto plan = internal::MakeBroadcastPlan<2>({&a_batch, &b_batch}, batch);
             const int64_t a_size = a.dim(-2) * a.dim(-1), b_size = b.dim(-2) * b.dim(-1);
             const int64_t out_size = d.m * d.n;
+            const int rank = static_cast<int>(plan.dims.size());
+            // The offsets (in matrices) of pair i's operands.
+            auto offsets = [&](int64_t i) {
+              int64_t rest = i, a_off = 0, b_off = 0;
+              for (int k = rank - 1; k >= 0; --k) {
+                const int64_t idx = rest % plan.dims[k];
+                rest /= plan.dims[k];
+                a_off += idx * plan.strides[0][k];
+                b_off += idx * plan.strides[1][k];
+              }
+              return std::pair<int64_t, int64_t>{a_off * a_size, b_off * b_size};
+            };
+            const bf16::Path path = bf16::KernelPath(c, a.dtype());
+            if (path == bf16::Path::kHardware && out_size > 0 && d.k_a > 0) {
+              // Every pair has one shape: oneDNN takes all of them or declines the first.
+              int64_t done = 0;
+              for (; done < plan.num_elements; ++done) {
+                const auto [a_off, b_off] = offsets(done);
+                if (!bf16::OnednnMatMulBf16(ta, tb, d.m, d.n, d.k_a, a.data<float>() + a_off,
+                                            a.dim(-1), b.data<float>() + b_off, b.dim(-1),
+                                            out.data<float>() + done * out_size, c.pool())) {
+                  break;
+                }
+              }
+              if (done == plan.num_elements) return;
+            }
+            const auto operands = ProductOperands(c, path);
+            const Tensor &x = operands.first, &y = operands.second;
             SwitchFloat(a.dtype(), "BatchMatMul", [&](auto tag) {
               using T = decltype(tag);
-              const int rank = static_cast<int>(plan.dims.size());
               for (int64_t i = 0; i < plan.num_elements; ++i) {
-                int64_t rest = i, a_off = 0, b_off = 0;
-                for (int k = rank - 1; k >= 0; --k) {
-                  const int64_t idx = rest % plan.dims[k];
-                  rest /= plan.dims[k];
-                  a_off += idx * plan.strides[0][k];
-                  b_off += idx * plan.strides[1][k];
-                }
-                GemmOne(ta, tb, d, a.data<T>() + a_off * a_size, a.dim(-1),
-                        b.data<T>() + b_off * b_size, b.dim(-1), out.data<T>() + i * out_size);
+                const auto [a_off, b_off] = offsets(i);
+                GemmOne(ta, tb, d, x.data<T>() + a_off, a.dim(-1), y.data<T>() + b_off, b.dim(-1),
+                        out.data<T>() + i * out_size);
               }
               return 0;
             });
@@ -206,10 +248,9 @@ const OpDef& BatchMatMulOp() {
 Output BuildProduct(const OpDef& op, const Scope& scope, const Input& a, const Input& b,
                     MatMulOptions options) {
   auto [x, y] = AsOutputs(scope, a, b);
-  return scope
-      .AddNode(op, {x, y}, {kTransposeA(options.transpose_a), kTransposeB(options.transpose_b)},
-               op.name)
-      ->output(0);
+  AttrMap attrs = {kTransposeA(options.transpose_a), kTransposeB(options.transpose_b)};
+  bf16::AddPrecisionAttr(options.precision, attrs);
+  return scope.AddNode(op, {x, y}, std::move(attrs), op.name)->output(0);
 }
 
 }  // namespace

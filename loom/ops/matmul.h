@@ -7,8 +7,10 @@
 //
 // A shape mismatch fails at construction naming the node and both shapes:
 //   MatMul 'dense/MatMul': shapes [32,784] x [512,10]: inner dimensions 784 and 512 differ
-// Gradients follow TF's MatMulGrad for every transpose combination.
+// Gradients follow TF's MatMulGrad for every transpose combination; the gradient products
+// take the forward node's precision.
 #include "loom/graph/op_def.h"
+#include "loom/graph/precision.h"
 
 namespace loom {
 
@@ -16,6 +18,9 @@ struct MatMulOptions {
   // Multiply by a's / b's transpose (without materializing it). Default: false.
   bool transpose_a = false;
   bool transpose_b = false;
+  // The product's precision policy (loom/graph/precision.h), recorded in the node's
+  // "precision" attribute. Default: kFloat32.
+  Precision precision = Precision::kFloat32;
 };
 
 // a [m,k] x b [k,n] -> [m,n] (after the optional transposes). Rank 2 each.

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "loom/graph/op_def.h"
+#include "loom/graph/precision.h"
 
 namespace loom {
 
@@ -47,9 +48,11 @@ Output LogSoftmax(const Scope& scope, Input logits, int axis = -1);
 
 // 2-D convolution (cross-correlation, as TF). input NHWC, filter HWIO; output
 // [batch, out_height, out_width, out_channels]. Fails at construction when the input's
-// channels differ from the filter's in_channels, or on a bad padding/stride.
+// channels differ from the filter's in_channels, or on a bad padding/stride. `precision`
+// (loom/graph/precision.h) is recorded in the node's "precision" attribute, which its
+// backprops copy.
 Output Conv2D(const Scope& scope, Input input, Input filter, std::vector<int64_t> strides,
-              const std::string& padding);
+              const std::string& padding, Precision precision = Precision::kFloat32);
 // Window max / mean over each channel. AvgPool divides by the number of in-image elements
 // of each window (padding is not counted), as TF does.
 Output MaxPool(const Scope& scope, Input value, std::vector<int64_t> ksize,

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <type_traits>
 
+#include "loom/ops/bf16.h"
+#include "loom/ops/bf16_conv.h"
 #include "loom/ops/blas.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_internal.h"
@@ -144,6 +146,12 @@ void ForEachBatchChunk(const KernelContext& c, const Geometry& g, const Fn& fn) 
   });
 }
 
+// Input i as a float32 convolution under `path` reads it: rounded to bf16 unless the path
+// is float32 (the hardware path reorders its own, and comes here only when declined).
+Tensor ConvOperand(const KernelContext& c, int i, bf16::Path path) {
+  return path == bf16::Path::kFloat32 ? c.input(i) : bf16::Rounded(c.input(i), c.pool());
+}
+
 void Conv2DKernel(KernelContext& c) {
   const Tensor& input = c.input(0);
   const Tensor& filter = c.input(1);
@@ -152,10 +160,17 @@ void Conv2DKernel(KernelContext& c) {
   const int64_t rows_per_image = g.out_h * g.out_w;
   Tensor out = c.AllocateOutput(0, Shape{g.batch, g.out_h, g.out_w, out_c});
   if (out.NumElements() == 0) return;
+  const bf16::Path path = bf16::KernelPath(c, input.dtype());
+  if (path == bf16::Path::kHardware && k > 0 &&
+      bf16::OnednnConv2DBf16(g, out_c, input.data<float>(), filter.data<float>(), out.data<float>(),
+                             c.pool().num_threads())) {
+    return;
+  }
+  const Tensor x_operand = ConvOperand(c, 0, path), w_operand = ConvOperand(c, 1, path);
   SwitchFloat(input.dtype(), "Conv2D", [&](auto tag) {
     using T = decltype(tag);
-    const T* x = input.data<T>();
-    const T* w = filter.data<T>();
+    const T* x = x_operand.data<T>();
+    const T* w = w_operand.data<T>();
     T* y = out.data<T>();
     if (k == 0) {
       std::fill(y, y + out.NumElements(), T(0));
@@ -191,10 +206,18 @@ void Conv2DBackpropInputKernel(KernelContext& c) {
   const int64_t out_c = filter.dim(3), k = g.k_h * g.k_w * g.channels;
   const int64_t rows_per_image = g.out_h * g.out_w;
   Tensor dx = c.AllocateOutput(0, input.shape());
+  const bf16::Path path = bf16::KernelPath(c, input.dtype());
+  if (path == bf16::Path::kHardware && dx.NumElements() > 0 && k > 0 && out_c > 0 &&
+      rows_per_image > 0 &&
+      bf16::OnednnConv2DBackpropInputBf16(g, out_c, filter.data<float>(), dy.data<float>(),
+                                          dx.data<float>(), c.pool().num_threads())) {
+    return;
+  }
+  const Tensor w_operand = ConvOperand(c, 1, path), dy_operand = ConvOperand(c, 2, path);
   SwitchFloat(input.dtype(), "Conv2DBackpropInput", [&](auto tag) {
     using T = decltype(tag);
-    const T* w = filter.data<T>();
-    const T* dout = dy.data<T>();
+    const T* w = w_operand.data<T>();
+    const T* dout = dy_operand.data<T>();
     T* din = dx.data<T>();
     if (dx.NumElements() == 0) return 0;
     if (k == 0 || out_c == 0 || rows_per_image == 0) {
@@ -232,10 +255,17 @@ void Conv2DBackpropFilterKernel(KernelContext& c) {
   const int64_t out_c = filter.dim(3), k = g.k_h * g.k_w * g.channels;
   const int64_t rows_per_image = g.out_h * g.out_w;
   Tensor dw = c.AllocateOutput(0, filter.shape());
+  const bf16::Path path = bf16::KernelPath(c, input.dtype());
+  if (path == bf16::Path::kHardware && dw.NumElements() > 0 && g.batch * rows_per_image > 0 &&
+      bf16::OnednnConv2DBackpropFilterBf16(g, out_c, input.data<float>(), dy.data<float>(),
+                                           dw.data<float>(), c.pool().num_threads())) {
+    return;
+  }
+  const Tensor x_operand = ConvOperand(c, 0, path), dy_operand = ConvOperand(c, 2, path);
   SwitchFloat(input.dtype(), "Conv2DBackpropFilter", [&](auto tag) {
     using T = decltype(tag);
-    const T* x = input.data<T>();
-    const T* dout = dy.data<T>();
+    const T* x = x_operand.data<T>();
+    const T* dout = dy_operand.data<T>();
     T* dfilter = dw.data<T>();
     if (dw.NumElements() == 0) return 0;
     if (g.batch * rows_per_image == 0) {
@@ -287,7 +317,7 @@ const OpDef& Conv2DBackpropInputOp() {
   static const OpDef op = {
       .name = "Conv2DBackpropInput",
       .num_inputs = 3,
-      .attrs = {kStrides.Required(), PaddingDef()},
+      .attrs = {kStrides.Required(), PaddingDef(), bf16::PrecisionAttrDef()},
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
@@ -305,7 +335,7 @@ const OpDef& Conv2DBackpropFilterOp() {
   static const OpDef op = {
       .name = "Conv2DBackpropFilter",
       .num_inputs = 3,
-      .attrs = {kStrides.Required(), PaddingDef()},
+      .attrs = {kStrides.Required(), PaddingDef(), bf16::PrecisionAttrDef()},
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
@@ -323,7 +353,7 @@ const OpDef& Conv2DOp() {
   static const OpDef op = {
       .name = "Conv2D",
       .num_inputs = 2,
-      .attrs = {kStrides.Required(), PaddingDef()},
+      .attrs = {kStrides.Required(), PaddingDef(), bf16::PrecisionAttrDef()},
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
@@ -357,14 +387,13 @@ const OpDef& Conv2DOp() {
 }  // namespace
 
 Output Conv2D(const Scope& scope, Input input, Input filter, std::vector<int64_t> strides,
-              const std::string& padding) {
+              const std::string& padding, Precision precision) {
   Output x = AsOutput(scope, input);
   Output w = AsOutput(scope, filter, x.dtype());
   const std::string what = "Conv2D '" + scope.FullName("Conv2D") + "': strides";
-  return scope
-      .AddNode(Conv2DOp(), {x, w}, {kStrides(NhwcAttr(what.c_str(), strides)), kPadding(padding)},
-               "Conv2D")
-      ->output(0);
+  AttrMap attrs = {kStrides(NhwcAttr(what.c_str(), strides)), kPadding(padding)};
+  bf16::AddPrecisionAttr(precision, attrs);  // the backprops copy it (AddGradOp)
+  return scope.AddNode(Conv2DOp(), {x, w}, std::move(attrs), "Conv2D")->output(0);
 }
 
 void nn_internal::RegisterNnConvOps(OpRegistry& registry) {

@@ -1,0 +1,112 @@
+// Job files' [train] precision key: parsed into RunConfig::precision, rejected when
+// misspelt, and carried by the canned DNN estimator's model function into every product
+// node of its training graph, gradients included (its graph.pbtxt shows the attribute).
+#include "loom/cli/job.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "loom/testing/error_of.h"
+#include "loom/testing/temp_dir.h"
+
+namespace loom::cli {
+namespace {
+
+std::string JobText(const std::string& model_dir, const std::string& data,
+                    const std::string& train_extra) {
+  return R"([model]
+type = "dnn_classifier"
+hidden_units = [8]
+n_classes = 2
+
+[run_config]
+model_dir = ")" +
+         model_dir + R"("
+tf_random_seed = 1
+
+[train]
+max_steps = 3
+batch_size = 4
+)" + train_extra +
+         R"(
+[data.train]
+format = "csv"
+files = [")" +
+         data + R"("]
+header = true
+columns = ["a", "b", "label"]
+defaults = [0.0, 0.0, 0]
+
+[[features]]
+name = "a"
+
+[[features]]
+name = "b"
+)";
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(JobTest, TrainPrecisionKeySetsRunConfig) {
+  EXPECT_EQ(ParseJob(JobText("m", "d.csv", ""), "job.toml").run_config.precision,
+            Precision::kFloat32);
+  EXPECT_EQ(
+      ParseJob(JobText("m", "d.csv", "precision = \"bf16\"\n"), "job.toml").run_config.precision,
+      Precision::kBf16);
+  EXPECT_EQ(ParseJob(JobText("m", "d.csv", "precision = \"bf16-strict\"\n"), "job.toml")
+                .run_config.precision,
+            Precision::kBf16Strict);
+  std::string message;
+  EXPECT_EQ(
+      testing::CodeOf([] { ParseJob(JobText("m", "d.csv", "precision = \"fp16\"\n"), "job.toml"); },
+                      &message),
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("job.toml: [train] precision is \"fp16\""), std::string::npos) << message;
+  EXPECT_NE(message.find("\"bf16-emulated\""), std::string::npos) << message;
+}
+
+TEST(JobTest, PrecisionReachesEveryProductOfTheTrainingGraph) {
+  testing::TempDir dir("job_precision");
+  {
+    std::ofstream csv(dir.Join("d.csv"));
+    csv << "a,b,label\n";
+    for (int i = 0; i < 16; ++i) csv << i * 0.1 << "," << 1 - i * 0.05 << "," << i % 2 << "\n";
+  }
+  for (const std::string precision : {"float32", "bf16-emulated"}) {
+    SCOPED_TRACE(precision);
+    const std::string model_dir = dir.Join("model_" + precision);
+    Job job = ParseJob(JobText(model_dir, dir.Join("d.csv"), "precision = \"" + precision + "\"\n"),
+                       "job.toml");
+    auto estimator = MakeEstimator(job);
+    estimator->Train(MakeInputFn(job, "train", /*training=*/true, /*needs_labels=*/true),
+                     {.max_steps = 3});
+    const std::string graph = Read(model_dir + "/graph.pbtxt");
+    ASSERT_FALSE(graph.empty());
+    // Two dense layers (hidden, logits): their MatMuls and two gradient MatMuls each,
+    // less the input gradient of the first layer, which nothing needs.
+    const int matmuls = Count(graph, "op: \"MatMul\"");
+    EXPECT_GE(matmuls, 4);
+    if (precision == "float32") {
+      EXPECT_EQ(Count(graph, "\"precision\""), 0);
+    } else {
+      EXPECT_EQ(Count(graph, "s: \"bf16-emulated\""), matmuls) << graph;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace loom::cli

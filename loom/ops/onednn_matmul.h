@@ -1,0 +1,30 @@
+#ifndef LOOM_OPS_ONEDNN_MATMUL_H_
+#define LOOM_OPS_ONEDNN_MATMUL_H_
+
+// The bf16 policy's hardware path for MatMul: oneDNN's matmul primitive with bf16 src and
+// weights and a float32 dst, accumulating in float32 (AMX tiles or AVX-512 BF16's
+// vdpbf16ps, whichever oneDNN picks for the CPU). Internal to the ops layer; bf16.h says
+// when it runs.
+//
+// The float32 operands are rounded to bf16 here (bf16::FloatToBf16, round to nearest
+// even) into buffers from Loom's tensor allocator; transposes are strides, not copies.
+// oneDNN's primitive cache keeps the compiled kernel per shape.
+// Thread-safety: thread-safe.
+#include <cstdint>
+
+#include "loom/base/thread_pool.h"
+
+namespace loom::bf16 {
+
+// c[m,n] (row-major, leading dim n) = op(a) op(b), op(a) [m,k] from a (leading dim lda;
+// stored [k,m] when transpose_a), op(b) [k,n] from b likewise, on `pool`'s thread count of
+// OpenMP threads (the rounding on `pool` itself). Returns false, having written nothing, when
+// oneDNN has no bf16 primitive for it (a CPU without bf16 support: see DetectHardware).
+// REQUIRES: m, n, k > 0.
+bool OnednnMatMulBf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
+                      const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                      ThreadPool& pool);
+
+}  // namespace loom::bf16
+
+#endif  // LOOM_OPS_ONEDNN_MATMUL_H_
