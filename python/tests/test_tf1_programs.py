@@ -1,7 +1,7 @@
 """Defects found by running TF1 programs (tutorial and Stack Overflow shapes) with
 `import loom.compat.v1 as tf`, each pinned by a test that fails without its fix:
 unsupported TF1 APIs name themselves; Saver prunes the .meta files of the checkpoints it
-deletes."""
+deletes; Ctrl-C in Estimator.train raises KeyboardInterrupt."""
 import re
 
 import numpy as np
@@ -66,3 +66,58 @@ def test_saver_prunes_the_meta_graphs_of_pruned_checkpoints(tmp_path):
         restorer.restore(sess, prefix + "-4")
         assert sess.run("global_step:0") == 4
 
+
+def _linear_estimator(model_dir):
+    def model_fn(features, labels, mode):
+        logits = tf.layers.dense(features["x"], 2)
+        loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    config = tf.estimator.RunConfig(save_checkpoints_steps=1000, log_step_count_steps=1000)
+    return tf.estimator.Estimator(model_fn, model_dir=str(model_dir), config=config)
+
+
+def _input_fn():
+    rng = np.random.RandomState(0)
+    x = rng.rand(64, 3).astype(np.float32)
+    y = (x.sum(1) > 1.5).astype(np.int32)
+    return tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=8, num_epochs=None,
+                                              shuffle=True)
+
+
+class _SignalAt(tf.train.SessionRunHook):
+    """Sends `signum` to this process after the step that reaches `step`."""
+
+    def __init__(self, step, signum):
+        self.step, self.signum, self.sent = step, signum, False
+
+    def before_run(self, run_context):
+        return tf.train.SessionRunArgs(tf.train.get_global_step())
+
+    def after_run(self, run_context, run_values):
+        if run_values.results >= self.step and not self.sent:
+            import os
+            self.sent = True
+            os.kill(os.getpid(), self.signum)
+
+
+# Ctrl-C in Estimator.train: the C++ loop stops cleanly after the step in flight and
+# saves the final checkpoint, and train() used to return normally, so the script went on
+# (the next train() of an epoch loop, an evaluate) as if training had finished. Now it
+# raises KeyboardInterrupt, as TF does, after the checkpoint is saved; SIGTERM is
+# SystemExit(143), the status `loom train` exits with.
+def test_ctrl_c_in_train_raises_keyboard_interrupt_after_the_final_checkpoint(tmp_path):
+    import signal
+    est = _linear_estimator(tmp_path / "int")
+    with pytest.raises(KeyboardInterrupt, match="stopped by SIGINT at global step 5"):
+        est.train(_input_fn(), steps=1000, hooks=[_SignalAt(5, signal.SIGINT)])
+    assert est.latest_checkpoint().endswith("model.ckpt-5")
+    est.train(_input_fn(), steps=2)  # resumes
+    assert est.get_variable_value("global_step") == 7
+
+    est = _linear_estimator(tmp_path / "term")
+    with pytest.raises(SystemExit) as e:
+        est.train(_input_fn(), steps=1000, hooks=[_SignalAt(3, signal.SIGTERM)])
+    assert e.value.code == 128 + signal.SIGTERM
+    assert est.latest_checkpoint().endswith("model.ckpt-3")

@@ -541,10 +541,11 @@ class Estimator:
 
         def run(build):
             # C++ logs the final loss and each evaluation's metrics.
-            self._native.train(self._native_input_fn(input_fn, ModeKeys.TRAIN), steps=steps,
-                               max_steps=max_steps,
-                               hooks=_hooks._native_hooks(hooks, build.graph_for))
-        self._run(run)
+            return self._native.train(self._native_input_fn(input_fn, ModeKeys.TRAIN),
+                                      steps=steps, max_steps=max_steps,
+                                      hooks=_hooks._native_hooks(hooks, build.graph_for))
+        _, global_step, _, stop_signal = self._run(run)
+        _raise_for_stop_signal(stop_signal, global_step)
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
@@ -680,6 +681,23 @@ class EvalSpec(collections.namedtuple("EvalSpec", [
                                start_delay_secs, throttle_secs)
 
 
+def _raise_for_stop_signal(signum, global_step):
+    """After C++ training stopped cleanly on a signal (the step in flight finished, every
+    hook's end ran, the final checkpoint was written), what Python does on that signal:
+    SIGINT (Ctrl-C) raises KeyboardInterrupt, SIGTERM and SIGUSR1 (Slurm's preemption
+    warning) raise SystemExit(128 + signal), as `loom train` exits. Returning normally would
+    let the script go on (the next train() of a loop, an evaluate) as if training had
+    finished."""
+    if not signum:
+        return
+    import signal as _signal
+    at = "" if global_step is None else " at global step %d" % global_step
+    if signum == _signal.SIGINT:
+        raise KeyboardInterrupt("training stopped by SIGINT%s; the final checkpoint was "
+                                "saved, train() again resumes from it" % at)
+    raise SystemExit(128 + signum)
+
+
 def train_and_evaluate(estimator, train_spec, eval_spec):
     """tf.estimator.train_and_evaluate (local): trains to train_spec.max_steps, evaluating
     after checkpoints (throttled) and at the end. Returns (eval_result, export_results)."""
@@ -696,7 +714,8 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
             start_delay_secs=float(eval_spec.start_delay_secs),
             throttle_secs=float(eval_spec.throttle_secs))
         return _loom.train_and_evaluate(estimator._native, native_train, native_eval)
-    result, exports = estimator._run(run)
+    result, exports, stop_signal = estimator._run(run)
+    _raise_for_stop_signal(stop_signal, None)
     return {k: (np.int64(v) if k == "global_step" else np.float32(v))
             for k, v in result.items()}, exports
 
