@@ -1,7 +1,9 @@
-// `loom inspect PATH`: what a file is (sniff.h: from its bytes) and what it holds, for a
+// `loom inspect PATH...`: what a file is (sniff.h: from its bytes) and what it holds, for a
 // checkpoint, model directory, SavedModel, event file, TFRecord file, npy / IDX array,
 // ONNX model or graph file. Each kind is read with the io/ or train/ reader for it; damage
-// is an error (a non-zero exit) after what could be read is shown.
+// is an error (a non-zero exit) after what could be read is shown. Several paths, or a
+// directory of data files, are inspected one after another under a "==> PATH <==" line;
+// a damaged one is reported and the others are still inspected.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "loom/base/env.h"
 #include "loom/base/error.h"
@@ -245,8 +248,71 @@ Compression CompressionFlag(Env* env, const std::string& path, const std::string
   return ParseCompression(flag);
 }
 
-void Inspect(const std::string& path, const std::string& kind, const std::string& compression,
-             int show) {
+// Whether `dir` is (or is becoming) an Estimator model directory: a checkpoint state
+// file, a checkpoint, an event file or an eval directory. A directory holding none of
+// these is a directory of data files, each inspected on its own.
+bool IsModelDir(Env* env, const std::string& dir) {
+  if (env->FileExists(JoinPath(dir, "checkpoint"))) return true;
+  for (const std::string& name : env->GetChildren(dir)) {
+    const std::string path = JoinPath(dir, name);
+    if (name.find("tfevents") != std::string::npos || name.starts_with("model.ckpt")) return true;
+    if (name.starts_with("eval") && env->IsDirectory(path)) return true;
+  }
+  return false;
+}
+
+void InspectOne(const std::string& path, const std::string& kind, const std::string& compression,
+                int show);
+
+// Inspects each path under a "==> PATH <==" line; an error is printed and the next path
+// inspected. Throws (a non-zero exit) when any of them failed, naming how many.
+void InspectEach(const std::vector<std::string>& paths, const std::string& kind,
+                 const std::string& compression, int show) {
+  std::vector<std::string> failed;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::printf("%s==> %s <==\n", i == 0 ? "" : "\n", paths[i].c_str());
+    try {
+      InspectOne(paths[i], kind, compression, show);
+    } catch (const Error& e) {
+      std::fflush(stdout);  // the error follows what was shown of this path
+      std::fprintf(stderr, "loom: error: %s\n", e.what());
+      std::fflush(stderr);
+      failed.push_back(paths[i]);
+    }
+  }
+  std::fflush(stdout);
+  if (failed.empty()) return;
+  std::string names;
+  for (const std::string& p : failed) names += (names.empty() ? "'" : ", '") + p + "'";
+  throw DataLoss(failed.size(), " of ", paths.size(),
+                 " paths could not be inspected (errors above): ", names);
+}
+
+// The regular files of a directory of data files, sorted; subdirectories are named, not
+// entered (name one to inspect it).
+void InspectDataDir(Env* env, const std::string& dir, const std::string& kind,
+                    const std::string& compression, int show) {
+  std::vector<std::string> children = env->GetChildren(dir);
+  std::sort(children.begin(), children.end());
+  std::vector<std::string> files;
+  for (const std::string& name : children) {
+    const std::string path = JoinPath(dir, name);
+    if (env->IsDirectory(path)) {
+      std::printf("directory %s: not entered (name it to inspect it)\n", path.c_str());
+    } else {
+      files.push_back(path);
+    }
+  }
+  if (files.empty()) {
+    throw NotFound("'", dir, "' holds no files, no checkpoint and no event file: nothing to ",
+                   "inspect");
+  }
+  std::printf("directory %s: %zu file(s)\n\n", dir.c_str(), files.size());
+  InspectEach(files, kind, compression, show);
+}
+
+void InspectOne(const std::string& path, const std::string& kind, const std::string& compression,
+                int show) {
   Env* env = Env::Default();
   if (!env->FileExists(path)) {
     // A TF checkpoint prefix ("model.ckpt-1000") names no file of its own.
@@ -260,6 +326,7 @@ void Inspect(const std::string& path, const std::string& kind, const std::string
       throw Unimplemented("'", path,
                           "' is a TensorFlow SavedModel in text form (saved_model.pbtxt), ",
                           "not readable by loom inspect; loom reads saved_model.pb");
+    if (!IsModelDir(env, path)) return InspectDataDir(env, path, kind, compression, show);
     return InspectModelDir(env, path);
   }
   if (kind != "auto") {
@@ -310,11 +377,17 @@ void Inspect(const std::string& path, const std::string& kind, const std::string
       "gzip or zlib), event files, npy, IDX, ONNX and GraphDef files); force one ", "with --kind");
 }
 
+void Inspect(const std::vector<std::string>& paths, const std::string& kind,
+             const std::string& compression, int show) {
+  if (paths.size() == 1) return InspectOne(paths[0], kind, compression, show);
+  InspectEach(paths, kind, compression, show);
+}
+
 }  // namespace
 
 void AddInspectCommand(CLI::App& app) {
   struct Flags {
-    std::string path;
+    std::vector<std::string> paths;
     std::string kind = "auto";
     std::string compression = "auto";
     int show = 3;
@@ -325,7 +398,10 @@ void AddInspectCommand(CLI::App& app) {
       "say what a file is and show what it holds: a checkpoint (.safetensors), model "
       "directory, SavedModel, event file, TFRecord file, npy / IDX array, ONNX model or "
       "graph file; exits non-zero when the file is damaged");
-  cmd->add_option("PATH", flags->path, "file or directory")->required();
+  cmd->add_option("PATH", flags->paths,
+                  "files or directories, inspected one after another (a directory "
+                  "without checkpoints or event files: each file in it)")
+      ->required();
   cmd->add_option("--kind", flags->kind,
                   "auto (from the file's bytes), checkpoint, events, "
                   "tfrecord, graph, npy, idx or onnx")
@@ -337,7 +413,7 @@ void AddInspectCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--examples,-n", flags->show, "TFRecord: examples to print")
       ->capture_default_str();
-  cmd->callback([flags] { Inspect(flags->path, flags->kind, flags->compression, flags->show); });
+  cmd->callback([flags] { Inspect(flags->paths, flags->kind, flags->compression, flags->show); });
 }
 
 }  // namespace loom::cli

@@ -146,6 +146,57 @@ TEST(CliTest, InspectSaysWhatAFileIsFromItsBytes) {
   EXPECT_CONTAINS(r.output, "cannot tell what '" + dir + "/notes.txt' is");
 }
 
+// Several paths are inspected one after another, each under a "==> PATH <==" line; a
+// damaged one is reported and the rest still inspected, and the exit status says one
+// failed. A directory without checkpoints or event files is a directory of data files:
+// each file in it is inspected (subdirectories are named, not entered).
+TEST(CliTest, InspectTakesSeveralPathsAndADirectoryOfFiles) {
+  std::string dir = TempDir("several");
+  WriteExamples(dir + "/a.tfrecord");
+  WriteExamples(dir + "/b.tfrecord.gz", loom::Compression::kGzip);
+  Result r = Loom("inspect " + dir + "/a.tfrecord " + dir + "/b.tfrecord.gz");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "==> " + dir + "/a.tfrecord <==");
+  EXPECT_CONTAINS(r.output, "==> " + dir + "/b.tfrecord.gz <==");
+  EXPECT_CONTAINS(r.output, "(gzip)");
+  size_t first = r.output.find("records: 5");
+  ASSERT_NE(first, std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("records: 5", first + 1), std::string::npos) << r.output;
+
+  // The first is missing, the second damaged, the third fine: all three are shown.
+  WriteExamples(dir + "/c.tfrecord");
+  Truncate(dir + "/b.tfrecord.gz", 6);
+  r = Loom("inspect " + dir + "/missing.tfrecord " + dir + "/b.tfrecord.gz " + dir + "/c.tfrecord");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "'" + dir + "/missing.tfrecord' does not exist");
+  EXPECT_CONTAINS(r.output, "'" + dir + "/b.tfrecord.gz' is damaged");
+  EXPECT_CONTAINS(r.output, "==> " + dir + "/c.tfrecord <==");
+  EXPECT_CONTAINS(r.output, "2 of 3 paths could not be inspected");
+  EXPECT_LT(r.output.find("/missing.tfrecord' does not exist"),
+            r.output.find("==> " + dir + "/b.tfrecord.gz <=="));
+
+  // The directory: its three files in name order, the damaged one failing the exit.
+  fs::create_directories(dir + "/sub");
+  r = Loom("inspect " + dir);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "directory " + dir + ": 3 file(s)");
+  EXPECT_CONTAINS(r.output, "directory " + dir + "/sub: not entered");
+  EXPECT_LT(r.output.find("==> " + dir + "/a.tfrecord <=="),
+            r.output.find("==> " + dir + "/b.tfrecord.gz <=="));
+  EXPECT_LT(r.output.find("==> " + dir + "/b.tfrecord.gz <=="),
+            r.output.find("==> " + dir + "/c.tfrecord <=="));
+  EXPECT_CONTAINS(r.output, "1 of 3 paths could not be inspected");
+  fs::remove(dir + "/b.tfrecord.gz");
+  r = Loom("inspect " + dir);
+  EXPECT_EQ(r.code, 0) << r.output;
+
+  // A directory with nothing to inspect is an error, not an empty "model directory".
+  std::string empty = TempDir("several_empty");
+  r = Loom("inspect " + empty);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "holds no files, no checkpoint and no event file");
+}
+
 std::string Varint(uint64_t v) {
   std::string out;
   for (; v >= 0x80; v >>= 7) out += static_cast<char>(v | 0x80);

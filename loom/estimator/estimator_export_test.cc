@@ -4,6 +4,7 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 
+#include "loom/base/fault_injection_env.h"
 #include "loom/estimator/child_trainer.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/estimator_test_util.h"
@@ -112,6 +113,45 @@ TEST(SavedModelTest, ExportOutputsBecomeSignatures) {
             "tensorflow/serving/regress");
   auto out = predictor->Predict({{"x", MakeLinearData(3).x}}, "regress");
   EXPECT_EQ(out.at("outputs").shape(), Shape({3, 1}));
+}
+
+// A failed export (a full disk at any of its files, a rename that fails) throws and leaves
+// nothing in export_dir_base: no temp-<ts> directory, no half-written export. The next
+// export, on a disk with room again, succeeds.
+TEST(SavedModelTest, FailedExportLeavesNoTempDirectory) {
+  TempDir dir;
+  FaultInjectionEnv env(Env::Default());
+  RunConfig config = Config(dir.path());
+  config.env = &env;
+  Estimator estimator(LinearModelFn, config);
+  estimator.Train(TrainInput(MakeLinearData(64, 1)), {.steps = 3});
+  // A good export first, to know the size of each file: with free space for none, for
+  // graph.pb only, and for graph.pb and the variables, each of the three writes fails.
+  const std::string good = estimator.ExportSavedModel(dir.Join("good"), Serving());
+  const uint64_t graph_bytes = env.GetFileSize(JoinPath(good, "graph.pb"));
+  const uint64_t variable_bytes =
+      env.GetFileSize(JoinPath(good, "variables/variables.safetensors"));
+  const std::string base = dir.Join("export");
+  for (uint64_t free_bytes : {uint64_t{0}, graph_bytes, graph_bytes + variable_bytes}) {
+    SCOPED_TRACE(free_bytes);
+    env.SetFreeSpace(free_bytes);
+    try {
+      estimator.ExportSavedModel(base, Serving());
+      ADD_FAILURE() << "the export succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
+    }
+    env.ClearFaults();
+    EXPECT_EQ(env.GetChildren(base), std::vector<std::string>{});
+  }
+  env.SetRenameFails(true);
+  EXPECT_THROW(estimator.ExportSavedModel(base, Serving()), Error);
+  env.ClearFaults();
+  EXPECT_EQ(env.GetChildren(base), std::vector<std::string>{});
+
+  const std::string exported = estimator.ExportSavedModel(base, Serving());
+  EXPECT_EQ(env.GetChildren(base), std::vector<std::string>{Basename(exported)});
+  EXPECT_EQ(SavedModelPredictor::Load(exported)->global_step(), 3);
 }
 
 // The same model with its weight renamed.

@@ -68,16 +68,12 @@ std::string NewExportDir(Env* env, const std::string& export_dir_base) {
   }
 }
 
-void WriteSavedModel(Env* env, const std::string& export_dir, const Graph& graph, Session& session,
-                     const std::map<std::string, SignatureDef>& signatures,
-                     const std::map<std::string, std::string>& info) {
-  if (env == nullptr) env = Env::Default();
-  if (env->FileExists(export_dir)) {
-    throw AlreadyExists("ExportSavedModel: export directory '", export_dir, "' already exists");
-  }
-  const std::string base = Dirname(export_dir);
-  const std::string temp = JoinPath(base, "temp-" + Basename(export_dir));
-  if (env->FileExists(temp)) env->DeleteRecursively(temp);
+namespace {
+
+// Writes the SavedModel's files into `temp`, the directory WriteSavedModel renames into place.
+void WriteSavedModelFiles(Env* env, const std::string& temp, const Graph& graph, Session& session,
+                          const std::map<std::string, SignatureDef>& signatures,
+                          const std::map<std::string, std::string>& info) {
   env->CreateDirs(JoinPath(temp, "variables"));
 
   ExportGraph(graph, env, JoinPath(temp, kSavedModelGraph));
@@ -103,8 +99,34 @@ void WriteSavedModel(Env* env, const std::string& export_dir, const Graph& graph
   }
   doc["signatures"] = sigs;
   WriteFileAtomically(env, JoinPath(temp, kSavedModelJson), doc.dump(2) + "\n");
+}
 
-  env->RenameFile(temp, export_dir);
+}  // namespace
+
+void WriteSavedModel(Env* env, const std::string& export_dir, const Graph& graph, Session& session,
+                     const std::map<std::string, SignatureDef>& signatures,
+                     const std::map<std::string, std::string>& info) {
+  if (env == nullptr) env = Env::Default();
+  if (env->FileExists(export_dir)) {
+    throw AlreadyExists("ExportSavedModel: export directory '", export_dir, "' already exists");
+  }
+  const std::string base = Dirname(export_dir);
+  const std::string temp = JoinPath(base, "temp-" + Basename(export_dir));
+  if (env->FileExists(temp)) env->DeleteRecursively(temp);
+  try {
+    WriteSavedModelFiles(env, temp, graph, session, signatures, info);
+    env->RenameFile(temp, export_dir);
+  } catch (...) {
+    // A failed export (a full disk, a variable without a value) leaves nothing behind:
+    // a half-written temp-<ts> directory would only confuse the next export's reader.
+    try {
+      if (env->FileExists(temp)) env->DeleteRecursively(temp);
+    } catch (const Error& cleanup) {
+      LOOM_LOG(WARNING) << "ExportSavedModel: could not remove '" << temp
+                        << "' after a failed export: " << cleanup.what();
+    }
+    throw;
+  }
   env->SyncDir(base);
 }
 

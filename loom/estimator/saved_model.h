@@ -59,6 +59,8 @@ struct SignatureDef {
 
 // Writes a SavedModel directory at export_dir (which must not exist) from a graph and a
 // session holding its variables: the layout above, atomically (a temp directory renamed).
+// On failure (a full disk, a variable without a value) the temp directory is removed and
+// the error propagates: nothing of the export stays behind.
 void WriteSavedModel(Env* env, const std::string& export_dir, const Graph& graph, Session& session,
                      const std::map<std::string, SignatureDef>& signatures,
                      const std::map<std::string, std::string>& info = {});

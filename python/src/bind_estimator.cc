@@ -237,7 +237,8 @@ void BindEstimatorMethods(py::class_<Estimator>& cls) {
            InputFn fn = ToInputFn(input_fn);
            return WithoutGil([&] {
              TrainResult result = e.Train(fn, std::move(options));
-             return std::make_tuple(result.final_loss, result.global_step, result.steps_run);
+             return std::make_tuple(result.final_loss, result.global_step, result.steps_run,
+                                    result.stop_signal);
            });
          },
          py::arg("input_fn"), py::arg("steps") = py::none(), py::arg("max_steps") = py::none(),
@@ -590,7 +591,7 @@ void BindEstimator(py::module_& m) {
       [](Estimator& estimator, const TrainSpec& train_spec, const EvalSpec& eval_spec) {
         return WithoutGil([&] {
           TrainAndEvaluateResult result = TrainAndEvaluate(estimator, train_spec, eval_spec);
-          return std::make_pair(result.eval_result, result.export_results);
+          return std::make_tuple(result.eval_result, result.export_results, result.stop_signal);
         });
       },
       py::arg("estimator"), py::arg("train_spec"), py::arg("eval_spec"));

@@ -89,7 +89,6 @@ from loom.compat.v1 import losses  # noqa: E402
 from loom.compat.v1 import metrics  # noqa: E402
 from loom.compat.v1 import feature_column  # noqa: E402
 from loom.compat.v1 import regularizers as _regularizers  # noqa: E402
-from loom.compat.v1.control_flow import case, cond, while_loop  # noqa: E402
 from loom.compat.v1.parsing import FixedLenFeature, VarLenFeature, parse_example  # noqa: E402
 
 import types as _types  # noqa: E402
@@ -152,3 +151,38 @@ def _app_run(main=None, argv=None):
 
 
 app.run = _app_run
+
+# TF1 names Loom lacks: using one is an UnsupportedAPIError naming it (_unsupported.py).
+from loom.compat.v1 import _unsupported  # noqa: E402
+
+_CONTROL_FLOW = ("Loom graphs have no control flow ops; for a choice known while building the "
+                 "graph use a Python if (or tf.contrib.framework.smart_cond), for values safe "
+                 "to compute both use tf.where, for a loop with a known trip count unroll it "
+                 "in Python (docs/python.md, \"Control flow\")")
+_NO_PY = "Loom graphs run no Python per step; compute it in numpy, or in a Dataset.map"
+_SPARSE = "Loom has no sparse tensors"
+_RECORDS = ("Loom reads tf.train.Example records in C++ (loom::data::ParseExamples, "
+            "docs/data.md), not from Python")
+_MISSING = {
+    "cond": _CONTROL_FLOW, "while_loop": _CONTROL_FLOW, "case": _CONTROL_FLOW,
+    "switch_case": _CONTROL_FLOW, "map_fn": _CONTROL_FLOW, "scan": _CONTROL_FLOW,
+    "foldl": _CONTROL_FLOW, "foldr": _CONTROL_FLOW, "TensorArray": _CONTROL_FLOW,
+    "py_func": _NO_PY, "py_function": _NO_PY, "numpy_function": _NO_PY,
+    "Print": "no Print op; fetch the tensor, or log it with tf.train.LoggingTensorHook",
+    "print": "no print op; fetch the tensor, or log it with tf.train.LoggingTensorHook",
+    "Assert": "no assertion ops", "assert_equal": "no assertion ops",
+    "debugging": "no assertion ops",
+    "SparseTensor": _SPARSE, "SparseTensorValue": _SPARSE, "sparse": _SPARSE,
+    "sparse_placeholder": _SPARSE, "sparse_tensor_to_dense": _SPARSE,
+    "python_io": _RECORDS, "parse_single_example": _RECORDS,
+    "FixedLenSequenceFeature": _RECORDS, "decode_raw": _RECORDS, "decode_csv": _RECORDS,
+    "read_file": _RECORDS,
+    "device": "Loom runs on the CPU and places no ops on devices; remove the tf.device block",
+    "enable_eager_execution": "Loom is graph-only, as TF1 is by default",
+    "image": "no image ops", "strings": "no string ops", "string_split": "no string ops",
+    "saved_model": "use Estimator.export_saved_model",
+    "lookup": "no lookup tables; use tf.feature_column vocabulary columns",
+    "tables_initializer": "no lookup tables; use tf.feature_column vocabulary columns",
+    "distribute": "no distribution strategies from Python (the C++ API trains over MPI)",
+}
+__getattr__ = _unsupported.missing("tf", _MISSING)

@@ -766,11 +766,12 @@ class Estimator:
 
         def run(build):
             # C++ logs the final loss and each evaluation's metrics.
-            self._native.train(
+            return self._native.train(
                 self._native_input_fn(input_fn, ModeKeys.TRAIN), steps=steps,
                 max_steps=max_steps, hooks=_hooks._native_hooks(hooks, build.graph_for),
                 saving_listeners=_hooks._native_listeners(saving_listeners, build.graph_for))
-        self._run(run)
+        _, global_step, _, stop_signal = self._run(run)
+        _raise_for_stop_signal(stop_signal, global_step)
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
@@ -942,6 +943,23 @@ def _validate_exporters(exporters):
     return tuple(exporters)
 
 
+def _raise_for_stop_signal(signum, global_step):
+    """After C++ training stopped cleanly on a signal (the step in flight finished, every
+    hook's end ran, the final checkpoint was written), what Python does on that signal:
+    SIGINT (Ctrl-C) raises KeyboardInterrupt, SIGTERM and SIGUSR1 (Slurm's preemption
+    warning) raise SystemExit(128 + signal), as `loom train` exits. Returning normally would
+    let the script go on (the next train() of a loop, an evaluate) as if training had
+    finished."""
+    if not signum:
+        return
+    import signal as _signal
+    at = "" if global_step is None else " at global step %d" % global_step
+    if signum == _signal.SIGINT:
+        raise KeyboardInterrupt("training stopped by SIGINT%s; the final checkpoint was "
+                                "saved, train() again resumes from it" % at)
+    raise SystemExit(128 + signum)
+
+
 def train_and_evaluate(estimator, train_spec, eval_spec):
     """tf.estimator.train_and_evaluate (local): trains to train_spec.max_steps, evaluating
     after checkpoints (throttled) and at the end. Returns (eval_result, export_results)."""
@@ -959,7 +977,8 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
             throttle_secs=float(eval_spec.throttle_secs),
             exporters=[e._native_exporter(estimator) for e in eval_spec.exporters])
         return _loom.train_and_evaluate(estimator._native, native_train, native_eval)
-    result, exports = estimator._run(run)
+    result, exports, stop_signal = estimator._run(run)
+    _raise_for_stop_signal(stop_signal, None)
     return {k: (np.int64(v) if k == "global_step" else np.float32(v))
             for k, v in result.items()}, exports
 

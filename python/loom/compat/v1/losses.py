@@ -143,3 +143,10 @@ def get_total_loss(add_regularization_losses=True, name="total_loss", scope=None
     if not losses:
         raise ValueError("No losses found in the graph (tf.GraphKeys.LOSSES is empty)")
     return _ops.NAMESPACES[""]["add_n"](losses, name=name)
+
+
+from loom.compat.v1 import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.missing("tf.losses", {
+    n: "no C++ loss for it (loom/estimator/losses.h)" for n in (
+        "log_loss", "cosine_distance", "mean_pairwise_squared_error")})

@@ -115,3 +115,19 @@ def mean_iou(labels, predictions, num_classes, weights=None, metrics_collections
              updates_collections=None, name=None):
     return _classes("mean_iou", labels, predictions, num_classes, weights,
                     metrics_collections, updates_collections, name)
+
+
+from loom.compat.v1 import _unsupported  # noqa: E402
+
+__getattr__ = _unsupported.missing("tf.metrics", {
+    n: "only accuracy, mean, mean_squared_error, root_mean_squared_error, "
+       "mean_absolute_error, precision, recall, auc, mean_per_class_accuracy and mean_iou "
+       "are" for n in (
+           "precision_at_k", "recall_at_k", "precision_at_thresholds",
+           "recall_at_thresholds", "precision_at_top_k", "average_precision_at_k",
+           "sparse_precision_at_k", "sparse_average_precision_at_k", "false_negatives",
+           "false_positives", "true_negatives", "true_positives",
+           "false_negatives_at_thresholds", "false_positives_at_thresholds",
+           "true_negatives_at_thresholds", "true_positives_at_thresholds",
+           "sensitivity_at_specificity", "specificity_at_sensitivity", "mean_cosine_distance",
+           "mean_relative_error", "mean_tensor", "percentage_below")})

@@ -286,9 +286,21 @@ class Saver:
         if global_step is not None:
             global_step = int(global_step if isinstance(global_step, numbers.Integral)
                               else sess.run(global_step))
+        before = self._native.last_checkpoints
         path = self._native.save(sess._native, save_path, global_step)
         if write_meta_graph:
             _loom.export_graph(self._graph._g, path + "." + meta_graph_suffix)
+        # The C++ Saver prunes the checkpoints past max_to_keep; their ".meta" graphs (and
+        # a graph's large-constant sidecar) go with them, as TF deletes a checkpoint's
+        # files together.
+        kept = set(self._native.last_checkpoints)
+        for old in before:
+            if old in kept or os.path.exists(old + ".safetensors"):
+                continue
+            for f in (old + "." + meta_graph_suffix,
+                      old + "." + meta_graph_suffix + ".data.safetensors"):
+                if os.path.exists(f):
+                    os.remove(f)
         return path
 
     def restore(self, sess, save_path):
