@@ -2,7 +2,7 @@
 // Same models, batch sizes and thread counts as the PyTorch script; data already in memory
 // and fed each step (feeding shares the buffer, no copy). Prints one JSON line.
 //
-// Usage: core_bench MODEL THREADS [STEPS]
+// Usage: core_bench MODEL THREADS [STEPS] [trace] [baseline]
 //   MODEL: mlp | softreg | convnet | mlp_gemm (the MLP step's matrix products alone,
 //          through the same BLAS: the GEMM-only bound) | convnet_gemm (the convnet step's
 //          products as im2col + GEMM would run them, through loom::Gemm: its GEMM-only bound)
@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@
 #include "loom/ops/random.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
+#include "loom/ops/vector_isa.h"
 #include "loom/runtime/session.h"
 #include "loom/train/adam.h"
 #include "loom/train/gradient_descent.h"
@@ -119,6 +121,16 @@ int main(int argc, char** argv) {
   }
   const int threads = std::atoi(argv[2]);
   const int steps = argc > 3 ? std::atoi(argv[3]) : 200;
+  auto has_flag = [&](const char* flag) {
+    for (int i = 4; i < argc; ++i) {
+      if (std::string(argv[i]) == flag) return true;
+    }
+    return false;
+  };
+  // "baseline": the kernels' auto-vectorized loops run their baseline x86-64 copies even
+  // where the CPU has AVX2 (loom/ops/vector_isa.h), to measure what the AVX2 copies gain.
+  std::optional<loom::internal::ScopedBaselineVectorIsa> baseline;
+  if (has_flag("baseline")) baseline.emplace();
 
   if (model == "mlp_gemm") {
     loom::SetBlasThreads(threads);
@@ -199,8 +211,8 @@ int main(int argc, char** argv) {
       if (model == "convnet_kernels") {
         using namespace loom::nn_internal;  // NOLINT
         OnednnConv2D(g1, 32, pa, pb, pc, threads);
-        // conv1's filter gradient: im2col + GEMM (OnednnFilterGradPays is false for C = 1)
-        loom::Gemm(true, false, 25, 32, b * 784, 1.f, pa, 25, pb, 32, 0.f, pc, 32);
+        // conv1's filter gradient (on oneDNN: OnednnFilterGradPays holds for C = 1 on NHWC)
+        OnednnConv2DBackpropFilter(g1, 32, pa, pb, pc, threads);
         OnednnConv2D(g2, 64, pa, pb, pc, threads);
         OnednnConv2DBackpropInput(g2, 64, pa, pb, pc, threads);
         OnednnConv2DBackpropFilter(g2, 64, pa, pb, pc, threads);
@@ -272,7 +284,7 @@ int main(int argc, char** argv) {
   loom::Shape x_shape =
       model == "convnet" ? loom::Shape{batch, 28, 28, 1} : loom::Shape{batch, 784};
   loom::FeedList feeds = {{x, RandomTensor(x_shape, 5)}, {labels, RandomLabels(batch, 6)}};
-  if (argc > 4 && std::string(argv[4]) == "trace") {
+  if (has_flag("trace")) {
     // Per-op time: the fastest of STEPS traced steps for each node (the minimum is what
     // other processes on a shared machine disturb least), slowest first, and their sum.
     loom::RunOptions options{.trace = true};

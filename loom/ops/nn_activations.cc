@@ -255,13 +255,15 @@ const OpDef& BiasAddGradOp() {
                                      4 * static_cast<int64_t>(c.pool().num_threads())});
               std::vector<T> partial(blocks * channels, T(0));
               c.pool().ParallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
-                for (int64_t b = b0; b < b1; ++b) {
-                  T* acc = partial.data() + b * channels;
-                  for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
-                    const T* row = in + r * channels;
-                    for (int64_t j = 0; j < channels; ++j) acc[j] += row[j];
+                internal::Vectorized([&] {
+                  for (int64_t b = b0; b < b1; ++b) {
+                    T* acc = partial.data() + b * channels;
+                    for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
+                      const T* row = in + r * channels;
+                      for (int64_t j = 0; j < channels; ++j) acc[j] += row[j];
+                    }
                   }
-                }
+                });
               });
               for (int64_t j = 0; j < channels; ++j) o[j] = T(0);
               for (int64_t b = 0; b < blocks; ++b) {
@@ -317,11 +319,13 @@ const OpDef& BiasAddOp() {
               const int64_t min_rows =
                   std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(channels, 1));
               c.pool().ParallelFor(rows, min_rows, [&](int64_t r0, int64_t r1) {
-                for (int64_t r = r0; r < r1; ++r) {
-                  const T* x = in + r * channels;
-                  T* y = o + r * channels;
-                  for (int64_t j = 0; j < channels; ++j) y[j] = x[j] + b[j];
-                }
+                internal::Vectorized([&] {
+                  for (int64_t r = r0; r < r1; ++r) {
+                    const T* x = in + r * channels;
+                    T* y = o + r * channels;
+                    for (int64_t j = 0; j < channels; ++j) y[j] = x[j] + b[j];
+                  }
+                });
               });
               return 0;
             });

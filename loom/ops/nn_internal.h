@@ -7,6 +7,7 @@
 
 #include "loom/graph/op_def.h"
 #include "loom/graph/scope.h"
+#include "loom/ops/vector_isa.h"
 
 namespace loom::nn_internal {
 
@@ -26,7 +27,8 @@ void FloatBinarySameShape(InferenceContext& c);
 // Fails (naming the node) unless the inputs' runtime shapes are equal.
 void ExpectSameRuntimeShape(const KernelContext& c, int i, int j);
 
-// y = fn(x) element-wise over input 0, in place when input 0's buffer is free.
+// y = fn(x) element-wise over input 0, in place when input 0's buffer is free; the loop
+// runs through internal::Vectorized (vector_isa.h), as BinaryKernel's does.
 // fn is a generic callable: fn(T x) -> T.
 template <typename Fn>
 void UnaryKernel(KernelContext& c, const Fn& fn) {
@@ -37,7 +39,9 @@ void UnaryKernel(KernelContext& c, const Fn& fn) {
     const T* in = x.data<T>();
     T* out = y.data<T>();
     c.pool().ParallelFor(x.NumElements(), kElementwiseChunk, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) out[i] = fn(in[i]);
+      internal::Vectorized([&] {
+        for (int64_t i = b; i < e; ++i) out[i] = fn(in[i]);
+      });
     });
     return 0;
   });
@@ -57,7 +61,9 @@ void BinaryKernel(KernelContext& c, int reuse, const Fn& fn) {
     const T* pb = b.data<T>();
     T* po = out.data<T>();
     c.pool().ParallelFor(a.NumElements(), kElementwiseChunk, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) po[i] = fn(pa[i], pb[i]);
+      internal::Vectorized([&] {
+        for (int64_t i = lo; i < hi; ++i) po[i] = fn(pa[i], pb[i]);
+      });
     });
     return 0;
   });

@@ -83,30 +83,32 @@ void PoolKernel(KernelContext& c) {
     T* y = out.data<T>();
     const int64_t ch = g.channels;
     c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
-      ForEachWindow(g, n0, n1,
-                    [&](int64_t n, int64_t oh, int64_t ow, int64_t h_lo, int64_t h_hi, int64_t w_lo,
-                        int64_t w_hi) {
-                      T* o = y + ((n * g.out_h + oh) * g.out_w + ow) * ch;
-                      std::fill(o, o + ch, kMax ? std::numeric_limits<T>::lowest() : T(0));
-                      for (int64_t ih = h_lo; ih < h_hi; ++ih) {
-                        for (int64_t iw = w_lo; iw < w_hi; ++iw) {
-                          const T* v = x + ((n * g.in_h + ih) * g.in_w + iw) * ch;
-                          if constexpr (kMax) {
-                            // NaN propagates (numpy's maximum): once o[j] is NaN nothing replaces
-                            // it.
-                            for (int64_t j = 0; j < ch; ++j)
-                              o[j] = v[j] > o[j] || v[j] != v[j] ? v[j] : o[j];
-                          } else {
-                            for (int64_t j = 0; j < ch; ++j) o[j] += v[j];
+      internal::Vectorized([&] {
+        ForEachWindow(g, n0, n1,
+                      [&](int64_t n, int64_t oh, int64_t ow, int64_t h_lo, int64_t h_hi,
+                          int64_t w_lo, int64_t w_hi) {
+                        T* o = y + ((n * g.out_h + oh) * g.out_w + ow) * ch;
+                        std::fill(o, o + ch, kMax ? std::numeric_limits<T>::lowest() : T(0));
+                        for (int64_t ih = h_lo; ih < h_hi; ++ih) {
+                          for (int64_t iw = w_lo; iw < w_hi; ++iw) {
+                            const T* v = x + ((n * g.in_h + ih) * g.in_w + iw) * ch;
+                            if constexpr (kMax) {
+                              // NaN propagates (numpy's maximum): once o[j] is NaN nothing replaces
+                              // it.
+                              for (int64_t j = 0; j < ch; ++j)
+                                o[j] = v[j] > o[j] || v[j] != v[j] ? v[j] : o[j];
+                            } else {
+                              for (int64_t j = 0; j < ch; ++j) o[j] += v[j];
+                            }
                           }
                         }
-                      }
-                      if constexpr (!kMax) {
-                        const int64_t count = (h_hi - h_lo) * (w_hi - w_lo);
-                        const T scale = count > 0 ? T(1) / static_cast<T>(count) : T(0);
-                        for (int64_t j = 0; j < ch; ++j) o[j] *= scale;
-                      }
-                    });
+                        if constexpr (!kMax) {
+                          const int64_t count = (h_hi - h_lo) * (w_hi - w_lo);
+                          const T scale = count > 0 ? T(1) / static_cast<T>(count) : T(0);
+                          for (int64_t j = 0; j < ch; ++j) o[j] *= scale;
+                        }
+                      });
+      });
     });
     return 0;
   });
@@ -184,7 +186,8 @@ void PoolGradKernel(KernelContext& c) {
     if (kMax && WindowsTile(g)) {
       c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
         std::vector<T> best(ch), todo(ch);
-        MaxPoolGradTiled(g, x, dout, din, n0, n1, best.data(), todo.data());
+        internal::Vectorized(
+            [&] { MaxPoolGradTiled(g, x, dout, din, n0, n1, best.data(), todo.data()); });
       });
       return 0;
     }
@@ -192,50 +195,52 @@ void PoolGradKernel(KernelContext& c) {
       std::fill(din + n0 * image_size, din + n1 * image_size, T(0));
       std::vector<T> best(kMax ? ch : 0);
       std::vector<int64_t> where(kMax ? ch : 0);
-      ForEachWindow(g, n0, n1,
-                    [&](int64_t n, int64_t oh, int64_t ow, int64_t h_lo, int64_t h_hi, int64_t w_lo,
-                        int64_t w_hi) {
-                      const T* d = dout + ((n * g.out_h + oh) * g.out_w + ow) * ch;
-                      if constexpr (kMax) {
-                        if (h_lo >= h_hi || w_lo >= w_hi) return;
-                        // Start from the window's first element; later ones win only when strictly
-                        // larger, or when they are the window's first NaN (the element the forward
-                        // pass returned), so the gradient goes where the NaN came from.
-                        // Branch-free, so the channel loop vectorizes (over restrict locals:
-                        // through the captured vectors the trip count could not be computed and the
-                        // loop stayed scalar).
-                        const int64_t nc = ch;
-                        T* __restrict bst = best.data();
-                        int64_t* __restrict whr = where.data();
-                        const int64_t first = ((n * g.in_h + h_lo) * g.in_w + w_lo) * nc;
-                        for (int64_t j = 0; j < nc; ++j) {
-                          bst[j] = x[first + j];
-                          whr[j] = first + j;
-                        }
-                        for (int64_t ih = h_lo; ih < h_hi; ++ih) {
-                          for (int64_t iw = w_lo; iw < w_hi; ++iw) {
-                            const int64_t offset = ((n * g.in_h + ih) * g.in_w + iw) * nc;
-                            const T* __restrict v = x + offset;
-                            for (int64_t j = 0; j < nc; ++j) {
-                              const bool take = !(v[j] <= bst[j]) && bst[j] == bst[j];
-                              bst[j] = take ? v[j] : bst[j];
-                              whr[j] = take ? offset + j : whr[j];
+      internal::Vectorized([&] {
+        ForEachWindow(g, n0, n1,
+                      [&](int64_t n, int64_t oh, int64_t ow, int64_t h_lo, int64_t h_hi,
+                          int64_t w_lo, int64_t w_hi) {
+                        const T* d = dout + ((n * g.out_h + oh) * g.out_w + ow) * ch;
+                        if constexpr (kMax) {
+                          if (h_lo >= h_hi || w_lo >= w_hi) return;
+                          // Start from the window's first element; later ones win only when
+                          // strictly larger, or when they are the window's first NaN (the element
+                          // the forward pass returned), so the gradient goes where the NaN came
+                          // from. Branch-free, so the channel loop vectorizes (over restrict
+                          // locals: through the captured vectors the trip count could not be
+                          // computed and the loop stayed scalar).
+                          const int64_t nc = ch;
+                          T* __restrict bst = best.data();
+                          int64_t* __restrict whr = where.data();
+                          const int64_t first = ((n * g.in_h + h_lo) * g.in_w + w_lo) * nc;
+                          for (int64_t j = 0; j < nc; ++j) {
+                            bst[j] = x[first + j];
+                            whr[j] = first + j;
+                          }
+                          for (int64_t ih = h_lo; ih < h_hi; ++ih) {
+                            for (int64_t iw = w_lo; iw < w_hi; ++iw) {
+                              const int64_t offset = ((n * g.in_h + ih) * g.in_w + iw) * nc;
+                              const T* __restrict v = x + offset;
+                              for (int64_t j = 0; j < nc; ++j) {
+                                const bool take = !(v[j] <= bst[j]) && bst[j] == bst[j];
+                                bst[j] = take ? v[j] : bst[j];
+                                whr[j] = take ? offset + j : whr[j];
+                              }
+                            }
+                          }
+                          for (int64_t j = 0; j < nc; ++j) din[whr[j]] += d[j];
+                        } else {
+                          const int64_t count = (h_hi - h_lo) * (w_hi - w_lo);
+                          if (count == 0) return;
+                          const T scale = T(1) / static_cast<T>(count);
+                          for (int64_t ih = h_lo; ih < h_hi; ++ih) {
+                            for (int64_t iw = w_lo; iw < w_hi; ++iw) {
+                              T* o = din + ((n * g.in_h + ih) * g.in_w + iw) * ch;
+                              for (int64_t j = 0; j < ch; ++j) o[j] += d[j] * scale;
                             }
                           }
                         }
-                        for (int64_t j = 0; j < nc; ++j) din[whr[j]] += d[j];
-                      } else {
-                        const int64_t count = (h_hi - h_lo) * (w_hi - w_lo);
-                        if (count == 0) return;
-                        const T scale = T(1) / static_cast<T>(count);
-                        for (int64_t ih = h_lo; ih < h_hi; ++ih) {
-                          for (int64_t iw = w_lo; iw < w_hi; ++iw) {
-                            T* o = din + ((n * g.in_h + ih) * g.in_w + iw) * ch;
-                            for (int64_t j = 0; j < ch; ++j) o[j] += d[j] * scale;
-                          }
-                        }
-                      }
-                    });
+                      });
+      });
     });
     return 0;
   });

@@ -23,8 +23,9 @@ const dnnl::engine& CpuEngine() {
   return engine;
 }
 
-// The convolution's descriptors: the user's NHWC / HWIO layouts, and the same dims with
-// layout `any` for oneDNN to choose.
+// The convolution's descriptors: the user's NHWC / HWIO layouts, and the layouts the
+// primitive is asked for: NHWC activations (the user's own, so they need no reorder) and
+// weights in layout `any`, oneDNN's choice (a small reorder per call).
 struct ConvDescs {
   memory::desc src_user, weights_user, dst_user;
   memory::desc src_any, weights_any, dst_any;
@@ -51,9 +52,9 @@ std::optional<ConvDescs> MakeDescs(const Geometry& g, int64_t out_c) {
       .src_user = memory::desc(src, f32, Tag::nhwc),
       .weights_user = memory::desc(weights, f32, Tag::hwio),
       .dst_user = memory::desc(dst, f32, Tag::nhwc),
-      .src_any = memory::desc(src, f32, Tag::any),
+      .src_any = memory::desc(src, f32, Tag::nhwc),
       .weights_any = memory::desc(weights, f32, Tag::any),
-      .dst_any = memory::desc(dst, f32, Tag::any),
+      .dst_any = memory::desc(dst, f32, Tag::nhwc),
       .strides = {g.stride_h, g.stride_w},
       .pad_l = {g.pad_top, g.pad_left},
       .pad_r = {pad_b, pad_r},

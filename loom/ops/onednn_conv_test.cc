@@ -110,7 +110,7 @@ TEST(OnednnConvTest, AcceptsTheConvnetGeometries) {
                                                        dx.data<float>(), 1));
     ASSERT_TRUE(nn_internal::OnednnConv2DBackpropFilter(g, out_c, x.data<float>(), dy.data<float>(),
                                                         dw.data<float>(), 1));
-    EXPECT_EQ(nn_internal::OnednnFilterGradPays(g), channels >= 8);
+    EXPECT_TRUE(nn_internal::OnednnFilterGradPays(g));
     // Spot-check y, dx and dw against the sums that define them.
     auto X = [&](int64_t n, int64_t h, int64_t w_, int64_t ch) -> double {
       if (h < 0 || h >= size || w_ < 0 || w_ >= size) return 0;

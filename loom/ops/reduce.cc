@@ -135,10 +135,12 @@ void Reduce3(ThreadPool& pool, const T* in, T* out, int64_t outer, int64_t n, in
     const int64_t blocks = (n + kMinParallelChunk - 1) / kMinParallelChunk;
     std::vector<T> partial(std::max<int64_t>(blocks, 1), R::template Init<T>());
     pool.ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t k = begin; k < end; ++k) {
-        const int64_t lo = k * kMinParallelChunk, hi = std::min(n, lo + kMinParallelChunk);
-        partial[k] = ReduceContiguous<R>(in + lo, hi - lo);
-      }
+      internal::Vectorized([&] {
+        for (int64_t k = begin; k < end; ++k) {
+          const int64_t lo = k * kMinParallelChunk, hi = std::min(n, lo + kMinParallelChunk);
+          partial[k] = ReduceContiguous<R>(in + lo, hi - lo);
+        }
+      });
     });
     AccumulatorOf<R, T> acc = R::template Init<AccumulatorOf<R, T>>();
     for (T v : partial) acc = R::Combine(acc, static_cast<AccumulatorOf<R, T>>(v));
@@ -148,24 +150,28 @@ void Reduce3(ThreadPool& pool, const T* in, T* out, int64_t outer, int64_t n, in
   const int64_t min_chunk = std::max<int64_t>(1, kMinParallelChunk / std::max<int64_t>(n, 1));
   if (inner == 1) {
     pool.ParallelFor(outer, min_chunk, [&](int64_t begin, int64_t end) {
-      for (int64_t a = begin; a < end; ++a) out[a] = ReduceContiguous<R>(in + a * n, n);
+      internal::Vectorized([&] {
+        for (int64_t a = begin; a < end; ++a) out[a] = ReduceContiguous<R>(in + a * n, n);
+      });
     });
     return;
   }
   // Accumulate whole rows of `inner` elements: vectorized over the inner dim.
   pool.ParallelFor(outer * inner, min_chunk, [&](int64_t begin, int64_t end) {
-    int64_t pos = begin;
-    while (pos < end) {
-      const int64_t a = pos / inner, c0 = pos % inner;
-      const int64_t c1 = std::min(inner, c0 + (end - pos));
-      T* o = out + a * inner;
-      for (int64_t c = c0; c < c1; ++c) o[c] = R::template Init<T>();
-      for (int64_t r = 0; r < n; ++r) {
-        const T* row = in + (a * n + r) * inner;
-        for (int64_t c = c0; c < c1; ++c) o[c] = R::Combine(o[c], row[c]);
+    internal::Vectorized([&] {
+      int64_t pos = begin;
+      while (pos < end) {
+        const int64_t a = pos / inner, c0 = pos % inner;
+        const int64_t c1 = std::min(inner, c0 + (end - pos));
+        T* o = out + a * inner;
+        for (int64_t c = c0; c < c1; ++c) o[c] = R::template Init<T>();
+        for (int64_t r = 0; r < n; ++r) {
+          const T* row = in + (a * n + r) * inner;
+          for (int64_t c = c0; c < c1; ++c) o[c] = R::Combine(o[c], row[c]);
+        }
+        pos += c1 - c0;
       }
-      pos += c1 - c0;
-    }
+    });
   });
 }
 
