@@ -8,7 +8,10 @@
 #   make fuzz      the same build, fuzzers only: make fuzz FUZZ_SECONDS=600 for a long run
 #   make tsan      the tests that use threads under ThreadSanitizer (clang, build-tsan)
 #   make bench     benchmarks against PyTorch, figures go to bench/RESULTS.md
-# CI (.ci/run) runs make test, make sanitize and make tsan on a clean clone.
+#   make tidy      clang-tidy (.clang-tidy) over every library source, one run per source;
+#                  TIDY_FLAGS=--batches runs it per unity batch, as CI does (scripts/tidy.sh)
+# CI (.ci/run) runs make test, make sanitize and make tsan on a clean clone (and make tidy
+# TIDY_FLAGS=--batches once a full run is clean: see .ci/run).
 BUILD ?= build
 SAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
@@ -26,7 +29,7 @@ SAN_CXX ?= clang++
 FUZZ_SECONDS ?= 25
 space := $() $()
 
-.PHONY: deps build demo test bench sanitize sanitize-build fuzz tsan clean
+.PHONY: deps build demo test bench sanitize sanitize-build fuzz tsan tidy clean
 
 deps:
 	scripts/install-deps.sh
@@ -83,6 +86,14 @@ tsan: deps
 	ninja -C $(TSAN_BUILD) -j $(JOBS) $(TSAN_TESTS)
 	cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -LE slow \
 	  -R '^($(subst $(space),|,$(strip $(TSAN_TESTS))))$$'
+
+# clang-tidy over $(BUILD)'s compile commands: configured as `make build` does (nothing is
+# compiled; tidy.sh generates the protobuf headers). TIDY_FLAGS: scripts/tidy.sh's options
+# (--batches, --all, or files).
+TIDY_FLAGS ?=
+tidy: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=$(UNITY) $(CMAKE_FLAGS)
+	scripts/tidy.sh -p $(BUILD) -j $(JOBS) $(TIDY_FLAGS)
 
 bench:
 	scripts/install-deps.sh --bench

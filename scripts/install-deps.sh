@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   clang-format               # scripts/check-format.sh (CI checks the tree is formatted)
+  clang-tidy                 # scripts/tidy.sh (`make tidy`; CI runs it per unity batch)
   clang libclang-rt-14-dev      # make sanitize / fuzz / tsan: clang++ and its ASan, UBSan, TSan, libFuzzer runtimes
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev            # GEMM for MatMul / Conv2D (chosen by measurement, bench/RESULTS.md)

@@ -13,18 +13,31 @@ mkdir -p "$work"
 
 "$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
   { cat "$work/install.log"; echo "install_test: cmake --install failed (is the build complete?)"; exit 1; }
-for f in bin/loom include/loom/loom.h include/loom/io/proto/graph.pb.h \
+for f in bin/loom include/loom/loom.h include/loom/io/proto/event.pb.h \
          lib/libloom_estimator.a lib/cmake/Loom/LoomConfig.cmake \
          lib/cmake/Loom/LoomConfigVersion.cmake lib/cmake/Loom/LoomTargets.cmake; do
   [[ -e $prefix/$f ]] || { echo "install_test: $prefix/$f was not installed"; exit 1; }
 done
-# Only public headers: no implementation header, test helper or command header.
+# Only public headers: no implementation header, test helper, command header or protobuf
+# side (*_proto.h, example_wire.h).
 private=$(cd "$prefix/include" && find loom -name '*.h' \
   \( -name '*_internal.h' -o -name '*test_util.h' -o -name 'test_ops.h' -o -name '*_impl.h' \
+     -o -name '*_proto.h' -o -name example_wire.h \
      -o -path 'loom/cli/*' -o -name elementwise.h -o -name blas.h -o -name training_kernels.h \) )
 if [[ -n $private ]]; then
   echo "install_test: implementation, test or command headers were installed:"; echo "$private"
   exit 1
+fi
+# The package carries no -march: a program built against it runs on any x86-64 machine
+# (the kernels choose AVX2 / AVX-512 at run time).
+if grep -rl -- '-march' "$prefix/lib/cmake/Loom"; then
+  echo "install_test: the installed CMake package passes -march to its users"; exit 1
+fi
+# No installed header includes a protobuf header: a consumer compiles without them.
+protobuf=$(cd "$prefix/include" && grep -rlE '^#include [<"](google/protobuf/|.*\.pb\.h)' \
+  --include='*.h' --exclude='*.pb.h' loom || true)
+if [[ -n $protobuf ]]; then
+  echo "install_test: installed headers include protobuf headers:"; echo "$protobuf"; exit 1
 fi
 # Every installed header's own includes of Loom headers are installed too (a public header
 # that includes a private one breaks every consumer that includes it).

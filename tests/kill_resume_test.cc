@@ -24,6 +24,7 @@
 #include "loom/ops/nn.h"
 #include "loom/ops/random.h"
 #include "loom/ops/reduce.h"
+#include "loom/testing/temp_dir.h"
 #include "loom/train/basic_hooks.h"
 #include "loom/train/global_step.h"
 #include "loom/train/gradient_descent.h"
@@ -102,11 +103,13 @@ int WaitExitCode(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
+// A fresh path `name` inside this test process's own loom::testing::TempDir, which is
+// removed (with everything in it) when the process exits.
 std::string TempDir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("loom_kill_resume_" + std::to_string(getpid()) + "_" + name);
+  static const loom::testing::TempDir root("kill_resume");
+  const std::string dir = root.Join(name);
   std::filesystem::remove_all(dir);
-  return dir.string();
+  return dir;
 }
 
 // Every tensor (variables, the iterator's state, the random streams) of two checkpoints.

@@ -54,7 +54,8 @@ class BatchIterator : public Iterator {
 
 class BatchDataset : public DatasetImpl {
  public:
-  BatchDataset(std::shared_ptr<const DatasetImpl> input, int64_t batch_size, BatchOptions options)
+  BatchDataset(const std::shared_ptr<const DatasetImpl>& input, int64_t batch_size,
+               BatchOptions options)
       : DatasetImpl(
             "Batch",
             WithLeadingDim(input->spec(), options.drop_remainder ? batch_size : kUnknownDim),

@@ -120,7 +120,8 @@ struct ParseExamplesOptions {
 // (or [batch, max_n]); a ragged one `name` (flat values) plus `name + "_row_splits"`
 // (int64 [2] or [batch + 1]). Parse errors are InvalidArgument/DataLoss naming the
 // feature and the record.
-Dataset ParseExamples(const Dataset& input, ExampleSpec spec, ParseExamplesOptions options = {});
+Dataset ParseExamples(const Dataset& input, ExampleSpec spec,
+                      const ParseExamplesOptions& options = {});
 // The pieces of ParseExamples, for a custom Map: the output spec (throws InvalidArgument
 // when the input lacks a string record component of rank 0 or 1, or the origin component
 // shaped like it), and the function.
@@ -144,7 +145,8 @@ struct TextFileOptions {
 
 // The lines of every file in order (without "\n" / "\r\n"), {"line": scalar string}.
 // A last line without a newline counts; a compressed file cut short throws DataLoss.
-Dataset TextLineDataset(const std::vector<std::string>& filenames, TextFileOptions options = {});
+Dataset TextLineDataset(const std::vector<std::string>& filenames,
+                        const TextFileOptions& options = {});
 
 struct CsvDatasetOptions {
   // Every file's first record names the columns and is skipped. Default: false.

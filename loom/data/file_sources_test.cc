@@ -20,6 +20,7 @@
 #include "loom/io/idx.h"
 #include "loom/io/npy.h"
 #include "loom/io/record_writer.h"
+#include "loom/testing/temp_dir.h"
 
 namespace loom::data {
 namespace {
@@ -115,22 +116,6 @@ class MapRecordingEnv : public FaultInjectionEnv {
   std::vector<std::shared_ptr<MappedRegion>> regions_;
 };
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = (std::filesystem::temp_directory_path() /
-             StrCat("loom_file_sources_", ::getpid(), "_", counter_++))
-                .string();
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return JoinPath(path_, name); }
-
- private:
-  static inline int counter_ = 0;
-  std::string path_;
-};
-
 // A .npy file by hand: any descr, order and shape text, raw data.
 std::string NpyBytes(const std::string& descr, bool fortran, const std::string& shape,
                      std::string_view data) {
@@ -148,14 +133,14 @@ std::string NpyBytes(const std::string& descr, bool fortran, const std::string& 
 }
 
 TEST(FromNpyTest, RowsAreZeroCopyViewsOfTheMappingAndUseTheFastPath) {
-  TempDir dir;
+  loom::testing::TempDir dir("file_sources");
   MapRecordingEnv env;
   std::vector<float> x(10 * 4);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
-  WriteNpy(&env, dir / "x.npy", Tensor::FromVector(x, {10, 4}));
-  WriteNpy(&env, dir / "y.npy", testing::Iota(10));
+  WriteNpy(&env, dir.Join("x.npy"), Tensor::FromVector(x, {10, 4}));
+  WriteNpy(&env, dir.Join("y.npy"), testing::Iota(10));
 
-  Dataset d = FromNpy({{"x", dir / "x.npy"}, {"label", dir / "y.npy"}}, {.env = &env});
+  Dataset d = FromNpy({{"x", dir.Join("x.npy")}, {"label", dir.Join("y.npy")}}, {.env = &env});
   EXPECT_EQ(SpecString(d.spec()),
             SpecString({{"x", {kFloat32, Shape{4}}}, {"label", {kInt64, Shape{}}}}));
   EXPECT_TRUE(d.impl()->indexed());

@@ -26,7 +26,7 @@ class FilterIterator : public Iterator {
 
 class FilterDataset : public DatasetImpl {
  public:
-  FilterDataset(std::shared_ptr<const DatasetImpl> input, PredicateFn pred)
+  FilterDataset(const std::shared_ptr<const DatasetImpl>& input, PredicateFn pred)
       : DatasetImpl("Filter", input->spec(), {input}), pred_(std::move(pred)) {
     CheckArg(static_cast<bool>(pred_), "Filter", "predicate is empty");
   }

@@ -16,7 +16,7 @@ using CursorFactory = std::function<std::unique_ptr<Cursor<Item>>(const Iterator
 
 class IndexPreservingDataset : public DatasetImpl {
  public:
-  IndexPreservingDataset(std::string stage, std::shared_ptr<const DatasetImpl> input)
+  IndexPreservingDataset(std::string stage, const std::shared_ptr<const DatasetImpl>& input)
       : DatasetImpl(std::move(stage), input->spec(), {input}) {}
 
   const std::shared_ptr<const DatasetImpl>& input() const { return inputs()[0]; }

@@ -195,7 +195,7 @@ class ParallelMapIterator : public Iterator {
 
 class MapDataset : public DatasetImpl {
  public:
-  MapDataset(std::shared_ptr<const DatasetImpl> input, MapFn fn, MapOptions options)
+  MapDataset(const std::shared_ptr<const DatasetImpl>& input, MapFn fn, MapOptions options)
       : DatasetImpl("Map", options.output_spec.value_or(input->spec()), {input}),
         fn_(std::move(fn)),
         options_(std::move(options)) {

@@ -132,7 +132,7 @@ ElementSpec PaddedSpec(const ElementSpec& in, int64_t batch_size, const PaddedBa
 
 class PaddedBatchDataset : public DatasetImpl {
  public:
-  PaddedBatchDataset(std::shared_ptr<const DatasetImpl> input, int64_t batch_size,
+  PaddedBatchDataset(const std::shared_ptr<const DatasetImpl>& input, int64_t batch_size,
                      PaddedBatchOptions options)
       : DatasetImpl("PaddedBatch", PaddedSpec(input->spec(), batch_size, options), {input}),
         batch_size_(batch_size),

@@ -105,13 +105,15 @@ Element ParseExamplesInElement(const Element& element, const ExampleSpec& spec,
   return out;
 }
 
-Dataset ParseExamples(const Dataset& input, ExampleSpec spec, ParseExamplesOptions options) {
+Dataset ParseExamples(const Dataset& input, ExampleSpec spec, const ParseExamplesOptions& options) {
   ElementSpec out_spec =
       ParsedExamplesSpec(input.spec(), spec, options.record_key, options.origin_key);
   auto shared = std::make_shared<const ExampleSpec>(std::move(spec));
   std::string key = options.record_key, origin = options.origin_key;
   return input.Map(
-      [shared, key, origin](Element e) { return ParseExamplesInElement(e, *shared, key, origin); },
+      [shared, key, origin](const Element& e) {
+        return ParseExamplesInElement(e, *shared, key, origin);
+      },
       {.num_parallel_calls = options.num_parallel_calls, .output_spec = std::move(out_spec)});
 }
 

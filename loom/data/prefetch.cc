@@ -149,7 +149,7 @@ class PrefetchIterator : public Iterator {
 
 class PrefetchDataset : public DatasetImpl {
  public:
-  PrefetchDataset(std::shared_ptr<const DatasetImpl> input, int64_t buffer_size)
+  PrefetchDataset(const std::shared_ptr<const DatasetImpl>& input, int64_t buffer_size)
       : DatasetImpl("Prefetch", input->spec(), {input}), buffer_size_(buffer_size) {
     CheckArg(buffer_size > 0, "Prefetch", "buffer_size must be positive, got ", buffer_size);
   }

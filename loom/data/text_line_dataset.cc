@@ -61,7 +61,7 @@ class TextLineSource : public DatasetImpl {
 
 }  // namespace
 
-Dataset TextLineDataset(const std::vector<std::string>& filenames, TextFileOptions options) {
+Dataset TextLineDataset(const std::vector<std::string>& filenames, const TextFileOptions& options) {
   auto config = std::make_shared<TextLineConfig>();
   config->env = internal::EnvOr(options.env);
   config->files = internal::ExpandFilenames(config->env, filenames, kTextLineStage);

@@ -94,7 +94,7 @@ ElementSpec UnbatchedSpec(const ElementSpec& in) {
 
 class UnbatchDataset : public DatasetImpl {
  public:
-  explicit UnbatchDataset(std::shared_ptr<const DatasetImpl> input)
+  explicit UnbatchDataset(const std::shared_ptr<const DatasetImpl>& input)
       : DatasetImpl("Unbatch", UnbatchedSpec(input->spec()), {input}) {}
 
  protected:

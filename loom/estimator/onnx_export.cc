@@ -1,8 +1,6 @@
 // ONNX export (onnx_export.h): prune the graph to a signature, check every op maps,
 // convert node by node with the op table (onnx_ops*.cc), then write the model and its
 // external data.
-#include "loom/estimator/onnx_export.h"
-
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -11,6 +9,7 @@
 #include "loom/base/logging.h"
 #include "loom/estimator/estimator_internal.h"
 #include "loom/estimator/onnx_builder.h"
+#include "loom/estimator/onnx_export_proto.h"
 #include "loom/io/safetensors.h"
 
 namespace loom {

@@ -23,6 +23,9 @@
 // Every op of the exported subgraph either maps or the export fails with one
 // Unimplemented error listing each unsupported op, its count, a node and the reason (hash
 // buckets and crossed columns have no ONNX op; see docs/onnx.md). Nothing is written then.
+//
+// No protobuf type appears here; onnx_export_proto.h (Loom's own code, not installed) has
+// the steps that build and write the onnx::ModelProto.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -30,7 +33,6 @@
 #include "loom/base/env.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/saved_model.h"
-#include "loom/io/proto/onnx.pb.h"
 
 namespace loom {
 
@@ -56,19 +58,6 @@ struct OnnxExportResult {
   int64_t num_nodes = 0;           // ONNX nodes
   int64_t num_external_tensors = 0;
 };
-
-// The ONNX model of `signature` in `graph`, every variable's value from `variables` (by
-// node name), all weights inline. Throws Unimplemented (see above), FailedPrecondition for
-// a variable without a value, InvalidArgument for bad options or a signature output that
-// needs a placeholder the signature does not feed.
-onnx::ModelProto ToOnnxModel(const Graph& graph, const std::map<std::string, Tensor>& variables,
-                             const std::string& signature_name, const SignatureDef& signature,
-                             const OnnxExportOptions& options = {});
-
-// Writes `model` to `path` (atomically), moving weights to "<path>.data" as the header
-// comment says. Throws ResourceExhausted when the graph alone passes protobuf's limit.
-OnnxExportResult WriteOnnxModel(Env* env, const std::string& path, onnx::ModelProto model,
-                                const OnnxExportOptions& options = {});
 
 // The signature (OnnxExportOptions::signature) of a graph and its variables, written to
 // `path`. Throws NotFound for an unknown signature, listing the known ones.

@@ -3,8 +3,6 @@
 // Loom's predictions within 1e-5; python3-onnx's checker (full_check) must accept every
 // file. Plus the encoding's golden bytes, reading a file python3-onnx wrote, external data
 // and the error for ops that do not map.
-#include "loom/estimator/onnx_export.h"
-
 #include <gtest/gtest.h>
 
 #include <random>
@@ -14,6 +12,7 @@
 #include "loom/estimator/feature_column_ops.h"
 #include "loom/estimator/layers.h"
 #include "loom/estimator/losses.h"
+#include "loom/estimator/onnx_export_proto.h"
 #include "loom/estimator/onnx_test_util.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"

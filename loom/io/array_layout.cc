@@ -42,9 +42,9 @@ void ConvertRun(const char* src, int64_t n, const StoredType& type, Out* out) {
       out[i] = static_cast<Out>(*src != 0);
     } else if (type.kind == 'i') {
       switch (type.size) {
-        // int8 values widen with their sign on purpose.
-        // NOLINTNEXTLINE(bugprone-signed-char-misuse)
         case 1:
+          // int8 values widen with their sign on purpose.
+          // NOLINTNEXTLINE(bugprone-signed-char-misuse)
           out[i] = static_cast<Out>(LoadElement<int8_t>(src, swap));
           break;
         case 2:

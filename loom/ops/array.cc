@@ -490,9 +490,9 @@ Output Rank(const Scope& scope, Input x) {
 
 Shape StaticShapeValue(const Output& t) {
   const Node* n = t.node;
-  const Shape fallback = t.shape().rank_known() && t.shape().rank() == 1 && t.shape().dim(0) >= 0
-                             ? Shape(std::vector<int64_t>(t.shape().dim(0), kUnknownDim))
-                             : Shape::Unknown();
+  Shape fallback = t.shape().rank_known() && t.shape().rank() == 1 && t.shape().dim(0) >= 0
+                       ? Shape(std::vector<int64_t>(t.shape().dim(0), kUnknownDim))
+                       : Shape::Unknown();
   if (n->op_def().role == OpRole::kConst) {
     const Tensor& v = n->attr(kConstValue);
     if (v.rank() != 1) return fallback;

@@ -320,6 +320,13 @@ std::optional<ResolvedSlice> ResolveStridedSlice(const Ctx& c, const Shape& in) 
 const OpDef& StridedSliceOp();
 const OpDef& StridedSliceGradOp();
 
+// The attributes StridedSlice and StridedSliceGrad declare.
+std::vector<AttrDef> StridedSliceAttrDefs() {
+  return {kSliceBegin.Required(),  kEnd.Required(),         kStrides.Required(),
+          kBeginMask.Default(0),   kEndMask.Default(0),     kShrinkAxisMask.Default(0),
+          kNewAxisMask.Default(0), kEllipsisMask.Default(0)};
+}
+
 // The attributes StridedSlice declares, copied from `node` (StridedSlice or its grad).
 AttrMap StridedSliceAttrs(const Node& node) {
   AttrMap attrs;
@@ -331,9 +338,7 @@ const OpDef& StridedSliceOp() {
   static const OpDef op = {
       .name = "StridedSlice",
       .num_inputs = 1,
-      .attrs = {kSliceBegin.Required(), kEnd.Required(), kStrides.Required(), kBeginMask.Default(0),
-                kEndMask.Default(0), kShrinkAxisMask.Default(0), kNewAxisMask.Default(0),
-                kEllipsisMask.Default(0)},
+      .attrs = StridedSliceAttrDefs(),
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
@@ -367,9 +372,7 @@ const OpDef& StridedSliceGradOp() {
   static const OpDef op = {
       .name = "StridedSliceGrad",
       .num_inputs = 2,
-      .attrs = {kSliceBegin.Required(), kEnd.Required(), kStrides.Required(), kBeginMask.Default(0),
-                kEndMask.Default(0), kShrinkAxisMask.Default(0), kNewAxisMask.Default(0),
-                kEllipsisMask.Default(0)},
+      .attrs = StridedSliceAttrDefs(),
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = ShapedLikeInput1,
       .kernel =

@@ -147,6 +147,7 @@ const OpDef& ConcatOp() {
             }
             Node* split = s.AddNode(ConcatGradOp(), inputs, {kAxis(g.attr(kAxis))}, "ConcatGrad");
             std::vector<GradOutput> grads;
+            grads.reserve(g.node().num_inputs());
             for (int i = 0; i < g.node().num_inputs(); ++i) grads.push_back(split->output(i));
             return grads;
           },
@@ -161,6 +162,7 @@ const OpDef& ConcatOp() {
 // Concatenates the gradients that reach `node`'s outputs, zeros for the missing ones.
 Output ConcatOutputGrads(const GradContext& g, int64_t axis) {
   std::vector<Output> parts;
+  parts.reserve(g.node().num_outputs());
   for (int i = 0; i < g.node().num_outputs(); ++i) {
     parts.push_back(g.grad(i).valid() ? g.grad(i) : ZerosLike(g.scope(), g.output(i)));
   }
@@ -498,6 +500,7 @@ std::vector<Output> Split(const Scope& scope, Input x, int64_t num_split, int64_
   Node* node =
       scope.AddNode(SplitOp(), {AsOutput(scope, x)}, {kNumSplit(num_split), kAxis(axis)}, "Split");
   std::vector<Output> parts;
+  parts.reserve(node->num_outputs());
   for (int i = 0; i < node->num_outputs(); ++i) parts.push_back(node->output(i));
   return parts;
 }

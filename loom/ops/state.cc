@@ -276,7 +276,7 @@ Output PlaceholderWithDefault(const Scope& scope, Input default_value, const Sha
       ->output(0);
 }
 
-Variable::Variable(const Scope& scope, Input initial_value, VariableOptions options) {
+Variable::Variable(const Scope& scope, Input initial_value, const VariableOptions& options) {
   Output init = AsOutput(scope, initial_value);
   Shape shape = options.shape.rank_known() ? options.shape : init.shape();
   if (!shape.fully_defined()) {

@@ -36,7 +36,7 @@ struct VariableOptions {
 // initial value (GlobalVariablesInitializer runs every one).
 struct Variable : public Output {
   Variable() = default;
-  Variable(const Scope& scope, Input initial_value, VariableOptions options = {});
+  Variable(const Scope& scope, Input initial_value, const VariableOptions& options = {});
   Operation initializer;
   const std::string& name() const { return node->name(); }
 };

@@ -24,7 +24,7 @@ using ScheduleFn = double (*)(const Node& node, double t, double lr);
 // The op record of a schedule: inputs (global_step[, learning_rate]), one scalar output of
 // learning_rate's dtype (float32 without one).
 OpDef MakeScheduleOp(std::string name, bool has_learning_rate, std::vector<AttrDef> attrs,
-                     ScheduleFn fn, AttrMap sample_attrs) {
+                     ScheduleFn fn, const AttrMap& sample_attrs) {
   OpDef op;
   op.name = std::move(name);
   op.num_inputs = has_learning_rate ? 2 : 1;

@@ -160,7 +160,7 @@ std::vector<std::string> Elements(const Tensor& t) {
   size_t width = 0;
   for (const std::string& e : out) width = std::max(width, e.size());
   if (t.dtype() != kString) {
-    for (std::string& e : out) e = std::string(width - e.size(), ' ') + e;
+    for (std::string& e : out) e.insert(0, width - e.size(), ' ');
   }
   return out;
 }
@@ -260,6 +260,7 @@ LoggingTensorHook::LoggingTensorHook(std::vector<std::pair<std::string, Output>>
 namespace {
 std::vector<std::pair<std::string, Output>> TagByName(const std::vector<Output>& tensors) {
   std::vector<std::pair<std::string, Output>> out;
+  out.reserve(tensors.size());
   for (const Output& t : tensors) out.emplace_back(t.name(), t);
   return out;
 }

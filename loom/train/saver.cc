@@ -59,7 +59,7 @@ Saver::Saver(const Graph& graph, SaverOptions options)
 std::string Saver::Save(Session& session, const std::string& prefix,
                         std::optional<int64_t> global_step) {
   Env* env = options_.env;
-  const std::string path = global_step ? StrCat(prefix, "-", *global_step) : prefix;
+  std::string path = global_step ? StrCat(prefix, "-", *global_step) : prefix;
   const std::string file = CheckpointFilePath(path);
   const std::string dir = Dirname(path);
   if (!dir.empty()) env->CreateDirs(dir);

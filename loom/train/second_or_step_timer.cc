@@ -4,8 +4,7 @@
 
 namespace loom::train {
 
-SecondOrStepTimer::SecondOrStepTimer(SecondOrStepTimerOptions options)
-    : options_(std::move(options)) {
+SecondOrStepTimer::SecondOrStepTimer(SecondOrStepTimerOptions options) : options_(options) {
   if (options_.env == nullptr) options_.env = Env::Default();
   if (options_.never) return;
   if (options_.every_secs.has_value() == options_.every_steps.has_value()) {

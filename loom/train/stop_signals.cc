@@ -1,6 +1,6 @@
 #include "loom/train/stop_signals.h"
 
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): sigaction is POSIX, not <csignal>
 #include <unistd.h>
 
 #include <atomic>
