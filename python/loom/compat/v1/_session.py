@@ -96,6 +96,7 @@ class BaseSession:
         # run()'s native callables, by (fetch, feed keys): a training loop's
         # sess.run(train_op, {x: ..., y: ...}) converts its feed_dict once, not per step.
         self._callables = {}
+        self._last = (None, None, None)  # the signature run() saw last, and its callable
 
     @property
     def graph(self):
@@ -141,9 +142,14 @@ class BaseSession:
             # Fast path, one Tensor or one Operation: a cached native callable per feed
             # signature (the keys, in the dict's order).
             keys = tuple(feed_dict) if feed_dict else ()
-            call = self._callables.get((fetches, keys))
-            if call is None:
-                call = self._callable_for(fetches, keys, feed_dict)
+            last = self._last
+            if last[0] is fetches and last[1] == keys:  # a loop's signature: no hashing
+                call = last[2]
+            else:
+                call = self._callables.get((fetches, keys))
+                if call is None:
+                    call = self._callable_for(fetches, keys, feed_dict)
+                self._last = (fetches, keys, call)
             values = call(*feed_dict.values()) if keys else call()
             return None if values is None else values[0]
         mapper = _FetchMapper(self._graph, fetches)
