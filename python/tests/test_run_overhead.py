@@ -186,3 +186,33 @@ def test_run_config_session_config_sets_the_estimator_threads(tmp_path):
     est.train(tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=8, shuffle=True,
                                                  num_epochs=None), steps=2)
     assert est.get_variable_value("global_step") == 2
+
+
+def test_a_hooks_session_runs_through_the_cache(tmp_path):
+    # The tf.Session a hook gets wraps the MonitoredSession's C++ Session; its run takes
+    # the cached path too (the 2 GB scenario's initializer hook feeds arrays this way).
+    rng = np.random.RandomState(0)
+    data = rng.rand(64, 16).astype(np.float32)
+    labels = rng.randint(0, 3, 64).astype(np.int32)
+    ran = []
+
+    class InitHook(tf.train.SessionRunHook):
+        def after_create_session(self, session, coord):
+            for _ in range(2):
+                session.run(self.init, {self.x: data, self.y: labels})
+            ran.append(len(session._callables))
+
+    hook = InitHook()
+
+    def input_fn():
+        hook.x = tf.placeholder(tf.float32, data.shape)
+        hook.y = tf.placeholder(tf.int32, labels.shape)
+        it = tf.data.Dataset.from_tensor_slices(({"x": hook.x}, hook.y)).repeat().batch(8) \
+            .make_initializable_iterator()
+        hook.init = it.initializer
+        return it.get_next()
+
+    est = tf.estimator.Estimator(_convnet_fn, model_dir=str(tmp_path))
+    est.train(input_fn, hooks=[hook], steps=3)
+    assert ran == [1]
+    assert est.get_variable_value("global_step") == 3

@@ -93,6 +93,21 @@ class BaseSession:
         self._session = _loom.Session(self._graph._g, int(threads or 0))
         self._closed = False
         self._default_cm = None
+        self._init_callables()
+
+    @classmethod
+    def _wrap(cls, native, graph):
+        """A Session over a C++ Session owned elsewhere (a MonitoredSession's, the one a
+        hook gets); native may be None for a wrapper that only converts feeds."""
+        session = cls.__new__(cls)
+        session._graph = graph
+        session._session = native
+        session._closed = False
+        session._default_cm = None
+        session._init_callables()
+        return session
+
+    def _init_callables(self):
         # run()'s native callables, by (fetch, feed keys): a training loop's
         # sess.run(train_op, {x: ..., y: ...}) converts its feed_dict once, not per step.
         self._callables = {}
