@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -28,34 +27,14 @@ dnnl::primitive_attr UserScratchpad() {
   return attr;
 }
 
-namespace {
-
 using Tag = memory::format_tag;
-using Args = std::unordered_map<int, memory>;
 constexpr auto kF32 = memory::data_type::f32;
 constexpr auto kBf16 = memory::data_type::bf16;
 
-// Whether the primitive reads a tensor (x, w, dy: of the operand type) or writes it.
-enum class Role { kOperand, kResult };
-
-// The convolution's descriptors: the user's float32 NHWC / HWIO layouts, and the layouts
-// (and types) the primitive is asked for, as ConvOperands says.
-struct ConvDescs {
-  ConvOperands operands;
-  memory::dims src, weights, dst;
-  memory::desc src_user, weights_user, dst_user;
-  memory::dims strides, pad_l, pad_r;
-
-  memory::desc Src(Role role) const { return Want(src, Tag::nhwc, role); }
-  memory::desc Weights(Role role) const { return Want(weights, Tag::any, role); }
-  memory::desc Dst(Role role) const { return Want(dst, Tag::nhwc, role); }
-
- private:
-  memory::desc Want(const memory::dims& dims, Tag float32_tag, Role role) const {
-    if (operands == ConvOperands::kFloat32) return memory::desc(dims, kF32, float32_tag);
-    return memory::desc(dims, role == Role::kOperand ? kBf16 : kF32, Tag::any);
-  }
-};
+memory::desc ConvDescs::Want(const memory::dims& dims, Tag float32_tag, ConvRole role) const {
+  if (operands == ConvOperands::kFloat32) return memory::desc(dims, kF32, float32_tag);
+  return memory::desc(dims, role == ConvRole::kOperand ? kBf16 : kF32, Tag::any);
+}
 
 std::optional<ConvDescs> MakeConvDescs(ConvOperands operands, const Geometry& g, int64_t out_c) {
   // TF's padding puts the extra row or column (odd totals) after the image: pad_r is the
@@ -82,6 +61,10 @@ std::optional<ConvDescs> MakeConvDescs(ConvOperands operands, const Geometry& g,
   d.pad_r = {pad_b, pad_r};
   return d;
 }
+
+namespace {
+
+using Args = std::unordered_map<int, memory>;
 
 // One primitive's execution: the reorders into and out of its layouts, over buffers from
 // Loom's tensor allocator, and the run. Belongs to one thread.
@@ -131,9 +114,10 @@ class Execution {
 };
 
 dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {
-  dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, d.Src(Role::kOperand),
-      d.Weights(Role::kOperand), d.Dst(Role::kResult), d.strides, d.pad_l, d.pad_r);
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training,
+                                       dnnl::algorithm::convolution_direct,
+                                       d.Src(ConvRole::kOperand), d.Weights(ConvRole::kOperand),
+                                       d.Dst(ConvRole::kResult), d.strides, d.pad_l, d.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), CpuEngine());
 }
 
@@ -164,8 +148,8 @@ bool Conv2DBackpropInput(ConvOperands operands, const Geometry& g, int64_t out_c
   UseThreads(threads);
   try {
     dnnl::convolution_backward_data::desc desc(
-        dnnl::algorithm::convolution_direct, d->Src(Role::kResult), d->Weights(Role::kOperand),
-        d->Dst(Role::kOperand), d->strides, d->pad_l, d->pad_r);
+        dnnl::algorithm::convolution_direct, d->Src(ConvRole::kResult),
+        d->Weights(ConvRole::kOperand), d->Dst(ConvRole::kOperand), d->strides, d->pad_l, d->pad_r);
     const dnnl::convolution_backward_data::primitive_desc pd(desc, UserScratchpad(), CpuEngine(),
                                                              ForwardPd(*d));
     Execution run;
@@ -186,8 +170,8 @@ bool Conv2DBackpropFilter(ConvOperands operands, const Geometry& g, int64_t out_
   UseThreads(threads);
   try {
     dnnl::convolution_backward_weights::desc desc(
-        dnnl::algorithm::convolution_direct, d->Src(Role::kOperand), d->Weights(Role::kResult),
-        d->Dst(Role::kOperand), d->strides, d->pad_l, d->pad_r);
+        dnnl::algorithm::convolution_direct, d->Src(ConvRole::kOperand),
+        d->Weights(ConvRole::kResult), d->Dst(ConvRole::kOperand), d->strides, d->pad_l, d->pad_r);
     const dnnl::convolution_backward_weights::primitive_desc pd(desc, UserScratchpad(), CpuEngine(),
                                                                 ForwardPd(*d));
     Execution run;

@@ -13,6 +13,7 @@
 // Thread-safety: all functions are thread-safe.
 #include <cstdint>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 
 #include "loom/ops/nn_window.h"
 
@@ -37,6 +38,34 @@ dnnl::primitive_attr UserScratchpad();
 //   kBf16:    every operand and result in layout `any`; the operands are rounded to bf16
 //             (nearest even) by their reorder, the results reordered back to float32.
 enum class ConvOperands { kFloat32, kBf16 };
+
+// Whether a convolution primitive reads a tensor (x, w, dy: of the operand type) or writes
+// it (y, dx, dw: float32).
+enum class ConvRole { kOperand, kResult };
+
+// A convolution's descriptors: Loom's float32 NHWC / HWIO layouts (`*_user`), and the
+// layouts and types the primitive is asked for (Src, Weights, Dst), as ConvOperands says.
+// Dims are oneDNN's logical NCHW / OIHW order.
+struct ConvDescs {
+  ConvOperands operands;
+  dnnl::memory::dims src, weights, dst;
+  dnnl::memory::desc src_user, weights_user, dst_user;
+  dnnl::memory::dims strides, pad_l, pad_r;
+
+  dnnl::memory::desc Src(ConvRole role) const { return Want(src, Tag::nhwc, role); }
+  dnnl::memory::desc Weights(ConvRole role) const { return Want(weights, Tag::any, role); }
+  dnnl::memory::desc Dst(ConvRole role) const { return Want(dst, Tag::nhwc, role); }
+
+ private:
+  using Tag = dnnl::memory::format_tag;
+  dnnl::memory::desc Want(const dnnl::memory::dims& dims, Tag float32_tag, ConvRole role) const;
+};
+
+// The descriptors for geometry `g` with `out_c` output channels. TF's padding puts the
+// extra row or column of an odd total after the image (pad_r). std::nullopt when no
+// oneDNN padding reproduces g's output size.
+std::optional<ConvDescs> MakeConvDescs(ConvOperands operands, const nn_internal::Geometry& g,
+                                       int64_t out_c);
 
 // y[N, out_h, out_w, out_c] = conv(x[N, H, W, C], w[k_h, k_w, C, out_c]).
 // Each returns false, having written nothing it promises, when oneDNN has no primitive
