@@ -78,7 +78,7 @@ TEST(Crc32cTest, MaskRoundTripsAndChangesValue) {
 // kernel reports it in /proc/cpuinfo (independent of __builtin_cpu_supports).
 TEST(Crc32cTest, DispatchFollowsTheCpu) {
 #if defined(__x86_64__) && defined(__linux__)
-  EXPECT_EQ(IsHardwareAccelerated(), testing::CpuinfoHasFlag("sse4_2"));
+  EXPECT_EQ(IsHardwareAccelerated(), ::loom::testing::CpuinfoHasFlag("sse4_2"));
 #endif
   std::cout << "crc32c hardware accelerated: " << IsHardwareAccelerated() << "\n";
 }

@@ -17,7 +17,7 @@
 namespace loom {
 namespace {
 
-using testing::CpuinfoHasFlag;
+using ::loom::testing::CpuinfoHasFlag;
 
 TEST(GemmDispatchTest, PicksTheWidestVariantThisCpuHas) {
 #if defined(__x86_64__) && defined(__linux__)

@@ -25,7 +25,7 @@
 namespace loom {
 namespace {
 
-using testing::CpuinfoHasFlag;
+using ::loom::testing::CpuinfoHasFlag;
 
 using internal::ActiveVectorIsa;
 using internal::CpuHasAvx2;

@@ -11,13 +11,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "loom/testing/cpuinfo.h"
 #include "loom/train/training_kernels.h"
 #include "loom/train/training_updates.h"
 
 namespace loom::train::internal {
 namespace {
 
-using testing::CpuinfoHasFlag;
+using ::loom::testing::CpuinfoHasFlag;
 
 TEST(UpdateDispatchTest, Avx2ChunksRunExactlyWhenTheCpuHasAvx2AndFma) {
 #if defined(__x86_64__) && defined(__linux__)
