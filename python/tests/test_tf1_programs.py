@@ -21,7 +21,7 @@ def fresh_graph():
 # "module 'loom.compat.v1' has no attribute 'cond'" for some and nothing clearer for any.
 @pytest.mark.parametrize("module,name,reason", [
     (tf, "cond", "control flow"),
-    (tf, "py_func", "no Python"),
+    (tf, "py_function", "eager tensors"),
     (tf, "parse_single_example", "tf.train.Example"),
     (tf, "device", "CPU"),
     (tf.metrics, "precision_at_k", "only accuracy"),

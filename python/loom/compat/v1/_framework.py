@@ -284,9 +284,23 @@ class Tensor:
         return out
 
     def set_shape(self, shape):
+        """Refines the static shape, as TF's set_shape. A Loom node's shapes are fixed
+        when it is added, so a shape that says more than the current one adds an
+        EnsureShape node (which also checks the value's shape at run time) and this
+        Tensor, the one object the graph hands out for the output, becomes its output:
+        its name becomes "<op>/set_shape:0"; fetching the old name gives the same value."""
+        shape = TensorShape(shape)
         if not self.shape.is_compatible_with(shape):
             raise ValueError("Tensor %s has shape %s, incompatible with %s" %
-                             (self.name, self.shape, TensorShape(shape)))
+                             (self.name, self.shape, shape))
+        merged = self.shape.merge_with(shape)
+        if merged.dims == self.shape.dims:
+            return
+        g = self._graph._g
+        node = g.add_node("EnsureShape", g.unique_name(self._out.node.name + "/set_shape"),
+                          [self._out], {"shape": merged.dims}, [])
+        self._out = node.output(0)
+        self._graph._wrapped_tensors[(node.id, 0)] = self
 
     def eval(self, feed_dict=None, session=None):
         from loom.compat.v1._session import _session_for
