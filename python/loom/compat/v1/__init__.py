@@ -132,10 +132,17 @@ contrib.predictor = _types.ModuleType("loom.compat.v1.contrib.predictor",
                                       "tf.contrib.predictor")
 contrib.predictor.from_saved_model = estimator.from_saved_model
 
-# tf.keras: only tf.keras.regularizers, as tf.layers arguments.
+# tf.keras: only tf.keras.regularizers and tf.keras.constraints, as tf.layers arguments.
 keras = _types.ModuleType("loom.compat.v1.keras", "tf.keras")
 keras.regularizers = _types.ModuleType("loom.compat.v1.keras.regularizers",
                                        "tf.keras.regularizers")
+from loom.compat.v1 import _constraints  # noqa: E402
+
+keras.constraints = _types.ModuleType("loom.compat.v1.keras.constraints", "tf.keras.constraints")
+keras.constraints.__dict__.update(
+    {k: getattr(_constraints, k) for k in ("Constraint", "MaxNorm", "NonNeg", "UnitNorm",
+                                          "MinMaxNorm", "max_norm", "non_neg", "unit_norm",
+                                          "min_max_norm")})
 keras.regularizers.__dict__.update(
     Regularizer=_regularizers.Regularizer, L1L2=_regularizers.L1L2, l1=_regularizers.keras_l1,
     l2=_regularizers.keras_l2, l1_l2=_regularizers.keras_l1_l2)
