@@ -109,3 +109,21 @@ def test_estimator_trains_with_a_unit_norm_kernel(tmp_path):
                                                  shuffle=True), steps=20)
     kernel = est.get_variable_value("dense/kernel")
     np.testing.assert_allclose(np.linalg.norm(kernel, axis=0), [1.0], rtol=1e-5)
+
+
+def test_subclassed_layer_add_weight_constraint():
+    class Positive(tf.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight("w", [2], initializer=tf.constant_initializer(0.1),
+                                     constraint=tf.keras.constraints.non_neg())
+
+        def call(self, x):
+            return x * self.w
+
+    out = Positive()(tf.constant([1.0, 1.0]))
+    train = tf.train.GradientDescentOptimizer(1.0).minimize(tf.reduce_sum(out))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)  # 0.1 - 1.0 < 0: projected to 0
+        np.testing.assert_allclose(sess.run(tf.get_default_graph().get_tensor_by_name(
+            "positive/w:0")), [0.0, 0.0])

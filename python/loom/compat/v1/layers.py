@@ -321,10 +321,10 @@ class Layer:
                    trainable=True, constraint=None, **kwargs):
         """TF's Layer.add_weight: the variable "<layer scope>/<name>" (initializer default
         glorot_uniform for floats, zeros otherwise); a regularizer's penalty goes to
-        REGULARIZATION_LOSSES."""
+        REGULARIZATION_LOSSES; a constraint is applied by the optimizers after each
+        update."""
         from loom.compat.v1 import _variables
         from loom.compat.v1 import dtypes as _dtypes
-        _unsupported("add_weight", constraint=constraint)
         if self._building is None:
             raise RuntimeError("add_weight must be called from the layer's build()")
         graph = self._building
@@ -339,7 +339,7 @@ class Layer:
         with graph.name_scope(None):
             variable = _variables.Variable(lambda: initializer(shape, dtype=dtype),
                                            trainable=trainable and self.trainable, name=full,
-                                           dtype=dtype)
+                                           dtype=dtype, constraint=constraint)
         if regularizer is not None:
             with graph.name_scope(full + "/Regularizer/"):
                 penalty = regularizer(variable)
