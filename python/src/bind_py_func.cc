@@ -2,9 +2,9 @@
 // kernel calls a Python callable with the inputs as numpy values and returns its results
 // as the outputs. The records live here, not in loom/ops, because the kernel needs the
 // interpreter; they are not in the registry (AllOps), so a serialized graph that holds
-// one loads only where this module builds it again (TF's py_func body is not serialized
-// either). The callable travels in the node itself as a HostObject attribute ("func"), so
-// no global table maps tokens to functions and the function lives as long as its graph.
+// one does not load (NotFoundError naming PyFunc): the function is not serialized, as TF's
+// py_func body is not. The callable travels in the node itself as a HostObject attribute ("func"),
+// so no global table maps tokens to functions and the function lives as long as its graph.
 //
 // GIL: Session.run and the training loop release it; the kernel takes it for the call
 // and the conversions only, so a py_func in a parallel Dataset.map runs one call at a
@@ -99,9 +99,8 @@ Tensor ResultTensor(const py::object& value, DType want, size_t i, const Node& n
                                 : std::string(DTypeName(have));
     throw InvalidArgument(node.description(), ": value ", i, " returned by the Python function is ",
                           have_name, ", but Tout declares ", DTypeName(want),
-                          "; return an array of the declared dtype (np.asarray(value, "
-                          "np.",
-                          DTypeName(want), "))")
+                          "; return an array of the declared dtype (np.asarray(value, \"",
+                          py::str(NumpyDType(want)).cast<std::string>(), "\"))")
         .AtNode(node.name());
   }
   return ToTensor(array, want, StrCat(node.description(), " result ", i));
@@ -111,7 +110,7 @@ void PyFuncKernel(KernelContext& ctx) {
   const Node& node = ctx.node();
   const HostObject* func = ctx.find_attr(kFunc);
   if (func == nullptr) {
-    // A graph loaded from a GraphDef: the function was not serialized (as in TF).
+    // Defensive: add_py_func always sets it, and a loaded graph cannot hold the op.
     throw FailedPrecondition(node.description(),
                              ": the node has no Python function (a py_func's function is not "
                              "serialized with its graph); build the graph with tf.py_func again "

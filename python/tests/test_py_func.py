@@ -254,3 +254,14 @@ def test_program_exits_cleanly_with_a_parallel_map_in_flight():
                               timeout=60)
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip() == "84.0"
+
+
+def test_the_function_is_not_serialized_with_the_graph(tmp_path):
+    v = tf.Variable(1.0, name="v")
+    tf.py_func(lambda a: a * 2, [v], tf.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = tf.train.Saver().save(sess, str(tmp_path / "m"), global_step=1)
+    tf.reset_default_graph()
+    with pytest.raises(tf.errors.NotFoundError, match="'PyFunc'"):
+        tf.train.import_meta_graph(path + ".meta")

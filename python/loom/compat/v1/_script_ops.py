@@ -13,8 +13,8 @@ at rank 0) and returns its results as the op's outputs. As in TF:
   UnimplementedError, anything else UnknownError;
 - no gradient flows through it: tf.gradients gives None for what reaches the loss only
   through a py_func;
-- the function is not serialized: a graph saved to a .meta file or exported holds the
-  node without it, and running that node elsewhere fails naming it.
+- the function is not serialized: Saver.save writes the .meta graph without it, and
+  importing that graph fails naming the op PyFunc (rebuild the graph in Python).
 Inside `Dataset.map` the op is traced once like any other, and the function is called
 once per element from the pipeline's threads."""
 import atexit
