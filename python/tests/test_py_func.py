@@ -265,3 +265,26 @@ def test_the_function_is_not_serialized_with_the_graph(tmp_path):
     tf.reset_default_graph()
     with pytest.raises(tf.errors.NotFoundError, match="'PyFunc'"):
         tf.train.import_meta_graph(path + ".meta")
+
+
+def test_set_shape_refines_checks_and_keeps_the_tensor_object():
+    x = tf.placeholder(tf.float32, None, name="x")
+    early = x + 1  # reads the placeholder itself: a feed of x must still reach it
+    same = x
+    x.set_shape([None, 2])
+    assert same is x and x.shape.as_list() == [None, 2] and x.name == "x/set_shape:0"
+    assert tf.get_default_graph().get_tensor_by_name("x:0") is x
+    x.set_shape([None, 2])  # nothing new: no second node
+    assert len([o for o in tf.get_default_graph().get_operations()
+                if o.type == "EnsureShape"]) == 1
+    with pytest.raises(ValueError, match="incompatible"):
+        x.set_shape([3])
+    y = tf.ensure_shape(x, [4, 2])
+    assert y.shape.as_list() == [4, 2]
+    with tf.Session() as sess:
+        got_x, got_early = sess.run([x, early], {x: np.ones([3, 2])})
+        np.testing.assert_array_equal(got_x, np.ones([3, 2]))
+        np.testing.assert_array_equal(got_early, np.full([3, 2], 2.0))
+        np.testing.assert_array_equal(sess.run(early, {"x:0": np.zeros([1, 2])}), [[1.0, 1.0]])
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[3,3\] is not compatible"):
+            sess.run(x, {x: np.ones([3, 3])})
