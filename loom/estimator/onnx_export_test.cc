@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "loom/estimator/all_ops.h"
 #include "loom/estimator/canned.h"
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/estimator/feature_column_ops.h"
@@ -328,6 +329,10 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
       {"lookup", feature_column::VocabularyLookup(s, ids, std::vector<int64_t>{2, 3, 0},
                                                   {.default_value = 7})},
       {"checked", feature_column::CheckIds(s, ids, 4, 1, "ids")},
+      // What the Python front end's set_shape builds.
+      {"ensured", s.AddNode(AllOps().Get("EnsureShape"), {x},
+                            {{"shape", AttrValue(Shape({kUnknownDim, 3, 4}))}}, "EnsureShape")
+                      ->output(0)},
   };
   SignatureDef sig{.method_name = "tensorflow/serving/predict"};
   sig.inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}},

@@ -78,6 +78,7 @@ void AddMathRules(Rules& r) {
                                                         {"Identity", "Identity"},
                                                         {"StopGradient", "Identity"},
                                                         {"PlaceholderWithDefault", "Identity"},
+                                                        {"EnsureShape", "Identity"},
                                                         {"AddN", "Sum"},
                                                         {"Select", "Where"},
                                                         {"BiasAdd", "Add"},

@@ -1,4 +1,4 @@
-// Array ops that keep every element: Reshape, ExpandDims, Squeeze; Fill and the
+// Array ops that keep every element: Reshape, ExpandDims, Squeeze, EnsureShape; Fill and the
 // shape-describing ops; the helpers of array_internal.h. Transpose is in
 // array_transpose.cc, Concat/Split/Tile/Pad in array_join.cc, Slice/StridedSlice/Gather/
 // OneHot in array_index.cc.
@@ -428,6 +428,42 @@ const OpDef& RankOp() {
   return op;
 }
 
+// EnsureShape (tf.ensure_shape, and what the Python front end's Tensor.set_shape builds):
+// x unchanged, with the static shape refined by `shape` (unknown dims and an unknown rank
+// take the given ones); at run time the value's shape must be compatible with `shape`.
+const OpDef& EnsureShapeOp() {
+  static const OpDef op = {
+      .name = "EnsureShape",
+      .num_inputs = 1,
+      .attrs = {op_attrs::kShape.Required()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
+      .shape =
+          [](InferenceContext& c) {
+            const Shape& want = c.attr(op_attrs::kShape);
+            if (!c.input_shape(0).IsCompatibleWith(want)) {
+              c.Fail("the input's shape ", c.input_shape(0), " is not compatible with ", want);
+            }
+            c.set_output(0, c.input_dtype(0), c.input_shape(0).MergeWith(want));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Shape& want = c.attr(op_attrs::kShape);
+            if (!c.input(0).shape().IsCompatibleWith(want)) {
+              c.Fail("the value's shape ", c.input(0).shape(), " is not compatible with ", want,
+                     " (the shape set_shape / ensure_shape declared)");
+            }
+            c.set_output(0, c.input(0));
+          },
+      // d/dx x = 1: the gradient passes through.
+      .grad = [](const GradContext& g) { return std::vector<GradOutput>{g.grad(0)}; },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 3})}, {op_attrs::kShape(Shape{2, kUnknownDim})}};
+          },
+  };
+  return op;
+}
+
 }  // namespace
 
 // ---- Builders ---------------------------------------------------------------------------
@@ -528,7 +564,7 @@ Shape StaticShapeValue(const Output& t) {
 void RegisterArrayOps(OpRegistry& registry) {
   for (const OpDef* op :
        {&ReshapeOp(), &ReshapeDynamicOp(), &ReshapeLikeOp(), &ExpandDimsOp(), &SqueezeOp(),
-        &FillOp(), &FillDynamicOp(), &ShapeOp(), &SizeOp(), &RankOp()}) {
+        &FillOp(), &FillDynamicOp(), &ShapeOp(), &SizeOp(), &RankOp(), &EnsureShapeOp()}) {
     registry.Register(*op);
   }
   RegisterArrayTransposeOps(registry);

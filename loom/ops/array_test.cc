@@ -6,6 +6,8 @@
 
 #include "loom/autodiff/gradients.h"
 #include "loom/ops/grad_support.h"
+#include "loom/ops/math.h"
+#include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
 #include "loom/runtime/session.h"
@@ -190,6 +192,42 @@ TEST(ReshapeTest, GradientsWithUnknownDims) {
   EXPECT_EQ(out[0].shape(), Shape({2, 6}));
   EXPECT_EQ(out[1].shape(), Shape({3, 2}));
   EXPECT_EQ(Values(out[1]), std::vector<double>(6, 1.0));
+}
+
+// EnsureShape refines a static shape (what the Python Tensor.set_shape builds after a
+// py_func) and checks the value's shape at run time.
+TEST(EnsureShapeTest, RefinesStaticShapeAndChecksTheValue) {
+  OpRegistry registry;
+  RegisterArrayOps(registry);
+  const OpDef& op = registry.Get("EnsureShape");
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s, kFloat64, Shape::Unknown());
+  Output y = s.WithOpName("ensure")
+                 .AddNode(op, {x}, {{"shape", AttrValue(Shape{kUnknownDim, 3})}}, "EnsureShape")
+                 ->output(0);
+  EXPECT_EQ(y.shape(), Shape({kUnknownDim, 3}));
+  Tensor value = Iota({2, 3});
+  EXPECT_EQ(Values(Eval(graph, y, {{x, value}})), Values(value));
+  std::string message = ErrorOf(
+      [&] {
+        Eval(graph, y, {{x, Iota({3, 2})}});
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_CONTAINS(message, "'ensure'");
+  EXPECT_CONTAINS(message, "[3,2] is not compatible with [?,3]");
+  auto known = Placeholder(s, kFloat64, {2, 4});
+  EXPECT_CONTAINS(ErrorOf(
+                      [&] {
+                        s.AddNode(op, {known}, {{"shape", AttrValue(Shape{2, 3})}}, "EnsureShape");
+                      },
+                      ErrorCode::kInvalidArgument),
+                  "[2,4] is not compatible with [2,3]");
+  // The gradient passes through unchanged.
+  auto v = Placeholder(s, kFloat64, {2, 3});
+  Output e = s.AddNode(op, {v}, {{"shape", AttrValue(Shape{2, 3})}}, "EnsureShape")->output(0);
+  Output g = Gradients(s, {Sum(s, Mul(s, e, e))}, {v})[0];
+  EXPECT_EQ(Values(Eval(graph, g, {{v, value}})), (std::vector<double>{0, 2, 4, 6, 8, 10}));
 }
 
 // ---- Transpose --------------------------------------------------------------------------

@@ -40,6 +40,8 @@ void BindErrors(py::module_& m) {
   m.attr("OpError") = classes.base;
   const std::pair<ErrorCode, const char*> kinds[] = {
       {ErrorCode::kCancelled, "CancelledError"},
+      // TF's UNKNOWN: loom::ErrorCode has no enumerator; only py_func raises it.
+      {static_cast<ErrorCode>(2), "UnknownError"},
       {ErrorCode::kInvalidArgument, "InvalidArgumentError"},
       {ErrorCode::kNotFound, "NotFoundError"},
       {ErrorCode::kAlreadyExists, "AlreadyExistsError"},
@@ -82,6 +84,7 @@ void BindCore(py::module_& m) {
   BindSession(m);
   BindTrainCore(m);
   BindData(m);
+  BindPyFunc(m);
 }
 
 }  // namespace loom::python

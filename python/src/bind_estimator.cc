@@ -214,6 +214,18 @@ layers::Activation ToActivation(const std::string& name) {
                         "' is not one of relu, tanh, sigmoid, elu, relu6, softplus, leaky_relu");
 }
 
+// A canned estimator's loss_reduction (a tf.losses.Reduction value): any but NONE, as
+// TF's heads check.
+losses::Reduction ToCannedReduction(const std::string& reduction) {
+  losses::Reduction r = ToReduction(reduction);
+  if (r == losses::Reduction::kNone) {
+    throw InvalidArgument("Invalid loss_reduction: ", reduction,
+                          "; a canned estimator's training loss must be a scalar (use SUM or "
+                          "SUM_OVER_BATCH_SIZE)");
+  }
+  return r;
+}
+
 // A linear model's sparse_combiner by TF's name.
 feature_column::Combiner ToSparseCombiner(const std::string& combiner) {
   if (combiner == "sum") return feature_column::Combiner::kSum;
@@ -303,8 +315,10 @@ void BindCanned(py::module_& m) {
                        int64_t n_classes, std::string weight_column,
                        std::vector<std::string> label_vocabulary, const py::object& optimizer,
                        std::optional<double> dropout, bool batch_norm, RunConfig config,
-                       const py::object& warm_start, const std::string& activation_fn) {
+                       const py::object& warm_start, const std::string& activation_fn,
+                       const std::string& loss_reduction) {
              DNNClassifierOptions options;
+             options.loss_reduction = ToCannedReduction(loss_reduction);
              options.activation_fn = ToActivation(activation_fn);
              options.hidden_units = std::move(hidden_units);
              options.feature_columns = DenseColumns(feature_columns, "DNNClassifier");
@@ -320,14 +334,16 @@ void BindCanned(py::module_& m) {
            py::arg("hidden_units"), py::arg("feature_columns"), py::arg("n_classes"),
            py::arg("weight_column"), py::arg("label_vocabulary"), py::arg("optimizer"),
            py::arg("dropout"), py::arg("batch_norm"), py::arg("config"),
-           py::arg("warm_start_from") = py::none(), py::arg("activation_fn") = "relu");
+           py::arg("warm_start_from") = py::none(), py::arg("activation_fn") = "relu",
+           py::arg("loss_reduction") = "weighted_sum_over_batch_size");
   py::class_<DNNRegressor, Estimator>(m, "DNNRegressor")
       .def(py::init([](std::vector<int64_t> hidden_units, std::vector<ColumnHandle> feature_columns,
                        int64_t label_dimension, std::string weight_column,
                        const py::object& optimizer, std::optional<double> dropout, bool batch_norm,
                        RunConfig config, const py::object& warm_start,
-                       const std::string& activation_fn) {
+                       const std::string& activation_fn, const std::string& loss_reduction) {
              DNNRegressorOptions options;
+             options.loss_reduction = ToCannedReduction(loss_reduction);
              options.activation_fn = ToActivation(activation_fn);
              options.hidden_units = std::move(hidden_units);
              options.feature_columns = DenseColumns(feature_columns, "DNNRegressor");
@@ -342,29 +358,33 @@ void BindCanned(py::module_& m) {
            py::arg("hidden_units"), py::arg("feature_columns"), py::arg("label_dimension"),
            py::arg("weight_column"), py::arg("optimizer"), py::arg("dropout"),
            py::arg("batch_norm"), py::arg("config"), py::arg("warm_start_from") = py::none(),
-           py::arg("activation_fn") = "relu");
+           py::arg("activation_fn") = "relu",
+           py::arg("loss_reduction") = "weighted_sum_over_batch_size");
   py::class_<LinearClassifier, Estimator>(m, "LinearClassifier")
-      .def(
-          py::init([](std::vector<ColumnHandle> feature_columns, int64_t n_classes,
-                      std::string weight_column, std::vector<std::string> label_vocabulary,
-                      const py::object& optimizer, RunConfig config, const py::object& warm_start) {
-            LinearClassifierOptions options;
-            options.feature_columns = AnyColumns(feature_columns);
-            options.n_classes = n_classes;
-            options.weight_column = std::move(weight_column);
-            options.label_vocabulary = std::move(label_vocabulary);
-            options.optimizer = ToOptimizerSpec(optimizer);
-            return std::make_unique<LinearClassifier>(std::move(options), std::move(config),
-                                                      ToWarmStart(warm_start));
-          }),
-          py::arg("feature_columns"), py::arg("n_classes"), py::arg("weight_column"),
-          py::arg("label_vocabulary"), py::arg("optimizer"), py::arg("config"),
-          py::arg("warm_start_from") = py::none());
+      .def(py::init([](std::vector<ColumnHandle> feature_columns, int64_t n_classes,
+                       std::string weight_column, std::vector<std::string> label_vocabulary,
+                       const py::object& optimizer, RunConfig config, const py::object& warm_start,
+                       const std::string& loss_reduction) {
+             LinearClassifierOptions options;
+             options.loss_reduction = ToCannedReduction(loss_reduction);
+             options.feature_columns = AnyColumns(feature_columns);
+             options.n_classes = n_classes;
+             options.weight_column = std::move(weight_column);
+             options.label_vocabulary = std::move(label_vocabulary);
+             options.optimizer = ToOptimizerSpec(optimizer);
+             return std::make_unique<LinearClassifier>(std::move(options), std::move(config),
+                                                       ToWarmStart(warm_start));
+           }),
+           py::arg("feature_columns"), py::arg("n_classes"), py::arg("weight_column"),
+           py::arg("label_vocabulary"), py::arg("optimizer"), py::arg("config"),
+           py::arg("warm_start_from") = py::none(),
+           py::arg("loss_reduction") = "weighted_sum_over_batch_size");
   py::class_<LinearRegressor, Estimator>(m, "LinearRegressor")
       .def(py::init([](std::vector<ColumnHandle> feature_columns, int64_t label_dimension,
                        std::string weight_column, const py::object& optimizer, RunConfig config,
-                       const py::object& warm_start) {
+                       const py::object& warm_start, const std::string& loss_reduction) {
              LinearRegressorOptions options;
+             options.loss_reduction = ToCannedReduction(loss_reduction);
              options.feature_columns = AnyColumns(feature_columns);
              options.label_dimension = label_dimension;
              options.weight_column = std::move(weight_column);
@@ -373,7 +393,8 @@ void BindCanned(py::module_& m) {
                                                       ToWarmStart(warm_start));
            }),
            py::arg("feature_columns"), py::arg("label_dimension"), py::arg("weight_column"),
-           py::arg("optimizer"), py::arg("config"), py::arg("warm_start_from") = py::none());
+           py::arg("optimizer"), py::arg("config"), py::arg("warm_start_from") = py::none(),
+           py::arg("loss_reduction") = "weighted_sum_over_batch_size");
   py::class_<DNNLinearCombinedClassifier, Estimator>(m, "DNNLinearCombinedClassifier")
       .def(py::init([](std::vector<ColumnHandle> linear_feature_columns,
                        const py::object& linear_optimizer,
@@ -382,8 +403,10 @@ void BindCanned(py::module_& m) {
                        std::optional<double> dnn_dropout, int64_t n_classes,
                        std::string weight_column, std::vector<std::string> label_vocabulary,
                        bool batch_norm, const std::string& linear_sparse_combiner, RunConfig config,
-                       const py::object& warm_start, const std::string& dnn_activation_fn) {
+                       const py::object& warm_start, const std::string& dnn_activation_fn,
+                       const std::string& loss_reduction) {
              DNNLinearCombinedClassifierOptions options;
+             options.loss_reduction = ToCannedReduction(loss_reduction);
              options.dnn_activation_fn = ToActivation(dnn_activation_fn);
              options.linear_feature_columns = AnyColumns(linear_feature_columns);
              options.linear_optimizer = ToOptimizerSpec(linear_optimizer);
@@ -405,7 +428,8 @@ void BindCanned(py::module_& m) {
            py::arg("dnn_dropout"), py::arg("n_classes"), py::arg("weight_column"),
            py::arg("label_vocabulary"), py::arg("batch_norm"), py::arg("linear_sparse_combiner"),
            py::arg("config"), py::arg("warm_start_from") = py::none(),
-           py::arg("dnn_activation_fn") = "relu");
+           py::arg("dnn_activation_fn") = "relu",
+           py::arg("loss_reduction") = "weighted_sum_over_batch_size");
   py::class_<DNNLinearCombinedRegressor, Estimator>(m, "DNNLinearCombinedRegressor")
       .def(py::init([](std::vector<ColumnHandle> linear_feature_columns,
                        const py::object& linear_optimizer,
@@ -414,8 +438,10 @@ void BindCanned(py::module_& m) {
                        std::optional<double> dnn_dropout, int64_t label_dimension,
                        std::string weight_column, bool batch_norm,
                        const std::string& linear_sparse_combiner, RunConfig config,
-                       const py::object& warm_start, const std::string& dnn_activation_fn) {
+                       const py::object& warm_start, const std::string& dnn_activation_fn,
+                       const std::string& loss_reduction) {
              DNNLinearCombinedRegressorOptions options;
+             options.loss_reduction = ToCannedReduction(loss_reduction);
              options.dnn_activation_fn = ToActivation(dnn_activation_fn);
              options.linear_feature_columns = AnyColumns(linear_feature_columns);
              options.linear_optimizer = ToOptimizerSpec(linear_optimizer);
@@ -435,7 +461,8 @@ void BindCanned(py::module_& m) {
            py::arg("dnn_feature_columns"), py::arg("dnn_optimizer"), py::arg("dnn_hidden_units"),
            py::arg("dnn_dropout"), py::arg("label_dimension"), py::arg("weight_column"),
            py::arg("batch_norm"), py::arg("linear_sparse_combiner"), py::arg("config"),
-           py::arg("warm_start_from") = py::none(), py::arg("dnn_activation_fn") = "relu");
+           py::arg("warm_start_from") = py::none(), py::arg("dnn_activation_fn") = "relu",
+           py::arg("loss_reduction") = "weighted_sum_over_batch_size");
 }
 
 }  // namespace

@@ -90,6 +90,8 @@ layers::Size2D ToSize(const py::handle& value) {
   return layers::Size2D(v[0], v[1]);
 }
 
+}  // namespace
+
 losses::Reduction ToReduction(const std::string& reduction) {
   if (reduction == "none") return losses::Reduction::kNone;
   if (reduction == "weighted_sum") return losses::Reduction::kSum;
@@ -102,6 +104,8 @@ losses::Reduction ToReduction(const std::string& reduction) {
                         "' is not a tf.losses.Reduction: none, weighted_sum, weighted_mean, "
                         "weighted_sum_over_batch_size, weighted_sum_by_nonzero_weights");
 }
+
+namespace {
 
 losses::LossOptions ToLossOptions(std::optional<Output> weights, const std::string& reduction,
                                   double label_smoothing = 0, double delta = 1.0) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "loom/estimator/feature_column.h"
+#include "loom/estimator/losses.h"
 #include "loom/train/session_run_hook.h"
 #include "python/src/convert.h"
 
@@ -71,6 +72,10 @@ struct ColumnHandle {
 std::vector<feature_column::DenseColumnPtr> DenseColumns(const std::vector<ColumnHandle>& columns,
                                                          const char* who);
 std::vector<feature_column::FeatureColumnPtr> AnyColumns(const std::vector<ColumnHandle>& columns);
+
+// A tf.losses.Reduction value ("weighted_sum", ...) as Loom's; InvalidArgument naming
+// the valid ones otherwise (bind_model_parts.cc).
+losses::Reduction ToReduction(const std::string& reduction);
 
 // The model parts (layers, losses, metrics, feature columns), called by BindEstimator.
 void BindModelParts(pybind11::module_& m);

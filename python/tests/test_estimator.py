@@ -282,3 +282,38 @@ def test_warm_start_from_another_model_dir(tmp_path):
     # One step of SGD from the warm-started kernel, not from a fresh initialization.
     np.testing.assert_allclose(second.get_variable_value("linear/kernel"), trained, atol=0.05)
     assert second.evaluate(eval_fn)["loss"] < 0.05
+
+
+# loss_reduction of the canned estimators (it was accepted and ignored: every one used
+# SUM_OVER_BATCH_SIZE). TF 1.15's v1 canned estimators default to Reduction.SUM.
+def _linear_regressor_after_one_step(tmp_path, **kwargs):
+    xs = np.array([[1.0], [2.0], [3.0], [4.0]], np.float32)
+    ys = np.array([[2.0], [1.0], [-1.0], [3.0]], np.float32)
+    est = tf.estimator.LinearRegressor(
+        [tf.feature_column.numeric_column("x")], model_dir=str(tmp_path),
+        optimizer=tf.train.GradientDescentOptimizer(0.01), **kwargs)
+    input_fn = tf.estimator.inputs.numpy_input_fn({"x": xs}, ys, batch_size=4, num_epochs=1,
+                                                  shuffle=False)
+    est.train(input_fn, steps=1)
+    weight = [n for n in est.get_variable_names() if n.endswith("x/weights")][0]
+    return est, est.get_variable_value(weight), est.evaluate(input_fn), xs, ys
+
+
+def test_canned_loss_reduction_default_is_tf1s_sum(tmp_path):
+    _, w_sum, m_sum, xs, ys = _linear_regressor_after_one_step(tmp_path / "sum")
+    _, w_mean, m_mean, _, _ = _linear_regressor_after_one_step(
+        tmp_path / "mean", loss_reduction=tf.losses.Reduction.SUM_OVER_BATCH_SIZE)
+    x, y = xs.astype(np.float64), ys.astype(np.float64)
+    # From zero weights, one SGD step on the summed squared error: w = -lr * sum(-2 x y).
+    np.testing.assert_allclose(w_sum, 0.01 * np.sum(2 * x * y, axis=0, keepdims=True).T,
+                               rtol=1e-5)
+    np.testing.assert_allclose(w_mean, w_sum / 4, rtol=1e-5)  # the batch of 4 averaged
+    # evaluate's "loss" is the training loss (its reduction); average_loss the mean.
+    np.testing.assert_allclose(m_sum["loss"], m_sum["average_loss"] * 4, rtol=1e-5)
+    np.testing.assert_allclose(m_mean["loss"], m_mean["average_loss"], rtol=1e-5)
+
+
+def test_canned_loss_reduction_none_is_invalid(tmp_path):
+    with pytest.raises(ValueError, match="Invalid loss_reduction: none"):
+        tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
+                                   model_dir=str(tmp_path), loss_reduction=tf.losses.Reduction.NONE)

@@ -21,7 +21,7 @@ def fresh_graph():
 # "module 'loom.compat.v1' has no attribute 'cond'" for some and nothing clearer for any.
 @pytest.mark.parametrize("module,name,reason", [
     (tf, "cond", "control flow"),
-    (tf, "py_func", "no Python"),
+    (tf, "py_function", "eager tensors"),
     (tf, "parse_single_example", "tf.train.Example"),
     (tf, "device", "CPU"),
     (tf.metrics, "precision_at_k", "only accuracy"),
@@ -129,3 +129,25 @@ def test_ctrl_c_in_train_raises_keyboard_interrupt_after_the_final_checkpoint(tm
         est.train(_input_fn(), steps=1000, hooks=[_SignalAt(3, signal.SIGTERM)])
     assert e.value.code == 128 + signal.SIGTERM
     assert est.latest_checkpoint().endswith("model.ckpt-3")
+
+
+# The README's two-line Python start, run as written: from the source root, with the
+# build tree's package on PYTHONPATH (this suite's own build tree stands in for
+# "build/python", which is where `make test` puts it).
+def test_readme_python_start_runs_as_written():
+    import os
+    import subprocess
+    root = os.environ.get("LOOM_SOURCE_DIR")
+    if not root:
+        pytest.skip("LOOM_SOURCE_DIR is set by CTest")
+    readme = open(os.path.join(root, "README.md")).read()
+    section = readme.split("## From Python", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    assert "PYTHONPATH=build/python /usr/bin/python3" in block, block
+    import loom
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(loom.__file__)))
+    command = block.replace("build/python", package_dir)
+    done = subprocess.run(["bash", "-c", command], cwd=root, capture_output=True, text=True,
+                          timeout=60, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "3.0"

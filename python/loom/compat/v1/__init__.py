@@ -33,6 +33,7 @@ from loom.compat.v1._variables import (AUTO_REUSE, Variable, VariableScope, assi
                                        truncated_normal_initializer, variable_scope,
                                        variables_initializer, variance_scaling_initializer,
                                        zeros_initializer)
+from loom.compat.v1._script_ops import numpy_function, py_func
 from loom.compat.v1._ops import (clip_by_global_norm, concat, fill, floordiv, global_norm,
                                  ones, ones_like, raw_ops, reshape, split, squared_difference,
                                  stack, unstack, where, zeros, zeros_like)
@@ -131,10 +132,17 @@ contrib.predictor = _types.ModuleType("loom.compat.v1.contrib.predictor",
                                       "tf.contrib.predictor")
 contrib.predictor.from_saved_model = estimator.from_saved_model
 
-# tf.keras: only tf.keras.regularizers, as tf.layers arguments.
+# tf.keras: only tf.keras.regularizers and tf.keras.constraints, as tf.layers arguments.
 keras = _types.ModuleType("loom.compat.v1.keras", "tf.keras")
 keras.regularizers = _types.ModuleType("loom.compat.v1.keras.regularizers",
                                        "tf.keras.regularizers")
+from loom.compat.v1 import _constraints  # noqa: E402
+
+keras.constraints = _types.ModuleType("loom.compat.v1.keras.constraints", "tf.keras.constraints")
+keras.constraints.__dict__.update(
+    {k: getattr(_constraints, k) for k in ("Constraint", "MaxNorm", "NonNeg", "UnitNorm",
+                                          "MinMaxNorm", "max_norm", "non_neg", "unit_norm",
+                                          "min_max_norm")})
 keras.regularizers.__dict__.update(
     Regularizer=_regularizers.Regularizer, L1L2=_regularizers.L1L2, l1=_regularizers.keras_l1,
     l2=_regularizers.keras_l2, l1_l2=_regularizers.keras_l1_l2)
@@ -159,7 +167,8 @@ _CONTROL_FLOW = ("Loom graphs have no control flow ops; for a choice known while
                  "graph use a Python if (or tf.contrib.framework.smart_cond), for values safe "
                  "to compute both use tf.where, for a loop with a known trip count unroll it "
                  "in Python (docs/python.md, \"Control flow\")")
-_NO_PY = "Loom graphs run no Python per step; compute it in numpy, or in a Dataset.map"
+_NO_EAGER = ("tf.py_function passes eager tensors, which Loom (graph-only) lacks; use tf.py_func "
+             "or tf.numpy_function, which pass numpy arrays")
 _SPARSE = "Loom has no sparse tensors"
 _RECORDS = ("Loom reads tf.train.Example records in C++ (loom::data::ParseExamples, "
             "docs/data.md), not from Python")
@@ -167,7 +176,7 @@ _MISSING = {
     "cond": _CONTROL_FLOW, "while_loop": _CONTROL_FLOW, "case": _CONTROL_FLOW,
     "switch_case": _CONTROL_FLOW, "map_fn": _CONTROL_FLOW, "scan": _CONTROL_FLOW,
     "foldl": _CONTROL_FLOW, "foldr": _CONTROL_FLOW, "TensorArray": _CONTROL_FLOW,
-    "py_func": _NO_PY, "py_function": _NO_PY, "numpy_function": _NO_PY,
+    "py_function": _NO_EAGER,
     "Print": "no Print op; fetch the tensor, or log it with tf.train.LoggingTensorHook",
     "print": "no print op; fetch the tensor, or log it with tf.train.LoggingTensorHook",
     "Assert": "no assertion ops", "assert_equal": "no assertion ops",
@@ -186,3 +195,10 @@ _MISSING = {
     "distribute": "no distribution strategies from Python (the C++ API trains over MPI)",
 }
 __getattr__ = _unsupported.missing("tf", _MISSING)
+
+# tf.compat.v1 is this module, as in TF 1.15 (programs spell tf.compat.v1.py_func,
+# tf.compat.v1.Session, ... beside the plain names).
+import sys as _sys  # noqa: E402
+
+compat = _types.ModuleType("loom.compat.v1.compat", "tf.compat")
+compat.v1 = _sys.modules[__name__]

@@ -236,7 +236,9 @@ class Operation:
 class Tensor:
     """tf.Tensor: one output of an Operation. Arithmetic operators, comparisons and
     slicing build ops (the operator table is in _ops.py)."""
-    __slots__ = ("_graph", "_out", "__weakref__")
+    # _fed: the output a feed of this Tensor goes to, once set_shape has moved _out to
+    # an EnsureShape node (the original output, which the earlier consumers read).
+    __slots__ = ("_graph", "_out", "_fed", "__weakref__")
     # numpy defers to our operators (np_array + tensor builds an Add).
     __array_priority__ = 100
 
@@ -284,9 +286,33 @@ class Tensor:
         return out
 
     def set_shape(self, shape):
+        """Refines the static shape, as TF's set_shape. A Loom node's shapes are fixed
+        when it is added, so a shape that says more than the current one adds an
+        EnsureShape node (which also checks the value's shape at run time) and this
+        Tensor, the one object the graph hands out for the output, becomes its output:
+        its name becomes "<op>/set_shape:0"; fetching the old name gives the same value. A
+        feed of this Tensor still goes to the original output (ops built before set_shape
+        read it), and the EnsureShape node checks the fed value's shape."""
+        shape = TensorShape(shape)
         if not self.shape.is_compatible_with(shape):
             raise ValueError("Tensor %s has shape %s, incompatible with %s" %
-                             (self.name, self.shape, TensorShape(shape)))
+                             (self.name, self.shape, shape))
+        merged = self.shape.merge_with(shape)
+        g = self._graph._g
+        # A finalized graph takes no node: there the shape is only checked (as before).
+        if merged.dims == self.shape.dims or g.finalized:
+            return
+        node = g.add_node("EnsureShape", g.unique_name(self._out.node.name + "/set_shape"),
+                          [self._out], {"shape": merged.dims}, [])
+        if getattr(self, "_fed", None) is None:
+            self._fed = self._out
+        self._out = node.output(0)
+        self._graph._wrapped_tensors[(node.id, 0)] = self
+
+    @property
+    def _feed_out(self):
+        fed = getattr(self, "_fed", None)
+        return self._out if fed is None else fed
 
     def eval(self, feed_dict=None, session=None):
         from loom.compat.v1._session import _session_for

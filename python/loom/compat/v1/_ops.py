@@ -274,6 +274,8 @@ _TABLE = [
       "dimension": _DROP, "output_type": _DROP}),
     # arrays
     (("",), "reshape", "Reshape", "tensor, shape, name=None", ("tensor",), {"shape": ("shape", _ints)}),
+    (("",), "ensure_shape", "EnsureShape", "x, shape, name=None", ("x",),
+     {"shape": ("shape", lambda v, a: _fw._as_shape(v))}),
     (("",), "transpose", "Transpose", "a, perm=None, name=None, conjugate=False", ("a",),
      {"perm": ("perm", lambda v, a: _ints(v, a) if v is not None else
                list(range(len(a["a"].shape) - 1, -1, -1))), "conjugate": _DROP}),

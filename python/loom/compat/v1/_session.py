@@ -145,7 +145,7 @@ class BaseSession:
                 raise TypeError("The value of a feed cannot be a tf.Tensor object (%s). "
                                 "Acceptable feed values include Python scalars, strings, "
                                 "lists, numpy ndarrays." % value.name)
-            feeds.append((key._out, value))
+            feeds.append((key._feed_out, value))
         return feeds
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -193,7 +193,7 @@ class BaseSession:
                 else _fw.convert_to_tensor(f)
             if t.graph is not self._graph:
                 raise ValueError("Cannot feed %s: it belongs to another graph" % t.name)
-            feed_outs.append(t._out)
+            feed_outs.append(t._feed_out)
         call = self._session.make_callable(feed_outs, mapper.tensors, mapper.targets)
         kind = type(fetches)
         if kind is _fw.Operation:

@@ -54,6 +54,7 @@ class Variable(_fw.Tensor):
             graph._g.add_to_collection("local_variables" if _local else "variables", "variable",
                                        node, 0, assign)
         _fw.Tensor.__init__(self, graph, node.output(0))
+        _set_constraint(self, constraint)
         self._initializer = graph._operation(assign)
         self._initial_value = init
         graph._py_variables[var_name] = self
@@ -90,6 +91,12 @@ class Variable(_fw.Tensor):
         if self._initial_value is None and self.initializer is not None:
             self._initial_value = self.initializer.inputs[1]
         return self._initial_value
+
+    @property
+    def constraint(self):
+        """The projection the optimizers apply after each update (TF1's Variable
+        constraint), or None."""
+        return self._graph.__dict__.get("_constraints", {}).get(self._out.node.name)
 
     @property
     def trainable(self):
@@ -168,6 +175,38 @@ def local_variables_initializer():
 
 def variables_initializer(var_list, name="init"):
     return group(*[v.initializer for v in var_list], name=name)
+
+
+def _set_constraint(var, constraint):
+    """Records `constraint` (a function of the variable's value giving its projected
+    value) for `var`; the graph keeps it by variable name, so every Variable object of the
+    node (the C++ layers' variables are wrapped on demand) sees it."""
+    if constraint is None:
+        return
+    if not callable(constraint):
+        raise ValueError("The `constraint` argument must be a callable.")
+    var.graph.__dict__.setdefault("_constraints", {})[var._out.node.name] = constraint
+
+
+def _apply_constraints(update_op, variables):
+    """TF1's optimizers: after `update_op`, each of `variables` with a constraint is
+    assigned constraint(its updated value). Returns the op that does both (update_op
+    itself when none has a constraint)."""
+    constrained = [v for v in variables if v is not None and v.constraint is not None]
+    if not constrained:
+        return update_op
+    graph = update_op.graph
+    assigns = []
+    with graph.as_default(), graph.control_dependencies([update_op]):
+        for v in constrained:
+            with graph.name_scope(v.op.name + "/Constraint"):
+                # A variable node's output is its value when the node runs, which may be
+                # before the update; AssignAdd of 0 reads it through the variable itself,
+                # after the update (it runs under the control dependency).
+                updated = _ops.raw_ops.AssignAdd(v, _fw.constant(0, dtype=v.dtype),
+                                                 name="read_updated")
+                assigns.append(_ops.raw_ops.Assign(v, v.constraint(updated), name="Assign"))
+        return group(update_op, *assigns)
 
 
 def group(*inputs, name=None):
@@ -415,7 +454,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         trainable = True
     with graph.name_scope(None):
         var = Variable(init_value, trainable=trainable, name=full, dtype=dtype,
-                       collections=collections, validate_shape=validate_shape)
+                       collections=collections, validate_shape=validate_shape,
+                       constraint=constraint)
     if var.name != full + ":0":
         raise ValueError("Variable %s cannot be made: the name is used by another node (%s)"
                          % (full, var.name))

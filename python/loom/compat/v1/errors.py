@@ -5,6 +5,7 @@ from loom import _loom
 
 OpError = _loom.OpError
 CancelledError = _loom.CancelledError
+UnknownError = _loom.UnknownError
 InvalidArgumentError = _loom.InvalidArgumentError
 NotFoundError = _loom.NotFoundError
 AlreadyExistsError = _loom.AlreadyExistsError

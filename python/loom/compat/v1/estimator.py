@@ -1041,54 +1041,71 @@ def _activation_name(activation_fn):
         % (", tf.nn.".join(names), activation_fn))
 
 
+# TF 1.15's canned estimators (tf.estimator.DNNClassifier, ..., the v1 ones) sum the
+# per-example losses of a batch (tf.losses.Reduction.SUM); TF 2's divide by the batch size.
+_SUM = "weighted_sum"
+
+
+def _loss_reduction(value):
+    """A canned estimator's loss_reduction, checked as TF's heads check it."""
+    from loom.compat.v1.losses import Reduction
+    if value not in Reduction.all() or value == Reduction.NONE:
+        raise ValueError("Invalid loss_reduction: {}".format(value))
+    return value
+
+
 class DNNClassifier(_Canned):
     def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
                  weight_column=None, label_vocabulary=None, optimizer="Adagrad",
                  activation_fn=None, dropout=None, input_layer_partitioner=None, config=None,
-                 warm_start_from=None, loss_reduction=None, batch_norm=False):
+                 warm_start_from=None, loss_reduction=_SUM, batch_norm=False):
         activation = _activation_name(activation_fn)
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.DNNClassifier(
             list(hidden_units), _columns(feature_columns), n_classes, weight_column or "",
             list(label_vocabulary or []), _optimizer_spec(optimizer), dropout, batch_norm,
             config._native_config, warm_start_from=_warm_start(warm_start_from),
-            activation_fn=activation), config)
+            activation_fn=activation,
+            loss_reduction=_loss_reduction(loss_reduction)), config)
 
 
 class DNNRegressor(_Canned):
     def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
                  weight_column=None, optimizer="Adagrad", activation_fn=None, dropout=None,
                  input_layer_partitioner=None, config=None, warm_start_from=None,
-                 loss_reduction=None, batch_norm=False):
+                 loss_reduction=_SUM, batch_norm=False):
         activation = _activation_name(activation_fn)
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.DNNRegressor(
             list(hidden_units), _columns(feature_columns), label_dimension,
             weight_column or "", _optimizer_spec(optimizer), dropout, batch_norm,
             config._native_config, warm_start_from=_warm_start(warm_start_from),
-            activation_fn=activation), config)
+            activation_fn=activation,
+            loss_reduction=_loss_reduction(loss_reduction)), config)
 
 
 class LinearClassifier(_Canned):
     def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
                  label_vocabulary=None, optimizer="Ftrl", config=None, partitioner=None,
-                 warm_start_from=None, loss_reduction=None, sparse_combiner="sum"):
+                 warm_start_from=None, loss_reduction=_SUM, sparse_combiner="sum"):
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.LinearClassifier(
             _columns(feature_columns), n_classes, weight_column or "",
             list(label_vocabulary or []), _optimizer_spec(optimizer), config._native_config,
-            warm_start_from=_warm_start(warm_start_from)), config)
+            warm_start_from=_warm_start(warm_start_from),
+            loss_reduction=_loss_reduction(loss_reduction)), config)
 
 
 class LinearRegressor(_Canned):
     def __init__(self, feature_columns, model_dir=None, label_dimension=1, weight_column=None,
                  optimizer="Ftrl", config=None, partitioner=None, warm_start_from=None,
-                 loss_reduction=None, sparse_combiner="sum"):
+                 loss_reduction=_SUM, sparse_combiner="sum"):
         config = self._resolve_config(model_dir, config)
         self._init_canned(_loom.LinearRegressor(
             _columns(feature_columns), label_dimension, weight_column or "",
             _optimizer_spec(optimizer), config._native_config,
-            warm_start_from=_warm_start(warm_start_from)), config)
+            warm_start_from=_warm_start(warm_start_from),
+            loss_reduction=_loss_reduction(loss_reduction)), config)
 
 
 def _check_combined(linear_feature_columns, dnn_feature_columns, dnn_hidden_units,
@@ -1115,7 +1132,7 @@ class DNNLinearCombinedClassifier(_Canned):
                  dnn_feature_columns=None, dnn_optimizer="Adagrad", dnn_hidden_units=None,
                  dnn_activation_fn=None, dnn_dropout=None, n_classes=2, weight_column=None,
                  label_vocabulary=None, input_layer_partitioner=None, config=None,
-                 warm_start_from=None, loss_reduction=None, batch_norm=False,
+                 warm_start_from=None, loss_reduction=_SUM, batch_norm=False,
                  linear_sparse_combiner="sum"):
         linear, dnn, hidden = _check_combined(linear_feature_columns, dnn_feature_columns,
                                               dnn_hidden_units, dnn_activation_fn)
@@ -1126,7 +1143,8 @@ class DNNLinearCombinedClassifier(_Canned):
             _optimizer_spec(dnn_optimizer), hidden, dnn_dropout, n_classes,
             weight_column or "", list(label_vocabulary or []), batch_norm,
             linear_sparse_combiner, config._native_config,
-            warm_start_from=_warm_start(warm_start_from), dnn_activation_fn=activation), config)
+            warm_start_from=_warm_start(warm_start_from), dnn_activation_fn=activation,
+            loss_reduction=_loss_reduction(loss_reduction)), config)
 
 
 class DNNLinearCombinedRegressor(_Canned):
@@ -1137,7 +1155,7 @@ class DNNLinearCombinedRegressor(_Canned):
                  dnn_feature_columns=None, dnn_optimizer="Adagrad", dnn_hidden_units=None,
                  dnn_activation_fn=None, dnn_dropout=None, label_dimension=1,
                  weight_column=None, input_layer_partitioner=None, config=None,
-                 warm_start_from=None, loss_reduction=None, batch_norm=False,
+                 warm_start_from=None, loss_reduction=_SUM, batch_norm=False,
                  linear_sparse_combiner="sum"):
         linear, dnn, hidden = _check_combined(linear_feature_columns, dnn_feature_columns,
                                               dnn_hidden_units, dnn_activation_fn)
@@ -1147,7 +1165,8 @@ class DNNLinearCombinedRegressor(_Canned):
             _columns(linear), _optimizer_spec(linear_optimizer), _columns(dnn),
             _optimizer_spec(dnn_optimizer), hidden, dnn_dropout, label_dimension,
             weight_column or "", batch_norm, linear_sparse_combiner, config._native_config,
-            warm_start_from=_warm_start(warm_start_from), dnn_activation_fn=activation), config)
+            warm_start_from=_warm_start(warm_start_from), dnn_activation_fn=activation,
+            loss_reduction=_loss_reduction(loss_reduction)), config)
 
 
 # ---- tf.contrib.predictor ----------------------------------------------------------------

@@ -10,8 +10,9 @@ on each variable it makes and their penalties go to REGULARIZATION_LOSSES
 The classes (tf.layers.Dense, Conv2D, MaxPooling2D, AveragePooling2D, Dropout,
 BatchNormalization, Flatten) build on their first call exactly as the functions do, and
 a later call of the same object reuses its variables (the ops again, in a new scope
-"dense_1", ...), as TF's layer objects do. Only channels_last (NHWC) images; constraints
-and `reuse` are not supported (docs/python.md)."""
+"dense_1", ...), as TF's layer objects do. kernel_constraint / bias_constraint are
+applied by the optimizers after each update, as TF1's are. Only channels_last (NHWC)
+images; `reuse` is not supported (docs/python.md)."""
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
 
@@ -320,10 +321,10 @@ class Layer:
                    trainable=True, constraint=None, **kwargs):
         """TF's Layer.add_weight: the variable "<layer scope>/<name>" (initializer default
         glorot_uniform for floats, zeros otherwise); a regularizer's penalty goes to
-        REGULARIZATION_LOSSES."""
+        REGULARIZATION_LOSSES; a constraint is applied by the optimizers after each
+        update."""
         from loom.compat.v1 import _variables
         from loom.compat.v1 import dtypes as _dtypes
-        _unsupported("add_weight", constraint=constraint)
         if self._building is None:
             raise RuntimeError("add_weight must be called from the layer's build()")
         graph = self._building
@@ -338,7 +339,7 @@ class Layer:
         with graph.name_scope(None):
             variable = _variables.Variable(lambda: initializer(shape, dtype=dtype),
                                            trainable=trainable and self.trainable, name=full,
-                                           dtype=dtype)
+                                           dtype=dtype, constraint=constraint)
         if regularizer is not None:
             with graph.name_scope(full + "/Regularizer/"):
                 penalty = regularizer(variable)
@@ -431,7 +432,8 @@ class _KernelBiasLayer(Layer):
     regularizers, an activation and an activity regularizer."""
 
     def _keep_weight_args(self, activation, use_bias, kernel_initializer, bias_initializer,
-                          kernel_regularizer, bias_regularizer, activity_regularizer):
+                          kernel_regularizer, bias_regularizer, activity_regularizer,
+                          kernel_constraint, bias_constraint):
         self.activation = activation
         self.use_bias = use_bias
         self.kernel_initializer = kernel_initializer
@@ -439,6 +441,19 @@ class _KernelBiasLayer(Layer):
         self.kernel_regularizer = kernel_regularizer
         self.bias_regularizer = bias_regularizer
         self.activity_regularizer = activity_regularizer
+        for what, c in (("kernel_constraint", kernel_constraint),
+                        ("bias_constraint", bias_constraint)):
+            if c is not None and not callable(c):
+                raise ValueError("The `%s` argument must be a callable." % what)
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+
+    def _after_build(self, graph):
+        # The optimizers project the variables after each update (TF1's constraints).
+        from loom.compat.v1 import _variables
+        _variables._set_constraint(self.kernel, self.kernel_constraint)
+        if self.use_bias:
+            _variables._set_constraint(self.bias, self.bias_constraint)
 
     @property
     def kernel(self):
@@ -461,12 +476,11 @@ class Dense(_KernelBiasLayer):
                  bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  trainable=True, name=None, **kwargs):
-        _unsupported("Dense", kernel_constraint=kernel_constraint,
-                     bias_constraint=bias_constraint)
         super().__init__(trainable=trainable, name=name, **kwargs)
         self.units = int(units)
         self._keep_weight_args(activation, use_bias, kernel_initializer, bias_initializer,
-                               kernel_regularizer, bias_regularizer, activity_regularizer)
+                               kernel_regularizer, bias_regularizer, activity_regularizer,
+                               kernel_constraint, bias_constraint)
 
     def _first_call(self, graph, x):
         out = _loom.layers_dense(
@@ -507,15 +521,14 @@ class Conv2D(_KernelBiasLayer):
         _check_format(data_format, "Conv2D")
         if _pair(dilation_rate) != (1, 1):
             raise NotImplementedError("tf.layers.Conv2D: dilation_rate is not supported")
-        _unsupported("Conv2D", kernel_constraint=kernel_constraint,
-                     bias_constraint=bias_constraint)
         super().__init__(trainable=trainable, name=name, **kwargs)
         self.filters = int(filters)
         self.kernel_size = _pair(kernel_size)
         self.strides = _pair(strides)
         self.padding = padding
         self._keep_weight_args(activation, use_bias, kernel_initializer, bias_initializer,
-                               kernel_regularizer, bias_regularizer, activity_regularizer)
+                               kernel_regularizer, bias_regularizer, activity_regularizer,
+                               kernel_constraint, bias_constraint)
 
     def _first_call(self, graph, x):
         out = _loom.layers_conv2d(

@@ -99,7 +99,8 @@ class Optimizer:
             raise ValueError("No variables provided.")
         node = self._opt().apply_gradients(graph._g, graph.get_name_scope(), pairs,
                                            _out_or_none(global_step))
-        return graph._operation(node)
+        return _variables._apply_constraints(
+            graph._operation(node), [v for g, v in grads_and_vars if g is not None])
 
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=GATE_OP,
                  aggregation_method=None, colocate_gradients_with_ops=False, name=None,
@@ -109,6 +110,10 @@ class Optimizer:
             raise NotImplementedError("minimize(grad_loss=...) is not supported")
         loss = _fw.convert_to_tensor(loss)
         graph = loss.graph
+        if graph.__dict__.get("_constraints"):
+            # Which variables get updates decides which constraints apply, as in TF.
+            return self.apply_gradients(self.compute_gradients(loss, var_list), global_step,
+                                        name)
         vars_ = [v._out for v in var_list] if var_list is not None else []
         node = self._opt().minimize(graph._g, graph.get_name_scope(), loss._out,
                                     _out_or_none(global_step), vars_)

@@ -372,7 +372,7 @@ class FinalOpsHook(SessionRunHook):
         else:
             self._keys = None
             tensors = [final_ops]
-        feeds = [(_fw.convert_to_tensor(k)._out, v) for k, v in (final_ops_feed_dict or {}).items()]
+        feeds = [(_fw.convert_to_tensor(k)._feed_out, v) for k, v in (final_ops_feed_dict or {}).items()]
         self._native = _loom.FinalOpsHook([_tensor_ref(t) for t in tensors], feeds)
 
     @property
