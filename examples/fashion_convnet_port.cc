@@ -18,8 +18,15 @@
 // The script's loop is 100 rounds of 2000 steps; --rounds and --steps shorten it.
 //
 // Usage: fashion_convnet_port [--steps 2000] [--rounds 100] [--limit_train N]
-//            [--limit_test N] [--seed S] [--model_dir DIR] [--data_dir DIR]
-// --seed fixes the data shuffles, the graph seed and the input order (the script has none).
+//            [--limit_test N] [--seed S] [--no_preshuffle 1] [--threads N]
+//            [--log_every N] [--model_dir DIR] [--data_dir DIR]
+// --seed sets RunConfig's tf_random_seed (the graph seed, which also seeds the input
+// order and dropout) and the data shuffles (the script has none); --no_preshuffle 1 keeps
+// the files' order instead of the one-off shuffles; --threads sets the Sessions' thread
+// count (default: all cores); --log_every sets log_step_count_steps (the "loss = ...,
+// step = ..." line; default 100). With model_dir holding a checkpoint, training goes on
+// from it (as the Estimator does): convnet_comparison.py --shared-init puts the Python
+// run's step-0 checkpoint there, so both start from the same variables and input state.
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,14 +80,15 @@ loom::EstimatorSpec CnnModelFn(loom::Scope& s, const loom::Features& features, l
 }
 
 // The first `limit` examples (all when 0) as float32 images and int32 labels, permuted
-// together (sklearn.utils.shuffle).
+// together (sklearn.utils.shuffle) unless `shuffle` is false.
 std::pair<loom::Tensor, loom::Tensor> LoadShuffled(const std::string& dir, const std::string& split,
-                                                   int64_t limit, std::mt19937_64& rng) {
+                                                   int64_t limit, bool shuffle,
+                                                   std::mt19937_64& rng) {
   auto [x, y64] = examples::LoadFashionMnist(dir, split, limit);
   int64_t n = x.dim(0);
   std::vector<int64_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::shuffle(order.begin(), order.end(), rng);
+  if (shuffle) std::shuffle(order.begin(), order.end(), rng);
   loom::Tensor images(loom::kFloat32, {n, 784});
   loom::Tensor labels(loom::kInt32, {n});
   for (int64_t i = 0; i < n; ++i) {
@@ -94,7 +102,9 @@ std::pair<loom::Tensor, loom::Tensor> LoadShuffled(const std::string& dir, const
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t steps = 2000, rounds = 100, limit_train = 0, limit_test = 0;
+  int64_t steps = 2000, rounds = 100, limit_train = 0, limit_test = 0, log_every = 100;
+  int threads = 0;
+  bool preshuffle = true;
   std::optional<int64_t> seed;
   std::string data_dir = examples::kFashionMnistDir;
   std::string model_dir = "/tmp/loom_fashion_convnet_port_" + std::to_string(getpid());
@@ -111,6 +121,12 @@ int main(int argc, char** argv) {
       limit_test = std::atoll(value);
     } else if (flag == "--seed") {
       seed = std::atoll(value);
+    } else if (flag == "--no_preshuffle") {
+      preshuffle = std::atoll(value) == 0;
+    } else if (flag == "--threads") {
+      threads = std::atoi(value);
+    } else if (flag == "--log_every") {
+      log_every = std::atoll(value);
     } else if (flag == "--model_dir") {
       model_dir = value;
     } else if (flag == "--data_dir") {
@@ -118,18 +134,20 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "unknown flag %s; usage: %s [--steps N] [--rounds N] [--limit_train N] "
-                   "[--limit_test N] [--seed S] [--model_dir DIR] [--data_dir DIR]\n",
+                   "[--limit_test N] [--seed S] [--no_preshuffle 1] [--threads N] "
+                   "[--log_every N] [--model_dir DIR] [--data_dir DIR]\n",
                    argv[i], argv[0]);
       return 2;
     }
   }
   try {
     std::mt19937_64 rng(seed ? static_cast<uint64_t>(*seed) : std::random_device{}());
-    auto [train_data, train_labels] = LoadShuffled(data_dir, "train", limit_train, rng);
-    auto [eval_data, eval_labels] = LoadShuffled(data_dir, "t10k", limit_test, rng);
+    auto [train_data, train_labels] = LoadShuffled(data_dir, "train", limit_train, preshuffle, rng);
+    auto [eval_data, eval_labels] = LoadShuffled(data_dir, "t10k", limit_test, preshuffle, rng);
 
-    loom::RunConfig config{.model_dir = model_dir};
+    loom::RunConfig config{.model_dir = model_dir, .log_step_count_steps = log_every};
     if (seed) config.tf_random_seed = *seed;
+    config.session_config.intra_op_threads = threads;
     loom::Estimator mnist_classifier(CnnModelFn, config);
 
     loom::ArrayInputOptions train_options{.x = {{"x", train_data}},
@@ -137,7 +155,7 @@ int main(int argc, char** argv) {
                                           .batch_size = 400,
                                           .num_epochs = std::nullopt,
                                           .shuffle = true};
-    if (seed) train_options.seed = static_cast<uint64_t>(*seed);
+    // No seed of its own, as in the script: with --seed the graph seed gives the order.
     loom::InputFn train_input_fn = loom::ArrayInputFn(train_options);
     loom::InputFn eval_input_fn = loom::ArrayInputFn(
         {.x = {{"x", eval_data}}, .y = eval_labels, .num_epochs = 1, .shuffle = false});

@@ -15,6 +15,15 @@ The model_dir stays the script's /tmp/mnist_convnet_model unless --model-dir is 
 (emptied first, unless --resume: then training goes on from its newest checkpoint, as a
 second run of the script would).
 
+For a controlled comparison with the C++ port (convnet_comparison.py --shared-init), and
+only when asked, the Estimator gets a RunConfig the script does not give it:
+  --seed S          tf_random_seed=S (the graph seed: initializers, dropout, and the input
+                    order of numpy_input_fn, which has no seed of its own), and numpy's
+                    global seed (the sklearn shuffles);
+  --no-preshuffle   the two sklearn shuffles keep the files' order;
+  --threads N       session_config=tf.ConfigProto(intra_op_parallelism_threads=N);
+  --log-every N     log_step_count_steps=N (the "loss = ..., step = ..." line).
+
   PYTHONPATH=build/python /usr/bin/python3 examples/python/fashion_convnet_benchmark.py \
       --steps 20 --rounds 1 --model-dir /tmp/convnet_short
 """
@@ -29,7 +38,7 @@ import types
 SCRIPT = "/usr/share/doc/dataset-fashion-mnist/benchmark/convnet.py.gz"
 
 
-def rewrite(source, data_dir, steps, rounds, model_dir):
+def rewrite(source, data_dir, steps, rounds, model_dir, with_config=False):
     replacements = [
         ("import tensorflow as tf\n", "import loom.compat.v1 as tf\n"),
         ("from sklearn.utils import shuffle\n", "from sklearn_shim import shuffle\n"),
@@ -41,8 +50,11 @@ def rewrite(source, data_dir, steps, rounds, model_dir):
         replacements.append(("steps=2000)", "steps=%d)" % steps))
     if rounds is not None:
         replacements.append(("for j in range(100):", "for j in range(%d):" % rounds))
-    if model_dir is not None:
-        replacements.append(('model_dir="/tmp/mnist_convnet_model"', "model_dir=%r" % model_dir))
+    if model_dir is not None or with_config:
+        new = "model_dir=%r" % (model_dir or "/tmp/mnist_convnet_model")
+        if with_config:
+            new += ", config=tf.estimator.RunConfig(**_LOOM_RUN_CONFIG)"
+        replacements.append(('model_dir="/tmp/mnist_convnet_model"', new))
     for old, new in replacements:
         if source.count(old) != 1:
             raise SystemExit("convnet.py changed: expected exactly one %r" % old)
@@ -81,22 +93,41 @@ def main():
     parser.add_argument("--limit-test", type=int, default=None)
     parser.add_argument("--resume", action="store_true",
                         help="keep --model-dir: training goes on from its checkpoint")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--no-preshuffle", action="store_true")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--log-every", type=int, default=None)
     args = parser.parse_args()
+    run_config = {}
+    if args.seed is not None:
+        run_config["tf_random_seed"] = args.seed
+    if args.log_every is not None:
+        run_config["log_step_count_steps"] = args.log_every
     if args.limit_train or args.limit_test:
         subset = tempfile.mkdtemp(prefix="loom_fashion_subset_")
         write_subset(args.data_dir, subset, args.limit_train, args.limit_test)
         args.data_dir = subset
     with gzip.open(args.script, "rt") as f:
         source = f.read()
-    source = rewrite(source, args.data_dir, args.steps, args.rounds, args.model_dir)
+    source = rewrite(source, args.data_dir, args.steps, args.rounds, args.model_dir,
+                     with_config=bool(run_config) or args.threads is not None)
     if args.model_dir is not None and not args.resume:
         shutil.rmtree(args.model_dir, ignore_errors=True)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "shims"))
+    import numpy as np
+    import sklearn_shim
+    if args.seed is not None:
+        np.random.seed(args.seed)
+    sklearn_shim.ENABLED = not args.no_preshuffle
+    if args.threads is not None:
+        import loom.compat.v1 as tf
+        run_config["session_config"] = tf.ConfigProto(intra_op_parallelism_threads=args.threads)
     sys.argv = [args.script]
     code = compile(source, "convnet.py", "exec")
     # The script ends in tf.app.run(), which calls __main__.main: make the script __main__.
     script = types.ModuleType("__main__")
     script.__file__ = "convnet.py"
+    script._LOOM_RUN_CONFIG = run_config
     sys.modules["__main__"] = script
     exec(code, script.__dict__)
 
