@@ -265,7 +265,7 @@ OpDef ReduceOp(std::string name, GradFn grad, std::vector<int64_t> sample_axes,
   op.shape = ReduceShape;
   op.kernel = ReduceKernel<R, kMean>;
   op.grad = std::move(grad);
-  op.sample = [sample_axes, sample_keep_dims] {
+  op.sample = [sample_axes = std::move(sample_axes), sample_keep_dims] {
     return OpSample{{SampleDoubles({2, 3})}, {kAxes(sample_axes), kKeepDims(sample_keep_dims)}};
   };
   return op;
