@@ -11,7 +11,9 @@ for what this runner rewrites as it loads it:
   - with --steps / --rounds (for a short run), the script's `steps=2000` and
     `range(100)`: it trains --rounds times --steps steps, evaluating after each.
     Without them the script runs as written (100 rounds of 2000 steps: many hours here).
-The model_dir stays the script's /tmp/mnist_convnet_model unless --model-dir is given.
+The model_dir stays the script's /tmp/mnist_convnet_model unless --model-dir is given
+(emptied first, unless --resume: then training goes on from its newest checkpoint, as a
+second run of the script would).
 
   PYTHONPATH=build/python /usr/bin/python3 examples/python/fashion_convnet_benchmark.py \
       --steps 20 --rounds 1 --model-dir /tmp/convnet_short
@@ -77,6 +79,8 @@ def main():
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--limit-train", type=int, default=None)
     parser.add_argument("--limit-test", type=int, default=None)
+    parser.add_argument("--resume", action="store_true",
+                        help="keep --model-dir: training goes on from its checkpoint")
     args = parser.parse_args()
     if args.limit_train or args.limit_test:
         subset = tempfile.mkdtemp(prefix="loom_fashion_subset_")
@@ -85,7 +89,7 @@ def main():
     with gzip.open(args.script, "rt") as f:
         source = f.read()
     source = rewrite(source, args.data_dir, args.steps, args.rounds, args.model_dir)
-    if args.model_dir is not None:
+    if args.model_dir is not None and not args.resume:
         shutil.rmtree(args.model_dir, ignore_errors=True)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "shims"))
     sys.argv = [args.script]

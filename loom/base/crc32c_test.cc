@@ -7,6 +7,8 @@
 #include <random>
 #include <string>
 
+#include "loom/testing/cpuinfo.h"
+
 namespace loom::crc32c {
 namespace {
 
@@ -76,15 +78,7 @@ TEST(Crc32cTest, MaskRoundTripsAndChangesValue) {
 // kernel reports it in /proc/cpuinfo (independent of __builtin_cpu_supports).
 TEST(Crc32cTest, DispatchFollowsTheCpu) {
 #if defined(__x86_64__) && defined(__linux__)
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  bool sse42 = false;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    sse42 = (" " + line + " ").find(" sse4_2 ") != std::string::npos;
-    break;
-  }
-  EXPECT_EQ(IsHardwareAccelerated(), sse42);
+  EXPECT_EQ(IsHardwareAccelerated(), ::loom::testing::CpuinfoHasFlag("sse4_2"));
 #endif
   std::cout << "crc32c hardware accelerated: " << IsHardwareAccelerated() << "\n";
 }

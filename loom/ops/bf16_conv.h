@@ -4,7 +4,8 @@
 // The bf16 policy's hardware path for Conv2D and its two backprops: oneDNN's convolution
 // primitives with bf16 operands (input, filter, out_backprop) and float32 results,
 // accumulating in float32 (AMX or AVX-512 BF16 kernels, whichever oneDNN picks). Internal
-// to the ops layer; bf16.h says when it runs. The float32 path is onednn_conv.h.
+// to the ops layer; bf16.h says when it runs. The float32 path is onednn_conv.h; both run
+// onednn_internal.h's convolutions.
 //
 // Loom's float32 NHWC / HWIO tensors are reordered by oneDNN into the bf16 blocked
 // layouts its kernel wants (the reorder rounds to nearest even, as bf16::RoundToBf16), and

@@ -12,25 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "loom/testing/cpuinfo.h"
+
 namespace loom {
 namespace {
 
-// The CPU's feature flags as the kernel reports them (/proc/cpuinfo), a source independent
-// of the compiler's __builtin_cpu_supports that blas.cc asks.
-bool CpuinfoHasFlag(const std::string& flag) {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    std::istringstream words(line.substr(line.find(':') + 1));
-    std::string word;
-    while (words >> word) {
-      if (word == flag) return true;
-    }
-    return false;
-  }
-  return false;
-}
+using ::loom::testing::CpuinfoHasFlag;
 
 TEST(GemmDispatchTest, PicksTheWidestVariantThisCpuHas) {
 #if defined(__x86_64__) && defined(__linux__)

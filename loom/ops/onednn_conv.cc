@@ -1,193 +1,25 @@
 #include "loom/ops/onednn_conv.h"
 
-#include <omp.h>
-
-#include <algorithm>
-#include <oneapi/dnnl/dnnl.hpp>
-#include <optional>
-#include <unordered_map>
-#include <vector>
-
-#include "loom/tensor/tensor.h"
+#include "loom/ops/onednn_internal.h"
 
 namespace loom::nn_internal {
-namespace {
 
-using dnnl::memory;
-using Tag = memory::format_tag;
-using Args = std::unordered_map<int, memory>;
-
-// The CPU engine is a handle to the process's CPU, without state of its own.
-const dnnl::engine& CpuEngine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// The convolution's descriptors: the user's NHWC / HWIO layouts, and the layouts the
-// primitive is asked for: NHWC activations (the user's own, so they need no reorder) and
-// weights in layout `any`, oneDNN's choice (a small reorder per call).
-struct ConvDescs {
-  memory::desc src_user, weights_user, dst_user;
-  memory::desc src_any, weights_any, dst_any;
-  memory::dims strides, pad_l, pad_r;
-};
-
-std::optional<ConvDescs> MakeDescs(const Geometry& g, int64_t out_c) {
-  // TF's padding puts the extra row or column (odd totals) after the image: pad_r is the
-  // rest of what the last window needs. A VALID window that leaves trailing input unread
-  // needs none. oneDNN requires (in + pad_l + pad_r - k) / stride + 1 == out exactly.
-  const int64_t pad_b =
-      std::max<int64_t>(0, (g.out_h - 1) * g.stride_h + g.k_h - g.in_h - g.pad_top);
-  const int64_t pad_r =
-      std::max<int64_t>(0, (g.out_w - 1) * g.stride_w + g.k_w - g.in_w - g.pad_left);
-  if ((g.in_h + g.pad_top + pad_b - g.k_h) / g.stride_h + 1 != g.out_h ||
-      (g.in_w + g.pad_left + pad_r - g.k_w) / g.stride_w + 1 != g.out_w) {
-    return std::nullopt;
-  }
-  const auto f32 = memory::data_type::f32;
-  const memory::dims src{g.batch, g.channels, g.in_h, g.in_w};
-  const memory::dims weights{out_c, g.channels, g.k_h, g.k_w};
-  const memory::dims dst{g.batch, out_c, g.out_h, g.out_w};
-  return ConvDescs{
-      .src_user = memory::desc(src, f32, Tag::nhwc),
-      .weights_user = memory::desc(weights, f32, Tag::hwio),
-      .dst_user = memory::desc(dst, f32, Tag::nhwc),
-      .src_any = memory::desc(src, f32, Tag::nhwc),
-      .weights_any = memory::desc(weights, f32, Tag::any),
-      .dst_any = memory::desc(dst, f32, Tag::nhwc),
-      .strides = {g.stride_h, g.stride_w},
-      .pad_l = {g.pad_top, g.pad_left},
-      .pad_r = {pad_b, pad_r},
-  };
-}
-
-// One primitive's execution: the reorders into and out of its layouts, over buffers from
-// Loom's tensor allocator (which keeps freed buffers: no page faults per step).
-class Execution {
- public:
-  // REQUIRES: UseThreads ran on this thread before the primitive descriptor was made.
-  Execution() : stream_(CpuEngine()) {}
-
-  // A memory in layout `want` holding the user's data at `data` (layout `user`): the user's
-  // buffer itself when the layouts agree, else a reordered copy.
-  memory Input(const memory::desc& want, const memory::desc& user, const float* data) {
-    memory user_mem(user, CpuEngine(), const_cast<float*>(data));
-    if (want == user) return user_mem;
-    memory mem = Scratch(want);
-    dnnl::reorder(user_mem, mem).execute(stream_, user_mem, mem);
-    return mem;
-  }
-
-  // A memory in layout `want` for a result that belongs at `data` (layout `user`);
-  // Finish() reorders it there when the layouts differ.
-  memory Output(const memory::desc& want, const memory::desc& user, float* data) {
-    memory user_mem(user, CpuEngine(), data);
-    if (want == user) return user_mem;
-    memory mem = Scratch(want);
-    outputs_.push_back({mem, user_mem});
-    return mem;
-  }
-
-  memory Scratch(const memory::desc& desc) {
-    const auto bytes = static_cast<int64_t>(std::max<size_t>(desc.get_size(), 1));
-    buffers_.emplace_back(kUInt8, Shape{bytes});
-    return memory(desc, CpuEngine(), buffers_.back().raw_data());
-  }
-
-  template <typename PrimitiveDesc, typename Primitive>
-  void Run(const PrimitiveDesc& pd, Args args) {
-    args.insert({DNNL_ARG_SCRATCHPAD, Scratch(pd.scratchpad_desc())});
-    Primitive(pd).execute(stream_, args);
-    for (auto& [from, to] : outputs_) dnnl::reorder(from, to).execute(stream_, from, to);
-    stream_.wait();
-  }
-
- private:
-  dnnl::stream stream_;
-  std::vector<Tensor> buffers_;
-  std::vector<std::pair<memory, memory>> outputs_;
-};
-
-// oneDNN (Debian's build) runs on OpenMP, whose thread count belongs to the calling
-// thread. It must be set before a primitive descriptor is made: the kernel's work split is
-// fixed then (a descriptor made with the default, every core, runs a team of that size).
-void UseThreads(int threads) { omp_set_num_threads(std::max(1, threads)); }
-
-dnnl::primitive_attr UserScratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
-dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training,
-                                       dnnl::algorithm::convolution_direct, d.src_any,
-                                       d.weights_any, d.dst_any, d.strides, d.pad_l, d.pad_r);
-  return dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), CpuEngine());
-}
-
-}  // namespace
+using onednn_internal::ConvOperands;
 
 bool OnednnConv2D(const Geometry& g, int64_t out_c, const float* x, const float* w, float* y,
                   int threads) {
-  const auto d = MakeDescs(g, out_c);
-  if (!d) return false;
-  UseThreads(threads);
-  try {
-    const auto pd = ForwardPd(*d);
-    Execution run;
-    Args args = {{DNNL_ARG_SRC, run.Input(pd.src_desc(), d->src_user, x)},
-                 {DNNL_ARG_WEIGHTS, run.Input(pd.weights_desc(), d->weights_user, w)},
-                 {DNNL_ARG_DST, run.Output(pd.dst_desc(), d->dst_user, y)}};
-    run.Run<decltype(pd), dnnl::convolution_forward>(pd, std::move(args));
-  } catch (const dnnl::error&) {
-    return false;  // no primitive for this geometry (e.g. an unsupported padding)
-  }
-  return true;
+  return onednn_internal::Conv2D(ConvOperands::kFloat32, g, out_c, x, w, y, threads);
 }
 
 bool OnednnConv2DBackpropInput(const Geometry& g, int64_t out_c, const float* w, const float* dy,
                                float* dx, int threads) {
-  const auto d = MakeDescs(g, out_c);
-  if (!d) return false;
-  UseThreads(threads);
-  try {
-    dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d->src_any,
-                                               d->weights_any, d->dst_any, d->strides, d->pad_l,
-                                               d->pad_r);
-    const dnnl::convolution_backward_data::primitive_desc pd(desc, UserScratchpad(), CpuEngine(),
-                                                             ForwardPd(*d));
-    Execution run;
-    Args args = {{DNNL_ARG_DIFF_DST, run.Input(pd.diff_dst_desc(), d->dst_user, dy)},
-                 {DNNL_ARG_WEIGHTS, run.Input(pd.weights_desc(), d->weights_user, w)},
-                 {DNNL_ARG_DIFF_SRC, run.Output(pd.diff_src_desc(), d->src_user, dx)}};
-    run.Run<decltype(pd), dnnl::convolution_backward_data>(pd, std::move(args));
-  } catch (const dnnl::error&) {
-    return false;
-  }
-  return true;
+  return onednn_internal::Conv2DBackpropInput(ConvOperands::kFloat32, g, out_c, w, dy, dx, threads);
 }
 
 bool OnednnConv2DBackpropFilter(const Geometry& g, int64_t out_c, const float* x, const float* dy,
                                 float* dw, int threads) {
-  const auto d = MakeDescs(g, out_c);
-  if (!d) return false;
-  UseThreads(threads);
-  try {
-    dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, d->src_any,
-                                                  d->weights_any, d->dst_any, d->strides, d->pad_l,
-                                                  d->pad_r);
-    const dnnl::convolution_backward_weights::primitive_desc pd(desc, UserScratchpad(), CpuEngine(),
-                                                                ForwardPd(*d));
-    Execution run;
-    Args args = {{DNNL_ARG_SRC, run.Input(pd.src_desc(), d->src_user, x)},
-                 {DNNL_ARG_DIFF_DST, run.Input(pd.diff_dst_desc(), d->dst_user, dy)},
-                 {DNNL_ARG_DIFF_WEIGHTS, run.Output(pd.diff_weights_desc(), d->weights_user, dw)}};
-    run.Run<decltype(pd), dnnl::convolution_backward_weights>(pd, std::move(args));
-  } catch (const dnnl::error&) {
-    return false;
-  }
-  return true;
+  return onednn_internal::Conv2DBackpropFilter(ConvOperands::kFloat32, g, out_c, x, dy, dw,
+                                               threads);
 }
 
 }  // namespace loom::nn_internal

@@ -19,6 +19,7 @@
 // layer's forward 1.3-2.4x faster, the second layer's forward and input gradient 5-45%
 // faster, its filter gradient within the noise (+-10%), and the first layer's filter
 // gradient 18x faster (C = 1, which the blocked kernel pads to a block of 8 channels).
+// The bf16 path (bf16_conv.h) runs the same code (onednn_internal.h) with bf16 operands.
 // Primitives are not kept here: oneDNN's own primitive cache (process-wide, 1024 entries
 // by default) returns the compiled kernel for a geometry it has seen.
 //

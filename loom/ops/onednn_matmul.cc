@@ -1,23 +1,18 @@
 #include "loom/ops/onednn_matmul.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 
 #include "loom/ops/bf16.h"
+#include "loom/ops/onednn_internal.h"
 #include "loom/tensor/tensor.h"
 
 namespace loom::bf16 {
 namespace {
 
 using dnnl::memory;
-
-const dnnl::engine& CpuEngine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+using onednn_internal::CpuEngine;
 
 // op(x) [rows, cols] stored row-major with leading dim ld, transposed or not, as strides.
 memory::dims Strides(bool transposed, int64_t ld) {
@@ -45,13 +40,11 @@ bool OnednnMatMulBf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, 
   const memory::desc a_desc({m, k}, bf16, Strides(transpose_a, lda));
   const memory::desc b_desc({k, n}, bf16, Strides(transpose_b, ldb));
   const memory::desc c_desc({m, n}, memory::data_type::f32, memory::dims{n, 1});
-  // The thread count must be set before the primitive descriptor fixes the work split.
-  omp_set_num_threads(std::max(1, pool.num_threads()));
+  onednn_internal::UseThreads(pool.num_threads());  // before the descriptor fixes the split
   std::optional<dnnl::matmul::primitive_desc> pd;
   try {
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    pd.emplace(dnnl::matmul::desc(a_desc, b_desc, c_desc), attr, CpuEngine());
+    pd.emplace(dnnl::matmul::desc(a_desc, b_desc, c_desc), onednn_internal::UserScratchpad(),
+               CpuEngine());
   } catch (const dnnl::error&) {
     return false;  // no bf16 matmul on this CPU (or for this shape)
   }

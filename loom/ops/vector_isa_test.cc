@@ -20,24 +20,17 @@
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_test_util.h"
 #include "loom/ops/reduce.h"
+#include "loom/testing/cpuinfo.h"
 
 namespace loom {
 namespace {
+
+using ::loom::testing::CpuinfoHasFlag;
 
 using internal::ActiveVectorIsa;
 using internal::CpuHasAvx2;
 using internal::ScopedBaselineVectorIsa;
 using internal::VectorIsa;
-
-bool CpuinfoHasFlag(const std::string& flag) {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) == 0)
-      return (" " + line + " ").find(" " + flag + " ") != std::string::npos;
-  }
-  return false;
-}
 
 TEST(VectorIsaTest, Avx2CopiesRunExactlyWhenTheCpuHasAvx2) {
 #if defined(__x86_64__) && defined(__linux__)

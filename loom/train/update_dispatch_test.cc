@@ -11,21 +11,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "loom/testing/cpuinfo.h"
 #include "loom/train/training_kernels.h"
 #include "loom/train/training_updates.h"
 
 namespace loom::train::internal {
 namespace {
 
-bool CpuinfoHasFlag(const std::string& flag) {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) == 0)
-      return (" " + line + " ").find(" " + flag + " ") != std::string::npos;
-  }
-  return false;
-}
+using ::loom::testing::CpuinfoHasFlag;
 
 TEST(UpdateDispatchTest, Avx2ChunksRunExactlyWhenTheCpuHasAvx2AndFma) {
 #if defined(__x86_64__) && defined(__linux__)

@@ -86,7 +86,7 @@ RunConfig MakeRunConfig(std::string model_dir, py::object tf_random_seed,
                         int64_t save_summary_steps, py::object save_checkpoints_steps,
                         py::object save_checkpoints_secs, int keep_checkpoint_max,
                         double keep_checkpoint_every_n_hours, int64_t log_step_count_steps,
-                        bool start_over_if_checkpoints_corrupt) {
+                        bool start_over_if_checkpoints_corrupt, int intra_op_threads) {
   RunConfig config;
   config.model_dir = std::move(model_dir);
   config.tf_random_seed = OptionalInt(tf_random_seed);
@@ -97,6 +97,7 @@ RunConfig MakeRunConfig(std::string model_dir, py::object tf_random_seed,
   config.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours;
   config.log_step_count_steps = log_step_count_steps;
   config.start_over_if_checkpoints_corrupt = start_over_if_checkpoints_corrupt;
+  config.session_config.intra_op_threads = intra_op_threads;
   ValidateRunConfig(config);
   return config;
 }
@@ -447,7 +448,7 @@ void BindEstimator(py::module_& m) {
            py::arg("save_checkpoints_secs") = py::none(), py::arg("keep_checkpoint_max") = 5,
            py::arg("keep_checkpoint_every_n_hours") = 10000.0,
            py::arg("log_step_count_steps") = 100,
-           py::arg("start_over_if_checkpoints_corrupt") = false)
+           py::arg("start_over_if_checkpoints_corrupt") = false, py::arg("intra_op_threads") = 0)
       .def_readonly("model_dir", &RunConfig::model_dir)
       .def_readonly("tf_random_seed", &RunConfig::tf_random_seed)
       .def_readonly("save_summary_steps", &RunConfig::save_summary_steps)
@@ -456,6 +457,8 @@ void BindEstimator(py::module_& m) {
       .def_readonly("keep_checkpoint_max", &RunConfig::keep_checkpoint_max)
       .def_readonly("keep_checkpoint_every_n_hours", &RunConfig::keep_checkpoint_every_n_hours)
       .def_readonly("log_step_count_steps", &RunConfig::log_step_count_steps)
+      .def_property_readonly("intra_op_threads",
+                             [](const RunConfig& c) { return c.session_config.intra_op_threads; })
       .def_property_readonly("is_chief", &RunConfig::is_chief)
       .def_property_readonly("num_worker_replicas", &RunConfig::num_worker_replicas)
       .def_property_readonly("task_id", &RunConfig::task_id);

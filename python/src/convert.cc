@@ -112,7 +112,55 @@ DType ToDType(py::handle value) {
   return d;
 }
 
+namespace {
+
+// numpy's own dtype object for a Loom dtype (kInvalid for strings and others): the one
+// numpy gives every native-order array of that type, so an identity test finds it.
+PyObject* ExactNumpyDType(DType dtype) {
+  static PyObject* const table[] = {
+      NumpyDType(kFloat32).release().ptr(), NumpyDType(kFloat64).release().ptr(),
+      NumpyDType(kInt32).release().ptr(),   NumpyDType(kInt64).release().ptr(),
+      NumpyDType(kUInt8).release().ptr(),   NumpyDType(kBool).release().ptr()};
+  switch (dtype) {
+    case kFloat32:
+      return table[0];
+    case kFloat64:
+      return table[1];
+    case kInt32:
+      return table[2];
+    case kInt64:
+      return table[3];
+    case kUInt8:
+      return table[4];
+    case kBool:
+      return table[5];
+    default:
+      return nullptr;
+  }
+}
+
+// `array`'s memory as a Tensor of `dtype` that holds a reference to the array.
+Tensor BorrowArray(const py::array& array, DType dtype) {
+  std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
+  PyObject* owner = array.ptr();
+  Py_INCREF(owner);
+  return Tensor::Borrowed(dtype, Shape(std::move(dims)), const_cast<void*>(array.data()),
+                          [owner] { ReleaseFromAnyThread(owner); });
+}
+
+}  // namespace
+
 Tensor ToTensor(py::handle value, DType want, std::string_view what) {
+  // The common feed: an aligned C-contiguous array of exactly the wanted dtype, borrowed
+  // with no call into Python (Session.run's per-step cost).
+  if (want != DType::kInvalid && py::isinstance<py::array>(value)) {
+    auto array = py::reinterpret_borrow<py::array>(value);
+    PyObject* exact = ExactNumpyDType(want);
+    if (exact != nullptr && array.dtype().ptr() == exact && (array.flags() & py::array::c_style) &&
+        reinterpret_cast<uintptr_t>(array.data()) % DTypeSize(want) == 0) {
+      return BorrowArray(array, want);
+    }
+  }
   py::module_& np = Numpy();
   py::array array;
   if (py::isinstance<py::array>(value)) {
@@ -159,11 +207,7 @@ Tensor ToTensor(py::handle value, DType want, std::string_view what) {
              reinterpret_cast<uintptr_t>(array.data()) % DTypeSize(want) != 0) {
     array = np.attr("ascontiguousarray")(array);
   }
-  std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
-  PyObject* owner = array.ptr();
-  Py_INCREF(owner);
-  return Tensor::Borrowed(want, Shape(dims), const_cast<void*>(array.data()),
-                          [owner] { ReleaseFromAnyThread(owner); });
+  return BorrowArray(array, want);
 }
 
 py::object ToNumpy(Tensor tensor) {

@@ -93,6 +93,25 @@ class BaseSession:
         self._session = _loom.Session(self._graph._g, int(threads or 0))
         self._closed = False
         self._default_cm = None
+        self._init_callables()
+
+    @classmethod
+    def _wrap(cls, native, graph):
+        """A Session over a C++ Session owned elsewhere (a MonitoredSession's, the one a
+        hook gets); native may be None for a wrapper that only converts feeds."""
+        session = cls.__new__(cls)
+        session._graph = graph
+        session._session = native
+        session._closed = False
+        session._default_cm = None
+        session._init_callables()
+        return session
+
+    def _init_callables(self):
+        # run()'s native callables, by (fetch, feed keys): a training loop's
+        # sess.run(train_op, {x: ..., y: ...}) converts its feed_dict once, not per step.
+        self._callables = {}
+        self._last = (None, None, None)  # the signature run() saw last, and its callable
 
     @property
     def graph(self):
@@ -133,27 +152,60 @@ class BaseSession:
         """Runs what `fetches` needs and returns their values in the same structure."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        # Fast paths: one Tensor, one Operation.
-        if isinstance(fetches, _fw.Tensor) and fetches.graph is self._graph:
-            return self._session.run(self._feeds(feed_dict), [fetches._out], [])[0]
-        if isinstance(fetches, _fw.Operation) and fetches.graph is self._graph:
-            self._session.run(self._feeds(feed_dict), [], [fetches._node])
-            return None
+        kind = type(fetches)
+        if (kind is _fw.Tensor or kind is _fw.Operation) and fetches._graph is self._graph:
+            # Fast path, one Tensor or one Operation: a cached native callable per feed
+            # signature (the keys, in the dict's order).
+            keys = tuple(feed_dict) if feed_dict else ()
+            last = self._last
+            if last[0] is fetches and last[1] == keys:  # a loop's signature: no hashing
+                call = last[2]
+            else:
+                call = self._callables.get((fetches, keys))
+                if call is None:
+                    call = self._callable_for(fetches, keys, feed_dict)
+                self._last = (fetches, keys, call)
+            values = call(*feed_dict.values()) if keys else call()
+            return None if values is None else values[0]
         mapper = _FetchMapper(self._graph, fetches)
         values = self._session.run(self._feeds(feed_dict), mapper.tensors, mapper.targets)
         return mapper.build(values)
 
-    def make_callable(self, fetches, feed_list=None, accept_options=False):
-        """Session.make_callable: the fetch structure is compiled once."""
-        mapper = _FetchMapper(self._graph, fetches)
-        feed_outs = [(_fw.convert_to_tensor(f) if not isinstance(f, str)
-                      else self._graph.as_graph_element(f))._out for f in (feed_list or [])]
-        run = self._session.run
-        tensors, targets, build = mapper.tensors, mapper.targets, mapper.build
-
-        def call(*args):
-            return build(run(list(zip(feed_outs, args)), tensors, targets))
+    def _callable_for(self, fetch, keys, feed_dict):
+        """run()'s native callable for one fetch and these feed keys (checked here, once)."""
+        feeds = [out for out, _ in self._feeds(feed_dict)] if keys else []
+        if isinstance(fetch, _fw.Tensor):
+            call = self._session.make_callable(feeds, [fetch._out], [])
+        else:
+            call = self._session.make_callable(feeds, [], [fetch._node])
+        if len(self._callables) >= 64:  # a program that builds new fetches per run
+            self._callables.clear()
+        self._callables[(fetch, keys)] = call
         return call
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """Session.make_callable: the fetch structure and the fed tensors are resolved once;
+        each call converts only its arguments (in feed_list's order) and runs."""
+        mapper = _FetchMapper(self._graph, fetches)
+        feed_outs = []
+        for f in feed_list or []:
+            t = self._graph.as_graph_element(f, allow_operation=False) if isinstance(f, str) \
+                else _fw.convert_to_tensor(f)
+            if t.graph is not self._graph:
+                raise ValueError("Cannot feed %s: it belongs to another graph" % t.name)
+            feed_outs.append(t._out)
+        call = self._session.make_callable(feed_outs, mapper.tensors, mapper.targets)
+        kind = type(fetches)
+        if kind is _fw.Operation:
+            return call  # returns None
+        if kind is _fw.Tensor:
+            return lambda *args: call(*args)[0]
+        build = mapper.build
+
+        def run(*args):
+            values = call(*args)
+            return build(values if values is not None else [])
+        return run
 
     def close(self):
         self._closed = True

@@ -362,8 +362,10 @@ def _out(graph, value, what):
 
 
 class RunConfig:
-    """tf.estimator.RunConfig. session_config, device_fn, train_distribute and the
-    cluster settings are accepted and not used (see docs/python.md)."""
+    """tf.estimator.RunConfig. Of session_config (a tf.ConfigProto) only
+    intra_op_parallelism_threads is used: the thread count of the Estimator's Sessions.
+    device_fn, train_distribute and the cluster settings are accepted and not used (see
+    docs/python.md)."""
     _FIELDS = ("model_dir", "tf_random_seed", "save_summary_steps", "save_checkpoints_steps",
                "save_checkpoints_secs", "session_config", "keep_checkpoint_max",
                "keep_checkpoint_every_n_hours", "log_step_count_steps", "train_distribute",
@@ -405,7 +407,9 @@ class RunConfig:
             keep_checkpoint_max=self._keep_checkpoint_max or 0,
             keep_checkpoint_every_n_hours=float(self._keep_checkpoint_every_n_hours),
             log_step_count_steps=self._log_step_count_steps if self._log_step_count_steps
-            else 0)
+            else 0,
+            intra_op_threads=int(getattr(self._session_config,
+                                         "intra_op_parallelism_threads", 0) or 0))
 
     def replace(self, **kwargs):
         unknown = set(kwargs) - set(self._FIELDS)

@@ -426,22 +426,12 @@ def _matmul_last_dim(x, kernel):
     return ops["reshape"](ops["matmul"](flat, kernel), [-1] + dims[1:-1] + [units])
 
 
-class Dense(Layer):
-    """tf.layers.Dense(units, activation=None, use_bias=True, kernel_initializer=None,
-    bias_initializer=zeros, kernel_regularizer=None, bias_regularizer=None,
-    activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-    trainable=True, name=None)."""
+class _KernelBiasLayer(Layer):
+    """What Dense and Conv2D share: a kernel and an optional bias, their initializers and
+    regularizers, an activation and an activity regularizer."""
 
-    _default_name = "dense"
-
-    def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None,
-                 bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
-                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-                 trainable=True, name=None, **kwargs):
-        _unsupported("Dense", kernel_constraint=kernel_constraint,
-                     bias_constraint=bias_constraint)
-        super().__init__(trainable=trainable, name=name, **kwargs)
-        self.units = int(units)
+    def _keep_weight_args(self, activation, use_bias, kernel_initializer, bias_initializer,
+                          kernel_regularizer, bias_regularizer, activity_regularizer):
         self.activation = activation
         self.use_bias = use_bias
         self.kernel_initializer = kernel_initializer
@@ -457,6 +447,26 @@ class Dense(Layer):
     @property
     def bias(self):
         return self._var("bias")
+
+
+class Dense(_KernelBiasLayer):
+    """tf.layers.Dense(units, activation=None, use_bias=True, kernel_initializer=None,
+    bias_initializer=zeros, kernel_regularizer=None, bias_regularizer=None,
+    activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+    trainable=True, name=None)."""
+
+    _default_name = "dense"
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 trainable=True, name=None, **kwargs):
+        _unsupported("Dense", kernel_constraint=kernel_constraint,
+                     bias_constraint=bias_constraint)
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.units = int(units)
+        self._keep_weight_args(activation, use_bias, kernel_initializer, bias_initializer,
+                               kernel_regularizer, bias_regularizer, activity_regularizer)
 
     def _first_call(self, graph, x):
         out = _loom.layers_dense(
@@ -479,7 +489,7 @@ class Dense(Layer):
         return _activity_regularize(graph, y, self.activity_regularizer)
 
 
-class Conv2D(Layer):
+class Conv2D(_KernelBiasLayer):
     """tf.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid',
     data_format='channels_last', dilation_rate=(1, 1), activation=None, use_bias=True,
     kernel_initializer=None, bias_initializer=zeros, kernel_regularizer=None,
@@ -504,21 +514,8 @@ class Conv2D(Layer):
         self.kernel_size = _pair(kernel_size)
         self.strides = _pair(strides)
         self.padding = padding
-        self.activation = activation
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.activity_regularizer = activity_regularizer
-
-    @property
-    def kernel(self):
-        return self._var("kernel")
-
-    @property
-    def bias(self):
-        return self._var("bias")
+        self._keep_weight_args(activation, use_bias, kernel_initializer, bias_initializer,
+                               kernel_regularizer, bias_regularizer, activity_regularizer)
 
     def _first_call(self, graph, x):
         out = _loom.layers_conv2d(

@@ -115,12 +115,7 @@ def _release_graphs(graphs):
 
 def _wrap_session(native, graph):
     """A tf.Session over a C++ Session that C++ owns (hooks get the MonitoredSession's)."""
-    session = _sess.Session.__new__(_sess.Session)
-    session._graph = graph
-    session._session = native
-    session._closed = False
-    session._default_cm = None
-    return session
+    return _sess.Session._wrap(native, graph)
 
 
 class _HookAdapter:
