@@ -10,8 +10,8 @@
 #   make bench     benchmarks against PyTorch, figures go to bench/RESULTS.md
 #   make tidy      clang-tidy (.clang-tidy) over every library source, one run per source;
 #                  TIDY_FLAGS=--batches runs it per unity batch, as CI does (scripts/tidy.sh)
-# CI (.ci/run) runs make test, make sanitize and make tsan on a clean clone (and make tidy
-# TIDY_FLAGS=--batches once a full run is clean: see .ci/run).
+# CI (.ci/run) runs scripts/check-format.sh, make test (CMAKE_FLAGS=-DLOOM_WERROR=ON),
+# make tidy TIDY_FLAGS=--batches, make sanitize and make tsan on a clean clone.
 BUILD ?= build
 SAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan

@@ -18,6 +18,7 @@ GradOutput Aggregate(const Scope& scope, const std::vector<GradOutput>& parts) {
   if (parts.empty()) return GradOutput();
   if (parts.size() == 1) return parts[0];
   std::vector<Output> dense;
+  dense.reserve(parts.size());
   for (const auto& p : parts) dense.push_back(Densify(scope, p));
   return AddN(scope, dense);
 }
@@ -122,6 +123,7 @@ std::vector<Output> Gradients(const Scope& scope, const std::vector<Output>& ys,
                               const std::vector<Output>& xs, const std::vector<Output>& grad_ys) {
   std::vector<GradOutput> sparse = GradientsWithSparse(scope, ys, xs, grad_ys);
   std::vector<Output> dense;
+  dense.reserve(sparse.size());
   Scope s = scope.NewSubScope("gradients_dense");
   for (const auto& g : sparse) dense.push_back(g.is_sparse() ? Densify(s, g) : g.dense);
   return dense;

@@ -111,6 +111,7 @@ void InspectGraph(Env* env, const std::string& path, const proto::GraphDef& def)
   }
   std::printf("graph %s\nnodes: %d\nops:\n", path.c_str(), def.node_size());
   std::vector<std::pair<int, std::string>> sorted;
+  sorted.reserve(ops.size());
   for (const auto& [op, n] : ops) sorted.push_back({-n, op});
   std::sort(sorted.begin(), sorted.end());
   for (const auto& [n, op] : sorted) std::printf("  %-32s %d\n", op.c_str(), -n);

@@ -236,6 +236,7 @@ void InspectOnnx(Env* env, const std::string& path) {
     ++ops[node.domain().empty() ? node.op_type() : node.domain() + "." + node.op_type()];
   }
   std::vector<std::pair<int, std::string>> sorted;
+  sorted.reserve(ops.size());
   for (const auto& [op, n] : ops) sorted.push_back({-n, op});
   std::sort(sorted.begin(), sorted.end());
   std::printf("ops:\n");

@@ -141,7 +141,7 @@ DataSource ParseSource(const toml::table& t, const std::string& name, const std:
           table.Fail("features", "each feature is a table { dtype, shape, default, var_len }");
         const std::string fname(k.str());
         s.example_features[fname] =
-            ParseRecordFeature(*v.as_table(), name + ".features." + fname, path);
+            ParseRecordFeature(*v.as_table(), StrCat(name, ".features.", fname), path);
       }
     }
   } else {

@@ -1,6 +1,8 @@
 #include "loom/cli/progress.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
 
 #include "loom/graph/collections.h"
@@ -8,10 +10,11 @@
 #include "loom/train/global_step.h"
 
 namespace loom::cli {
-namespace {
 
 std::string FormatDuration(double secs) {
-  int64_t s = static_cast<int64_t>(secs + 0.5);
+  // Rounded to the nearest second; a negative (an ETA once max_steps is passed) or NaN
+  // duration is 0, and a huge one is capped so that the rounding cannot overflow.
+  const int64_t s = secs > 0 ? std::llround(std::min(secs, 1e15)) : 0;
   char buf[32];
   if (s >= 3600)
     std::snprintf(buf, sizeof buf, "%lldh%02lldm", (long long)(s / 3600), (long long)(s / 60 % 60));
@@ -19,6 +22,8 @@ std::string FormatDuration(double secs) {
     std::snprintf(buf, sizeof buf, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
   return buf;
 }
+
+namespace {
 
 class ProgressHook : public train::SessionRunHook {
  public:

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "loom/train/session_run_hook.h"
 
@@ -23,6 +24,10 @@ struct ProgressOptions {
 };
 
 std::shared_ptr<train::SessionRunHook> NewProgressHook(ProgressOptions options);
+
+// `secs` as the progress line prints it: "4m07s", or "2h05m" from an hour on; rounded to
+// the nearest second, and a negative or NaN duration reads "0m00s".
+std::string FormatDuration(double secs);
 
 }  // namespace loom::cli
 

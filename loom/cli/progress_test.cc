@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -59,6 +60,18 @@ TEST(ProgressHookTest, AGraphWithoutADeclaredLossPrintsNoneFetched) {
   train::ScalarSummary(s, "loss", Identity(s, Tensor::Scalar<float>(9.0f)));
   const std::string printed = OneStep(graph);
   EXPECT_NE(printed.find("step 1  loss 0.0000"), std::string::npos) << printed;
+}
+
+TEST(FormatDurationTest, RoundsToTheNearestSecondAndClampsNegativeToZero) {
+  EXPECT_EQ(FormatDuration(0.4), "0m00s");
+  EXPECT_EQ(FormatDuration(59.5), "1m00s");
+  EXPECT_EQ(FormatDuration(247.2), "4m07s");
+  EXPECT_EQ(FormatDuration(3599.4), "59m59s");
+  EXPECT_EQ(FormatDuration(7500.0), "2h05m");
+  // An ETA past max_steps: truncating (x + 0.5) toward zero printed "0m-3s" here.
+  EXPECT_EQ(FormatDuration(-3.7), "0m00s");
+  EXPECT_EQ(FormatDuration(-7500.0), "0m00s");
+  EXPECT_EQ(FormatDuration(std::nan("")), "0m00s");
 }
 
 }  // namespace

@@ -201,6 +201,7 @@ std::string Chart(const std::string& tag, std::map<std::string, Series>& runs,
   };
   // Runs in the page's colour order (train first).
   std::vector<std::string> order;
+  order.reserve(runs.size());
   for (const auto& [run, s] : runs) order.push_back(run);
   std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
     return colors.at(a) != colors.at(b) &&

@@ -181,7 +181,7 @@ class CacheIterator : public Iterator {
 
 class CacheDataset : public DatasetImpl {
  public:
-  CacheDataset(std::shared_ptr<const DatasetImpl> input, std::string filename, Env* env)
+  CacheDataset(const std::shared_ptr<const DatasetImpl>& input, std::string filename, Env* env)
       : DatasetImpl("Cache", input->spec(), {input}),
         filename_(std::move(filename)),
         env_(env ? env : Env::Default()),

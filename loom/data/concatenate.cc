@@ -64,7 +64,8 @@ ElementSpec ConcatSpec(const ElementSpec& a, const ElementSpec& b) {
 
 class ConcatenateDataset : public DatasetImpl {
  public:
-  ConcatenateDataset(std::shared_ptr<const DatasetImpl> a, std::shared_ptr<const DatasetImpl> b)
+  ConcatenateDataset(const std::shared_ptr<const DatasetImpl>& a,
+                     const std::shared_ptr<const DatasetImpl>& b)
       : DatasetImpl("Concatenate", ConcatSpec(a->spec(), b->spec()), {a, b}) {}
 
  protected:

@@ -35,8 +35,10 @@ using testing::WriteRecords;
 std::vector<std::string> WriteRecordFiles(Env* env, const std::string& prefix, int files,
                                           int per_file, Compression compression) {
   std::vector<std::string> paths;
+  paths.reserve(files);
   for (int f = 0; f < files; ++f) {
     std::vector<std::string> records;
+    records.reserve(per_file);
     for (int r = 0; r < per_file; ++r)
       records.push_back(StrCat("f", f, "r", r, std::string(r * 7, 'x')));
     paths.push_back(StrCat(prefix, f, ".tfrecord"));

@@ -446,8 +446,8 @@ ElementSpec ShardSpec(const ElementSpec& global, int64_t num_shards) {
 
 class GlobalBatchesDataset : public DatasetImpl {
  public:
-  GlobalBatchesDataset(std::shared_ptr<const DatasetImpl> global, int64_t num_shards, int64_t index,
-                       AllShardsHaveFn all_shards_have)
+  GlobalBatchesDataset(const std::shared_ptr<const DatasetImpl>& global, int64_t num_shards,
+                       int64_t index, AllShardsHaveFn all_shards_have)
       : DatasetImpl(kStage, ShardSpec(global->spec(), num_shards), {global}),
         num_shards_(num_shards),
         index_(index),

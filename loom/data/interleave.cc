@@ -126,7 +126,9 @@ class InterleaveDataset : public DatasetImpl {
  public:
   InterleaveDataset(std::shared_ptr<const DatasetImpl> input, InterleaveFn fn, ElementSpec spec,
                     InterleaveOptions options)
-      : DatasetImpl("Interleave", std::move(spec), {input}), fn_(std::move(fn)), options_(options) {
+      : DatasetImpl("Interleave", std::move(spec), {std::move(input)}),
+        fn_(std::move(fn)),
+        options_(options) {
     CheckArg(static_cast<bool>(fn_), "Interleave", "fn is empty");
     CheckArg(!this->spec().empty(), "Interleave", "output_spec has no components");
     CheckArg(options.block_length > 0, "Interleave", "block_length must be positive, got ",

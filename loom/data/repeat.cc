@@ -78,8 +78,8 @@ class RepeatCursor : public Cursor<Item> {
 
 class RepeatDataset : public IndexPreservingDataset {
  public:
-  RepeatDataset(std::shared_ptr<const DatasetImpl> input, int64_t count)
-      : IndexPreservingDataset("Repeat", std::move(input)), count_(count) {}
+  RepeatDataset(const std::shared_ptr<const DatasetImpl>& input, int64_t count)
+      : IndexPreservingDataset("Repeat", input), count_(count) {}
   std::string Params() const override { return StrCat("count=", count_); }
 
  protected:

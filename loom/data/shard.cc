@@ -37,8 +37,8 @@ class ShardCursor : public Cursor<Item> {
 
 class ShardDataset : public IndexPreservingDataset {
  public:
-  ShardDataset(std::shared_ptr<const DatasetImpl> input, int64_t num_shards, int64_t index)
-      : IndexPreservingDataset("Shard", std::move(input)), num_shards_(num_shards), index_(index) {
+  ShardDataset(const std::shared_ptr<const DatasetImpl>& input, int64_t num_shards, int64_t index)
+      : IndexPreservingDataset("Shard", input), num_shards_(num_shards), index_(index) {
     CheckArg(num_shards > 0, "Shard", "num_shards must be positive, got ", num_shards);
     CheckArg(0 <= index && index < num_shards, "Shard", "index must be in [0, ", num_shards,
              "), got ", index);

@@ -81,11 +81,9 @@ class ShuffleCursor : public Cursor<Item> {
 
 class ShuffleDataset : public IndexPreservingDataset {
  public:
-  ShuffleDataset(std::shared_ptr<const DatasetImpl> input, int64_t buffer_size,
+  ShuffleDataset(const std::shared_ptr<const DatasetImpl>& input, int64_t buffer_size,
                  ShuffleOptions options)
-      : IndexPreservingDataset("Shuffle", std::move(input)),
-        buffer_size_(buffer_size),
-        options_(options) {
+      : IndexPreservingDataset("Shuffle", input), buffer_size_(buffer_size), options_(options) {
     CheckArg(buffer_size > 0, "Shuffle", "buffer_size must be positive, got ", buffer_size);
   }
 

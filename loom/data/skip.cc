@@ -37,8 +37,8 @@ class SkipCursor : public Cursor<Item> {
 
 class SkipDataset : public IndexPreservingDataset {
  public:
-  SkipDataset(std::shared_ptr<const DatasetImpl> input, int64_t count)
-      : IndexPreservingDataset("Skip", std::move(input)), count_(count) {}
+  SkipDataset(const std::shared_ptr<const DatasetImpl>& input, int64_t count)
+      : IndexPreservingDataset("Skip", input), count_(count) {}
   std::string Params() const override { return StrCat("count=", count_); }
 
  protected:

@@ -36,8 +36,8 @@ class TakeCursor : public Cursor<Item> {
 
 class TakeDataset : public IndexPreservingDataset {
  public:
-  TakeDataset(std::shared_ptr<const DatasetImpl> input, int64_t count)
-      : IndexPreservingDataset("Take", std::move(input)), count_(count) {}
+  TakeDataset(const std::shared_ptr<const DatasetImpl>& input, int64_t count)
+      : IndexPreservingDataset("Take", input), count_(count) {}
   std::string Params() const override { return StrCat("count=", count_); }
 
  protected:

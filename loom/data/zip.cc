@@ -48,7 +48,7 @@ ElementSpec ZipSpec(const std::vector<std::shared_ptr<const DatasetImpl>>& input
 
 class ZipDataset : public DatasetImpl {
  public:
-  explicit ZipDataset(std::vector<std::shared_ptr<const DatasetImpl>> inputs)
+  explicit ZipDataset(const std::vector<std::shared_ptr<const DatasetImpl>>& inputs)
       : DatasetImpl("Zip", ZipSpec(inputs), inputs) {}
 
  protected:
@@ -63,8 +63,9 @@ class ZipDataset : public DatasetImpl {
 
 Dataset Zip(const std::vector<Dataset>& datasets) {
   std::vector<std::shared_ptr<const DatasetImpl>> impls;
+  impls.reserve(datasets.size());
   for (const Dataset& d : datasets) impls.push_back(d.impl());
-  return Dataset(std::make_shared<ZipDataset>(std::move(impls)));
+  return Dataset(std::make_shared<ZipDataset>(impls));
 }
 
 }  // namespace loom::data

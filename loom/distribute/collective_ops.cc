@@ -408,6 +408,7 @@ std::vector<Output> AllReduceSum(const Scope& scope, const std::vector<Output>& 
   LOOM_CHECK(!inputs.empty()) << "AllReduceSum: no inputs";
   Node* node = scope.AddNode(AllReduceSumOp(), inputs, {}, "AllReduceSum");
   std::vector<Output> outputs;
+  outputs.reserve(node->num_outputs());
   for (int i = 0; i < node->num_outputs(); ++i) outputs.push_back(node->output(i));
   return outputs;
 }
@@ -423,6 +424,7 @@ std::vector<Output> StartAndWaitAllReduceSum(const Scope& scope, const std::vect
                     {kScaled(scale.valid()), {"_schedule_early", true}}, "AllReduceStart");
   Node* wait = scope.AddNode(AllReduceWaitOp(), {start->output(0)}, {}, "AllReduceWait");
   std::vector<Output> outputs;
+  outputs.reserve(wait->num_outputs());
   for (int i = 0; i < wait->num_outputs(); ++i) outputs.push_back(wait->output(i));
   return outputs;
 }

@@ -127,6 +127,7 @@ std::vector<std::shared_ptr<Communicator>> InProcessCommunicators(int n) {
   LOOM_CHECK_GE(n, 1) << "InProcessCommunicators: n must be >= 1";
   auto job = std::make_shared<InProcessJob>(n);
   std::vector<std::shared_ptr<Communicator>> ranks;
+  ranks.reserve(n);
   for (int r = 0; r < n; ++r) {
     ranks.push_back(WithCommunicationThread(std::make_shared<InProcessCommunicator>(job, r)));
   }

@@ -39,7 +39,7 @@ RunConfig WorkerConfig(const std::string& model_dir, std::shared_ptr<Communicato
                                 .save_checkpoints_steps = 50,
                                 .log_step_count_steps = 100,
                                 .session_config = {.intra_op_threads = 1}},
-                               comm, options);
+                               std::move(comm), options);
 }
 
 void WriteResult(const std::string& dir, const TrainResult& result,

@@ -62,6 +62,7 @@ std::vector<train::GradAndVar> SumGradients(const Scope& s,
   for (const auto& [dtype, list] : buckets) {
     for (const std::vector<size_t>& bucket : list) {
       std::vector<Output> inputs;
+      inputs.reserve(bucket.size());
       for (size_t k : bucket) inputs.push_back(grads_and_vars[k].first.dense);
       std::vector<Output> summed;
       if (options.overlap_communication) {

@@ -42,7 +42,7 @@ class ReplicaIterator : public data::Iterator {
 
 class ReplicaDatasetImpl : public data::DatasetImpl {
  public:
-  ReplicaDatasetImpl(std::shared_ptr<const data::DatasetImpl> input,
+  ReplicaDatasetImpl(const std::shared_ptr<const data::DatasetImpl>& input,
                      std::shared_ptr<Communicator> comm)
       : DatasetImpl("ReplicaShard", input->spec(), {input}), comm_(std::move(comm)) {}
 
@@ -61,7 +61,7 @@ class ReplicaDatasetImpl : public data::DatasetImpl {
 
 }  // namespace
 
-data::Dataset ReplicaDataset(data::Dataset global, std::shared_ptr<Communicator> comm,
+data::Dataset ReplicaDataset(const data::Dataset& global, std::shared_ptr<Communicator> comm,
                              bool shard_rows) {
   if (!shard_rows) {
     return data::Dataset(std::make_shared<ReplicaDatasetImpl>(global.impl(), std::move(comm)));

@@ -28,7 +28,7 @@
 
 namespace loom::distribute {
 
-data::Dataset ReplicaDataset(data::Dataset global, std::shared_ptr<Communicator> comm,
+data::Dataset ReplicaDataset(const data::Dataset& global, std::shared_ptr<Communicator> comm,
                              bool shard_rows = true);
 
 }  // namespace loom::distribute

@@ -129,7 +129,7 @@ struct LinearClassifierOptions {
 
 class LinearClassifier : public Estimator {
  public:
-  explicit LinearClassifier(LinearClassifierOptions options, RunConfig config = {},
+  explicit LinearClassifier(const LinearClassifierOptions& options, RunConfig config = {},
                             std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 
@@ -144,7 +144,7 @@ struct LinearRegressorOptions {
 
 class LinearRegressor : public Estimator {
  public:
-  explicit LinearRegressor(LinearRegressorOptions options, RunConfig config = {},
+  explicit LinearRegressor(const LinearRegressorOptions& options, RunConfig config = {},
                            std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 
@@ -173,7 +173,7 @@ struct DNNClassifierOptions {
 
 class DNNClassifier : public Estimator {
  public:
-  explicit DNNClassifier(DNNClassifierOptions options, RunConfig config = {},
+  explicit DNNClassifier(const DNNClassifierOptions& options, RunConfig config = {},
                          std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 
@@ -191,7 +191,7 @@ struct DNNRegressorOptions {
 
 class DNNRegressor : public Estimator {
  public:
-  explicit DNNRegressor(DNNRegressorOptions options, RunConfig config = {},
+  explicit DNNRegressor(const DNNRegressorOptions& options, RunConfig config = {},
                         std::optional<WarmStartSettings> warm_start_from = std::nullopt);
 };
 

@@ -48,11 +48,12 @@ Output DnnLogits(const Scope& scope, const Features& features, const DnnConfig& 
 
 namespace {
 
-ModelFn DnnModelFn(std::string estimator, DnnConfig config, OptimizerSpec optimizer,
+ModelFn DnnModelFn(const std::string& estimator, DnnConfig config, OptimizerSpec optimizer,
                    std::shared_ptr<const Head> head) {
   ValidateDnn(estimator, config);
-  return [config, optimizer, head](Scope& s, const Features& features, Output labels, Mode mode,
-                                   const Params&, const RunConfig& run_config) {
+  return [config = std::move(config), optimizer = std::move(optimizer), head = std::move(head)](
+             Scope& s, const Features& features, Output labels, Mode mode, const Params&,
+             const RunConfig& run_config) {
     Output logits =
         DnnLogits(s, features, config, head->logits_dimension(), mode, run_config.precision);
     return head->CreateEstimatorSpec(
@@ -74,7 +75,7 @@ ModelFn DnnModelFn(std::string estimator, DnnConfig config, OptimizerSpec optimi
 
 using namespace canned_internal;
 
-DNNClassifier::DNNClassifier(DNNClassifierOptions o, RunConfig config,
+DNNClassifier::DNNClassifier(const DNNClassifierOptions& o, RunConfig config,
                              std::optional<WarmStartSettings> warm_start_from)
     : Estimator(
           DnnModelFn("DNNClassifier",
@@ -84,7 +85,7 @@ DNNClassifier::DNNClassifier(DNNClassifierOptions o, RunConfig config,
                                     o.label_vocabulary, o.loss_reduction)),
           std::move(config), {}, std::move(warm_start_from)) {}
 
-DNNRegressor::DNNRegressor(DNNRegressorOptions o, RunConfig config,
+DNNRegressor::DNNRegressor(const DNNRegressorOptions& o, RunConfig config,
                            std::optional<WarmStartSettings> warm_start_from)
     : Estimator(
           DnnModelFn("DNNRegressor",

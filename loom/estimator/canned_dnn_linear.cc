@@ -26,42 +26,42 @@ ModelFn CombinedModelFn(CombinedConfig config, std::shared_ptr<const Head> head)
                           ": linear_feature_columns and dnn_feature_columns are both empty");
   }
   if (has_dnn) ValidateDnn(config.estimator, config.dnn);
-  return
-      [config, head, has_linear, has_dnn](Scope& s, const Features& features, Output labels,
-                                          Mode mode, const Params&, const RunConfig& run_config) {
-        const int64_t units = head->logits_dimension();
-        Output logits;
-        if (has_dnn) logits = DnnLogits(s, features, config.dnn, units, mode, run_config.precision);
-        if (has_linear) {
-          Output linear =
-              LinearLogits(s, features, config.linear_columns, units, config.linear_combiner);
-          logits = logits.valid() ? Add(s.WithOpName("add_logits"), logits, linear) : linear;
-        }
-        return head->CreateEstimatorSpec(
-            s, features, mode, logits, labels, [&](const Scope& ts, Output loss) {
-              const Graph& graph = ts.graph();
-              std::vector<Output> linear_vars = TrainableVariablesUnder(graph, "linear/");
-              std::vector<Output> dnn_vars = TrainableVariablesUnder(graph, "dnn/");
-              std::vector<Operation> updates;
-              std::unique_ptr<train::Optimizer> linear_opt, dnn_opt;
-              if (has_linear) {
-                linear_opt = DistributeOptimizer(
-                    run_config, config.linear_optimizer.Make(
-                                    ts, "Ftrl", LinearLearningRate(config.linear_columns.size())));
-                updates.push_back(linear_opt->Minimize(ts, loss, Output(), linear_vars));
-              }
-              if (has_dnn) {
-                dnn_opt = DistributeOptimizer(
-                    run_config, config.dnn_optimizer.Make(ts, "Adagrad", kDnnLearningRate));
-                updates.push_back(dnn_opt->Minimize(ts, loss, Output(), dnn_vars));
-                updates.push_back(layers::UpdateOp(ts));  // batch-norm moving statistics
-              }
-              // One global step per step, after both parts have updated (TF's order).
-              Scope after = ts.WithControlDependencies(updates);
-              return Operation(AssignAdd(after.WithOpName("global_step_increment"),
-                                         train::GlobalStep(ts), int64_t{1}));
-            });
-      };
+  return [config = std::move(config), head = std::move(head), has_linear, has_dnn](
+             Scope& s, const Features& features, Output labels, Mode mode, const Params&,
+             const RunConfig& run_config) {
+    const int64_t units = head->logits_dimension();
+    Output logits;
+    if (has_dnn) logits = DnnLogits(s, features, config.dnn, units, mode, run_config.precision);
+    if (has_linear) {
+      Output linear =
+          LinearLogits(s, features, config.linear_columns, units, config.linear_combiner);
+      logits = logits.valid() ? Add(s.WithOpName("add_logits"), logits, linear) : linear;
+    }
+    return head->CreateEstimatorSpec(
+        s, features, mode, logits, labels, [&](const Scope& ts, Output loss) {
+          const Graph& graph = ts.graph();
+          std::vector<Output> linear_vars = TrainableVariablesUnder(graph, "linear/");
+          std::vector<Output> dnn_vars = TrainableVariablesUnder(graph, "dnn/");
+          std::vector<Operation> updates;
+          std::unique_ptr<train::Optimizer> linear_opt, dnn_opt;
+          if (has_linear) {
+            linear_opt = DistributeOptimizer(
+                run_config, config.linear_optimizer.Make(
+                                ts, "Ftrl", LinearLearningRate(config.linear_columns.size())));
+            updates.push_back(linear_opt->Minimize(ts, loss, Output(), linear_vars));
+          }
+          if (has_dnn) {
+            dnn_opt = DistributeOptimizer(
+                run_config, config.dnn_optimizer.Make(ts, "Adagrad", kDnnLearningRate));
+            updates.push_back(dnn_opt->Minimize(ts, loss, Output(), dnn_vars));
+            updates.push_back(layers::UpdateOp(ts));  // batch-norm moving statistics
+          }
+          // One global step per step, after both parts have updated (TF's order).
+          Scope after = ts.WithControlDependencies(updates);
+          return Operation(AssignAdd(after.WithOpName("global_step_increment"),
+                                     train::GlobalStep(ts), int64_t{1}));
+        });
+  };
 }
 
 }  // namespace

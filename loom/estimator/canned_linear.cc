@@ -103,8 +103,9 @@ ModelFn LinearModelFn(LinearConfig config, std::shared_ptr<const Head> head) {
   if (config.columns.empty()) {
     throw InvalidArgument(config.estimator, ": feature_columns is empty");
   }
-  return [config, head](Scope& s, const Features& features, Output labels, Mode mode, const Params&,
-                        const RunConfig& run_config) {
+  return [config = std::move(config), head = std::move(head)](
+             Scope& s, const Features& features, Output labels, Mode mode, const Params&,
+             const RunConfig& run_config) {
     Output logits =
         LinearLogits(s, features, config.columns, head->logits_dimension(), config.combiner);
     return head->CreateEstimatorSpec(
@@ -123,7 +124,7 @@ ModelFn LinearModelFn(LinearConfig config, std::shared_ptr<const Head> head) {
 
 using namespace canned_internal;
 
-LinearClassifier::LinearClassifier(LinearClassifierOptions o, RunConfig config,
+LinearClassifier::LinearClassifier(const LinearClassifierOptions& o, RunConfig config,
                                    std::optional<WarmStartSettings> warm_start_from)
     : Estimator(
           LinearModelFn({"LinearClassifier", o.feature_columns, o.optimizer, o.sparse_combiner},
@@ -131,7 +132,7 @@ LinearClassifier::LinearClassifier(LinearClassifierOptions o, RunConfig config,
                                        o.label_vocabulary, o.loss_reduction)),
           std::move(config), {}, std::move(warm_start_from)) {}
 
-LinearRegressor::LinearRegressor(LinearRegressorOptions o, RunConfig config,
+LinearRegressor::LinearRegressor(const LinearRegressorOptions& o, RunConfig config,
                                  std::optional<WarmStartSettings> warm_start_from)
     : Estimator(
           LinearModelFn({"LinearRegressor", o.feature_columns, o.optimizer, o.sparse_combiner},

@@ -172,7 +172,7 @@ class Estimator {
   // directory. Throws FailedPrecondition when there is no checkpoint.
   std::string ExportSavedModel(const std::string& export_dir_base,
                                const ServingInputReceiverFn& serving_input_fn,
-                               ExportOptions options = {});
+                               const ExportOptions& options = {});
 
   const std::string& model_dir() const { return config_.model_dir; }
   const RunConfig& config() const { return config_; }

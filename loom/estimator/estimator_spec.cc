@@ -22,6 +22,7 @@ void CheckGraph(const Graph& graph, const Node* node, const std::string& what, M
 [[noreturn]] void ThrowMissingFeature(const std::map<std::string, Output>& features,
                                       const std::string& key) {
   std::vector<std::string> keys;
+  keys.reserve(features.size());
   for (const auto& [name, output] : features) keys.push_back("'" + name + "'");
   throw InvalidArgument(
       "features.at(\"", key, "\"): no feature named '", key, "'; the ", "input_fn gave ",
@@ -128,7 +129,7 @@ void ValidateEstimatorSpec(const EstimatorSpec& spec, Mode mode, const Graph& gr
         throw InvalidArgument("EstimatorSpec: export_outputs['", signature, "']['", key,
                               "'] is not a tensor");
       }
-      CheckGraph(graph, o.node, "export_outputs['" + signature + "']['" + key + "']", mode);
+      CheckGraph(graph, o.node, StrCat("export_outputs['", signature, "']['", key, "']"), mode);
     }
   }
   auto check_hooks = [&](const train::HookList& hooks, const char* what) {

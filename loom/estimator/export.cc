@@ -64,10 +64,10 @@ ServingModel EstimatorInternals::BuildServingModel(Estimator& estimator,
 
 std::string Estimator::ExportSavedModel(const std::string& export_dir_base,
                                         const ServingInputReceiverFn& serving_input_fn,
-                                        ExportOptions options) {
+                                        const ExportOptions& options) {
   ServingModel model =
       EstimatorInternals::BuildServingModel(*this, serving_input_fn, options, "ExportSavedModel");
-  const std::string export_dir = NewExportDir(env(), export_dir_base);
+  std::string export_dir = NewExportDir(env(), export_dir_base);
   env()->CreateDirs(export_dir_base);
   WriteSavedModel(
       env(), export_dir, *model.graph, *model.session, model.signatures,

@@ -239,7 +239,8 @@ struct InputLayerOptions {
 // of their names (TF's order). Throws InvalidArgument for an empty list, duplicate names,
 // and the per-column errors above.
 Output InputLayer(const Scope& scope, const Features& features,
-                  const std::vector<DenseColumnPtr>& columns, InputLayerOptions options = {});
+                  const std::vector<DenseColumnPtr>& columns,
+                  const InputLayerOptions& options = {});
 
 struct LinearModelOptions {
   // Logits per example. Default: 1.
@@ -255,7 +256,8 @@ struct LinearModelOptions {
 // [dimension, units] multiplied with its tensor. Bucketized columns count as categorical.
 // Every weight starts at zero (TF's default).
 Output LinearModel(const Scope& scope, const Features& features,
-                   const std::vector<FeatureColumnPtr>& columns, LinearModelOptions options = {});
+                   const std::vector<FeatureColumnPtr>& columns,
+                   const LinearModelOptions& options = {});
 
 }  // namespace loom::feature_column
 

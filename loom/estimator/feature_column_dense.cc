@@ -258,7 +258,7 @@ std::shared_ptr<const DenseColumn> EmbeddingColumn(const CategoricalColumnPtr& c
 }
 
 Output InputLayer(const Scope& scope, const Features& features,
-                  const std::vector<DenseColumnPtr>& columns, InputLayerOptions options) {
+                  const std::vector<DenseColumnPtr>& columns, const InputLayerOptions& options) {
   if (columns.empty()) {
     throw InvalidArgument("InputLayer: feature_columns is empty; pass at least one dense column");
   }

@@ -11,7 +11,8 @@
 namespace loom::feature_column {
 
 Output LinearModel(const Scope& scope, const Features& features,
-                   const std::vector<FeatureColumnPtr>& columns, LinearModelOptions options) {
+                   const std::vector<FeatureColumnPtr>& columns,
+                   const LinearModelOptions& options) {
   if (columns.empty()) {
     throw InvalidArgument("LinearModel: feature_columns is empty; pass at least one column");
   }

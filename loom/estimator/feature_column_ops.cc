@@ -520,12 +520,12 @@ Output Lookup(const Scope& scope, Input keys, AttrMap attrs, const LookupOptions
 }  // namespace
 
 Output VocabularyLookup(const Scope& scope, Input keys, const std::vector<std::string>& vocabulary,
-                        LookupOptions options) {
+                        const LookupOptions& options) {
   return Lookup(scope, keys, {kStringVocabulary(vocabulary)}, options);
 }
 
 Output VocabularyLookup(const Scope& scope, Input keys, const std::vector<int64_t>& vocabulary,
-                        LookupOptions options) {
+                        const LookupOptions& options) {
   return Lookup(scope, keys, {kIntVocabulary(vocabulary)}, options);
 }
 

@@ -48,9 +48,9 @@ struct LookupOptions {
 // into a hash table. String vocabularies take string keys; integer vocabularies take int32
 // or int64 keys. Padding ("" / -1) maps to -1.
 Output VocabularyLookup(const Scope& scope, Input keys, const std::vector<std::string>& vocabulary,
-                        LookupOptions options = {});
+                        const LookupOptions& options = {});
 Output VocabularyLookup(const Scope& scope, Input keys, const std::vector<int64_t>& vocabulary,
-                        LookupOptions options = {});
+                        const LookupOptions& options = {});
 
 // FeatureHash64(key) % num_buckets for string or integer keys (int64 ids, same shape);
 // padding maps to -1. REQUIRES: num_buckets > 0.

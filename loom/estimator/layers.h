@@ -88,7 +88,7 @@ struct DenseOptions {
 };
 // activation(inputs . kernel + bias); kernel [in, units] from inputs' last dim (which
 // must be known). Inputs of rank > 2 are multiplied along their last dim.
-Output Dense(const Scope& scope, Input inputs, DenseOptions options);
+Output Dense(const Scope& scope, Input inputs, const DenseOptions& options);
 
 struct Conv2DOptions {
   int64_t filters = 0;                           // REQUIRES: > 0
@@ -107,7 +107,7 @@ struct Conv2DOptions {
   Precision precision = Precision::kFloat32;
 };
 // NHWC input; kernel [kh, kw, in_channels, filters] (HWIO), bias [filters].
-Output Conv2D(const Scope& scope, Input inputs, Conv2DOptions options);
+Output Conv2D(const Scope& scope, Input inputs, const Conv2DOptions& options);
 
 struct Pooling2DOptions {
   Size2D pool_size;               // REQUIRES: set
@@ -115,9 +115,9 @@ struct Pooling2DOptions {
   std::string padding = "valid";  // Default: "valid"
   std::string name;               // Default: "max_pooling2d" / "average_pooling2d"
 };
-Output MaxPooling2D(const Scope& scope, Input inputs, Pooling2DOptions options);
+Output MaxPooling2D(const Scope& scope, Input inputs, const Pooling2DOptions& options);
 // Padding cells are not counted in the mean (TF).
-Output AveragePooling2D(const Scope& scope, Input inputs, Pooling2DOptions options);
+Output AveragePooling2D(const Scope& scope, Input inputs, const Pooling2DOptions& options);
 
 // [batch, ...] -> [batch, prod(...)]. REQUIRES: all but the batch dim known.
 Output Flatten(const Scope& scope, Input inputs);
@@ -131,7 +131,7 @@ struct DropoutOptions {
   std::string name = "dropout";  // Default: "dropout"
 };
 // Inverted dropout in training (survivors scaled by 1 / (1 - rate)); else inputs.
-Output Dropout(const Scope& scope, Input inputs, DropoutOptions options = {});
+Output Dropout(const Scope& scope, Input inputs, const DropoutOptions& options = {});
 
 struct BatchNormalizationOptions {
   // The channel (feature) axis; statistics are over all other axes. Default: -1.
@@ -156,7 +156,8 @@ struct BatchNormalizationOptions {
 // non-fused path) and an UPDATE_OPS member (see UpdateOps) assigns
 //   moving -= (moving - batch) * (1 - momentum).
 // The channel dim must be known.
-Output BatchNormalization(const Scope& scope, Input inputs, BatchNormalizationOptions options = {});
+Output BatchNormalization(const Scope& scope, Input inputs,
+                          const BatchNormalizationOptions& options = {});
 
 // The pending moving-statistics updates of every training-mode layer built in `graph`
 // (TF1's tf.get_collection(UPDATE_OPS)); empty when there are none.
@@ -174,7 +175,7 @@ struct EmbeddingOptions {
 };
 // Variable "<scope>/embeddings" [input_dim, output_dim], looked up with Gather so its
 // gradient is sparse (IndexedSlices): ids [...] -> [..., output_dim].
-Output Embedding(const Scope& scope, Input ids, EmbeddingOptions options);
+Output Embedding(const Scope& scope, Input ids, const EmbeddingOptions& options);
 // Rows of params for ids (tf.nn.embedding_lookup with one shard): Gather on axis 0.
 Output EmbeddingLookup(const Scope& scope, Input params, Input ids);
 

@@ -9,7 +9,7 @@ using internal::CheckFloatInput;
 using internal::MakeVariable;
 using internal::NormalizePadding;
 
-Output Conv2D(const Scope& scope, Input inputs, Conv2DOptions options) {
+Output Conv2D(const Scope& scope, Input inputs, const Conv2DOptions& options) {
   Output x = AsOutput(scope, inputs);
   Scope layer = scope.NewSubScope(options.name);
   CheckFloatInput(x, layer.prefix(), 4);
@@ -62,16 +62,18 @@ Output Pool(const Scope& scope, Input inputs, const Pooling2DOptions& options,
 
 }  // namespace
 
-Output MaxPooling2D(const Scope& scope, Input inputs, Pooling2DOptions options) {
-  return Pool(scope, inputs, options, "max_pooling2d",
-              [](const Scope& s, Output x, std::vector<int64_t> k, std::vector<int64_t> st,
-                 const std::string& p) { return MaxPool(s.WithOpName("MaxPool"), x, k, st, p); });
+Output MaxPooling2D(const Scope& scope, Input inputs, const Pooling2DOptions& options) {
+  return Pool(
+      scope, inputs, options, "max_pooling2d",
+      [](const Scope& s, Output x, const std::vector<int64_t>& k, const std::vector<int64_t>& st,
+         const std::string& p) { return MaxPool(s.WithOpName("MaxPool"), x, k, st, p); });
 }
 
-Output AveragePooling2D(const Scope& scope, Input inputs, Pooling2DOptions options) {
-  return Pool(scope, inputs, options, "average_pooling2d",
-              [](const Scope& s, Output x, std::vector<int64_t> k, std::vector<int64_t> st,
-                 const std::string& p) { return AvgPool(s.WithOpName("AvgPool"), x, k, st, p); });
+Output AveragePooling2D(const Scope& scope, Input inputs, const Pooling2DOptions& options) {
+  return Pool(
+      scope, inputs, options, "average_pooling2d",
+      [](const Scope& s, Output x, const std::vector<int64_t>& k, const std::vector<int64_t>& st,
+         const std::string& p) { return AvgPool(s.WithOpName("AvgPool"), x, k, st, p); });
 }
 
 }  // namespace loom::layers

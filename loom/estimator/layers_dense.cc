@@ -85,7 +85,7 @@ std::vector<Output> RegularizationLosses(const Graph& graph) {
   return graph.collections().Get(GraphKeys::kRegularizationLosses);
 }
 
-Output Dense(const Scope& scope, Input inputs, DenseOptions options) {
+Output Dense(const Scope& scope, Input inputs, const DenseOptions& options) {
   Output x = AsOutput(scope, inputs);
   Scope layer = scope.NewSubScope(options.name);
   CheckFloatInput(x, layer.prefix(), 2);
@@ -142,7 +142,7 @@ Output Flatten(const Scope& scope, Input inputs) {
   return Reshape(layer.WithOpName("Reshape"), x, {-1, inner});
 }
 
-Output Dropout(const Scope& scope, Input inputs, DropoutOptions options) {
+Output Dropout(const Scope& scope, Input inputs, const DropoutOptions& options) {
   Output x = AsOutput(scope, inputs);
   if (!(options.rate >= 0 && options.rate < 1)) {
     throw InvalidArgument("Dropout '", scope.FullName(options.name),
@@ -153,7 +153,7 @@ Output Dropout(const Scope& scope, Input inputs, DropoutOptions options) {
   return loom::Dropout(layer, x, options.rate, options.seed);
 }
 
-Output Embedding(const Scope& scope, Input ids, EmbeddingOptions options) {
+Output Embedding(const Scope& scope, Input ids, const EmbeddingOptions& options) {
   Output i = AsOutput(scope, ids);
   Scope layer = scope.NewSubScope(options.name);
   if (options.input_dim <= 0 || options.output_dim <= 0) {

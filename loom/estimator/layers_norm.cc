@@ -9,7 +9,8 @@ namespace loom::layers {
 using internal::CheckFloatInput;
 using internal::MakeVariable;
 
-Output BatchNormalization(const Scope& scope, Input inputs, BatchNormalizationOptions options) {
+Output BatchNormalization(const Scope& scope, Input inputs,
+                          const BatchNormalizationOptions& options) {
   Output x = AsOutput(scope, inputs);
   Scope layer = scope.NewSubScope(options.name);
   CheckFloatInput(x, layer.prefix(), 1);

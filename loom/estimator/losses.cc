@@ -84,7 +84,7 @@ Output ComputeWeightedLoss(const Scope& scope, Output losses, const std::optiona
 }
 
 Output SoftmaxCrossEntropy(const Scope& scope, Input onehot_labels, Input logits,
-                           LossOptions options) {
+                           const LossOptions& options) {
   Scope s = scope.NewSubScope("softmax_cross_entropy_loss");
   Output z = FloatInput(s, logits, "logits");
   Output labels = AsDType(s, onehot_labels, z.dtype());
@@ -109,7 +109,7 @@ Output SoftmaxCrossEntropy(const Scope& scope, Input onehot_labels, Input logits
 }
 
 Output SparseSoftmaxCrossEntropy(const Scope& scope, Input labels, Input logits,
-                                 LossOptions options) {
+                                 const LossOptions& options) {
   Scope s = scope.NewSubScope("sparse_softmax_cross_entropy_loss");
   Output z = FloatInput(s, logits, "logits");
   Output ids = AsOutput(s, labels, kInt64);
@@ -129,7 +129,7 @@ Output SparseSoftmaxCrossEntropy(const Scope& scope, Input labels, Input logits,
 }
 
 Output SigmoidCrossEntropy(const Scope& scope, Input multi_class_labels, Input logits,
-                           LossOptions options) {
+                           const LossOptions& options) {
   Scope s = scope.NewSubScope("sigmoid_cross_entropy_loss");
   Output z = FloatInput(s, logits, "logits");
   Output labels = AsDType(s, multi_class_labels, z.dtype());
@@ -142,7 +142,8 @@ Output SigmoidCrossEntropy(const Scope& scope, Input multi_class_labels, Input l
   return ComputeWeightedLoss(s, per_element, options.weights, options.reduction);
 }
 
-Output MeanSquaredError(const Scope& scope, Input labels, Input predictions, LossOptions options) {
+Output MeanSquaredError(const Scope& scope, Input labels, Input predictions,
+                        const LossOptions& options) {
   Scope s = scope.NewSubScope("mean_squared_error");
   Output p = FloatInput(s, predictions, "predictions");
   Output y = AsDType(s, labels, p.dtype());
@@ -152,7 +153,7 @@ Output MeanSquaredError(const Scope& scope, Input labels, Input predictions, Los
 }
 
 Output AbsoluteDifference(const Scope& scope, Input labels, Input predictions,
-                          LossOptions options) {
+                          const LossOptions& options) {
   Scope s = scope.NewSubScope("absolute_difference");
   Output p = FloatInput(s, predictions, "predictions");
   Output y = AsDType(s, labels, p.dtype());
@@ -160,7 +161,7 @@ Output AbsoluteDifference(const Scope& scope, Input labels, Input predictions,
   return ComputeWeightedLoss(s, Abs(s, Sub(s, p, y)), options.weights, options.reduction);
 }
 
-Output HuberLoss(const Scope& scope, Input labels, Input predictions, LossOptions options) {
+Output HuberLoss(const Scope& scope, Input labels, Input predictions, const LossOptions& options) {
   Scope s = scope.NewSubScope("huber_loss");
   if (!(options.delta > 0)) {
     throw InvalidArgument("loss '", s.prefix(), "': delta must be positive, got ", options.delta);
@@ -175,7 +176,7 @@ Output HuberLoss(const Scope& scope, Input labels, Input predictions, LossOption
   return ComputeWeightedLoss(s, per_element, options.weights, options.reduction);
 }
 
-Output HingeLoss(const Scope& scope, Input labels, Input logits, LossOptions options) {
+Output HingeLoss(const Scope& scope, Input labels, Input logits, const LossOptions& options) {
   Scope s = scope.NewSubScope("hinge_loss");
   Output z = FloatInput(s, logits, "logits");
   Output y = AsDType(s, labels, z.dtype());

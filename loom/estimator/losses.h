@@ -41,23 +41,24 @@ struct LossOptions {
 
 // onehot_labels and logits [batch, num_classes]; no gradient flows into the labels.
 Output SoftmaxCrossEntropy(const Scope& scope, Input onehot_labels, Input logits,
-                           LossOptions options = {});
+                           const LossOptions& options = {});
 // labels int32/int64 [batch] (class ids), logits [batch, num_classes].
 Output SparseSoftmaxCrossEntropy(const Scope& scope, Input labels, Input logits,
-                                 LossOptions options = {});
+                                 const LossOptions& options = {});
 // multi_class_labels (0/1, any numeric dtype) and logits of the same shape.
 Output SigmoidCrossEntropy(const Scope& scope, Input multi_class_labels, Input logits,
-                           LossOptions options = {});
+                           const LossOptions& options = {});
 // (predictions - labels)^2.
 Output MeanSquaredError(const Scope& scope, Input labels, Input predictions,
-                        LossOptions options = {});
+                        const LossOptions& options = {});
 // |predictions - labels|.
 Output AbsoluteDifference(const Scope& scope, Input labels, Input predictions,
-                          LossOptions options = {});
+                          const LossOptions& options = {});
 // e = |predictions - labels|: 0.5 e^2 when e <= delta, else delta (e - 0.5 delta).
-Output HuberLoss(const Scope& scope, Input labels, Input predictions, LossOptions options = {});
+Output HuberLoss(const Scope& scope, Input labels, Input predictions,
+                 const LossOptions& options = {});
 // labels in {0, 1} mapped to {-1, 1}: max(0, 1 - labels * logits).
-Output HingeLoss(const Scope& scope, Input labels, Input logits, LossOptions options = {});
+Output HingeLoss(const Scope& scope, Input labels, Input logits, const LossOptions& options = {});
 
 // The weighting and reduction step shared by every loss (tf.losses.compute_weighted_loss).
 Output ComputeWeightedLoss(const Scope& scope, Output losses,

@@ -199,7 +199,7 @@ TEST(LossesTest, IncompatibleLabelAndPredictionShapesAreRejected) {
   Output flat = Placeholder(s.WithOpName("labels"), kFloat32, Shape{-1});
   Output column = Placeholder(s.WithOpName("predictions"), kFloat32, Shape{-1, 1});
   Output wide = Placeholder(s.WithOpName("logits"), kFloat32, Shape{-1, 3});
-  using LossFn = Output (*)(const Scope&, Input, Input, Lo::LossOptions);
+  using LossFn = Output (*)(const Scope&, Input, Input, const Lo::LossOptions&);
   const std::vector<std::pair<const char*, LossFn>> losses = {
       {"mean_squared_error", Lo::MeanSquaredError},
       {"absolute_difference", Lo::AbsoluteDifference},

@@ -44,20 +44,23 @@ struct MetricOptions {
 };
 
 // Weighted mean of `values`: sum(values * w) / sum(w).
-Metric Mean(const Scope& scope, Input values, MetricOptions options = {});
+Metric Mean(const Scope& scope, Input values, const MetricOptions& options = {});
 // Fraction of entries where labels == predictions (same shape).
-Metric Accuracy(const Scope& scope, Input labels, Input predictions, MetricOptions options = {});
+Metric Accuracy(const Scope& scope, Input labels, Input predictions,
+                const MetricOptions& options = {});
 Metric MeanSquaredError(const Scope& scope, Input labels, Input predictions,
-                        MetricOptions options = {});
+                        const MetricOptions& options = {});
 // sqrt of MeanSquaredError.
 Metric RootMeanSquaredError(const Scope& scope, Input labels, Input predictions,
-                            MetricOptions options = {});
+                            const MetricOptions& options = {});
 Metric MeanAbsoluteError(const Scope& scope, Input labels, Input predictions,
-                         MetricOptions options = {});
+                         const MetricOptions& options = {});
 
 // labels and predictions cast to bool (nonzero is true): tp / (tp + fp), tp / (tp + fn).
-Metric Precision(const Scope& scope, Input labels, Input predictions, MetricOptions options = {});
-Metric Recall(const Scope& scope, Input labels, Input predictions, MetricOptions options = {});
+Metric Precision(const Scope& scope, Input labels, Input predictions,
+                 const MetricOptions& options = {});
+Metric Recall(const Scope& scope, Input labels, Input predictions,
+              const MetricOptions& options = {});
 
 enum class Curve { kROC, kPR };
 struct AucOptions {
@@ -74,31 +77,32 @@ struct AucOptions {
 // y = precision; auc = sum_i (x[i] - x[i+1]) * (y[i] + y[i+1]) / 2.
 // labels: bool or numeric (nonzero positive); predictions in [0, 1] (else InvalidArgument
 // at run time).
-Metric AUC(const Scope& scope, Input labels, Input predictions, AucOptions options = {});
+Metric AUC(const Scope& scope, Input labels, Input predictions, const AucOptions& options = {});
 // Per threshold: tp / (tp + fp + 1e-7) and tp / (tp + fn + 1e-7); value shape [T].
 Metric PrecisionAtThresholds(const Scope& scope, Input labels, Input predictions,
-                             const std::vector<double>& thresholds, MetricOptions options = {});
+                             const std::vector<double>& thresholds,
+                             const MetricOptions& options = {});
 Metric RecallAtThresholds(const Scope& scope, Input labels, Input predictions,
-                          const std::vector<double>& thresholds, MetricOptions options = {});
+                          const std::vector<double>& thresholds, const MetricOptions& options = {});
 
 // Mean of in_top_k(predictions [batch, classes], targets [batch], k): whether the
 // target's score is among the k largest (ties at the boundary count as in, as TF); a
 // non-finite score or an out-of-range target counts as a miss.
 Metric TopKAccuracy(const Scope& scope, Input targets, Input predictions, int64_t k,
-                    MetricOptions options = {});
+                    const MetricOptions& options = {});
 
 // Class ids in [0, num_classes) (an id outside fails at run time naming it).
 // Streaming confusion matrix [num_classes, num_classes] float64: rows labels, columns
 // predictions, entries summed weights.
 Metric ConfusionMatrix(const Scope& scope, Input labels, Input predictions, int64_t num_classes,
-                       MetricOptions options = {});
+                       const MetricOptions& options = {});
 // Mean over all num_classes of per-class accuracy (correct / seen for that label; 0 for a
 // class never seen, as TF 1.15).
 Metric MeanPerClassAccuracy(const Scope& scope, Input labels, Input predictions,
-                            int64_t num_classes, MetricOptions options = {});
+                            int64_t num_classes, const MetricOptions& options = {});
 // Mean over classes with a nonzero denominator of tp / (tp + fp + fn).
 Metric MeanIoU(const Scope& scope, Input labels, Input predictions, int64_t num_classes,
-               MetricOptions options = {});
+               const MetricOptions& options = {});
 
 // Dedicated ops (no gradients): ThresholdConfusionCounts, InTopK, ConfusionMatrixCounts.
 void RegisterMetricOps(OpRegistry& registry);

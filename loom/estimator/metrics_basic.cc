@@ -106,26 +106,26 @@ std::pair<Output, Output> LabelsAndPredictions(const Scope& s, const Input& labe
 
 }  // namespace
 
-Metric Mean(const Scope& scope, Input values, MetricOptions options) {
+Metric Mean(const Scope& scope, Input values, const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "mean");
   return MeanIn(s, AsOutput(s, values), options.weights);
 }
 
-Metric Accuracy(const Scope& scope, Input labels, Input predictions, MetricOptions options) {
+Metric Accuracy(const Scope& scope, Input labels, Input predictions, const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "accuracy");
   auto [l, p] = LabelsAndPredictions(s, labels, predictions);
   return MeanIn(s, Equal(s, l, p), options.weights);
 }
 
 Metric MeanSquaredError(const Scope& scope, Input labels, Input predictions,
-                        MetricOptions options) {
+                        const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "mean_squared_error");
   auto [l, p] = LabelsAndPredictions(s, labels, predictions);
   return MeanIn(s, Square(s, Sub(s, Cast(s, p, kFloat64), Cast(s, l, kFloat64))), options.weights);
 }
 
 Metric RootMeanSquaredError(const Scope& scope, Input labels, Input predictions,
-                            MetricOptions options) {
+                            const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "root_mean_squared_error");
   Metric mse = MeanSquaredError(s, labels, predictions, {.weights = options.weights});
   Metric m;
@@ -135,7 +135,7 @@ Metric RootMeanSquaredError(const Scope& scope, Input labels, Input predictions,
 }
 
 Metric MeanAbsoluteError(const Scope& scope, Input labels, Input predictions,
-                         MetricOptions options) {
+                         const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "mean_absolute_error");
   auto [l, p] = LabelsAndPredictions(s, labels, predictions);
   return MeanIn(s, Abs(s, Sub(s, Cast(s, p, kFloat64), Cast(s, l, kFloat64))), options.weights);
@@ -168,18 +168,19 @@ Metric PrecisionOrRecall(const Scope& s, const Input& labels, const Input& predi
 
 }  // namespace
 
-Metric Precision(const Scope& scope, Input labels, Input predictions, MetricOptions options) {
+Metric Precision(const Scope& scope, Input labels, Input predictions,
+                 const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "precision");
   return PrecisionOrRecall(s, labels, predictions, options.weights, /*other_is_fp=*/true);
 }
 
-Metric Recall(const Scope& scope, Input labels, Input predictions, MetricOptions options) {
+Metric Recall(const Scope& scope, Input labels, Input predictions, const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "recall");
   return PrecisionOrRecall(s, labels, predictions, options.weights, /*other_is_fp=*/false);
 }
 
 Metric TopKAccuracy(const Scope& scope, Input targets, Input predictions, int64_t k,
-                    MetricOptions options) {
+                    const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "top_k_accuracy");
   Output t = AsOutput(s, targets, kInt64);
   if (t.dtype() != kInt32 && t.dtype() != kInt64) t = Cast(s, t, kInt64);

@@ -66,7 +66,7 @@ Output MeanIoUOf(const Scope& s, Output cm, int64_t c) {
 }  // namespace
 
 Metric ConfusionMatrix(const Scope& scope, Input labels, Input predictions, int64_t num_classes,
-                       MetricOptions options) {
+                       const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "confusion_matrix");
   MatrixState state = AccumulateMatrix(s, labels, predictions, num_classes, options.weights);
   Metric m;
@@ -76,7 +76,7 @@ Metric ConfusionMatrix(const Scope& scope, Input labels, Input predictions, int6
 }
 
 Metric MeanPerClassAccuracy(const Scope& scope, Input labels, Input predictions,
-                            int64_t num_classes, MetricOptions options) {
+                            int64_t num_classes, const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "mean_accuracy");
   MatrixState state = AccumulateMatrix(s, labels, predictions, num_classes, options.weights);
   Metric m;
@@ -86,7 +86,7 @@ Metric MeanPerClassAccuracy(const Scope& scope, Input labels, Input predictions,
 }
 
 Metric MeanIoU(const Scope& scope, Input labels, Input predictions, int64_t num_classes,
-               MetricOptions options) {
+               const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "mean_iou");
   MatrixState state = AccumulateMatrix(s, labels, predictions, num_classes, options.weights);
   Metric m;

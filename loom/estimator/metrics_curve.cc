@@ -67,7 +67,7 @@ Output ComputeAuc(const Scope& s, Output counts, int64_t num_t, Curve curve) {
 
 }  // namespace
 
-Metric AUC(const Scope& scope, Input labels, Input predictions, AucOptions options) {
+Metric AUC(const Scope& scope, Input labels, Input predictions, const AucOptions& options) {
   Scope s = MetricScope(scope, options.name, "auc");
   if (options.num_thresholds < 2) {
     throw InvalidArgument("metric '", s.prefix(), "': num_thresholds must be > 1, got ",
@@ -116,13 +116,13 @@ Metric AtThresholds(const Scope& s, const Input& labels, const Input& prediction
 }  // namespace
 
 Metric PrecisionAtThresholds(const Scope& scope, Input labels, Input predictions,
-                             const std::vector<double>& thresholds, MetricOptions options) {
+                             const std::vector<double>& thresholds, const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "precision_at_thresholds");
   return AtThresholds(s, labels, predictions, thresholds, options.weights, /*precision=*/true);
 }
 
 Metric RecallAtThresholds(const Scope& scope, Input labels, Input predictions,
-                          const std::vector<double>& thresholds, MetricOptions options) {
+                          const std::vector<double>& thresholds, const MetricOptions& options) {
   Scope s = MetricScope(scope, options.name, "recall_at_thresholds");
   return AtThresholds(s, labels, predictions, thresholds, options.weights, /*precision=*/false);
 }

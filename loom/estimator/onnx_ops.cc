@@ -14,6 +14,7 @@ using Rules = std::map<std::string, OpRule>;
 OpRule Same(const std::string& onnx_op) {
   return {.convert = [onnx_op = onnx_op](OnnxBuilder& b, const Node& n) {
     std::vector<std::string> inputs;
+    inputs.reserve(n.num_inputs());
     for (int i = 0; i < n.num_inputs(); ++i) inputs.push_back(b.In(n, i));
     b.Emit(n, 0, onnx_op, inputs);
   }};
@@ -130,6 +131,7 @@ void AddMathRules(Rules& r) {
                  if (!n.attrs().GetOr<bool>(attr[i], false)) continue;
                  const int rank = n.input(i).shape().rank();
                  std::vector<int64_t> perm;
+                 perm.reserve(rank);
                  for (int d = 0; d < rank; ++d) perm.push_back(d);
                  std::swap(perm[rank - 1], perm[rank - 2]);
                  x[i] = b.Op(n, "Transpose", {x[i]}, attr[i],

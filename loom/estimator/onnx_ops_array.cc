@@ -90,12 +90,14 @@ void AddShapeRules(Rules& r) {
 void AddIndexRules(Rules& r) {
   r["Concat"] = {.convert = [](OnnxBuilder& b, const Node& n) {
     std::vector<std::string> inputs;
+    inputs.reserve(n.num_inputs());
     for (int i = 0; i < n.num_inputs(); ++i) inputs.push_back(b.In(n, i));
     const int64_t axis = n.attr<int64_t>("axis");
     b.Emit(n, 0, "Concat", inputs, [&](auto* p) { SetInt(p, "axis", axis); });
   }};
   r["Split"] = {.convert = [](OnnxBuilder& b, const Node& n) {
     std::vector<std::string> outs;
+    outs.reserve(n.num_outputs());
     for (int i = 0; i < n.num_outputs(); ++i)
       outs.push_back(Output(const_cast<Node*>(&n), i).name());
     onnx::NodeProto* p = b.AddNode("Split", {b.In(n, 0)}, outs);

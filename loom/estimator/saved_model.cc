@@ -62,7 +62,7 @@ ServingInputReceiverFn RawServingInputReceiverFn(std::map<std::string, data::Ten
 std::string NewExportDir(Env* env, const std::string& export_dir_base) {
   int64_t seconds = static_cast<int64_t>(env->NowMicros() / 1000000);
   for (;; ++seconds) {
-    const std::string dir = JoinPath(export_dir_base, std::to_string(seconds));
+    std::string dir = JoinPath(export_dir_base, std::to_string(seconds));
     const std::string temp = JoinPath(export_dir_base, "temp-" + std::to_string(seconds));
     if (!env->FileExists(dir) && !env->FileExists(temp)) return dir;
   }

@@ -214,10 +214,12 @@ std::map<std::string, Tensor> TfInputsFromCsv(Env* env, const std::string& csv_p
       const std::string at = where(r, t.columns[0]);
       if (t.dtype == kFloat32) {
         std::vector<float> v;
+        v.reserve(cells.size());
         for (const auto& c : cells) v.push_back(ParseCsvValue(c, kFloat32, at).scalar<float>());
         examples[r].AddFloats(t.name, v);
       } else if (t.dtype == kInt64) {
         std::vector<int64_t> v;
+        v.reserve(cells.size());
         for (const auto& c : cells) v.push_back(ParseCsvValue(c, kInt64, at).scalar<int64_t>());
         examples[r].AddInt64s(t.name, v);
       } else {

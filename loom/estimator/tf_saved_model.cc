@@ -195,6 +195,7 @@ class Translator {
 
 std::string DescribeUnsupported(const std::map<std::string, int>& ops) {
   std::vector<std::string> parts;
+  parts.reserve(ops.size());
   for (const auto& [op, count] : ops) parts.push_back(StrCat(op, " x", count));
   return StrCat("unsupported TF ops: ", StrJoin(parts, ", "));
 }
@@ -372,6 +373,7 @@ std::unique_ptr<TfModel> TfModel::LoadFrozenGraph(
     // Every Placeholder the outputs need, keyed by its name.
     std::set<std::string> seen;
     std::vector<std::string> stack;
+    stack.reserve(outputs.size());
     for (const auto& [key, tensor] : outputs) stack.push_back(ParseTensorName(tensor).first);
     while (!stack.empty()) {
       const std::string name = stack.back();

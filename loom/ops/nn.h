@@ -51,14 +51,14 @@ Output LogSoftmax(const Scope& scope, Input logits, int axis = -1);
 // channels differ from the filter's in_channels, or on a bad padding/stride. `precision`
 // (loom/graph/precision.h) is recorded in the node's "precision" attribute, which its
 // backprops copy.
-Output Conv2D(const Scope& scope, Input input, Input filter, std::vector<int64_t> strides,
+Output Conv2D(const Scope& scope, Input input, Input filter, const std::vector<int64_t>& strides,
               const std::string& padding, Precision precision = Precision::kFloat32);
 // Window max / mean over each channel. AvgPool divides by the number of in-image elements
 // of each window (padding is not counted), as TF does.
-Output MaxPool(const Scope& scope, Input value, std::vector<int64_t> ksize,
-               std::vector<int64_t> strides, const std::string& padding);
-Output AvgPool(const Scope& scope, Input value, std::vector<int64_t> ksize,
-               std::vector<int64_t> strides, const std::string& padding);
+Output MaxPool(const Scope& scope, Input value, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, const std::string& padding);
+Output AvgPool(const Scope& scope, Input value, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, const std::string& padding);
 
 // Per-example losses; the class dimension is the last one, the result drops it.
 // -sum(labels * log_softmax(logits)); differentiable in logits and labels.

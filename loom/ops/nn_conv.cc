@@ -386,7 +386,7 @@ const OpDef& Conv2DOp() {
 
 }  // namespace
 
-Output Conv2D(const Scope& scope, Input input, Input filter, std::vector<int64_t> strides,
+Output Conv2D(const Scope& scope, Input input, Input filter, const std::vector<int64_t>& strides,
               const std::string& padding, Precision precision) {
   Output x = AsOutput(scope, input);
   Output w = AsOutput(scope, filter, x.dtype());

@@ -186,9 +186,11 @@ const OpDef& GlobalNormOp() {
           },
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
         std::vector<Output> inputs = {g.output(0), g.grad(0)};
+        inputs.reserve(2 + g.node().num_inputs());
         for (int i = 0; i < g.node().num_inputs(); ++i) inputs.push_back(g.input(i));
         Node* n = g.scope().AddNode(GlobalNormGradOp(), inputs, {}, "GlobalNormGrad");
         std::vector<GradOutput> grads;
+        grads.reserve(n->num_outputs());
         for (int i = 0; i < n->num_outputs(); ++i) grads.push_back(n->output(i));
         return grads;
       },

@@ -325,13 +325,13 @@ Output Pool(const Scope& scope, const OpDef& op, Input value, const std::vector<
 
 }  // namespace
 
-Output MaxPool(const Scope& scope, Input value, std::vector<int64_t> ksize,
-               std::vector<int64_t> strides, const std::string& padding) {
+Output MaxPool(const Scope& scope, Input value, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, const std::string& padding) {
   return Pool(scope, MaxPoolOp(), value, ksize, strides, padding);
 }
 
-Output AvgPool(const Scope& scope, Input value, std::vector<int64_t> ksize,
-               std::vector<int64_t> strides, const std::string& padding) {
+Output AvgPool(const Scope& scope, Input value, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, const std::string& padding) {
   return Pool(scope, AvgPoolOp(), value, ksize, strides, padding);
 }
 

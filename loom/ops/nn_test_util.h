@@ -23,6 +23,7 @@ inline Tensor EvalWith(const std::vector<Tensor>& inputs,
   Graph graph;
   Scope s(graph);
   std::vector<Output> xs;
+  xs.reserve(inputs.size());
   for (const Tensor& t : inputs) xs.push_back(Const(s, t));
   Output y = fn(s, xs);
   Session session(graph, {.intra_op_threads = threads});

@@ -130,9 +130,9 @@ constexpr const char* kRandomNoGradient = "random numbers do not depend on any i
 // the distribution's two parameters and the seeds. Fill{}(c, stream, out, n) writes the
 // n values of the run's tensor of T (float or double).
 template <typename Fill>
-OpDef FloatRandomOp(std::string name, AttrDef param1, AttrDef param2, DType sample_dtype) {
+OpDef FloatRandomOp(const std::string& name, AttrDef param1, AttrDef param2, DType sample_dtype) {
   return {
-      .name = std::move(name),
+      .name = name,
       .num_inputs = 0,
       .stateful = true,
       .attrs = {kShape.Required(), kDType.Required(), std::move(param1), std::move(param2),

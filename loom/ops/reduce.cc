@@ -6,52 +6,21 @@
 #include "loom/ops/attr_keys.h"
 #include "loom/ops/elementwise.h"
 #include "loom/ops/math.h"
+#include "loom/ops/reduce_internal.h"
+
+// Sum, Mean, Max, Min and Prod: the [outer, reduced, inner] kernels, the records and their
+// gradients (with the two ops only those gradients build, SizeRatio and ProdExclusive).
 
 namespace loom {
 namespace {
 
 using op_attrs::kAxes;
-using op_attrs::kAxis;
 inline constexpr Attr<bool> kKeepDims{"keep_dims"};
 
 using internal::kMinParallelChunk;
-
-// ---------------------------------------------------------------------------------------
-// Axes.
-
-// mask[d] is true for the dims `axes` names (all dims when empty). Throws InvalidArgument
-// naming `who` for an axis out of range or repeated.
-std::vector<bool> ReduceMask(const Node& who, const Shape& shape,
-                             const std::vector<int64_t>& axes) {
-  const int rank = shape.rank();
-  std::vector<bool> mask(rank, axes.empty());
-  for (int64_t axis : axes) {
-    const int64_t d = axis < 0 ? axis + rank : axis;
-    if (d < 0 || d >= rank) {
-      throw InvalidArgument(who.description(), ": axis ", axis, " is out of range for shape ",
-                            shape, " (rank ", rank, ")");
-    }
-    if (mask[d]) throw InvalidArgument(who.description(), ": axis ", axis, " is listed twice");
-    mask[d] = true;
-  }
-  return mask;
-}
-
-// The keep_dims shape: reduced dims become 1.
-Shape KeptShape(const Shape& shape, const std::vector<bool>& mask) {
-  std::vector<int64_t> dims = shape.dims();
-  for (size_t d = 0; d < dims.size(); ++d)
-    if (mask[d]) dims[d] = 1;
-  return Shape(std::move(dims));
-}
-
-Shape ReducedShape(const Shape& shape, const std::vector<bool>& mask, bool keep_dims) {
-  if (keep_dims) return KeptShape(shape, mask);
-  std::vector<int64_t> dims;
-  for (size_t d = 0; d < mask.size(); ++d)
-    if (!mask[d]) dims.push_back(shape.dims()[d]);
-  return Shape(std::move(dims));
-}
+using reduce_internal::KeptShape;
+using reduce_internal::ReducedShape;
+using reduce_internal::ReduceMask;
 
 // ---------------------------------------------------------------------------------------
 // Reduction kernels over [outer, reduced, inner] views.
@@ -265,7 +234,7 @@ OpDef ReduceOp(std::string name, GradFn grad, std::vector<int64_t> sample_axes,
   op.shape = ReduceShape;
   op.kernel = ReduceKernel<R, kMean>;
   op.grad = std::move(grad);
-  op.sample = [sample_axes, sample_keep_dims] {
+  op.sample = [sample_axes = std::move(sample_axes), sample_keep_dims] {
     return OpSample{{SampleDoubles({2, 3})}, {kAxes(sample_axes), kKeepDims(sample_keep_dims)}};
   };
   return op;
@@ -411,210 +380,6 @@ const OpDef& ProdOp() {
   return op;
 }
 
-// ---------------------------------------------------------------------------------------
-// ArgMax / ArgMin.
-
-template <bool kMax>
-void ArgKernel(KernelContext& c) {
-  const Tensor& x = c.input(0);
-  const int64_t axis_attr = c.attr(kAxis);
-  auto mask = ReduceMask(c.node(), x.shape(), {axis_attr});
-  int axis = 0;
-  while (!mask[axis]) ++axis;
-  const int64_t n = x.dim(axis);
-  if (n == 0)
-    c.Fail("cannot take ", c.node().op(), " over empty axis ", axis_attr, " of ", x.shape());
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; ++d) outer *= x.dim(d);
-  for (int d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
-  Tensor out = c.AllocateOutput(0, ReducedShape(x.shape(), mask, false));
-  int64_t* idx = out.data<int64_t>();
-  SwitchNumeric(x.dtype(), c.node().op(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* in = x.data<T>();
-    const int64_t min_chunk = std::max<int64_t>(1, kMinParallelChunk / n);
-    c.pool().ParallelFor(outer * inner, min_chunk, [&](int64_t begin, int64_t end) {
-      std::vector<T> best;
-      int64_t pos = begin;
-      while (pos < end) {
-        const int64_t a = pos / inner, c0 = pos % inner;
-        const int64_t c1 = std::min(inner, c0 + (end - pos));
-        const T* base = in + a * n * inner;
-        best.assign(base + c0, base + c1);
-        int64_t* o = idx + a * inner;
-        for (int64_t k = c0; k < c1; ++k) o[k] = 0;
-        for (int64_t r = 1; r < n; ++r) {
-          const T* row = base + r * inner;
-          for (int64_t k = c0; k < c1; ++k) {
-            const bool better = kMax ? row[k] > best[k - c0] : row[k] < best[k - c0];
-            if (better) {
-              best[k - c0] = row[k];
-              o[k] = r;
-            }
-          }
-        }
-        pos += c1 - c0;
-      }
-    });
-    return 0;
-  });
-}
-
-void ArgShape(InferenceContext& c) {
-  c.ExpectDType(0, {kFloat32, kFloat64, kInt32, kInt64, kUInt8});
-  const Shape& x = c.input_shape(0);
-  if (!x.rank_known()) return c.set_output(0, kInt64, Shape::Unknown());
-  auto mask = ReduceMask(c.node(), x, {c.attr(kAxis)});
-  c.set_output(0, kInt64, ReducedShape(x, mask, false));
-}
-
-const OpDef& ArgMaxOp() {
-  static const OpDef op = {
-      .name = "ArgMax",
-      .num_inputs = 1,
-      .attrs = {kAxis.Required()},
-      .output_dtypes = {DTypeRule::Fixed(kInt64)},
-      .shape = ArgShape,
-      .kernel = ArgKernel<true>,
-      .no_gradient = "its output is an integer index",
-      .sample =
-          [] {
-            return OpSample{{SampleDoubles({2, 3})}, {kAxis(1)}};
-          },
-  };
-  return op;
-}
-
-const OpDef& ArgMinOp() {
-  static const OpDef op = {
-      .name = "ArgMin",
-      .num_inputs = 1,
-      .attrs = {kAxis.Required()},
-      .output_dtypes = {DTypeRule::Fixed(kInt64)},
-      .shape = ArgShape,
-      .kernel = ArgKernel<false>,
-      .no_gradient = "its output is an integer index",
-      .sample =
-          [] {
-            return OpSample{{SampleDoubles({2, 3})}, {kAxis(0)}};
-          },
-  };
-  return op;
-}
-
-// ---------------------------------------------------------------------------------------
-// Gradient helpers: broadcasting to, and summing back to, another tensor's shape.
-
-// x's shape as it broadcasts against like_shape: with reduction axes and a lower rank,
-// the removed dims come back as 1s.
-Shape AlignedShape(const KernelContext& c, const Shape& x_shape, const Shape& like_shape,
-                   const std::vector<int64_t>& axes) {
-  if (axes.empty() || x_shape.rank() == like_shape.rank()) return x_shape;
-  auto mask = ReduceMask(c.node(), like_shape, axes);
-  std::vector<int64_t> dims;
-  int next = 0;
-  for (int d = 0; d < like_shape.rank(); ++d) {
-    if (mask[d]) {
-      dims.push_back(1);
-    } else {
-      if (next >= x_shape.rank()) break;
-      dims.push_back(x_shape.dims()[next++]);
-    }
-  }
-  if (next != x_shape.rank() || static_cast<int>(dims.size()) != like_shape.rank()) {
-    c.Fail("shape ", x_shape, " is not ", like_shape, " reduced over axes [", StrJoin(axes, ","),
-           "]");
-  }
-  return Shape(std::move(dims));
-}
-
-const OpDef& BroadcastToShapeOfOp() {
-  static const OpDef op = {
-      .name = "BroadcastToShapeOf",
-      .num_inputs = 2,
-      .attrs = {kAxes.Required()},
-      .output_dtypes = {DTypeRule::SameAsInput(0)},
-      .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(1)); },
-      .kernel =
-          [](KernelContext& c) {
-            const Tensor& x = c.input(0);
-            const Shape& like = c.input(1).shape();
-            if (x.shape() == like) return c.set_output(0, x);
-            const Shape aligned = AlignedShape(c, x.shape(), like, c.attr(kAxes));
-            if (internal::RuntimeBroadcastShape(c, aligned, like) != like) {
-              c.Fail("cannot broadcast shape ", x.shape(), " to ", like);
-            }
-            Tensor out = c.AllocateOutput(0, like);
-            SwitchNumeric(x.dtype(), "BroadcastToShapeOf", [&](auto tag) {
-              using T = decltype(tag);
-              internal::BroadcastCopy(c.pool(), aligned, x.data<T>(), like, out.data<T>());
-              return 0;
-            });
-          },
-      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
-        // Broadcasting copies x: its gradient sums the copies back.
-        const Scope& s = g.scope();
-        Output x = g.input(0), like = g.input(1);
-        const auto& axes = g.attr(kAxes);
-        if (axes.empty()) return {SumToShapeOf(s, g.grad(), x), GradOutput()};
-        if (!x.shape().rank_known() || !like.shape().rank_known()) {
-          throw Unimplemented("gradient of ", g.node().description(), " needs known ranks");
-        }
-        bool keep = x.shape().rank() == like.shape().rank();
-        return {Sum(s, g.grad(), axes, {.keep_dims = keep}), GradOutput()};
-      },
-      .sample =
-          [] {
-            return OpSample{{SampleDoubles({3}), SampleDoubles({2, 3})},
-                            {kAxes(std::vector<int64_t>{})},
-                            false};
-          },
-  };
-  return op;
-}
-
-const OpDef& SumToShapeOfOp() {
-  static const OpDef op = {
-      .name = "SumToShapeOf",
-      .num_inputs = 2,
-      .output_dtypes = {DTypeRule::SameAsInput(0)},
-      .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(1)); },
-      .kernel =
-          [](KernelContext& c) {
-            const Tensor& grad = c.input(0);
-            const Shape& target = c.input(1).shape();
-            if (grad.shape() == target) return c.set_output(0, grad);
-            const int rank = grad.rank(), lead = grad.rank() - target.rank();
-            if (lead < 0) {
-              c.Fail("gradient of shape ", grad.shape(), " cannot be summed to shape ", target);
-            }
-            std::vector<bool> mask(rank, false);
-            for (int d = 0; d < rank; ++d) {
-              const int64_t gd = grad.dim(d);
-              const int64_t td = d >= lead ? target.dims()[d - lead] : 1;
-              if (td != gd && td != 1) {
-                c.Fail("gradient of shape ", grad.shape(), " cannot be summed to shape ", target);
-              }
-              mask[d] = d < lead || (td == 1 && gd != 1);
-            }
-            SwitchNumeric(grad.dtype(), "SumToShapeOf", [&](auto tag) {
-              using T = decltype(tag);
-              c.set_output(0, ReduceTensor<SumR, T>(c.pool(), grad, mask).Reshaped(target));
-              return 0;
-            });
-          },
-      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
-        // Summing copies: the gradient is broadcast back; the shape source gets none.
-        return {BroadcastToShapeOf(g.scope(), g.grad(), g.input(0)), GradOutput()};
-      },
-      .sample =
-          [] {
-            return OpSample{{SampleDoubles({2, 3}), SampleDoubles({3})}, {}, false};
-          },
-  };
-  return op;
-}
-
 Output BuildReduce(const OpDef& op, const Scope& scope, const Input& x, std::vector<int64_t> axes,
                    ReduceOptions options) {
   return scope
@@ -624,6 +389,51 @@ Output BuildReduce(const OpDef& op, const Scope& scope, const Input& x, std::vec
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Axes (reduce_internal.h).
+
+std::vector<bool> reduce_internal::ReduceMask(const Node& who, const Shape& shape,
+                                              const std::vector<int64_t>& axes) {
+  const int rank = shape.rank();
+  std::vector<bool> mask(rank, axes.empty());
+  for (int64_t axis : axes) {
+    const int64_t d = axis < 0 ? axis + rank : axis;
+    if (d < 0 || d >= rank) {
+      throw InvalidArgument(who.description(), ": axis ", axis, " is out of range for shape ",
+                            shape, " (rank ", rank, ")");
+    }
+    if (mask[d]) throw InvalidArgument(who.description(), ": axis ", axis, " is listed twice");
+    mask[d] = true;
+  }
+  return mask;
+}
+
+Shape reduce_internal::KeptShape(const Shape& shape, const std::vector<bool>& mask) {
+  std::vector<int64_t> dims = shape.dims();
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (mask[d]) dims[d] = 1;
+  return Shape(std::move(dims));
+}
+
+Shape reduce_internal::ReducedShape(const Shape& shape, const std::vector<bool>& mask,
+                                    bool keep_dims) {
+  if (keep_dims) return KeptShape(shape, mask);
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < mask.size(); ++d)
+    if (!mask[d]) dims.push_back(shape.dims()[d]);
+  return Shape(std::move(dims));
+}
+
+Tensor reduce_internal::SumOverMask(ThreadPool& pool, const Tensor& x,
+                                    const std::vector<bool>& mask, std::string_view what) {
+  Tensor out;
+  SwitchNumeric(x.dtype(), what, [&](auto tag) {
+    out = ReduceTensor<SumR, decltype(tag)>(pool, x, mask);
+    return 0;
+  });
+  return out;
+}
 
 Output Sum(const Scope& s, Input x, std::vector<int64_t> axes, ReduceOptions options) {
   return BuildReduce(SumOp(), s, x, std::move(axes), options);
@@ -641,29 +451,13 @@ Output Prod(const Scope& s, Input x, std::vector<int64_t> axes, ReduceOptions op
   return BuildReduce(ProdOp(), s, x, std::move(axes), options);
 }
 
-Output ArgMax(const Scope& s, Input x, int64_t axis) {
-  return s.AddNode(ArgMaxOp(), {AsOutput(s, x)}, {kAxis(axis)}, "ArgMax")->output(0);
-}
-Output ArgMin(const Scope& s, Input x, int64_t axis) {
-  return s.AddNode(ArgMinOp(), {AsOutput(s, x)}, {kAxis(axis)}, "ArgMin")->output(0);
-}
-
-Output BroadcastToShapeOf(const Scope& s, Output x, Output like, std::vector<int64_t> axes) {
-  return s
-      .AddNode(BroadcastToShapeOfOp(), {x, like}, {kAxes(std::move(axes))}, "BroadcastToShapeOf")
-      ->output(0);
-}
-
-Output SumToShapeOf(const Scope& s, Output grad, Output x) {
-  return s.AddNode(SumToShapeOfOp(), {grad, x}, {}, "SumToShapeOf")->output(0);
-}
-
 void RegisterReduceOps(OpRegistry& registry) {
   for (const OpDef* op :
-       {&SumOp(), &MeanOp(), &MaxOp(), &MinOp(), &ProdOp(), &ArgMaxOp(), &ArgMinOp(),
-        &SizeRatioOp(), &ProdExclusiveOp(), &BroadcastToShapeOfOp(), &SumToShapeOfOp()}) {
+       {&SumOp(), &MeanOp(), &MaxOp(), &MinOp(), &ProdOp(), &SizeRatioOp(), &ProdExclusiveOp()}) {
     registry.Register(*op);
   }
+  reduce_internal::RegisterArgReduceOps(registry);
+  reduce_internal::RegisterShapeOfOps(registry);
 }
 
 }  // namespace loom

@@ -137,7 +137,7 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
       for (int i = 0; i < node->num_inputs(); ++i)
         after = std::max(after, position[node->input(i).node->id()]);
       for (const Node* c : node->control_inputs()) after = std::max(after, position[c->id()]);
-      at = static_cast<size_t>(after + 1);
+      at = after < 0 ? 0 : static_cast<size_t>(after) + 1;
     }
     order.insert(order.begin() + at, id);
     for (size_t p = at; p < order.size(); ++p) position[order[p]] = static_cast<int>(p);

@@ -18,7 +18,7 @@ using namespace internal;  // the drivers and update rules
 // Shape rule shared by the Apply ops: refs of one float dtype and shape, scalar
 // hyperparameters, then the dense or sparse gradient. No outputs.
 ShapeFn ApplyShape(int num_refs, std::vector<std::string> scalars, bool sparse) {
-  return [num_refs, scalars, sparse](InferenceContext& c) {
+  return [num_refs, scalars = std::move(scalars), sparse](InferenceContext& c) {
     c.ExpectDType(0, {kFloat32, kFloat64});
     const Shape& var_shape = c.input_shape(0);
     const std::string& var_name = c.input(0).node->name();
@@ -196,7 +196,8 @@ const OpDef& ConstantFillOp() {
 
 // Builds an Apply op: literal scalars take the variable's dtype.
 Operation AddApply(const Scope& scope, const OpDef& op, std::vector<Output> refs,
-                   std::vector<Input> scalars, std::vector<Output> grad, AttrMap attrs = {}) {
+                   const std::vector<Input>& scalars, const std::vector<Output>& grad,
+                   AttrMap attrs = {}) {
   std::vector<Output> inputs = std::move(refs);
   const DType dtype = inputs[0].dtype();
   for (const Input& s : scalars) inputs.push_back(AsOutput(scope, s, dtype));

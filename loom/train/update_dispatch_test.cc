@@ -39,6 +39,7 @@ std::vector<std::vector<T>> RunChunk(const Update& update, int refs, const std::
     for (T& x : ref) x = static_cast<T>(dist(rng));
   }
   std::vector<T*> ptrs;
+  ptrs.reserve(r.size());
   for (auto& ref : r) ptrs.push_back(ref.data());
   *non_finite = chunk(update, ptrs.data(), g.data(), static_cast<int64_t>(g.size()));
   return r;
