@@ -5,6 +5,10 @@
 //       TrainResult to OUT_DIR/rank<r>/result.txt
 //   distribute_mpi_worker shorter MODEL_DIR OUT_DIR
 //       the input_fn shards itself and rank r has 10 - 3r batches; one pass
+//   distribute_mpi_worker mismatch MODEL_DIR OUT_DIR WHAT
+//       trains 20 steps where rank 1 differs from the others in WHAT: "units" (its
+//       hidden layer has 17 units, not 16), "learning_rate" (0.02, not 0.01) or "batch"
+//       (a global batch of 24, not 12); "none" for no difference
 //   distribute_mpi_worker forever MODEL_DIR OUT_DIR
 //       writes OUT_DIR/pid<r> and trains without end (the test kills a rank)
 // MODEL_DIR is shared by the ranks (one machine). Any error aborts the whole job.
@@ -62,7 +66,8 @@ int Main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (argc < 4)
     comm->Abort(2,
-                "usage: distribute_mpi_worker train|shorter|forever MODEL_DIR OUT_DIR [MAX_STEPS]");
+                "usage: distribute_mpi_worker train|shorter|mismatch|forever MODEL_DIR OUT_DIR "
+                "[MAX_STEPS|WHAT]");
   const std::string model_dir = argv[2], out = argv[3];
   const std::string rank_dir = JoinPath(out, "rank" + std::to_string(comm->rank()));
   const distribute_testing::MlpData data = distribute_testing::MakeMlpData();
@@ -83,6 +88,16 @@ int Main(int argc, char** argv) {
                 .Batch(6)
                 .Take(batches));
       });
+      WriteResult(rank_dir, r, {});
+    } else if (mode == "mismatch") {
+      const std::string what = argc > 4 ? argv[4] : "";
+      const bool odd = comm->rank() == 1;
+      Params params;
+      if (odd && what == "units") params["hidden_units"] = int64_t{17};
+      if (odd && what == "learning_rate") params["learning_rate"] = 0.02;
+      const int64_t batch = odd && what == "batch" ? 24 : 12;
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm), params);
+      TrainResult r = est.Train(distribute_testing::MlpInputFn(data, batch), {.max_steps = 20});
       WriteResult(rank_dir, r, {});
     } else if (mode == "forever") {
       Env::Default()->CreateDirs(out);
