@@ -173,6 +173,22 @@ TEST_F(MpiTest, RanksThatBuiltDifferentModelsOrInputsFailNamingTheDifference) {
   EXPECT_EQ(ReadText(Path("out/rank1/result.txt")), "20 20\n");
 }
 
+// A rank that leaves without Abort (its program caught the error and returned) would leave
+// the others in their next collective forever; the collective timeout (3 s here) ends the
+// job with a message naming the wait and the likely cause.
+TEST_F(MpiTest, ARankThatLeavesWithoutAbortEndsTheJobAtTheCollectiveTimeout) {
+  const auto begin = std::chrono::steady_clock::now();
+  Launch l = RunCommand(
+      StrCat(Mpirun(2), LOOM_MPI_WORKER, " leaves ", Path("model"), " ", Path("out")), 60);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_NE(l.status, 0) << l.output;
+  EXPECT_NE(l.status, 128 + SIGKILL) << "the job hung until the test's timeout: " << l.output;
+  EXPECT_LT(seconds, 40) << l.output;
+  EXPECT_NE(l.output.find("rank 0 of 2 waited"), std::string::npos) << l.output;
+  EXPECT_NE(l.output.find("collective_timeout_seconds = 3"), std::string::npos) << l.output;
+}
+
 // SIGKILL on one rank ends the whole job quickly, and the message names the rank; the
 // relaunch, on another number of ranks (2 -> 3), resumes from the last checkpoint exactly:
 // the model of an uninterrupted one-rank run to the same step.
