@@ -1,4 +1,5 @@
 // WithCommunicationThread (communicator.h): a FIFO of collectives run by one thread.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "loom/base/check.h"
+#include "loom/base/error.h"
 #include "loom/distribute/communicator.h"
 
 namespace loom::distribute {
@@ -19,8 +21,10 @@ using Clock = std::chrono::steady_clock;
 
 class ThreadedCommunicator : public Communicator {
  public:
-  explicit ThreadedCommunicator(std::shared_ptr<Communicator> inner)
-      : inner_(std::move(inner)), thread_([this] { Loop(); }) {}
+  ThreadedCommunicator(std::shared_ptr<Communicator> inner, CommunicationOptions options)
+      : inner_(std::move(inner)), options_(options), thread_([this] { Loop(); }) {
+    if (options_.collective_timeout_seconds > 0) watchdog_ = std::thread([this] { Watch(); });
+  }
 
   ~ThreadedCommunicator() override {
     {
@@ -28,7 +32,9 @@ class ThreadedCommunicator : public Communicator {
       stopping_ = true;
     }
     work_cv_.notify_all();
+    watch_cv_.notify_all();
     thread_.join();
+    if (watchdog_.joinable()) watchdog_.join();
   }
 
   int rank() const override { return inner_->rank(); }
@@ -37,18 +43,20 @@ class ThreadedCommunicator : public Communicator {
   int local_size() const override { return inner_->local_size(); }
 
   void AllReduceSum(DType dtype, void* data, int64_t count) override {
-    RunInOrder([=, this] { inner_->AllReduceSum(dtype, data, count); });
+    RunInOrder("an all-reduce", [=, this] { inner_->AllReduceSum(dtype, data, count); });
   }
   std::vector<std::string> AllGather(std::string_view bytes) override {
     std::vector<std::string> result;
-    RunInOrder([&, this] { result = inner_->AllGather(bytes); });
+    RunInOrder("an all-gather", [&, this] { result = inner_->AllGather(bytes); });
     return result;
   }
   void Broadcast(void* data, int64_t bytes, int root) override {
-    RunInOrder([=, this] { inner_->Broadcast(data, bytes, root); });
+    RunInOrder("a broadcast", [=, this] { inner_->Broadcast(data, bytes, root); });
   }
   int64_t StartAllReduceSum(DType dtype, void* data, int64_t count) override {
-    return Enqueue([=, this] { inner_->AllReduceSum(dtype, data, count); }, true);
+    return Enqueue(
+        "an all-reduce of gradients", [=, this] { inner_->AllReduceSum(dtype, data, count); },
+        true);
   }
   void Wait(int64_t ticket) override { WaitFor(ticket, true); }
 
@@ -66,33 +74,68 @@ class ThreadedCommunicator : public Communicator {
   struct Task {
     int64_t ticket;
     bool started;  // by StartAllReduceSum: its time counts in the overlap stats
+    const char* what;
     std::function<void()> run;
   };
+
+  // Runs one collective of `inner` (on either thread), visible to the watchdog.
+  template <typename Fn>
+  void Timed(const char* what, Fn& run) {
+    what_.store(what);
+    since_ns_.store(Clock::now().time_since_epoch().count());
+    struct Done {
+      std::atomic<int64_t>& since;
+      ~Done() { since.store(0); }
+    } done{since_ns_};
+    run();
+  }
+
+  // The watchdog: a collective running longer than the timeout ends the job.
+  void Watch() {
+    const auto timeout = std::chrono::duration<double>(options_.collective_timeout_seconds);
+    const auto poll = std::min<Clock::duration>(
+        std::chrono::seconds(1), std::chrono::duration_cast<Clock::duration>(timeout / 4));
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!watch_cv_.wait_for(lock, poll, [&] { return stopping_; })) {
+      const int64_t since = since_ns_.load();
+      if (since == 0) continue;
+      const auto waited = Clock::now() - Clock::time_point(Clock::duration(since));
+      if (waited < timeout) continue;
+      lock.unlock();
+      inner_->Abort(1, StrCat("rank ", inner_->rank(), " of ", inner_->size(), " waited ",
+                              std::chrono::duration<double>(waited).count(), " s in ", what_.load(),
+                              " (CommunicationOptions::collective_timeout_seconds = ",
+                              options_.collective_timeout_seconds,
+                              "): another rank has left the job without calling Abort (it "
+                              "returned, or caught an error) or is stuck; see that rank's "
+                              "output. Relaunch to resume from the last checkpoint"));
+    }
+  }
 
   // A blocking collective: after the queued ones. With nothing queued or running it runs
   // here, on the caller's thread, which saves two thread switches per call (the stop
   // agreement's small all-reduces); `inner` still has one caller at a time, because only
   // the caller queues work (the one-thread-at-a-time rule above).
   template <typename Fn>
-  void RunInOrder(Fn run) {
+  void RunInOrder(const char* what, Fn run) {
     bool idle;
     {
       std::lock_guard<std::mutex> lock(mu_);
       idle = completed_ == issued_;
     }
     if (idle) {
-      run();
+      Timed(what, run);
     } else {
-      WaitFor(Enqueue(std::move(run), false), false);
+      WaitFor(Enqueue(what, std::move(run), false), false);
     }
   }
 
-  int64_t Enqueue(std::function<void()> run, bool started) {
+  int64_t Enqueue(const char* what, std::function<void()> run, bool started) {
     int64_t ticket;
     {
       std::lock_guard<std::mutex> lock(mu_);
       ticket = ++issued_;
-      queue_.push_back({ticket, started, std::move(run)});
+      queue_.push_back({ticket, started, what, std::move(run)});
     }
     work_cv_.notify_one();
     return ticket;
@@ -134,7 +177,7 @@ class ThreadedCommunicator : public Communicator {
     const auto begin = Clock::now();
     std::exception_ptr error;
     try {
-      task.run();
+      Timed(task.what, task.run);
     } catch (...) {
       error = std::current_exception();
     }
@@ -162,22 +205,34 @@ class ThreadedCommunicator : public Communicator {
   }
 
   std::shared_ptr<Communicator> inner_;
+  const CommunicationOptions options_;
+  // When the running collective began (steady clock ns; 0: none runs) and what it is.
+  std::atomic<int64_t> since_ns_{0};
+  std::atomic<const char*> what_{""};
   mutable std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_;
+  std::condition_variable work_cv_, done_cv_, watch_cv_;
   std::deque<Task> queue_;                        // guarded by mu_
   int64_t issued_ = 0, completed_ = 0;            // guarded by mu_
   std::map<int64_t, std::exception_ptr> errors_;  // guarded by mu_
   OverlapStats stats_;                            // guarded by mu_
   bool stopping_ = false;                         // guarded by mu_
   bool running_ = false;  // a task is running (on either thread); guarded by mu_
-  std::thread thread_;    // last: starts after the members above exist
+  std::thread thread_;    // starts after the members above exist
+  std::thread watchdog_;  // started in the constructor, after thread_
 };
 
 }  // namespace
 
-std::shared_ptr<Communicator> WithCommunicationThread(std::shared_ptr<Communicator> inner) {
+std::shared_ptr<Communicator> WithCommunicationThread(std::shared_ptr<Communicator> inner,
+                                                      CommunicationOptions options) {
   LOOM_CHECK(inner != nullptr) << "WithCommunicationThread: null communicator";
-  return std::make_shared<ThreadedCommunicator>(std::move(inner));
+  if (options.collective_timeout_seconds < 0) {
+    throw InvalidArgument(
+        "CommunicationOptions::collective_timeout_seconds must be >= 0 (0 waits "
+        "forever), given ",
+        options.collective_timeout_seconds);
+  }
+  return std::make_shared<ThreadedCommunicator>(std::move(inner), options);
 }
 
 }  // namespace loom::distribute

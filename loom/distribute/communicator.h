@@ -80,12 +80,25 @@ void BroadcastString(Communicator& comm, std::string& value, int root);
 // Collective. Rank root's value on every rank.
 int64_t BroadcastInt(Communicator& comm, int64_t value, int root);
 
+struct CommunicationOptions {
+  // A collective that has not completed after this many seconds ends the job
+  // (Communicator::Abort, naming the collective and how long it waited): another rank has
+  // left without calling Abort (returned, or caught its error) or is stuck, and waiting
+  // longer would hang silently forever (PyTorch's init_process_group timeout). It must
+  // exceed the longest time a rank legitimately waits for the others: the chief's
+  // checkpoint saves and, in TrainAndEvaluate, its evaluations. 0 waits forever.
+  // Default: 1800 (30 minutes, as PyTorch's).
+  double collective_timeout_seconds = 1800;
+};
+
 // A communicator that runs every collective of `inner` on a thread of its own (the only
 // thread that calls into `inner`), in the order they are called: the blocking methods
 // queue theirs and wait, StartAllReduceSum queues and returns. So an all-reduce runs while
 // the caller's kernels run, and `inner` still sees one caller (MPI_THREAD_SERIALIZED is
 // enough). Abort goes to `inner` directly. The destructor waits for queued collectives.
-std::shared_ptr<Communicator> WithCommunicationThread(std::shared_ptr<Communicator> inner);
+// A watchdog thread enforces options.collective_timeout_seconds.
+std::shared_ptr<Communicator> WithCommunicationThread(std::shared_ptr<Communicator> inner,
+                                                      CommunicationOptions options = {});
 
 // `n` communicators of one job whose ranks are threads of this process: rank i is
 // result[i], to be driven by its own thread; each runs its collectives on a communication
@@ -101,9 +114,10 @@ bool LaunchedByMpi();
 // never mix with the application's), behind a communication thread
 // (WithCommunicationThread), the only thread that calls MPI for Loom. MPI is initialized
 // on the first call (MPI_Init_thread, MPI_THREAD_SERIALIZED) and finalized at process
-// exit; later calls return the same communicator. Throws Unimplemented when Loom was built without
-// MPI and Unavailable when MPI cannot start.
-std::shared_ptr<Communicator> MpiCommunicator();
+// exit; later calls return the same communicator (`options` count on the first call only).
+// Throws Unimplemented when Loom was built without MPI and Unavailable when MPI cannot
+// start.
+std::shared_ptr<Communicator> MpiCommunicator(CommunicationOptions options = {});
 // Whether this build has MPI (MpiCommunicator works).
 bool HaveMpi();
 

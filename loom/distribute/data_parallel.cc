@@ -4,6 +4,7 @@
 
 #include "loom/base/thread_pool.h"
 #include "loom/distribute/hooks.h"
+#include "loom/distribute/replica_agreement.h"
 #include "loom/distribute/replica_dataset.h"
 
 namespace loom::distribute {
@@ -28,7 +29,9 @@ class DataParallelImpl : public TrainDistribution {
     return std::make_unique<DistributedOptimizer>(std::move(optimizer), options_.optimizer);
   }
 
-  void CheckTrainGraph(const Graph& graph) const override {
+  void CheckTrainGraph(const Graph& graph, const data::Dataset* input) const override {
+    // Self-sharded input (shard_input = false) is each rank's own, so it may differ.
+    CheckReplicasAgree(*comm_, graph, options_.shard_input ? input : nullptr);
     if (CountAllReduceBuckets(graph) + CountAllGatherRows(graph) == 0) {
       throw FailedPrecondition(
           "distributed training over ", comm_->size(),

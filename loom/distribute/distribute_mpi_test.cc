@@ -145,6 +145,50 @@ TEST_F(MpiTest, AShorterShardStopsEveryRankAtTheSameStep) {
   EXPECT_EQ(ReadText(Path("out/rank1/result.txt")), "7 7\n");
 }
 
+// A rank that built another model or input is an error on every rank naming the first
+// difference, before any variable or gradient is exchanged: not an MPI truncation error
+// (another hidden size), not a silently trained mixture (another learning rate, same
+// sizes), not an iterator-restore error that suggests restarting the input (another
+// batch_size).
+TEST_F(MpiTest, RanksThatBuiltDifferentModelsOrInputsFailNamingTheDifference) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"units", "hidden/kernel"},
+      {"learning_rate", "Adam/learning_rate' Const() dtype=float64 value=<tensor float64[]"},
+      {"batch", "batch_size=12"},
+  };
+  for (const auto& [what, named] : cases) {
+    Launch l = RunCommand(StrCat(Mpirun(2), LOOM_MPI_WORKER, " mismatch ", Path("model_" + what),
+                                 " ", Path("out_" + what), " ", what),
+                          60);
+    EXPECT_NE(l.status, 0) << what << ": " << l.output;
+    EXPECT_NE(l.output.find("rank 1 did not build what rank 0 built"), std::string::npos)
+        << what << ": " << l.output;
+    EXPECT_NE(l.output.find(named), std::string::npos) << what << ": " << l.output;
+    EXPECT_FALSE(fs::exists(Path("out_" + what + "/rank0/result.txt"))) << what;
+  }
+  // The same program on every rank (the seeds differ per rank by design) trains.
+  Launch same = RunCommand(
+      StrCat(Mpirun(2), LOOM_MPI_WORKER, " mismatch ", Path("model"), " ", Path("out"), " none"));
+  ASSERT_EQ(same.status, 0) << same.output;
+  EXPECT_EQ(ReadText(Path("out/rank1/result.txt")), "20 20\n");
+}
+
+// A rank that leaves without Abort (its program caught the error and returned) would leave
+// the others in their next collective forever; the collective timeout (3 s here) ends the
+// job with a message naming the wait and the likely cause.
+TEST_F(MpiTest, ARankThatLeavesWithoutAbortEndsTheJobAtTheCollectiveTimeout) {
+  const auto begin = std::chrono::steady_clock::now();
+  Launch l = RunCommand(
+      StrCat(Mpirun(2), LOOM_MPI_WORKER, " leaves ", Path("model"), " ", Path("out")), 60);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_NE(l.status, 0) << l.output;
+  EXPECT_NE(l.status, 128 + SIGKILL) << "the job hung until the test's timeout: " << l.output;
+  EXPECT_LT(seconds, 40) << l.output;
+  EXPECT_NE(l.output.find("rank 0 of 2 waited"), std::string::npos) << l.output;
+  EXPECT_NE(l.output.find("collective_timeout_seconds = 3"), std::string::npos) << l.output;
+}
+
 // SIGKILL on one rank ends the whole job quickly, and the message names the rank; the
 // relaunch, on another number of ranks (2 -> 3), resumes from the last checkpoint exactly:
 // the model of an uninterrupted one-rank run to the same step.

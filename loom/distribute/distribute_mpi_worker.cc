@@ -5,6 +5,13 @@
 //       TrainResult to OUT_DIR/rank<r>/result.txt
 //   distribute_mpi_worker shorter MODEL_DIR OUT_DIR
 //       the input_fn shards itself and rank r has 10 - 3r batches; one pass
+//   distribute_mpi_worker mismatch MODEL_DIR OUT_DIR WHAT
+//       trains 20 steps where rank 1 differs from the others in WHAT: "units" (its
+//       hidden layer has 17 units, not 16), "learning_rate" (0.02, not 0.01) or "batch"
+//       (a global batch of 24, not 12); "none" for no difference
+//   distribute_mpi_worker leaves MODEL_DIR OUT_DIR
+//       rank 1 fails at step 5 and returns from main without Abort (the others would
+//       wait in the next collective forever); collective timeout 3 s
 //   distribute_mpi_worker forever MODEL_DIR OUT_DIR
 //       writes OUT_DIR/pid<r> and trains without end (the test kills a rank)
 // MODEL_DIR is shared by the ranks (one machine). Any error aborts the whole job.
@@ -29,6 +36,18 @@ class CaptureVariablesHook : public train::SessionRunHook {
       values[node->name()] = session.ReadVariable(node->name());
   }
   std::map<std::string, Tensor> values;
+};
+
+// Throws from AfterRun at the given step (never when < 0).
+class FailAtStepHook : public train::SessionRunHook {
+ public:
+  explicit FailAtStepHook(int64_t step) : step_(step) {}
+  void AfterRun(train::SessionRunContext&, const train::SessionRunValues&) override {
+    if (++runs_ == step_) throw Internal("FailAtStepHook: failing at step ", step_);
+  }
+
+ private:
+  int64_t step_, runs_ = 0;
 };
 
 RunConfig WorkerConfig(const std::string& model_dir, std::shared_ptr<Communicator> comm,
@@ -57,12 +76,15 @@ void WriteResult(const std::string& dir, const TrainResult& result,
 }
 
 int Main(int argc, char** argv) {
-  std::shared_ptr<Communicator> comm = MpiCommunicator();
-  if (comm->rank() != 0) SetMinLogLevel(LogLevel::kWarning);
   const std::string mode = argc > 1 ? argv[1] : "";
+  std::shared_ptr<Communicator> comm =
+      MpiCommunicator({.collective_timeout_seconds = mode == "leaves" ? 3.0 : 1800.0});
+  if (comm->rank() != 0) SetMinLogLevel(LogLevel::kWarning);
   if (argc < 4)
-    comm->Abort(2,
-                "usage: distribute_mpi_worker train|shorter|forever MODEL_DIR OUT_DIR [MAX_STEPS]");
+    comm->Abort(
+        2,
+        "usage: distribute_mpi_worker train|shorter|mismatch|leaves|forever MODEL_DIR OUT_DIR "
+        "[MAX_STEPS|WHAT]");
   const std::string model_dir = argv[2], out = argv[3];
   const std::string rank_dir = JoinPath(out, "rank" + std::to_string(comm->rank()));
   const distribute_testing::MlpData data = distribute_testing::MakeMlpData();
@@ -84,6 +106,26 @@ int Main(int argc, char** argv) {
                 .Take(batches));
       });
       WriteResult(rank_dir, r, {});
+    } else if (mode == "mismatch") {
+      const std::string what = argc > 4 ? argv[4] : "";
+      const bool odd = comm->rank() == 1;
+      Params params;
+      if (odd && what == "units") params["hidden_units"] = int64_t{17};
+      if (odd && what == "learning_rate") params["learning_rate"] = 0.02;
+      const int64_t batch = odd && what == "batch" ? 24 : 12;
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm), params);
+      TrainResult r = est.Train(distribute_testing::MlpInputFn(data, batch), {.max_steps = 20});
+      WriteResult(rank_dir, r, {});
+    } else if (mode == "leaves") {
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm));
+      auto fail = std::make_shared<FailAtStepHook>(comm->rank() == 1 ? 5 : -1);
+      try {
+        est.Train(distribute_testing::MlpInputFn(data, 12), {.hooks = {fail}, .max_steps = 1000});
+      } catch (const Error& e) {
+        std::fprintf(stderr, "rank %d returns after: %s\n", comm->rank(), e.what());
+        return 0;  // what the test is about: no Abort
+      }
+      WriteResult(rank_dir, {}, {});
     } else if (mode == "forever") {
       Env::Default()->CreateDirs(out);
       std::ofstream(JoinPath(out, "pid" + std::to_string(comm->rank()))) << ::getpid() << "\n";

@@ -11,6 +11,7 @@
 #include "loom/distribute/collective_ops.h"
 #include "loom/distribute/distribute_test_util.h"
 #include "loom/distribute/hooks.h"
+#include "loom/distribute/replica_agreement.h"
 #include "loom/distribute/replica_dataset.h"
 #include "loom/estimator/canned.h"
 #include "loom/estimator/estimator_test_util.h"
@@ -480,6 +481,43 @@ TEST(DataParallelEstimatorTest, AStopRequestedOnOneRankStopsAll) {
     return est.Train(MlpInputFn(data, 12), {.hooks = hooks, .steps = 50});
   });
   for (const TrainResult& r : runs) EXPECT_EQ(r.global_step, 4);
+}
+
+// CheckReplicasAgree: graphs that differ only in the per-rank seed agree; a constant of
+// another value (same sizes: nothing else would notice) or another input batch is an
+// error on every rank naming rank 1 and the first difference.
+TEST(ReplicaAgreementTest, RanksMustBuildTheSameGraphAndInput) {
+  // difference: 0 none, 1 the constant's value, 2 the input's batch size.
+  auto check = [](int difference) {
+    return RunRanks<std::string>(2, [difference](std::shared_ptr<Communicator> comm) {
+      const bool odd = comm->rank() == 1;
+      Graph graph({.seed = 42 + comm->rank()});
+      Scope s(graph);
+      Output noise = RandomNormal(s.WithOpName("noise"), Shape{4});
+      Add(s.WithOpName("scaled"), noise,
+          Const(s.WithOpName("lr"), Tensor::Scalar<float>(odd && difference == 1 ? 0.2f : 0.1f)));
+      data::Dataset input = data::Range(100).Batch(odd && difference == 2 ? 8 : 4);
+      try {
+        CheckReplicasAgree(*comm, graph, &input);
+        return std::string("agreed");
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition);
+        return e.message();
+      }
+    });
+  };
+  EXPECT_EQ(check(0), (std::vector<std::string>{"agreed", "agreed"}));
+  for (int difference : {1, 2}) {
+    const std::vector<std::string> messages = check(difference);
+    EXPECT_EQ(messages[0], messages[1]);  // the same error on every rank
+    EXPECT_NE(messages[0].find("rank 1 did not build what rank 0 built"), std::string::npos)
+        << messages[0];
+    for (const char* named : difference == 1
+                                 ? std::vector<const char*>{"node 'lr' Const", "[0.1]", "[0.2]"}
+                                 : std::vector<const char*>{"batch_size=4", "batch_size=8"}) {
+      EXPECT_NE(messages[0].find(named), std::string::npos) << named << ": " << messages[0];
+    }
+  }
 }
 
 TEST(DataParallelEstimatorTest, AModelFnThatDoesNotAverageIsRejected) {

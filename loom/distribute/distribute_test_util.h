@@ -58,19 +58,23 @@ inline InputFn MlpInputFn(const MlpData& d, int64_t batch, bool repeat = true) {
   };
 }
 
-// params "distribute" (bool, default true): wrap the optimizer with DistributeOptimizer.
+// params "distribute" (bool, default true): wrap the optimizer with DistributeOptimizer;
+// "hidden_units" (int64, default 16) and "learning_rate" (double, default 0.01).
 inline EstimatorSpec MlpModelFn(Scope& s, const Features& features, Output labels, Mode mode,
                                 const Params& params, const RunConfig& config) {
   Output embedded =
       layers::Embedding(s, features.at("id"), {.input_dim = kVocabulary, .output_dim = 4});
   Output h = Concat(s, {features.at("x"), embedded}, 1);
-  h = layers::Dense(s, h, {.units = 16, .activation = Relu, .name = "hidden"});
+  const int64_t units =
+      params.count("hidden_units") ? GetParam<int64_t>(params, "hidden_units") : 16;
+  h = layers::Dense(s, h, {.units = units, .activation = Relu, .name = "hidden"});
   Output prediction = layers::Dense(s, h, {.units = 1, .name = "out"});
   if (mode == Mode::kPredict) return {.mode = mode, .predictions = {{"predictions", prediction}}};
   Output loss = losses::MeanSquaredError(s, labels, prediction);
   const bool wrap = !params.count("distribute") || GetParam<bool>(params, "distribute");
-  std::unique_ptr<train::Optimizer> opt =
-      std::make_unique<train::Adam>(train::AdamOptions{.learning_rate = 0.01});
+  std::unique_ptr<train::Optimizer> opt = std::make_unique<train::Adam>(train::AdamOptions{
+      .learning_rate =
+          params.count("learning_rate") ? GetParam<double>(params, "learning_rate") : 0.01});
   if (wrap) opt = DistributeOptimizer(config, std::move(opt));
   Operation train_op = opt->Minimize(s, loss, train::GlobalStep(s));
   return {.mode = mode,

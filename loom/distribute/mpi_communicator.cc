@@ -112,13 +112,13 @@ void FinalizeAtExit() {
 
 bool HaveMpi() { return true; }
 
-std::shared_ptr<Communicator> MpiCommunicator() {
+std::shared_ptr<Communicator> MpiCommunicator(CommunicationOptions options) {
   // MPI allows one MPI_Init per process; the world is the process's, so it is kept here
   // (the one process-wide object of the layer) and handed out as a shared_ptr.
   static std::once_flag once;
   static std::shared_ptr<Communicator> world;
   static std::string failure;
-  std::call_once(once, [] {
+  std::call_once(once, [&options] {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
@@ -135,7 +135,7 @@ std::shared_ptr<Communicator> MpiCommunicator() {
     }
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    world = WithCommunicationThread(std::make_shared<MpiWorld>(comm));
+    world = WithCommunicationThread(std::make_shared<MpiWorld>(comm), options);
   });
   if (!world) throw Unavailable("MPI could not start: ", failure);
   return world;

@@ -6,7 +6,7 @@ namespace loom::distribute {
 
 bool HaveMpi() { return false; }
 
-std::shared_ptr<Communicator> MpiCommunicator() {
+std::shared_ptr<Communicator> MpiCommunicator(CommunicationOptions) {
   throw Unimplemented(
       "this Loom was built without MPI, so it cannot join an mpirun job: install "
       "libopenmpi-dev and openmpi-bin (scripts/install-deps.sh) and rebuild");

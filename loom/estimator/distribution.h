@@ -58,9 +58,13 @@ class TrainDistribution {
   // `optimizer` made to average its gradients across replicas.
   virtual std::unique_ptr<train::Optimizer> WrapOptimizer(
       std::unique_ptr<train::Optimizer> optimizer) const = 0;
-  // Throws FailedPrecondition when the training graph does not average gradients (a
-  // model_fn that forgot DistributeOptimizer would train num_replicas different models).
-  virtual void CheckTrainGraph(const Graph& graph) const = 0;
+  // Collective (every replica calls it once per Train, right after building the training
+  // graph, before any other collective of the session). Throws FailedPrecondition when
+  // the training graph does not average gradients (a model_fn that forgot
+  // DistributeOptimizer would train num_replicas different models), or when a replica's
+  // graph or `input` (this replica's input, ReplicaInput's result; null without a Dataset)
+  // differs from the chief's, naming the first difference.
+  virtual void CheckTrainGraph(const Graph& graph, const data::Dataset* input) const = 0;
   // Hooks for every replica, run right after the dataset initializer, before all
   // others (so StopAtStepHook and the rest see the chief's global step): the chief's
   // state broadcast after the session is created or restored (with `iterator_resource`'s

@@ -170,7 +170,9 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
   }
 
   ModelGraph model = EstimatorInternals::BuildModelGraph(*this, input_fn, Mode::kTrain);
-  if (distribution != nullptr) distribution->CheckTrainGraph(*model.graph);
+  if (distribution != nullptr) {
+    distribution->CheckTrainGraph(*model.graph, model.dataset ? &*model.dataset : nullptr);
+  }
   Scope root(*model.graph);
   train::ScalarSummary(root, "loss", model.spec.loss);
   model.graph->collections().Add(GraphKeys::kLoss, model.spec.loss);
