@@ -24,28 +24,11 @@ std::string AttrSignature(const AttrValue& value) {
       crc = crc32c::Extend(crc, static_cast<const char*>(t->raw_data()), t->TotalBytes());
     }
     out += StrCat(" crc32c=", crc);
-    // A small numeric tensor (a learning rate, a scale) also shows its values.
+    // A small tensor (a learning rate, a scale) also shows its values, as DebugString
+    // prints them after the dtype and shape.
     if (t->NumElements() <= 8) {
-      for (int64_t i = 0; i < t->NumElements(); ++i) {
-        switch (t->dtype()) {
-          case kFloat32:
-            out += StrCat(i ? "," : " [", t->data<float>()[i]);
-            break;
-          case kFloat64:
-            out += StrCat(i ? "," : " [", t->data<double>()[i]);
-            break;
-          case kInt32:
-            out += StrCat(i ? "," : " [", t->data<int32_t>()[i]);
-            break;
-          case kInt64:
-            out += StrCat(i ? "," : " [", t->data<int64_t>()[i]);
-            break;
-          default:
-            i = t->NumElements();
-            continue;
-        }
-        if (i + 1 == t->NumElements()) out += "]";
-      }
+      const std::string shown = t->DebugString(8);
+      out += shown.substr(shown.find(" ["));
     }
     return out + ">";
   }
