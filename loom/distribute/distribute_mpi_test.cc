@@ -93,7 +93,10 @@ void ExpectSameModel(const std::map<std::string, Tensor>& got,
   ASSERT_EQ(got.size(), want.size()) << what;
   for (const auto& [name, value] : want) {
     if (value.dtype() != kFloat32) continue;
-    EXPECT_LT(distribute_testing::MaxRelativeDifference(got.at(name), value), 1e-5)
+    // 1e-4: N ranks sum the gradients in another order than one rank, and a resumed run
+    // re-shards; after tens of Adam steps float32 drifts to ~6e-5 (measured), while a wrong
+    // model (another batch, a lost step) differs by 1e-2 or more.
+    EXPECT_LT(distribute_testing::MaxRelativeDifference(got.at(name), value), 1e-4)
         << name << ": " << what;
   }
 }
