@@ -162,7 +162,15 @@ int main(int argc, char** argv) {
 
     auto start = std::chrono::steady_clock::now();
     for (int64_t j = 0; j < rounds; ++j) {
-      mnist_classifier.Train(train_input_fn, {.steps = steps});
+      const loom::TrainResult trained = mnist_classifier.Train(train_input_fn, {.steps = steps});
+      // SIGINT / SIGTERM ended the Train call after its step in flight and its final
+      // checkpoint: end the program there, as the killed Python script would, instead of
+      // evaluating and starting the next round.
+      if (trained.stop_signal != 0) {
+        std::fprintf(stderr, "stopped by signal %d at step %lld; the checkpoint is saved\n",
+                     trained.stop_signal, static_cast<long long>(trained.global_step));
+        return 128 + trained.stop_signal;
+      }
       auto eval_results = mnist_classifier.Evaluate(eval_input_fn);
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::printf("{'accuracy': %.4f, 'loss': %.4f, 'global_step': %lld} (%.1f s)\n",
