@@ -22,6 +22,7 @@ from loom import _loom
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import dtypes as _dtypes
 from loom.compat.v1 import logging as _logging
+from loom.compat.v1 import sparse as _sparse
 from loom.compat.v1 import train_hooks as _hooks
 
 
@@ -544,6 +545,10 @@ def _flatten_features(graph, features):
             if isinstance(v, dict):
                 raise TypeError("input_fn: nested feature dicts are not supported "
                                 "(feature '%s')" % k)
+            if isinstance(v, _sparse.SparseTensor):  # three entries (feature_column.h)
+                for name, t in _sparse._feature_entries(str(k), v).items():
+                    out[name] = _out(graph, t, "input_fn feature '%s'" % k)
+                continue
             out[str(k)] = _out(graph, v, "input_fn feature '%s'" % k)
         return out, False
     return {_SINGLE_FEATURE: _out(graph, features, "input_fn features")}, True
@@ -581,6 +586,7 @@ def _dataset_components(template):
     """For a Dataset element of (features, labels) or features (features a dict of
     tensors, or one tensor; labels one tensor): {component: features key or the labels'
     name}, and whether it has labels. None for any other structure."""
+    from loom.compat.v1 import data as _data
     labels = None
     if isinstance(template, tuple) and not hasattr(template, "_fields") and len(template) == 2:
         template, labels = template
@@ -589,6 +595,10 @@ def _dataset_components(template):
     names = {}
     if isinstance(template, dict):
         for key, component in template.items():
+            if isinstance(component, _data._SparseLeaf):  # a SparseTensor feature
+                for name, part in zip(component, _sparse._FEATURE_PARTS):
+                    names[name] = str(key) + part
+                continue
             if not isinstance(component, str):
                 return None
             names[component] = str(key)
@@ -696,7 +706,8 @@ class Estimator:
             if list(features) == [_SINGLE_FEATURE]:  # input_fn returned one tensor
                 features = graph._tensor(features[_SINGLE_FEATURE])
             else:
-                features = {k: graph._tensor(v) for k, v in features.items()}
+                features = _sparse._gather_features(
+                    {k: graph._tensor(v) for k, v in features.items()})
             kwargs = {"features": features}
             args, var_kw = self._model_fn_args, self._model_fn_var_kw
             if "labels" in args or var_kw:

@@ -1,11 +1,13 @@
 """tf.feature_column over Loom's C++ feature columns (loom/estimator/feature_column.h):
 the column constructors, input_layer and linear_model, and the columns the canned
-estimators take. Hashing differs from TF's (Loom's own stable hash), so hashed ids are
-not TF's; normalizer_fn, default_value and a non-float32 dtype of numeric_column are not
-supported (docs/python.md)."""
+estimators take. Categorical columns take dense features or SparseTensors (VarLenFeature),
+as TF's. Hashing differs from TF's (Loom's own stable hash), so hashed ids are not TF's;
+normalizer_fn, default_value and a non-float32 dtype of numeric_column are not supported
+(docs/python.md)."""
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import dtypes as _dtypes
+from loom.compat.v1 import sparse as _sparse
 
 
 class _Column:
@@ -109,6 +111,10 @@ def _features(features):
     graph = None
     out = {}
     for k, v in features.items():
+        if isinstance(v, _sparse.SparseTensor):  # three entries (feature_column.h)
+            graph = graph or v.graph
+            out.update({n: t._out for n, t in _sparse._feature_entries(str(k), v).items()})
+            continue
         t = _fw.convert_to_tensor(v)
         graph = graph or t.graph
         out[str(k)] = t._out
