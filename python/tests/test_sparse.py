@@ -128,6 +128,10 @@ def test_sparse_ops_and_placeholder():
     np.testing.assert_array_equal(r, [7, 5])
     np.testing.assert_array_equal(f, [[0, 4], [9, 0]])
     np.testing.assert_array_equal(fed_tuple, [[0, 0], [0, 3]])
+    # TF1's tf.sparse_to_dense(sparse_indices, output_shape, sparse_values, default).
+    old_style = tf.sparse_to_dense([2, 0], [4], 1.5, default_value=-1.0)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(old_style), [1.5, -1, 1.5, -1])
     bad = tf.sparse.to_dense(tf.SparseTensor([[0, 5]], [1.0], [2, 3]))
     with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
                                              match=r"indices\[0\] = \[0,5\] is outside"):

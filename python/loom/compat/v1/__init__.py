@@ -97,6 +97,7 @@ from loom.compat.v1.sparse import SparseTensor, SparseTensorValue  # noqa: E402
 
 sparse_placeholder = sparse.placeholder
 sparse_tensor_to_dense = sparse.to_dense
+sparse_to_dense = sparse.sparse_to_dense
 sparse_reorder = sparse.reorder
 sparse_reduce_sum = sparse.reduce_sum
 sparse.SparseTensorValue = SparseTensorValue

@@ -122,6 +122,36 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
                       name or "SparseToDense")
 
 
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0,
+                    validate_indices=True, name=None):
+    """tf.sparse_to_dense (TF1's argument order): sparse_indices [N, rank], [N] (rank 1)
+    or a scalar; sparse_values [N] or a scalar for every index (numeric scalars only)."""
+    from loom.compat.v1 import _ops
+    ops = _ops.NAMESPACES[""]
+    indices = _fw.convert_to_tensor(sparse_indices)
+    graph = indices.graph
+    with graph.as_default():
+        if indices.dtype != _dtypes.int64:
+            indices = ops["cast"](indices, _dtypes.int64)
+        rank = indices.shape.as_list()
+        if rank is not None and len(rank) < 2:
+            indices = ops["reshape"](indices, [-1, 1])
+        shape = _fw.convert_to_tensor(output_shape)
+        if shape.dtype != _dtypes.int64:
+            shape = ops["cast"](shape, _dtypes.int64)
+        shape = ops["reshape"](shape, [-1])
+        values = _fw.convert_to_tensor(sparse_values)
+        if values.shape.as_list() == []:
+            if values.dtype == _dtypes.string:
+                raise NotImplementedError("sparse_to_dense: a scalar string sparse_values; "
+                                          "give one value per index")
+            values = _ops.zeros_like(indices[:, 0], dtype=values.dtype) + values
+        return to_dense(SparseTensor(indices, values, shape),
+                        ops["cast"](default_value, values.dtype)
+                        if isinstance(default_value, _fw.Tensor) else default_value,
+                        name=name or "SparseToDense")
+
+
 def reorder(sp_input, name=None):
     """tf.sparse.reorder: the same SparseTensor with indices in row-major order."""
     sp = _as_sparse(sp_input, "sparse.reorder")
