@@ -82,6 +82,21 @@ TEST(SparseToDenseTest, GradientReachesValuesAndDefault) {
             1e-7);
 }
 
+TEST(SparseToDenseTest, GradientOfTheGradient) {
+  // g = d/dvalues sum(SparseToDense(values) * w) = w at the indices (SparseToDenseGrad);
+  // its own gradient w.r.t. w scatters back (second order through the gradient op).
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& x) {
+                  SparseTensor sp{Const(s, Int64s({0, 1, 1, 0, 1, 2}, {3, 2})), x[0],
+                                  Const(s, Int64s({2, 3}))};
+                  Output loss = Sum(s, Mul(s, SparseToDense(s, sp, 0.0), x[1]));
+                  Output g = Gradients(s, {loss}, {x[0]})[0];
+                  return Mul(s, g, g);
+                },
+                {RandomDoubles({3}), RandomDoubles({2, 3}, 2)}),
+            1e-7);
+}
+
 TEST(SparseReorderTest, SortsRowMajor) {
   Graph graph;
   Scope s(graph);
