@@ -179,8 +179,10 @@ _CONTROL_FLOW = ("Loom graphs have no control flow ops; for a choice known while
                  "in Python (docs/python.md, \"Control flow\")")
 _NO_EAGER = ("tf.py_function passes eager tensors, which Loom (graph-only) lacks; use tf.py_func "
              "or tf.numpy_function, which pass numpy arrays")
-_RECORDS = ("Loom reads tf.train.Example records in C++ (loom::data::ParseExamples, "
-            "docs/data.md), not from Python")
+_RECORDS = ("from Python Loom parses tf.train.Example records with tf.parse_example / "
+            "tf.parse_single_example (FixedLenFeature, VarLenFeature) and reads them with "
+            "tf.data.TFRecordDataset; other record formats and ops are C++ only "
+            "(loom::data::ParseExamples, CsvDataset, docs/data.md)")
 _MISSING = {
     "cond": _CONTROL_FLOW, "while_loop": _CONTROL_FLOW, "case": _CONTROL_FLOW,
     "switch_case": _CONTROL_FLOW, "map_fn": _CONTROL_FLOW, "scan": _CONTROL_FLOW,
