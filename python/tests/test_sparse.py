@@ -188,6 +188,22 @@ def test_dataset_batch_then_parse(tmp_path):
     np.testing.assert_array_equal(second.dense_shape, [1, 1])
 
 
+def test_reinitializable_iterator_over_sparse_datasets(tmp_path):
+    path = str(tmp_path / "a.tfrecord")
+    _tfrecord(path, RECORDS)
+    train = tf.data.TFRecordDataset([path]).batch(3).map(_parse)
+    evald = tf.data.TFRecordDataset([path]).skip(2).batch(3).map(_parse)
+    it = tf.data.Iterator.from_structure(train.output_types, train.output_shapes,
+                                         output_classes=train.output_classes)
+    features, _ = it.get_next()
+    assert isinstance(features["ids"], tf.SparseTensor)
+    with tf.Session() as sess:
+        sess.run(it.make_initializer(train))
+        assert sess.run(features["ids"]).values.tolist() == [3, 1, 4, 7]
+        sess.run(it.make_initializer(evald))
+        assert sess.run(features["ids"]).indices.tolist() == [[0, 0]]
+
+
 def test_dataset_parse_then_batch_batches_sparse_components(tmp_path):
     path = str(tmp_path / "a.tfrecord")
     _tfrecord(path, RECORDS)

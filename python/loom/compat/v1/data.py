@@ -523,8 +523,24 @@ class Iterator(_ElementSpec):
         shapes = {}
         if output_shapes is not None:
             _, shapes = _flatten_values(output_shapes)
-        spec = {n: (_dtypes.as_dtype(t)._enum, _fw.TensorShape(shapes.get(n)).dims)
-                for n, t in types.items()}
+        classes = {}
+        if output_classes is not None:
+            _, classes = _flatten_values(output_classes)
+        spec = {}
+        for n, t in types.items():
+            dtype = _dtypes.as_dtype(t)._enum
+            dims = _fw.TensorShape(shapes.get(n)).dims
+            if classes.get(n) is _sparse.SparseTensor:  # its three components
+                rank = None if dims is None else len(dims)
+                leaf = _SparseLeaf(*("%s/%s" % (n, part) for part in _SPARSE_PARTS))
+                spec[leaf.indices] = (_dtypes.int64._enum, [None, rank])
+                spec[leaf.values] = (dtype, [None])
+                spec[leaf.dense_shape] = (_dtypes.int64._enum, [rank])
+            else:
+                spec[n] = (dtype, dims)
+        template = _build(template, lambda n: _SparseLeaf(
+            *("%s/%s" % (n, part) for part in _SPARSE_PARTS))
+            if classes.get(n) is _sparse.SparseTensor else n)
         native = _loom.GraphIterator.from_structure(graph._g, graph.get_name_scope(), spec)
         return Iterator(graph, native, template)
 
