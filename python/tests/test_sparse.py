@@ -302,6 +302,18 @@ def test_canned_estimators_train_on_var_len_features(tmp_path):
         [_example(words=[b"good", b"good"], ids=[1]), _example(words=[b"bad"], ids=[2, 3])],
         dtype=object)})
     assert list(np.argmax(served["scores"], axis=1)) == [1, 0], served
+    # Served from SparseTensorValues fed to sparse placeholders.
+    raw_fn = tf.estimator.export.build_raw_serving_input_receiver_fn(
+        {"words": tf.sparse_placeholder(tf.string, [None, None]),
+         "ids": tf.sparse_placeholder(tf.int64, [None, None])})
+    raw = tf.contrib.predictor.from_saved_model(
+        dnn.export_saved_model(str(tmp_path / "export_raw"), raw_fn))
+    assert raw.input_keys == ["ids", "words"]
+    served = raw({"words": tf.SparseTensorValue(np.array([[0, 0], [0, 1], [1, 0]]),
+                                                np.array([b"good", b"good", b"bad"], object),
+                                                np.array([2, 2])),
+                  "ids": ([[0, 0], [1, 0], [1, 1]], [1, 2, 3], [2, 2])})
+    assert list(np.argmax(served["scores"], axis=1)) == [1, 0], served
 
 
 def test_custom_model_fn_gets_sparse_tensors(tmp_path):

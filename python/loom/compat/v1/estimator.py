@@ -114,6 +114,9 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
             shape = t.shape.dims
             if shape is not None and shape:
                 shape = [default_batch_size] + shape[1:]
+            if isinstance(t, _sparse.SparseTensor):  # fed a SparseTensorValue
+                receivers[name] = _sparse.placeholder(t.dtype, shape, name=name)
+                continue
             receivers[name] = _fw.placeholder(t.dtype, shape, name=name)
         return ServingInputReceiver(dict(receivers), receivers)
     return serving_input_receiver_fn
@@ -868,8 +871,7 @@ class Estimator:
                                     "tf.estimator.export.ServingInputReceiver, got %r"
                                     % (receiver,))
                 features, _ = _flatten_features(graph, receiver.features)
-                receivers = {k: _out(graph, v, "receiver_tensors['%s']" % k)
-                             for k, v in receiver.receiver_tensors.items()}
+                receivers, _ = _flatten_features(graph, dict(receiver.receiver_tensors))
                 return features, receivers
         return serving
 
@@ -1199,14 +1201,25 @@ class _SavedModelPredictor:
 
     @property
     def input_keys(self):
-        return list(self._native.signature_inputs(self._signature))
+        """The signature's inputs; a SparseTensor receiver is one key (fed a
+        SparseTensorValue), though the signature holds its three tensors."""
+        return sorted(_sparse._gather_features(
+            {k: k for k in self._native.signature_inputs(self._signature)}, join=False))
 
     @property
     def global_step(self):
         return self._native.global_step
 
     def __call__(self, input_dict):
-        return self._native.predict(dict(input_dict), self._signature)
+        inputs = {}
+        names = set(self._native.signature_inputs(self._signature))
+        for key, value in dict(input_dict).items():
+            if key not in names and key + "/indices" in names and \
+                    isinstance(value, (tuple, list)) and len(value) == 3:
+                inputs.update(_sparse._feature_entries(key, _sparse.SparseTensorValue(*value)))
+            else:
+                inputs[key] = value
+        return self._native.predict(inputs, self._signature)
 
 
 def from_saved_model(export_dir, signature_def_key=None, signature_def=None,

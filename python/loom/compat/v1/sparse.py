@@ -234,14 +234,14 @@ _FEATURE_PARTS = ("/indices", "/values", "/dense_shape")
 
 
 def _feature_entries(key, sp):
-    """{entry name: Tensor} of SparseTensor feature `key`."""
+    """{entry name: tensor} of SparseTensor (or SparseTensorValue) feature `key`."""
     return {key + part: t for part, t in zip(_FEATURE_PARTS, (sp.indices, sp.values,
                                                               sp.dense_shape))}
 
 
-def _gather_features(features):
+def _gather_features(features, join=True):
     """`features` ({name: Tensor}) with each complete triple of sparse entries joined
-    into one SparseTensor under its key."""
+    into one SparseTensor under its key (join=False: the key maps to None)."""
     out = dict(features)
     for name in features:
         if not name.endswith(_FEATURE_PARTS[0]):
@@ -250,5 +250,6 @@ def _gather_features(features):
         names = [key + part for part in _FEATURE_PARTS]
         if key in features or not all(n in out for n in names):
             continue
-        out[key] = SparseTensor(*(out.pop(n) for n in names))
+        parts = [out.pop(n) for n in names]
+        out[key] = SparseTensor(*parts) if join else None
     return out
