@@ -100,8 +100,10 @@ class TransformCache {
  public:
   TransformCache(const Scope& scope, const Features& features)
       : scope_(scope), features_(features) {}
-  // The feature `key` that column `column` reads. Throws InvalidArgument naming the
-  // column, the key and the features present when it is absent.
+  // The dense feature `key` that column `column` reads. Throws InvalidArgument naming the
+  // column, the key and the features present when it is absent, and naming the
+  // workarounds when it is a SparseTensor feature (categorical columns read those through
+  // SparseFeature).
   Output Feature(const std::string& key, const std::string& column) const;
   // The SparseTensor feature `key` (AddSparseFeature), or nullopt when there is none.
   std::optional<SparseTensor> SparseFeature(const std::string& key) const;
