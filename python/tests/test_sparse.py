@@ -245,6 +245,32 @@ def test_feature_columns_on_sparse_features():
         tf.feature_column.input_layer(features, [numeric])
 
 
+def test_make_parse_example_spec_feeds_parse_example():
+    fc = tf.feature_column
+    ids = fc.categorical_column_with_identity("ids", 8)
+    tags = fc.categorical_column_with_vocabulary_list("tags", ["a", "b", "c"])
+    columns = [fc.embedding_column(ids, 2), fc.indicator_column(tags),
+               fc.numeric_column("label", dtype=tf.float32),
+               fc.weighted_categorical_column(fc.categorical_column_with_hash_bucket(
+                   "tags", 10), "w"),
+               fc.bucketized_column(fc.numeric_column("x", shape=[2]), [0.0])]
+    spec = fc.make_parse_example_spec(columns)
+    assert spec == {"ids": tf.VarLenFeature(tf.int64), "tags": tf.VarLenFeature(tf.string),
+                    "w": tf.VarLenFeature(tf.float32),
+                    "label": tf.FixedLenFeature((1,), tf.float32),
+                    "x": tf.FixedLenFeature((2,), tf.float32)}
+    assert fc.make_parse_example_spec([fc.crossed_column(["tags", ids], 5)]) == {
+        "tags": tf.VarLenFeature(tf.string), "ids": tf.VarLenFeature(tf.int64)}
+    with pytest.raises(ValueError, match="different parse_spec for key ids"):
+        fc.make_parse_example_spec([ids, fc.categorical_column_with_hash_bucket("ids", 5)])
+    spec.pop("x")
+    spec.pop("label")
+    features = tf.parse_example(tf.constant(RECORDS), spec)
+    dense = fc.input_layer(features, [fc.indicator_column(tags)])
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dense), [[1, 0, 0], [0, 1, 1], [0, 0, 0]])
+
+
 def _words_records(n, seed):
     """Label 1 when the list holds word "good" more often than "bad"."""
     rng = np.random.RandomState(seed)
