@@ -17,11 +17,13 @@
 //   Output dense = fc::InputLayer(s, features, {age, fc::IndicatorColumn(edu),
 //                                               fc::EmbeddingColumn(job, {.dimension = 8})});
 //
-// Inputs. Loom has no SparseTensor: every feature is a dense tensor whose dim 0 is the
-// batch. Numeric features are [batch] or [batch, d...] of any numeric dtype (cast to
-// float32). Categorical features are [batch] (one value per example) or [batch, k]
-// (multi-valued, k values per example); an example with fewer values is padded with ""
-// (string features) or -1 (integer features), and padding entries count as absent.
+// Inputs. Every feature's dim 0 is the batch. Numeric features are dense, [batch] or
+// [batch, d...] of any numeric dtype (cast to float32). Categorical features are dense
+// [batch] (one value per example) or [batch, k] (multi-valued, k values per example; an
+// example with fewer values is padded with "" (string features) or -1 (integer
+// features), and padding entries count as absent), or a rank-2 SparseTensor [batch, ?]
+// (a VarLenFeature; AddSparseFeature below), which the column reads as the dense
+// [batch, longest row] padded that way: TF's columns on sparse input, the same ids.
 // Internally a categorical column yields int64 ids [batch, k] with -1 for absent entries,
 // plus optional float32 weights [batch, k] (WeightedCategoricalColumn).
 //
@@ -46,6 +48,7 @@
 #include "loom/estimator/estimator_spec.h"
 #include "loom/estimator/initializers.h"
 #include "loom/graph/op_def.h"
+#include "loom/ops/sparse.h"
 
 namespace loom::feature_column {
 
@@ -97,9 +100,13 @@ class TransformCache {
  public:
   TransformCache(const Scope& scope, const Features& features)
       : scope_(scope), features_(features) {}
-  // The feature `key` that column `column` reads. Throws InvalidArgument naming the
-  // column, the key and the features present when it is absent.
+  // The dense feature `key` that column `column` reads. Throws InvalidArgument naming the
+  // column, the key and the features present when it is absent, and naming the
+  // workarounds when it is a SparseTensor feature (categorical columns read those through
+  // SparseFeature).
   Output Feature(const std::string& key, const std::string& column) const;
+  // The SparseTensor feature `key` (AddSparseFeature), or nullopt when there is none.
+  std::optional<SparseTensor> SparseFeature(const std::string& key) const;
   CategoricalIds Ids(const CategoricalColumn& column);
   // Where transformations build their ops.
   const Scope& scope() const { return scope_; }
@@ -109,6 +116,16 @@ class TransformCache {
   const Features& features_;
   std::map<const CategoricalColumn*, CategoricalIds> ids_;
 };
+
+// ---- Sparse features ----------------------------------------------------------------------
+
+// Features maps names to dense Outputs; a SparseTensor feature `key` travels in it as the
+// three entries "<key>/indices", "<key>/values" and "<key>/dense_shape" (so it passes
+// through input functions, datasets and model functions like dense features). Throws
+// InvalidArgument when `key` or one of the entries is already there.
+void AddSparseFeature(Features& features, const std::string& key, const SparseTensor& sp);
+// The SparseTensor feature `key`, or nullopt when not all three entries are there.
+std::optional<SparseTensor> FindSparseFeature(const Features& features, const std::string& key);
 
 // ---- Dense columns ------------------------------------------------------------------------
 

@@ -12,6 +12,39 @@ namespace loom::feature_column {
 
 using internal::Describe;
 
+Output internal::CategoricalInput(TransformCache& cache, const std::string& key,
+                                  const std::string& column) {
+  std::optional<SparseTensor> sp = cache.SparseFeature(key);
+  if (!sp) return cache.Feature(key, column);
+  const Shape& index_shape = sp->indices.shape();
+  if (index_shape.rank_known() && index_shape.rank() == 2 && index_shape.dim(1) >= 0 &&
+      index_shape.dim(1) != 2) {
+    throw InvalidArgument(Describe("categorical", column, key),
+                          ": a sparse feature must be rank 2, [batch, ?] (parse_example's "
+                          "VarLenFeature), its indices are ",
+                          index_shape);
+  }
+  // Padding is what the id ops read as absent: "" for strings, -1 for integers; weights of
+  // absent ids are ignored, so 0 for floats.
+  const Scope s = cache.scope().NewSubScope(key + "_to_dense");
+  const DType dtype = sp->dtype();
+  Output dense;
+  if (dtype == kString) {
+    dense = SparseToDense(s, *sp, Tensor::ScalarString(""));
+  } else if (dtype == kInt32 || dtype == kInt64) {
+    dense = SparseToDense(s, *sp, AsOutput(s, -1, dtype));
+  } else {
+    dense = SparseToDense(s, *sp, AsOutput(s, 0.0, dtype));
+  }
+  if (!dense.shape().rank_known()) {
+    throw InvalidArgument(Describe("categorical", column, key),
+                          ": the sparse feature's rank is unknown (its dense_shape has no static "
+                          "length); give it a static rank of 2, e.g. tf.sparse_placeholder(dtype, "
+                          "shape=[None, None])");
+  }
+  return dense;
+}
+
 namespace {
 
 bool IsIntegerDType(DType dtype) { return dtype == kInt32 || dtype == kInt64; }
@@ -19,7 +52,7 @@ bool IsIntegerDType(DType dtype) { return dtype == kInt32 || dtype == kInt64; }
 // The feature `key` of `column`, checked to be string (want_string) or integer.
 Output CategoricalFeature(TransformCache& cache, const std::string& column, const std::string& key,
                           bool want_string) {
-  Output x = cache.Feature(key, column);
+  Output x = internal::CategoricalInput(cache, key, column);
   const std::string what = Describe("categorical", column, key);
   if (want_string && x.dtype() != kString) {
     throw InvalidArgument(what, ": the feature has dtype ", DTypeName(x.dtype()),
@@ -196,7 +229,7 @@ class CrossedColumnImpl : public CategoricalColumn {
         }
         parts.push_back(ids.ids);
       } else {
-        Output x = cache.Feature(k.key, name_);
+        Output x = internal::CategoricalInput(cache, k.key, name_);
         const std::string what = Describe("crossed", name_, k.key);
         if (x.dtype() != kString && !IsIntegerDType(x.dtype())) {
           throw InvalidArgument(what, ": the feature has dtype ", DTypeName(x.dtype()),
@@ -230,7 +263,7 @@ class WeightedColumnImpl : public CategoricalColumn {
       throw InvalidArgument("weighted column '", name(), "': column '", categorical_->name(),
                             "' is already weighted");
     }
-    Output w = cache.Feature(weight_key_, name());
+    Output w = internal::CategoricalInput(cache, weight_key_, name());
     const std::string what = Describe("weighted categorical", name(), weight_key_);
     if (w.dtype() != kFloat32 && w.dtype() != kFloat64 && !IsIntegerDType(w.dtype())) {
       throw InvalidArgument(what, ": weights have dtype ", DTypeName(w.dtype()),

@@ -16,9 +16,46 @@ namespace loom::feature_column {
 
 using internal::Describe;
 
+namespace {
+const char* const kSparseParts[] = {"/indices", "/values", "/dense_shape"};
+}  // namespace
+
+void AddSparseFeature(Features& features, const std::string& key, const SparseTensor& sp) {
+  const Output parts[] = {sp.indices, sp.values, sp.dense_shape};
+  if (features.count(key)) {
+    throw InvalidArgument("AddSparseFeature: the features already hold a dense '", key, "'");
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (!features.emplace(key + kSparseParts[i], parts[i]).second) {
+      throw InvalidArgument("AddSparseFeature: the features already hold '", key, kSparseParts[i],
+                            "'; feature '", key, "' is given twice");
+    }
+  }
+}
+
+std::optional<SparseTensor> FindSparseFeature(const Features& features, const std::string& key) {
+  Output parts[3];
+  for (int i = 0; i < 3; ++i) {
+    auto it = features.find(key + kSparseParts[i]);
+    if (it == features.end()) return std::nullopt;
+    parts[i] = it->second;
+  }
+  return SparseTensor{parts[0], parts[1], parts[2]};
+}
+
+std::optional<SparseTensor> TransformCache::SparseFeature(const std::string& key) const {
+  return features_.count(key) ? std::nullopt : FindSparseFeature(features_, key);
+}
+
 Output TransformCache::Feature(const std::string& key, const std::string& column) const {
   auto it = features_.find(key);
   if (it != features_.end()) return it->second;
+  if (SparseFeature(key)) {
+    throw InvalidArgument("feature column '", column, "': feature '", key,
+                          "' is a SparseTensor (a VarLenFeature) but the column takes a dense "
+                          "tensor; parse it as a FixedLenFeature, densify it with "
+                          "tf.sparse.to_dense, or use a categorical column");
+  }
   std::vector<std::string> present;
   for (const auto& [name, output] : features_) present.push_back("'" + name + "'");
   throw InvalidArgument("feature column '", column, "': no feature named '", key,

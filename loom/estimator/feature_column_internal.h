@@ -18,6 +18,12 @@ class NumericColumnBase : public DenseColumn {
   virtual Output Value(TransformCache& cache) const = 0;
 };
 
+// The feature `key` of categorical column `column`: the dense tensor, or a SparseTensor
+// feature densified to [batch, longest row] with padding where a row has no value ("",
+// -1 or 0 by the values' dtype). Throws InvalidArgument
+// naming the column for a sparse feature that is not rank 2.
+Output CategoricalInput(TransformCache& cache, const std::string& key, const std::string& column);
+
 // `x` ([batch] or [batch, k]) as int64 ids [batch, k]. Throws InvalidArgument naming
 // `what` for another rank.
 Output AsIdMatrix(const Scope& scope, Output x, const std::string& what);

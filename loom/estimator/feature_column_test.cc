@@ -35,6 +35,26 @@ struct Fixture {
   void Add(const std::string& key, const Tensor& value) {
     features[key] = Const(root.WithOpName(key), value);
   }
+  // A VarLenFeature-shaped SparseTensor feature: rows[r] are row r's values.
+  template <typename T>
+  void AddSparse(const std::string& key, const std::vector<std::vector<T>>& rows) {
+    std::vector<int64_t> indices;
+    std::vector<T> values;
+    int64_t longest = 0;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      for (size_t j = 0; j < rows[r].size(); ++j) {
+        indices.insert(indices.end(), {static_cast<int64_t>(r), static_cast<int64_t>(j)});
+        values.push_back(rows[r][j]);
+      }
+      longest = std::max<int64_t>(longest, rows[r].size());
+    }
+    const auto n = static_cast<int64_t>(values.size());
+    AddSparseFeature(
+        features, key,
+        {Const(root, Tensor::FromVector(indices, Shape{n, 2})),
+         Const(root, Tensor::FromVector(values, Shape{n})),
+         Const(root, Tensor::FromVector<int64_t>({static_cast<int64_t>(rows.size()), longest}))});
+  }
   std::vector<int64_t> Ids(const CategoricalColumnPtr& column) {
     TransformCache cache(root, features);
     Output ids = cache.Ids(*column).ids;
@@ -333,6 +353,68 @@ TEST(LinearModelTest, WeightedSumsWithSparseGradients) {
   }
   EXPECT_EQ(sparse, 1);
   EXPECT_EQ(dense, 1);
+}
+
+TEST(SparseFeatureTest, TravelsAsThreeEntriesAndRejectsClashes) {
+  Fixture f;
+  f.AddSparse<int64_t>("c", {{1}, {}});
+  EXPECT_EQ(f.features.size(), 3u);
+  EXPECT_TRUE(f.features.count("c/indices") && f.features.count("c/values") &&
+              f.features.count("c/dense_shape"));
+  ASSERT_TRUE(FindSparseFeature(f.features, "c"));
+  EXPECT_EQ(FindSparseFeature(f.features, "c")->dtype(), kInt64);
+  EXPECT_FALSE(FindSparseFeature(f.features, "d"));
+  EXPECT_NE(ErrorOf([&] { f.AddSparse<int64_t>("c", {{1}}); }).find("given twice"),
+            std::string::npos);
+}
+
+TEST(SparseFeatureTest, CategoricalColumnsReadVarLenRows) {
+  // Rows {"z", "x", "x"}, {}, {"y"}: the same results as the dense rows padded with "".
+  Fixture f;
+  f.AddSparse<std::string>("c", {{"z", "x", "x"}, {}, {"y"}});
+  auto vocab = CategoricalColumnWithVocabularyList("c", Strings{"x", "y", "z"});
+  EXPECT_EQ(f.Ids(vocab), (Ints{2, 0, 0, -1, -1, -1, 1, -1, -1}));
+  // Indicator: multi-hot counts.
+  EXPECT_EQ(Values<float>(f.Dense({IndicatorColumn(vocab)})),
+            (std::vector<float>{2, 0, 1, 0, 0, 0, 0, 1, 0}));
+  // Embedding, default combiner mean: row 0 = (2 * x + z) / 3, row 1 = 0, row 2 = y.
+  Fixture g;
+  g.AddSparse<std::string>("c", {{"z", "x", "x"}, {}, {"y"}});
+  const Tensor table = Tensor::FromVector<float>({1, 10, 2, 20, 4, 40}, Shape{3, 2});
+  Tensor emb = g.Dense({EmbeddingColumn(vocab, {.dimension = 2})},
+                       {{"input_layer/c_embedding/embedding_weights", table}});
+  std::vector<float> got = Values<float>(emb);
+  const std::vector<float> want = {2, 20, 0, 0, 2, 20};
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+}
+
+TEST(SparseFeatureTest, LinearModelSumsAndIdentityAndHashColumnsWork) {
+  Fixture f;
+  f.AddSparse<int64_t>("ids", {{0, 2}, {1}, {}});
+  f.AddSparse<std::string>("tags", {{"a"}, {}, {"a", "b"}});
+  auto ids = CategoricalColumnWithIdentity("ids", 3);
+  auto tags = CategoricalColumnWithHashBucket("tags", 5);
+  Output logits = LinearModel(f.root, f.features, {ids, tags});
+  Session session(f.graph);
+  session.RunTarget(GlobalVariablesInitializer(f.root));
+  session.WriteVariable("linear_model/ids/weights",
+                        Tensor::FromVector<float>({1, 10, 100}, Shape{3, 1}));
+  EXPECT_EQ(Values<float>(session.Eval(logits)), (std::vector<float>{101, 10, 0}));
+  // The hashed tags of row 2 are the ids of row 0's "a" and of "b".
+  TransformCache cache(f.root, f.features);
+  std::vector<int64_t> hashed = Values<int64_t>(session.Eval(cache.Ids(*tags).ids));
+  ASSERT_EQ(hashed.size(), 6u);
+  EXPECT_EQ(hashed[4], hashed[0]);
+  EXPECT_EQ(hashed[1], -1);
+  EXPECT_EQ(hashed[2], -1);
+}
+
+TEST(SparseFeatureTest, NumericColumnRejectsASparseFeature) {
+  Fixture f;
+  f.AddSparse<float>("x", {{1.f}, {2.f, 3.f}});
+  std::string err = ErrorOf([&] { f.Dense({NumericColumn("x")}); });
+  EXPECT_NE(err.find("'x' is a SparseTensor"), std::string::npos) << err;
+  EXPECT_NE(err.find("tf.sparse.to_dense"), std::string::npos) << err;
 }
 
 }  // namespace

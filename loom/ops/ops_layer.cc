@@ -5,6 +5,7 @@
 #include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/random.h"
+#include "loom/ops/sparse.h"
 #include "loom/ops/state.h"
 
 namespace loom {
@@ -16,6 +17,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterArrayOps(registry);
   RegisterRandomOps(registry);
   RegisterNnOps(registry);
+  RegisterSparseOps(registry);
 }
 
 }  // namespace loom

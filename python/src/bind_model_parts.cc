@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "loom/estimator/layers.h"
 #include "loom/estimator/losses.h"
 #include "loom/estimator/metrics.h"
+#include "loom/ops/sparse.h"
 #include "python/src/bind_util.h"
 #include "python/src/core.h"
 
@@ -504,6 +506,26 @@ void BindFeatureColumns(py::module_& m) {
       },
       py::arg("graph"), py::arg("prefix"), py::arg("features"), py::arg("feature_columns"),
       py::arg("units"), py::arg("sparse_combiner"));
+  // tf.nn.embedding_lookup_sparse over (indices, values, dense_shape) triples.
+  m.def(
+      "embedding_lookup_sparse",
+      [](Graph& g, const std::string& prefix, Output params, std::vector<Output> ids,
+         std::optional<std::vector<Output>> weights, const std::string& combiner) {
+        auto sparse = [](const std::vector<Output>& t) {
+          if (t.size() != 3) throw InvalidArgument("a SparseTensor is 3 tensors, got ", t.size());
+          return SparseTensor{t[0], t[1], t[2]};
+        };
+        std::optional<SparseTensor> w;
+        if (weights) w = sparse(*weights);
+        fc::Combiner c = ToCombiner(combiner);
+        SparseCombiner how = c == fc::Combiner::kSum    ? SparseCombiner::kSum
+                             : c == fc::Combiner::kMean ? SparseCombiner::kMean
+                                                        : SparseCombiner::kSqrtN;
+        return EmbeddingLookupSparse(MakeScope(g, prefix), params, sparse(ids), w,
+                                     {.combiner = how});
+      },
+      py::arg("graph"), py::arg("prefix"), py::arg("params"), py::arg("sp_ids"),
+      py::arg("sp_weights"), py::arg("combiner"));
 }
 
 }  // namespace

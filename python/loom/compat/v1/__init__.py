@@ -90,7 +90,17 @@ from loom.compat.v1 import losses  # noqa: E402
 from loom.compat.v1 import metrics  # noqa: E402
 from loom.compat.v1 import feature_column  # noqa: E402
 from loom.compat.v1 import regularizers as _regularizers  # noqa: E402
-from loom.compat.v1.parsing import FixedLenFeature, VarLenFeature, parse_example  # noqa: E402
+from loom.compat.v1.parsing import (FixedLenFeature, VarLenFeature, parse_example,  # noqa: E402
+                                    parse_single_example)
+from loom.compat.v1 import sparse  # noqa: E402
+from loom.compat.v1.sparse import SparseTensor, SparseTensorValue  # noqa: E402
+
+sparse_placeholder = sparse.placeholder
+sparse_tensor_to_dense = sparse.to_dense
+sparse_to_dense = sparse.sparse_to_dense
+sparse_reorder = sparse.reorder
+sparse_reduce_sum = sparse.reduce_sum
+sparse.SparseTensorValue = SparseTensorValue
 
 import types as _types  # noqa: E402
 
@@ -112,8 +122,8 @@ initializers.__dict__.update(
 
 
 io = _types.ModuleType("loom.compat.v1.io", "tf.io")
-io.__dict__.update(parse_example=parse_example, FixedLenFeature=FixedLenFeature,
-                   VarLenFeature=VarLenFeature)
+io.__dict__.update(parse_example=parse_example, parse_single_example=parse_single_example,
+                   FixedLenFeature=FixedLenFeature, VarLenFeature=VarLenFeature)
 
 # tf.contrib: the parts TF1 Estimator programs use (regularizers, smart_cond).
 contrib = _types.ModuleType("loom.compat.v1.contrib", "tf.contrib")
@@ -169,9 +179,10 @@ _CONTROL_FLOW = ("Loom graphs have no control flow ops; for a choice known while
                  "in Python (docs/python.md, \"Control flow\")")
 _NO_EAGER = ("tf.py_function passes eager tensors, which Loom (graph-only) lacks; use tf.py_func "
              "or tf.numpy_function, which pass numpy arrays")
-_SPARSE = "Loom has no sparse tensors"
-_RECORDS = ("Loom reads tf.train.Example records in C++ (loom::data::ParseExamples, "
-            "docs/data.md), not from Python")
+_RECORDS = ("from Python Loom parses tf.train.Example records with tf.parse_example / "
+            "tf.parse_single_example (FixedLenFeature, VarLenFeature) and reads them with "
+            "tf.data.TFRecordDataset; other record formats and ops are C++ only "
+            "(loom::data::ParseExamples, CsvDataset, docs/data.md)")
 _MISSING = {
     "cond": _CONTROL_FLOW, "while_loop": _CONTROL_FLOW, "case": _CONTROL_FLOW,
     "switch_case": _CONTROL_FLOW, "map_fn": _CONTROL_FLOW, "scan": _CONTROL_FLOW,
@@ -181,9 +192,7 @@ _MISSING = {
     "print": "no print op; fetch the tensor, or log it with tf.train.LoggingTensorHook",
     "Assert": "no assertion ops", "assert_equal": "no assertion ops",
     "debugging": "no assertion ops",
-    "SparseTensor": _SPARSE, "SparseTensorValue": _SPARSE, "sparse": _SPARSE,
-    "sparse_placeholder": _SPARSE, "sparse_tensor_to_dense": _SPARSE,
-    "python_io": _RECORDS, "parse_single_example": _RECORDS,
+    "python_io": _RECORDS,
     "FixedLenSequenceFeature": _RECORDS, "decode_raw": _RECORDS, "decode_csv": _RECORDS,
     "read_file": _RECORDS,
     "device": "Loom runs on the CPU and places no ops on devices; remove the tf.device block",

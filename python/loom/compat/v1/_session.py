@@ -7,6 +7,7 @@ import contextlib
 
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
+from loom.compat.v1 import sparse as _sparse
 
 
 class ConfigProto:
@@ -62,6 +63,10 @@ class _FetchMapper:
                 raise ValueError("Operation %s is not an element of this graph." % fetch.name)
             self.targets.append(fetch._node)
             return lambda values: None
+        if isinstance(fetch, _sparse.SparseTensor):
+            parts = [self._compile(graph, t) for t in
+                     (fetch.indices, fetch.values, fetch.dense_shape)]
+            return lambda values: _sparse.SparseTensorValue(*(b(values) for b in parts))
         if isinstance(fetch, str):
             return self._compile(graph, graph.as_graph_element(fetch))
         if fetch is None:
@@ -133,12 +138,22 @@ class BaseSession:
         for key, value in feed_dict.items():
             if isinstance(key, str):
                 key = graph.as_graph_element(key, allow_operation=False)
-            elif not isinstance(key, _fw.Tensor):
+            elif not isinstance(key, (_fw.Tensor, _sparse.SparseTensor)):
                 if hasattr(key, "_as_tensor"):
                     key = key._as_tensor()
                 else:
                     raise TypeError("The key of a feed_dict must be a Tensor or a tensor name, "
                                     "got %r" % (key,))
+            if isinstance(key, _sparse.SparseTensor):
+                # A sparse_placeholder: its three tensors, fed from a SparseTensorValue or
+                # an (indices, values, dense_shape) tuple.
+                if not isinstance(value, (tuple, list)) or len(value) != 3:
+                    raise TypeError("The value fed to the SparseTensor %s must be a "
+                                    "SparseTensorValue or (indices, values, dense_shape), "
+                                    "got %r" % (key.values.name, value))
+                for part, v in zip((key.indices, key.values, key.dense_shape), value):
+                    feeds.extend(self._feeds({part: v}))
+                continue
             if key.graph is not graph:
                 raise ValueError("Cannot feed %s: it belongs to another graph" % key.name)
             if isinstance(value, _fw.Tensor):
@@ -178,6 +193,23 @@ class BaseSession:
             call = self._session.make_callable(feeds, [fetch._out], [])
         else:
             call = self._session.make_callable(feeds, [], [fetch._node])
+        sparse = [isinstance(k, _sparse.SparseTensor) for k in keys]
+        if any(sparse):
+            # A sparse_placeholder's value feeds its three tensors.
+            native_call = call
+
+            def call(*values):
+                flat = []
+                for is_sparse, v in zip(sparse, values):
+                    if is_sparse:
+                        if not isinstance(v, (tuple, list)) or len(v) != 3:
+                            raise TypeError("The value fed to a SparseTensor must be a "
+                                            "SparseTensorValue or (indices, values, "
+                                            "dense_shape), got %r" % (v,))
+                        flat.extend(v)
+                    else:
+                        flat.append(v)
+                return native_call(*flat)
         if len(self._callables) >= 64:  # a program that builds new fetches per run
             self._callables.clear()
         self._callables[(fetch, keys)] = call

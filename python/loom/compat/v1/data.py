@@ -10,6 +10,7 @@ An element is a nested structure (a tensor, tuples, lists, dicts) of components;
 component's name in the C++ dataset is its path in the structure: "0" for a single
 tensor, "1" for a tuple's second, "0/x" for key "x" of a tuple's first dict (C++ sources
 with names of their own, such as TFRecordDataset's "record", are renamed)."""
+import collections
 import threading
 
 import numpy as np
@@ -17,16 +18,31 @@ import numpy as np
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import dtypes as _dtypes
+from loom.compat.v1 import sparse as _sparse
 
 AUTOTUNE = -1
 
 
 # --- structures: a template whose leaves are component names ---------------------------
+class _SparseLeaf(collections.namedtuple("_SparseLeaf", ["indices", "values", "dense_shape"])):
+    """A SparseTensor in an element: the names of its three components ("<path>/indices",
+    "<path>/values", "<path>/dense_shape")."""
+
+
+_SPARSE_PARTS = ("indices", "values", "dense_shape")
+
+
 def _flatten_values(value, path=""):
     """(template, {component name: leaf}) of a nested value."""
     leaves = {}
 
     def walk(v, p):
+        if isinstance(v, _sparse.SparseTensor):
+            base = p or "0"
+            names = _SparseLeaf(*("%s/%s" % (base, part) for part in _SPARSE_PARTS))
+            for name, t in zip(names, (v.indices, v.values, v.dense_shape)):
+                leaves[name] = t
+            return names
         if isinstance(v, dict):
             return {k: walk(v[k], p + "/" + str(k) if p else str(k)) for k in sorted(v)}
         if isinstance(v, tuple) and hasattr(v, "_fields"):
@@ -46,19 +62,41 @@ def _is_leaf_list(v):
                                        for x in v)
 
 
-def _build(template, leaf_fn):
+def _sparse_of(parts):
+    """A sparse leaf's three leaf_fn results as one: a SparseTensor of Tensors, a
+    _SparseLeaf of new names."""
+    if all(isinstance(p, _fw.Tensor) for p in parts):
+        return _sparse.SparseTensor(*parts)
+    if all(isinstance(p, str) for p in parts):
+        return _SparseLeaf(*parts)
+    raise TypeError("a SparseTensor component cannot hold %r" % (parts,))
+
+
+def _build(template, leaf_fn, sparse_fn=None):
+    """The element of `template` with leaf_fn(name) at each component; a sparse
+    component is sparse_fn(its _SparseLeaf) (default: _sparse_of its parts)."""
+    if isinstance(template, _SparseLeaf):
+        if sparse_fn is not None:
+            return sparse_fn(template)
+        return _sparse_of([leaf_fn(n) for n in template])
     if isinstance(template, dict):
-        return {k: _build(v, leaf_fn) for k, v in template.items()}
+        return {k: _build(v, leaf_fn, sparse_fn) for k, v in template.items()}
     if isinstance(template, tuple) and hasattr(template, "_fields"):
-        return type(template)(*(_build(v, leaf_fn) for v in template))
+        return type(template)(*(_build(v, leaf_fn, sparse_fn) for v in template))
     if isinstance(template, (tuple, list)):
-        return type(template)(_build(v, leaf_fn) for v in template)
+        return type(template)(_build(v, leaf_fn, sparse_fn) for v in template)
     return leaf_fn(template)
 
 
 def _leaves(template):
     out = []
-    _build(template, out.append)
+    _build(template, out.append, out.extend)
+    return out
+
+
+def _sparse_leaves(template):
+    out = []
+    _build(template, lambda n: None, out.append)
     return out
 
 
@@ -128,12 +166,18 @@ class _ElementSpec:
     @property
     def output_types(self):
         spec = self._native.spec
-        return _build(self._template, lambda n: _dtypes.as_dtype(spec[n][0]))
+        return _build(self._template, lambda n: _dtypes.as_dtype(spec[n][0]),
+                      lambda leaf: _dtypes.as_dtype(spec[leaf.values][0]))
 
     @property
     def output_shapes(self):
         spec = self._native.spec
-        return _build(self._template, lambda n: _fw.TensorShape(spec[n][1]))
+
+        def sparse_shape(leaf):  # the dense shape's rank, its dims unknown
+            rank = spec[leaf.dense_shape][1]
+            rank = rank[0] if rank else None
+            return _fw.TensorShape(None if rank is None else [None] * rank)
+        return _build(self._template, lambda n: _fw.TensorShape(spec[n][1]), sparse_shape)
 
 
 class Dataset(_ElementSpec):
@@ -249,7 +293,7 @@ class Dataset(_ElementSpec):
 
     @property
     def output_classes(self):
-        return _build(self._template, lambda n: _fw.Tensor)
+        return _build(self._template, lambda n: _fw.Tensor, lambda leaf: _sparse.SparseTensor)
 
     element_spec = _ElementSpec.output_shapes
 
@@ -258,7 +302,25 @@ class Dataset(_ElementSpec):
         return Dataset(native, self._template)
 
     def batch(self, batch_size, drop_remainder=False):
-        return self._same(self._native.batch(int(batch_size), bool(drop_remainder)))
+        """Stacks batch_size elements. A SparseTensor component of rank R becomes one of
+        rank R + 1 (indices [n, R + 1] with the element's position first, dense_shape
+        [batch, the largest of each dim]), as TF's: its three tensors are padded into one
+        batch and joined by the SparseBatchPadded op; the dense components of such an
+        element are padded too where their shapes differ (TF would fail)."""
+        sparse_leaves = _sparse_leaves(self._template)
+        if not sparse_leaves:
+            return self._same(self._native.batch(int(batch_size), bool(drop_remainder)))
+        # Padding rows of -1 mark where an element's indices end.
+        padding = {leaf.indices: np.int64(-1) for leaf in sparse_leaves}
+        padded = self._same(self._native.padded_batch(int(batch_size), {}, padding,
+                                                      bool(drop_remainder)))
+
+        def join(*element):
+            element = element[0] if len(element) == 1 else element
+            return _map_sparse(element, _sparse._batch_padded)
+        if isinstance(self._template, tuple) and not hasattr(self._template, "_fields"):
+            return padded.map(lambda *e: join(e))
+        return padded.map(join)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None):
         return self._same(self._native.shuffle(
@@ -287,6 +349,7 @@ class Dataset(_ElementSpec):
                      drop_remainder=False):
         """Batches, padding each component to padded_shapes (unknown dims: the batch's
         longest; default all) with padding_values (default 0 / b"")."""
+        self._no_sparse("padded_batch", "use batch, which batches SparseTensors")
         shapes = {}
         if padded_shapes is not None:
             shapes = _per_component(self._template, padded_shapes, "padded_batch padded_shapes")
@@ -373,7 +436,16 @@ class Dataset(_ElementSpec):
         return call
 
     def unbatch(self):
+        self._no_sparse("unbatch", "densify it with tf.sparse.to_dense in a map first")
         return self._same(self._native.unbatch())
+
+    def _no_sparse(self, what, workaround):
+        leaves = _sparse_leaves(self._template)
+        if leaves:
+            name = leaves[0].indices.rsplit("/", 1)[0]
+            raise NotImplementedError(
+                "Dataset.%s: component '%s' is a SparseTensor, which %s does not take; %s"
+                % (what, name, what, workaround))
 
     def concatenate(self, dataset):
         return self._same(self._native.concatenate(dataset._native))
@@ -451,8 +523,24 @@ class Iterator(_ElementSpec):
         shapes = {}
         if output_shapes is not None:
             _, shapes = _flatten_values(output_shapes)
-        spec = {n: (_dtypes.as_dtype(t)._enum, _fw.TensorShape(shapes.get(n)).dims)
-                for n, t in types.items()}
+        classes = {}
+        if output_classes is not None:
+            _, classes = _flatten_values(output_classes)
+        spec = {}
+        for n, t in types.items():
+            dtype = _dtypes.as_dtype(t)._enum
+            dims = _fw.TensorShape(shapes.get(n)).dims
+            if classes.get(n) is _sparse.SparseTensor:  # its three components
+                rank = None if dims is None else len(dims)
+                leaf = _SparseLeaf(*("%s/%s" % (n, part) for part in _SPARSE_PARTS))
+                spec[leaf.indices] = (_dtypes.int64._enum, [None, rank])
+                spec[leaf.values] = (dtype, [None])
+                spec[leaf.dense_shape] = (_dtypes.int64._enum, [rank])
+            else:
+                spec[n] = (dtype, dims)
+        template = _build(template, lambda n: _SparseLeaf(
+            *("%s/%s" % (n, part) for part in _SPARSE_PARTS))
+            if classes.get(n) is _sparse.SparseTensor else n)
         native = _loom.GraphIterator.from_structure(graph._g, graph.get_name_scope(), spec)
         return Iterator(graph, native, template)
 
@@ -470,6 +558,19 @@ class Iterator(_ElementSpec):
         outs = self._native.get_next()
         return _build(self._template, lambda n: self._graph._tensor(outs[n]))
 
+
+
+def _map_sparse(element, fn):
+    """`element` (a nested structure) with fn(sp) in place of each SparseTensor."""
+    if isinstance(element, _sparse.SparseTensor):
+        return fn(element)
+    if isinstance(element, dict):
+        return {k: _map_sparse(v, fn) for k, v in element.items()}
+    if isinstance(element, tuple) and hasattr(element, "_fields"):
+        return type(element)(*(_map_sparse(v, fn) for v in element))
+    if isinstance(element, (tuple, list)):
+        return type(element)(_map_sparse(v, fn) for v in element)
+    return element
 
 
 def _file_list(filenames):

@@ -22,6 +22,7 @@ from loom import _loom
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import dtypes as _dtypes
 from loom.compat.v1 import logging as _logging
+from loom.compat.v1 import sparse as _sparse
 from loom.compat.v1 import train_hooks as _hooks
 
 
@@ -113,6 +114,9 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
             shape = t.shape.dims
             if shape is not None and shape:
                 shape = [default_batch_size] + shape[1:]
+            if isinstance(t, _sparse.SparseTensor):  # fed a SparseTensorValue
+                receivers[name] = _sparse.placeholder(t.dtype, shape, name=name)
+                continue
             receivers[name] = _fw.placeholder(t.dtype, shape, name=name)
         return ServingInputReceiver(dict(receivers), receivers)
     return serving_input_receiver_fn
@@ -544,6 +548,10 @@ def _flatten_features(graph, features):
             if isinstance(v, dict):
                 raise TypeError("input_fn: nested feature dicts are not supported "
                                 "(feature '%s')" % k)
+            if isinstance(v, _sparse.SparseTensor):  # three entries (feature_column.h)
+                for name, t in _sparse._feature_entries(str(k), v).items():
+                    out[name] = _out(graph, t, "input_fn feature '%s'" % k)
+                continue
             out[str(k)] = _out(graph, v, "input_fn feature '%s'" % k)
         return out, False
     return {_SINGLE_FEATURE: _out(graph, features, "input_fn features")}, True
@@ -581,6 +589,7 @@ def _dataset_components(template):
     """For a Dataset element of (features, labels) or features (features a dict of
     tensors, or one tensor; labels one tensor): {component: features key or the labels'
     name}, and whether it has labels. None for any other structure."""
+    from loom.compat.v1 import data as _data
     labels = None
     if isinstance(template, tuple) and not hasattr(template, "_fields") and len(template) == 2:
         template, labels = template
@@ -589,6 +598,10 @@ def _dataset_components(template):
     names = {}
     if isinstance(template, dict):
         for key, component in template.items():
+            if isinstance(component, _data._SparseLeaf):  # a SparseTensor feature
+                for name, part in zip(component, _sparse._FEATURE_PARTS):
+                    names[name] = str(key) + part
+                continue
             if not isinstance(component, str):
                 return None
             names[component] = str(key)
@@ -696,7 +709,8 @@ class Estimator:
             if list(features) == [_SINGLE_FEATURE]:  # input_fn returned one tensor
                 features = graph._tensor(features[_SINGLE_FEATURE])
             else:
-                features = {k: graph._tensor(v) for k, v in features.items()}
+                features = _sparse._gather_features(
+                    {k: graph._tensor(v) for k, v in features.items()})
             kwargs = {"features": features}
             args, var_kw = self._model_fn_args, self._model_fn_var_kw
             if "labels" in args or var_kw:
@@ -857,8 +871,7 @@ class Estimator:
                                     "tf.estimator.export.ServingInputReceiver, got %r"
                                     % (receiver,))
                 features, _ = _flatten_features(graph, receiver.features)
-                receivers = {k: _out(graph, v, "receiver_tensors['%s']" % k)
-                             for k, v in receiver.receiver_tensors.items()}
+                receivers, _ = _flatten_features(graph, dict(receiver.receiver_tensors))
                 return features, receivers
         return serving
 
@@ -1188,14 +1201,25 @@ class _SavedModelPredictor:
 
     @property
     def input_keys(self):
-        return list(self._native.signature_inputs(self._signature))
+        """The signature's inputs; a SparseTensor receiver is one key (fed a
+        SparseTensorValue), though the signature holds its three tensors."""
+        return sorted(_sparse._gather_features(
+            {k: k for k in self._native.signature_inputs(self._signature)}, join=False))
 
     @property
     def global_step(self):
         return self._native.global_step
 
     def __call__(self, input_dict):
-        return self._native.predict(dict(input_dict), self._signature)
+        inputs = {}
+        names = set(self._native.signature_inputs(self._signature))
+        for key, value in dict(input_dict).items():
+            if key not in names and key + "/indices" in names and \
+                    isinstance(value, (tuple, list)) and len(value) == 3:
+                inputs.update(_sparse._feature_entries(key, _sparse.SparseTensorValue(*value)))
+            else:
+                inputs[key] = value
+        return self._native.predict(inputs, self._signature)
 
 
 def from_saved_model(export_dir, signature_def_key=None, signature_def=None,

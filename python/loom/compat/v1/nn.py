@@ -7,12 +7,14 @@ dropout = _ops.dropout
 l2_normalize = _ops.l2_normalize
 moments = _ops.moments
 
+from loom.compat.v1.sparse import embedding_lookup_sparse  # noqa: E402
+
 from loom.compat.v1 import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.missing("tf.nn", {
     n: "no op for it in Loom's registry" for n in (
         "depthwise_conv2d", "separable_conv2d", "conv2d_transpose", "conv1d", "conv3d",
-        "atrous_conv2d", "dilation2d", "max_pool_with_argmax", "embedding_lookup_sparse",
+        "atrous_conv2d", "dilation2d", "max_pool_with_argmax",
         "nce_loss", "sampled_softmax_loss", "ctc_loss", "top_k", "dynamic_rnn",
         "static_rnn", "bidirectional_dynamic_rnn", "rnn_cell", "batch_normalization",
         "fused_batch_norm", "local_response_normalization", "lrn", "selu", "swish",
