@@ -14,6 +14,8 @@
 //       wait in the next collective forever); collective timeout 3 s
 //   distribute_mpi_worker forever MODEL_DIR OUT_DIR
 //       writes OUT_DIR/pid<r> and trains without end (the test kills a rank)
+//   distribute_mpi_worker own_dir MODEL_DIR OUT_DIR
+//       trains the MLP to step 20, rank r > 0 with model_dir MODEL_DIR_rank<r>
 //   distribute_mpi_worker linear MODEL_DIR OUT_DIR EXAMPLES BATCH sgd|momentum [SELF]
 //       one pass of linear regression (distribute_test_util.h) over EXAMPLES rows in
 //       global batches of BATCH; with SELF ("self"), the input_fn shards itself: rank r
@@ -114,7 +116,7 @@ int Main(int argc, char** argv) {
     comm->Abort(
         2,
         "usage: distribute_mpi_worker train|shorter|mismatch|leaves|forever|linear|evaluate|steps|"
-        "stop_one|bad_record MODEL_DIR OUT_DIR "
+        "stop_one|bad_record|own_dir MODEL_DIR OUT_DIR "
         "[MAX_STEPS|WHAT]");
   const std::string model_dir = argv[2], out = argv[3];
   const std::string rank_dir = JoinPath(out, "rank" + std::to_string(comm->rank()));
@@ -162,6 +164,13 @@ int Main(int argc, char** argv) {
       std::ofstream(JoinPath(out, "pid" + std::to_string(comm->rank()))) << ::getpid() << "\n";
       Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm));
       est.Train(distribute_testing::MlpInputFn(data, 12));
+    } else if (mode == "own_dir") {
+      // Rank r > 0 trains with model_dir MODEL_DIR_rank<r> (a local disk per host).
+      const std::string own =
+          comm->rank() == 0 ? model_dir : StrCat(model_dir, "_rank", comm->rank());
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(own, comm));
+      TrainResult r = est.Train(distribute_testing::MlpInputFn(data, 12), {.max_steps = 20});
+      WriteResult(rank_dir, r, {});
     } else if (mode == "linear") {
       const int64_t examples = std::stoll(argv[4]), batch = std::stoll(argv[5]);
       const bool self = argc > 7 && std::string(argv[7]) == "self";

@@ -483,6 +483,31 @@ TEST(DataParallelEstimatorTest, AStopRequestedOnOneRankStopsAll) {
   for (const TrainResult& r : runs) EXPECT_EQ(r.global_step, 4);
 }
 
+// Train's stop arguments are in no graph, so they are compared on their own: one rank
+// with max_steps, another with steps (both 20 from a fresh start, so each would stop at
+// 20 and nothing else would notice) is an error on every rank naming both.
+TEST(DataParallelEstimatorTest, StepsAndMaxStepsMustAgreeAcrossRanks) {
+  TempDir tmp;
+  const distribute_testing::MlpData data = MakeMlpData();
+  auto messages = RunRanks<std::string>(2, [&](std::shared_ptr<Communicator> comm) {
+    Estimator est(MlpModelFn, DataParallelRunConfig(
+                                  TestConfig(tmp.Join("r" + std::to_string(comm->rank()))), comm));
+    try {
+      est.Train(MlpInputFn(data, 12),
+                comm->rank() == 0 ? TrainOptions{.max_steps = 20} : TrainOptions{.steps = 20});
+      return std::string("trained");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition);
+      return e.message();
+    }
+  });
+  EXPECT_EQ(messages[0], messages[1]);
+  EXPECT_NE(messages[0].find("rank 1 has Train's steps and max_steps `steps=20` where rank 0 has "
+                             "`max_steps=20`"),
+            std::string::npos)
+      << messages[0];
+}
+
 // CheckReplicasAgree: graphs that differ only in the per-rank seed agree; a constant of
 // another value (same sizes: nothing else would notice) or another input batch is an
 // error on every rank naming rank 1 and the first difference.
