@@ -16,8 +16,10 @@
 //     LoggingTensorHook, spec.training_chief_hooks) run on the chief only, so no two
 //     processes write the same file; StartHooks run first (after the dataset
 //     initializer) and EndHooks last on every replica;
-//   - the "max_steps already reached" decision is the chief's; the session does not
-//     recover from Aborted/Unavailable (a replica cannot rejoin a step alone).
+//   - steps and max_steps must agree (CheckSameOnEveryReplica, before anything else);
+//     the "max_steps already reached" decision is the chief's; the session does not
+//     recover from Aborted/Unavailable (a replica cannot rejoin a step alone);
+//   - it ends with Barrier, after the chief's last checkpoint save.
 // Thread-safety: as the Estimator's (one thread per replica).
 #include <cstdint>
 #include <memory>
