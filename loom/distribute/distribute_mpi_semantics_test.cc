@@ -277,6 +277,18 @@ TEST_F(MpiTest, ABadRecordInOneRanksRowsEndsTheJobNamingTheRankAndTheRecord) {
   EXPECT_NE(l.output.find("train.tfrecord' (17 bytes) is not a valid"), std::string::npos)
       << l.output;
   EXPECT_EQ(l.output.find("rank 0 of 2 aborts the job"), std::string::npos) << l.output;
+  // A program that catches nothing ends in std::terminate on rank 1; Open MPI then ends
+  // the job, naming the rank, and the C++ runtime prints the error.
+  const auto uncaught_begin = std::chrono::steady_clock::now();
+  Launch uncaught = RunCommand(StrCat(Mpirun(2), LOOM_MPI_WORKER, " bad_record ", Path("model2"),
+                                      " ", Path("out2"), " uncaught"),
+                               60);
+  EXPECT_NE(uncaught.status, 0) << uncaught.output;
+  EXPECT_LT(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - uncaught_begin).count(), 30)
+      << uncaught.output;
+  EXPECT_NE(uncaught.output.find("process rank 1"), std::string::npos) << uncaught.output;
+  EXPECT_NE(uncaught.output.find("record 19 of '"), std::string::npos) << uncaught.output;
 }
 
 }  // namespace

@@ -27,9 +27,9 @@
 //       trains the MLP to max_steps, which differs between rank 0 and the others
 //   distribute_mpi_worker stop_one MODEL_DIR OUT_DIR
 //       a hook on rank 1 only requests a stop after its 7th step (max_steps 1000)
-//   distribute_mpi_worker bad_record MODEL_DIR OUT_DIR
+//   distribute_mpi_worker bad_record MODEL_DIR OUT_DIR [uncaught]
 //       trains on a TFRecord file whose record 19 (in rank 1's rows of global batch 1)
-//       is not an Example
+//       is not an Example; "uncaught": the error leaves main (no Abort)
 // MODEL_DIR is shared by the ranks (one machine). Any error aborts the whole job.
 #include <unistd.h>
 
@@ -246,6 +246,8 @@ int Main(int argc, char** argv) {
       comm->Abort(2, "unknown mode " + mode);
     }
   } catch (const std::exception& e) {
+    // "uncaught": what a program that catches nothing does (std::terminate).
+    if (mode == "bad_record" && argc > 4 && std::string(argv[4]) == "uncaught") throw;
     comm->Abort(1, e.what());
   }
   return 0;
