@@ -252,6 +252,23 @@ TEST(ReplicaDatasetTest, EachRankTakesItsRowsOfTheGlobalBatch) {
   EXPECT_EQ(results[2], (std::vector<int64_t>{4, 5, 10, 11}));
 }
 
+// A Batch before a Repeat makes a short batch every epoch (14 rows in 6s: 6, 6, 2); every
+// rank builds the whole batch there, so every rank skips the one of 2 rows that 3 ranks
+// cannot share and training goes on into the next epoch (it used to end the input after
+// the first epoch's 2 batches, however many steps were asked for).
+TEST(ReplicaDatasetTest, AShortBatchBeforeARepeatIsSkippedNotTheEnd) {
+  auto results = RunRanks<std::vector<int64_t>>(3, [](std::shared_ptr<Communicator> comm) {
+    auto it = ReplicaDataset(data::Range(14).Batch(6).Repeat(3), comm).MakeIterator();
+    std::vector<int64_t> seen;
+    while (auto e = it->GetNext()) {
+      for (int64_t v : e->begin()->second.flat<int64_t>()) seen.push_back(v);
+    }
+    return seen;
+  });
+  EXPECT_EQ(results[0], (std::vector<int64_t>{0, 1, 6, 7, 0, 1, 6, 7, 0, 1, 6, 7}));
+  EXPECT_EQ(results[2], (std::vector<int64_t>{4, 5, 10, 11, 4, 5, 10, 11, 4, 5, 10, 11}));
+}
+
 TEST(ReplicaDatasetTest, AKnownBatchSizeTheRanksCannotShareIsAnError) {
   auto comms = InProcessCommunicators(4);
   try {
