@@ -302,16 +302,29 @@ class GlobalBatchesIterator : public Iterator {
   std::optional<Element> GetNextInternal() override {
     if (ended_) return std::nullopt;  // every shard ended at the same call
     std::optional<Element> next = input_->GetNext();
+    // Row slicing: every shard built the same whole batch, so every shard skips the same
+    // ones. A batch the shards cannot share (each epoch's short last batch of a Batch
+    // before a Repeat) is skipped, not the end: ending there stopped training after one
+    // epoch.
+    while (!global_batch_ && num_shards_ > 1 && next && Rows(*next) % num_shards_ != 0) {
+      if (index_ == 0 && !warned_skip_) {
+        LOOM_LOG(WARNING) << "Skipping a global batch of " << Rows(*next) << " rows, which "
+                          << num_shards_ << " shards cannot take evenly (a short batch, e.g. "
+                          << "the last of each epoch with a Repeat after the Batch); one "
+                          << "process trains it. Batch with drop_remainder for the same "
+                          << "steps on any number of ranks (said once)";
+        warned_skip_ = true;
+      }
+      next = input_->GetNext();
+    }
     bool full = next.has_value();
     int64_t rows = 0;
     if (full && num_shards_ > 1) {
       rows = Rows(*next);
-      full = global_batch_ ? rows == *global_batch_ / num_shards_ : rows % num_shards_ == 0;
+      full = !global_batch_ || rows == *global_batch_ / num_shards_;
       if (!full && index_ == 0) {
-        LOOM_LOG(WARNING) << "The last global batch has fewer rows than "
-                          << (global_batch_ ? *global_batch_ : rows) << " (" << num_shards_
-                          << " shards of "
-                          << (global_batch_ ? *global_batch_ / num_shards_ : rows / num_shards_)
+        LOOM_LOG(WARNING) << "The last global batch has fewer rows than " << *global_batch_ << " ("
+                          << num_shards_ << " shards of " << *global_batch_ / num_shards_
                           << " rows each cannot take it evenly); the input ends here (make the "
                           << "data a multiple of the global batch, or repeat it)";
       }
@@ -426,6 +439,7 @@ class GlobalBatchesIterator : public Iterator {
   std::unique_ptr<Iterator> input_;
   int64_t delivered_ = 0;  // global batches handed out
   bool ended_ = false;
+  bool warned_skip_ = false;  // the skipped-batch warning is said once
 };
 
 ElementSpec ShardSpec(const ElementSpec& global, int64_t num_shards) {

@@ -24,7 +24,9 @@
 // batch statistic) sees this shard's rows only.
 // A pipeline without such a Batch (a PaddedBatch, or a Filter/Shuffle/Repeat above the
 // Batch) is sharded the old way: every shard builds each global batch and keeps its rows
-// (views, no copy); a final batch whose rows N divides is shared as rows/N each.
+// (views, no copy); a short batch whose rows N divides is shared as rows/N each, and one
+// it does not divide (each epoch's last, with a Repeat above the Batch) is skipped by
+// every shard alike (a warning, once): the input goes on.
 //
 // The end of input: a shard whose batch is short (the last, partial, global batch) or
 // missing ends the input; `all_shards_have`, given, is asked with "this shard has a full

@@ -52,6 +52,10 @@ class DataParallelImpl : public TrainDistribution {
   int64_t BroadcastFromChief(int64_t value) const override {
     return BroadcastInt(*comm_, value, 0);
   }
+  void CheckSameOnEveryReplica(std::string_view what, const std::string& value) const override {
+    CheckReplicasAgreeOn(*comm_, what, value);
+  }
+  void Barrier() const override { AnyRank(*comm_, false); }
 
  private:
   std::shared_ptr<Communicator> comm_;

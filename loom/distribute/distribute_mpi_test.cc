@@ -11,95 +11,12 @@
 #include <set>
 #include <thread>
 
-#include "loom/distribute/distribute_test_util.h"
-#include "loom/io/npy.h"
+#include "loom/distribute/distribute_mpi_test_util.h"
 
 namespace loom::distribute {
 namespace {
 
-namespace fs = std::filesystem;
-
-struct Launch {
-  int status = -1;
-  std::string output;
-};
-
-// Runs `command` (stdout and stderr together) and waits, at most timeout_s seconds.
-Launch RunCommand(const std::string& command, int timeout_s = 120) {
-  Launch launch;
-  const std::string full = "timeout -s KILL " + std::to_string(timeout_s) + " " + command + " 2>&1";
-  FILE* pipe = popen(full.c_str(), "r");
-  if (pipe == nullptr) return launch;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) launch.output.append(buf, n);
-  const int status = pclose(pipe);
-  launch.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return launch;
-}
-
-std::string Mpirun(int np) {
-  return StrCat(LOOM_MPIRUN, " --oversubscribe --bind-to none -np ", np, " ");
-}
-
-class MpiTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("loom_mpi_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  // Trains to max_steps on np ranks; returns the output.
-  Launch Train(int np, const std::string& model_dir, const std::string& out, int64_t max_steps) {
-    Launch l = RunCommand(
-        StrCat(Mpirun(np), LOOM_MPI_WORKER, " train ", model_dir, " ", out, " ", max_steps));
-    EXPECT_EQ(l.status, 0) << l.output;
-    return l;
-  }
-
-  static std::map<std::string, Tensor> ReadRank(const std::string& out, int rank) {
-    std::map<std::string, Tensor> values;
-    const fs::path dir = fs::path(out) / ("rank" + std::to_string(rank));
-    if (!fs::exists(dir)) return values;
-    for (const auto& e : fs::directory_iterator(dir)) {
-      if (e.path().extension() == ".npy") {
-        values[e.path().stem().string()] = ReadNpy(Env::Default(), e.path().string()).Clone();
-      }
-    }
-    return values;
-  }
-  static std::string ReadText(const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-  static int CountEventFiles(const std::string& dir) {
-    int n = 0;
-    for (const auto& e : fs::directory_iterator(dir)) {
-      n += e.path().filename().string().starts_with("events.out.tfevents");
-    }
-    return n;
-  }
-
-  fs::path dir_;
-};
-
-void ExpectSameModel(const std::map<std::string, Tensor>& got,
-                     const std::map<std::string, Tensor>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (const auto& [name, value] : want) {
-    if (value.dtype() != kFloat32) continue;
-    // 1e-4: N ranks sum the gradients in another order than one rank, and a resumed run
-    // re-shards; after tens of Adam steps float32 drifts to ~6e-5 (measured), while a wrong
-    // model (another batch, a lost step) differs by 1e-2 or more.
-    EXPECT_LT(distribute_testing::MaxRelativeDifference(got.at(name), value), 1e-4)
-        << name << ": " << what;
-  }
-}
+using namespace mpi_testing;  // NOLINT(google-build-using-namespace): the fixture
 
 // The equivalence test across processes: 1, 2 and 3 ranks, 200 steps of the MLP
 // (dense and sparse gradients, Adam, shuffling), final weights within 1e-5 relative;

@@ -14,17 +14,37 @@
 //       wait in the next collective forever); collective timeout 3 s
 //   distribute_mpi_worker forever MODEL_DIR OUT_DIR
 //       writes OUT_DIR/pid<r> and trains without end (the test kills a rank)
+//   distribute_mpi_worker own_dir MODEL_DIR OUT_DIR
+//       trains the MLP to step 20, rank r > 0 with model_dir MODEL_DIR_rank<r>
+//   distribute_mpi_worker linear MODEL_DIR OUT_DIR EXAMPLES BATCH sgd|momentum [SELF]
+//       one pass of linear regression (distribute_test_util.h) over EXAMPLES rows in
+//       global batches of BATCH; with SELF ("self"), the input_fn shards itself: rank r
+//       takes rows i with i % N == r in batches of BATCH + r (uneven per-rank batches)
+//   distribute_mpi_worker evaluate MODEL_DIR OUT_DIR
+//       trains the MLP to step 60 (checkpoints every 50), then Evaluate and Predict on
+//       every rank; OUT_DIR/rank<r>/eval.txt holds "global_step loss predictions"
+//   distribute_mpi_worker steps MODEL_DIR OUT_DIR MAX_STEPS_RANK0 MAX_STEPS_OTHERS
+//       trains the MLP to max_steps, which differs between rank 0 and the others
+//   distribute_mpi_worker stop_one MODEL_DIR OUT_DIR
+//       a hook on rank 1 only requests a stop after its 7th step (max_steps 1000)
+//   distribute_mpi_worker bad_record MODEL_DIR OUT_DIR [uncaught]
+//       trains on a TFRecord file whose record 19 (in rank 1's rows of global batch 1)
+//       is not an Example; "uncaught": the error leaves main (no Abort)
 // MODEL_DIR is shared by the ranks (one machine). Any error aborts the whole job.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
 #include "loom/base/env.h"
 #include "loom/base/logging.h"
+#include "loom/data/file_sources.h"
 #include "loom/distribute/distribute_test_util.h"
+#include "loom/io/example_builder.h"
 #include "loom/io/npy.h"
+#include "loom/io/record_writer.h"
 
 namespace loom::distribute {
 namespace {
@@ -48,6 +68,18 @@ class FailAtStepHook : public train::SessionRunHook {
 
  private:
   int64_t step_, runs_ = 0;
+};
+
+// Requests a stop after the given number of steps (never when < 0).
+class StopAfterHook : public train::SessionRunHook {
+ public:
+  explicit StopAfterHook(int64_t steps) : steps_(steps) {}
+  void AfterRun(train::SessionRunContext& context, const train::SessionRunValues&) override {
+    if (++runs_ == steps_) context.RequestStop();
+  }
+
+ private:
+  int64_t steps_, runs_ = 0;
 };
 
 RunConfig WorkerConfig(const std::string& model_dir, std::shared_ptr<Communicator> comm,
@@ -83,7 +115,8 @@ int Main(int argc, char** argv) {
   if (argc < 4)
     comm->Abort(
         2,
-        "usage: distribute_mpi_worker train|shorter|mismatch|leaves|forever MODEL_DIR OUT_DIR "
+        "usage: distribute_mpi_worker train|shorter|mismatch|leaves|forever|linear|evaluate|steps|"
+        "stop_one|bad_record|own_dir MODEL_DIR OUT_DIR "
         "[MAX_STEPS|WHAT]");
   const std::string model_dir = argv[2], out = argv[3];
   const std::string rank_dir = JoinPath(out, "rank" + std::to_string(comm->rank()));
@@ -131,10 +164,90 @@ int Main(int argc, char** argv) {
       std::ofstream(JoinPath(out, "pid" + std::to_string(comm->rank()))) << ::getpid() << "\n";
       Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm));
       est.Train(distribute_testing::MlpInputFn(data, 12));
+    } else if (mode == "own_dir") {
+      // Rank r > 0 trains with model_dir MODEL_DIR_rank<r> (a local disk per host).
+      const std::string own =
+          comm->rank() == 0 ? model_dir : StrCat(model_dir, "_rank", comm->rank());
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(own, comm));
+      TrainResult r = est.Train(distribute_testing::MlpInputFn(data, 12), {.max_steps = 20});
+      WriteResult(rank_dir, r, {});
+    } else if (mode == "linear") {
+      const int64_t examples = std::stoll(argv[4]), batch = std::stoll(argv[5]);
+      const bool self = argc > 7 && std::string(argv[7]) == "self";
+      RunConfig config = WorkerConfig(model_dir, comm, {.shard_input = !self});
+      const distribute_testing::MlpData linear = distribute_testing::MakeLinearData(examples);
+      Estimator est(distribute_testing::LinearModelFn, config,
+                    {{"optimizer", std::string(argv[6])}});
+      const InputContext context = config.input_context();
+      auto capture = std::make_shared<CaptureVariablesHook>();
+      TrainResult r = est.Train(
+          [&](Scope&) -> InputFnResult {
+            data::Dataset ds = data::FromTensorSlices({{"x", linear.x}, {"label", linear.label}});
+            if (!self) return InputFnResult(ds.Batch(batch));
+            return InputFnResult(ds.Shard(context.num_input_pipelines, context.input_pipeline_id)
+                                     .Batch(batch + context.input_pipeline_id));
+          },
+          {.hooks = {capture}});
+      WriteResult(rank_dir, r, capture->values);
+    } else if (mode == "evaluate") {
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm));
+      est.Train(distribute_testing::MlpInputFn(data, 12), {.max_steps = 60});
+      std::map<std::string, double> metrics =
+          est.Evaluate(distribute_testing::MlpInputFn(data, 12, /*repeat=*/false));
+      int64_t predictions = 0;
+      for (const Prediction& p : est.Predict(distribute_testing::MlpInputFn(data, 12, false))) {
+        predictions += p.at("predictions").NumElements();
+      }
+      Env::Default()->CreateDirs(rank_dir);
+      std::ofstream(JoinPath(rank_dir, "eval.txt"))
+          << static_cast<int64_t>(metrics.at("global_step")) << " " << metrics.at("loss") << " "
+          << predictions << "\n";
+    } else if (mode == "steps") {
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm));
+      const int64_t max_steps = std::stoll(argv[comm->rank() == 0 ? 4 : 5]);
+      TrainResult r = est.Train(distribute_testing::MlpInputFn(data, 12), {.max_steps = max_steps});
+      WriteResult(rank_dir, r, {});
+    } else if (mode == "stop_one") {
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm));
+      auto stop = std::make_shared<StopAfterHook>(comm->rank() == 1 ? 7 : -1);
+      TrainResult r =
+          est.Train(distribute_testing::MlpInputFn(data, 12), {.hooks = {stop}, .max_steps = 1000});
+      WriteResult(rank_dir, r, {});
+    } else if (mode == "bad_record") {
+      // Rank 0 writes the file (the same path on every rank: it is part of the pipeline's
+      // identity); the all-gather makes the others wait for it.
+      const std::string file = JoinPath(out, "train.tfrecord");
+      Env::Default()->CreateDirs(out);
+      if (comm->rank() == 0) {
+        auto writer = RecordWriter::Open(Env::Default(), file, {});
+        for (int64_t i = 0; i < 48; ++i) {
+          std::vector<float> x(8);
+          for (int j = 0; j < 8; ++j) x[j] = data.x.data<float>()[i * 8 + j];
+          writer->WriteRecord(i == 19 ? std::string("\xff\xff not an Example")
+                                      : ExampleBuilder()
+                                            .AddFloats("x", x)
+                                            .AddInt64s("id", {data.id.data<int64_t>()[i]})
+                                            .AddFloats("label", {data.label.data<float>()[i]})
+                                            .Serialize());
+        }
+      }
+      comm->AllGather("");
+      Estimator est(distribute_testing::MlpModelFn, WorkerConfig(model_dir, comm));
+      TrainResult r = est.Train([&](Scope&) -> InputFnResult {
+        return InputFnResult(
+            data::ParseExamples(data::TFRecordDataset({file}, {.origin_key = "origin"}).Batch(12),
+                                {.fixed = {{"x", {.dtype = kFloat32, .shape = Shape({8})}},
+                                           {"id", {.dtype = kInt64}},
+                                           {"label", {.dtype = kFloat32, .shape = Shape({1})}}}},
+                                {.origin_key = "origin"}));
+      });
+      WriteResult(rank_dir, r, {});
     } else {
       comm->Abort(2, "unknown mode " + mode);
     }
   } catch (const std::exception& e) {
+    // "uncaught": what a program that catches nothing does (std::terminate).
+    if (mode == "bad_record" && argc > 4 && std::string(argv[4]) == "uncaught") throw;
     comm->Abort(1, e.what());
   }
   return 0;

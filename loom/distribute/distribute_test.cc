@@ -252,6 +252,23 @@ TEST(ReplicaDatasetTest, EachRankTakesItsRowsOfTheGlobalBatch) {
   EXPECT_EQ(results[2], (std::vector<int64_t>{4, 5, 10, 11}));
 }
 
+// A Batch before a Repeat makes a short batch every epoch (14 rows in 6s: 6, 6, 2); every
+// rank builds the whole batch there, so every rank skips the one of 2 rows that 3 ranks
+// cannot share and training goes on into the next epoch (it used to end the input after
+// the first epoch's 2 batches, however many steps were asked for).
+TEST(ReplicaDatasetTest, AShortBatchBeforeARepeatIsSkippedNotTheEnd) {
+  auto results = RunRanks<std::vector<int64_t>>(3, [](std::shared_ptr<Communicator> comm) {
+    auto it = ReplicaDataset(data::Range(14).Batch(6).Repeat(3), comm).MakeIterator();
+    std::vector<int64_t> seen;
+    while (auto e = it->GetNext()) {
+      for (int64_t v : e->begin()->second.flat<int64_t>()) seen.push_back(v);
+    }
+    return seen;
+  });
+  EXPECT_EQ(results[0], (std::vector<int64_t>{0, 1, 6, 7, 0, 1, 6, 7, 0, 1, 6, 7}));
+  EXPECT_EQ(results[2], (std::vector<int64_t>{4, 5, 10, 11, 4, 5, 10, 11, 4, 5, 10, 11}));
+}
+
 TEST(ReplicaDatasetTest, AKnownBatchSizeTheRanksCannotShareIsAnError) {
   auto comms = InProcessCommunicators(4);
   try {
@@ -481,6 +498,31 @@ TEST(DataParallelEstimatorTest, AStopRequestedOnOneRankStopsAll) {
     return est.Train(MlpInputFn(data, 12), {.hooks = hooks, .steps = 50});
   });
   for (const TrainResult& r : runs) EXPECT_EQ(r.global_step, 4);
+}
+
+// Train's stop arguments are in no graph, so they are compared on their own: one rank
+// with max_steps, another with steps (both 20 from a fresh start, so each would stop at
+// 20 and nothing else would notice) is an error on every rank naming both.
+TEST(DataParallelEstimatorTest, StepsAndMaxStepsMustAgreeAcrossRanks) {
+  TempDir tmp;
+  const distribute_testing::MlpData data = MakeMlpData();
+  auto messages = RunRanks<std::string>(2, [&](std::shared_ptr<Communicator> comm) {
+    Estimator est(MlpModelFn, DataParallelRunConfig(
+                                  TestConfig(tmp.Join("r" + std::to_string(comm->rank()))), comm));
+    try {
+      est.Train(MlpInputFn(data, 12),
+                comm->rank() == 0 ? TrainOptions{.max_steps = 20} : TrainOptions{.steps = 20});
+      return std::string("trained");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition);
+      return e.message();
+    }
+  });
+  EXPECT_EQ(messages[0], messages[1]);
+  EXPECT_NE(messages[0].find("rank 1 has Train's steps and max_steps `steps=20` where rank 0 has "
+                             "`max_steps=20`"),
+            std::string::npos)
+      << messages[0];
 }
 
 // CheckReplicasAgree: graphs that differ only in the per-rank seed agree; a constant of

@@ -5,6 +5,7 @@
 // under mpirun (distribute_mpi_worker.cc): an MLP over dense features plus an embedding
 // (so there are dense and sparse gradients), Adam, a shuffled repeated dataset of GLOBAL
 // batches. Header-only.
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -18,6 +19,8 @@
 #include "loom/ops/nn.h"
 #include "loom/train/adam.h"
 #include "loom/train/global_step.h"
+#include "loom/train/gradient_descent.h"
+#include "loom/train/momentum.h"
 
 namespace loom::distribute_testing {
 
@@ -93,6 +96,56 @@ inline double MaxRelativeDifference(const Tensor& a, const Tensor& b) {
     scale = std::max(scale, std::abs(y));
   }
   return diff / std::max(scale, 1e-30);
+}
+
+// Linear regression, the float64 reference's model (distribute_mpi_test computes its
+// gradient by hand): x float32 [n, 3] and label float32 [n, 1], deterministic in i.
+inline constexpr int kLinearInputs = 3;
+inline float LinearX(int64_t i, int j) {
+  return static_cast<float>(std::sin(0.7 * static_cast<double>(i) + j) + 0.25 * j);
+}
+inline float LinearLabel(int64_t i) {
+  return 2 * LinearX(i, 0) - LinearX(i, 1) + 0.5f * LinearX(i, 2) + 0.3f +
+         0.1f * static_cast<float>(i % 3);
+}
+inline MlpData MakeLinearData(int64_t n) {
+  MlpData d{Tensor(kFloat32, {n, kLinearInputs}), Tensor(kInt64, {n}), Tensor(kFloat32, {n, 1})};
+  for (int64_t i = 0; i < n; ++i) {
+    for (int j = 0; j < kLinearInputs; ++j)
+      d.x.data<float>()[i * kLinearInputs + j] = LinearX(i, j);
+    d.id.data<int64_t>()[i] = i;
+    d.label.data<float>()[i] = LinearLabel(i);
+  }
+  return d;
+}
+inline constexpr double kLinearSgdRate = 0.1, kLinearMomentumRate = 0.05, kLinearMomentum = 0.9;
+
+// prediction = x . kernel + bias, kernel and bias starting at zero; the mean squared error;
+// params "optimizer": "sgd" (GradientDescent, kLinearSgdRate) or "momentum" (Momentum,
+// kLinearMomentumRate, kLinearMomentum), wrapped by DistributeOptimizer.
+inline EstimatorSpec LinearModelFn(Scope& s, const Features& features, Output labels, Mode mode,
+                                   const Params& params, const RunConfig& config) {
+  Output prediction = layers::Dense(s, features.at("x"),
+                                    {.units = 1,
+                                     .kernel_initializer = initializers::Zeros(),
+                                     .bias_initializer = initializers::Zeros(),
+                                     .name = "linear"});
+  if (mode == Mode::kPredict) return {.mode = mode, .predictions = {{"predictions", prediction}}};
+  Output loss = losses::MeanSquaredError(s, labels, prediction);
+  std::unique_ptr<train::Optimizer> opt;
+  if (GetParam<std::string>(params, "optimizer") == "momentum") {
+    opt = std::make_unique<train::Momentum>(
+        train::MomentumOptions{.learning_rate = kLinearMomentumRate, .momentum = kLinearMomentum});
+  } else {
+    opt = std::make_unique<train::GradientDescent>(
+        train::GradientDescentOptions{.learning_rate = kLinearSgdRate});
+  }
+  opt = DistributeOptimizer(config, std::move(opt));
+  Operation train_op = opt->Minimize(s, loss, train::GlobalStep(s));
+  return {.mode = mode,
+          .predictions = {{"predictions", prediction}},
+          .loss = loss,
+          .train_op = train_op};
 }
 
 }  // namespace loom::distribute_testing

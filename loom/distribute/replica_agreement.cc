@@ -115,4 +115,14 @@ void CheckReplicasAgree(Communicator& comm, const Graph& graph, const data::Data
   }
 }
 
+void CheckReplicasAgreeOn(Communicator& comm, std::string_view what, const std::string& value) {
+  const std::vector<std::string> all = comm.AllGather(value);
+  for (int r = 1; r < static_cast<int>(all.size()); ++r) {
+    if (all[r] == all[0]) continue;
+    throw FailedPrecondition("data-parallel training over ", all.size(), " ranks: rank ", r,
+                             " has ", what, " `", all[r], "` where rank 0 has `", all[0],
+                             "`; every rank must run the same program with the same arguments");
+  }
+}
+
 }  // namespace loom::distribute

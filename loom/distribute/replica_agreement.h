@@ -29,6 +29,11 @@ namespace loom::distribute {
 // `input` may be null (an input_fn that shards its own input legitimately differs).
 void CheckReplicasAgree(Communicator& comm, const Graph& graph, const data::Dataset* input);
 
+// Collective (one AllGather). Throws FailedPrecondition on every rank, with the same
+// message, when some rank's `value` differs from rank 0's: it names the lowest such rank,
+// `what` (e.g. "Train's steps and max_steps") and both values.
+void CheckReplicasAgreeOn(Communicator& comm, std::string_view what, const std::string& value);
+
 // The lines CheckReplicasAgree compares for `graph` (exposed for tests).
 std::string ReplicaGraphSignature(const Graph& graph);
 

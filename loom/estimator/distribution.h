@@ -16,12 +16,15 @@
 //     LoggingTensorHook, spec.training_chief_hooks) run on the chief only, so no two
 //     processes write the same file; StartHooks run first (after the dataset
 //     initializer) and EndHooks last on every replica;
-//   - the "max_steps already reached" decision is the chief's; the session does not
-//     recover from Aborted/Unavailable (a replica cannot rejoin a step alone).
+//   - steps and max_steps must agree (CheckSameOnEveryReplica, before anything else);
+//     the "max_steps already reached" decision is the chief's; the session does not
+//     recover from Aborted/Unavailable (a replica cannot rejoin a step alone);
+//   - it ends with Barrier, after the chief's last checkpoint save.
 // Thread-safety: as the Estimator's (one thread per replica).
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "loom/data/dataset.h"
 #include "loom/train/optimizer.h"
@@ -74,6 +77,15 @@ class TrainDistribution {
   virtual train::HookList EndHooks() const = 0;
   // Collective: the chief's `value` on every replica.
   virtual int64_t BroadcastFromChief(int64_t value) const = 0;
+  // Collective (one all-gather). Throws FailedPrecondition on every replica, with the same
+  // message, when some replica's `value` differs from the chief's, naming the lowest such
+  // replica, `what` and both values. For arguments that no graph shows but that every
+  // replica must share (Train's steps and max_steps: one replica stopping or skipping
+  // alone would leave the others waiting in a collective).
+  virtual void CheckSameOnEveryReplica(std::string_view what, const std::string& value) const = 0;
+  // Collective: returns once every replica has called it (Train ends with it, after the
+  // chief's last checkpoint save, so that what a replica does next sees that checkpoint).
+  virtual void Barrier() const = 0;
 };
 
 }  // namespace loom

@@ -39,8 +39,12 @@
 // dataset initializer) and last (stop agreement). Train's Dataset is iterated as
 // data::ShardGlobalBatches (data/global_batches.h): the ranks' shards, or in one process
 // the one shard of one, so the input position in a checkpoint is global and resumes on
-// any number of ranks;
-// Evaluate on a non-chief returns its metrics without writing model_dir/eval.
+// any number of ranks; Train's steps and max_steps must be the same on every replica
+// (FailedPrecondition naming both otherwise), and Train returns on every replica only
+// after the chief's last checkpoint save.
+// Evaluate and Predict are not collective: on every replica they run the whole input over
+// the newest checkpoint of that replica's model_dir; a non-chief returns its metrics
+// without writing model_dir/eval.
 // Evaluate and Predict restore a checkpoint (the newest in model_dir unless given; none is
 // FailedPrecondition), never the input position. Unlike TF1, when the call has no hooks
 // and input_fn returns a Dataset, the graph and session are cached per mode and reused:

@@ -147,6 +147,15 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
   }
   TrainResult result;
   const TrainDistribution* distribution = config_.train_distribute.get();
+  if (distribution != nullptr) {
+    // A replica that skipped training (max_steps reached) or stopped alone would leave
+    // the others waiting in their next collective: the stop arguments must agree.
+    distribution->CheckSameOnEveryReplica("Train's steps and max_steps",
+                                          options.steps ? StrCat("steps=", *options.steps)
+                                          : options.max_steps
+                                              ? StrCat("max_steps=", *options.max_steps)
+                                              : std::string("neither (until the input ends)"));
+  }
   if (options.max_steps) {
     // Distributed: the chief's checkpoint decides for every replica (model_dir need not
     // be shared storage).
@@ -217,6 +226,9 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
     result.global_step = train::StepValue(session.raw_session().Eval(model.global_step));
     session.Close();
   }
+  // The chief saved its last checkpoint in Close: no replica returns before it exists, so
+  // an Evaluate, Predict or export that follows on any replica reads that checkpoint.
+  if (distribution != nullptr) distribution->Barrier();
   result.stop_signal = stop_signals.received();
   if (result.stop_signal != 0) {
     LOOM_LOG(WARNING) << "Training stopped by " << train::StopSignalName(result.stop_signal)
