@@ -260,7 +260,7 @@ std::vector<GradOutput> WhileGradRule(const GradContext& ctx) {
   const int n = static_cast<int>(var_names.size());
   const int forward_first = graph.FindNode(var_names[0])->id();
   for (int id = forward_first; id < w.id(); ++id) {
-    if (&graph.node(id)->op_def() == &WhileOp()) {
+    if (&graph.node(id)->op_def() == &WhileOp() && graph.node(id)->attr(kBackProp)) {
       throw Unimplemented("Gradients: ", w.description(), " contains the while loop ",
                           graph.node(id)->description(),
                           "; gradients of nested while loops are not supported. Compute the "

@@ -282,6 +282,48 @@ TEST(WhileGradTest, TrainsAVariableUsedInsideTheLoop) {
   EXPECT_NEAR(session.ReadVariable("w").scalar<double>(), 2.0, 1e-4);
 }
 
+// for i < 4: acc += (for j < i: s += 1), and x^4 as two nested squarings loops.
+TEST(WhileLoopTest, NestedLoopsRunAndOnlyTheirGradientIsRefused) {
+  Graph graph;
+  Scope root(graph);
+  std::vector<Output> out = WhileLoop(
+      root, [](const Scope& s, const std::vector<Output>& v) { return Less(s, v[0], 4); },
+      [](const Scope& s, const std::vector<Output>& v) {
+        Output i = v[0];
+        Output inner = WhileLoop(
+            s, [i](const Scope& b, const std::vector<Output>& w) { return Less(b, w[0], i); },
+            [](const Scope& b, const std::vector<Output>& w) {
+              return std::vector<Output>{Add(b, w[0], 1), Add(b, w[1], 1.0)};
+            },
+            {ScalarConst(s, 0), ScalarConst(s, 0.0)})[1];
+        return std::vector<Output>{Add(s, i, 1), Add(s, v[1], inner)};
+      },
+      {ScalarConst(root, 0), ScalarConst(root, 0.0)});
+  Session session(graph);
+  EXPECT_DOUBLE_EQ(session.Run({}, out)[1].scalar<double>(), 0.0 + 1 + 2 + 3);
+
+  Output x = Placeholder(root, kFloat64, Shape({}));
+  auto squarings = [&](bool inner_back_prop) {
+    return WhileLoop(
+        root, [](const Scope& s, const std::vector<Output>& v) { return Less(s, v[0], 2); },
+        [&](const Scope& s, const std::vector<Output>& v) {
+          Output y = WhileLoop(
+              s, [](const Scope& b, const std::vector<Output>& w) { return Less(b, w[0], 1); },
+              [&](const Scope& b, const std::vector<Output>& w) {
+                return std::vector<Output>{Add(b, w[0], 1), Mul(b, w[1], x)};
+              },
+              {ScalarConst(s, 0), v[1]}, {.back_prop = inner_back_prop})[1];
+          return std::vector<Output>{Add(s, v[0], 1), y};
+        },
+        {ScalarConst(root, 0), ScalarConst(root, 1.0)})[1];
+  };
+  Output y = squarings(true);
+  EXPECT_DOUBLE_EQ(session.Eval(y, {{x, Tensor::Scalar(3.0)}}).scalar<double>(), 9.0);
+  EXPECT_EQ(CodeOf([&] { Gradients(root, {y}, {x}); }), ErrorCode::kUnimplemented);
+  // With the inner loop's back_prop off, nothing flows through it: no gradient at all.
+  EXPECT_FALSE(Gradients(root, {squarings(false)}, {x})[0].valid());
+}
+
 TEST(WhileLoopTest, RoundTripsThroughGraphDef) {
   Graph graph;
   Scope root(graph);
