@@ -233,6 +233,7 @@ std::vector<Output> WhileBuilder::Finish(Output cond, const std::vector<Output>&
                kParallelIterations(options_.parallel_iterations), kBackProp(options_.back_prop)},
               "While");
   std::vector<Output> outputs;
+  outputs.reserve(node->num_outputs());
   for (int i = 0; i < node->num_outputs(); ++i) outputs.push_back(node->output(i));
   return outputs;
 }
