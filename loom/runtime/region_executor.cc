@@ -93,8 +93,9 @@ bool RegionPlan::Runs(const Node* node) const {
   return std::any_of(steps_.begin(), steps_.end(), [&](const Step& s) { return s.node == node; });
 }
 
-void RegionPlan::Run(std::vector<Tensor>& slots, const KernelContext& outer,
-                     const std::string& what) const {
+void RegionPlan::Run(std::vector<Tensor>& slots, const KernelContext& outer, int64_t iteration,
+                     std::string_view loop) const {
+  auto what = [&] { return StrCat("iteration ", iteration, " of ", loop); };
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
   for (const Step& step : steps_) {
@@ -108,7 +109,7 @@ void RegionPlan::Run(std::vector<Tensor>& slots, const KernelContext& outer,
         inputs[i] = resource != nullptr ? resource->Read() : Tensor();
         if (!inputs[i].defined()) {
           throw FailedPrecondition("attempting to use uninitialized variable '", var->name(),
-                                   "' in ", node.description(), ", ", what,
+                                   "' in ", node.description(), ", ", what(),
                                    ": run GlobalVariablesInitializer() or restore a checkpoint "
                                    "first")
               .AtNode(outer.node().name());
@@ -124,14 +125,14 @@ void RegionPlan::Run(std::vector<Tensor>& slots, const KernelContext& outer,
       if (e.node() == outer.node().name()) throw;  // a nested loop already named it
       std::string message = e.message();
       if (e.node() != node.name()) message += StrCat(" [in ", node.description(), "]");
-      throw Error(e.code(), StrCat(message, " [", what, "]")).AtNode(outer.node().name());
+      throw Error(e.code(), StrCat(message, " [", what(), "]")).AtNode(outer.node().name());
     }
     for (int o = 0; o < node.num_outputs(); ++o) {
       Tensor& t = outputs[o];
       if (!t.defined() || t.dtype() != node.output_dtype(o)) {
         throw Internal(node.description(), " produced ",
                        t.defined() ? DTypeName(t.dtype()) : "no value", " for output ", o,
-                       ", expected ", DTypeName(node.output_dtype(o)), " [", what, "]");
+                       ", expected ", DTypeName(node.output_dtype(o)), " [", what(), "]");
       }
       slots[step.first_output_slot + o] = std::move(t);
     }

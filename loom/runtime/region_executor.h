@@ -11,6 +11,7 @@
 // Thread-safety: a plan is immutable after Build; Run may be called from several
 // threads with separate slot vectors.
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -36,8 +37,10 @@ class RegionPlan {
 
   // Runs the plan's kernels over `slots` (num_slots() long, fed slots filled) in the
   // context of the loop's own kernel `outer`. A kernel error is rethrown naming the
-  // node, `what` ("iteration 3 of While 'while/While'") and marked as the outer node's.
-  void Run(std::vector<Tensor>& slots, const KernelContext& outer, const std::string& what) const;
+  // node and "iteration <iteration> of <loop>" (loop: "While 'while/While'"), and marked
+  // as the outer node's.
+  void Run(std::vector<Tensor>& slots, const KernelContext& outer, int64_t iteration,
+           std::string_view loop) const;
 
  private:
   struct Step {

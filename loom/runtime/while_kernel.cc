@@ -6,10 +6,6 @@
 namespace loom::while_internal {
 namespace {
 
-std::string Iteration(int64_t i, const Node& loop) {
-  return StrCat("iteration ", i, " of ", loop.description());
-}
-
 // acc += v, elementwise. REQUIRES: same dtype (float32 or float64) and shape.
 void Accumulate(Tensor& acc, const Tensor& v, const Node& node) {
   if (!acc.defined()) {
@@ -133,9 +129,10 @@ void WhileKernel(KernelContext& c) {
     for (size_t j = 0; j < captures.size(); ++j) slots[plan.fed_slot(n + j)] = captures[j];
   };
   std::vector<Tensor> slots;
+  const std::string loop = node.description();
   for (int64_t it = 0; max_iterations < 0 || it < max_iterations; ++it) {
     feed(plans->cond, slots);
-    plans->cond.Run(slots, c, Iteration(it, node));
+    plans->cond.Run(slots, c, it, loop);
     const Tensor& go = slots[plans->cond.target_slot(0)];
     if (go.dtype() != kBool || go.NumElements() != 1) {
       c.Fail("the condition gave ", DTypeName(go.dtype()), go.shape(), " at iteration ", it,
@@ -143,7 +140,7 @@ void WhileKernel(KernelContext& c) {
     }
     if (!go.scalar<bool>()) break;
     feed(plans->body, slots);
-    plans->body.Run(slots, c, Iteration(it, node));
+    plans->body.Run(slots, c, it, loop);
     for (int i = 0; i < n; ++i) {
       Tensor next = slots[plans->body.target_slot(i)];
       if (!invariants[i].IsCompatibleWith(next.shape())) {
@@ -187,14 +184,14 @@ void WhileGradKernel(KernelContext& c) {
   std::vector<Tensor> slots;
   const int tape_fed = nv + g->num_captures;
   const int num_iterations = static_cast<int>(tape->iterations.size());
+  const std::string loop = StrCat("the gradient of ", g->forward->description());
   for (int it = num_iterations - 1; it >= 0; --it) {
     const std::vector<Tensor>& forward = tape->iterations[it];
     slots.assign(g->plan.num_slots(), Tensor());
     for (size_t s = 0; s < forward.size(); ++s) slots[g->plan.fed_slot(tape_fed + s)] = forward[s];
     for (int k = 0; k < nv; ++k) slots[g->plan.fed_slot(k)] = grads[k];
     for (int j = 0; j < g->num_captures; ++j) slots[g->plan.fed_slot(nv + j)] = c.input(nv + j);
-    g->plan.Run(slots, c,
-                StrCat("iteration ", it, " of the gradient of ", g->forward->description()));
+    g->plan.Run(slots, c, it, loop);
     int target = 0;
     for (int k = 0; k < nv; ++k) {
       if (var_grads[k].empty()) {
