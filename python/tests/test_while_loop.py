@@ -147,3 +147,20 @@ def test_scan_and_folds():
     np.testing.assert_allclose(vb, [10, 9, 7, 4])
     assert vl == 1234.0
     assert vr == 4321.0
+
+
+def test_saver_meta_graph_round_trip(tmp_path):
+    w = tf.Variable(2.0, name="w")
+    _, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * w),
+                         [tf.constant(0), tf.constant(1.0)])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = tf.train.Saver().save(sess, str(tmp_path / "model"))
+    name = y.name
+    tf.reset_default_graph()
+    with tf.Session() as sess:
+        tf.train.import_meta_graph(path + ".meta").restore(sess, path)
+        graph = tf.get_default_graph()
+        y2 = graph.get_tensor_by_name(name)
+        (dw,) = tf.gradients(y2, [graph.get_tensor_by_name("w:0")])
+        assert sess.run([y2, dw]) == [8.0, 12.0]  # w^3 and 3 w^2
