@@ -12,7 +12,6 @@ unknown length in its shape invariant), reshaped to [n, ...] after the loop. Eac
 iteration copies what was collected so far, so collecting n values costs O(n^2) element
 copies; fine for the sequence lengths map_fn / scan usually see (hundreds), slow for
 very long ones."""
-import collections
 
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
