@@ -281,7 +281,8 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
     """tf.scan: the states fn(state, element) takes along elems' first dimension, stacked."""
     with _tf().name_scope(name or "scan"):
         return _loop_over_elements(fn, elems, initializer, reverse, back_prop,
-                                   parallel_iterations, True, _same_structure_as_state("tf.scan"))[1]
+                                   parallel_iterations, True,
+                                   _same_structure_as_state("tf.scan"))[1]
 
 
 def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False,
@@ -289,7 +290,8 @@ def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
     """tf.foldl: fn(state, element) folded from the first element to the last."""
     with _tf().name_scope(name or "foldl"):
         return _loop_over_elements(fn, elems, initializer, False, back_prop,
-                                   parallel_iterations, False, _same_structure_as_state("tf.foldl"))[0]
+                                   parallel_iterations, False,
+                                   _same_structure_as_state("tf.foldl"))[0]
 
 
 def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False,
@@ -297,4 +299,5 @@ def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
     """tf.foldr: fn(state, element) folded from the last element to the first."""
     with _tf().name_scope(name or "foldr"):
         return _loop_over_elements(fn, elems, initializer, True, back_prop,
-                                   parallel_iterations, False, _same_structure_as_state("tf.foldr"))[0]
+                                   parallel_iterations, False,
+                                   _same_structure_as_state("tf.foldr"))[0]
