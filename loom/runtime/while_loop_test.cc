@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <thread>
 
 #include "loom/autodiff/gradients.h"
 #include "loom/graph/graph_def.h"
@@ -242,6 +244,37 @@ TEST(WhileGradTest, RnnWithACapturedWeightMatchesTheNumericGradient) {
       [](const Scope& s, const std::vector<Output>& xs) { return Rnn(s, xs[0], xs[1], xs[2], 4); },
       {RandomDoubles({2, 3}, 1), RandomDoubles({3, 3}, 2), RandomDoubles({4, 2, 3}, 3)});
   EXPECT_LT(err, 1e-6);
+}
+
+// Runs from several threads at once: each step's gradient takes its own step's record.
+TEST(WhileGradTest, ConcurrentRunsEachGetTheirOwnGradient) {
+  Graph graph;
+  Scope root(graph);
+  Output x = Placeholder(root, kFloat64, Shape({}));
+  Output y = WhileLoop(
+      root, [](const Scope& b, const std::vector<Output>& v) { return Less(b, v[0], 3); },
+      [x](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{Add(b, v[0], 1), Mul(b, v[1], x)};
+      },
+      {ScalarConst(root, 0), ScalarConst(root, 1.0)})[1];
+  Output dx = Gradients(root, {y}, {x})[0];
+  Session session(graph, {.intra_op_threads = 2});
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const double v = 1.0 + t + 0.01 * i;
+        auto out = session.Run({{x, Tensor::Scalar(v)}}, {y, dx});
+        if (std::abs(out[0].scalar<double>() - v * v * v) > 1e-9 ||
+            std::abs(out[1].scalar<double>() - 3 * v * v) > 1e-9) {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(WhileGradTest, BackPropFalseGivesNoGradient) {
