@@ -53,6 +53,18 @@ def test_nested_structures_and_maximum_iterations():
     assert (va, vb) == (15.0, 16.0)
 
 
+def test_maximum_iterations_from_a_tensor():
+    bound = tf.placeholder(tf.int32, [])
+    x = tf.while_loop(lambda x: x < 100.0, lambda x: x * 2.0, [tf.constant(1.0)],
+                      maximum_iterations=bound)
+    i, y = tf.while_loop(lambda i, y: i < 10, lambda i, y: (i + 1, y + 1.0),
+                         (tf.constant(0), tf.constant(0.0)), maximum_iterations=bound)
+    with tf.Session() as sess:
+        assert sess.run(x, {bound: 3}) == 8.0
+        assert sess.run(x, {bound: 50}) == 128.0  # cond stops it first
+        assert sess.run([i, y], {bound: 4}) == [4, 4.0]
+
+
 def test_shape_invariants():
     def body(i, x):
         return i + 1, tf.concat([x, x], 0)

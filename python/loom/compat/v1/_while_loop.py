@@ -88,16 +88,31 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if shape_invariants is not None:
         flat_inv = _flatten_up_to(loop_vars, shape_invariants, "shape_invariants")
         invariants = [_invariant(s) for s in flat_inv]
-    counter = maximum_iterations is not None
     max_iter = -1
-    if counter:
+    if maximum_iterations is not None:
         from loom.compat.v1 import _ops
-        static = _ops.constant_value(_fw.convert_to_tensor(maximum_iterations)) if isinstance(
+        static = _ops.constant_value(maximum_iterations) if isinstance(
             maximum_iterations, _fw.Tensor) else maximum_iterations
         if static is None:
-            raise NotImplementedError(
-                "Loom's while_loop takes maximum_iterations as a Python int or a constant "
-                "tensor; for a computed bound, add a counter loop variable and test it in cond")
+            # A computed bound: a hidden counter loop variable, tested beside cond (as TF).
+            tf = _tf()
+            bound = tf.cast(maximum_iterations, tf.int64)
+
+            def counted_cond(i, *v):
+                return tf.logical_and(i < bound, cond(*_unpacked(structure, v)))
+
+            def counted_body(i, *v):
+                return [i + 1] + _flatten(_body_result(body, structure, v))
+
+            out = while_loop(counted_cond, counted_body,
+                             [tf.constant(0, dtype=tf.int64)] + flat,
+                             shape_invariants=[[]] + [t.shape if s is False else s for t, s in
+                                                      zip(flat, invariants)],
+                             parallel_iterations=parallel_iterations, back_prop=back_prop,
+                             name=name, return_same_structure=True)[1:]
+            if return_same_structure or len(out) != 1:
+                return _pack(structure, out) if _is_sequence(structure) else out[0]
+            return out[0]
         max_iter = int(static)
         if max_iter < 0:
             raise ValueError("maximum_iterations must be non-negative, got %d" % max_iter)
@@ -128,6 +143,21 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if return_same_structure or len(finals) != 1:
         return _pack(structure, finals) if _is_sequence(structure) else finals[0]
     return finals[0]
+
+
+def _unpacked(structure, flat):
+    """cond's / body's arguments for loop variables `flat` of `structure`."""
+    packed = _pack(structure, list(flat))
+    if isinstance(structure, (list, tuple)) and not hasattr(structure, "_fields"):
+        return list(packed)
+    return [packed]
+
+
+def _body_result(body, structure, flat):
+    result = body(*_unpacked(structure, flat))
+    if not _is_sequence(structure) and isinstance(result, (list, tuple)) and len(result) == 1:
+        return result[0]
+    return result
 
 
 # --- map_fn, scan, foldl, foldr --------------------------------------------------------------
