@@ -23,11 +23,9 @@ GradOutput Aggregate(const Scope& scope, const std::vector<GradOutput>& parts) {
   return AddN(scope, dense);
 }
 
-}  // namespace
-
-std::vector<GradOutput> GradientsWithSparse(const Scope& outer, const std::vector<Output>& ys,
-                                            const std::vector<Output>& xs,
-                                            const std::vector<Output>& grad_ys) {
+std::vector<GradOutput> Walk(const Scope& outer, const std::vector<Output>& ys,
+                             const std::vector<Output>& xs, const std::vector<Output>& grad_ys,
+                             int first_id) {
   if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
     throw InvalidArgument("Gradients: ", grad_ys.size(), " grad_ys for ", ys.size(), " ys");
   }
@@ -84,7 +82,7 @@ std::vector<GradOutput> GradientsWithSparse(const Scope& outer, const std::vecto
         any = true;
       }
     }
-    if (!any) continue;
+    if (!any || id < first_id) continue;
     // Does any input lead back to an x? If not, there is nothing to propagate.
     bool needs_inputs = false;
     for (const Output& in : node->inputs())
@@ -119,14 +117,31 @@ std::vector<GradOutput> GradientsWithSparse(const Scope& outer, const std::vecto
   return result;
 }
 
-std::vector<Output> Gradients(const Scope& scope, const std::vector<Output>& ys,
-                              const std::vector<Output>& xs, const std::vector<Output>& grad_ys) {
-  std::vector<GradOutput> sparse = GradientsWithSparse(scope, ys, xs, grad_ys);
+std::vector<Output> Densified(const Scope& scope, const std::vector<GradOutput>& sparse) {
   std::vector<Output> dense;
   dense.reserve(sparse.size());
   Scope s = scope.NewSubScope("gradients_dense");
   for (const auto& g : sparse) dense.push_back(g.is_sparse() ? Densify(s, g) : g.dense);
   return dense;
+}
+
+}  // namespace
+
+std::vector<GradOutput> GradientsWithSparse(const Scope& scope, const std::vector<Output>& ys,
+                                            const std::vector<Output>& xs,
+                                            const std::vector<Output>& grad_ys) {
+  return Walk(scope, ys, xs, grad_ys, 0);
+}
+
+std::vector<Output> GradientsWithinRegion(const Scope& scope, const std::vector<Output>& ys,
+                                          const std::vector<Output>& xs,
+                                          const std::vector<Output>& grad_ys, int first_id) {
+  return Densified(scope, Walk(scope, ys, xs, grad_ys, first_id));
+}
+
+std::vector<Output> Gradients(const Scope& scope, const std::vector<Output>& ys,
+                              const std::vector<Output>& xs, const std::vector<Output>& grad_ys) {
+  return Densified(scope, GradientsWithSparse(scope, ys, xs, grad_ys));
 }
 
 }  // namespace loom

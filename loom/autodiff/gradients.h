@@ -26,6 +26,13 @@ std::vector<GradOutput> GradientsWithSparse(const Scope& scope, const std::vecto
                                             const std::vector<Output>& xs,
                                             const std::vector<Output>& grad_ys = {});
 
+// As Gradients, for a loop's body (runtime/while_loop.h): only nodes with id >= first_id
+// are differentiated through. An x below first_id (a value the loop captures) is a leaf:
+// it gets the gradient that reaches it from inside, and nothing propagates past it.
+std::vector<Output> GradientsWithinRegion(const Scope& scope, const std::vector<Output>& ys,
+                                          const std::vector<Output>& xs,
+                                          const std::vector<Output>& grad_ys, int first_id);
+
 }  // namespace loom
 
 #endif  // LOOM_AUTODIFF_GRADIENTS_H_

@@ -5,6 +5,7 @@
 #include "loom/estimator/metrics.h"
 #include "loom/estimator/tf_ops.h"
 #include "loom/ops/ops_layer.h"
+#include "loom/runtime/while_loop.h"
 #include "loom/train/summary.h"
 #include "loom/train/training_ops.h"
 
@@ -16,6 +17,7 @@ const OpRegistry& AllOps() {
     auto* r = new OpRegistry();
     // One call per layer or family; each Register call validates its records.
     RegisterOpsLayerOps(*r);
+    RegisterWhileOps(*r);
     data::RegisterDataOps(*r);
     train::RegisterTrainOps(*r);
     train::RegisterSummaryOps(*r);

@@ -22,6 +22,7 @@
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/session.h"
+#include "loom/runtime/while_loop.h"
 #include "loom/train/adam.h"
 #include "loom/train/global_step.h"
 
@@ -400,6 +401,31 @@ TEST(OnnxExportTest, GoldenBytesOfATinyGraph) {
   }
   EXPECT_EQ(hex, kTinyGolden) << "decode with: protoc --decode=loom.onnx.ModelProto "
                                  "loom/io/proto/onnx.proto";
+}
+
+// A while loop has no ONNX translation: the export fails naming the While node and why.
+TEST(OnnxExportTest, AWhileLoopIsAClearError) {
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({2}));
+  Output y = WhileLoop(
+      s, [](const Scope& b, const std::vector<Output>& v) { return Less(b, Sum(b, v[0]), 10.f); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{Mul(b, v[0], 2.f)};
+      },
+      {x})[0];
+  SignatureDef sig{.method_name = "tensorflow/serving/predict",
+                   .inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}}},
+                   .outputs = {{"y", {.name = y.name(), .dtype = kFloat32, .shape = y.shape()}}}};
+  try {
+    ToOnnxModel(graph, {}, "predict", sig);
+    FAIL() << "exported a while loop";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("While x1 (node 'while/While')"), std::string::npos) << m;
+    EXPECT_NE(m.find("no ONNX Loop translation"), std::string::npos) << m;
+  }
 }
 
 // Our onnx.proto reads what python3-onnx 1.12 wrote (testdata/onnx/tiny_ext.onnx): the

@@ -247,6 +247,9 @@ std::string WhyNotMapped(const std::string& op) {
       {"Assign", "it changes a variable; a PREDICT graph only reads them"},
       {"AssignAdd", "it changes a variable; a PREDICT graph only reads them"},
       {"AssignSub", "it changes a variable; a PREDICT graph only reads them"},
+      {"While",
+       "Loom's functional while loop has no ONNX Loop translation; export a PREDICT graph "
+       "without the loop (unroll it when its trip count is fixed)"},
   };
   auto it = reasons.find(op);
   return it == reasons.end() ? "" : it->second;

@@ -197,7 +197,16 @@ std::string DescribeUnsupported(const std::map<std::string, int>& ops) {
   std::vector<std::string> parts;
   parts.reserve(ops.size());
   for (const auto& [op, count] : ops) parts.push_back(StrCat(op, " x", count));
-  return StrCat("unsupported TF ops: ", StrJoin(parts, ", "));
+  std::string loops;
+  for (const char* op : {"Enter", "Exit", "NextIteration", "LoopCond"}) {
+    if (ops.count(op)) {
+      loops =
+          "; a TF1 while loop (Enter/Exit/NextIteration/LoopCond) cannot be imported: Loom's "
+          "loops are a functional While op (docs/engine.md, \"While loops\"), so rebuild the "
+          "loop with loom::WhileLoop or tf.while_loop in Loom";
+    }
+  }
+  return StrCat("unsupported TF ops: ", StrJoin(parts, ", "), loops);
 }
 
 }  // namespace

@@ -354,6 +354,35 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
   }
 }
 
+// A TF1 while loop's frame ops: the error names them and says why they cannot come in.
+TEST(TfSavedModelTest, Tf1WhileLoopOpsAreAClearError) {
+  proto::GraphDef def;
+  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> in) {
+    proto::NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    for (const auto& i : in) n->add_input(i);
+    return n;
+  };
+  proto::NodeDef* x = add("x", "Placeholder", {});
+  (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+  add("while/Enter", "Enter", {"x"});
+  add("while/Exit", "Exit", {"while/Enter"});
+  estimator_testing::TempDir dir;
+  const std::string path = dir.Join("g.pb");
+  auto f = Env::Default()->NewWritableFile(path);
+  f->Append(def.SerializeAsString());
+  f->Close();
+  try {
+    TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "while/Exit:0"}});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
+    EXPECT_NE(e.message().find("Enter x1, Exit x1"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("TF1 while loop"), std::string::npos) << e.what();
+  }
+}
+
 // A SavedModel written here: `graph` as its one MetaGraphDef {serve} with `signatures`
 // (key -> {input key -> tensor}, {output key -> tensor}); inputs are float [?, 2] unless
 // listed in `string_inputs`.

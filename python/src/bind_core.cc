@@ -85,6 +85,7 @@ void BindCore(py::module_& m) {
   BindTrainCore(m);
   BindData(m);
   BindPyFunc(m);
+  BindWhile(m);
 }
 
 }  // namespace loom::python

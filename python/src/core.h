@@ -11,6 +11,7 @@
 //                (bind_train_core.cc)
 //   BindData     Dataset and its iterators, map traced into a graph (bind_data.cc)
 //   BindPyFunc   tf.py_func's ops, a kernel that calls Python (bind_py_func.cc)
+//   BindWhile    tf.while_loop's builder (bind_while.cc)
 // The Python objects of a graph's nodes and outputs hold no reference to it: the
 // package's wrappers (loom.compat.v1.Tensor, Operation) keep the Graph alive.
 #include <string>
@@ -27,6 +28,7 @@ void BindSession(py::module_& m);
 void BindTrainCore(py::module_& m);
 void BindData(py::module_& m);
 void BindPyFunc(py::module_& m);
+void BindWhile(py::module_& m);
 
 // The scope the package's builder calls run in: `prefix` (the current name scope, as
 // the package tracks it) and `control_deps` (the tf.control_dependencies stack).

@@ -136,6 +136,8 @@ contrib.layers.__dict__.update(
 contrib.framework = _types.ModuleType("loom.compat.v1.contrib.framework",
                                       "tf.contrib.framework")
 from loom.compat.v1.control_flow import smart_cond as _smart_cond  # noqa: E402
+from loom.compat.v1.control_flow import while_loop  # noqa: E402,F401
+from loom.compat.v1._while_loop import map_fn, scan, foldl, foldr  # noqa: E402,F401
 
 contrib.framework.smart_cond = _smart_cond
 contrib.predictor = _types.ModuleType("loom.compat.v1.contrib.predictor",
@@ -184,9 +186,8 @@ _RECORDS = ("from Python Loom parses tf.train.Example records with tf.parse_exam
             "tf.data.TFRecordDataset; other record formats and ops are C++ only "
             "(loom::data::ParseExamples, CsvDataset, docs/data.md)")
 _MISSING = {
-    "cond": _CONTROL_FLOW, "while_loop": _CONTROL_FLOW, "case": _CONTROL_FLOW,
-    "switch_case": _CONTROL_FLOW, "map_fn": _CONTROL_FLOW, "scan": _CONTROL_FLOW,
-    "foldl": _CONTROL_FLOW, "foldr": _CONTROL_FLOW, "TensorArray": _CONTROL_FLOW,
+    "cond": _CONTROL_FLOW, "case": _CONTROL_FLOW,
+    "switch_case": _CONTROL_FLOW, "TensorArray": _CONTROL_FLOW,
     "py_function": _NO_EAGER,
     "Print": "no Print op; fetch the tensor, or log it with tf.train.LoggingTensorHook",
     "print": "no print op; fetch the tensor, or log it with tf.train.LoggingTensorHook",

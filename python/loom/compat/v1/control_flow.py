@@ -1,5 +1,5 @@
-"""tf.cond, tf.case and tf.while_loop: not available. Loom's graph runtime has no control
-flow (TF's Switch / Merge with dead-tensor propagation, or a functional While op), and
+"""tf.cond and tf.case: not available (tf.while_loop is: _while_loop.py). Loom's graph
+runtime has no Switch / Merge with dead-tensor propagation, and
 nothing here fakes them: evaluating both branches and selecting would run the side
 effects (assignments, queue reads, errors) of the branch TF skips, and unrolling a loop
 needs a trip count known when the graph is built. Each raises NotImplementedError naming
@@ -36,12 +36,11 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,  # noqa: A002
                back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
                return_same_structure=False):
-    """tf.while_loop: NotImplementedError (see the module comment)."""
-    raise NotImplementedError(
-        "tf.while_loop is not supported: %s. Workarounds: unroll the loop in Python when "
-        "its trip count is known while building the graph (for i in range(n): loop_vars "
-        "= body(*loop_vars)); or run one iteration per session.run from a Python loop, "
-        "feeding the loop variables back." % _WHY)
+    """tf.while_loop: Loom's functional While op (_while_loop.py)."""
+    from loom.compat.v1 import _while_loop
+    return _while_loop.while_loop(cond, body, loop_vars, shape_invariants, parallel_iterations,
+                                  back_prop, swap_memory, name, maximum_iterations,
+                                  return_same_structure)
 
 
 def smart_cond(pred, true_fn=None, false_fn=None, name=None):

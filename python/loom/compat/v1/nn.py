@@ -9,13 +9,24 @@ moments = _ops.moments
 
 from loom.compat.v1.sparse import embedding_lookup_sparse  # noqa: E402
 
+import types as _types  # noqa: E402
+
+from loom.compat.v1 import _rnn  # noqa: E402
+
+dynamic_rnn = _rnn.dynamic_rnn
+# tf.nn.rnn_cell: the basic cells (_rnn.py).
+rnn_cell = _types.ModuleType("loom.compat.v1.nn.rnn_cell", "tf.nn.rnn_cell")
+for _name in ("RNNCell", "BasicRNNCell", "GRUCell", "BasicLSTMCell", "LSTMCell",
+              "LSTMStateTuple"):
+    setattr(rnn_cell, _name, getattr(_rnn, _name))
+
 from loom.compat.v1 import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.missing("tf.nn", {
     n: "no op for it in Loom's registry" for n in (
         "depthwise_conv2d", "separable_conv2d", "conv2d_transpose", "conv1d", "conv3d",
         "atrous_conv2d", "dilation2d", "max_pool_with_argmax",
-        "nce_loss", "sampled_softmax_loss", "ctc_loss", "top_k", "dynamic_rnn",
-        "static_rnn", "bidirectional_dynamic_rnn", "rnn_cell", "batch_normalization",
+        "nce_loss", "sampled_softmax_loss", "ctc_loss", "top_k",
+        "static_rnn", "bidirectional_dynamic_rnn", "batch_normalization",
         "fused_batch_norm", "local_response_normalization", "lrn", "selu", "swish",
         "weighted_cross_entropy_with_logits")})
