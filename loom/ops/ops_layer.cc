@@ -1,6 +1,7 @@
 #include "loom/ops/ops_layer.h"
 
 #include "loom/ops/array.h"
+#include "loom/ops/control.h"
 #include "loom/ops/grad_support.h"
 #include "loom/ops/math.h"
 #include "loom/ops/nn.h"
@@ -16,6 +17,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterArrayOps(registry);
   RegisterRandomOps(registry);
   RegisterNnOps(registry);
+  RegisterControlOps(registry);
 }
 
 }  // namespace loom
