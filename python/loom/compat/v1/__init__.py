@@ -126,6 +126,7 @@ contrib.layers.__dict__.update(
 contrib.framework = _types.ModuleType("loom.compat.v1.contrib.framework",
                                       "tf.contrib.framework")
 from loom.compat.v1.control_flow import smart_cond as _smart_cond  # noqa: E402
+from loom.compat.v1.control_flow import case, cond, switch_case  # noqa: E402,F401
 
 contrib.framework.smart_cond = _smart_cond
 contrib.predictor = _types.ModuleType("loom.compat.v1.contrib.predictor",
@@ -163,18 +164,17 @@ app.run = _app_run
 # TF1 names Loom lacks: using one is an UnsupportedAPIError naming it (_unsupported.py).
 from loom.compat.v1 import _unsupported  # noqa: E402
 
-_CONTROL_FLOW = ("Loom graphs have no control flow ops; for a choice known while building the "
-                 "graph use a Python if (or tf.contrib.framework.smart_cond), for values safe "
-                 "to compute both use tf.where, for a loop with a known trip count unroll it "
-                 "in Python (docs/python.md, \"Control flow\")")
+_CONTROL_FLOW = ("Loom graphs have tf.cond and tf.case but no loop ops; for a loop with a "
+                 "known trip count unroll it in Python, for a choice among branches use "
+                 "tf.case (docs/python.md, \"Control flow\")")
 _NO_EAGER = ("tf.py_function passes eager tensors, which Loom (graph-only) lacks; use tf.py_func "
              "or tf.numpy_function, which pass numpy arrays")
 _SPARSE = "Loom has no sparse tensors"
 _RECORDS = ("Loom reads tf.train.Example records in C++ (loom::data::ParseExamples, "
             "docs/data.md), not from Python")
 _MISSING = {
-    "cond": _CONTROL_FLOW, "while_loop": _CONTROL_FLOW, "case": _CONTROL_FLOW,
-    "switch_case": _CONTROL_FLOW, "map_fn": _CONTROL_FLOW, "scan": _CONTROL_FLOW,
+    "while_loop": _CONTROL_FLOW,
+    "map_fn": _CONTROL_FLOW, "scan": _CONTROL_FLOW,
     "foldl": _CONTROL_FLOW, "foldr": _CONTROL_FLOW, "TensorArray": _CONTROL_FLOW,
     "py_function": _NO_EAGER,
     "Print": "no Print op; fetch the tensor, or log it with tf.train.LoggingTensorHook",
