@@ -124,8 +124,10 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     else:
         raise TypeError("fns must be a list, tuple, or dict")
     if not pairs:
-        raise ValueError("pred_fn_pairs must not be empty" if default is None else
-                         "pred_fn_pairs must have at least one pair when there is no default")
+        if default is None:
+            raise ValueError("Must provide at least one item in pred_fn_pairs or a default")
+        with _fw.name_scope(name):
+            return default()
     for pair in pairs:
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise TypeError("Each entry in pred_fn_pairs must be a 2-tuple")
