@@ -20,6 +20,9 @@ Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& 
                       const initializers::Initializer& fallback, bool trainable,
                       const Regularizer& regularizer) {
   const initializers::Initializer& chosen = init ? init : fallback;
+  // A layer built inside a cond branch still makes its variables, initial values and
+  // penalties outside it (TF1's get_variable with a callable initializer).
+  Graph::ContextOverride outside(layer.graph(), nullptr);
   Output initial = chosen(layer.NewSubScope(name + "_initializer"), shape, dtype);
   Variable var(layer.WithOpName(name), initial, {.trainable = trainable, .shape = shape});
   if (regularizer) {

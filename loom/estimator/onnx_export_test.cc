@@ -16,6 +16,7 @@
 #include "loom/estimator/onnx_export_proto.h"
 #include "loom/estimator/onnx_test_util.h"
 #include "loom/ops/array.h"
+#include "loom/ops/control.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
@@ -284,6 +285,33 @@ TEST(OnnxExportTest, UnsupportedOpsAreListedWithCountsAndNothingIsWritten) {
     EXPECT_NE(m.find("num_oov_buckets"), std::string::npos) << m;
     EXPECT_NE(m.find("CrossIds x1"), std::string::npos) << m;
     EXPECT_NE(m.find("vocabulary column"), std::string::npos) << m;  // what to do
+  }
+  EXPECT_FALSE(Env::Default()->FileExists(model));
+}
+
+TEST(OnnxExportTest, ACondIsRefusedNamingItsNodes) {
+  TempDir dir;
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 2}));
+  Output p = Placeholder(s.WithOpName("p"), kBool, Shape{});
+  Output y = Cond(
+      s, p, [&](const Scope& b) { return std::vector<Output>{Mul(b, x, 2.0f)}; },
+      [&](const Scope& b) { return std::vector<Output>{Identity(b, x)}; })[0];
+  SignatureDef sig{.method_name = "tensorflow/serving/predict"};
+  sig.inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}},
+                {"p", {.name = "p:0", .dtype = kBool, .shape = Shape{}}}};
+  sig.outputs["y"] = {.name = y.name(), .dtype = kFloat32, .shape = y.shape()};
+  const std::string model = dir.Join("cond.onnx");
+  try {
+    ExportOnnx(Env::Default(), model, graph, {}, {{"predict", sig}});
+    FAIL() << "exported a cond";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("Merge x1 (node 'cond/Merge')"), std::string::npos) << m;
+    EXPECT_NE(m.find("Switch x"), std::string::npos) << m;
+    EXPECT_NE(m.find("not exported as an ONNX If"), std::string::npos) << m;
   }
   EXPECT_FALSE(Env::Default()->FileExists(model));
 }

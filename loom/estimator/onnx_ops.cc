@@ -240,6 +240,12 @@ std::string WhyNotMapped(const std::string& op) {
        "the graph reads an input pipeline; export with a serving input "
        "receiver of placeholders"},
       {"Dropout", "dropout is random; build the PREDICT graph with training = false"},
+      {"Switch",
+       "tf.cond (Switch / Merge) is not exported as an ONNX If; decide the branch while "
+       "building the PREDICT graph (a Python or C++ if on the mode) or select with Where"},
+      {"Merge",
+       "tf.cond (Switch / Merge) is not exported as an ONNX If; decide the branch while "
+       "building the PREDICT graph (a Python or C++ if on the mode) or select with Where"},
       {"RandomUniform", "random numbers in a PREDICT graph"},
       {"RandomNormal", "random numbers in a PREDICT graph"},
       {"TruncatedNormal", "random numbers in a PREDICT graph"},

@@ -21,6 +21,25 @@ std::ostream& operator<<(std::ostream& os, const Output& output) {
   return os << (output.valid() ? output.name() : "<no output>");
 }
 
+bool BuildContext::Contains(const Node* node) const {
+  for (const BuildContext* c = node->context(); c != nullptr; c = c->outer_) {
+    if (c == this) return true;
+  }
+  return false;
+}
+
+BuildContext* Graph::PushContext(std::unique_ptr<BuildContext> context) {
+  context->outer_ = context_;
+  context_ = context.get();
+  contexts_.push_back(std::move(context));
+  return context_;
+}
+
+void Graph::PopContext(const BuildContext* context) {
+  LOOM_CHECK(context_ == context) << "PopContext of a build context that is not the current one";
+  context_ = context_->outer_;
+}
+
 Graph::Graph(GraphOptions options)
     : options_(options), collections_(std::make_unique<Collections>(*this)) {}
 Graph::~Graph() = default;
@@ -52,6 +71,13 @@ Node* Graph::AddNode(const OpDef& op, const std::string& name, std::vector<Outpu
     throw InvalidArgument("cannot add ", op.name, " '", name,
                           "': the name is empty or already used; use Graph::UniqueName");
   }
+  BuildContext* const context = context_;
+  if (context != nullptr) {
+    // Inputs first: an invalid or foreign one fails below, with the same message.
+    bool inputs_ok = true;
+    for (const Output& in : inputs) inputs_ok &= in.valid() && in.node->graph() == this;
+    if (inputs_ok) context->AdaptNode(*this, op, name, inputs, control_inputs);
+  }
   if (op.num_inputs != kVariadic && static_cast<int>(inputs.size()) != op.num_inputs) {
     throw InvalidArgument(op.name, " '", name, "' takes ", op.num_inputs, " inputs, got ",
                           inputs.size());
@@ -79,6 +105,7 @@ Node* Graph::AddNode(const OpDef& op, const std::string& name, std::vector<Outpu
   node->inputs_ = std::move(inputs);
   node->control_inputs_ = std::move(control_inputs);
   node->attrs_ = std::move(attrs);
+  node->context_ = context;
   if (op.shape) {
     InferenceContext ctx(*node);
     op.shape(ctx);

@@ -21,6 +21,7 @@
 
 namespace loom {
 
+class BuildContext;
 class Collections;
 class Graph;
 class Node;
@@ -95,6 +96,8 @@ class Node {
   }
   // "MatMul 'dense/MatMul'" for error messages.
   std::string description() const;
+  // The build context the node was added in (a cond branch), or nullptr (see BuildContext).
+  BuildContext* context() const { return context_; }
 
  private:
   friend class Graph;
@@ -109,6 +112,36 @@ class Node {
   AttrMap attrs_;
   std::vector<DType> output_dtypes_;
   std::vector<Shape> output_shapes_;
+  BuildContext* context_ = nullptr;
+};
+
+// A build context: the graph-building hook behind tf.cond (TF's control-flow context).
+// While a context is the graph's current one, Graph::AddNode hands it every new node's
+// inputs and control inputs before any check, so C++ builders and the Python front end
+// alike see it; it may replace a data input built outside it (a cond branch puts it
+// through a Switch) and add control inputs (the branch's pivot). The node then records
+// the context (Node::context). Contexts nest: `outer()` is the one current when this one
+// was pushed. The Graph owns every context pushed on it (nodes point at them).
+class BuildContext {
+ public:
+  BuildContext() = default;
+  virtual ~BuildContext() = default;
+  BuildContext(const BuildContext&) = delete;
+  BuildContext& operator=(const BuildContext&) = delete;
+
+  BuildContext* outer() const { return outer_; }
+  // True when `node` was added in this context or in one nested in it.
+  bool Contains(const Node* node) const;
+
+  // Called by Graph::AddNode for a node about to be added while this context is current.
+  // May replace entries of `inputs` other than op's ref inputs (keeping dtype) and append
+  // to `control_inputs`; it may add nodes itself (under a Graph::ContextOverride).
+  virtual void AdaptNode(Graph& graph, const OpDef& op, const std::string& name,
+                         std::vector<Output>& inputs, std::vector<Node*>& control_inputs) = 0;
+
+ private:
+  friend class Graph;
+  BuildContext* outer_ = nullptr;
 };
 
 struct GraphOptions {
@@ -130,6 +163,31 @@ class Graph {
   // naming the node on any mismatch, FailedPrecondition once the graph is finalized.
   Node* AddNode(const OpDef& op, const std::string& name, std::vector<Output> inputs, AttrMap attrs,
                 std::vector<Node*> control_inputs = {});
+
+  // Makes `context` the current build context, nested in the current one; the graph keeps
+  // it (nodes refer to it) and returns it.
+  BuildContext* PushContext(std::unique_ptr<BuildContext> context);
+  // Makes context()->outer() current again. REQUIRES: `context` is the current context.
+  void PopContext(const BuildContext* context);
+  // The current build context, or nullptr outside every context.
+  BuildContext* context() const { return context_; }
+
+  // While alive, nodes are added in `context` (nullptr: outside every context): a
+  // variable and its initializer lifted out of a cond branch (TF's init_scope), or the
+  // Switch a branch builds in the context around it.
+  class ContextOverride {
+   public:
+    ContextOverride(Graph& graph, BuildContext* context) : graph_(graph), saved_(graph.context_) {
+      graph.context_ = context;
+    }
+    ~ContextOverride() { graph_.context_ = saved_; }
+    ContextOverride(const ContextOverride&) = delete;
+    ContextOverride& operator=(const ContextOverride&) = delete;
+
+   private:
+    Graph& graph_;
+    BuildContext* saved_;
+  };
 
   // `base` if no node has it, else base_1, base_2, ... (TF's unique naming).
   std::string UniqueName(std::string_view base);
@@ -165,6 +223,8 @@ class Graph {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::unordered_map<std::string, Node*> by_name_;
   std::unordered_map<std::string, int> name_counters_;
+  std::vector<std::unique_ptr<BuildContext>> contexts_;
+  BuildContext* context_ = nullptr;
   bool finalized_ = false;
 };
 

@@ -56,7 +56,11 @@ using ShapeFn = std::function<void(InferenceContext&)>;
 using KernelFn = std::function<void(KernelContext&)>;
 using GradFn = std::function<std::vector<GradOutput>(const GradContext&)>;
 
-enum class OpRole { kNormal, kConst, kPlaceholder, kVariable };
+// kSwitch and kMerge are the control-flow ops (ops/control.h), which the Session treats
+// specially: a Switch leaves one output without a value ("dead"), a node with a dead input
+// or control input does not run and its outputs are dead, and a Merge runs when any input
+// is live (docs/engine.md, "Conditional execution").
+enum class OpRole { kNormal, kConst, kPlaceholder, kVariable, kSwitch, kMerge };
 
 inline constexpr int kVariadic = -1;
 

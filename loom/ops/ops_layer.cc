@@ -1,6 +1,7 @@
 #include "loom/ops/ops_layer.h"
 
 #include "loom/ops/array.h"
+#include "loom/ops/control.h"
 #include "loom/ops/grad_support.h"
 #include "loom/ops/math.h"
 #include "loom/ops/nn.h"
@@ -18,6 +19,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterRandomOps(registry);
   RegisterNnOps(registry);
   RegisterSparseOps(registry);
+  RegisterControlOps(registry);
 }
 
 }  // namespace loom

@@ -284,6 +284,15 @@ Variable::Variable(const Scope& scope, Input initial_value, const VariableOption
                           "' needs a fully defined shape; its initial value has shape ",
                           init.shape(), ", so pass VariableOptions::shape");
   }
+  if (init.node->context() != nullptr) {
+    throw InvalidArgument("the initial value of variable '", scope.FullName("Variable"), "' (",
+                          init.name(),
+                          ") is built inside a cond branch; a variable lives outside every "
+                          "branch: build its initial value outside tf.cond (layers and "
+                          "get_variable do)");
+  }
+  // Variables and their initializers are built outside every cond branch (TF's init_scope).
+  Graph::ContextOverride outside(scope.graph(), nullptr);
   Node* var = scope.WithNoControlDependencies().AddNode(
       VariableOp(), {},
       {kDType(init.dtype()), kShape(shape), kTrainable(options.trainable && !options.local),

@@ -33,7 +33,9 @@ struct VariableOptions {
 };
 
 // A variable. As an Output it reads the current value; `initializer` assigns the
-// initial value (GlobalVariablesInitializer runs every one).
+// initial value (GlobalVariablesInitializer runs every one). Built inside a cond branch,
+// the variable and its initializer are still added outside it (control.h); an initial
+// value built inside a branch is an InvalidArgument.
 struct Variable : public Output {
   Variable() = default;
   Variable(const Scope& scope, Input initial_value, const VariableOptions& options = {});

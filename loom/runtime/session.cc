@@ -39,10 +39,16 @@ struct Step {
   std::vector<char> input_moves;             // 1 when this step is the slot's last reader
   int first_output_slot;
   int num_outputs;
+  // Filled only in a plan with a Switch (Plan::has_switch): the steps of this node's
+  // control inputs (a control input that is no step, a variable or a fed node, is live).
+  std::vector<int> control_steps;
 };
 
 struct Session::Plan {
   std::vector<Step> steps;
+  // A Switch among the steps: the run tracks dead values (RunWithDeadness). Without one no
+  // value can be dead, and the plain loop runs.
+  bool has_switch = false;
   int num_slots = 0;
   std::vector<int> feed_slots;
   std::vector<int> fetch_slots;
@@ -66,6 +72,100 @@ Tensor ReadVariableAtStep(ResourceMgr& resources, const Node* node) {
                              "': run GlobalVariablesInitializer() or restore a checkpoint first");
   }
   return value;
+}
+
+// Fills `inputs` for `step`: slot values (moved out on their last read) and variables
+// read now.
+inline void GatherInputs(const Step& step, ResourceMgr& resources, std::vector<Tensor>& slots,
+                         std::vector<Tensor>& inputs) {
+  const size_t num_inputs = step.input_slots.size();
+  inputs.resize(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    int slot = step.input_slots[i];
+    if (slot < 0) {
+      inputs[i] = step.input_variables[i] ? ReadVariableAtStep(resources, step.input_variables[i])
+                                          : Tensor();
+    } else if (step.input_moves[i]) {
+      inputs[i] = std::move(slots[slot]);
+    } else {
+      inputs[i] = slots[slot];
+    }
+  }
+}
+
+// What runs a step's kernel in one Session::Run.
+struct StepRunner {
+  ThreadPool& pool;
+  ResourceMgr& resources;
+  int64_t step_id;
+  RunMetadata* trace;  // nullptr: no tracing
+
+  inline void Run(const Step& step, std::vector<Tensor>& inputs,
+                  std::vector<Tensor>& outputs) const {
+    outputs.assign(step.num_outputs, Tensor());
+    KernelContext ctx(*step.node, std::span<Tensor>(inputs.data(), inputs.size()), outputs, pool,
+                      resources, step_id);
+    const int64_t start = trace != nullptr ? NowMicros() : 0;
+    try {
+      (*step.kernel)(ctx);
+    } catch (const Error& e) {
+      // Kernel errors that name their node say so (Error::node); the others get it here.
+      const std::string& name = step.node->name();
+      if (e.node() == name) throw;
+      throw Error(e.code(), StrCat(e.message(), " [in ", step.node->description(), "]"))
+          .AtNode(name);
+    }
+    if (trace != nullptr) {
+      trace->step_stats.push_back({step.node->name(), step.node->op(), start, NowMicros()});
+    }
+  }
+};
+
+// Checks the kernel's outputs and moves them into their slots. With `dead_from` (a plan
+// with a Switch), an output a Switch left without a value is dead.
+inline void StoreOutputs(const Step& step, std::vector<Tensor>& outputs, std::vector<Tensor>& slots,
+                         std::vector<int>* dead_from) {
+  for (int o = 0; o < step.num_outputs; ++o) {
+    Tensor& t = outputs[o];
+    if (dead_from != nullptr && !t.defined() && step.node->op_def().role == OpRole::kSwitch) {
+      (*dead_from)[step.first_output_slot + o] = step.node->id();
+      continue;
+    }
+    if (!t.defined() || t.dtype() != step.node->output_dtype(o)) {
+      throw Internal(step.node->description(), " produced ",
+                     t.defined() ? DTypeName(t.dtype()) : "no value", " for output ", o,
+                     ", expected ", DTypeName(step.node->output_dtype(o)));
+    }
+    if (kCheckKernelShapes && !step.node->output_shape(o).IsCompatibleWith(t.shape())) {
+      throw Internal(step.node->description(), " produced shape ", t.shape(), " for output ", o,
+                     ", but its shape rule inferred ", step.node->output_shape(o),
+                     "; the op's shape rule and kernel disagree");
+    }
+    slots[step.first_output_slot + o] = std::move(t);
+  }
+}
+
+// Why `step` does not run: the id of the Switch behind a dead input or control input, or
+// -1 when it runs. A Merge runs when any data input is live (its control inputs do not
+// kill it, as in TF's executor).
+int DeadCause(const Step& step, const std::vector<int>& dead_from,
+              const std::vector<int>& step_dead) {
+  const bool merge = step.node->op_def().role == OpRole::kMerge;
+  int cause = -1;
+  for (int slot : step.input_slots) {
+    if (slot < 0) continue;  // a variable or ref input: never dead
+    if (dead_from[slot] < 0) {
+      if (merge) return -1;
+    } else if (cause < 0) {
+      cause = dead_from[slot];
+    }
+  }
+  if (merge) return cause;  // every input dead (a Merge has at least one)
+  if (cause >= 0) return cause;
+  for (int c : step.control_steps) {
+    if (step_dead[c] >= 0) return step_dead[c];
+  }
+  return -1;
 }
 
 }  // namespace
@@ -143,8 +243,11 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
     for (size_t p = at; p < order.size(); ++p) position[order[p]] = static_cast<int>(p);
   }
   std::vector<int> last_reader(plan->num_slots, -1);
+  std::vector<int> step_of(n, -1);
   for (int id : order) {
     Node* node = graph_.node(id);
+    step_of[id] = static_cast<int>(plan->steps.size());
+    plan->has_switch |= node->op_def().role == OpRole::kSwitch;
     if (!node->op_def().kernel) {
       throw Unimplemented(node->description(), " has no CPU kernel");
     }
@@ -170,6 +273,13 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
     }
     step.input_moves.assign(step.input_slots.size(), 0);
     plan->steps.push_back(std::move(step));
+  }
+  if (plan->has_switch) {
+    for (Step& step : plan->steps) {
+      for (const Node* c : step.node->control_inputs()) {
+        if (step_of[c->id()] >= 0) step.control_steps.push_back(step_of[c->id()]);
+      }
+    }
   }
   for (const Output& f : fetches) {
     int slot = slot_base[f.node->id()] + f.index;
@@ -257,57 +367,52 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
 
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
-  for (const Step& step : plan.steps) {
-    const size_t num_inputs = step.input_slots.size();
-    inputs.resize(num_inputs);
-    for (size_t i = 0; i < num_inputs; ++i) {
-      int slot = step.input_slots[i];
-      if (slot < 0) {
-        inputs[i] = step.input_variables[i]
-                        ? ReadVariableAtStep(resources_, step.input_variables[i])
-                        : Tensor();
-      } else if (step.input_moves[i]) {
-        inputs[i] = std::move(slots[slot]);
-      } else {
-        inputs[i] = slots[slot];
+  const StepRunner runner{pool_, resources_, step_id, trace ? metadata : nullptr};
+  // Per slot, the id of the Switch whose untaken output the value descends from (the value
+  // is dead), or -1 (live); filled only when the plan has a Switch.
+  std::vector<int> dead_from;
+  if (!plan.has_switch) {
+    for (const Step& step : plan.steps) {
+      GatherInputs(step, resources_, slots, inputs);
+      runner.Run(step, inputs, outputs);
+      StoreOutputs(step, outputs, slots, nullptr);
+      for (auto& t : inputs) t = Tensor();
+    }
+  } else {
+    dead_from.assign(plan.num_slots, -1);
+    std::vector<int> step_dead(plan.steps.size(), -1);
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
+      const Step& step = plan.steps[s];
+      const int dead = DeadCause(step, dead_from, step_dead);
+      if (dead >= 0) {
+        // Not run: its outputs are dead too; values it was the last reader of go now.
+        step_dead[s] = dead;
+        for (int o = 0; o < step.num_outputs; ++o) dead_from[step.first_output_slot + o] = dead;
+        for (size_t i = 0; i < step.input_slots.size(); ++i) {
+          if (step.input_moves[i]) slots[step.input_slots[i]] = Tensor();
+        }
+        continue;
       }
-    }
-    outputs.assign(step.num_outputs, Tensor());
-    KernelContext ctx(*step.node, std::span<Tensor>(inputs.data(), num_inputs), outputs, pool_,
-                      resources_, step_id);
-    const int64_t start = trace ? NowMicros() : 0;
-    try {
-      (*step.kernel)(ctx);
-    } catch (const Error& e) {
-      // Kernel errors that name their node say so (Error::node); the others get it here.
-      const std::string& name = step.node->name();
-      if (e.node() == name) throw;
-      throw Error(e.code(), StrCat(e.message(), " [in ", step.node->description(), "]"))
-          .AtNode(name);
-    }
-    if (trace) {
-      metadata->step_stats.push_back({step.node->name(), step.node->op(), start, NowMicros()});
-    }
-    for (int o = 0; o < step.num_outputs; ++o) {
-      Tensor& t = outputs[o];
-      if (!t.defined() || t.dtype() != step.node->output_dtype(o)) {
-        throw Internal(step.node->description(), " produced ",
-                       t.defined() ? DTypeName(t.dtype()) : "no value", " for output ", o,
-                       ", expected ", DTypeName(step.node->output_dtype(o)));
+      GatherInputs(step, resources_, slots, inputs);
+      // A Merge sees its dead inputs as undefined tensors.
+      for (size_t i = 0; i < step.input_slots.size(); ++i) {
+        if (step.input_slots[i] >= 0 && dead_from[step.input_slots[i]] >= 0) inputs[i] = Tensor();
       }
-      if (kCheckKernelShapes && !step.node->output_shape(o).IsCompatibleWith(t.shape())) {
-        throw Internal(step.node->description(), " produced shape ", t.shape(), " for output ", o,
-                       ", but its shape rule inferred ", step.node->output_shape(o),
-                       "; the op's shape rule and kernel disagree");
-      }
-      slots[step.first_output_slot + o] = std::move(t);
+      runner.Run(step, inputs, outputs);
+      StoreOutputs(step, outputs, slots, &dead_from);
+      for (auto& t : inputs) t = Tensor();
     }
-    for (auto& t : inputs) t = Tensor();
   }
   std::vector<Tensor> result;
   result.reserve(plan.fetch_slots.size());
   for (size_t f = 0; f < plan.fetch_slots.size(); ++f) {
     const int slot = plan.fetch_slots[f];
+    if (!dead_from.empty() && dead_from[slot] >= 0) {
+      throw InvalidArgument("fetch ", fetches[f].name(), " has no value in this run: it is on the ",
+                            "untaken side of ", graph_.node(dead_from[slot])->description(),
+                            " (a cond branch that its predicate did not choose). Fetch the "
+                            "cond's result (its Merge) instead, or run the op as a target");
+    }
     if (plan.fetch_variables[f])
       slots[slot] = ReadVariableAtStep(resources_, plan.fetch_variables[f]);
     // A fetched value that something else still views (a variable, a feed) is copied, so

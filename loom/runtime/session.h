@@ -61,7 +61,9 @@ class Session {
   // Feeds values for outputs (usually placeholders), runs what `fetches` and `targets`
   // need, and returns the fetched values in order. Errors name the node: a missing feed
   // (InvalidArgument), a feed of the wrong dtype or shape (InvalidArgument), an
-  // uninitialized variable (FailedPrecondition), end of input (OutOfRange).
+  // uninitialized variable (FailedPrecondition), end of input (OutOfRange). In a graph
+  // with a cond (ops/control.h), nodes on the untaken side of a Switch do not run: such
+  // a target is skipped, and such a fetch is an InvalidArgument naming the Switch.
   std::vector<Tensor> Run(const FeedList& feeds, const std::vector<Output>& fetches,
                           const std::vector<Operation>& targets = {},
                           const RunOptions* options = nullptr, RunMetadata* metadata = nullptr);

@@ -7,6 +7,7 @@
 #include "loom/graph/collections.h"
 #include "loom/graph/graph_def.h"
 #include "loom/graph/op_def.h"
+#include "loom/ops/control.h"
 #include "loom/ops/state.h"
 #include "python/src/core.h"
 
@@ -33,7 +34,7 @@ py::dict OpRecord(const OpDef& op) {
   r["stateful"] = op.stateful;
   r["differentiable"] = static_cast<bool>(op.grad);
   r["no_gradient"] = op.no_gradient;
-  const char* roles[] = {"normal", "const", "placeholder", "variable"};
+  const char* roles[] = {"normal", "const", "placeholder", "variable", "switch", "merge"};
   r["role"] = roles[static_cast<int>(op.role)];
   py::list attrs;
   for (const AttrDef& a : op.attrs) {
@@ -66,6 +67,25 @@ Node* AddNode(Graph& graph, const std::string& op_name, const std::string& name,
     attrs.Set(attr, ToAttrValue(value, type, op_name + " '" + name + "'", attr));
   }
   return graph.AddNode(op, name, inputs, std::move(attrs), control_inputs);
+}
+
+// `with graph.outside_contexts():` adds nodes outside every cond branch (Python's
+// control_dependencies(None), as TF1's also leaves the control-flow context).
+struct PyOutsideContexts {
+  Graph* graph;
+  std::unique_ptr<Graph::ContextOverride> override;
+};
+
+// tf.cond over Python branch functions: each gets the cond's name scope and returns the
+// branch's flat list of Outputs (control_flow.py packs the structure).
+std::vector<Output> PyCond(Graph& graph, const std::string& prefix,
+                           const std::vector<Node*>& control_deps, const std::string& name,
+                           Output pred, const py::function& true_fn, const py::function& false_fn) {
+  auto branch = [](const py::function& fn) {
+    return [&fn](const Scope& scope) { return fn(scope.prefix()).cast<std::vector<Output>>(); };
+  };
+  return Cond(MakeScope(graph, prefix, control_deps), pred, branch(true_fn), branch(false_fn),
+              name);
 }
 
 Collections::Kind KindFromName(const std::string& kind) {
@@ -115,6 +135,7 @@ void BindGraph(py::module_& m) {
                              py::return_value_policy::reference)
       .def("output", &Node::output, py::arg("index") = 0)
       .def_property_readonly("description", &Node::description)
+      .def_property_readonly("in_cond_branch", [](const Node& n) { return n.context() != nullptr; })
       .def_property_readonly("attrs",
                              [](const Node& n) {
                                py::dict d;
@@ -135,6 +156,12 @@ void BindGraph(py::module_& m) {
       .def("add_node", &AddNode, py::arg("op"), py::arg("name"), py::arg("inputs"),
            py::arg("attrs"), py::arg("control_inputs"), py::return_value_policy::reference)
       .def("find_node", &Graph::FindNode, py::return_value_policy::reference)
+      .def(
+          "outside_contexts",
+          [](Graph& g) {
+            return PyOutsideContexts{&g, nullptr};
+          },
+          py::keep_alive<0, 1>())
       .def("get_output", &Graph::GetOutput)
       .def_property_readonly("num_nodes", &Graph::num_nodes)
       .def("node", &Graph::node, py::return_value_policy::reference)
@@ -181,6 +208,15 @@ void BindGraph(py::module_& m) {
           },
           py::arg("name"), py::arg("kind"), py::arg("node"), py::arg("index") = 0,
           py::arg("initializer") = nullptr);
+
+  py::class_<PyOutsideContexts>(m, "OutsideContexts")
+      .def("__enter__",
+           [](PyOutsideContexts& c) {
+             c.override = std::make_unique<Graph::ContextOverride>(*c.graph, nullptr);
+           })
+      .def("__exit__", [](PyOutsideContexts& c, const py::args&) { c.override.reset(); });
+  m.def("cond", &PyCond, py::arg("graph"), py::arg("prefix"), py::arg("control_deps"),
+        py::arg("name"), py::arg("pred"), py::arg("true_fn"), py::arg("false_fn"));
 
   m.def("op_defs", [] {
     py::list records;

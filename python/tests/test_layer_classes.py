@@ -1,7 +1,7 @@
 """tf.layers' classes (Dense, Conv2D, MaxPooling2D, Dropout, BatchNormalization, Flatten:
 __call__ / apply, variables shared across calls, trainable_variables), regularizers as
 TF1 code writes them (tf.contrib.layers.l2_regularizer, tf.keras.regularizers.l2) with
-tf.losses.get_regularization_loss(), layer initializers, and tf.cond / tf.while_loop's
+tf.losses.get_regularization_loss(), layer initializers, smart_cond and tf.while_loop's
 NotImplementedError. Values are checked against numpy."""
 import numpy as np
 import pytest
@@ -240,14 +240,10 @@ def test_regularized_model_trains_in_an_estimator(tmp_path):
                                rtol=1e-5)
 
 
-def test_cond_and_while_loop_raise_with_the_workaround():
+def test_smart_cond_builds_one_branch_or_a_cond():
     graph = tf.Graph()
     with graph.as_default():
         p = tf.placeholder(tf.bool, [])
-        with pytest.raises(NotImplementedError, match="tf.where"):
-            tf.cond(p, lambda: tf.constant(1.0), lambda: tf.constant(2.0))
-        with pytest.raises(NotImplementedError, match="tf.case"):
-            tf.case([(p, lambda: tf.constant(1.0))])
         calls = []
 
         def branch(value):
@@ -258,10 +254,11 @@ def test_cond_and_while_loop_raise_with_the_workaround():
         picked = tf.contrib.framework.smart_cond(False, branch(1.0), branch(2.0))
         also = tf.contrib.framework.smart_cond(tf.constant(True), branch(3.0), branch(4.0))
         assert calls == [2.0, 3.0]  # only the chosen branch is built
-        with pytest.raises(NotImplementedError, match="tf.cond"):
-            tf.contrib.framework.smart_cond(p, branch(5.0), branch(6.0))
-        values = _run(graph, [picked, also])
-    assert values == [2.0, 3.0]
+        # A predicate known only at run time: a real tf.cond, both branches built.
+        computed = tf.contrib.framework.smart_cond(p, branch(5.0), branch(6.0))
+        assert calls == [2.0, 3.0, 5.0, 6.0] and computed.op.type == "Merge"
+        values = _run(graph, [picked, also, computed], {p: False})
+    assert values == [2.0, 3.0, 6.0]
 
 
 class ScaledDense(tf.layers.Layer):

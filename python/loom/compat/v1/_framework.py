@@ -411,10 +411,12 @@ class Graph:
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs):
         if control_inputs is None:
+            # As TF1's, this also leaves every cond branch being built.
             saved = self._control_deps
             self._control_deps = []
             try:
-                yield
+                with self._g.outside_contexts():
+                    yield
             finally:
                 self._control_deps = saved
             return

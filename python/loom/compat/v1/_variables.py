@@ -39,6 +39,11 @@ class Variable(_fw.Tensor):
                 if not isinstance(initial_value, _fw.Tensor) else initial_value
             if dtype is not None and init.dtype != _dtypes.as_dtype(dtype):
                 init = _ops.NAMESPACES[""]["cast"](init, dtype)
+        if init._out.node.in_cond_branch:
+            raise ValueError(
+                "Initializer for variable %s is from inside a control-flow construct, such as "
+                "a loop or conditional. When creating a variable inside a loop or "
+                "conditional, use a lambda as the initializer." % var_name)
         static = shape if shape is not None else init.shape
         if not _fw.TensorShape(static).is_fully_defined():
             if validate_shape:

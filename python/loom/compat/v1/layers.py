@@ -160,12 +160,17 @@ def flatten(inputs, name=None, data_format="channels_last"):
 
 
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
-    """tf.layers.dropout: inverted dropout when training (a Python bool, as the mode
-    comparison in a model_fn gives), the identity otherwise."""
+    """tf.layers.dropout: inverted dropout when training, the identity otherwise.
+    `training` is a Python bool (as the mode comparison in a model_fn gives) or a boolean
+    tensor (an is_training placeholder): then a tf.cond picks at run time, as TF1's
+    smart_cond does, and the random mask is drawn only when training."""
     _unsupported("dropout", noise_shape=noise_shape)
     if isinstance(training, _fw.Tensor):
-        raise NotImplementedError("tf.layers.dropout: training must be a Python bool (e.g. "
-                                  "mode == tf.estimator.ModeKeys.TRAIN), not a tensor")
+        from loom.compat.v1 import control_flow
+        return control_flow.smart_cond(
+            training,
+            lambda: dropout(inputs, rate, noise_shape, seed, True, name),
+            lambda: _ops()["identity"](inputs))
     graph, x = _inputs(inputs)
     return graph._tensor(_loom.layers_dropout(graph._g, graph.get_name_scope(), x._out,
                                               float(rate), bool(training), seed,
@@ -604,7 +609,7 @@ class Flatten(Layer):
 
 class Dropout(Layer):
     """tf.layers.Dropout(rate=0.5, noise_shape=None, seed=None, name=None); call it with
-    training= a Python bool (default False: the identity)."""
+    training= a Python bool or a boolean tensor (default False: the identity)."""
     _default_name = "dropout"
 
     def __init__(self, rate=0.5, noise_shape=None, seed=None, name=None, **kwargs):
