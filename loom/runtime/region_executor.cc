@@ -3,16 +3,6 @@
 #include <algorithm>
 
 namespace loom {
-namespace {
-
-bool IsVariable(const Node* node) { return node->op_def().role == OpRole::kVariable; }
-
-bool IsRefInput(const Node* node, int i) {
-  const auto& refs = node->op_def().ref_inputs;
-  return std::find(refs.begin(), refs.end(), i) != refs.end();
-}
-
-}  // namespace
 
 RegionPlan::RegionPlan(const Graph& graph, const std::vector<Output>& fed,
                        const std::vector<Output>& targets, int first_id, int end_id,
@@ -59,6 +49,14 @@ RegionPlan::RegionPlan(const Graph& graph, const std::vector<Output>& fed,
     if (!needed[id]) continue;
     const Node* node = graph.node(id);
     if (!node->op_def().kernel) throw Unimplemented(node->description(), " has no CPU kernel");
+    // A loop's region runs every node it needs (no dead values, session.cc has those): a
+    // cond inside the loop would run both branches and Merge would pick one by chance.
+    if (node->op_def().role == OpRole::kMerge) {
+      throw Unimplemented(owner, ": ", node->description(),
+                          " is a tf.cond inside the loop's body or condition, which Loom does "
+                          "not run yet; compute both sides and select with tf.where, or move the "
+                          "cond out of the loop");
+    }
     Step step{.node = node, .first_output_slot = num_slots_};
     for (int o = 0; o < node->num_outputs(); ++o) {
       slot_of_.emplace(Key(Output(graph.node(id), o)), num_slots_++);

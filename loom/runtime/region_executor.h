@@ -10,6 +10,7 @@
 // its value after Run (the While's gradient record keeps them).
 // Thread-safety: a plan is immutable after Build; Run may be called from several
 // threads with separate slot vectors.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,6 +19,13 @@
 #include "loom/graph/op_def.h"
 
 namespace loom {
+
+// The node roles the executors (Session's plan, a loop's region) ask about.
+inline bool IsVariable(const Node* node) { return node->op_def().role == OpRole::kVariable; }
+inline bool IsRefInput(const Node* node, int i) {
+  const auto& refs = node->op_def().ref_inputs;
+  return std::find(refs.begin(), refs.end(), i) != refs.end();
+}
 
 class RegionPlan {
  public:

@@ -6,6 +6,7 @@
 
 #include "loom/graph/op_def.h"
 #include "loom/ops/blas.h"
+#include "loom/runtime/region_executor.h"
 
 namespace loom {
 namespace {
@@ -56,8 +57,6 @@ struct Session::Plan {
 };
 
 namespace {
-
-bool IsVariable(const Node* node) { return node->op_def().role == OpRole::kVariable; }
 
 constexpr char kScheduleEarlyAttr[] = "_schedule_early";
 

@@ -17,13 +17,6 @@ constexpr char kNotSwept[] =
     "needs a loop region built by WhileBuilder; runtime/while_loop_test.cc covers it (forward, "
     "errors, gradients against the numeric checker, GraphDef round trip)";
 
-bool IsVariable(const Node* node) { return node->op_def().role == OpRole::kVariable; }
-
-bool IsRefInput(const Node* node, int i) {
-  const auto& refs = node->op_def().ref_inputs;
-  return std::find(refs.begin(), refs.end(), i) != refs.end();
-}
-
 // What a region [first_id, end_id) reads from outside: the values (outside outputs and
 // every variable, in first-use order) and the control inputs to outside nodes.
 struct RegionInputs {

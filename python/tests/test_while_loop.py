@@ -225,3 +225,22 @@ def test_dynamic_rnn_matches_numpy_and_trains(kind):
                 np.testing.assert_allclose(out[row, t], 0)
         np.testing.assert_allclose(final[row], hn, rtol=1e-4, atol=1e-5)
     assert last < first
+
+
+def test_a_cond_inside_a_loop_body_is_a_clear_error_and_a_loop_inside_a_cond_runs():
+    # Inside a loop's body every needed node runs (no dead values there), so a cond in the
+    # body would run both branches: an UnimplementedError naming it, not a wrong value.
+    y = tf.while_loop(lambda x: x < 10.0,
+                      lambda x: tf.cond(x < 5.0, lambda: x + 1.0, lambda: x + 2.0),
+                      [tf.constant(0.0)])
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.UnimplementedError, match="tf.cond inside the loop"):
+            sess.run(y)
+    # A loop inside a cond's branch runs only when that branch is taken.
+    p = tf.placeholder(tf.bool, [])
+    z = tf.cond(p, lambda: tf.while_loop(lambda v: v < 8.0, lambda v: v * 2.0,
+                                         [tf.constant(1.0)]),
+                lambda: tf.constant(-1.0))
+    with tf.Session() as sess:
+        assert sess.run(z, {p: True}) == 8.0
+        assert sess.run(z, {p: False}) == -1.0
