@@ -107,6 +107,12 @@ using ReduceFn = std::function<Element(Element state, Element element)>;
 using KeyFn = std::function<int64_t(const Element&)>;
 using GroupReduceFn = std::function<Dataset(int64_t key, const Dataset& window)>;
 using WindowSizeFn = std::function<int64_t(int64_t key)>;
+// GroupByReducer: a key's initial state, and its state made an output element.
+struct Reducer {
+  std::function<Element(int64_t key)> init;
+  ReduceFn reduce;
+  std::function<Element(Element state)> finalize;
+};
 
 class Dataset {
  public:
@@ -165,6 +171,11 @@ class Dataset {
                         const ElementSpec& output_spec) const;
   Dataset GroupByWindow(KeyFn key_fn, GroupReduceFn reduce_fn, WindowSizeFn window_size_fn,
                         const ElementSpec& output_spec) const;
+  // tf.data.experimental.group_by_reducer: reads the whole input, keeping one state per
+  // key_fn(element) (reducer.init(key) when the key is new, then reducer.reduce(state,
+  // element)); at the end, reducer.finalize(state) of every key in ascending order (TF's
+  // order), each an element of output_spec. The state holds the keys' states.
+  Dataset GroupByReducer(KeyFn key_fn, Reducer reducer, const ElementSpec& output_spec) const;
   // tf.data's reduce: runs a fresh iterator to the end, state = fn(state, element) for
   // every element, and returns the final state (initial_state for an empty dataset). fn
   // must keep the state's components and dtypes (InvalidArgument naming the component

@@ -204,6 +204,36 @@ TEST(GroupByWindowTest, WrongReduceSpecAndBadWindowSize) {
   EXPECT_NE(message.find("key 7"), std::string::npos) << message;
 }
 
+// group_by_reducer(lambda x: x % 3, Reducer(init: (key, 0), reduce: sum, finalize: as is)).
+Dataset SumByMod3(const Dataset& d) {
+  Reducer reducer{
+      .init = [](int64_t key) -> Element {
+        return {{"key", Tensor::Scalar<int64_t>(key)}, {"x", Tensor::Scalar<int64_t>(0)}};
+      },
+      .reduce = [](Element state, Element e) -> Element {
+        state["x"] =
+            Tensor::Scalar<int64_t>(state.at("x").scalar<int64_t>() + e.at("x").scalar<int64_t>());
+        return state;
+      },
+      .finalize = [](Element state) { return state; },
+  };
+  return d.GroupByReducer([](const Element& e) { return e.at("x").scalar<int64_t>() % 3; }, reducer,
+                          {{"key", {kInt64, Shape{}}}, {"x", {kInt64, Shape{}}}});
+}
+
+TEST(GroupByReducerTest, OneElementPerKeyInKeyOrder) {
+  // 0..9 by x % 3: key 0 sums 0+3+6+9, key 1 1+4+7, key 2 2+5+8.
+  auto d = SumByMod3(Range(10).Map([](Element e) {
+    // Keys first seen in the order 1, 2, 0: the output is still in key order.
+    e["x"] = Tensor::Scalar<int64_t>(e.at("x").scalar<int64_t>() + 1);
+    return e;
+  }));
+  EXPECT_EQ(Ints(d, "key"), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(Ints(d, "x"), (std::vector<int64_t>{3 + 6 + 9, 1 + 4 + 7 + 10, 2 + 5 + 8}));
+  ExpectRestoresAtEveryPoint(d, "x");
+  EXPECT_EQ(Ints(SumByMod3(Range(0)), "x"), (std::vector<int64_t>{}));
+}
+
 TEST(ReduceTest, FoldsEveryElement) {
   // range(1, 6).reduce((0, 1), lambda s, x: (s[0] + x, s[1] * x)) = (15, 120).
   auto sum_and_product = [](Element s, Element e) {
