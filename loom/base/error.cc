@@ -6,6 +6,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
   switch (code) {
     case ErrorCode::kCancelled:
       return "Cancelled";
+    case ErrorCode::kUnknown:
+      return "Unknown";
     case ErrorCode::kInvalidArgument:
       return "InvalidArgument";
     case ErrorCode::kNotFound:

@@ -16,6 +16,9 @@ namespace loom {
 
 enum class ErrorCode {
   kCancelled = 1,
+  // An error no other code fits: TF's UNKNOWN (a py_func's exception that TF maps to no
+  // other code arrives as it).
+  kUnknown = 2,
   kInvalidArgument = 3,
   kNotFound = 5,
   kAlreadyExists = 6,
@@ -63,6 +66,7 @@ class Error : public std::runtime_error {
     return Error(ErrorCode::k##Name, StrCat(args...)); \
   }
 LOOM_DEFINE_ERROR_FACTORY(Cancelled)
+LOOM_DEFINE_ERROR_FACTORY(Unknown)
 LOOM_DEFINE_ERROR_FACTORY(InvalidArgument)
 LOOM_DEFINE_ERROR_FACTORY(NotFound)
 LOOM_DEFINE_ERROR_FACTORY(AlreadyExists)

@@ -83,6 +83,15 @@ struct InterleaveOptions {
   int num_parallel_calls = 0;
 };
 
+struct WindowOptions {
+  // Input elements between the starts of consecutive windows. Default: 0, the window size.
+  int64_t shift = 0;
+  // Input elements between consecutive elements of a window. Default: 1.
+  int64_t stride = 1;
+  // Drop the windows at the end that are shorter than the window size. Default: false.
+  bool drop_remainder = false;
+};
+
 struct CacheOptions {
   // File system for a file cache. Default: nullptr, Env::Default().
   Env* env = nullptr;
@@ -91,6 +100,19 @@ struct CacheOptions {
 using MapFn = std::function<Element(Element)>;
 using PredicateFn = std::function<bool(const Element&)>;
 using InterleaveFn = std::function<Dataset(const Element&)>;
+// Reduce: the new state from the state and an element.
+using ReduceFn = std::function<Element(Element state, Element element)>;
+// GroupByWindow: an element's group key; the dataset a full (or last) group becomes; the
+// window size of a key's groups.
+using KeyFn = std::function<int64_t(const Element&)>;
+using GroupReduceFn = std::function<Dataset(int64_t key, const Dataset& window)>;
+using WindowSizeFn = std::function<int64_t(int64_t key)>;
+// GroupByReducer: a key's initial state, and its state made an output element.
+struct Reducer {
+  std::function<Element(int64_t key)> init;
+  ReduceFn reduce;
+  std::function<Element(Element state)> finalize;
+};
 
 class Dataset {
  public:
@@ -129,6 +151,46 @@ class Dataset {
   // fn maps each input element to a dataset whose spec is output_spec.
   Dataset Interleave(InterleaveFn fn, const ElementSpec& output_spec,
                      InterleaveOptions options = {}) const;
+  // tf.data's window(size, shift, stride, drop_remainder): window k holds input elements
+  // k*shift, k*shift + stride, ... (up to `size` of them; a window at the end may be
+  // shorter unless drop_remainder). TF's window is a dataset of datasets; in Loom a window
+  // is one element whose components are the window's elements stacked along a new leading
+  // dim (like Batch: the length, or `size` with drop_remainder), so FromTensorSlices(window)
+  // is TF's nested dataset. The elements of a window must therefore share their shapes
+  // (InvalidArgument naming the element otherwise). size, shift and stride must be > 0
+  // (shift 0 means size).
+  Dataset Window(int64_t size, WindowOptions options = {}) const;
+  // tf.data.experimental.group_by_window: key_fn gives each element a group; when a group
+  // holds window_size_fn(key) elements (window_size for all keys), reduce_fn(key, group)
+  // is called on the group as a dataset (its elements in input order, this dataset's
+  // spec) and the elements of the dataset it returns, whose spec must be output_spec, are
+  // the output; at the end of input the groups left are reduced in ascending key order.
+  // The state holds the groups' elements and the current group's iterator (reduce_fn is
+  // called again on restore).
+  Dataset GroupByWindow(KeyFn key_fn, GroupReduceFn reduce_fn, int64_t window_size,
+                        const ElementSpec& output_spec) const;
+  Dataset GroupByWindow(KeyFn key_fn, GroupReduceFn reduce_fn, WindowSizeFn window_size_fn,
+                        const ElementSpec& output_spec) const;
+  // tf.data.experimental.group_by_reducer: reads the whole input, keeping one state per
+  // key_fn(element) (reducer.init(key) when the key is new, then reducer.reduce(state,
+  // element)); at the end, reducer.finalize(state) of every key in ascending order (TF's
+  // order), each an element of output_spec. The state holds the keys' states.
+  Dataset GroupByReducer(KeyFn key_fn, Reducer reducer, const ElementSpec& output_spec) const;
+  // tf.data's reduce: runs a fresh iterator to the end, state = fn(state, element) for
+  // every element, and returns the final state (initial_state for an empty dataset). fn
+  // must keep the state's components and dtypes (InvalidArgument naming the component
+  // otherwise); shapes may change. `seed` as for MakeIterator, which also says why a
+  // dataset over placeholders throws FailedPrecondition.
+  Element Reduce(Element initial_state, const ReduceFn& fn,
+                 std::optional<uint64_t> seed = std::nullopt) const;
+  // The same in a graph (TF1's ds.reduce returns tensors): a ReduceDataset node whose
+  // outputs, by state component in name order, are the state after folding every element
+  // of a fresh iterator (one per run) into initial_state, the node's first inputs; the
+  // placeholders the dataset reads follow, bound as an initializer binds them.
+  // state_spec: the outputs' dtypes (those of initial_state) and shapes.
+  std::map<std::string, Output> Reduce(const Scope& scope,
+                                       const std::map<std::string, Output>& initial_state,
+                                       ReduceFn fn, const ElementSpec& state_spec) const;
 
   // Graph iterators (iterator_ops.h): the graph holds only iterator ops, never the data.
   GraphIterator MakeOneShotIterator(const Scope& scope) const;

@@ -240,6 +240,9 @@ std::unique_ptr<Iterator> MakeShardIterator(std::unique_ptr<Iterator> input,
 std::unique_ptr<IndexCursor> MakeShardIndexCursor(std::unique_ptr<IndexCursor> input,
                                                   const IteratorContext& ctx);
 
+// The op record of Dataset::Reduce's graph node (reduce.cc), for RegisterDataOps.
+const OpDef& ReduceDatasetOp();
+
 // Throws InvalidArgument "<stage>: <message>" unless `condition`.
 template <typename... Args>
 void CheckArg(bool condition, const std::string& stage, const Args&... message) {

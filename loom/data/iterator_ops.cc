@@ -280,6 +280,7 @@ GraphIterator Dataset::MakeInitializableIterator(const Scope& scope) const {
 void RegisterDataOps(OpRegistry& registry) {
   registry.Register(MakeIteratorOp());
   registry.Register(IteratorGetNextOp());
+  registry.Register(ReduceDatasetOp());
 }
 
 }  // namespace loom::data

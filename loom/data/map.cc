@@ -1,6 +1,8 @@
 // Map: fn applied to every element. num_parallel_calls > 0 runs fn on worker threads
 // while the consumer pulls inputs in order; results come out in input order (or as they
-// finish with deterministic = false). An exception from fn is rethrown by GetNext unchanged.
+// finish with deterministic = false). An exception from fn is rethrown by GetNext unchanged,
+// except an OutOfRange error, which ends the input there (TF1's map: a function, such as a
+// py_func raising StopIteration, may end the dataset early).
 // Saving waits for the calls in flight and stores their results.
 #include <deque>
 #include <exception>
@@ -37,6 +39,21 @@ void ReadOutcome(StateReader& r, Element& e, std::exception_ptr& error) {
   }
 }
 
+bool IsOutOfRange(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    return e.code() == ErrorCode::kOutOfRange;
+  } catch (...) {
+    return false;
+  }
+}
+
+// What a sequential Map that fn ended saves in place of its input's state. Every input
+// state starts with its stage's tag, a string that is never this one, so the states of
+// Maps saved before fn could end them read as before.
+constexpr std::string_view kEndedByFn = "<Map ended: fn raised OutOfRange>";
+
 class MapIterator : public Iterator {
  public:
   MapIterator(ElementSpec spec, std::unique_ptr<Iterator> input, MapFn fn)
@@ -44,16 +61,38 @@ class MapIterator : public Iterator {
 
  protected:
   std::optional<Element> GetNextInternal() override {
+    if (ended_) return std::nullopt;
     std::optional<Element> e = input_->GetNext();
     if (!e) return std::nullopt;
-    return fn_(std::move(*e));
+    try {
+      return fn_(std::move(*e));
+    } catch (const Error& error) {
+      if (error.code() != ErrorCode::kOutOfRange) throw;
+      ended_ = true;
+      return std::nullopt;
+    }
   }
-  void SaveInternal(StateWriter& w) override { input_->SaveState(w); }
-  void RestoreInternal(StateReader& r) override { input_->RestoreState(r); }
+  void SaveInternal(StateWriter& w) override {
+    if (ended_) {
+      w.WriteString(kEndedByFn);
+      return;
+    }
+    input_->SaveState(w);
+  }
+  void RestoreInternal(StateReader& r) override {
+    StateReader probe = r;
+    ended_ = probe.ReadString() == kEndedByFn;
+    if (ended_) {
+      r = probe;
+      return;
+    }
+    input_->RestoreState(r);
+  }
 
  private:
   std::unique_ptr<Iterator> input_;
   MapFn fn_;
+  bool ended_ = false;  // fn raised OutOfRange: the end of this pass
 };
 
 class ParallelMapIterator : public Iterator {
@@ -94,6 +133,14 @@ class ParallelMapIterator : public Iterator {
         job = *first_done;
         jobs_.erase(first_done);
       }
+    }
+    if (job->error && IsOutOfRange(job->error)) {
+      // fn ended the input (TF1's map): the calls in flight are dropped, and the state
+      // (input done, no results) says that the pass is over.
+      WaitAll();
+      jobs_.clear();
+      input_done_ = true;
+      return std::nullopt;
     }
     Fill();
     if (job->error) std::rethrow_exception(job->error);

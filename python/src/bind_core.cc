@@ -40,8 +40,7 @@ void BindErrors(py::module_& m) {
   m.attr("OpError") = classes.base;
   const std::pair<ErrorCode, const char*> kinds[] = {
       {ErrorCode::kCancelled, "CancelledError"},
-      // TF's UNKNOWN: loom::ErrorCode has no enumerator; only py_func raises it.
-      {static_cast<ErrorCode>(2), "UnknownError"},
+      {ErrorCode::kUnknown, "UnknownError"},
       {ErrorCode::kInvalidArgument, "InvalidArgumentError"},
       {ErrorCode::kNotFound, "NotFoundError"},
       {ErrorCode::kAlreadyExists, "AlreadyExistsError"},

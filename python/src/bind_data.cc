@@ -60,6 +60,39 @@ std::shared_ptr<TracedFunction> MakeTraced(std::shared_ptr<Graph> graph,
   return f;
 }
 
+// Runs `f` on `in` and names its results by the function's output components.
+Element RunToElement(const TracedFunction& f, const Element& in) {
+  std::vector<Tensor> values = f.Run(in);
+  Element out;
+  for (size_t i = 0; i < values.size(); ++i) out[f.output_names[i]] = std::move(values[i]);
+  return out;
+}
+
+// The reduce function of a traced reduce_func(state, element): its inputs are named
+// "s:<state component>" and "e:<element component>".
+data::ReduceFn TracedReduceFn(std::shared_ptr<Graph> graph,
+                              const std::map<std::string, Output>& state_inputs,
+                              const std::map<std::string, Output>& element_inputs,
+                              const std::map<std::string, Output>& new_state) {
+  std::map<std::string, Output> inputs;
+  for (const auto& [name, out] : state_inputs) inputs["s:" + name] = out;
+  for (const auto& [name, out] : element_inputs) inputs["e:" + name] = out;
+  auto f = MakeTraced(std::move(graph), inputs, new_state, 1);
+  return [f](Element state, Element element) {
+    Element in;
+    for (auto& [name, t] : state) in["s:" + name] = std::move(t);
+    for (auto& [name, t] : element) in["e:" + name] = std::move(t);
+    return RunToElement(*f, in);
+  };
+}
+
+int64_t ScalarInt64(const Tensor& t, std::string_view what) {
+  if (t.dtype() != kInt64 || t.NumElements() != 1) {
+    throw InvalidArgument(what, " must return a scalar int64, got ", t.DebugString(3));
+  }
+  return t.flat<int64_t>()[0];
+}
+
 data::ElementSpec SpecFromPython(const py::dict& spec) {
   data::ElementSpec out;
   for (auto [name, value] : spec) {
@@ -156,6 +189,102 @@ void BindData(py::module_& m) {
                                  {.cycle_length = cycle_length,
                                   .block_length = block_length,
                                   .num_parallel_calls = num_parallel_calls});
+           })
+      // window(size, shift (0: size), stride, drop_remainder): windows stacked per element.
+      .def("window",
+           [](const Dataset& d, int64_t size, int64_t shift, int64_t stride, bool drop) {
+             return d.Window(size, {.shift = shift, .stride = stride, .drop_remainder = drop});
+           })
+      // reduce_traced(graph, prefix, initial_state {component: Output of graph}, fn_graph,
+      // state placeholders, element placeholders, new state {component: Output of
+      // fn_graph}, state_spec): a ReduceDataset node in `graph` whose outputs
+      // ({component: Output}) fold the traced function over the dataset.
+      .def("reduce_traced",
+           [](const Dataset& d, Graph& g, const std::string& prefix,
+              const std::map<std::string, Output>& initial_state, std::shared_ptr<Graph> fn_graph,
+              const std::map<std::string, Output>& state_inputs,
+              const std::map<std::string, Output>& element_inputs,
+              const std::map<std::string, Output>& new_state, const py::dict& state_spec) {
+             data::ReduceFn fn =
+                 TracedReduceFn(std::move(fn_graph), state_inputs, element_inputs, new_state);
+             return OutputsToPython(d.Reduce(MakeScope(g, prefix), initial_state, std::move(fn),
+                                             SpecFromPython(state_spec)));
+           })
+      // group_by_reducer_py(key_graph, key_inputs, key, init_graph, init_key, init_state,
+      // reduce_graph, reduce_state_inputs, reduce_element_inputs, reduce_new_state,
+      // finalize_graph, finalize_inputs, finalize_outputs, output_spec): every function
+      // traced ({component: Output} maps; init's input is its key placeholder).
+      .def("group_by_reducer_py",
+           [](const Dataset& d, std::shared_ptr<Graph> key_graph,
+              const std::map<std::string, Output>& key_inputs, Output key,
+              std::shared_ptr<Graph> init_graph, Output init_key,
+              const std::map<std::string, Output>& init_state, std::shared_ptr<Graph> reduce_graph,
+              const std::map<std::string, Output>& reduce_state_inputs,
+              const std::map<std::string, Output>& reduce_element_inputs,
+              const std::map<std::string, Output>& reduce_new_state,
+              std::shared_ptr<Graph> finalize_graph,
+              const std::map<std::string, Output>& finalize_inputs,
+              const std::map<std::string, Output>& finalize_outputs, const py::dict& output_spec) {
+             auto kf = MakeTraced(std::move(key_graph), key_inputs, {{"key", key}}, 1);
+             auto init = MakeTraced(std::move(init_graph), {{"key", init_key}}, init_state, 1);
+             auto fin = MakeTraced(std::move(finalize_graph), finalize_inputs, finalize_outputs, 1);
+             data::Reducer reducer{
+                 .init =
+                     [init](int64_t k) {
+                       return RunToElement(*init, {{"key", Tensor::Scalar<int64_t>(k)}});
+                     },
+                 .reduce = TracedReduceFn(std::move(reduce_graph), reduce_state_inputs,
+                                          reduce_element_inputs, reduce_new_state),
+                 .finalize = [fin](Element state) { return RunToElement(*fin, state); },
+             };
+             return d.GroupByReducer(
+                 [kf](const Element& e) {
+                   return ScalarInt64(kf->Run(e)[0], "group_by_reducer: key_func");
+                 },
+                 std::move(reducer), SpecFromPython(output_spec));
+           })
+      // group_by_window_py(key_graph, key_inputs, key, reduce_fn, window_size, size_graph,
+      // size_input, size_output, output_spec): key (traced: int64 scalar per element);
+      // reduce_fn(key, group Dataset) -> Dataset, a Python callable run with the GIL once
+      // per group; window_size, or, when size_graph is given, the traced window size of a
+      // key (size_input: its key placeholder).
+      .def("group_by_window_py",
+           [](const Dataset& d, std::shared_ptr<Graph> key_graph,
+              const std::map<std::string, Output>& key_inputs, Output key, py::object reduce_fn,
+              int64_t window_size, std::shared_ptr<Graph> size_graph,
+              std::optional<Output> size_input, std::optional<Output> size_output,
+              const py::dict& output_spec) {
+             auto scalar_int64 = [](const Tensor& t, std::string_view what) {
+               if (t.dtype() != kInt64 || t.NumElements() != 1) {
+                 throw InvalidArgument("group_by_window: ", what,
+                                       " must return a scalar int64, got ", t.DebugString(3));
+               }
+               return t.flat<int64_t>()[0];
+             };
+             auto kf = MakeTraced(std::move(key_graph), key_inputs, {{"key", key}}, 1);
+             data::KeyFn key_fn = [kf, scalar_int64](const Element& e) {
+               return scalar_int64(kf->Run(e)[0], "key_func");
+             };
+             data::GroupReduceFn reduce = [f = PyRef(std::move(reduce_fn))](int64_t k,
+                                                                            const Dataset& window) {
+               py::gil_scoped_acquire gil;
+               return f.get()(k, window).cast<Dataset>();
+             };
+             data::ElementSpec spec = SpecFromPython(output_spec);
+             if (size_graph == nullptr) {
+               return d.GroupByWindow(std::move(key_fn), std::move(reduce), window_size, spec);
+             }
+             if (!size_input || !size_output) {
+               throw InvalidArgument(
+                   "group_by_window: a window size graph needs its input and output");
+             }
+             auto sf = MakeTraced(std::move(size_graph), {{"key", *size_input}},
+                                  {{"size", *size_output}}, 1);
+             data::WindowSizeFn size_fn = [sf, scalar_int64](int64_t k) {
+               return scalar_int64(sf->Run({{"key", Tensor::Scalar<int64_t>(k)}})[0],
+                                   "window_size_func");
+             };
+             return d.GroupByWindow(std::move(key_fn), std::move(reduce), std::move(size_fn), spec);
            })
       // The first element ({component: numpy array}), or None when the dataset is empty,
       // from a fresh iterator outside any Session (a dataset over placeholders throws

@@ -23,11 +23,6 @@ namespace loom::python {
 
 namespace {
 
-// TF's UNKNOWN (2), the code of an exception from the function that no other code fits.
-// loom::ErrorCode has no enumerator for it; ErrorCodeName gives "Unknown", and BindErrors
-// maps it to tf.errors.UnknownError.
-constexpr ErrorCode kUnknownCode = static_cast<ErrorCode>(2);
-
 // The Python callable of one py_func node. Copies of the attribute share it; the last
 // drop takes the GIL (PyRef), wherever the graph dies.
 struct PyCallable {
@@ -62,7 +57,7 @@ inline constexpr Attr<std::vector<DType>> kTout{"Tout"};
 // -> ResourceExhausted, NotImplementedError -> Unimplemented, anything else -> Unknown.
 // The message carries the Python traceback. REQUIRES: the GIL.
 Error ErrorFromPython(py::error_already_set& e, const Node& node) {
-  ErrorCode code = kUnknownCode;
+  ErrorCode code = ErrorCode::kUnknown;  // tf.errors.UnknownError
   if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
     code = ErrorCode::kInvalidArgument;
   } else if (e.matches(PyExc_StopIteration)) {

@@ -10,10 +10,7 @@ import loom.compat.v1 as tf
 EPS = 1e-7
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
+pytestmark = pytest.mark.usefixtures("fresh_graph")
 
 
 def _norms(w, axis):
@@ -91,7 +88,7 @@ def test_a_constraint_must_be_callable():
         tf.layers.Dense(2, kernel_constraint="max_norm")
 
 
-def test_estimator_trains_with_a_unit_norm_kernel(tmp_path):
+def test_estimator_trains_with_a_unit_norm_kernel(model_dir):
     rng = np.random.RandomState(1)
     xs = rng.randn(64, 3).astype(np.float32)
     ys = (xs @ np.array([[1.0], [-2.0], [0.5]], np.float32))
@@ -104,7 +101,7 @@ def test_estimator_trains_with_a_unit_norm_kernel(tmp_path):
             loss, global_step=tf.train.get_global_step())
         return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
-    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    est = tf.estimator.Estimator(model_fn, model_dir=model_dir)
     est.train(tf.estimator.inputs.numpy_input_fn({"x": xs}, ys, batch_size=16, num_epochs=None,
                                                  shuffle=True), steps=20)
     kernel = est.get_variable_value("dense/kernel")

@@ -39,10 +39,10 @@ def _input_fns(x, y):
     return train, evaluate, predict
 
 
-def test_train_evaluate_predict(tmp_path):
+def test_train_evaluate_predict(model_dir):
     x, y = _data()
     train_fn, eval_fn, predict_fn = _input_fns(x, y)
-    est = tf.estimator.Estimator(linear_model_fn, model_dir=str(tmp_path))
+    est = tf.estimator.Estimator(linear_model_fn, model_dir=model_dir)
     assert est.train(train_fn, steps=150) is est
     metrics = est.evaluate(eval_fn)
     assert metrics["global_step"] == 150
@@ -151,7 +151,7 @@ def test_exception_in_a_training_hook(tmp_path):
     assert est.evaluate(_input_fns(x, y)[1])["global_step"] in (3, 4)
 
 
-def test_logging_hook_by_name_in_training(tmp_path):
+def test_logging_hook_by_name_in_training(model_dir):
     x, y = _data(64)
     seen = []
 
@@ -165,7 +165,7 @@ def test_logging_hook_by_name_in_training(tmp_path):
 
     hook = tf.train.LoggingTensorHook({"p": "prediction_tensor"}, every_n_iter=2,
                                       formatter=lambda v: seen.append(v["p"].shape) or "")
-    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    est = tf.estimator.Estimator(model_fn, model_dir=model_dir)
     est.train(_input_fns(x, y)[0], steps=4, hooks=[hook])
     assert seen == [(32, 1), (32, 1)]
 
@@ -185,7 +185,7 @@ def test_export_saved_model(tmp_path):
     assert any(n.startswith("saved_model") for n in os.listdir(path.decode()))
 
 
-def test_dnn_classifier_with_feature_columns(tmp_path):
+def test_dnn_classifier_with_feature_columns(model_dir):
     rng = np.random.RandomState(1)
     a = rng.normal(size=300).astype(np.float32)
     b = rng.normal(size=300).astype(np.float32)
@@ -193,7 +193,7 @@ def test_dnn_classifier_with_feature_columns(tmp_path):
     columns = [tf.feature_column.numeric_column("a"), tf.feature_column.numeric_column("b")]
     clf = tf.estimator.DNNClassifier(hidden_units=[8], feature_columns=columns, n_classes=2,
                                      optimizer=tf.train.AdamOptimizer(0.05),
-                                     model_dir=str(tmp_path))
+                                     model_dir=model_dir)
     train_fn = tf.estimator.inputs.numpy_input_fn({"a": a, "b": b}, labels, batch_size=50,
                                                   num_epochs=None, shuffle=True)
     clf.train(train_fn, steps=200)
@@ -233,7 +233,7 @@ def test_argument_errors(tmp_path):
              .predict(fn))
 
 
-def test_training_loop_releases_the_gil(tmp_path):
+def test_training_loop_releases_the_gil(model_dir):
     """Another Python thread runs while the C++ loop trains (no Python hooks, a C++ input
     function): with the GIL held it would not get a single iteration in."""
     import threading
@@ -242,7 +242,7 @@ def test_training_loop_releases_the_gil(tmp_path):
     x, y = _data(256)
     fn = tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=256, num_epochs=None,
                                             shuffle=True)
-    est = tf.estimator.Estimator(linear_model_fn, model_dir=str(tmp_path))
+    est = tf.estimator.Estimator(linear_model_fn, model_dir=model_dir)
     est.train(fn, steps=1)  # builds once outside the measurement
     counts = {"during": 0}
     training = threading.Event()
@@ -313,7 +313,7 @@ def test_canned_loss_reduction_default_is_tf1s_sum(tmp_path):
     np.testing.assert_allclose(m_mean["loss"], m_mean["average_loss"], rtol=1e-5)
 
 
-def test_canned_loss_reduction_none_is_invalid(tmp_path):
+def test_canned_loss_reduction_none_is_invalid(model_dir):
     with pytest.raises(ValueError, match="Invalid loss_reduction: none"):
         tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
-                                   model_dir=str(tmp_path), loss_reduction=tf.losses.Reduction.NONE)
+                                   model_dir=model_dir, loss_reduction=tf.losses.Reduction.NONE)

@@ -174,7 +174,7 @@ def test_interleave_and_generator_inputs_resume_exactly(tmp_path, fn):
     assert len({tuple(x) for _, x, _ in whole}) == 16  # every batch differs
 
 
-def test_predict_twice_over_a_dataset_with_one_prediction_tensor(tmp_path):
+def test_predict_twice_over_a_dataset_with_one_prediction_tensor(model_dir):
     # The second predict reuses the cached graph (no model_fn call): its predictions
     # are still arrays, not {"output": array} dicts.
     x, y = _arrays()
@@ -189,7 +189,7 @@ def test_predict_twice_over_a_dataset_with_one_prediction_tensor(tmp_path):
             loss, global_step=tf.train.get_global_step())
         return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
-    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    est = tf.estimator.Estimator(model_fn, model_dir=model_dir)
     est.train(lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(10), steps=1)
     predict_fn = lambda: tf.data.Dataset.from_tensor_slices({"x": x[:3]}).batch(2)  # noqa
     for _ in range(2):
@@ -198,7 +198,7 @@ def test_predict_twice_over_a_dataset_with_one_prediction_tensor(tmp_path):
         np.testing.assert_allclose(np.concatenate(p), x[:3].sum(axis=1), rtol=1e-6)
 
 
-def test_evaluate_reuses_the_graph_for_a_dataset_input(tmp_path):
+def test_evaluate_reuses_the_graph_for_a_dataset_input(model_dir):
     # As for a C++ input_fn's Dataset: the second evaluate resets the cached graph's
     # iterator instead of building the graph (and calling model_fn) again.
     calls = []
@@ -207,7 +207,7 @@ def test_evaluate_reuses_the_graph_for_a_dataset_input(tmp_path):
         calls.append(mode)
         return model_fn(features, labels, mode)
 
-    est = tf.estimator.Estimator(counting_model_fn, model_dir=str(tmp_path))
+    est = tf.estimator.Estimator(counting_model_fn, model_dir=model_dir)
     x, y = _arrays()
     eval_fn = lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(10)  # noqa
     est.train(input_fn, steps=2)

@@ -210,9 +210,9 @@ class RecordingListener(tf.train.CheckpointSaverListener):
         self.events.append(("end", global_step_value))
 
 
-def test_saving_listeners_in_train(tmp_path):
+def test_saving_listeners_in_train(model_dir):
     x, y = _data(64)
-    est = tf.estimator.Estimator(linear_model_fn, model_dir=str(tmp_path),
+    est = tf.estimator.Estimator(linear_model_fn, model_dir=model_dir,
                                  config=tf.estimator.RunConfig(save_checkpoints_steps=10))
     listener = RecordingListener(stop_at=20)
     train_fn = tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=32, num_epochs=None,
@@ -236,14 +236,14 @@ def _wide_deep_data(n=400, seed=3):
     return a, b, color
 
 
-def test_dnn_linear_combined_classifier(tmp_path):
+def test_dnn_linear_combined_classifier(model_dir):
     a, b, color = _wide_deep_data()
     # The label needs the linear part (the color) and the deep part (a * b's sign).
     labels = ((a * b > 0) ^ (color == "red")).astype(np.int64)
     color_column = tf.feature_column.categorical_column_with_vocabulary_list(
         "color", ["red", "green", "blue"])
     clf = tf.estimator.DNNLinearCombinedClassifier(
-        model_dir=str(tmp_path), linear_feature_columns=[color_column],
+        model_dir=model_dir, linear_feature_columns=[color_column],
         linear_optimizer=tf.train.FtrlOptimizer(0.3),
         dnn_feature_columns=[tf.feature_column.numeric_column("a"),
                              tf.feature_column.numeric_column("b"),

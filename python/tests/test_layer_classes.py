@@ -216,7 +216,7 @@ def test_regularizer_argument_checks_and_batch_norm_regularizer():
     assert value == pytest.approx(0.5 * (2 * 9.0) / 2)
 
 
-def test_regularized_model_trains_in_an_estimator(tmp_path):
+def test_regularized_model_trains_in_an_estimator(model_dir):
     """The penalties land in the C++ graph's collection, where the Estimator's graph keeps
     them: a model_fn minimizing get_total_loss shrinks the kernel as weight decay."""
     x = np.zeros((64, 2), np.float32)
@@ -232,7 +232,7 @@ def test_regularized_model_trains_in_an_estimator(tmp_path):
             loss, global_step=tf.train.get_global_step())
         return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
-    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    est = tf.estimator.Estimator(model_fn, model_dir=model_dir)
     est.train(tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=64, num_epochs=None,
                                                  shuffle=False), steps=5)
     # d(w^2/2)/dw = w: each step multiplies the kernel by (1 - 0.1); the data term is 0.

@@ -9,10 +9,7 @@ import pytest
 import loom.compat.v1 as tf
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
+pytestmark = pytest.mark.usefixtures("fresh_graph")
 
 
 def test_py_func_computes_with_numpy_and_matches_float64():
@@ -197,7 +194,7 @@ def test_an_error_inside_dataset_map_reaches_session_run():
             sess.run(nxt)
 
 
-def test_in_an_estimator_input_and_model_fn(tmp_path):
+def test_in_an_estimator_input_and_model_fn(model_dir):
     # The C++ training loop runs without the GIL; the kernels take it (no deadlock), and
     # the graph saved beside each checkpoint (without the function) does not fail.
     rng = np.random.RandomState(0)
@@ -227,7 +224,7 @@ def test_in_an_estimator_input_and_model_fn(tmp_path):
             loss, global_step=tf.train.get_global_step())
         return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
-    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    est = tf.estimator.Estimator(model_fn, model_dir=model_dir)
     est.train(input_fn, steps=30)
     assert calls["model"] == 30 and calls["input"] >= 30 * 16
     loss = est.evaluate(input_fn, steps=2)["loss"]

@@ -171,7 +171,7 @@ def test_estimator_train_calls_no_python_per_step(tmp_path):
         "Python functions called per step: %s" % (counts[60] - counts[3]))
 
 
-def test_run_config_session_config_sets_the_estimator_threads(tmp_path):
+def test_run_config_session_config_sets_the_estimator_threads(model_dir):
     # tf.ConfigProto(intra_op_parallelism_threads=1) in RunConfig reaches the C++
     # Estimator's Sessions (on a loaded machine one thread avoids the kernels' threads
     # waiting on each other); the default stays 0, the machine's core count.
@@ -182,13 +182,13 @@ def test_run_config_session_config_sets_the_estimator_threads(tmp_path):
     assert tf.estimator.RunConfig()._native_config.intra_op_threads == 0
     x = np.random.RandomState(0).rand(16, 16).astype(np.float32)
     y = np.zeros(16, np.int32)
-    est = tf.estimator.Estimator(_convnet_fn, model_dir=str(tmp_path), config=config)
+    est = tf.estimator.Estimator(_convnet_fn, model_dir=model_dir, config=config)
     est.train(tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=8, shuffle=True,
                                                  num_epochs=None), steps=2)
     assert est.get_variable_value("global_step") == 2
 
 
-def test_a_hooks_session_runs_through_the_cache(tmp_path):
+def test_a_hooks_session_runs_through_the_cache(model_dir):
     # The tf.Session a hook gets wraps the MonitoredSession's C++ Session; its run takes
     # the cached path too (the 2 GB scenario's initializer hook feeds arrays this way).
     rng = np.random.RandomState(0)
@@ -212,7 +212,7 @@ def test_a_hooks_session_runs_through_the_cache(tmp_path):
         hook.init = it.initializer
         return it.get_next()
 
-    est = tf.estimator.Estimator(_convnet_fn, model_dir=str(tmp_path))
+    est = tf.estimator.Estimator(_convnet_fn, model_dir=model_dir)
     est.train(input_fn, hooks=[hook], steps=3)
     assert ran == [1]
     assert est.get_variable_value("global_step") == 3

@@ -10,10 +10,7 @@ import pytest
 import loom.compat.v1 as tf
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
+pytestmark = pytest.mark.usefixtures("fresh_graph")
 
 
 # A TF1 name Loom lacks fails where it is used, naming itself and why, as an

@@ -9,10 +9,7 @@ import pytest
 import loom.compat.v1 as tf
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
+pytestmark = pytest.mark.usefixtures("fresh_graph")
 
 
 def _regression():

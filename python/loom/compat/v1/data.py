@@ -181,11 +181,20 @@ class _ElementSpec:
 
 
 class Dataset(_ElementSpec):
-    """tf.data.Dataset."""
+    """tf.data.Dataset. A dataset of windows (`window`) is `nested`: each element's
+    components are the windows' elements stacked in one C++ element, handed to flat_map /
+    interleave functions as one Dataset per component (TF's nested datasets)."""
 
-    def __init__(self, native, template):
+    def __init__(self, native, template, nested=False):
         self._native = native
         self._template = template
+        self._nested = nested
+
+    def _flat(self, what):
+        if self._nested:
+            raise TypeError(
+                "%s: the elements of this dataset are datasets (made by window); turn each "
+                "into tensors first, e.g. .flat_map(lambda w: w.batch(size))" % what)
 
     # --- sources ----------------------------------------------------------------------
     @staticmethod
@@ -299,7 +308,7 @@ class Dataset(_ElementSpec):
 
     # --- transformations --------------------------------------------------------------
     def _same(self, native):
-        return Dataset(native, self._template)
+        return Dataset(native, self._template, self._nested)
 
     def batch(self, batch_size, drop_remainder=False):
         """Stacks batch_size elements. A SparseTensor component of rank R becomes one of
@@ -307,6 +316,7 @@ class Dataset(_ElementSpec):
         [batch, the largest of each dim]), as TF's: its three tensors are padded into one
         batch and joined by the SparseBatchPadded op; the dense components of such an
         element are padded too where their shapes differ (TF would fail)."""
+        self._flat("batch")
         sparse_leaves = _sparse_leaves(self._template)
         if not sparse_leaves:
             return self._same(self._native.batch(int(batch_size), bool(drop_remainder)))
@@ -349,6 +359,7 @@ class Dataset(_ElementSpec):
                      drop_remainder=False):
         """Batches, padding each component to padded_shapes (unknown dims: the batch's
         longest; default all) with padding_values (default 0 / b"")."""
+        self._flat("padded_batch")
         self._no_sparse("padded_batch", "use batch, which batches SparseTensors")
         shapes = {}
         if padded_shapes is not None:
@@ -411,16 +422,93 @@ class Dataset(_ElementSpec):
         one)."""
         return self.interleave(map_func, cycle_length=1, block_length=1)
 
+    def window(self, size, shift=None, stride=1, drop_remainder=False):
+        """A dataset of windows: window k holds elements k*shift, k*shift + stride, ...
+        (size of them; shorter at the end unless drop_remainder), as TF's window. Each
+        element is a structure of Datasets (one per component); flat_map or interleave
+        turns them into tensors: ds.window(3, 1).flat_map(lambda w: w.batch(3)). The
+        elements of one window must share their shapes (they are stacked in C++)."""
+        self._flat("window")
+        native = self._native.window(_static_int(size, "window size"),
+                                     0 if shift is None else _static_int(shift, "window shift"),
+                                     _static_int(stride, "window stride"), bool(drop_remainder))
+        return Dataset(native, self._template, nested=True)
+
+    def reduce(self, initial_state, reduce_func):
+        """tf.data's reduce: tensors holding reduce_func(...reduce_func(initial_state,
+        e0)..., en) over every element, computed each time they are run (a fresh pass over
+        the dataset, in C++). reduce_func(state, element) is traced once, as map's
+        function; it must keep the state's structure and dtypes, and a state component
+        whose shape it changes gets an unknown shape there (TF relaxes it the same way)."""
+        self._flat("reduce")
+        graph = _fw.get_default_graph()
+        state_template, leaves = _flatten_values(initial_state)
+        with graph.as_default():
+            init = {n: _fw.convert_to_tensor(v) for n, v in leaves.items()}
+        shapes = {n: t.shape.dims for n, t in init.items()}
+        for _ in range(3):
+            fn_graph, state_ph, element_ph, new_state = self._trace_reduce(
+                reduce_func, state_template, {n: t.dtype for n, t in init.items()}, shapes)
+            relaxed = {n: _most_general(shapes[n], new_state[n].shape.dims) for n in shapes}
+            if relaxed == shapes:
+                break
+            shapes = relaxed
+        spec = {n: (init[n].dtype._enum, shapes[n]) for n in init}
+        outs = self._native.reduce_traced(
+            graph._g, graph.get_name_scope(), {n: t._out for n, t in init.items()},
+            fn_graph._g, state_ph, element_ph, {n: t._out for n, t in new_state.items()}, spec)
+        return _build(state_template, lambda n: graph._tensor(outs[n]))
+
+    def _trace_reduce(self, reduce_func, state_template, dtypes, shapes):
+        """Traces reduce_func(state, element) on placeholders in a graph of its own:
+        (graph, {state component: placeholder}, {element component: placeholder},
+        {state component: new state tensor})."""
+        graph = _fw.Graph()
+        spec = self._native.spec
+        state_ph, element_ph = {}, {}
+        with graph.as_default():
+            def state_leaf(name):
+                ph = _fw.placeholder(dtypes[name], shapes[name],
+                                     name="state_" + name.replace("/", "_"))
+                state_ph[name] = ph._out
+                return ph
+
+            def element_leaf(name):
+                dtype, shape = spec[name]
+                ph = _fw.placeholder(_dtypes.as_dtype(dtype), shape,
+                                     name="arg_" + name.replace("/", "_"))
+                element_ph[name] = ph._out
+                return ph
+            result = reduce_func(_build(state_template, state_leaf),
+                                 _build(self._template, element_leaf))
+            values = _per_component(state_template, result, "reduce_func's new state")
+            new_state = {}
+            for n, v in values.items():
+                t = _fw.convert_to_tensor(v, dtype=dtypes[n]) if not isinstance(
+                    v, _fw.Tensor) else v
+                if t.dtype != dtypes[n]:
+                    raise TypeError("reduce_func: state component '%s' is %s in the initial "
+                                    "state but %s in the state it returns; keep its dtype"
+                                    % (n, dtypes[n].name, t.dtype.name))
+                new_state[n] = t
+        return graph, state_ph, element_ph, new_state
+
     def _element_function(self, fn):
         """fn as a function of an element ({component: array}) returning a Dataset: called
         on constants of the values in a graph of its own."""
         template = self._template
+        nested = self._nested
+
+        def leaf(values, name):
+            if nested:  # a window: its elements, one Dataset per component
+                return Dataset(_loom.from_tensor_slices({"0": values[name]}), "0")
+            return _fw.constant(values[name])
 
         def call(values):
             graph = _fw.Graph()
             outer = getattr(_eager, "graph", None)
             with graph.as_default():
-                args = _build(template, lambda n: _fw.constant(values[n]))
+                args = _build(template, lambda n: leaf(values, n))
                 _eager.graph = graph
                 try:
                     if isinstance(args, tuple) and not hasattr(args, "_fields"):
@@ -436,6 +524,7 @@ class Dataset(_ElementSpec):
         return call
 
     def unbatch(self):
+        self._flat("unbatch")
         self._no_sparse("unbatch", "densify it with tf.sparse.to_dense in a map first")
         return self._same(self._native.unbatch())
 
@@ -475,7 +564,10 @@ class Dataset(_ElementSpec):
         return graph, placeholders, result
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None):
-        """Traces map_func once into graph ops on the element (as TF1)."""
+        """Traces map_func once into graph ops on the element (as TF1). An OutOfRangeError
+        raised by the function when it runs (a py_func raising StopIteration) ends the
+        dataset there, as TF1's map does."""
+        self._flat("map")
         graph, placeholders, result = self._trace(map_func)
         with graph.as_default():
             template, leaves = _flatten_values(result)
@@ -486,6 +578,7 @@ class Dataset(_ElementSpec):
         return Dataset(native, template)
 
     def filter(self, predicate):
+        self._flat("filter")
         graph, placeholders, result = self._trace(predicate)
         with graph.as_default():
             pred = _fw.convert_to_tensor(result)
@@ -493,11 +586,13 @@ class Dataset(_ElementSpec):
 
     # --- iterators --------------------------------------------------------------------
     def make_one_shot_iterator(self):
+        self._flat("make_one_shot_iterator")
         graph = _fw.get_default_graph()
         it = self._native.make_one_shot_iterator(graph._g, graph.get_name_scope())
         return Iterator(graph, it, self._template)
 
     def make_initializable_iterator(self, shared_name=None):
+        self._flat("make_initializable_iterator")
         graph = _fw.get_default_graph()
         it = self._native.make_initializable_iterator(graph._g, graph.get_name_scope())
         return Iterator(graph, it, self._template)
@@ -612,5 +707,212 @@ def get_output_shapes(dataset):
     return dataset.output_shapes
 
 
+def _most_general(a, b):
+    """The most general shape (dims list or None) covering both."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return [x if x == y else None for x, y in zip(a, b)]
+
+
+def _trace_key(dataset, key_func, what):
+    """key_func traced on the element: (graph, placeholders, scalar int64 key tensor)."""
+    key_graph, key_inputs, key = dataset._trace(key_func)
+    with key_graph.as_default():
+        key = _fw.convert_to_tensor(key)
+    if key.dtype != _dtypes.int64 or key.shape.dims not in (None, []):
+        raise ValueError("%s: key_func must return a scalar tf.int64, got %s %s"
+                         % (what, key.dtype.name, key.shape))
+    return key_graph, key_inputs, key
+
+
+def _call(fn, args):
+    # TF unpacks a tuple structure into arguments.
+    if isinstance(args, tuple) and not hasattr(args, "_fields"):
+        return fn(*args)
+    return fn(args)
+
+
+def _group_by_reducer(dataset, key_func, reducer):
+    dataset._flat("group_by_reducer")
+    key_graph, key_inputs, key = _trace_key(dataset, key_func, "group_by_reducer")
+    init_graph = _fw.Graph()
+    with init_graph.as_default():
+        key_ph = _fw.placeholder(_dtypes.int64, [], name="key")
+        state_template, leaves = _flatten_values(reducer.init_func(key_ph))
+        init = {n: _fw.convert_to_tensor(v) for n, v in leaves.items()}
+    dtypes = {n: t.dtype for n, t in init.items()}
+    shapes = {n: t.shape.dims for n, t in init.items()}
+    for _ in range(3):
+        reduce_graph, state_ph, element_ph, new_state = dataset._trace_reduce(
+            reducer.reduce_func, state_template, dtypes, shapes)
+        relaxed = {n: _most_general(shapes[n], new_state[n].shape.dims) for n in shapes}
+        if relaxed == shapes:
+            break
+        shapes = relaxed
+    finalize_graph = _fw.Graph()
+    finalize_ph = {}
+    with finalize_graph.as_default():
+        def leaf(name):
+            ph = _fw.placeholder(dtypes[name], shapes[name], name="state_" + name.replace("/", "_"))
+            finalize_ph[name] = ph._out
+            return ph
+        out_template, out_leaves = _flatten_values(
+            _call(reducer.finalize_func, _build(state_template, leaf)))
+        outputs = {n: _fw.convert_to_tensor(v)._out for n, v in out_leaves.items()}
+    spec = {n: (o.dtype, o.shape) for n, o in outputs.items()}
+    native = dataset._native.group_by_reducer_py(
+        key_graph._g, key_inputs, key._out, init_graph._g, key_ph._out,
+        {n: t._out for n, t in init.items()}, reduce_graph._g, state_ph, element_ph,
+        {n: t._out for n, t in new_state.items()}, finalize_graph._g, finalize_ph, outputs,
+        spec)
+    return Dataset(native, out_template)
+
+
+class Reducer:
+    """tf.data.experimental.Reducer(init_func, reduce_func, finalize_func)."""
+
+    def __init__(self, init_func, reduce_func, finalize_func):
+        self.init_func = init_func
+        self.reduce_func = reduce_func
+        self.finalize_func = finalize_func
+
+
+def _group_by_window(dataset, key_func, reduce_func, window_size, window_size_func):
+    dataset._flat("group_by_window")
+    if (window_size is None) == (window_size_func is None):
+        raise ValueError("group_by_window: give exactly one of window_size and "
+                         "window_size_func")
+    key_graph, key_inputs, key = _trace_key(dataset, key_func, "group_by_window")
+    size_graph, size_input, size_output = None, None, None
+    if window_size_func is not None:
+        size_graph = _fw.Graph()
+        with size_graph.as_default():
+            ph = _fw.placeholder(_dtypes.int64, [], name="key")
+            out = _fw.convert_to_tensor(window_size_func(ph))
+            if out.dtype != _dtypes.int64:
+                raise ValueError("group_by_window: window_size_func must return a scalar "
+                                 "tf.int64, got %s" % out.dtype.name)
+        size_input, size_output = ph._out, out._out
+        window_size = 0
+    template = dataset._template
+
+    def call(key_value, window):
+        graph = _fw.Graph()
+        outer = getattr(_eager, "graph", None)
+        with graph.as_default():
+            _eager.graph = graph
+            try:
+                result = reduce_func(_fw.constant(np.int64(key_value)),
+                                     Dataset(window, template))
+            finally:
+                _eager.graph = outer
+        if not isinstance(result, Dataset):
+            raise TypeError("group_by_window: reduce_func must return a Dataset, got %r"
+                            % (result,))
+        result._flat("group_by_window's reduce_func result")
+        return result
+
+    # The output spec: reduce_func on an empty group (the spec of what it returns follows
+    # from the group's spec, not its values).
+    probe = call(0, dataset._native.take(0))
+    spec = probe._native.spec
+    names = set(spec)
+
+    def native_call(key_value, window):
+        ds = call(key_value, window)
+        if set(ds._native.spec) != names:
+            raise ValueError("group_by_window: reduce_func returned datasets with components "
+                             "%s and %s; return one structure"
+                             % (sorted(names), sorted(ds._native.spec)))
+        return ds._native
+    native = dataset._native.group_by_window_py(
+        key_graph._g, key_inputs, key._out, native_call, int(window_size),
+        size_graph._g if size_graph is not None else None, size_input, size_output, spec)
+    return Dataset(native, probe._template)
+
+
+def _bucket_by_sequence_length(dataset, element_length_func, bucket_boundaries,
+                               bucket_batch_sizes, padded_shapes, padding_values,
+                               pad_to_bucket_boundary, no_padding, drop_remainder):
+    from loom.compat.v1 import _ops  # noqa: F401 (the op functions below)
+    import loom.compat.v1 as tf
+    boundaries = [int(b) for b in bucket_boundaries]
+    sizes = [int(b) for b in bucket_batch_sizes]
+    if len(sizes) != len(boundaries) + 1:
+        raise ValueError("len(bucket_batch_sizes) must equal len(bucket_boundaries) + 1")
+    if boundaries != sorted(boundaries):
+        raise ValueError("bucket_boundaries must be sorted")
+
+    def element_to_bucket_id(*args):
+        length = tf.cast(element_length_func(*args), tf.int64)
+        # The bucket [boundaries[i-1], boundaries[i]) holding the length (TF's rule).
+        above = tf.cast(tf.greater_equal(length, np.array(boundaries, np.int64)), tf.int64)
+        return tf.reduce_sum(above)
+
+    def window_size_fn(bucket_id):
+        return tf.gather(tf.constant(np.array(sizes, np.int64)), bucket_id)
+
+    def batching_fn(bucket_id, grouped):
+        bucket = int(_value_of(bucket_id, "bucket id"))
+        size = sizes[bucket]
+        if no_padding:
+            return grouped.batch(size, drop_remainder=drop_remainder)
+        filler = None
+        if pad_to_bucket_boundary:
+            if bucket == len(boundaries):
+                raise ValueError("pad_to_bucket_boundary=True: the last bucket has no "
+                                 "boundary; make the last bucket boundary larger than any "
+                                 "element's length")
+            filler = boundaries[bucket] - 1
+        shapes = padded_shapes if padded_shapes is not None else grouped.output_shapes
+        shapes = _build_shapes(shapes, filler)
+        return grouped.padded_batch(size, shapes, padding_values, drop_remainder)
+
+    return _group_by_window(dataset, element_to_bucket_id, batching_fn, None, window_size_fn)
+
+
+def _build_shapes(shapes, filler):
+    """padded_shapes with unknown dims set to `filler` (when given)."""
+    if isinstance(shapes, dict):
+        return {k: _build_shapes(v, filler) for k, v in shapes.items()}
+    if isinstance(shapes, tuple):
+        return tuple(_build_shapes(v, filler) for v in shapes)
+    dims = _fw.TensorShape(shapes).dims
+    if dims is None or filler is None:
+        return shapes
+    return [filler if d is None else d for d in dims]
+
+
 class experimental:
     AUTOTUNE = AUTOTUNE
+
+    @staticmethod
+    def group_by_window(key_func, reduce_func, window_size=None, window_size_func=None):
+        """tf.data.experimental.group_by_window, for Dataset.apply: key_func (traced)
+        gives each element an int64 key; a group of window_size elements (or
+        window_size_func(key), traced) is passed to reduce_func(key, dataset), called in
+        Python once per group (and again for the group being read when a checkpoint is
+        restored); at the end, the groups left, in ascending key order."""
+        return lambda dataset: _group_by_window(dataset, key_func, reduce_func, window_size,
+                                                window_size_func)
+
+    Reducer = Reducer
+
+    @staticmethod
+    def group_by_reducer(key_func, reducer):
+        """tf.data.experimental.group_by_reducer, for Dataset.apply: reads the whole
+        input, folding each element into its key's state (reducer.init_func(key), then
+        reducer.reduce_func(state, element)); then reducer.finalize_func(state) of every
+        key, in ascending key order. Every function is traced."""
+        return lambda dataset: _group_by_reducer(dataset, key_func, reducer)
+
+    @staticmethod
+    def bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                  padded_shapes=None, padding_values=None,
+                                  pad_to_bucket_boundary=False, no_padding=False,
+                                  drop_remainder=False):
+        """tf.data.experimental.bucket_by_sequence_length: group_by_window by length
+        bucket, each group padded_batch'ed (batch'ed with no_padding)."""
+        return lambda dataset: _bucket_by_sequence_length(
+            dataset, element_length_func, bucket_boundaries, bucket_batch_sizes,
+            padded_shapes, padding_values, pad_to_bucket_boundary, no_padding, drop_remainder)
