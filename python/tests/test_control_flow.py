@@ -67,11 +67,11 @@ def test_nested_cond_and_fetching_an_untaken_value():
         y = tf.cond(a, lambda: tf.cond(b, inner_true, lambda: x * 10.0), lambda: x)
         with _session(graph) as sess:
             feeds = {x: 2.0}
-            assert sess.run(y, dict(feeds, **{a: True, b: True})) == 200.0
-            assert sess.run(y, dict(feeds, **{a: True, b: False})) == 20.0
-            assert sess.run(y, dict(feeds, **{a: False, b: True})) == 2.0
+            assert sess.run(y, {**feeds, a: True, b: True}) == 200.0
+            assert sess.run(y, {**feeds, a: True, b: False}) == 20.0
+            assert sess.run(y, {**feeds, a: False, b: True}) == 2.0
             with pytest.raises(tf.errors.InvalidArgumentError, match="untaken side of Switch"):
-                sess.run(inside[0], dict(feeds, **{a: False, b: True}))
+                sess.run(inside[0], {**feeds, a: False, b: True})
 
 
 def test_case_and_switch_case_pick_one_fn():
