@@ -303,3 +303,24 @@ def test_composites_reshape_dynamic_clip_by_global_norm_moments_stack():
     np.testing.assert_allclose(r[4], xs.mean(0))
     np.testing.assert_allclose(r[5], xs.var(0))
     np.testing.assert_array_equal(r[6], [[3.0, 6.0], [0.0, 0.0]])
+
+
+def test_floormod_and_the_percent_operator_follow_tf_signs_and_gradients():
+    # TF's FloorMod: the result has the divisor's sign (Python's %, not C's fmod).
+    tf.reset_default_graph()
+    x = tf.constant([-7.0, 7.0, -7.5, 7.5])
+    y = tf.constant([2.0, -2.0, 2.0, 2.0])
+    z = x % y
+    w = 10.0 % tf.constant(4.0)
+    gx, gy = tf.gradients(tf.reduce_sum(tf.mod(x, y)), [x, y])
+    with tf.Session() as sess:
+        vz, vw, vgx, vgy = sess.run([z, w, gx, gy])
+    np.testing.assert_allclose(vz, np.mod([-7.0, 7.0, -7.5, 7.5], [2.0, -2.0, 2.0, 2.0]))
+    assert vw == 2.0
+    np.testing.assert_allclose(vgx, [1.0, 1.0, 1.0, 1.0])
+    np.testing.assert_allclose(vgy, -np.floor(np.array([-7.0, 7.0, -7.5, 7.5]) /
+                                             np.array([2.0, -2.0, 2.0, 2.0])))
+    assert tf.math.floormod is tf.floormod
+    # No integer floor division in Loom: a clear error naming the dtype, not a truncation.
+    with pytest.raises(tf.errors.InvalidArgumentError, match="int32"):
+        tf.constant([-7]) % tf.constant([2])

@@ -34,11 +34,12 @@ from loom.compat.v1._variables import (AUTO_REUSE, Variable, VariableScope, assi
                                        variables_initializer, variance_scaling_initializer,
                                        zeros_initializer)
 from loom.compat.v1._script_ops import numpy_function, py_func
-from loom.compat.v1._ops import (clip_by_global_norm, concat, fill, floordiv, global_norm,
-                                 ones, ones_like, raw_ops, reshape, split, squared_difference,
-                                 stack, unstack, where, zeros, zeros_like)
+from loom.compat.v1._ops import (clip_by_global_norm, concat, fill, floordiv, floormod,
+                                 global_norm, ones, ones_like, raw_ops, reshape, split,
+                                 squared_difference, stack, unstack, where, zeros, zeros_like)
 
 newaxis = None
+mod = floormod
 
 # Every op under TF's name (and the unmapped ones under their snake_case name), generated
 # from the registry: tf.matmul, tf.reduce_mean, ...
@@ -106,6 +107,8 @@ import types as _types  # noqa: E402
 
 math = _types.ModuleType("loom.compat.v1.math", "tf.math")
 math.__dict__.update(_ops.NAMESPACES["math"])
+math.floormod = math.mod = floormod
+math.floordiv = floordiv
 linalg = _types.ModuleType("loom.compat.v1.linalg", "tf.linalg")
 linalg.__dict__.update(_ops.NAMESPACES["linalg"])
 random = _types.ModuleType("loom.compat.v1.random", "tf.random")

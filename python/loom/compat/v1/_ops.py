@@ -548,6 +548,18 @@ def floordiv(x, y, name=None):
     return NAMESPACES[""]["floor"](NAMESPACES[""]["divide"](x, y), name=name or "floordiv")
 
 
+def floormod(x, y, name=None):
+    """tf.math.floormod / tf.mod / `x % y`: x - floor(x / y) * y, the result with y's sign,
+    as TF's FloorMod (gradients 1 and -floor(x / y), as TF's). Floating dtypes only: Loom
+    has no integer floor division, so an integer operand is the InvalidArgumentError of
+    floordiv naming the dtype."""
+    # floor(x / y) is piecewise constant: its gradient is zero, which StopGradient says
+    # (Loom's Floor refuses to be differentiated, to catch a model that would not learn).
+    q = NAMESPACES[""]["stop_gradient"](floordiv(x, y))
+    return NAMESPACES[""]["subtract"](x, NAMESPACES[""]["multiply"](q, y),
+                                      name=name or "floormod")
+
+
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """tf.nn.dropout: rate = 1 - keep_prob."""
     if rate is None:
@@ -620,6 +632,8 @@ def _install_operators():
     T.__rtruediv__ = _binary("divide", True)
     T.__floordiv__ = lambda s, o: floordiv(s, o)
     T.__rfloordiv__ = lambda s, o: floordiv(o, s)
+    T.__mod__ = lambda s, o: floormod(s, o)
+    T.__rmod__ = lambda s, o: floormod(o, s)
     T.__pow__ = _binary("pow")
     T.__rpow__ = _binary("pow", True)
     T.__matmul__ = _binary("matmul")
