@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "loom/data/dataset.h"
+#include "loom/graph/op_def.h"
 
 namespace loom::data {
 
@@ -242,6 +243,17 @@ std::unique_ptr<IndexCursor> MakeShardIndexCursor(std::unique_ptr<IndexCursor> i
 
 // The op record of Dataset::Reduce's graph node (reduce.cc), for RegisterDataOps.
 const OpDef& ReduceDatasetOp();
+
+// The attributes of a node whose outputs are one element's components (IteratorGetNext,
+// ReduceDataset) and the shape rule that reads them (iterator_ops.cc).
+inline constexpr Attr<std::vector<DType>> kOutputTypes{"output_types"};
+inline constexpr Attr<std::vector<Shape>> kOutputShapes{"output_shapes"};
+void ElementOutputShapes(InferenceContext& c);
+
+// The host-side object (a dataset, a fold) that attribute `key` of c's node holds; a
+// graph loaded without it (host objects are not serialized) is FailedPrecondition at
+// the node, saying to rebuild the input pipeline.
+const HostObject& HostObjectAttr(const KernelContext& c, const Attr<HostObject>& key);
 
 // Throws InvalidArgument "<stage>: <message>" unless `condition`.
 template <typename... Args>

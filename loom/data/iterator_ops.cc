@@ -8,18 +8,9 @@ namespace {
 
 inline constexpr Attr<std::string> kSharedName{"shared_name"};
 inline constexpr Attr<HostObject> kDataset{"dataset"};
-inline constexpr Attr<std::vector<DType>> kOutputTypes{"output_types"};
-inline constexpr Attr<std::vector<Shape>> kOutputShapes{"output_shapes"};
 
 const DatasetImpl& DatasetFromAttr(const KernelContext& c) {
-  const HostObject* dataset = c.find_attr(kDataset);
-  if (dataset == nullptr) {
-    throw FailedPrecondition(c.node().description(),
-                             ": this graph was loaded without its host-side dataset; datasets "
-                             "are not serialized with graphs, so rebuild the input pipeline")
-        .AtNode(c.node().name());
-  }
-  return dataset->As<DatasetImpl>(c.node().description());
+  return HostObjectAttr(c, kDataset).As<DatasetImpl>(c.node().description());
 }
 
 IteratorResource& ResourceOf(const KernelContext& c) {
@@ -68,14 +59,7 @@ const OpDef& IteratorGetNextOp() {
                 kDataset.Optional()},
       .num_outputs = kVariadic,
       .output_dtypes = {DTypeRule::FromAttrList(kOutputTypes)},
-      .shape =
-          [](InferenceContext& c) {
-            const auto& dtypes = c.attr(kOutputTypes);
-            const auto& shapes = c.attr(kOutputShapes);
-            if (dtypes.size() != shapes.size())
-              c.Fail("output_types and output_shapes differ in length");
-            for (size_t i = 0; i < dtypes.size(); ++i) c.set_output(i, dtypes[i], shapes[i]);
-          },
+      .shape = ElementOutputShapes,
       .kernel =
           [](KernelContext& c) {
             std::optional<Element> e = ResourceOf(c).GetNext([&] {
@@ -116,6 +100,24 @@ void CheckStructure(const ElementSpec& structure, const ElementSpec& spec,
 }
 
 }  // namespace
+
+void ElementOutputShapes(InferenceContext& c) {
+  const auto& dtypes = c.attr(kOutputTypes);
+  const auto& shapes = c.attr(kOutputShapes);
+  if (dtypes.size() != shapes.size()) c.Fail("output_types and output_shapes differ in length");
+  for (size_t i = 0; i < dtypes.size(); ++i) c.set_output(i, dtypes[i], shapes[i]);
+}
+
+const HostObject& HostObjectAttr(const KernelContext& c, const Attr<HostObject>& key) {
+  const HostObject* object = c.find_attr(key);
+  if (object == nullptr) {
+    throw FailedPrecondition(c.node().description(),
+                             ": this graph was loaded without its host-side dataset; datasets "
+                             "are not serialized with graphs, so rebuild the input pipeline")
+        .AtNode(c.node().name());
+  }
+  return *object;
+}
 
 namespace {
 void RestoreFrom(Iterator& iterator, std::string_view blob, const std::string& origin) {

@@ -39,8 +39,6 @@ struct ReduceTask {
 };
 
 inline constexpr Attr<HostObject> kTask{"task"};
-inline constexpr Attr<std::vector<DType>> kOutputTypes{"output_types"};
-inline constexpr Attr<std::vector<Shape>> kOutputShapes{"output_shapes"};
 
 }  // namespace
 
@@ -52,25 +50,10 @@ const OpDef& ReduceDatasetOp() {
       .attrs = {kTask.Optional(), kOutputTypes.Required(), kOutputShapes.Required()},
       .num_outputs = kVariadic,
       .output_dtypes = {DTypeRule::FromAttrList(kOutputTypes)},
-      .shape =
-          [](InferenceContext& c) {
-            const auto& dtypes = c.attr(kOutputTypes);
-            const auto& shapes = c.attr(kOutputShapes);
-            if (dtypes.size() != shapes.size())
-              c.Fail("output_types and output_shapes differ in length");
-            for (size_t i = 0; i < dtypes.size(); ++i) c.set_output(i, dtypes[i], shapes[i]);
-          },
+      .shape = ElementOutputShapes,
       .kernel =
           [](KernelContext& c) {
-            const HostObject* object = c.find_attr(kTask);
-            if (object == nullptr) {
-              throw FailedPrecondition(c.node().description(),
-                                       ": this graph was loaded without its host-side dataset; "
-                                       "datasets are not serialized with graphs, so rebuild the "
-                                       "input pipeline")
-                  .AtNode(c.node().name());
-            }
-            const auto& task = object->As<ReduceTask>(c.node().description());
+            const auto& task = HostObjectAttr(c, kTask).As<ReduceTask>(c.node().description());
             const int num_state = static_cast<int>(task.state_names.size());
             Element state;
             for (int i = 0; i < num_state; ++i) state[task.state_names[i]] = c.input(i);
