@@ -15,36 +15,12 @@ very long ones."""
 
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
+from loom.compat.v1._nest import flatten as _flatten
+from loom.compat.v1._nest import is_sequence as _is_sequence
+from loom.compat.v1._nest import pack_sequence_as as _pack
 
 
 # --- nested structures (TF's nest, for lists, tuples, namedtuples and dicts) ------------
-def _is_sequence(value):
-    return isinstance(value, (list, tuple, dict))
-
-
-def _flatten(value):
-    if isinstance(value, dict):
-        return [x for k in sorted(value) for x in _flatten(value[k])]
-    if isinstance(value, (list, tuple)):
-        return [x for v in value for x in _flatten(v)]
-    return [value]
-
-
-def _pack(structure, flat):
-    it = iter(flat)
-
-    def build(s):
-        if isinstance(s, dict):
-            return type(s)((k, build(s[k])) for k in sorted(s))
-        if isinstance(s, tuple) and hasattr(s, "_fields"):  # namedtuple
-            return type(s)(*[build(v) for v in s])
-        if isinstance(s, (list, tuple)):
-            return type(s)(build(v) for v in s)
-        return next(it)
-
-    return build(structure)
-
-
 def _assert_same_structure(a, b, what):
     fa, fb = _flatten(a), _flatten(b)
     if len(fa) != len(fb):

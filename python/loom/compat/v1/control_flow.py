@@ -8,32 +8,10 @@ inside a branch see the same context. Variables made inside a branch are built o
 
 tf.while_loop is Loom's functional While op (_while_loop.py, docs/python.md, "Control
 flow")."""
-import collections as _collections
-
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
-
-def _flatten(structure):
-    """The leaves of a nest of lists, tuples, namedtuples and dicts (sorted keys), in TF's
-    nest order."""
-    if isinstance(structure, dict):
-        return [leaf for k in sorted(structure) for leaf in _flatten(structure[k])]
-    if isinstance(structure, (list, tuple)):
-        return [leaf for item in structure for leaf in _flatten(item)]
-    return [structure]
-
-
-def _pack(structure, leaves):
-    """`structure` with its leaves replaced, in order, by those of the iterator `leaves`."""
-    if isinstance(structure, dict):
-        packed = {k: _pack(structure[k], leaves) for k in sorted(structure)}
-        return type(structure)((k, packed[k]) for k in structure) \
-            if isinstance(structure, _collections.OrderedDict) else packed
-    if isinstance(structure, tuple) and hasattr(structure, "_fields"):
-        return type(structure)(*[_pack(item, leaves) for item in structure])
-    if isinstance(structure, (list, tuple)):
-        return type(structure)(_pack(item, leaves) for item in structure)
-    return next(leaves)
+from loom.compat.v1._nest import flatten as _flatten
+from loom.compat.v1._nest import pack_sequence_as as _pack
 
 
 def _shape_of(structure):
@@ -99,7 +77,7 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
                       name or "cond", pred._out, branch(true_fn, "true_fn"),
                       branch(false_fn, "false_fn"))
     merged = [graph._tensor(o) for o in outs]
-    result = _pack(built["true_fn"], iter(merged))
+    result = _pack(built["true_fn"], merged)
     if not strict and isinstance(result, (list, tuple)) and not hasattr(result, "_fields") \
             and len(result) == 1:
         return result[0]
