@@ -8,6 +8,7 @@
 #include "loom/ops/random.h"
 #include "loom/ops/sparse.h"
 #include "loom/ops/state.h"
+#include "loom/ops/tensor_array.h"
 
 namespace loom {
 
@@ -20,6 +21,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterNnOps(registry);
   RegisterSparseOps(registry);
   RegisterControlOps(registry);
+  RegisterTensorArrayOps(registry);
 }
 
 }  // namespace loom

@@ -142,6 +142,7 @@ from loom.compat.v1.control_flow import smart_cond as _smart_cond  # noqa: E402
 from loom.compat.v1.control_flow import while_loop  # noqa: E402,F401
 from loom.compat.v1._while_loop import map_fn, scan, foldl, foldr  # noqa: E402,F401
 from loom.compat.v1.control_flow import case, cond, switch_case  # noqa: E402,F401
+from loom.compat.v1._tensor_array import TensorArray  # noqa: E402,F401
 
 contrib.framework.smart_cond = _smart_cond
 contrib.predictor = _types.ModuleType("loom.compat.v1.contrib.predictor",
@@ -179,10 +180,6 @@ app.run = _app_run
 # TF1 names Loom lacks: using one is an UnsupportedAPIError naming it (_unsupported.py).
 from loom.compat.v1 import _unsupported  # noqa: E402
 
-_CONTROL_FLOW = ("Loom has tf.cond, tf.case and tf.while_loop (with tf.map_fn, tf.scan, tf.foldl) "
-                 "but no TensorArray; collect per-iteration values in a loop variable of "
-                 "growing shape declared in shape_invariants, or use tf.map_fn / tf.scan "
-                 "(docs/python.md, \"Control flow\")")
 _NO_EAGER = ("tf.py_function passes eager tensors, which Loom (graph-only) lacks; use tf.py_func "
              "or tf.numpy_function, which pass numpy arrays")
 _RECORDS = ("from Python Loom parses tf.train.Example records with tf.parse_example / "
@@ -190,7 +187,6 @@ _RECORDS = ("from Python Loom parses tf.train.Example records with tf.parse_exam
             "tf.data.TFRecordDataset; other record formats and ops are C++ only "
             "(loom::data::ParseExamples, CsvDataset, docs/data.md)")
 _MISSING = {
-    "TensorArray": _CONTROL_FLOW,
     "py_function": _NO_EAGER,
     "Print": "no Print op; fetch the tensor, or log it with tf.train.LoggingTensorHook",
     "print": "no print op; fetch the tensor, or log it with tf.train.LoggingTensorHook",

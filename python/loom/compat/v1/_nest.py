@@ -1,14 +1,25 @@
 """TF's nest for the structures TF1 code passes (lists, tuples, namedtuples, dicts):
 the leaves in TF's order (a dict's by sorted key) and a structure rebuilt from them (a
 dict keeps its own key order and type, as TF's `pack_sequence_as`). Used by tf.cond,
-tf.while_loop, map_fn / scan and dynamic_rnn."""
+tf.while_loop, map_fn / scan and dynamic_rnn.
+
+A composite value (a tf.TensorArray: an object with `_composite_flat()` and
+`_composite_from_flat(tensors)`) is its tensors here, as TF's nest with
+expand_composites=True: flatten gives them, pack_sequence_as rebuilds the object around
+new ones."""
 
 
 def is_sequence(value):
     return isinstance(value, (list, tuple, dict))
 
 
+def is_composite(value):
+    return hasattr(value, "_composite_flat")
+
+
 def flatten(structure):
+    if is_composite(structure):
+        return list(structure._composite_flat())
     if isinstance(structure, dict):
         return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
     if isinstance(structure, (list, tuple)):
@@ -29,6 +40,8 @@ def pack_sequence_as(structure, flat):
             return type(s)(*[build(item) for item in s])
         if isinstance(s, (list, tuple)):
             return type(s)(build(item) for item in s)
+        if is_composite(s):
+            return s._composite_from_flat([build(None) for _ in s._composite_flat()])
         try:
             return next(leaves)
         except StopIteration:

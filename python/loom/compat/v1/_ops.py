@@ -456,9 +456,10 @@ def _tf_function(tf_name, op_type, sig, inputs, attrs):
 
 
 def _internal(name):
-    # Switch / Merge are tf.cond's parts (control_flow.py), in raw_ops only, as in TF1.
+    # Switch / Merge are tf.cond's parts (control_flow.py), the TensorArray ops
+    # tf.TensorArray's (_tensor_array.py): in raw_ops only, as in TF1.
     return name.endswith("Grad") or "Backprop" in name or name.startswith("Test") or \
-        name in ("Switch", "Merge")
+        name.startswith("TensorArray") or name in ("Switch", "Merge")
 
 
 NAMESPACES = {"": {}, "math": {}, "nn": {}, "linalg": {}, "random": {}}

@@ -6,7 +6,10 @@ loop's name scope, between the loop variables and the While node; variables, lay
 collections made there are ordinary graph members. Gradients flow through the loop
 (tf.gradients, optimizers) unless back_prop=False.
 
-Loom has no TensorArray: map_fn and scan collect the per-iteration values in a loop
+A tf.TensorArray is a loop variable like any other: its two tensors (_tensor_array.py)
+are loop variables, with the invariants the TensorArray gives them.
+
+map_fn and scan collect the per-iteration values in a loop
 variable that grows by one element each iteration (a flat vector, declared with an
 unknown length in its shape invariant), reshaped to [n, ...] after the loop. Each
 iteration copies what was collected so far, so collecting n values costs O(n^2) element
@@ -16,6 +19,7 @@ very long ones."""
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1._nest import flatten as _flatten
+from loom.compat.v1._nest import is_composite as _is_composite
 from loom.compat.v1._nest import is_sequence as _is_sequence
 from loom.compat.v1._nest import pack_sequence_as as _pack
 
@@ -29,7 +33,10 @@ def _assert_same_structure(a, b, what):
 
 
 def _flatten_up_to(structure, value, what):
-    """`value`'s entries at the leaves of `structure` (a shape stays one leaf)."""
+    """`value`'s entries at the leaves of `structure` (a shape stays one leaf; a
+    TensorArray's invariants are its own, whatever `value` says there, as TF's)."""
+    if _is_composite(structure):
+        return structure._composite_invariants()
     if isinstance(structure, dict):
         return [x for k in sorted(structure) for x in _flatten_up_to(structure[k], value[k], what)]
     if isinstance(structure, (list, tuple)):
@@ -38,6 +45,18 @@ def _flatten_up_to(structure, value, what):
                              % (what, value, structure))
         return [x for s, v in zip(structure, value) for x in _flatten_up_to(s, v, what)]
     return [value]
+
+
+def _composite_invariants(structure):
+    """Per leaf of flatten(structure): a TensorArray tensor's invariant, or False (the
+    initial value's shape) for any other leaf."""
+    if _is_composite(structure):
+        return structure._composite_invariants()
+    if isinstance(structure, dict):
+        return [x for k in sorted(structure) for x in _composite_invariants(structure[k])]
+    if isinstance(structure, (list, tuple)):
+        return [x for item in structure for x in _composite_invariants(item)]
+    return [False]
 
 
 def _invariant(shape):
@@ -60,7 +79,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if not flat:
         raise ValueError("No loop variables provided")
     graph = flat[0].graph
-    invariants = [False] * len(flat)  # False: the initial value's shape
+    # False: the initial value's shape
+    invariants = [s if s is False else _invariant(s) for s in _composite_invariants(loop_vars)]
     if shape_invariants is not None:
         flat_inv = _flatten_up_to(loop_vars, shape_invariants, "shape_invariants")
         invariants = [_invariant(s) for s in flat_inv]
@@ -87,7 +107,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                              parallel_iterations=parallel_iterations, back_prop=back_prop,
                              name=name, return_same_structure=True)[1:]
             if return_same_structure or len(out) != 1:
-                return _pack(structure, out) if _is_sequence(structure) else out[0]
+                return _pack(structure, out) if _is_sequence(structure) or \
+                    _is_composite(structure) else out[0]
             return out[0]
         max_iter = int(static)
         if max_iter < 0:
@@ -117,7 +138,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             outs.append(v)
     finals = [graph._tensor(o) for o in builder.finish(c._out, [v._out for v in outs])]
     if return_same_structure or len(finals) != 1:
-        return _pack(structure, finals) if _is_sequence(structure) else finals[0]
+        return _pack(structure, finals) if _is_sequence(structure) or \
+            _is_composite(structure) else finals[0]
     return finals[0]
 
 
