@@ -95,7 +95,10 @@ def apply_op(op_type, inputs, attrs=None, name=None, same_dtype=False):
     for t in inputs:
         if t.graph is not graph:
             raise ValueError("%s must be from the same graph as %s." % (t.name, inputs[0].name))
-    attrs = {k: _attr_value(v) for k, v in (attrs or {}).items()}
+    attrs = dict(attrs or {})
+    if isinstance(attrs.get("seed"), _OpSeed):
+        attrs["seed"], attrs["seed2"] = _op_seeds(graph, attrs["seed"].value)
+    attrs = {k: _attr_value(v) for k, v in attrs.items()}
     op = graph._add_node(op_type, name or op_type, inputs, attrs)
     outs = op.outputs
     record = RECORDS[op_type]
@@ -372,8 +375,37 @@ _TABLE = [
 ]
 
 
+class _OpSeed:
+    """An op's `seed` argument (None or an int) as given; apply_op turns it into the
+    record's seed / seed2 pair by TF1's rule (_op_seeds), which needs the graph."""
+
+    def __init__(self, value):
+        self.value = None if value is None else int(value)
+
+
 def _seed(v):
-    return 0 if v is None else int(v)
+    return _OpSeed(v)
+
+
+_DEFAULT_GRAPH_SEED = 87654321  # TF's random_seed.DEFAULT_GRAPH_SEED
+
+
+def _op_seeds(graph, op_seed):
+    """TF1's random_seed.get_seed, as loom/ops/random.cc's OpSeeds (what the C++ builders
+    use): with a graph seed g, (g, the op seed or else the node id the op is about to
+    get), so a program that calls tf.set_random_seed draws the same numbers every run;
+    with only an op seed o, (DEFAULT_GRAPH_SEED, o); with neither, (0, 0): seeded from
+    the OS when the Session first runs the op."""
+    g = graph._g.seed
+    if g >= 0:
+        seed, seed2 = g, (op_seed if op_seed is not None else graph._g.num_nodes)
+    elif op_seed is not None:
+        seed, seed2 = _DEFAULT_GRAPH_SEED, op_seed
+    else:
+        return 0, 0
+    if seed == 0 and seed2 == 0:
+        seed2 = 2 ** 31 - 1  # (0, 0) would mean "no seed"
+    return seed, seed2
 
 
 def _nhwc(v):
