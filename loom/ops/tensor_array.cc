@@ -126,10 +126,9 @@ const OpDef& TensorArrayWriteOp() {
         const Scope& s = g.scope();
         // d data = d data' without the written row (and without the rows the write added);
         // d value = the written row.
-        Output d_data =
-            s.AddNode(TensorArrayWriteGradOp(), {g.grad(0), g.input(0), g.input(2)}, {},
-                      "TensorArrayWriteGrad")
-                ->output(0);
+        Output d_data = s.AddNode(TensorArrayWriteGradOp(), {g.grad(0), g.input(0), g.input(2)}, {},
+                                  "TensorArrayWriteGrad")
+                            ->output(0);
         return {d_data, GradOutput(), GradOutput(), Gather(s, g.grad(0), g.input(2))};
       },
       .sample =
@@ -357,9 +356,9 @@ const OpDef& TensorArrayUnstackOp() {
             }
             const int64_t m = value.rank_known() ? value.dim(0) : kUnknownDim;
             const int64_t n = c.attr(kDynamicSize) ? kUnknownDim : m;
-            c.set_output(0, c.input_dtype(1),
-                         value.rank_known() ? RowsOf(n, value.WithoutLeadingDim())
-                                            : Shape::Unknown());
+            c.set_output(
+                0, c.input_dtype(1),
+                value.rank_known() ? RowsOf(n, value.WithoutLeadingDim()) : Shape::Unknown());
             c.set_output(1, kInt64, Shape{n});
           },
       .kernel =
@@ -400,8 +399,8 @@ const OpDef& TensorArrayUnstackOp() {
         // d value = the first m rows of d data (index -1: no row dropped).
         const Scope& s = g.scope();
         Output none = Const(s, Tensor::Scalar<int64_t>(-1));
-        return {GradOutput(), s.AddNode(TensorArrayWriteGradOp(), {g.grad(0), g.input(1), none},
-                                        {}, "TensorArrayWriteGrad")
+        return {GradOutput(), s.AddNode(TensorArrayWriteGradOp(), {g.grad(0), g.input(1), none}, {},
+                                        "TensorArrayWriteGrad")
                                   ->output(0)};
       },
       .sample =
@@ -443,9 +442,9 @@ Output TensorArrayStack(const Scope& scope, Input data, Input written, const std
 
 TensorArrayState TensorArrayUnstack(const Scope& scope, Input written, Input value,
                                     bool dynamic_size, const std::string& name) {
-  Node* node = scope.AddNode(TensorArrayUnstackOp(),
-                             {AsOutput(scope, written), AsOutput(scope, value)},
-                             {kArrayName(name), kDynamicSize(dynamic_size)}, "TensorArrayUnstack");
+  Node* node =
+      scope.AddNode(TensorArrayUnstackOp(), {AsOutput(scope, written), AsOutput(scope, value)},
+                    {kArrayName(name), kDynamicSize(dynamic_size)}, "TensorArrayUnstack");
   return {node->output(0), node->output(1)};
 }
 

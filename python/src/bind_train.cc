@@ -380,15 +380,21 @@ void BindTrain(py::module_& m) {
       .def_property_readonly("raw_session", &train::MonitoredSession::raw_session,
                              py::return_value_policy::reference);
 
+  // The Scaffold a session finalized (its init ops, summary op and Saver), held by the
+  // Python graph so that a later session over the same (finalized) graph reuses them, as
+  // TF's Scaffold finds them in the graph's collections, instead of building new ones.
+  py::class_<train::Scaffold, std::shared_ptr<train::Scaffold>>(m, "Scaffold");
+
   // tf.train.MonitoredTrainingSession; the graph must outlive the session (the Python
-  // wrapper keeps it).
+  // wrapper keeps it). Returns (session, scaffold).
   m.def(
       "monitored_training_session",
       [](Graph& graph, bool is_chief, std::string checkpoint_dir, py::object hooks,
          py::object chief_only_hooks, py::object save_checkpoint_secs,
          py::object save_checkpoint_steps, py::object save_summaries_steps,
          py::object save_summaries_secs, int64_t log_step_count_steps, std::string summary_dir,
-         std::optional<Output> summary_op, Node* init_op, py::object init_fn) {
+         std::optional<Output> summary_op, Node* init_op, py::object init_fn,
+         std::shared_ptr<train::Scaffold> previous) {
         train::MonitoredTrainingSessionOptions options;
         options.is_chief = is_chief;
         options.checkpoint_dir = std::move(checkpoint_dir);
@@ -401,6 +407,12 @@ void BindTrain(py::module_& m) {
         options.log_step_count_steps = log_step_count_steps;
         options.summary_dir = std::move(summary_dir);
         options.scaffold = std::make_shared<train::Scaffold>();
+        if (previous != nullptr) {
+          options.scaffold->init_op = previous->init_op;
+          options.scaffold->local_init_op = previous->local_init_op;
+          options.scaffold->summary_op = previous->summary_op;
+          options.scaffold->saver = previous->saver;
+        }
         if (summary_op) options.scaffold->summary_op = *summary_op;
         if (init_op != nullptr) options.scaffold->init_op = Operation(init_op);
         if (!init_fn.is_none()) {
@@ -409,7 +421,8 @@ void BindTrain(py::module_& m) {
             fn.get()(py::cast(&session, py::return_value_policy::reference));
           };
         }
-        return WithoutGil([&] { return train::MonitoredTrainingSession(graph, options); });
+        auto session = WithoutGil([&] { return train::MonitoredTrainingSession(graph, options); });
+        return py::make_tuple(py::cast(std::move(session)), options.scaffold);
       },
       py::arg("graph"), py::arg("is_chief") = true, py::arg("checkpoint_dir") = "",
       py::arg("hooks") = py::none(), py::arg("chief_only_hooks") = py::none(),
@@ -417,7 +430,7 @@ void BindTrain(py::module_& m) {
       py::arg("save_summaries_steps") = py::none(), py::arg("save_summaries_secs") = py::none(),
       py::arg("log_step_count_steps") = 100, py::arg("summary_dir") = "",
       py::arg("summary_op") = py::none(), py::arg("init_op") = static_cast<Node*>(nullptr),
-      py::arg("init_fn") = py::none());
+      py::arg("init_fn") = py::none(), py::arg("previous_scaffold") = nullptr);
 }
 
 }  // namespace loom::python

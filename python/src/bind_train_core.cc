@@ -2,6 +2,10 @@
 // and FileWriter. Each builder takes the graph and the package's current name scope.
 #include <pybind11/stl.h>
 
+#include <map>
+#include <optional>
+#include <string>
+
 #include "loom/base/env.h"
 #include "loom/estimator/all_ops.h"
 #include "loom/graph/graph_def.h"
@@ -205,11 +209,15 @@ void BindSaver(py::module_& m) {
             return s.Save(session, prefix, step);
           },
           py::arg("session"), py::arg("prefix"), py::arg("global_step") = py::none())
-      .def("restore",
-           [](train::Saver& s, Session& session, const std::string& path) {
-             py::gil_scoped_release nogil;
-             s.Restore(session, path);
-           })
+      .def(
+          "restore",
+          [](train::Saver& s, Session& session, const std::string& path,
+             std::map<std::string, std::string> name_map) {
+            py::gil_scoped_release nogil;
+            s.Restore(session, path, {.name_map = std::move(name_map)});
+          },
+          py::arg("session"), py::arg("path"),
+          py::arg("name_map") = std::map<std::string, std::string>{})
       .def("restore_latest",
            [](train::Saver& s, Session& session, const std::string& dir) {
              py::gil_scoped_release nogil;
@@ -220,6 +228,18 @@ void BindSaver(py::module_& m) {
       .def_property_readonly("var_list", &train::Saver::var_list);
   m.def("latest_checkpoint",
         [](const std::string& dir) { return train::LatestCheckpoint(Env::Default(), dir); });
+  // tf.train.get_checkpoint_state: the `checkpoint` file of `dir` (paths joined to dir), or
+  // None when there is none.
+  m.def("read_checkpoint_state", [](const std::string& dir) -> py::object {
+    std::optional<train::CheckpointState> state = train::ReadCheckpointState(Env::Default(), dir);
+    if (!state) return py::none();
+    py::dict out;
+    out["model_checkpoint_path"] = state->model_checkpoint_path;
+    out["all_model_checkpoint_paths"] = state->all_model_checkpoint_paths;
+    out["all_model_checkpoint_timestamps"] = state->all_model_checkpoint_timestamps;
+    out["last_preserved_timestamp"] = state->last_preserved_timestamp;
+    return out;
+  });
   // The graph's structure as a binary GraphDef file (large constants in a sidecar): what
   // Saver.save writes as "<checkpoint>.meta".
   m.def("export_graph",

@@ -272,13 +272,15 @@ class Saver:
                  filename=None):
         graph = _fw.get_default_graph()
         names = []
+        # {name in the checkpoint: variable}, as TF: restore reads each variable from its
+        # key (the pretrained-weights pattern); save under other names is not supported.
+        self._name_map = {}
         if isinstance(var_list, dict):
             for key, v in var_list.items():
-                if key != v._out.node.name:
-                    raise NotImplementedError("Saver(var_list={name: variable}) with a name "
-                                              "other than the variable's (%s vs %s)"
-                                              % (key, v._out.node.name))
-                names.append(key)
+                own = v._out.node.name
+                names.append(own)
+                if key != own:
+                    self._name_map[own] = key
         elif var_list is not None:
             names = [v._out.node.name for v in var_list]
         self._graph = graph
@@ -288,6 +290,12 @@ class Saver:
     def save(self, sess, save_path, global_step=None, latest_filename=None,
              meta_graph_suffix="meta", write_meta_graph=True, write_state=True,
              strip_default_attrs=False, save_debug_info=False):
+        if self._name_map:
+            raise NotImplementedError(
+                "Saver(var_list={name: variable}) restores variables from other names but "
+                "cannot save under them (%s); save with a Saver over the variables' own names "
+                "(tf.train.Saver(var_list=[...]))" % ", ".join(
+                    "%s as %s" % kv for kv in sorted(self._name_map.items())))
         if global_step is not None:
             global_step = int(global_step if isinstance(global_step, numbers.Integral)
                               else sess.run(global_step))
@@ -311,7 +319,7 @@ class Saver:
     def restore(self, sess, save_path):
         if save_path is None:
             raise ValueError("Can't load save_path when it is None.")
-        self._native.restore(sess._native, save_path)
+        self._native.restore(sess._native, save_path, self._name_map)
 
     @property
     def last_checkpoints(self):
@@ -326,6 +334,31 @@ class Saver:
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
     return _loom.latest_checkpoint(checkpoint_dir)
+
+
+class CheckpointState:
+    """What tf.train.get_checkpoint_state returns: the `checkpoint` file's fields, the
+    paths joined to its directory."""
+
+    def __init__(self, fields):
+        self.model_checkpoint_path = fields["model_checkpoint_path"]
+        self.all_model_checkpoint_paths = list(fields["all_model_checkpoint_paths"])
+        self.all_model_checkpoint_timestamps = list(fields["all_model_checkpoint_timestamps"])
+        self.last_preserved_timestamp = fields["last_preserved_timestamp"]
+
+    def __repr__(self):
+        return "CheckpointState(model_checkpoint_path=%r, all_model_checkpoint_paths=%r)" % (
+            self.model_checkpoint_path, self.all_model_checkpoint_paths)
+
+
+def get_checkpoint_state(checkpoint_dir, latest_filename=None):
+    """tf.train.get_checkpoint_state: the state file of checkpoint_dir, or None when it has
+    none (a corrupt file is a DataLossError naming it)."""
+    if latest_filename not in (None, "checkpoint"):
+        raise NotImplementedError("get_checkpoint_state(latest_filename=%r): Loom's Saver "
+                                  "writes the state file `checkpoint` only" % latest_filename)
+    fields = _loom.read_checkpoint_state(checkpoint_dir)
+    return None if fields is None else CheckpointState(fields)
 
 
 def checkpoint_exists(checkpoint_prefix):

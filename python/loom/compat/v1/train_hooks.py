@@ -519,7 +519,9 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
         if user_init_fn is not None:
             def init_fn(native_session):
                 user_init_fn(scaffold, _wrap_session(native_session, graph))
-    native = _loom.monitored_training_session(
+    # A second session over this graph (finalized by the first) reuses the first one's
+    # init ops, summary op and Saver, as TF's Scaffold finds them in the collections.
+    native, graph._loom_scaffold = _loom.monitored_training_session(
         graph._g, is_chief=is_chief, checkpoint_dir=checkpoint_dir or "",
         hooks=_native_hooks(hooks), chief_only_hooks=_native_hooks(chief_only_hooks),
         save_checkpoint_secs=ckpt_secs, save_checkpoint_steps=ckpt_steps,
@@ -528,7 +530,7 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
         summary_dir=summary_dir or "",
         summary_op=None if summary_op is None else _tensor_ref(summary_op),
         init_op=None if init_op is None else _fw._as_operation(graph, init_op)._node,
-        init_fn=init_fn)
+        init_fn=init_fn, previous_scaffold=getattr(graph, "_loom_scaffold", None))
     return _MonitoredSession(graph, native)
 
 
