@@ -347,3 +347,93 @@ def test_monitored_training_session_hook_order_and_a_second_session_on_one_graph
         w_value = plain.run(w)[0, 0]
     # 5 steps of w -= 0.1 * 2 (w - 1) from 0: w = 1 - 0.8^5
     assert w_value == pytest.approx(1 - 0.8 ** 5, rel=1e-6)
+
+
+# tf.nn.embedding_lookup, the first line of every TF1 seq2seq / word2vec program, was
+# missing ("does not exist in Loom's TF1 API").
+def test_embedding_lookup_rows_and_sparse_gradient():
+    table = np.arange(12.0).reshape(4, 3)
+    params = tf.Variable(table)
+    ids = tf.constant([[3, 0], [3, 1]])
+    rows = tf.nn.embedding_lookup(params, ids)
+    assert rows.shape.as_list() == [2, 2, 3]
+    weights = np.random.RandomState(0).uniform(-1, 1, (2, 2, 3))
+    loss = tf.reduce_sum(rows * weights)
+    (grad,) = tf.gradients(loss, [params])  # dense here; the optimizers get IndexedSlices
+    (sparse, _), = tf.train.GradientDescentOptimizer(1.0).compute_gradients(loss, [params])
+    assert isinstance(sparse, tf.train.IndexedSlices)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(rows), table[[[3, 0], [3, 1]]])
+        g, values, indices = sess.run([grad, sparse.values, sparse.indices])
+    want = np.zeros((4, 3))
+    for (i, j), row in np.ndenumerate(np.array([[3, 0], [3, 1]])):
+        want[row] += weights[i, j]
+    np.testing.assert_allclose(g, want)
+    np.testing.assert_array_equal(indices, [3, 0, 3, 1])
+    np.testing.assert_allclose(values, weights.reshape(4, 3))
+    with pytest.raises(NotImplementedError, match="partitioned params"):
+        tf.nn.embedding_lookup([params, params], ids)
+
+
+# tf.argmax(..., output_type=tf.int32) and tf.shape(x, out_type=tf.int32) gave int64 (the
+# argument was dropped), so a decoder writing argmax ids into an int32 TensorArray, or
+# comparing an int32 counter with tf.shape(x, out_type=tf.int32)[0], failed on dtypes.
+def test_output_type_and_out_type_are_honoured():
+    x = tf.constant([[1.0, 3.0, 2.0], [5.0, 4.0, 0.0]])
+    assert tf.argmax(x, 1, output_type=tf.int32).dtype == tf.int32
+    assert tf.argmin(x, axis=1, output_type=tf.int32).dtype == tf.int32
+    assert tf.math.argmax(x, 1, output_type=tf.int32).dtype == tf.int32
+    assert tf.argmax(x, 1).dtype == tf.int64
+    assert tf.shape(x, out_type=tf.int32).dtype == tf.int32
+    assert tf.size(x, out_type=tf.int32).dtype == tf.int32
+    assert tf.shape(x).dtype == tf.int64  # Loom's default (TF's is int32): docs/python_core.md
+    with tf.Session() as sess:
+        a, s = sess.run([tf.argmax(x, 1, output_type=tf.int32), tf.shape(x, out_type=tf.int32)])
+    np.testing.assert_array_equal(a, [1, 0])
+    np.testing.assert_array_equal(s, [2, 3])
+    with pytest.raises(TypeError, match="out_type must be int32 or int64"):
+        tf.shape(x, out_type=tf.float32)
+
+
+# A greedy seq2seq decoder as TF1 programs write it: the encoder outputs unstacked into a
+# TensorArray read per step, a GRUCell over embedding_lookup of the previous ids, the ids
+# (int32) and logits written into TensorArrays (one dynamic), a namedtuple loop state,
+# trained with Adam through the loop.
+def test_greedy_decoder_with_tensor_arrays_trains():
+    import collections
+    V, E, H, B = 6, 4, 5, 2
+    tf.set_random_seed(1)
+    emb = tf.get_variable("emb", [V, E])
+    cell = tf.nn.rnn_cell.GRUCell(H)
+    proj = tf.get_variable("proj", [H, V])
+    enc = tf.placeholder(tf.float32, [None, B, E])
+    steps = tf.shape(enc, out_type=tf.int32)[0]
+    enc_ta = tf.TensorArray(tf.float32, size=steps).unstack(enc)
+    State = collections.namedtuple("State", "time h prev ids logits")
+
+    def body(st):
+        x = tf.nn.embedding_lookup(emb, st.prev) + enc_ta.read(st.time)
+        out, h = cell(x, st.h)
+        logits = tf.matmul(out, proj)
+        ids = tf.argmax(logits, 1, output_type=tf.int32)
+        return [State(st.time + 1, h, ids, st.ids.write(st.time, ids),
+                      st.logits.write(st.time, logits))]
+
+    init = State(tf.constant(0), cell.zero_state(B, tf.float32), tf.constant([1, 1]),
+                 tf.TensorArray(tf.int32, size=steps, element_shape=[B]),
+                 tf.TensorArray(tf.float32, size=0, dynamic_size=True))
+    final = tf.while_loop(lambda st: st.time < steps, body, [init])[0]
+    ids, logits = tf.transpose(final.ids.stack()), final.logits.stack()
+    assert ids.shape.as_list() == [B, None] and logits.shape.as_list() == [None, B, V]
+    loss = tf.reduce_mean(tf.square(logits - 1.0))
+    train = tf.train.AdamOptimizer(0.05).minimize(loss)
+    e = np.random.RandomState(0).randn(3, B, E).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = None
+        for _ in range(20):
+            i, lg, l, _ = sess.run([ids, logits, loss, train], {enc: e})
+            first = l if first is None else first
+        np.testing.assert_array_equal(i, np.argmax(lg, 2).T)
+        assert lg.shape == (3, B, V) and l < 0.5 * first

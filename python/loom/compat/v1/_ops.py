@@ -603,6 +603,20 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
                            name=name or "dropout")[0]
 
 
+def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True,
+                     max_norm=None):
+    """tf.nn.embedding_lookup: the rows of params at ids (any shape), a Gather, whose
+    gradient into params is IndexedSlices (sparse optimizer updates) as TF's."""
+    if isinstance(params, (list, tuple)):
+        if len(params) != 1:
+            raise NotImplementedError("embedding_lookup: partitioned params (a list of %d) "
+                                      "are not supported; pass one tensor" % len(params))
+        params = params[0]
+    if max_norm is not None:
+        raise NotImplementedError("embedding_lookup: max_norm is not supported")
+    return NAMESPACES[""]["gather"](params, ids, name=name or "embedding_lookup")
+
+
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     ns = NAMESPACES[""]
     with _fw.get_default_graph().name_scope(name or "l2_normalize"):
@@ -705,6 +719,38 @@ def reshape(tensor, shape, name=None):
 
 
 NAMESPACES[""]["reshape"] = reshape
+
+
+def _with_out_type(generated, what, keyword, position):
+    """tf.shape / tf.size (out_type) and tf.argmax / tf.argmin (output_type): Loom's ops
+    give int64 (TF's shape and size default to int32); the dtype asked for, by keyword or
+    at `position`, is honoured with a Cast instead of being dropped."""
+
+    def f(*args, **kwargs):
+        args = list(args)
+        out_type = kwargs.pop(keyword, None)
+        if len(args) > position:
+            out_type = args.pop(position)
+        out = generated(*args, **kwargs)
+        if out_type is None or _dtypes.as_dtype(out_type) == out.dtype:
+            return out
+        out_type = _dtypes.as_dtype(out_type)
+        if out_type not in (_dtypes.int32, _dtypes.int64):
+            raise TypeError("tf.%s: %s must be int32 or int64, got %s"
+                            % (what, keyword, out_type.name))
+        return NAMESPACES[""]["cast"](out, out_type)
+
+    f.__name__ = what
+    f.__doc__ = generated.__doc__
+    return f
+
+
+for _what, _keyword, _position in (("shape", "out_type", 2), ("size", "out_type", 2),
+                                   ("argmax", "output_type", 4), ("argmin", "output_type", 4)):
+    for _ns in ("", "math"):
+        if _what in NAMESPACES[_ns]:
+            NAMESPACES[_ns][_what] = _with_out_type(NAMESPACES[_ns][_what], _what, _keyword,
+                                                    _position)
 
 
 def global_norm(t_list, name=None):
