@@ -16,7 +16,6 @@ namespace {
 
 inline constexpr Attr<std::string> kArrayName{"tensor_array_name"};
 inline constexpr Attr<bool> kDynamicSize{"dynamic_size"};
-constexpr const char* kWrittenNoGradient = "the written mask and the index are integers";
 
 int64_t IndexAt(const Tensor& index, int64_t i) {
   return index.dtype() == kInt32 ? index.data<int32_t>()[i] : index.data<int64_t>()[i];
