@@ -1,5 +1,7 @@
-"""A TF1 training script: tf.data input, MonitoredTrainingSession with checkpoints.
-argv: model_dir out.npy [sleep_per_step]"""
+"""A TF1 training script for test_kill_resume.py: tf.data input (shuffled, repeated,
+batched), dropout, Adam, MonitoredTrainingSession saving every 5 steps; prints the step
+it starts from, and at the end saves the final variables and global step to out.npy.
+argv: model_dir out.npy [seconds to sleep after each step]"""
 import sys, time
 import numpy as np
 import loom.compat.v1 as tf
@@ -20,6 +22,12 @@ gs = tf.train.get_or_create_global_step()
 train_op = tf.train.AdamOptimizer(0.01).minimize(loss, global_step=gs)
 
 class Slow(tf.train.SessionRunHook):
+    def begin(self):
+        self.step = tf.train.get_global_step()
+
+    def after_create_session(self, session, coord):
+        print("start", session.run(self.step), flush=True)  # the step it resumed from
+
     def after_run(self, ctx, vals):
         if pause:
             time.sleep(pause)

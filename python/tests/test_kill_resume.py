@@ -59,12 +59,16 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(tmp_pa
         time.sleep(rng.uniform(0.0, 0.12))
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
-        p.communicate(timeout=60)
+        out = p.communicate(timeout=60)[0].decode()
+        # It resumed from the newest checkpoint when it started (0: a fresh start).
+        assert re.search(r"^start %d$" % before, out, re.M), out
         step = _latest_step(killed)
         assert step is not None and step > before, "no progress before the kill"
         seen.append(step)
     assert seen[-1] < LAST_STEP, "the runs ended before the kills: %s" % seen
+    resumed_from = seen[-1]
     log = _run_to_end(killed, str(tmp_path / "killed.npy"))
+    assert re.search(r"^start %d$" % resumed_from, log, re.M), log
     got = np.load(str(tmp_path / "killed.npy"))
     assert got[-1] == LAST_STEP and want[-1] == LAST_STEP
     np.testing.assert_array_equal(got, want)  # exact: the same batches, dropout and updates
