@@ -394,7 +394,7 @@ void BindTrain(py::module_& m) {
          py::object save_checkpoint_steps, py::object save_summaries_steps,
          py::object save_summaries_secs, int64_t log_step_count_steps, std::string summary_dir,
          std::optional<Output> summary_op, Node* init_op, py::object init_fn,
-         std::shared_ptr<train::Scaffold> previous) {
+         const std::shared_ptr<train::Scaffold>& previous) {
         train::MonitoredTrainingSessionOptions options;
         options.is_chief = is_chief;
         options.checkpoint_dir = std::move(checkpoint_dir);
