@@ -301,6 +301,42 @@ const OpDef& RandomUniformIntOp() {
 
 const OpDef& DropoutGradOp();
 
+// y = x * mask into output 0 and mask (0 or 1 / (1 - rate), x's dtype) into output 1.
+void DropoutKernel(KernelContext& c, double rate_value) {
+  const Tensor& x = c.input(0);
+  const float rate = static_cast<float>(rate_value);
+  const double scale = 1.0 / (1.0 - rate_value);
+  Tensor y = c.AllocateOutput(0, x.shape());
+  Tensor mask = c.AllocateOutput(1, x.shape());
+  const Stream stream = NextStream(c);
+  SwitchFloat(x.dtype(), "Dropout", [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    T* m = mask.data<T>();
+    const T keep_value = static_cast<T>(scale);
+    FillBlocks(c, stream, x.NumElements(), 4,
+               [&](const philox::Block& bits, int64_t first, int64_t n) {
+                 for (int64_t k = 0; k < n; ++k) {
+                   const T mk = philox::ToFloat(bits[k]) >= rate ? keep_value : T(0);
+                   m[first + k] = mk;
+                   out[first + k] = in[first + k] * mk;
+                 }
+               });
+    return 0;
+  });
+}
+
+// y = x * mask with mask independent of x: dx = dy * mask.
+std::vector<GradOutput> DropoutGradient(const GradContext& g, int num_inputs) {
+  std::vector<GradOutput> grads(num_inputs);
+  if (g.grad(0).valid()) {
+    grads[0] =
+        g.scope().AddNode(DropoutGradOp(), {g.grad(0), g.output(1)}, {}, "DropoutGrad")->output(0);
+  }
+  return grads;
+}
+
 // Outputs y = x * mask and mask (0 or 1 / (1 - rate), x's dtype).
 const OpDef& DropoutOp() {
   static const OpDef op = {
@@ -318,41 +354,50 @@ const OpDef& DropoutOp() {
             c.set_output(0, c.input_dtype(0), c.input_shape(0));
             c.set_output(1, c.input_dtype(0), c.input_shape(0));
           },
-      .kernel =
-          [](KernelContext& c) {
-            const Tensor& x = c.input(0);
-            const float rate = static_cast<float>(c.attr(kRate));
-            const double scale = 1.0 / (1.0 - c.attr(kRate));
-            Tensor y = c.AllocateOutput(0, x.shape());
-            Tensor mask = c.AllocateOutput(1, x.shape());
-            const Stream stream = NextStream(c);
-            SwitchFloat(x.dtype(), "Dropout", [&](auto tag) {
-              using T = decltype(tag);
-              const T* in = x.data<T>();
-              T* out = y.data<T>();
-              T* m = mask.data<T>();
-              const T keep_value = static_cast<T>(scale);
-              FillBlocks(c, stream, x.NumElements(), 4,
-                         [&](const philox::Block& bits, int64_t first, int64_t n) {
-                           for (int64_t k = 0; k < n; ++k) {
-                             const T mk = philox::ToFloat(bits[k]) >= rate ? keep_value : T(0);
-                             m[first + k] = mk;
-                             out[first + k] = in[first + k] * mk;
-                           }
-                         });
-              return 0;
-            });
-          },
-      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
-        // y = x * mask with mask independent of x: dx = dy * mask.
-        if (!g.grad(0).valid()) return {GradOutput()};
-        return {g.scope()
-                    .AddNode(DropoutGradOp(), {g.grad(0), g.output(1)}, {}, "DropoutGrad")
-                    ->output(0)};
-      },
+      .kernel = [](KernelContext& c) { DropoutKernel(c, c.attr(kRate)); },
+      .grad = [](const GradContext& g) { return DropoutGradient(g, 1); },
       .sample =
           [] {
             return OpSample{{SampleDoubles({2, 3})}, {kRate(0.5), kSeed(1)}, false};
+          },
+  };
+  return op;
+}
+
+// Dropout with its rate a run-time input (a float scalar in [0, 1), checked when it runs):
+// TF1's tf.nn.dropout(x, keep_prob) with keep_prob a placeholder, fed 0.5 to train and 1
+// to evaluate. The same outputs, stream and gradient as Dropout.
+const OpDef& DropoutWithRateOp() {
+  static const OpDef op = {
+      .name = "DropoutWithRate",
+      .num_inputs = 2,
+      .stateful = true,
+      .attrs = {kSeed.Default(0), kSeed2.Default(0)},
+      .num_outputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0), DTypeRule::SameAsInput(0)},
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kFloat32, kFloat64});
+            c.ExpectDType(1, {kFloat32, kFloat64});
+            c.ExpectRank(1, 0);
+            c.set_output(0, c.input_dtype(0), c.input_shape(0));
+            c.set_output(1, c.input_dtype(0), c.input_shape(0));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& r = c.input(1);
+            const double rate = r.dtype() == kFloat32 ? r.data<float>()[0] : r.data<double>()[0];
+            if (!(rate >= 0 && rate < 1)) {
+              c.Fail("rate must be in [0, 1), got ", rate,
+                     " (keep_prob = 1 - rate must be in (0, 1])");
+            }
+            DropoutKernel(c, rate);
+          },
+      .grad = [](const GradContext& g) { return DropoutGradient(g, 2); },
+      .sample =
+          [] {
+            return OpSample{
+                {SampleDoubles({2, 3}), Tensor::Scalar<double>(0.5)}, {kSeed(1)}, false};
           },
   };
   return op;
@@ -468,7 +513,7 @@ Output Dropout(const Scope& scope, Input x, double rate, int64_t seed) {
 namespace {
 bool IsRandomOp(const Node& node) {
   for (const OpDef* op : {&RandomUniformOp(), &RandomNormalOp(), &TruncatedNormalOp(),
-                          &RandomUniformIntOp(), &DropoutOp()}) {
+                          &RandomUniformIntOp(), &DropoutOp(), &DropoutWithRateOp()}) {
     if (&node.op_def() == op) return true;
   }
   return false;
@@ -507,8 +552,9 @@ bool RestoreRandomStream(ResourceMgr& resources, const Graph& graph, std::string
 }
 
 void RegisterRandomOps(OpRegistry& registry) {
-  for (const OpDef* op : {&RandomUniformOp(), &RandomNormalOp(), &TruncatedNormalOp(),
-                          &RandomUniformIntOp(), &DropoutOp(), &DropoutGradOp()}) {
+  for (const OpDef* op :
+       {&RandomUniformOp(), &RandomNormalOp(), &TruncatedNormalOp(), &RandomUniformIntOp(),
+        &DropoutOp(), &DropoutWithRateOp(), &DropoutGradOp()}) {
     registry.Register(*op);
   }
 }

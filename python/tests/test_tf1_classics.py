@@ -437,3 +437,30 @@ def test_greedy_decoder_with_tensor_arrays_trains():
             first = l if first is None else first
         np.testing.assert_array_equal(i, np.argmax(lg, 2).T)
         assert lg.shape == (3, B, V) and l < 0.5 * first
+
+
+# "Deep MNIST for experts": keep_prob = tf.placeholder(tf.float32), tf.nn.dropout(h, keep_prob),
+# fed 0.5 to train and 1.0 to evaluate. A computed keep_prob was a TypeError ("must be a
+# Python value or a constant tensor"); it is now the op DropoutWithRate's input.
+def test_dropout_with_a_fed_keep_prob():
+    tf.set_random_seed(3)
+    x = tf.placeholder(tf.float64, [None, 50])
+    keep_prob = tf.placeholder(tf.float32)
+    y = tf.nn.dropout(x, keep_prob)
+    (dx,) = tf.gradients(tf.reduce_sum(y * 3.0), [x])
+    xv = np.random.RandomState(0).uniform(1, 2, (40, 50))
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y, {x: xv, keep_prob: 1.0}), xv)
+        yv, gv = sess.run([y, dx], {x: xv, keep_prob: 0.5})
+        kept = yv != 0
+        assert abs(kept.mean() - 0.5) < 0.05
+        np.testing.assert_allclose(yv[kept], xv[kept] / 0.5)
+        np.testing.assert_allclose(gv, np.where(kept, 3.0 / 0.5, 0.0))  # the same mask
+        for bad in (0.0, 1.5):
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"keep_prob = 1 - rate "
+                                                                     r"must be in \(0, 1\]"):
+                sess.run(y, {x: xv, keep_prob: bad})
+    rate = tf.placeholder(tf.float64, [])
+    assert tf.nn.dropout(x, rate=rate).op.type == "DropoutWithRate"
+    with pytest.raises(NotImplementedError, match="noise_shape"):
+        tf.nn.dropout(x, 0.5, noise_shape=[1, 50])

@@ -594,11 +594,29 @@ def floormod(x, y, name=None):
 
 
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
-    """tf.nn.dropout: rate = 1 - keep_prob."""
+    """tf.nn.dropout: rate = 1 - keep_prob. A computed keep_prob or rate (the placeholder
+    "Deep MNIST for experts" feeds 0.5 to train and 1.0 to evaluate) is the op
+    DropoutWithRate's input, checked in [0, 1) when it runs."""
+    if noise_shape is not None and (
+            not _fw.convert_to_tensor(x).shape.is_fully_defined() or
+            list(_ints(noise_shape, None)) != _fw.convert_to_tensor(x).shape.as_list()):
+        raise NotImplementedError("tf.nn.dropout(noise_shape=%r): only x's own shape is "
+                                  "supported (one mask element per element)" % (noise_shape,))
     if rate is None:
         if keep_prob is None:
             raise ValueError("dropout needs keep_prob or rate")
-        rate = 1.0 - float(_static(keep_prob, "keep_prob", "dropout"))
+        static = constant_value(keep_prob)
+        rate = None if static is None else 1.0 - float(static)
+        if rate is None:
+            x = _fw.convert_to_tensor(x)
+            with _fw.get_default_graph().name_scope(name or "dropout"):
+                keep = _fw.convert_to_tensor(keep_prob)
+                return raw_ops.DropoutWithRate(
+                    x, NAMESPACES[""]["subtract"](_fw.constant(1.0, dtype=keep.dtype), keep),
+                    _seed(seed), name="dropout")[0]
+    elif constant_value(rate) is None:
+        x = _fw.convert_to_tensor(x)
+        return raw_ops.DropoutWithRate(x, rate, _seed(seed), name=name or "dropout")[0]
     return raw_ops.Dropout(x, float(_static(rate, "rate", "dropout")), _seed(seed),
                            name=name or "dropout")[0]
 
