@@ -24,12 +24,16 @@ def _launch(model_dir, out, pause):
 
 
 def _latest_step(model_dir):
+    """The step of the newest complete checkpoint: a checkpoint file is complete once
+    renamed from its temporary name, which may be before the `checkpoint` state file
+    names it (a kill between the two); Loom resumes from it then, as it should."""
     try:
-        text = open(os.path.join(model_dir, "checkpoint")).read()
+        names = os.listdir(model_dir)
     except FileNotFoundError:
         return None
-    m = re.search(r'^model_checkpoint_path: ".*-(\d+)"', text, re.M)
-    return int(m.group(1)) if m else None
+    steps = [int(m.group(1)) for m in (re.fullmatch(r"model\.ckpt-(\d+)\.safetensors", n)
+                                       for n in names) if m]
+    return max(steps) if steps else None
 
 
 def _run_to_end(model_dir, out, pause=0.0):

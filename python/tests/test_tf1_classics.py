@@ -464,3 +464,34 @@ def test_dropout_with_a_fed_keep_prob():
     assert tf.nn.dropout(x, rate=rate).op.type == "DropoutWithRate"
     with pytest.raises(NotImplementedError, match="noise_shape"):
         tf.nn.dropout(x, 0.5, noise_shape=[1, 50])
+
+
+# tf.add_to_collection("logits", logits) before saving, tf.get_collection("logits")[0]
+# after tf.train.import_meta_graph: the classic way to get a restored model's tensors
+# back. Python-kept collections were not in the .meta file, so the list came back empty.
+def test_collections_survive_import_meta_graph(tmp_path):
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    w = tf.Variable(tf.ones([2, 1]), name="w")
+    logits = tf.matmul(x, w, name="logits")
+    train_op = tf.train.GradientDescentOptimizer(0.5).minimize(tf.reduce_sum(logits))
+    tf.add_to_collection("logits", logits)
+    tf.add_to_collection("train_op", train_op)
+    tf.add_to_collection("my_vars", w)
+    tf.add_to_collection("settings", "not a graph member")  # stays in this process only
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = tf.train.Saver().save(sess, str(tmp_path / "model"))
+    tf.reset_default_graph()
+    saver = tf.train.import_meta_graph(path + ".meta")
+    (logits2,) = tf.get_collection("logits")
+    (train2,) = tf.get_collection("train_op")
+    (w2,) = tf.get_collection("my_vars")
+    assert (logits2.name, train2.name, w2.name) == ("logits:0", train_op.name, "w:0")
+    assert isinstance(w2, tf.Variable)
+    assert tf.get_collection("settings") == []
+    x2 = tf.get_default_graph().get_tensor_by_name("x:0")
+    with tf.Session() as sess:
+        saver.restore(sess, path)
+        np.testing.assert_array_equal(sess.run(logits2, {x2: [[1.0, 2.0]]}), [[3.0]])
+        sess.run(train2, {x2: [[1.0, 2.0]]})
+        np.testing.assert_allclose(sess.run(w2), [[0.5], [0.0]])

@@ -501,6 +501,29 @@ class Graph:
             _add_native(self, name, kind, value)
         else:
             self._collections.setdefault(name, []).append(value)
+            _mirror_native(self, name, value)
+
+    def _adopt_native_collections(self):
+        """After an import: the imported graph's collections of other keys (what
+        _mirror_native wrote) become Python collections again, as TF's MetaGraphDef
+        collection_def, so tf.get_collection("logits")[0] works after
+        tf.train.import_meta_graph."""
+        from loom.compat.v1 import _variables
+        for name in self._g.collection_names():
+            if name in _NATIVE_COLLECTIONS or name in _RESERVED_NATIVE_NAMES:
+                continue
+            have = self._collections.setdefault(name, [])
+            names = {getattr(v, "name", None) for v in have}
+            for item in self._g.collection(name):
+                if isinstance(item, tuple):
+                    value = _variables._wrap_variable(self, item[0].node)
+                elif isinstance(item, _loom.Output):
+                    value = self._tensor(item)
+                else:
+                    value = self._operation(item)
+                if value.name not in names:
+                    have.append(value)
+                    names.add(value.name)
 
     def add_to_collections(self, names, value):
         for n in ([names] if isinstance(names, str) else names):
@@ -565,6 +588,34 @@ class Graph:
     @property
     def building_function(self):
         return False
+
+
+# Names the C++ layers use for their own typed collections: a Python collection of one
+# of these names is not mirrored into the graph.
+_RESERVED_NATIVE_NAMES = frozenset({
+    "variables", "local_variables", "trainable_variables", "global_step", "update_ops",
+    "regularization_losses", "losses", "loom_loss"})
+
+
+def _mirror_native(graph, name, value):
+    """Also records a tensor, operation or variable of a Python-kept collection in the
+    graph's own collections, which are written with the graph (the .meta file), so
+    import_meta_graph brings the collection back (_adopt_native_collections). Other
+    values (strings, numbers, Python objects) stay in Python only, and so does an item
+    added once the graph is finalized."""
+    if name in _RESERVED_NATIVE_NAMES or graph._g.finalized:
+        return
+    if isinstance(value, Operation):
+        kind = "operation"
+    elif isinstance(value, Tensor):
+        kind = "output"
+    elif hasattr(value, "initializer") and hasattr(value, "_out"):
+        kind = "variable"
+    else:
+        return
+    if getattr(value, "graph", graph) is not graph:
+        return
+    _add_native(graph, name, kind, value)
 
 
 def _add_native(graph, name, kind, value):

@@ -375,11 +375,13 @@ def export_meta_graph(filename=None, graph=None, **kwargs):
 def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
     """Adds the graph in a ".meta" file to the default graph; returns a Saver over its
     variables (the file's variables come back as Variables, their initializers with
-    them)."""
+    them), and the tensors, operations and variables of its collections come back into
+    tf.get_collection (as TF's collection_def)."""
     if import_scope:
         raise NotImplementedError("import_meta_graph(import_scope=...)")
     graph = _fw.get_default_graph()
     _loom.import_graph(graph._g, meta_graph_or_file)
+    graph._adopt_native_collections()
     return Saver()
 
 
