@@ -269,6 +269,120 @@ TEST(TfControlFlowTest, KerasBatchNormCondPicksMovingOrBatchStatistics) {
   }
 }
 
+// The same layer on an NHWC [N, H, W, 2] input takes TF 1.15's fused path: the cond's
+// branches are FusedBatchNormV3 (true: is_training, empty mean / variance constants on
+// ^switch_t; false: the moving statistics), each input through its own Switch, and Merge,
+// Merge_1, Merge_2 join y, mean and variance.
+std::string KerasFusedBatchNormGraph() {
+  const std::string bn = "batch_normalization";
+  const std::string c = bn + "/cond";
+  auto empty = [&](const std::string& name) {
+    return "node { name: '" + name + "' op: 'Const' input: '^" + c + "/switch_t' " +
+           TypeAttr("dtype", "DT_FLOAT") +
+           " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 0 } "
+           "} } } } }\n";
+  };
+  const std::string attrs = kFloatT + TypeAttr("U", "DT_FLOAT") +
+                            " attr { key: 'data_format' value { s: 'NHWC' } } attr { key: "
+                            "'epsilon' value { f: " +
+                            std::to_string(kEpsilon) + " } }";
+  auto is_training = [](bool b) {
+    return std::string(" attr { key: 'is_training' value { b: ") + (b ? "true" : "false") + " } }";
+  };
+  std::string switches;
+  const std::vector<std::string> sources = {"input_1", bn + "/gamma/read", bn + "/beta/read",
+                                            bn + "/moving_mean/read", bn + "/moving_variance/read"};
+  for (const std::string& fused : {c + "/FusedBatchNormV3", c + "/FusedBatchNormV3_1"}) {
+    const bool training = fused.ends_with("V3");
+    for (size_t i = 0; i < (training ? 3u : 5u); ++i) {
+      switches += Node(fused + (i == 0 ? "/Switch" : "/Switch_" + std::to_string(i)), "Switch",
+                       {sources[i], c + "/pred_id"}, kFloatT);
+    }
+  }
+  auto sw = [&](const std::string& fused, int i, int branch) {
+    return fused + (i == 0 ? "/Switch" : "/Switch_" + std::to_string(i)) + ":" +
+           std::to_string(branch);
+  };
+  const std::string t = c + "/FusedBatchNormV3", f = c + "/FusedBatchNormV3_1";
+  return Node("input_1", "Placeholder", {},
+              TypeAttr("dtype", "DT_FLOAT") +
+                  " attr { key: 'shape' value { shape { dim { size: -1 } dim { size: 2 } dim { "
+                  "size: 2 } dim { size: 2 } } } }") +
+         "node { name: 'keras_learning_phase/input' op: 'Const' " + TypeAttr("dtype", "DT_BOOL") +
+         " attr { key: 'value' value { tensor { dtype: DT_BOOL tensor_shape { } bool_val: false "
+         "} } } }\n" +
+         Node("keras_learning_phase", "PlaceholderWithDefault", {"keras_learning_phase/input"},
+              TypeAttr("dtype", "DT_BOOL") + " attr { key: 'shape' value { shape { } } }") +
+         VectorConst(bn + "/gamma", kGamma) +
+         Node(bn + "/gamma/read", "Identity", {bn + "/gamma"}, kFloatT) +
+         VectorConst(bn + "/beta", kBeta) +
+         Node(bn + "/beta/read", "Identity", {bn + "/beta"}, kFloatT) +
+         VectorConst(bn + "/moving_mean", kMovingMean) +
+         Node(bn + "/moving_mean/read", "Identity", {bn + "/moving_mean"}, kFloatT) +
+         VectorConst(bn + "/moving_variance", kMovingVar) +
+         Node(bn + "/moving_variance/read", "Identity", {bn + "/moving_variance"}, kFloatT) +
+         CondHead(c, "keras_learning_phase") + empty(c + "/Const") + empty(c + "/Const_1") +
+         switches +
+         Node(t, "FusedBatchNormV3",
+              {sw(t, 0, 1), sw(t, 1, 1), sw(t, 2, 1), c + "/Const", c + "/Const_1"},
+              attrs + is_training(true)) +
+         Node(f, "FusedBatchNormV3",
+              {sw(f, 0, 0), sw(f, 1, 0), sw(f, 2, 0), sw(f, 3, 0), sw(f, 4, 0)},
+              attrs + is_training(false)) +
+         Node(c + "/Merge", "Merge", {f, t}, kFloatT + " attr { key: 'N' value { i: 2 } }") +
+         Node(c + "/Merge_1", "Merge", {f + ":1", t + ":1"},
+              kFloatT + " attr { key: 'N' value { i: 2 } }");
+}
+
+TEST(TfControlFlowTest, KerasFusedBatchNormCondPicksMovingOrBatchStatistics) {
+  estimator_testing::TempDir dir;
+  const std::string path = WriteGraph(dir, KerasFusedBatchNormGraph());
+  auto model = TfModel::LoadFrozenGraph(Env::Default(), path,
+                                        {{"x", "input_1"}, {"phase", "keras_learning_phase"}},
+                                        {{"y", "batch_normalization/cond/Merge"}});
+  const int n = 2 * 2 * 2;  // N * H * W positions per channel
+  const std::vector<float> x = Inputs(n);
+  const Tensor xt = Tensor::FromVector<float>(x, Shape{2, 2, 2, 2});
+  for (bool training : {false, true}) {
+    SCOPED_TRACE(training);
+    double mean[2], var[2];
+    for (int j = 0; j < 2; ++j) {
+      mean[j] = kMovingMean[j];
+      var[j] = kMovingVar[j];
+      if (!training) continue;
+      double sum = 0, sq = 0;
+      for (int r = 0; r < n; ++r) sum += x[2 * r + j];
+      mean[j] = sum / n;
+      for (int r = 0; r < n; ++r) sq += (x[2 * r + j] - mean[j]) * (x[2 * r + j] - mean[j]);
+      var[j] = sq / n;
+    }
+    const Tensor y =
+        model->Run("serving_default", {{"x", xt}, {"phase", Tensor::Scalar<bool>(training)}})
+            .at("y");
+    ASSERT_EQ(y.shape(), Shape({2, 2, 2, 2}));
+    for (int r = 0; r < n; ++r) {
+      for (int j = 0; j < 2; ++j) {
+        const double want =
+            (x[2 * r + j] - mean[j]) / std::sqrt(var[j] + double{kEpsilon}) * kGamma[j] + kBeta[j];
+        EXPECT_NEAR(y.data<float>()[2 * r + j], want, 2e-5 * (1 + std::abs(want))) << r << "," << j;
+      }
+    }
+  }
+  // The batch statistics (output 1, for the moving-average updates) are not translated:
+  // refused naming the output, never a wrong value.
+  std::string message;
+  EXPECT_EQ(CodeOf(
+                [&] {
+                  TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "input_1"}},
+                                           {{"mean", "batch_normalization/cond/Merge_1"}});
+                },
+                &message),
+            ErrorCode::kUnimplemented);
+  EXPECT_NE(message.find("output 1 of TF node 'batch_normalization/cond/FusedBatchNormV3"),
+            std::string::npos)
+      << message;
+}
+
 // tf.debugging.assert_non_negative(x) and `with tf.control_dependencies([assert]): y =
 // tf.identity(x)`, as TF 1.15 builds it: the Assert has float data, so it sits in the false
 // branch of an AssertGuard cond, and y reaches it only through the control edge on the

@@ -312,6 +312,27 @@ Output RandomUniformRule(OpContext& c) {
                        1.0, seed == 0 && seed2 == 0 ? kNoSeed : seed2);
 }
 
+// TF's FusedBatchNorm / V2 / V3 (NHWC, per channel): y = (x - mean) * rsqrt(variance +
+// epsilon) * scale + offset, with the batch's mean and biased variance over N, H, W when
+// is_training (Keras' training branch), else inputs 3 and 4 (the moving statistics). Only
+// output 0 (y) is translated: a graph that uses the batch statistics or reserve outputs
+// (the moving-average updates) is refused naming the output.
+Output FusedBatchNormRule(OpContext& c) {
+  c.RequireNhwc();
+  const double epsilon = c.node.attr().count("epsilon") ? c.node.attr().at("epsilon").f() : 1e-4;
+  Output x = c.In(0);
+  Output mean, variance;
+  if (c.AttrB("is_training", true)) {
+    mean = Mean(c.helper, x, {0, 1, 2});
+    variance = Mean(c.helper, Square(c.helper, Sub(c.helper, x, mean)), {0, 1, 2});
+  } else {
+    mean = c.In(3);
+    variance = c.In(4);
+  }
+  Output inv = Mul(c.helper, Rsqrt(c.helper, Add(c.helper, variance, epsilon)), c.In(1));
+  return Add(c.named, Mul(c.helper, Sub(c.helper, x, mean), inv), c.In(2));
+}
+
 // Switch(data, pred) -> (output_false, output_true), one of them dead; RefSwitch is the
 // same on a TF1 ref input (a variable read here, so a value).
 Output SwitchRule(OpContext& c) { return Switch(c.named, c.In(0), c.In(1)).output_false; }
@@ -341,6 +362,9 @@ const std::map<std::string, TfOp>& OpTable() {
          return Output(Assert(c.named, c.In(0), data, summarize).node, 0);
        }},
       {"RandomUniform", RandomUniformRule},
+      {"FusedBatchNorm", FusedBatchNormRule},
+      {"FusedBatchNormV2", FusedBatchNormRule},
+      {"FusedBatchNormV3", FusedBatchNormRule},
       {"Equal", [](OpContext& c) { return Binary(c, Equal); }},
       {"NotEqual", [](OpContext& c) { return Binary(c, NotEqual); }},
       {"Less", [](OpContext& c) { return Binary(c, Less); }},

@@ -245,8 +245,9 @@ std::string DescribeUnsupported(const std::map<std::string, int>& ops,
       shown.push_back(StrCat("and ", loop_nodes.size() - shown.size(), " more"));
     }
     loops = StrCat(
-        "; TF node ", StrJoin(shown, ", "), where.empty() ? "" : " of ", where,
-        " belongs to a TF1 while loop (Enter/Exit/NextIteration/LoopCond frames), which Loom "
+        loop_nodes.size() == 1 ? "; TF node " : "; TF nodes ", StrJoin(shown, ", "),
+        where.empty() ? "" : " of ", where, loop_nodes.size() == 1 ? " belongs" : " belong",
+        " to a TF1 while loop (Enter/Exit/NextIteration/LoopCond frames), which Loom "
         "cannot import: its loops are a functional While op (docs/engine.md, \"While loops\"). "
         "Freeze a graph whose outputs do not need the loop (unroll it to a fixed number of "
         "steps in Python), or rebuild the loop with loom::WhileLoop or tf.while_loop in Loom");
@@ -503,7 +504,8 @@ std::map<std::string, Tensor> TfModel::Run(const std::string& signature,
   try {
     values = c.session->Run(feeds, fetches);
   } catch (const Error& e) {
-    throw WithContext(e, "TF model signature '", signature, "'");
+    throw WithContext(e, "TF model signature '", signature, "' (output KEY is fetched as ",
+                      "_tf_output/KEY)");
   }
   std::map<std::string, Tensor> out;
   size_t i = 0;

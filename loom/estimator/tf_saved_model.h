@@ -14,17 +14,17 @@
 // Exp, Log, Floor, SquaredDifference, Relu, Relu6, Sigmoid, Tanh, Softmax, Conv2D, MaxPool,
 // AvgPool (NHWC), Reshape, Squeeze, ExpandDims, ConcatV2, Pack, Shape, StridedSlice, Cast,
 // ArgMax, Mean, Sum, Min, Max, All, Any, Equal, NotEqual, Less, LessEqual, Greater,
-// GreaterEqual, LogicalAnd, LogicalNot, RandomUniform, Assert, TF1 control flow (Switch,
-// RefSwitch, Merge, RefMerge), and ParseExample (the tf.Example signatures of TF Serving
-// models: dense FixedLenFeatures of fully defined shape, and VarLenFeatures as TF's sparse
-// indices / values / dense_shape).
-// TF1 conds (tf.cond, Keras' learning-phase switch in Dropout) keep TF's dead-tensor
-// meaning: only the branch the predicate picks runs, Merge forwards the live input and is
-// dead when none is (fetching it fails naming the Switch). Control edges (`^name` inputs)
-// are followed and kept as control inputs in the node's order, so a branch constant
-// hanging off a cond's pivot is dead with its branch and an Assert that an output waits on
-// by a control edge runs (a false one fails the Run naming it). TF1 while loops
-// (Enter / Exit / NextIteration / LoopCond frames) are refused, naming their nodes.
+// GreaterEqual, LogicalAnd, LogicalNot, RandomUniform, Assert, FusedBatchNorm / V2 / V3
+// (NHWC, output y only), TF1 control flow (Switch, RefSwitch, Merge, RefMerge), and
+// ParseExample (the tf.Example signatures of TF Serving models: dense FixedLenFeatures of
+// fully defined shape, and VarLenFeatures as TF's sparse indices / values / dense_shape).
+// TF1 conds (tf.cond, Keras' learning-phase switch in Dropout and BatchNormalization) keep
+// TF's dead-tensor meaning: only the branch the predicate picks runs, Merge forwards the
+// live input and is dead when none is (fetching it fails naming the Switch). Control edges
+// (`^name` inputs) are followed and kept as control inputs in the node's order, so a
+// branch constant hanging off a cond's pivot is dead with its branch and an Assert that an
+// output waits on by a control edge runs (a false one fails the Run naming it). TF1 while
+// loops (Enter / Exit / NextIteration / LoopCond frames) are refused, naming their nodes.
 // A TF1 partitioned variable's parts ("emb/part_0", ...) are read from the checkpoint's
 // full tensor "emb" (TfCheckpointReader::GetPart).
 // Axis, shape-list and slice arguments must be Const nodes (they are in exported graphs).
