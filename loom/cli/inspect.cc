@@ -115,15 +115,45 @@ void InspectGraph(Env* env, const std::string& path, const proto::GraphDef& def)
   for (const auto& [op, n] : ops) sorted.push_back({-n, op});
   std::sort(sorted.begin(), sorted.end());
   for (const auto& [n, op] : sorted) std::printf("  %-32s %d\n", op.c_str(), -n);
+  // TF1 control flow: conds (Switch / Merge) import; while-loop frames do not.
+  std::vector<std::string> conds, loops;
+  for (const char* op : {"Switch", "RefSwitch", "Merge", "RefMerge"}) {
+    if (ops.count(op)) conds.push_back(StrCat(op, " x", ops.at(op)));
+  }
+  for (const char* op :
+       {"Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"}) {
+    if (ops.count(op)) loops.push_back(StrCat(op, " x", ops.at(op)));
+  }
+  if (!conds.empty()) {
+    std::printf("TF1 conds: %s (dead-branch semantics; loom predict runs them)\n",
+                StrJoin(conds, ", ").c_str());
+  }
+  if (!loops.empty()) {
+    std::printf("TF1 while loop frames: %s (loom predict cannot import these)\n",
+                StrJoin(loops, ", ").c_str());
+  }
   std::printf("inputs:\n");
   for (const auto& node : def.node()) {
-    if (node.op() == "Placeholder" || node.op() == "IteratorGetNext")
+    if (node.op() == "Placeholder" || node.op() == "IteratorGetNext") {
       std::printf("  %s (%s)\n", node.name().c_str(), node.op().c_str());
+    } else if (node.op() == "PlaceholderWithDefault") {
+      std::printf("  %s (PlaceholderWithDefault: optional, has a default)\n", node.name().c_str());
+    }
   }
   std::printf("outputs (consumed by no node):\n");
   int listed = 0;
+  // A TF1 cond's pivots and predicate copy (cond/switch_t, switch_f, pred_id) often have
+  // no consumer, but are bookkeeping, not results.
+  auto cond_bookkeeping = [](const proto::NodeDef& node) {
+    return node.op() == "Identity" &&
+           (node.name().ends_with("/switch_t") || node.name().ends_with("/switch_f") ||
+            node.name().ends_with("/pred_id"));
+  };
   for (const auto& node : def.node()) {
-    if (consumed.count(node.name()) || node.op() == "NoOp" || node.op() == "Const") continue;
+    if (consumed.count(node.name()) || node.op() == "NoOp" || node.op() == "Const" ||
+        cond_bookkeeping(node)) {
+      continue;
+    }
     if (++listed > 20) {
       std::printf("  ...\n");
       break;

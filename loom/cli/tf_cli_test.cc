@@ -1,8 +1,11 @@
 // `loom predict` and `loom train` on TensorFlow models: SavedModels and frozen graphs from
 // the repository's TF test files, CSV and TFRecord input, a TF model_dir never clobbered.
 // Runs the built `loom` binary (LOOM_CLI_PATH), as cli_test does.
+#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,6 +16,7 @@
 #include "loom/io/example_builder.h"
 #include "loom/io/npy.h"
 #include "loom/io/proto/example.pb.h"
+#include "loom/io/proto/graph.pb.h"
 #include "loom/io/record_writer.h"
 
 using namespace loom::cli::testing;  // NOLINT: the helpers of cli_test_util.h
@@ -105,6 +109,52 @@ TEST(CliTest, PredictRunsTensorFlowModels) {
   logits = ReadNpy(Env::Default(), dir + "/logits_csv.npy");
   ASSERT_EQ(logits.shape(), Shape({1, 10}));
   EXPECT_NEAR(logits.data<float>()[5], 0.9712535693939655, 1e-4);  // expected_tf.json
+}
+
+// A frozen Keras model with a Dropout learning-phase cond (TF 1.15 layout, Switch / Merge
+// and ^switch_t control edges): `loom inspect` names the cond ops, the optional learning
+// phase and the one real output; `loom predict` runs it with the default learning phase
+// (inference: the Dense output) and with keras_learning_phase fed true (dropout: each value
+// 0 or doubled).
+TEST(CliTest, InspectAndPredictAKerasDropoutCond) {
+  const std::string dir = TempDir("tf_cond");
+  proto::GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      Read(std::string(LOOM_SHARED_TESTDATA) + "/tf/keras_dropout_cond.pbtxt"), &def));
+  const std::string graph = dir + "/frozen.pb";
+  Write(graph, def.SerializeAsString());
+  Result r = Loom("inspect " + graph);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "TF1 conds: Switch x3, Merge x1");
+  EXPECT_CONTAINS(r.output, "  dense_input (Placeholder)\n");
+  EXPECT_CONTAINS(r.output, "  keras_learning_phase (PlaceholderWithDefault: optional");
+  EXPECT_CONTAINS(r.output, "outputs (consumed by no node):\n  dropout/cond/Merge (Merge)\n");
+  EXPECT_EQ(r.output.find("switch_f"), std::string::npos) << r.output;
+
+  // Relu(x W + b) in float64, W and b as the file's header gives them.
+  const std::vector<float> x = {1, 2, -1, 0.5f};
+  const double w[2][3] = {{0.5, -1, 2}, {1, 0.25, -0.5}}, b[3] = {0.1, 0.2, -0.3};
+  std::vector<double> dense;
+  for (int r = 0; r < 2; ++r) {
+    for (int j = 0; j < 3; ++j)
+      dense.push_back(std::max(0.0, x[2 * r] * w[0][j] + x[2 * r + 1] * w[1][j] + b[j]));
+  }
+  WriteNpy(Env::Default(), dir + "/x.npy", Tensor::FromVector<float>(x, Shape{2, 2}));
+  const std::string predict = "predict --graph " + graph + " --input dense_input=" + dir +
+                              "/x.npy --output dropout/cond/Merge:0 --out " + dir + "/y.npy";
+  r = Loom(predict);
+  ASSERT_EQ(r.code, 0) << r.output;
+  Tensor y = ReadNpy(Env::Default(), dir + "/y.npy");
+  ASSERT_EQ(y.shape(), Shape({2, 3}));
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(y.data<float>()[i], dense[i], 1e-6) << i;
+  WriteNpy(Env::Default(), dir + "/train.npy", Tensor::Scalar<bool>(true));
+  r = Loom(predict + " --input keras_learning_phase=" + dir + "/train.npy");
+  ASSERT_EQ(r.code, 0) << r.output;
+  y = ReadNpy(Env::Default(), dir + "/y.npy");
+  for (int i = 0; i < 6; ++i) {
+    const float v = y.data<float>()[i];
+    EXPECT_TRUE(v == 0 || std::abs(v - 2 * dense[i]) < 1e-5) << i << ": " << v;
+  }
 }
 
 // `loom train` in a model_dir that TensorFlow trained stops before writing anything: TF's

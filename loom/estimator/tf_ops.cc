@@ -7,9 +7,11 @@
 #include "loom/graph/op_def.h"
 #include "loom/io/example.h"
 #include "loom/ops/array.h"
+#include "loom/ops/control.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
+#include "loom/ops/random.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
 
@@ -300,9 +302,81 @@ Output ParseExampleRule(OpContext& c) {
                 0);
 }
 
+// TF's RandomUniform: the shape is a tensor (tf.shape(x) in dropout). TF's (seed, seed2)
+// are (graph seed, op seed), (0, 0) unseeded: a seeded op is seeded in Loom by its op seed
+// (the same numbers every load, not TF's numbers), an unseeded one draws anew each load.
+Output RandomUniformRule(OpContext& c) {
+  const int64_t seed = c.node.attr().count("seed") ? c.node.attr().at("seed").i() : 0;
+  const int64_t seed2 = c.node.attr().count("seed2") ? c.node.attr().at("seed2").i() : 0;
+  return RandomUniform(c.named, c.In(0), DTypeFromTf(c.Attr("dtype").type(), c.node.name()), 0.0,
+                       1.0, seed == 0 && seed2 == 0 ? kNoSeed : seed2);
+}
+
+// TF's FusedBatchNorm / V2 / V3 (NHWC, per channel): y = (x - mean) * rsqrt(variance +
+// epsilon) * scale + offset, with the batch's mean and biased variance over N, H, W when
+// is_training (Keras' training branch), else inputs 3 and 4 (the moving statistics). Only
+// output 0 (y) is translated: a graph that uses the batch statistics or reserve outputs
+// (the moving-average updates) is refused naming the output.
+Output FusedBatchNormRule(OpContext& c) {
+  c.RequireNhwc();
+  const double epsilon = c.node.attr().count("epsilon") ? c.node.attr().at("epsilon").f() : 1e-4;
+  Output x = c.In(0);
+  Output mean, variance;
+  if (c.AttrB("is_training", true)) {
+    mean = Mean(c.helper, x, {0, 1, 2});
+    variance = Mean(c.helper, Square(c.helper, Sub(c.helper, x, mean)), {0, 1, 2});
+  } else {
+    mean = c.In(3);
+    variance = c.In(4);
+  }
+  Output inv = Mul(c.helper, Rsqrt(c.helper, Add(c.helper, variance, epsilon)), c.In(1));
+  return Add(c.named, Mul(c.helper, Sub(c.helper, x, mean), inv), c.In(2));
+}
+
+// Switch(data, pred) -> (output_false, output_true), one of them dead; RefSwitch is the
+// same on a TF1 ref input (a variable read here, so a value).
+Output SwitchRule(OpContext& c) { return Switch(c.named, c.In(0), c.In(1)).output_false; }
+
+// Merge(inputs) -> (the live input, value_index); dead when every input is.
+Output MergeRule(OpContext& c) {
+  if (c.in.empty()) {
+    throw InvalidArgument(c.source, ": TF node '", c.node.name(), "' (", c.node.op(),
+                          ") has no data inputs; a Merge joins the branches of a cond");
+  }
+  return Merge(c.named, c.in).output;
+}
+
 const std::map<std::string, TfOp>& OpTable() {
   static const auto* table = new std::map<std::string, TfOp>{
       {"Identity", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
+      {"NoOp", [](OpContext& c) { return Output(NoOp(c.named).node, 0); }},
+      {"Switch", SwitchRule},
+      {"RefSwitch", SwitchRule},
+      {"Merge", MergeRule},
+      {"RefMerge", MergeRule},
+      {"Assert",
+       [](OpContext& c) {
+         std::vector<Output> data(c.in.begin() + (c.in.empty() ? 0 : 1), c.in.end());
+         const int64_t summarize =
+             c.node.attr().count("summarize") ? c.node.attr().at("summarize").i() : 3;
+         return Output(Assert(c.named, c.In(0), data, summarize).node, 0);
+       }},
+      {"RandomUniform", RandomUniformRule},
+      {"FusedBatchNorm", FusedBatchNormRule},
+      {"FusedBatchNormV2", FusedBatchNormRule},
+      {"FusedBatchNormV3", FusedBatchNormRule},
+      {"Equal", [](OpContext& c) { return Binary(c, Equal); }},
+      {"NotEqual", [](OpContext& c) { return Binary(c, NotEqual); }},
+      {"Less", [](OpContext& c) { return Binary(c, Less); }},
+      {"LessEqual", [](OpContext& c) { return Binary(c, LessEqual); }},
+      {"Greater", [](OpContext& c) { return Binary(c, Greater); }},
+      {"GreaterEqual", [](OpContext& c) { return Binary(c, GreaterEqual); }},
+      {"LogicalAnd", [](OpContext& c) { return Binary(c, LogicalAnd); }},
+      {"LogicalNot", [](OpContext& c) { return Unary(c, LogicalNot); }},
+      {"Floor", [](OpContext& c) { return Unary(c, Floor); }},
+      // (x - y)^2: nn.moments' variance, as in a Keras BatchNormalization.
+      {"SquaredDifference",
+       [](OpContext& c) { return Square(c.named, Sub(c.helper, c.In(0), c.In(1))); }},
       {"ParseExample", ParseExampleRule},
       {"Snapshot", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
       {"StopGradient", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
@@ -427,6 +501,29 @@ const std::map<std::string, TfOp>& OpTable() {
        [](OpContext& c) {
          return Sum(c.named, c.In(0), c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
        }},
+      // Any(b) = sum(b as 0 / 1) > 0 and All(b) = !Any(!b): Loom has no boolean
+      // reductions; both are exact (a sum of non-negative values is 0 only when all are),
+      // and All of no elements is true, as in TF.
+      {"Any",
+       [](OpContext& c) {
+         Output count = Sum(c.helper, Cast(c.helper, c.In(0), kFloat32), c.ConstInts(1),
+                            {.keep_dims = c.AttrB("keep_dims", false)});
+         return Greater(c.named, count, 0.0f);
+       }},
+      {"All",
+       [](OpContext& c) {
+         Output count = Sum(c.helper, Cast(c.helper, LogicalNot(c.helper, c.In(0)), kFloat32),
+                            c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
+         return LogicalNot(c.named, Greater(c.helper, count, 0.0f));
+       }},
+      {"Min",
+       [](OpContext& c) {
+         return Min(c.named, c.In(0), c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
+       }},
+      {"Max",
+       [](OpContext& c) {
+         return Max(c.named, c.In(0), c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
+       }},
   };
   return *table;
 }
@@ -434,24 +531,31 @@ const std::map<std::string, TfOp>& OpTable() {
 }  // namespace
 
 bool IsSupportedTfOp(const std::string& op) {
-  return op == "Const" || op == "Placeholder" || op == "NoOp" || OpTable().count(op) > 0;
+  return op == "Const" || op == "Placeholder" || OpTable().count(op) > 0;
+}
+
+bool IsTf1LoopOp(const std::string& op) {
+  return op == "Enter" || op == "RefEnter" || op == "Exit" || op == "RefExit" ||
+         op == "NextIteration" || op == "RefNextIteration" || op == "LoopCond";
 }
 
 std::vector<std::string> SupportedTfOps() {
-  std::vector<std::string> ops = {"Const", "NoOp", "Placeholder"};
+  std::vector<std::string> ops = {"Const", "Placeholder"};
   for (const auto& [op, rule] : OpTable()) ops.push_back(op);
   std::sort(ops.begin(), ops.end());
   return ops;
 }
 
-Output TranslateTfNode(const proto::NodeDef& node, std::vector<Output> inputs, Graph& graph,
+Output TranslateTfNode(const proto::NodeDef& node, std::vector<Output> inputs,
+                       const std::vector<Node*>& control_inputs, Graph& graph,
                        const TfCheckpointReader* variables, const std::string& source) {
   auto rule = OpTable().find(node.op());
   if (rule == OpTable().end()) {
     throw Unimplemented(source, ": TF op ", node.op(), " (node '", node.name(),
                         "') is not supported");
   }
-  Scope root(graph);
+  const std::vector<Operation> deps(control_inputs.begin(), control_inputs.end());
+  Scope root = Scope(graph).WithControlDependencies(deps);
   OpContext c{node,
               std::move(inputs),
               root.WithOpName(node.name()),

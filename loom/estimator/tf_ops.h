@@ -22,15 +22,24 @@ DType DTypeFromTf(int tf_dtype, std::string_view what);
 // Unknown rank and unknown dims (-1) kept.
 Shape ShapeFromTf(const proto::TensorShapeProto& p);
 
-// True for the ops SupportedTfOps lists (Const, Placeholder and NoOp are handled by the
-// caller: constants and feeds, control edges).
+// True for the ops SupportedTfOps lists (Const and Placeholder are handled by the caller:
+// constants and feeds).
 bool IsSupportedTfOp(const std::string& op);
 std::vector<std::string> SupportedTfOps();
 
-// Adds the Loom ops computing `node` (named after it) to `graph`; variables (VariableV2,
-// VarHandleOp) become constants read from `variables`. Errors name `source` and the node.
-// REQUIRES: IsSupportedTfOp(node.op()) and node.op() is not Const / Placeholder / NoOp.
-Output TranslateTfNode(const proto::NodeDef& node, std::vector<Output> inputs, Graph& graph,
+// TF1's frame-based while loop ops (Enter, Exit, NextIteration, LoopCond): Loom has no
+// frames, so a graph that needs one is refused naming each such node.
+bool IsTf1LoopOp(const std::string& op);
+
+// Adds the Loom ops computing `node` (named after it) to `graph`, each with
+// `control_inputs` (the translated `^name` inputs, in the node's order) as control
+// inputs; variables (VariableV2, VarHandleOp) become constants read from `variables`.
+// TF1 control flow keeps TF's dead-tensor meaning: Switch / RefSwitch and Merge /
+// RefMerge become Loom's Switch and Merge (ops/control.h). A node without outputs (NoOp,
+// Assert) is returned as output 0 of its node. Errors name `source` and the node.
+// REQUIRES: IsSupportedTfOp(node.op()) and node.op() is not Const / Placeholder.
+Output TranslateTfNode(const proto::NodeDef& node, std::vector<Output> inputs,
+                       const std::vector<Node*>& control_inputs, Graph& graph,
                        const TfCheckpointReader* variables, const std::string& source);
 
 // The op records the translation adds beyond the ops layer's (TfParseExample), so a

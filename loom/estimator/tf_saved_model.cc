@@ -55,7 +55,8 @@ class Translator {
   void Cut(const std::string& tensor, Output value) { fed_[CanonicalTensorName(tensor)] = value; }
 
   // The nodes `outputs` need, fed tensors cut off (control inputs followed: a node that
-  // runs only as a dependency is still translated).
+  // runs only as a dependency, such as an Assert, is still translated). An input naming
+  // no node is InvalidArgument naming both.
   std::vector<const proto::NodeDef*> Needed(const std::vector<std::string>& outputs) const {
     std::vector<const proto::NodeDef*> needed;
     std::set<std::string> seen;
@@ -70,8 +71,17 @@ class Translator {
       const proto::NodeDef& n = NodeDef(name);
       needed.push_back(&n);
       for (const std::string& input : n.input()) {
-        if (input.starts_with("^") || fed_.count(CanonicalTensorName(input))) continue;
-        stack.push_back(ParseTensorName(input).first);
+        const bool control = input.starts_with("^");
+        const std::string source = control ? input.substr(1) : ParseTensorName(input).first;
+        if (control ? IsFedNode(source) : fed_.count(CanonicalTensorName(input)) > 0) continue;
+        if (!nodes_.count(source)) {
+          throw InvalidArgument(source_, ": TF node '", n.name(), "' (", n.op(), ") has ",
+                                control ? "control input '" : "input '", input,
+                                "', but the graph has no node '", source,
+                                "'; the GraphDef is incomplete (freeze or export it again, "
+                                "keeping the nodes its outputs depend on)");
+        }
+        stack.push_back(source);
       }
     }
     return needed;
@@ -138,6 +148,13 @@ class Translator {
     return features;
   }
 
+  // True when an output of node `name` is fed (a control input on it is then satisfied by
+  // the feed).
+  bool IsFedNode(const std::string& name) const {
+    auto it = fed_.lower_bound(name + ":");
+    return it != fed_.end() && it->first.starts_with(name + ":");
+  }
+
   Output Tensor(const std::string& tensor) {
     const std::string canonical = CanonicalTensorName(tensor);
     if (auto it = fed_.find(canonical); it != fed_.end()) return it->second;
@@ -154,7 +171,23 @@ class Translator {
   Node* Translate(const std::string& name) {
     if (auto it = done_.find(name); it != done_.end()) return it->second;
     const proto::NodeDef& n = NodeDef(name);
-    Scope root(graph_);
+    // Control inputs first, in the node's order (TF's `^name` inputs; a fed node's is its
+    // placeholder): the Session runs the node after them and not at all when one is dead
+    // (a branch constant hanging off a cond's pivot).
+    std::vector<Node*> controls;
+    for (const std::string& input : n.input()) {
+      if (!input.starts_with("^")) continue;
+      const std::string dep = input.substr(1);
+      Node* node = nullptr;
+      if (IsFedNode(dep)) {
+        node = fed_.lower_bound(dep + ":")->second.node;
+      } else {
+        node = Translate(dep);
+      }
+      if (std::find(controls.begin(), controls.end(), node) == controls.end()) {
+        controls.push_back(node);
+      }
+    }
     Node* result = nullptr;
     if (n.op() == "Const") {
       // Loom's Const has TF's attributes (value, dtype); the graph importer converts the
@@ -163,6 +196,7 @@ class Translator {
       proto::NodeDef* c = one.add_node();
       c->set_name(n.name());
       c->set_op("Const");
+      for (const Node* dep : controls) c->add_input("^" + dep->name());
       (*c->mutable_attr())["value"] = n.attr().at("value");
       (*c->mutable_attr())["dtype"] = n.attr().at("dtype");
       try {
@@ -179,7 +213,9 @@ class Translator {
       for (const std::string& input : n.input()) {
         if (!input.starts_with("^")) inputs.push_back(Tensor(input));
       }
-      result = tf_import::TranslateTfNode(n, std::move(inputs), graph_, variables_, source_).node;
+      result =
+          tf_import::TranslateTfNode(n, std::move(inputs), controls, graph_, variables_, source_)
+              .node;
     }
     done_[name] = result;
     return result;
@@ -193,18 +229,28 @@ class Translator {
   std::map<std::string, Node*> done_;
 };
 
-std::string DescribeUnsupported(const std::map<std::string, int>& ops) {
+// `ops`: unsupported op -> count; `loop_nodes`: the TF1 while-loop nodes among them, as
+// "name (op)", in graph order.
+std::string DescribeUnsupported(const std::map<std::string, int>& ops,
+                                const std::vector<std::string>& loop_nodes,
+                                const std::string& where = "") {
   std::vector<std::string> parts;
   parts.reserve(ops.size());
   for (const auto& [op, count] : ops) parts.push_back(StrCat(op, " x", count));
   std::string loops;
-  for (const char* op : {"Enter", "Exit", "NextIteration", "LoopCond"}) {
-    if (ops.count(op)) {
-      loops =
-          "; a TF1 while loop (Enter/Exit/NextIteration/LoopCond) cannot be imported: Loom's "
-          "loops are a functional While op (docs/engine.md, \"While loops\"), so rebuild the "
-          "loop with loom::WhileLoop or tf.while_loop in Loom";
+  if (!loop_nodes.empty()) {
+    std::vector<std::string> shown(loop_nodes.begin(),
+                                   loop_nodes.begin() + std::min<size_t>(loop_nodes.size(), 4));
+    if (loop_nodes.size() > shown.size()) {
+      shown.push_back(StrCat("and ", loop_nodes.size() - shown.size(), " more"));
     }
+    loops = StrCat(
+        loop_nodes.size() == 1 ? "; TF node " : "; TF nodes ", StrJoin(shown, ", "),
+        where.empty() ? "" : " of ", where, loop_nodes.size() == 1 ? " belongs" : " belong",
+        " to a TF1 while loop (Enter/Exit/NextIteration/LoopCond frames), which Loom "
+        "cannot import: its loops are a functional While op (docs/engine.md, \"While loops\"). "
+        "Freeze a graph whose outputs do not need the loop (unroll it to a fixed number of "
+        "steps in Python), or rebuild the loop with loom::WhileLoop or tf.while_loop in Loom");
   }
   return StrCat("unsupported TF ops: ", StrJoin(parts, ", "), loops);
 }
@@ -226,6 +272,7 @@ class TfModelBuilder {
     // Unsupported nodes of every signature, by node name (a node two signatures share is
     // counted once in the load error).
     std::map<std::string, std::string> all_unsupported;
+    std::vector<std::string> all_loop_nodes;
     for (auto& [key, sig] : model.signatures_) {
       const std::string where = StrCat(source, " signature '", key, "'");
       auto compiled = std::make_unique<TfModel::Compiled>();
@@ -241,14 +288,19 @@ class TfModelBuilder {
       for (const auto& [name, info] : sig.outputs) outputs.push_back(info.name);
       const std::vector<const proto::NodeDef*> needed = t.Needed(outputs);
       std::map<std::string, int> unsupported;
+      std::vector<std::string> loop_nodes;
       for (const proto::NodeDef* n : needed) {
         if (tf_import::IsSupportedTfOp(n->op())) continue;
         ++unsupported[n->op()];
+        if (tf_import::IsTf1LoopOp(n->op())) {
+          loop_nodes.push_back(StrCat("'", n->name(), "' (", n->op(), ")"));
+          if (!all_unsupported.count(n->name())) all_loop_nodes.push_back(loop_nodes.back());
+        }
         all_unsupported[n->name()] = n->op();
       }
       FindExampleInput(t, needed, sig);
       if (!unsupported.empty()) {
-        model.unavailable_[key] = DescribeUnsupported(unsupported);
+        model.unavailable_[key] = DescribeUnsupported(unsupported, loop_nodes, where);
         continue;
       }
       for (const auto& [name, info] : sig.outputs) {
@@ -262,7 +314,8 @@ class TfModelBuilder {
     if (model.compiled_.empty()) {
       std::map<std::string, int> counts;
       for (const auto& [node, op] : all_unsupported) ++counts[op];
-      throw Unimplemented(source, ": no signature can run in Loom (", DescribeUnsupported(counts),
+      throw Unimplemented(source, ": no signature can run in Loom (",
+                          DescribeUnsupported(counts, all_loop_nodes),
                           "); supported ops: ", StrJoin(TfModel::SupportedOps(), ", "));
     }
   }
@@ -396,10 +449,13 @@ std::unique_ptr<TfModel> TfModel::LoadFrozenGraph(
     }
   }
   for (const auto& [key, tensor] : fed) {
+    // A PlaceholderWithDefault (keras_learning_phase) may be fed too, when named.
     auto it = by_name.find(ParseTensorName(tensor).first);
-    if (it == by_name.end() || it->second->op() != "Placeholder") {
+    if (it == by_name.end() ||
+        (it->second->op() != "Placeholder" && it->second->op() != "PlaceholderWithDefault")) {
       throw InvalidArgument("TF GraphDef '", path, "': input '", key, "' names '", tensor,
-                            "', which is not a Placeholder of the graph");
+                            "', which is not a Placeholder or PlaceholderWithDefault of the "
+                            "graph");
     }
     const proto::NodeDef& p = *it->second;
     sig.inputs[key] = {
@@ -444,7 +500,13 @@ std::map<std::string, Tensor> TfModel::Run(const std::string& signature,
   }
   std::vector<Output> fetches;
   for (const auto& [name, output] : c.outputs) fetches.push_back(output);
-  std::vector<Tensor> values = c.session->Run(feeds, fetches);
+  std::vector<Tensor> values;
+  try {
+    values = c.session->Run(feeds, fetches);
+  } catch (const Error& e) {
+    throw WithContext(e, "TF model signature '", signature, "' (output KEY is fetched as ",
+                      "_tf_output/KEY)");
+  }
   std::map<std::string, Tensor> out;
   size_t i = 0;
   for (const auto& [name, output] : c.outputs) out[name] = values[i++];

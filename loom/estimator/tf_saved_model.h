@@ -11,10 +11,20 @@
 // Supported TF ops (TfModel::SupportedOps): Const, Placeholder, PlaceholderWithDefault,
 // Identity, Snapshot, StopGradient, NoOp, VariableV2, VarHandleOp, ReadVariableOp, MatMul,
 // BiasAdd, Add, AddV2, Sub, Mul, RealDiv, Maximum, Minimum, Neg, Abs, Square, Sqrt, Rsqrt,
-// Exp, Log, Relu, Relu6, Sigmoid, Tanh, Softmax, Conv2D, MaxPool, AvgPool (NHWC), Reshape,
-// Squeeze, ExpandDims, ConcatV2, Pack, Shape, StridedSlice, Cast, ArgMax, Mean, Sum, and
+// Exp, Log, Floor, SquaredDifference, Relu, Relu6, Sigmoid, Tanh, Softmax, Conv2D, MaxPool,
+// AvgPool (NHWC), Reshape, Squeeze, ExpandDims, ConcatV2, Pack, Shape, StridedSlice, Cast,
+// ArgMax, Mean, Sum, Min, Max, All, Any, Equal, NotEqual, Less, LessEqual, Greater,
+// GreaterEqual, LogicalAnd, LogicalNot, RandomUniform, Assert, FusedBatchNorm / V2 / V3
+// (NHWC, output y only), TF1 control flow (Switch, RefSwitch, Merge, RefMerge), and
 // ParseExample (the tf.Example signatures of TF Serving models: dense FixedLenFeatures of
 // fully defined shape, and VarLenFeatures as TF's sparse indices / values / dense_shape).
+// TF1 conds (tf.cond, Keras' learning-phase switch in Dropout and BatchNormalization) keep
+// TF's dead-tensor meaning: only the branch the predicate picks runs, Merge forwards the
+// live input and is dead when none is (fetching it fails naming the Switch). Control edges
+// (`^name` inputs) are followed and kept as control inputs in the node's order, so a
+// branch constant hanging off a cond's pivot is dead with its branch and an Assert that an
+// output waits on by a control edge runs (a false one fails the Run naming it). TF1 while
+// loops (Enter / Exit / NextIteration / LoopCond frames) are refused, naming their nodes.
 // A TF1 partitioned variable's parts ("emb/part_0", ...) are read from the checkpoint's
 // full tensor "emb" (TfCheckpointReader::GetPart).
 // Axis, shape-list and slice arguments must be Const nodes (they are in exported graphs).
@@ -73,9 +83,12 @@ class TfModel {
   static std::unique_ptr<TfModel> LoadSavedModel(Env* env, const std::string& dir,
                                                  const std::set<std::string>& tags = {"serve"});
   // A frozen GraphDef with one signature "serving_default" whose inputs and outputs map a
-  // key to a TF tensor name (inputs must be Placeholder outputs: dtype and shape come from
-  // them). Every node the outputs need must be supported. Empty `inputs`: every
-  // Placeholder the outputs need, keyed by its node name ("X" for "X:0").
+  // key to a TF tensor name (inputs must be Placeholder or PlaceholderWithDefault outputs:
+  // dtype and shape come from them; a PlaceholderWithDefault not named keeps its default,
+  // e.g. keras_learning_phase false). Every node the outputs need must be supported.
+  // Empty `inputs`: every Placeholder the outputs need, keyed by its node name ("X" for
+  // "X:0"). A node input (data or `^control`) naming no node is InvalidArgument naming
+  // both.
   static std::unique_ptr<TfModel> LoadFrozenGraph(
       Env* env, const std::string& path, const std::map<std::string, std::string>& inputs,
       const std::map<std::string, std::string>& outputs);

@@ -124,6 +124,40 @@ const OpDef& MergeOp() {
   return op;
 }
 
+inline constexpr Attr<int64_t> kSummarize{"summarize"};
+
+const OpDef& AssertOp() {
+  static const OpDef op = {
+      .name = "Assert",
+      .num_inputs = kVariadic,
+      .stateful = true,
+      .attrs = {kSummarize.Default(3)},
+      .num_outputs = 0,
+      .shape =
+          [](InferenceContext& c) {
+            if (c.num_inputs() == 0) c.Fail("needs a condition (input 0)");
+            c.ExpectDType(0, {kBool});
+            c.ExpectRank(0, 0);
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& condition = c.input(0);
+            if (condition.NumElements() != 1) {
+              c.Fail("the condition must be a bool scalar, got shape ", condition.shape());
+            }
+            if (condition.data<bool>()[0]) return;
+            std::vector<std::string> data;
+            for (int i = 1; i < c.num_inputs(); ++i) {
+              data.push_back(c.input(i).DebugString(static_cast<int>(c.attr(kSummarize))));
+            }
+            c.Fail("assertion failed: ", StrJoin(data, ", "));
+          },
+      .no_gradient = "an assertion has no outputs",
+      .not_swept = "no outputs; control_test runs it true and false",
+  };
+  return op;
+}
+
 // One branch of a Cond while it is built: external tensors go through a Switch on the
 // predicate (built in the context around this one, once per tensor), and ops without a
 // data input get the pivot as a control input so they are dead when the other branch runs.
@@ -254,8 +288,15 @@ std::vector<Output> Cond(const Scope& scope, Output pred, const BranchFn& true_f
   return results;
 }
 
+Operation Assert(const Scope& scope, Output condition, const std::vector<Output>& data,
+                 int64_t summarize) {
+  std::vector<Output> inputs = {condition};
+  inputs.insert(inputs.end(), data.begin(), data.end());
+  return scope.AddNode(AssertOp(), std::move(inputs), {kSummarize(summarize)}, "Assert");
+}
+
 void RegisterControlOps(OpRegistry& registry) {
-  for (const OpDef* op : {&SwitchOp(), &MergeOp()}) registry.Register(*op);
+  for (const OpDef* op : {&SwitchOp(), &MergeOp(), &AssertOp()}) registry.Register(*op);
 }
 
 }  // namespace loom

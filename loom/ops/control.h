@@ -61,6 +61,14 @@ std::vector<Output> Cond(const Scope& scope, Output pred, const BranchFn& true_f
 // True while `graph` builds a Cond branch (its current build context is one).
 bool InCondBranch(const Graph& graph);
 
+// TF's Assert (tf.debugging.Assert): when run with `condition` (a bool scalar) false, the
+// Run fails with InvalidArgument naming the node and showing up to `summarize` elements of
+// each `data` tensor; true does nothing. It has no outputs: make it a control input of
+// what must wait for it (Scope::WithControlDependencies), as TF1 code does, or run it as
+// a target. Inside a cond branch it checks only when its branch runs.
+Operation Assert(const Scope& scope, Output condition, const std::vector<Output>& data,
+                 int64_t summarize = 3);
+
 void RegisterControlOps(OpRegistry& registry);
 
 }  // namespace loom

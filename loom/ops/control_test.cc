@@ -321,5 +321,45 @@ TEST(ControlTest, GraphDefRoundTripKeepsTheCond) {
   EXPECT_EQ(ScalarOf(session.Run({{lp, Bool(false)}, {lx, four}}, {ly})[0]), 7.0f);
 }
 
+// tf.Assert: a false condition fails the Run naming the node and showing the data; a true
+// one lets what waits on it (by a control input) run; in the untaken branch of a cond it
+// does not check.
+TEST(ControlTest, AssertFailsTheRunOnlyWhenItsConditionIsFalse) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s.WithOpName("x"), kFloat32, Shape{3});
+  Operation check = Assert(s.WithOpName("check"), GreaterEqual(s, Min(s, x), 0.0f), {x}, 2);
+  Output y = Identity(s.WithOpName("y").WithControlDependencies({check}), x);
+  Session session(graph);
+  const Tensor good = Tensor::FromVector<float>({1, 2, 3});
+  EXPECT_TRUE(session.Run({{x, good}}, {y})[0].Equals(good));
+  std::string message;
+  EXPECT_EQ(CodeOf(
+                [&] {
+                  session.Run({{x, Tensor::FromVector<float>({4, -5, 6})}}, {y});
+                },
+                &message),
+            ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("Assert 'check'"), std::string::npos) << message;
+  EXPECT_NE(message.find("assertion failed: float32[3] [4 -5 ...]"), std::string::npos) << message;
+  // Inside a branch it checks only when that branch runs.
+  auto pred = Placeholder(s.WithOpName("pred"), kBool, Shape{});
+  Output z = Cond(
+      s, pred,
+      [&](const Scope& b) {
+        Operation a = Assert(b, GreaterEqual(b, Min(b, x), 0.0f), {x});
+        return std::vector<Output>{Identity(b.WithControlDependencies({a}), x)};
+      },
+      [&](const Scope& b) { return std::vector<Output>{Neg(b, x)}; })[0];
+  const Tensor bad = Tensor::FromVector<float>({-1, 2, 3});
+  EXPECT_TRUE(session.Run({{x, bad}, {pred, Bool(false)}}, {z})[0].Equals(
+      Tensor::FromVector<float>({1, -2, -3})));
+  EXPECT_EQ(CodeOf([&] {
+              session.Run({{x, bad}, {pred, Bool(true)}}, {z});
+            }),
+            ErrorCode::kInvalidArgument);
+  EXPECT_THROW(Assert(s, x, {}), Error);  // a float condition
+}
+
 }  // namespace
 }  // namespace loom

@@ -6,6 +6,8 @@
 #include <numbers>
 #include <random>
 
+#include "loom/ops/array.h"
+#include "loom/ops/array_internal.h"
 #include "loom/ops/attr_keys.h"
 #include "loom/ops/philox.h"
 
@@ -220,6 +222,47 @@ struct TruncatedNormalFill {
 const OpDef& RandomUniformOp() {
   static const OpDef op = FloatRandomOp<UniformFill>("RandomUniform", kMinval.Default(0.0),
                                                      kMaxval.Default(1.0), kFloat64);
+  return op;
+}
+
+// RandomUniform whose shape is an int32 / int64 vector input, known only at run time (TF's
+// RandomUniform(tf.shape(x)) in dropout). Same stream and values as RandomUniform for the
+// same seeds and shape.
+const OpDef& RandomUniformDynamicOp() {
+  static const OpDef op = {
+      .name = "RandomUniformDynamic",
+      .num_inputs = 1,
+      .stateful = true,
+      .attrs = {kDType.Required(), kMinval.Default(0.0), kMaxval.Default(1.0), kSeed.Default(0),
+                kSeed2.Default(0)},
+      .output_dtypes = {DTypeRule::FromAttr(kDType)},
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kInt32, kInt64});
+            c.ExpectRank(0, 1);
+            const DType dtype = c.attr(kDType);
+            if (!IsFloating(dtype))
+              c.Fail("dtype must be float32 or float64, got ", DTypeName(dtype));
+            c.set_output(0, dtype, StaticShapeValue(c.input(0)));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            Tensor y =
+                c.AllocateOutput(0, Shape(array_internal::DimsFromTensor(c, c.input(0), "shape")));
+            const Stream stream = NextStream(c);
+            SwitchFloat(y.dtype(), c.node().op(), [&](auto tag) {
+              using T = decltype(tag);
+              UniformFill{}(c, stream, y.data<T>(), y.NumElements());
+              return 0;
+            });
+          },
+      .no_gradient = kRandomNoGradient,
+      .sample =
+          [] {
+            return OpSample{
+                {Tensor::FromVector<int64_t>({2, 3})}, {kDType(kFloat64), kSeed(1)}, false};
+          },
+  };
   return op;
 }
 
@@ -496,6 +539,16 @@ Output RandomUniform(const Scope& scope, const Shape& shape, DType dtype, double
                    {kMinval(minval), kMaxval(maxval)});
 }
 
+Output RandomUniform(const Scope& scope, Output shape, DType dtype, double minval, double maxval,
+                     int64_t seed) {
+  auto [seed1, seed2] = OpSeeds(scope, seed);
+  return scope
+      .AddNode(RandomUniformDynamicOp(), {shape},
+               {kDType(dtype), kMinval(minval), kMaxval(maxval), kSeed(seed1), kSeed2(seed2)},
+               "RandomUniform")
+      ->output(0);
+}
+
 Output RandomUniformInt(const Scope& scope, const Shape& shape, int64_t minval, int64_t maxval,
                         DType dtype, int64_t seed) {
   return AddRandom(scope, RandomUniformIntOp(), shape, dtype, seed,
@@ -512,8 +565,9 @@ Output Dropout(const Scope& scope, Input x, double rate, int64_t seed) {
 
 namespace {
 bool IsRandomOp(const Node& node) {
-  for (const OpDef* op : {&RandomUniformOp(), &RandomNormalOp(), &TruncatedNormalOp(),
-                          &RandomUniformIntOp(), &DropoutOp(), &DropoutWithRateOp()}) {
+  for (const OpDef* op :
+       {&RandomUniformOp(), &RandomUniformDynamicOp(), &RandomNormalOp(), &TruncatedNormalOp(),
+        &RandomUniformIntOp(), &DropoutOp(), &DropoutWithRateOp()}) {
     if (&node.op_def() == op) return true;
   }
   return false;
@@ -553,8 +607,8 @@ bool RestoreRandomStream(ResourceMgr& resources, const Graph& graph, std::string
 
 void RegisterRandomOps(OpRegistry& registry) {
   for (const OpDef* op :
-       {&RandomUniformOp(), &RandomNormalOp(), &TruncatedNormalOp(), &RandomUniformIntOp(),
-        &DropoutOp(), &DropoutWithRateOp(), &DropoutGradOp()}) {
+       {&RandomUniformOp(), &RandomUniformDynamicOp(), &RandomNormalOp(), &TruncatedNormalOp(),
+        &RandomUniformIntOp(), &DropoutOp(), &DropoutWithRateOp(), &DropoutGradOp()}) {
     registry.Register(*op);
   }
 }

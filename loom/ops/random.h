@@ -66,6 +66,9 @@ Output TruncatedNormal(const Scope& scope, const Shape& shape, DType dtype = kFl
 // Uniform samples in [minval, maxval). dtype: float32 or float64.
 Output RandomUniform(const Scope& scope, const Shape& shape, DType dtype = kFloat32,
                      double minval = 0.0, double maxval = 1.0, int64_t seed = kNoSeed);
+// The same with the shape an int32 / int64 vector known at run time (tf.shape(x)).
+Output RandomUniform(const Scope& scope, Output shape, DType dtype = kFloat32, double minval = 0.0,
+                     double maxval = 1.0, int64_t seed = kNoSeed);
 // Uniform integers in [minval, maxval). dtype: int32 or int64. REQUIRES: minval < maxval.
 Output RandomUniformInt(const Scope& scope, const Shape& shape, int64_t minval, int64_t maxval,
                         DType dtype = kInt64, int64_t seed = kNoSeed);

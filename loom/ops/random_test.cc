@@ -6,6 +6,7 @@
 #include <set>
 
 #include "loom/autodiff/gradients.h"
+#include "loom/ops/array.h"
 #include "loom/ops/philox.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/session.h"
@@ -241,11 +242,34 @@ TEST(RandomTest, ConstructionErrors) {
   }
 }
 
+// The shape as a run-time vector (TF's RandomUniform(tf.shape(x))): the numbers of the
+// static-shape op with the same seeds, a shape rule that keeps what is known, and every
+// Run draws anew.
+TEST(RandomTest, UniformWithARunTimeShapeDrawsTheStaticOpsNumbers) {
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape{-1, 3});
+  Output dynamic = RandomUniform(s, ShapeOf(s, x), kFloat64, -2.0, 3.0, /*seed=*/7);
+  Output fixed = RandomUniform(s, Shape{4, 3}, kFloat64, -2.0, 3.0, /*seed=*/7);
+  EXPECT_EQ(dynamic.shape(), Shape({-1, 3}));
+  Session session(graph);
+  const FeedList feed = {{x, Tensor::Zeros(kFloat32, Shape{4, 3})}};
+  std::vector<Tensor> first = session.Run(feed, {dynamic, fixed});
+  EXPECT_EQ(first[0].shape(), Shape({4, 3}));
+  EXPECT_TRUE(first[0].Equals(first[1]));
+  for (double v : first[0].flat<double>()) {
+    EXPECT_GE(v, -2.0);
+    EXPECT_LT(v, 3.0);
+  }
+  EXPECT_FALSE(session.Run(feed, {dynamic})[0].Equals(first[0]));
+  EXPECT_THROW(RandomUniform(s, x), Error);  // a float "shape"
+}
+
 TEST(RandomTest, RegistersEveryOp) {
   OpRegistry registry;
   RegisterRandomOps(registry);
-  for (const char* name : {"RandomNormal", "RandomUniform", "TruncatedNormal", "RandomUniformInt",
-                           "Dropout", "DropoutGrad"}) {
+  for (const char* name : {"RandomNormal", "RandomUniform", "RandomUniformDynamic",
+                           "TruncatedNormal", "RandomUniformInt", "Dropout", "DropoutGrad"}) {
     EXPECT_NE(registry.Find(name), nullptr) << name;
   }
 }
