@@ -389,3 +389,44 @@ def test_dropout_with_a_training_placeholder():
         dropped = sess.run(y, {is_training: True})
     assert set(np.unique(dropped)) <= {0.0, 2.0}
     assert 0.3 < (dropped == 0).mean() < 0.7
+
+
+def test_multi_tower_program_as_tf1_writes_it():
+    """The TF1 multi-GPU pattern (cifar10_multi_gpu_train.py, without tf.device): towers in
+    name scopes inside the root variable scope, reuse_variables() after the first tower,
+    per-tower UPDATE_OPS by name scope, one regularization penalty per variable, averaged
+    gradients applied once."""
+    rng = np.random.RandomState(4)
+    xs = [rng.randn(6, 3).astype(np.float32) for _ in range(2)]
+    ys = [rng.randn(6, 1).astype(np.float32) for _ in range(2)]
+    opt = tf.train.GradientDescentOptimizer(0.1)
+    grads, losses = [], []
+    with tf.variable_scope(tf.get_variable_scope()):
+        for i in range(2):
+            with tf.name_scope("tower_%d" % i):
+                h = tf.layers.dense(tf.constant(xs[i]), 4, tf.nn.relu, name="hidden",
+                                    kernel_regularizer=tf.contrib.layers.l2_regularizer(0.5))
+                h = tf.layers.batch_normalization(h, training=True, name="bn")
+                out = tf.layers.dense(h, 1, name="out")
+                loss = tf.reduce_mean(tf.square(out - ys[i]))
+                tf.get_variable_scope().reuse_variables()
+                losses.append(loss)
+                grads.append(opt.compute_gradients(loss))
+    assert _var_names(tf.GraphKeys.TRAINABLE_VARIABLES) == [
+        "bn/beta:0", "bn/gamma:0", "hidden/bias:0", "hidden/kernel:0", "out/bias:0",
+        "out/kernel:0"]
+    assert len(tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)) == 1
+    assert [u.name for u in tf.get_collection(tf.GraphKeys.UPDATE_OPS, "tower_1")] == [
+        "tower_1/bn/update_ops"]
+    averaged = []
+    for pairs in zip(*grads):
+        assert len({v.name for _, v in pairs}) == 1  # both towers' gradients of one variable
+        averaged.append((tf.add_n([g for g, _ in pairs]) / 2.0, pairs[0][1]))
+    train = opt.apply_gradients(averaged)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        before = sess.run("out/kernel:0")
+        g = sess.run([a for a, v in averaged if v.op.name == "out/kernel"][0])
+        sess.run(train)
+        after = sess.run("out/kernel:0")
+    np.testing.assert_allclose(after, before - 0.1 * g, rtol=1e-5, atol=1e-6)
