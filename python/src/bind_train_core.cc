@@ -2,6 +2,9 @@
 // and FileWriter. Each builder takes the graph and the package's current name scope.
 #include <pybind11/stl.h>
 
+#include <map>
+#include <string>
+
 #include "loom/base/env.h"
 #include "loom/estimator/all_ops.h"
 #include "loom/graph/graph_def.h"
@@ -205,11 +208,15 @@ void BindSaver(py::module_& m) {
             return s.Save(session, prefix, step);
           },
           py::arg("session"), py::arg("prefix"), py::arg("global_step") = py::none())
-      .def("restore",
-           [](train::Saver& s, Session& session, const std::string& path) {
-             py::gil_scoped_release nogil;
-             s.Restore(session, path);
-           })
+      .def(
+          "restore",
+          [](train::Saver& s, Session& session, const std::string& path,
+             std::map<std::string, std::string> name_map) {
+            py::gil_scoped_release nogil;
+            s.Restore(session, path, {.name_map = std::move(name_map)});
+          },
+          py::arg("session"), py::arg("path"),
+          py::arg("name_map") = std::map<std::string, std::string>())
       .def("restore_latest",
            [](train::Saver& s, Session& session, const std::string& dir) {
              py::gil_scoped_release nogil;

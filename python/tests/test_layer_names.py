@@ -430,3 +430,28 @@ def test_multi_tower_program_as_tf1_writes_it():
         sess.run(train)
         after = sess.run("out/kernel:0")
     np.testing.assert_allclose(after, before - 0.1 * g, rtol=1e-5, atol=1e-6)
+
+
+def test_saver_dict_restores_from_other_checkpoint_names(tmp_path):
+    """Saver({name in the checkpoint: variable}) loads a checkpoint written without the
+    variable scope the new model has (TF1's transfer-learning idiom)."""
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with tf.Graph().as_default():
+        x = _x()
+        y = tf.layers.dense(x, 2)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            want = sess.run(y, {x: xv})
+            path = tf.train.Saver().save(sess, str(tmp_path / "plain"))
+    with tf.Graph().as_default():
+        x = _x()
+        with tf.variable_scope("model"):
+            y = tf.layers.dense(x, 2)
+        saver = tf.train.Saver({v.op.name[len("model/"):]: v for v in tf.global_variables()})
+        with tf.Session() as sess:
+            saver.restore(sess, path)
+            np.testing.assert_array_equal(sess.run(y, {x: xv}), want)
+            with pytest.raises(NotImplementedError, match="model/dense/bias 'dense/bias'"):
+                saver.save(sess, str(tmp_path / "renamed"))
+        with pytest.raises(TypeError, match="maps checkpoint names"):
+            tf.train.Saver({3: tf.global_variables()[0]})

@@ -272,13 +272,18 @@ class Saver:
                  filename=None):
         graph = _fw.get_default_graph()
         names = []
+        # var_list={name in the checkpoint: variable}: restore reads each variable from
+        # its key (TF1's way to load a checkpoint written under other names).
+        self._checkpoint_names = {}
         if isinstance(var_list, dict):
             for key, v in var_list.items():
-                if key != v._out.node.name:
-                    raise NotImplementedError("Saver(var_list={name: variable}) with a name "
-                                              "other than the variable's (%s vs %s)"
-                                              % (key, v._out.node.name))
-                names.append(key)
+                if not isinstance(key, str) or not hasattr(v, "_out"):
+                    raise TypeError("Saver(var_list=dict) maps checkpoint names (str) to "
+                                    "variables, got %r: %r" % (key, v))
+                node_name = v._out.node.name
+                if key != node_name:
+                    self._checkpoint_names[node_name] = key
+                names.append(node_name)
         elif var_list is not None:
             names = [v._out.node.name for v in var_list]
         self._graph = graph
@@ -288,6 +293,12 @@ class Saver:
     def save(self, sess, save_path, global_step=None, latest_filename=None,
              meta_graph_suffix="meta", write_meta_graph=True, write_state=True,
              strip_default_attrs=False, save_debug_info=False):
+        if self._checkpoint_names:
+            node, key = sorted(self._checkpoint_names.items())[0]
+            raise NotImplementedError(
+                "Saver.save: var_list names variable %s '%s' in the checkpoint; Loom's Saver "
+                "writes variables under their graph names, so only restore takes renamed "
+                "keys: save with a Saver over the variables themselves" % (node, key))
         if global_step is not None:
             global_step = int(global_step if isinstance(global_step, numbers.Integral)
                               else sess.run(global_step))
@@ -311,7 +322,7 @@ class Saver:
     def restore(self, sess, save_path):
         if save_path is None:
             raise ValueError("Can't load save_path when it is None.")
-        self._native.restore(sess._native, save_path)
+        self._native.restore(sess._native, save_path, self._checkpoint_names)
 
     @property
     def last_checkpoints(self):
