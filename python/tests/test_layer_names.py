@@ -455,3 +455,25 @@ def test_saver_dict_restores_from_other_checkpoint_names(tmp_path):
                 saver.save(sess, str(tmp_path / "renamed"))
         with pytest.raises(TypeError, match="maps checkpoint names"):
             tf.train.Saver({3: tf.global_variables()[0]})
+
+
+def test_sublayers_of_a_subclass_live_in_its_variable_scope():
+    class Block(tf.layers.Layer):
+        def build(self, input_shape):
+            self.hidden = tf.layers.Dense(4)
+            self.heads = [tf.layers.Dense(2, name="proj")]
+
+        def call(self, inputs):
+            return self.heads[0](self.hidden(inputs))
+
+    block = Block()
+    x = _x()
+    with tf.name_scope("t0"):
+        y1 = block(x)
+    y2 = block(x)
+    names = ["block/dense/kernel:0", "block/dense/bias:0", "block/proj/kernel:0",
+             "block/proj/bias:0"]
+    assert sorted(_var_names()) == sorted(names)
+    assert [v.name for v in block.variables] == names
+    assert [v.name for v in block.trainable_variables] == names
+    assert (y1.op.name, y2.op.name) == ("t0/block/proj/BiasAdd", "t0/block/proj/BiasAdd_1")

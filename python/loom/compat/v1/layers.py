@@ -264,9 +264,22 @@ class Layer:
 
     @property
     def variables(self):
-        return list(self._vars)
+        """Its own variables, then those of the layers it holds as attributes (a
+        subclass's sublayers, as TF's layers track them)."""
+        out = list(self._vars)
+        for layer in self._sublayers():
+            out += [v for v in layer.variables if all(v is not w for w in out)]
+        return out
 
     weights = variables
+
+    def _sublayers(self):
+        found = []
+        for value in self.__dict__.values():
+            for item in (value if isinstance(value, (list, tuple)) else [value]):
+                if isinstance(item, Layer) and item is not self and item not in found:
+                    found.append(item)
+        return found
 
     @property
     def trainable_variables(self):
@@ -274,14 +287,14 @@ class Layer:
             return []
         trainable = {v.name for v in self._graph.get_collection(
             _fw.GraphKeys.TRAINABLE_VARIABLES)}
-        return [v for v in self._vars if v.name in trainable]
+        return [v for v in self.variables if v.name in trainable]
 
     trainable_weights = trainable_variables
 
     @property
     def non_trainable_variables(self):
         trainable = {v.name for v in self.trainable_variables}
-        return [v for v in self._vars if v.name not in trainable]
+        return [v for v in self.variables if v.name not in trainable]
 
     non_trainable_weights = non_trainable_variables
 
