@@ -477,3 +477,38 @@ def test_sublayers_of_a_subclass_live_in_its_variable_scope():
     assert [v.name for v in block.variables] == names
     assert [v.name for v in block.trainable_variables] == names
     assert (y1.op.name, y2.op.name) == ("t0/block/proj/BiasAdd", "t0/block/proj/BiasAdd_1")
+
+
+def test_make_template_shares_variables_between_towers():
+    """tf.make_template, TF1's other weight-sharing idiom: the first call makes the
+    variables in the template's scope, later calls (in other name scopes) share them."""
+    def tower(x, units):
+        h = tf.layers.dense(x, units, tf.nn.relu, name="hidden")
+        return tf.layers.dense(h, 1, name="score") + tf.get_variable(
+            "offset", [], initializer=tf.constant_initializer(0.5))
+
+    shared = tf.make_template("siamese", tower, units=4)
+    x1, x2 = _x(), _x()
+    with tf.name_scope("left"):
+        a = shared(x1)
+    with tf.name_scope("right"):
+        b = shared(x2)
+    names = ["siamese/hidden/bias:0", "siamese/hidden/kernel:0", "siamese/offset:0",
+             "siamese/score/bias:0", "siamese/score/kernel:0"]
+    assert _var_names() == names
+    assert sorted(v.name for v in shared.trainable_variables) == names
+    assert shared.variable_scope_name == "siamese"
+    assert a.op.name.startswith("left/siamese/") and b.op.name.startswith("right/siamese/")
+    xv = np.random.RandomState(5).randn(3, 3).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        va, vb = sess.run([a, b], {x1: xv, x2: xv})
+    np.testing.assert_array_equal(va, vb)
+
+    def leaky(x):
+        return x * tf.Variable(2.0, name="scale")
+
+    bad = tf.make_template("bad", leaky)
+    bad(x1)
+    with pytest.raises(ValueError, match="Trainable variable created when calling a template"):
+        bad(x2)

@@ -3,6 +3,7 @@ collections. A Variable is a Tensor (its VariableV2 node's output, the current v
 with an initializer op: an Assign marked `_initializer`, which is how the C++ side's
 GlobalVariablesInitializer and Savers know it."""
 import contextlib
+import functools
 import math
 
 import numpy as np
@@ -564,3 +565,86 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     _store_variable(graph, full, var)
     _regularize(graph, full, var, regularizer if regularizer is not None else scope.regularizer)
     return var
+
+
+class Template:
+    """tf.make_template's result: `func` called in one variable scope, made on the first
+    call (or at construction with create_scope_now_), whose variables every later call
+    shares (reuse=True); a later call that would make a new trainable variable is TF1's
+    ValueError."""
+
+    def __init__(self, name, func, create_scope_now=False, unique_name=None,
+                 custom_getter=None, **kwargs):
+        if not name:
+            raise ValueError("name cannot be None.")
+        if custom_getter is not None:
+            raise NotImplementedError("tf.make_template: custom_getter_ is not supported "
+                                      "(Loom's variable scopes have no custom getters)")
+        self._name = name
+        self._unique_name = unique_name
+        self._func = functools.partial(func, **kwargs) if kwargs else func
+        self._variable_scope = None
+        self._variables_created = False
+        if create_scope_now:
+            with variable_scope(unique_name, name) as vs:
+                self._variable_scope = vs
+
+    def __call__(self, *args, **kwargs):
+        if self._variable_scope is None:
+            with variable_scope(self._unique_name, self._name) as vs:
+                self._variable_scope = vs
+                return self._call_func(args, kwargs)
+        with variable_scope(self._variable_scope, reuse=True if self._variables_created
+                            else None):
+            return self._call_func(args, kwargs)
+
+    def _call_func(self, args, kwargs):
+        graph = _fw.get_default_graph()
+        key = _fw.GraphKeys.TRAINABLE_VARIABLES
+        before = len(graph.get_collection(key))
+        result = self._func(*args, **kwargs)
+        if self._variables_created:
+            made = graph.get_collection(key)[before:]
+            if made:
+                raise ValueError("Trainable variable created when calling a template after "
+                                 "the first time, perhaps you used tf.Variable when you "
+                                 "meant tf.get_variable: %s" % ([v.name for v in made],))
+        self._variables_created = True
+        return result
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def variable_scope(self):
+        return self._variable_scope
+
+    @property
+    def variable_scope_name(self):
+        return None if self._variable_scope is None else self._variable_scope.name
+
+    def _scoped(self, key):
+        if self._variable_scope is None:
+            return []
+        prefix = self._variable_scope.name + "/"
+        return [v for v in _fw.get_default_graph().get_collection(key)
+                if v.name.startswith(prefix)]
+
+    @property
+    def variables(self):
+        return self._scoped(_fw.GraphKeys.GLOBAL_VARIABLES)
+
+    global_variables = variables
+
+    @property
+    def trainable_variables(self):
+        return self._scoped(_fw.GraphKeys.TRAINABLE_VARIABLES)
+
+
+def make_template(name_, func_, create_scope_now_=False, unique_name_=None,
+                  custom_getter_=None, **kwargs):
+    """tf.make_template: func_ wrapped so that every call shares the variables of the
+    first (see Template)."""
+    return Template(name_, func_, create_scope_now=create_scope_now_,
+                    unique_name=unique_name_, custom_getter=custom_getter_, **kwargs)
