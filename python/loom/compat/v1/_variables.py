@@ -380,7 +380,7 @@ def _scope_stack(graph):
 def _root_scope(graph):
     root = graph.__dict__.get("_root_variable_scope")
     if root is None:
-        root = graph._root_variable_scope = VariableScope(None)
+        root = graph._root_variable_scope = VariableScope(False)
     return root
 
 

@@ -10,7 +10,9 @@ scope opened ("foo/d/MatMul"), and a later call of the same layer object builds 
 scope: calling it twice without reuse is TF's "Variable d/kernel already exists" error;
 reuse=True, or a variable scope with reuse=True / tf.AUTO_REUSE, shares the variables, and
 tf.get_variable("kernel") in the layer's scope with reuse returns them. A layer's
-kernel_initializer default is the variable scope's initializer, else glorot_uniform.
+kernel_initializer default is the variable scope's initializer, else glorot_uniform; the
+variable scope's regularizer applies to every variable a layer makes, as tf.get_variable's
+does in TF1. Variable-free layers (pooling, flatten, dropout) open only a name scope.
 
 batch_normalization in training adds its moving-average updates to
 tf.GraphKeys.UPDATE_OPS; training may be a bool tensor (an is_training placeholder): the
