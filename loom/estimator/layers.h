@@ -59,6 +59,13 @@ struct Size2D {
 };
 
 using Regularizer = std::function<Output(const Scope&, Output variable)>;
+// scale * sum(w^2) / 2 (tf.contrib.layers.l2_regularizer).
+Regularizer L2Regularizer(double scale);
+// scale * sum(|w|).
+Regularizer L1Regularizer(double scale);
+// Every regularization penalty built so far in `graph`, in creation order (TF1's
+// tf.losses.get_regularization_losses()).
+std::vector<Output> RegularizationLosses(const Graph& graph);
 
 // TF1's variable scope, for a layer's variables: it decides each variable's name and
 // whether an existing one is shared (reuse). The layer asks for each variable by its short
@@ -93,13 +100,6 @@ class TrainingFlag {
   bool value_ = false;
   Output tensor_;
 };
-// scale * sum(w^2) / 2 (tf.contrib.layers.l2_regularizer).
-Regularizer L2Regularizer(double scale);
-// scale * sum(|w|).
-Regularizer L1Regularizer(double scale);
-// Every regularization penalty built so far in `graph`, in creation order (TF1's
-// tf.losses.get_regularization_losses()).
-std::vector<Output> RegularizationLosses(const Graph& graph);
 
 struct DenseOptions {
   // Output size. REQUIRES: > 0.
