@@ -512,3 +512,36 @@ def test_make_template_shares_variables_between_towers():
     bad(x1)
     with pytest.raises(ValueError, match="Trainable variable created when calling a template"):
         bad(x2)
+
+
+@pytest.mark.parametrize("how", ["minimize", "apply_gradients"])
+def test_train_op_under_control_dependencies_runs_the_update_ops(how):
+    """TF1's batch-norm idiom: the train op built inside
+    tf.control_dependencies(UPDATE_OPS) moves the moving statistics with every step."""
+    xv = np.array([[1.0, 2.0], [3.0, 6.0]], np.float32)  # batch mean [2, 4]
+    x = tf.placeholder(tf.float32, [None, 2])
+    loss = tf.reduce_sum(tf.layers.batch_normalization(x, momentum=0.5, training=True))
+    opt = tf.train.GradientDescentOptimizer(0.0)
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        if how == "minimize":
+            train_op = opt.minimize(loss)
+        else:
+            train_op = opt.apply_gradients(opt.compute_gradients(loss))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(train_op, {x: xv})
+        got = sess.run("batch_normalization/moving_mean:0")
+    np.testing.assert_allclose(got, (1 - 0.5 ** 3) * np.array([2.0, 4.0]), rtol=1e-6)
+
+
+def test_group_inside_control_dependencies_runs_after_them():
+    counter = tf.Variable(0.0, name="counter")
+    other = tf.no_op(name="other")
+    with tf.control_dependencies([tf.assign_add(counter, 1.0)]):
+        step = tf.group(other)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(step)
+        sess.run(step)
+        assert sess.run(counter) == 2.0
