@@ -545,3 +545,33 @@ def test_group_inside_control_dependencies_runs_after_them():
         sess.run(step)
         sess.run(step)
         assert sess.run(counter) == 2.0
+
+
+def test_batch_norm_training_tensor_gradient_matches_the_static_modes():
+    """d/dx through the cond equals the static graph's, in either mode."""
+    xv = np.random.RandomState(6).randn(5, 3).astype(np.float32)
+    weights = np.random.RandomState(7).randn(5, 3).astype(np.float32)
+
+    def grad(training):
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf.constant(xv)
+            y = tf.layers.batch_normalization(x, training=training)
+            g = tf.gradients(tf.reduce_sum(y * weights), x)[0]
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                return sess.run(g)
+
+    static_true, static_false = grad(True), grad(False)
+    graph = tf.Graph()
+    with graph.as_default():
+        flag = tf.placeholder(tf.bool, [])
+        x = tf.constant(xv)
+        y = tf.layers.batch_normalization(x, training=flag)
+        g = tf.gradients(tf.reduce_sum(y * weights), x)[0]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            dyn_true, dyn_false = sess.run(g, {flag: True}), sess.run(g, {flag: False})
+    np.testing.assert_allclose(dyn_true, static_true, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dyn_false, static_false, rtol=1e-6)
+    assert np.abs(static_true - static_false).max() > 1e-2  # the modes do differ
