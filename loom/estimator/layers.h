@@ -67,6 +67,40 @@ Regularizer L1Regularizer(double scale);
 // tf.losses.get_regularization_losses()).
 std::vector<Output> RegularizationLosses(const Graph& graph);
 
+// TF1's variable scope, for a layer's variables: it decides each variable's name and
+// whether an existing one is shared (reuse). The layer asks for each variable by its short
+// name ("kernel"); the getter returns the variable to use: one it already has, or the one
+// `make(variable_scope)` builds as the layer would, named "<variable_scope>/<name>" (its
+// initial-value ops under "<variable_scope>/<name>_initializer", its regularizer's penalty
+// in the layer's name scope, as TF1's). An empty getter: the layer makes each variable in
+// its own name scope ("<layer>/kernel"). The Python front end passes one so that name
+// scopes never change variable names, as in TF1.
+struct VariableRequest {
+  std::string name;  // "kernel", "bias", "gamma", "moving_mean", ...
+  Shape shape;
+  DType dtype = kFloat32;
+  bool trainable = true;
+  std::function<Output(const std::string& variable_scope)> make;
+};
+using VariableGetter = std::function<Output(const VariableRequest&)>;
+
+// A layer's training flag: a bool known when the graph is built (the model function's
+// mode), or a scalar bool tensor read at run time (TF1's is_training placeholder), for
+// which the layer builds both behaviours and a Cond picks one each step.
+class TrainingFlag {
+ public:
+  TrainingFlag(bool value) : value_(value) {}       // NOLINT(google-explicit-constructor)
+  TrainingFlag(Output tensor) : tensor_(tensor) {}  // NOLINT(google-explicit-constructor)
+  bool is_tensor() const { return tensor_.valid(); }
+  // The bool. REQUIRES: !is_tensor().
+  bool value() const { return value_; }
+  const Output& tensor() const { return tensor_; }
+
+ private:
+  bool value_ = false;
+  Output tensor_;
+};
+
 struct DenseOptions {
   // Output size. REQUIRES: > 0.
   int64_t units = 0;
@@ -79,8 +113,10 @@ struct DenseOptions {
   Regularizer kernel_regularizer;  // Default: none
   Regularizer bias_regularizer;    // Default: none
   bool trainable = true;           // Default: true
-  // Scope name. Default: "dense".
+  // Scope name. Default: "dense". Empty: the ops go in `scope` itself (a name scope the
+  // caller made, as TF1's tf.layers re-enter their variable scope's name scope).
   std::string name = "dense";
+  VariableGetter variable_getter;  // Default: none (variables in the layer's scope)
   // The MatMul's precision policy (loom/graph/precision.h); a model function passes its
   // RunConfig's (config.precision) to the layers it wants in that policy, as the canned
   // estimators do. Default: kFloat32.
@@ -102,7 +138,8 @@ struct Conv2DOptions {
   Regularizer kernel_regularizer;                // Default: none
   Regularizer bias_regularizer;                  // Default: none
   bool trainable = true;                         // Default: true
-  std::string name = "conv2d";                   // Default: "conv2d"
+  std::string name = "conv2d";                   // Default: "conv2d"; empty as Dense's
+  VariableGetter variable_getter;                // Default: none
   // The convolution's precision policy, as DenseOptions::precision. Default: kFloat32.
   Precision precision = Precision::kFloat32;
 };
@@ -141,14 +178,22 @@ struct BatchNormalizationOptions {
   bool center = true;      // Learn beta (offset). Default: true
   bool scale = true;       // Learn gamma (multiplier). Default: true
   // Batch statistics and moving-average updates when true; moving statistics when false.
-  // Known when the graph is built. Default: false (tf.layers' default).
-  bool training = false;
+  // A bool tensor picks at run time (TF1's smart_cond): the output is a Cond between the
+  // two, and the UPDATE_OPS member assigns the moving statistics only when it is true.
+  // Default: false (tf.layers' default).
+  TrainingFlag training = false;
   initializers::Initializer beta_initializer;             // Default: Zeros()
   initializers::Initializer gamma_initializer;            // Default: Ones()
   initializers::Initializer moving_mean_initializer;      // Default: Zeros()
   initializers::Initializer moving_variance_initializer;  // Default: Ones()
   bool trainable = true;                                  // gamma and beta. Default: true
-  std::string name = "batch_normalization";               // Default: "batch_normalization"
+  std::string name = "batch_normalization";  // Default: "batch_normalization"; empty as Dense's
+  VariableGetter variable_getter;            // Default: none
+  // The moving variance moves toward the batch variance times n / (n - 1) (Bessel's
+  // correction), as TF1's fused kernel (tf.layers' default for 4-D inputs with the channel
+  // on axis 1 or 3) does; the output always uses the biased batch variance.
+  // Default: false (the non-fused path: the biased variance).
+  bool unbiased_moving_variance = false;
 };
 // gamma * (x - mean) / sqrt(var + epsilon) + beta, with variables "<scope>/gamma",
 // "beta", "moving_mean", "moving_variance" (the moving ones not trainable, but saved).

@@ -11,7 +11,7 @@ using internal::NormalizePadding;
 
 Output Conv2D(const Scope& scope, Input inputs, const Conv2DOptions& options) {
   Output x = AsOutput(scope, inputs);
-  Scope layer = scope.NewSubScope(options.name);
+  Scope layer = internal::LayerScope(scope, options.name);
   CheckFloatInput(x, layer.prefix(), 4);
   if (x.shape().rank() != 4) {
     throw InvalidArgument("layer '", layer.prefix(), "': inputs must be NHWC (rank 4), got ",
@@ -27,18 +27,18 @@ Output Conv2D(const Scope& scope, Input inputs, const Conv2DOptions& options) {
                           x.shape(), ") must be known to size the kernel");
   }
   const std::string padding = NormalizePadding(options.padding, layer.prefix());
-  Variable kernel = MakeVariable(
+  Output kernel = MakeVariable(
       layer, "kernel",
       {options.kernel_size.height, options.kernel_size.width, channels, options.filters}, x.dtype(),
       options.kernel_initializer, initializers::GlorotUniform(), options.trainable,
-      options.kernel_regularizer);
+      options.kernel_regularizer, options.variable_getter);
   Output y =
       loom::Conv2D(layer.WithOpName("Conv2D"), x, kernel,
                    {options.strides.height, options.strides.width}, padding, options.precision);
   if (options.use_bias) {
-    Variable bias =
-        MakeVariable(layer, "bias", {options.filters}, x.dtype(), options.bias_initializer,
-                     initializers::Zeros(), options.trainable, options.bias_regularizer);
+    Output bias = MakeVariable(layer, "bias", {options.filters}, x.dtype(),
+                               options.bias_initializer, initializers::Zeros(), options.trainable,
+                               options.bias_regularizer, options.variable_getter);
     y = BiasAdd(layer.WithOpName("BiasAdd"), y, bias);
   }
   return Activate(layer, options.activation, y);

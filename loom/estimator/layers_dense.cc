@@ -15,25 +15,45 @@
 namespace loom::layers {
 namespace internal {
 
-Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& shape, DType dtype,
-                      const initializers::Initializer& init,
-                      const initializers::Initializer& fallback, bool trainable,
-                      const Regularizer& regularizer) {
+Output MakeVariable(const Scope& layer, const std::string& name, const Shape& shape, DType dtype,
+                    const initializers::Initializer& init,
+                    const initializers::Initializer& fallback, bool trainable,
+                    const Regularizer& regularizer, const VariableGetter& getter) {
   const initializers::Initializer& chosen = init ? init : fallback;
-  // A layer built inside a cond branch still makes its variables, initial values and
-  // penalties outside it (TF1's get_variable with a callable initializer).
-  Graph::ContextOverride outside(layer.graph(), nullptr);
-  Output initial = chosen(layer.NewSubScope(name + "_initializer"), shape, dtype);
-  Variable var(layer.WithOpName(name), initial, {.trainable = trainable, .shape = shape});
-  if (regularizer) {
-    Scope reg = layer.NewSubScope(name + "_regularizer");
-    Output value = regularizer(reg, var);
-    if (value.valid()) {  // no penalty (e.g. a zero scale): nothing to record
-      Output penalty = Identity(reg.WithOpName("penalty"), value);
-      layer.graph().collections().Add(GraphKeys::kRegularizationLosses, penalty);
+  auto make = [&](const Scope& home) -> Output {
+    // A layer built inside a cond branch still makes its variables, initial values and
+    // penalties outside it (TF1's get_variable with a callable initializer).
+    Graph::ContextOverride outside(layer.graph(), nullptr);
+    Output initial = chosen(home.NewSubScope(name + "_initializer"), shape, dtype);
+    Variable var(home.WithOpName(name), initial, {.trainable = trainable, .shape = shape});
+    if (regularizer) {
+      Scope reg = layer.NewSubScope(name + "_regularizer");
+      Output value = regularizer(reg, var);
+      if (value.valid()) {  // no penalty (e.g. a zero scale): nothing to record
+        Output penalty = Identity(reg.WithOpName("penalty"), value);
+        layer.graph().collections().Add(GraphKeys::kRegularizationLosses, penalty);
+      }
     }
+    return var;
+  };
+  if (!getter) return make(layer);
+  Output var = getter({.name = name,
+                       .shape = shape,
+                       .dtype = dtype,
+                       .trainable = trainable,
+                       .make = [&](const std::string& variable_scope) {
+                         return make(layer.WithPrefix(variable_scope));
+                       }});
+  if (!var.valid() || var.dtype() != dtype || !var.shape().IsCompatibleWith(shape)) {
+    throw InvalidArgument("layer '", layer.prefix(), "': the variable getter gave ",
+                          var.valid() ? var.name() : std::string("nothing"), " for '", name,
+                          "'; the layer needs a ", DTypeName(dtype), " variable of shape ", shape);
   }
   return var;
+}
+
+Scope LayerScope(const Scope& scope, const std::string& name) {
+  return name.empty() ? scope : scope.NewSubScope(name);
 }
 
 Output Activate(const Scope& layer, const Activation& activation, Output x) {
@@ -90,7 +110,7 @@ std::vector<Output> RegularizationLosses(const Graph& graph) {
 
 Output Dense(const Scope& scope, Input inputs, const DenseOptions& options) {
   Output x = AsOutput(scope, inputs);
-  Scope layer = scope.NewSubScope(options.name);
+  Scope layer = internal::LayerScope(scope, options.name);
   CheckFloatInput(x, layer.prefix(), 2);
   if (options.units <= 0) {
     throw InvalidArgument("layer '", layer.prefix(), "': units must be positive, got ",
@@ -102,9 +122,10 @@ Output Dense(const Scope& scope, Input inputs, const DenseOptions& options) {
     throw InvalidArgument("layer '", layer.prefix(), "': the last dim of the inputs (shape ",
                           x.shape(), ") must be known to size the kernel");
   }
-  Variable kernel =
+  Output kernel =
       MakeVariable(layer, "kernel", {in, options.units}, x.dtype(), options.kernel_initializer,
-                   initializers::GlorotUniform(), options.trainable, options.kernel_regularizer);
+                   initializers::GlorotUniform(), options.trainable, options.kernel_regularizer,
+                   options.variable_getter);
   Output y;
   if (rank == 2) {
     y = MatMul(layer.WithOpName("MatMul"), x, kernel, {.precision = options.precision});
@@ -120,9 +141,9 @@ Output Dense(const Scope& scope, Input inputs, const DenseOptions& options) {
                 out_shape);
   }
   if (options.use_bias) {
-    Variable bias =
-        MakeVariable(layer, "bias", {options.units}, x.dtype(), options.bias_initializer,
-                     initializers::Zeros(), options.trainable, options.bias_regularizer);
+    Output bias = MakeVariable(layer, "bias", {options.units}, x.dtype(), options.bias_initializer,
+                               initializers::Zeros(), options.trainable, options.bias_regularizer,
+                               options.variable_getter);
     y = BiasAdd(layer.WithOpName("BiasAdd"), y, bias);
   }
   return Activate(layer, options.activation, y);
@@ -168,9 +189,9 @@ Output Embedding(const Scope& scope, Input ids, const EmbeddingOptions& options)
     throw InvalidArgument("layer '", layer.prefix(), "': ids must be int32 or int64, got ",
                           DTypeName(i.dtype()));
   }
-  Variable table = MakeVariable(layer, "embeddings", {options.input_dim, options.output_dim},
-                                kFloat32, options.embeddings_initializer,
-                                initializers::RandomUniform(), options.trainable);
+  Output table = MakeVariable(layer, "embeddings", {options.input_dim, options.output_dim},
+                              kFloat32, options.embeddings_initializer,
+                              initializers::RandomUniform(), options.trainable);
   return EmbeddingLookup(layer, table, i);
 }
 

@@ -12,10 +12,16 @@ namespace loom::layers::internal {
 // A variable named "<layer>/<name>" whose initial value (from `init`, or `fallback` when
 // init is empty) is built under "<layer>/<name>_initializer". With a regularizer, its
 // penalty "<layer>/<name>_regularizer/penalty" joins GraphKeys::kRegularizationLosses.
-Variable MakeVariable(const Scope& layer, const std::string& name, const Shape& shape, DType dtype,
-                      const initializers::Initializer& init,
-                      const initializers::Initializer& fallback, bool trainable,
-                      const Regularizer& regularizer = {});
+// With a getter, the getter decides (VariableGetter): the variable it returns, made (if
+// it makes one) under the variable scope it names instead of `layer`.
+Output MakeVariable(const Scope& layer, const std::string& name, const Shape& shape, DType dtype,
+                    const initializers::Initializer& init,
+                    const initializers::Initializer& fallback, bool trainable,
+                    const Regularizer& regularizer = {}, const VariableGetter& getter = {});
+
+// The layer's name scope: `name` made unique under scope, or scope itself when name is
+// empty (the caller's own, e.g. a TF1 variable scope's name scope).
+Scope LayerScope(const Scope& scope, const std::string& name);
 
 // The activation applied in `layer`, or x itself when empty.
 Output Activate(const Scope& layer, const Activation& activation, Output x);

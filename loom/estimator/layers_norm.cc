@@ -2,6 +2,7 @@
 #include "loom/estimator/layers_internal.h"
 #include "loom/graph/collections.h"
 #include "loom/ops/array.h"
+#include "loom/ops/control.h"
 #include "loom/ops/math.h"
 #include "loom/ops/reduce.h"
 
@@ -12,7 +13,7 @@ using internal::MakeVariable;
 Output BatchNormalization(const Scope& scope, Input inputs,
                           const BatchNormalizationOptions& options) {
   Output x = AsOutput(scope, inputs);
-  Scope layer = scope.NewSubScope(options.name);
+  Scope layer = internal::LayerScope(scope, options.name);
   CheckFloatInput(x, layer.prefix(), 1);
   const int rank = x.shape().rank();
   const int64_t axis = options.axis < 0 ? options.axis + rank : options.axis;
@@ -30,23 +31,33 @@ Output BatchNormalization(const Scope& scope, Input inputs,
                           "': need 0 <= momentum <= 1 and epsilon > 0, got ", options.momentum,
                           " and ", options.epsilon);
   }
+  const TrainingFlag& training = options.training;
+  if (training.is_tensor()) {
+    const Output& flag = training.tensor();
+    if (flag.dtype() != kBool || (flag.shape().rank_known() && flag.shape().rank() != 0)) {
+      throw InvalidArgument("layer '", layer.prefix(), "': training must be a bool scalar, got ",
+                            DTypeName(flag.dtype()), " of shape ", flag.shape(), " (", flag.name(),
+                            "); pass a Python bool or a tf.bool scalar tensor");
+    }
+  }
   const DType dtype = x.dtype();
   const Shape param_shape{channels};
-  Variable gamma, beta;
+  const VariableGetter& getter = options.variable_getter;
+  Output gamma, beta;
   if (options.scale) {
     gamma = MakeVariable(layer, "gamma", param_shape, dtype, options.gamma_initializer,
-                         initializers::Ones(), options.trainable);
+                         initializers::Ones(), options.trainable, {}, getter);
   }
   if (options.center) {
     beta = MakeVariable(layer, "beta", param_shape, dtype, options.beta_initializer,
-                        initializers::Zeros(), options.trainable);
+                        initializers::Zeros(), options.trainable, {}, getter);
   }
-  Variable moving_mean = MakeVariable(layer, "moving_mean", param_shape, dtype,
-                                      options.moving_mean_initializer, initializers::Zeros(),
-                                      /*trainable=*/false);
-  Variable moving_variance =
-      MakeVariable(layer, "moving_variance", param_shape, dtype,
-                   options.moving_variance_initializer, initializers::Ones(), /*trainable=*/false);
+  Output moving_mean =
+      MakeVariable(layer, "moving_mean", param_shape, dtype, options.moving_mean_initializer,
+                   initializers::Zeros(), /*trainable=*/false, {}, getter);
+  Output moving_variance = MakeVariable(layer, "moving_variance", param_shape, dtype,
+                                        options.moving_variance_initializer, initializers::Ones(),
+                                        /*trainable=*/false, {}, getter);
 
   // Parameters of shape [C] broadcast against x as [1, .., C, .., 1].
   std::vector<int64_t> reduce_axes;
@@ -59,26 +70,69 @@ Output BatchNormalization(const Scope& scope, Input inputs,
   auto broadcastable = [&](Output v) {
     return channels_last ? v : Reshape(layer, v, broadcast_shape);
   };
+  // The batch's mean and (biased) variance, each [C], and the variance the moving one
+  // moves toward (times n / (n - 1) with unbiased_moving_variance, n = elements per
+  // channel, at least 2 as TF's fused kernel takes max(n - 1, 1)).
+  struct Moments {
+    Output mean, variance, target_variance;
+  };
+  auto batch_moments = [&](const Scope& s) {
+    // nn.moments: the variance's gradient through the mean is zero, so stop it (as TF).
+    Output mean = Mean(s.WithOpName("mean"), x, reduce_axes, {.keep_dims = true});
+    Output centered = Sub(s, x, StopGradient(s, mean));
+    Output variance =
+        Mean(s.WithOpName("variance"), Square(s, centered), reduce_axes, {.keep_dims = true});
+    Moments m{Reshape(s, mean, {channels}), Reshape(s, variance, {channels}), {}};
+    m.target_variance = m.variance;
+    if (options.unbiased_moving_variance) {
+      Output n = Div(s, Cast(s, Size(s, x), dtype), static_cast<double>(channels));
+      m.target_variance = Mul(s, m.variance, Div(s, n, Maximum(s, Sub(s, n, 1.0), 1.0)));
+    }
+    return m;
+  };
+  // moving -= (moving - target) * (1 - momentum).
+  const double decay = 1.0 - options.momentum;
+  auto assign_moving = [&](const Scope& s, const Output& mean, const Output& target_variance) {
+    return std::vector<Output>{AssignSub(s.WithOpName("moving_mean"), moving_mean,
+                                         Mul(s, Sub(s, moving_mean, mean), decay)),
+                               AssignSub(s.WithOpName("moving_variance"), moving_variance,
+                                         Mul(s, Sub(s, moving_variance, target_variance), decay))};
+  };
 
   Output mean, variance;
-  if (options.training) {
-    // nn.moments: the variance's gradient through the mean is zero, so stop it (as TF).
-    Output batch_mean = Mean(layer.WithOpName("mean"), x, reduce_axes, {.keep_dims = true});
-    Output centered = Sub(layer, x, StopGradient(layer, batch_mean));
-    Output batch_variance = Mean(layer.WithOpName("variance"), Square(layer, centered), reduce_axes,
-                                 {.keep_dims = true});
-    mean = batch_mean;
-    variance = batch_variance;
-    // moving -= (moving - batch) * (1 - momentum).
-    Scope upd = layer.NewSubScope("AssignMovingAvg");
-    const double decay = 1.0 - options.momentum;
-    Output new_mean = Reshape(upd, batch_mean, {channels});
-    Output new_var = Reshape(upd, batch_variance, {channels});
-    Output mean_update = AssignSub(upd.WithOpName("moving_mean"), moving_mean,
-                                   Mul(upd, Sub(upd, moving_mean, new_mean), decay));
-    Output var_update = AssignSub(upd.WithOpName("moving_variance"), moving_variance,
-                                  Mul(upd, Sub(upd, moving_variance, new_var), decay));
-    Operation updates = Group(layer.WithOpName("update_ops"), {mean_update, var_update});
+  if (training.is_tensor()) {
+    // TF1's smart_cond on a tensor: batch statistics or moving ones, and updates that
+    // assign only when training (the other branch reads the moving statistics).
+    const Output& flag = training.tensor();
+    std::vector<Output> stats = Cond(
+        layer, flag,
+        [&](const Scope& b) {
+          Moments m = batch_moments(b);
+          return std::vector<Output>{m.mean, m.variance, m.target_variance};
+        },
+        [&](const Scope& b) {
+          Output mm = Identity(b, moving_mean);
+          Output mv = Identity(b, moving_variance);
+          return std::vector<Output>{mm, mv, mv};
+        },
+        "moments");
+    mean = broadcastable(stats[0]);
+    variance = broadcastable(stats[1]);
+    std::vector<Output> updated = Cond(
+        layer, flag, [&](const Scope& b) { return assign_moving(b, stats[0], stats[2]); },
+        [&](const Scope& b) {
+          return std::vector<Output>{Identity(b, moving_mean), Identity(b, moving_variance)};
+        },
+        "AssignMovingAvg");
+    Operation updates = Group(layer.WithOpName("update_ops"), {updated[0], updated[1]});
+    layer.graph().collections().Add(GraphKeys::kUpdateOps, updates);
+  } else if (training.value()) {
+    Moments m = batch_moments(layer);
+    mean = broadcastable(m.mean);
+    variance = broadcastable(m.variance);
+    std::vector<Output> updated =
+        assign_moving(layer.NewSubScope("AssignMovingAvg"), m.mean, m.target_variance);
+    Operation updates = Group(layer.WithOpName("update_ops"), {updated[0], updated[1]});
     layer.graph().collections().Add(GraphKeys::kUpdateOps, updates);
   } else {
     mean = broadcastable(moving_mean);

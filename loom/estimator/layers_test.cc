@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "loom/autodiff/gradients.h"
 #include "loom/estimator/all_ops.h"
@@ -403,6 +406,111 @@ TEST(BatchNormalizationTest, ChannelsFirstAxisAndGradient) {
       },
       {RandomDoubles({4, 3}, 21)});
   EXPECT_LT(err, 1e-5);
+}
+
+// A bool tensor `training` (TF1's is_training placeholder): batch statistics and moving
+// updates when fed true, moving statistics and no change when false.
+TEST(BatchNormalizationTest, TrainingTensorPicksAtRunTimeAndUpdatesOnlyWhenTrue) {
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s, kFloat32, {-1, 2});
+  Output is_training = Placeholder(s.WithOpName("is_training"), kBool, {});
+  Output y = L::BatchNormalization(s, x, {.momentum = 0.9, .training = is_training});
+  ASSERT_EQ(L::UpdateOps(graph).size(), 1u);
+  Session session(graph, {.intra_op_threads = 1});
+  session.RunTarget(GlobalVariablesInitializer(s));
+  // Column 0: 1, 3, 5, 7 (mean 4, var 5); column 1: 2, 2, 2, 6 (mean 3, var 3).
+  Tensor xv = Floats({1, 2, 3, 2, 5, 2, 7, 6}, {4, 2});
+  const double eps = 1e-3;
+  const std::vector<double> c0{1, 3, 5, 7}, c1{2, 2, 2, 6};
+  auto run = [&](bool training) {
+    return session.Run({{x, xv}, {is_training, Tensor::Scalar<bool>(training)}}, {y},
+                       {L::UpdateOp(s)})[0];
+  };
+  std::vector<double> expected;
+  for (int i = 0; i < 4; ++i) {
+    expected.push_back((c0[i] - 4) / std::sqrt(5 + eps));
+    expected.push_back((c1[i] - 3) / std::sqrt(3 + eps));
+  }
+  ExpectAllNear(run(true), expected, 1e-5);
+  ExpectAllNear(session.ReadVariable("batch_normalization/moving_mean"), {0.4, 0.3}, 1e-6);
+  ExpectAllNear(session.ReadVariable("batch_normalization/moving_variance"), {1.4, 1.2}, 1e-6);
+  expected.clear();
+  for (int i = 0; i < 4; ++i) {
+    expected.push_back((c0[i] - 0.4) / std::sqrt(1.4 + eps));
+    expected.push_back((c1[i] - 0.3) / std::sqrt(1.2 + eps));
+  }
+  ExpectAllNear(run(false), expected, 1e-5);
+  ExpectAllNear(session.ReadVariable("batch_normalization/moving_mean"), {0.4, 0.3}, 1e-6);
+  ExpectAllNear(session.ReadVariable("batch_normalization/moving_variance"), {1.4, 1.2}, 1e-6);
+  // A training flag that is not a bool scalar names the layer and the tensor.
+  try {
+    L::BatchNormalization(s, x, {.training = Placeholder(s.WithOpName("flag"), kFloat32, {})});
+    FAIL() << "expected InvalidArgument";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("training must be a bool scalar"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("flag"), std::string::npos) << e.what();
+  }
+}
+
+// TF1's fused kernel moves the moving variance toward the batch variance times n / (n - 1);
+// the output still uses the biased one.
+TEST(BatchNormalizationTest, UnbiasedMovingVarianceAsTfsFusedKernel) {
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s, kFloat32, {-1, 2});
+  Output y = L::BatchNormalization(
+      s, x, {.momentum = 0.9, .training = true, .unbiased_moving_variance = true});
+  Session session(graph, {.intra_op_threads = 1});
+  session.RunTarget(GlobalVariablesInitializer(s));
+  Tensor out =
+      session.Run({{x, Floats({1, 2, 3, 2, 5, 2, 7, 6}, {4, 2})}}, {y}, {L::UpdateOp(s)})[0];
+  EXPECT_NEAR(AsDoubles(out)[0], (1 - 4) / std::sqrt(5 + 1e-3), 1e-5);
+  // 1 - (1 - 5 * 4 / 3) * 0.1 and 1 - (1 - 3 * 4 / 3) * 0.1.
+  ExpectAllNear(session.ReadVariable("batch_normalization/moving_variance"),
+                {1 - (1 - 20.0 / 3) * 0.1, 1.3}, 1e-6);
+}
+
+// A variable getter (TF1's variable scope) names the variables and shares them; an empty
+// name builds in the scope given.
+TEST(LayersTest, VariableGetterNamesAndSharesVariables) {
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s, kFloat32, {-1, 2});
+  std::map<std::string, Output> store;
+  std::vector<std::string> asked;
+  L::VariableGetter getter = [&](const L::VariableRequest& r) {
+    asked.push_back(r.name);
+    auto it = store.find(r.name);
+    if (it != store.end()) return it->second;
+    return store[r.name] = r.make("vs/d");
+  };
+  Output y0 = L::Dense(s.NewSubScope("tower_0"), x, {.units = 3, .variable_getter = getter});
+  Output y1 = L::Dense(s.NewSubScope("tower_1"), x, {.units = 3, .variable_getter = getter});
+  EXPECT_EQ(asked, (std::vector<std::string>{"kernel", "bias", "kernel", "bias"}));
+  ASSERT_EQ(graph.Variables().size(), 2u);
+  EXPECT_NE(graph.FindNode("vs/d/kernel"), nullptr);
+  EXPECT_NE(graph.FindNode("vs/d/bias"), nullptr);
+  EXPECT_EQ(y0.node->name(), "tower_0/dense/BiasAdd");
+  EXPECT_EQ(y1.node->name(), "tower_1/dense/BiasAdd");
+  Output own = L::Dense(s.NewSubScope("mine"), x, {.units = 1, .name = ""});
+  EXPECT_EQ(own.node->name(), "mine/BiasAdd");
+  EXPECT_NE(graph.FindNode("mine/kernel"), nullptr);
+  Session session(graph, {.intra_op_threads = 1});
+  session.RunTarget(GlobalVariablesInitializer(s));
+  Tensor xv = Floats({1, 2, 3, 4}, {2, 2});
+  std::vector<Tensor> out = session.Run({{x, xv}}, {y0, y1});
+  ExpectAllNear(out[1], AsDoubles(out[0]), 0);
+  // A getter that gives a variable of another shape is an error naming the layer.
+  L::VariableGetter wrong = [&](const L::VariableRequest&) { return store["bias"]; };
+  try {
+    L::Dense(s, x, {.units = 3, .name = "bad", .variable_getter = wrong});
+    FAIL() << "expected InvalidArgument";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'bad'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("shape [2,3]"), std::string::npos) << e.what();
+  }
 }
 
 TEST(EmbeddingTest, LooksUpRowsWithASparseGradient) {

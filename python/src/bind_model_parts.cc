@@ -7,7 +7,10 @@
 // Initializers arrive as None (the layer's default) or a (kind, params) pair made by
 // layers.py from tf.*_initializer objects. Regularizers arrive as None or a Python
 // callable (name scope prefix, variable) -> penalty Output or None (layers.py wraps TF's
-// regularizer functions so); a None penalty adds nothing, as in TF.
+// regularizer functions so); a None penalty adds nothing, as in TF. A variable getter
+// arrives as None or a Python callable (name, shape, dtype name, trainable, make) -> the
+// variable's Output, where make(variable_scope) builds it as the layer would (layers.h
+// VariableGetter); layers.py passes one that applies TF1's variable scopes.
 #include <pybind11/stl.h>
 
 #include <map>
@@ -170,13 +173,33 @@ layers::Regularizer ToRegularizer(const py::object& regularizer) {
   };
 }
 
+// A Python variable getter (see the file comment) as a layers::VariableGetter; called
+// while the layer is built, from the Python call that builds it, so the GIL is held.
+layers::VariableGetter ToVariableGetter(const py::object& getter) {
+  if (getter.is_none()) return {};
+  return [fn = PyRef(getter)](const layers::VariableRequest& request) -> Output {
+    // `make` is only valid during this call; the getter must not keep it.
+    py::cpp_function make(
+        [&request](const std::string& variable_scope) { return request.make(variable_scope); });
+    py::object variable = fn.get()(request.name, request.shape.dims(), DTypeName(request.dtype),
+                                   request.trainable, make);
+    return variable.cast<Output>();
+  };
+}
+
+// tf.layers' training argument: a Python bool or a bool tensor.
+layers::TrainingFlag ToTrainingFlag(const py::object& training) {
+  if (py::isinstance<py::bool_>(training)) return training.cast<bool>();
+  return training.cast<Output>();
+}
+
 void BindLayers(py::module_& m) {
   m.def(
       "layers_dense",
       [](Graph& g, const std::string& prefix, Output inputs, int64_t units, bool use_bias,
          const py::object& kernel_initializer, const py::object& bias_initializer, bool trainable,
-         std::string name, const py::object& kernel_regularizer,
-         const py::object& bias_regularizer) {
+         std::string name, const py::object& kernel_regularizer, const py::object& bias_regularizer,
+         const py::object& variable_getter) {
         return layers::Dense(MakeScope(g, prefix), inputs,
                              {.units = units,
                               .use_bias = use_bias,
@@ -185,19 +208,20 @@ void BindLayers(py::module_& m) {
                               .kernel_regularizer = ToRegularizer(kernel_regularizer),
                               .bias_regularizer = ToRegularizer(bias_regularizer),
                               .trainable = trainable,
-                              .name = std::move(name)});
+                              .name = std::move(name),
+                              .variable_getter = ToVariableGetter(variable_getter)});
       },
       py::arg("graph"), py::arg("prefix"), py::arg("inputs"), py::arg("units"), py::arg("use_bias"),
       py::arg("kernel_initializer"), py::arg("bias_initializer"), py::arg("trainable"),
       py::arg("name"), py::arg("kernel_regularizer") = py::none(),
-      py::arg("bias_regularizer") = py::none());
+      py::arg("bias_regularizer") = py::none(), py::arg("variable_getter") = py::none());
   m.def(
       "layers_conv2d",
       [](Graph& g, const std::string& prefix, Output inputs, int64_t filters,
          const py::object& kernel_size, const py::object& strides, std::string padding,
          bool use_bias, const py::object& kernel_initializer, const py::object& bias_initializer,
          bool trainable, std::string name, const py::object& kernel_regularizer,
-         const py::object& bias_regularizer) {
+         const py::object& bias_regularizer, const py::object& variable_getter) {
         return layers::Conv2D(MakeScope(g, prefix), inputs,
                               {.filters = filters,
                                .kernel_size = ToSize(kernel_size),
@@ -209,13 +233,14 @@ void BindLayers(py::module_& m) {
                                .kernel_regularizer = ToRegularizer(kernel_regularizer),
                                .bias_regularizer = ToRegularizer(bias_regularizer),
                                .trainable = trainable,
-                               .name = std::move(name)});
+                               .name = std::move(name),
+                               .variable_getter = ToVariableGetter(variable_getter)});
       },
       py::arg("graph"), py::arg("prefix"), py::arg("inputs"), py::arg("filters"),
       py::arg("kernel_size"), py::arg("strides"), py::arg("padding"), py::arg("use_bias"),
       py::arg("kernel_initializer"), py::arg("bias_initializer"), py::arg("trainable"),
       py::arg("name"), py::arg("kernel_regularizer") = py::none(),
-      py::arg("bias_regularizer") = py::none());
+      py::arg("bias_regularizer") = py::none(), py::arg("variable_getter") = py::none());
   m.def(
       "layers_pooling2d",
       [](Graph& g, const std::string& prefix, const std::string& kind, Output inputs,
@@ -253,9 +278,10 @@ void BindLayers(py::module_& m) {
   m.def(
       "layers_batch_normalization",
       [](Graph& g, const std::string& prefix, Output inputs, int64_t axis, double momentum,
-         double epsilon, bool center, bool scale, bool training, bool trainable, std::string name,
-         const py::object& beta_initializer, const py::object& gamma_initializer,
-         const py::object& moving_mean_initializer, const py::object& moving_variance_initializer) {
+         double epsilon, bool center, bool scale, const py::object& training, bool trainable,
+         std::string name, const py::object& beta_initializer, const py::object& gamma_initializer,
+         const py::object& moving_mean_initializer, const py::object& moving_variance_initializer,
+         const py::object& variable_getter, bool unbiased_moving_variance) {
         return layers::BatchNormalization(
             MakeScope(g, prefix), inputs,
             {.axis = axis,
@@ -263,19 +289,22 @@ void BindLayers(py::module_& m) {
              .epsilon = epsilon,
              .center = center,
              .scale = scale,
-             .training = training,
+             .training = ToTrainingFlag(training),
              .beta_initializer = ToInitializer(beta_initializer),
              .gamma_initializer = ToInitializer(gamma_initializer),
              .moving_mean_initializer = ToInitializer(moving_mean_initializer),
              .moving_variance_initializer = ToInitializer(moving_variance_initializer),
              .trainable = trainable,
-             .name = std::move(name)});
+             .name = std::move(name),
+             .variable_getter = ToVariableGetter(variable_getter),
+             .unbiased_moving_variance = unbiased_moving_variance});
       },
       py::arg("graph"), py::arg("prefix"), py::arg("inputs"), py::arg("axis"), py::arg("momentum"),
       py::arg("epsilon"), py::arg("center"), py::arg("scale"), py::arg("training"),
       py::arg("trainable"), py::arg("name"), py::arg("beta_initializer") = py::none(),
       py::arg("gamma_initializer") = py::none(), py::arg("moving_mean_initializer") = py::none(),
-      py::arg("moving_variance_initializer") = py::none());
+      py::arg("moving_variance_initializer") = py::none(), py::arg("variable_getter") = py::none(),
+      py::arg("unbiased_moving_variance") = false);
 }
 
 void BindLosses(py::module_& m) {

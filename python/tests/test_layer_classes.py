@@ -35,7 +35,8 @@ def test_dense_class_shares_its_variables_across_calls():
                                                                "dense/bias:0"]
         assert layer.kernel.name == "dense/kernel:0" and layer.bias.name == "dense/bias:0"
         assert len(tf.global_variables()) == 2  # the second call made none
-        assert y1.op.name.startswith("dense/") and y2.op.name.startswith("dense_1/")
+        # TF1's tf.layers: every call builds in the layer's own name scope.
+        assert (y1.op.name, y2.op.name) == ("dense/Relu", "dense/Relu_1")
         assert y2.shape.as_list() == [None, 2]
         v1, v2, kernel, bias = _run(graph, [y1, y2, layer.kernel, layer.bias],
                                     {x1: a, x2: b})
@@ -295,7 +296,8 @@ def test_layer_subclass_with_build_call_and_add_weight():
                                                      "scaled_dense/scale:0"]
         assert [v.name for v in layer.trainable_variables] == ["scaled_dense/kernel:0"]
         assert len(tf.global_variables()) == 2
-        assert y1.op.name.startswith("scaled_dense/") and y2.op.name.startswith("scaled_dense_1/")
+        assert y1.op.name.startswith("scaled_dense/") and y2.op.name.startswith("scaled_dense/")
+        assert y1.op.name != y2.op.name
         assert len(layer.losses) == 3  # the kernel's penalty, then one add_loss per call
         assert len(layer.updates) == 2
         assert tf.get_collection(tf.GraphKeys.UPDATE_OPS) == layer.updates

@@ -3,6 +3,7 @@ collections. A Variable is a Tensor (its VariableV2 node's output, the current v
 with an initializer op: an Assign marked `_initializer`, which is how the C++ side's
 GlobalVariablesInitializer and Savers know it."""
 import contextlib
+import functools
 import math
 
 import numpy as np
@@ -215,9 +216,24 @@ def _apply_constraints(update_op, variables):
 
 
 def group(*inputs, name=None):
+    """tf.group: a NoOp that runs after `inputs` (and, inside tf.control_dependencies,
+    after those too, as every op built there)."""
     graph = _fw.get_default_graph()
     nodes = [_fw._as_operation(graph, i)._node for i in inputs]
+    nodes += [n for n in graph._current_control_nodes() if n not in nodes]
     return graph._operation(_loom.group(graph._g, graph.get_name_scope(), nodes))
+
+
+def _after_control_dependencies(graph, op):
+    """`op` (built by a C++ builder, which does not see tf.control_dependencies), or
+    inside a control_dependencies block an op that runs it after the block's ops (TF1 builds
+    every op of the block after them: `with tf.control_dependencies(update_ops):
+    train_op = opt.minimize(loss)` runs batch norm's updates with each step)."""
+    deps = graph._current_control_nodes()
+    if not deps:
+        return op
+    return graph._operation(_loom.group(graph._g, graph.get_name_scope(),
+                                        [op._node] + [n for n in deps if n is not op._node]))
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
@@ -339,13 +355,19 @@ AUTO_REUSE = "AUTO_REUSE"
 
 
 class VariableScope:
-    def __init__(self, name, reuse=None, initializer=None, regularizer=None, dtype=None):
+    """tf.VariableScope: a variable-name prefix with its reuse mode, default initializer,
+    regularizer and dtype. original_name_scope is the name scope opened when the scope
+    was first entered ("foo/vs/"): tf.layers build their ops there on every call."""
+
+    def __init__(self, reuse, name="", initializer=None, regularizer=None, dtype=None,
+                 original_name_scope=None):
         self.name = name
         self.reuse = reuse
         self.initializer = initializer
         self.regularizer = regularizer
         self.dtype = dtype
-        self.original_name_scope = name + "/" if name else ""
+        self.original_name_scope = (original_name_scope if original_name_scope is not None
+                                    else (name + "/" if name else ""))
 
     def reuse_variables(self):
         self.reuse = True
@@ -356,17 +378,43 @@ class VariableScope:
     def set_regularizer(self, regularizer):
         self.regularizer = regularizer
 
+    def set_dtype(self, dtype):
+        self.dtype = dtype
+
     def get_variable(self, name, *args, **kwargs):
         return get_variable(name, *args, **kwargs)
+
+    def __repr__(self):
+        return "<tf.VariableScope '%s' reuse=%s>" % (self.name, self.reuse)
 
 
 def _scope_stack(graph):
     return graph._variable_scope_stack
 
 
+def _root_scope(graph):
+    root = graph.__dict__.get("_root_variable_scope")
+    if root is None:
+        root = graph._root_variable_scope = VariableScope(False)
+    return root
+
+
 def get_variable_scope():
-    stack = _scope_stack(_fw.get_default_graph())
-    return stack[-1] if stack else VariableScope("")
+    graph = _fw.get_default_graph()
+    stack = _scope_stack(graph)
+    return stack[-1] if stack else _root_scope(graph)
+
+
+def _unique_scope_name(counts, parent, prefix):
+    """TF's _get_unique_variable_scope: prefix, or prefix_1, prefix_2, ... whichever has
+    not been opened yet inside the current variable scope."""
+    full = parent.name + "/" + prefix if parent.name else prefix
+    if not counts.get(full):
+        return prefix
+    idx = 1
+    while counts.get("%s_%d" % (full, idx)):
+        idx += 1
+    return "%s_%d" % (prefix, idx)
 
 
 @contextlib.contextmanager
@@ -374,59 +422,78 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
                    regularizer=None, caching_device=None, partitioner=None,
                    custom_getter=None, reuse=None, dtype=None, use_resource=None,
                    constraint=None, auxiliary_name_scope=True):
-    """tf.variable_scope: variables named "<scope>/<name>", the name scope opened beside
-    it; reuse=True / tf.AUTO_REUSE shares variables made before."""
+    """tf.variable_scope, with TF1's rules: variables are named "<scope>/<name>" (name
+    scopes never change them); a name opens that scope exactly, default_name one made
+    unique inside the current variable scope ("dense", "dense_1"; the count of a scope's
+    sub-scopes restarts each time the scope is left, so re-entering "model" gives
+    "model/dense" again); a VariableScope object re-enters it. The name scope opened
+    beside it is made unique as tf.name_scope's ("model_1" the second time).
+    reuse=True / tf.AUTO_REUSE is inherited by sub-scopes and cannot be turned off."""
+    if name_or_scope is None and default_name is None:
+        raise TypeError("If default_name is None then name_or_scope is required")
+    if name_or_scope is not None and not isinstance(name_or_scope, (VariableScope, str)):
+        raise TypeError("VariableScope: name_or_scope must be a string or VariableScope, "
+                        "got %r" % (name_or_scope,))
+    if name_or_scope is None and reuse:
+        raise ValueError("reuse=True cannot be used without a name_or_scope")
     graph = _fw.get_default_graph() if not values else _fw._graph_of(values)
     stack = _scope_stack(graph)
-    parent = stack[-1] if stack else VariableScope("")
+    parent = stack[-1] if stack else _root_scope(graph)
+    counts = graph._scope_counts
+    reuse = reuse or None  # reuse=False is "inherit", as TF1's
     if isinstance(name_or_scope, VariableScope):
         full = name_or_scope.name
-        base = full.split("/")[-1]
+        name_scope = full.split("/")[-1]
         inherit = name_or_scope
+        new_reuse = reuse or name_or_scope.reuse
     else:
-        if name_or_scope is None:
-            if default_name is None:
-                raise TypeError("If default_name is None then name_or_scope is required")
-            prefix = parent.name + "/" if parent.name else ""
-            count = graph._scope_counts.get(prefix + default_name, 0)
-            graph._scope_counts[prefix + default_name] = count + 1
-            base = default_name if count == 0 else "%s_%d" % (default_name, count)
-        else:
-            base = name_or_scope
+        base = name_or_scope if name_or_scope is not None else \
+            _unique_scope_name(counts, parent, default_name)
         full = parent.name + "/" + base if parent.name else base
+        name_scope = name_or_scope if name_or_scope is not None else default_name
         inherit = parent
-    scope = VariableScope(
-        full,
-        reuse=True if (reuse is True or parent.reuse is True) else
-        (AUTO_REUSE if (reuse == AUTO_REUSE or parent.reuse == AUTO_REUSE) else
-         (inherit.reuse if isinstance(name_or_scope, VariableScope) else None)),
-        initializer=initializer or inherit.initializer,
-        regularizer=regularizer or inherit.regularizer,
-        dtype=dtype or inherit.dtype)
-    stack.append(scope)
-    try:
-        if auxiliary_name_scope:
-            with graph.name_scope(base) as ns:
-                scope.original_name_scope = ns
-                yield scope
+        new_reuse = reuse or parent.reuse
+    if not auxiliary_name_scope:
+        current = graph.get_name_scope()
+        ns_context = graph.name_scope(current + "/" if current else None)
+    elif name_scope:
+        ns_context = graph.name_scope(name_scope)
+    else:
+        ns_context = contextlib.nullcontext(
+            graph.get_name_scope() + "/" if graph.get_name_scope() else "")
+    with ns_context as ns:
+        if isinstance(name_or_scope, VariableScope):
+            original = name_or_scope.original_name_scope
         else:
+            original = ns
+        scope = VariableScope(new_reuse, full,
+                              initializer=initializer or inherit.initializer,
+                              regularizer=regularizer or inherit.regularizer,
+                              dtype=dtype or inherit.dtype, original_name_scope=original)
+        counts[full] = counts.get(full, 0) + 1
+        saved = dict(counts) if isinstance(name_or_scope, VariableScope) else None
+        stack.append(scope)
+        try:
             yield scope
-    finally:
-        stack.pop()
+        finally:
+            stack.pop()
+            if saved is not None:
+                graph._scope_counts = saved
+            else:
+                counts = graph._scope_counts  # a nested scope object's exit replaces it
+                for key in counts:
+                    if key.startswith(full + "/"):
+                        counts[key] = 0
 
 
-def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,
-                 trainable=None, collections=None, caching_device=None, partitioner=None,
-                 validate_shape=True, use_resource=None, custom_getter=None, constraint=None,
-                 synchronization=None, aggregation=None):
-    """tf.get_variable: the variable "<variable scope>/<name>", made on first use."""
-    graph = _fw.get_default_graph()
-    scope = get_variable_scope()
-    full = scope.name + "/" + name if scope.name else name
+def _stored_variable(graph, scope, full, shape):
+    """The variable `full` made before, checked against scope's reuse mode (as TF1's
+    variable store: an existing one needs reuse, a missing one needs no reuse=True), or
+    None when it is to be made."""
     store = graph.__dict__.setdefault("_variable_store", {})
     existing = store.get(full)
     if existing is not None:
-        if scope.reuse is None or scope.reuse is False:
+        if not scope.reuse:
             raise ValueError("Variable %s already exists, disallowed. Did you mean to set "
                              "reuse=True or reuse=tf.AUTO_REUSE in VarScope?" % full)
         if shape is not None and not existing.shape.is_compatible_with(shape):
@@ -437,6 +504,55 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         raise ValueError("Variable %s does not exist, or was not created with "
                          "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in "
                          "VarScope?" % full)
+    return None
+
+
+def _store_variable(graph, full, var):
+    if var.name != full + ":0":
+        raise ValueError("Variable %s cannot be made: the name is used by another node (%s)"
+                         % (full, var.name))
+    graph.__dict__.setdefault("_variable_store", {})[full] = var
+
+
+def _regularize(graph, full, var, regularizer):
+    """tf.get_variable's regularizer on a variable it made: the penalty, under
+    "<variable>/Regularizer/", joins REGULARIZATION_LOSSES (a None penalty adds nothing)."""
+    if regularizer is None:
+        return
+    with graph.name_scope(full + "/Regularizer/"):
+        loss = regularizer(var)
+    if loss is not None:
+        graph.add_to_collection(_fw.GraphKeys.REGULARIZATION_LOSSES, loss)
+
+
+def _layer_variable(graph, short_name, shape, make):
+    """A tf.layers variable, as TF1's Layer.add_weight gets it through tf.get_variable:
+    "<current variable scope>/<short_name>", shared under reuse. `make(variable_scope)`
+    builds a new one (the C++ layer's own initializer and regularizer); the variable
+    scope's regularizer applies to it too, as get_variable's does. Returns (variable,
+    whether it was made now)."""
+    scope = get_variable_scope()
+    full = scope.name + "/" + short_name if scope.name else short_name
+    existing = _stored_variable(graph, scope, full, shape)
+    if existing is not None:
+        return existing, False
+    var = graph._tensor(make(scope.name))
+    _store_variable(graph, full, var)
+    _regularize(graph, full, var, scope.regularizer)
+    return var, True
+
+
+def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,
+                 trainable=None, collections=None, caching_device=None, partitioner=None,
+                 validate_shape=True, use_resource=None, custom_getter=None, constraint=None,
+                 synchronization=None, aggregation=None):
+    """tf.get_variable: the variable "<variable scope>/<name>", made on first use."""
+    graph = _fw.get_default_graph()
+    scope = get_variable_scope()
+    full = scope.name + "/" + name if scope.name else name
+    existing = _stored_variable(graph, scope, full, shape)
+    if existing is not None:
+        return existing
     dtype = _dtypes.as_dtype(dtype or scope.dtype or _dtypes.float32)
     initializer = initializer if initializer is not None else scope.initializer
     if initializer is None:
@@ -461,14 +577,89 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         var = Variable(init_value, trainable=trainable, name=full, dtype=dtype,
                        collections=collections, validate_shape=validate_shape,
                        constraint=constraint)
-    if var.name != full + ":0":
-        raise ValueError("Variable %s cannot be made: the name is used by another node (%s)"
-                         % (full, var.name))
-    store[full] = var
-    regularizer = regularizer if regularizer is not None else scope.regularizer
-    if regularizer is not None:
-        with graph.name_scope(full + "/Regularizer/"):
-            loss = regularizer(var)
-        if loss is not None:
-            graph.add_to_collection(_fw.GraphKeys.REGULARIZATION_LOSSES, loss)
+    _store_variable(graph, full, var)
+    _regularize(graph, full, var, regularizer if regularizer is not None else scope.regularizer)
     return var
+
+
+class Template:
+    """tf.make_template's result: `func` called in one variable scope, made on the first
+    call (or at construction with create_scope_now_), whose variables every later call
+    shares (reuse=True); a later call that would make a new trainable variable is TF1's
+    ValueError."""
+
+    def __init__(self, name, func, create_scope_now=False, unique_name=None,
+                 custom_getter=None, **kwargs):
+        if not name:
+            raise ValueError("name cannot be None.")
+        if custom_getter is not None:
+            raise NotImplementedError("tf.make_template: custom_getter_ is not supported "
+                                      "(Loom's variable scopes have no custom getters)")
+        self._name = name
+        self._unique_name = unique_name
+        self._func = functools.partial(func, **kwargs) if kwargs else func
+        self._variable_scope = None
+        self._variables_created = False
+        if create_scope_now:
+            with variable_scope(unique_name, name) as vs:
+                self._variable_scope = vs
+
+    def __call__(self, *args, **kwargs):
+        if self._variable_scope is None:
+            with variable_scope(self._unique_name, self._name) as vs:
+                self._variable_scope = vs
+                return self._call_func(args, kwargs)
+        with variable_scope(self._variable_scope, reuse=True if self._variables_created
+                            else None):
+            return self._call_func(args, kwargs)
+
+    def _call_func(self, args, kwargs):
+        graph = _fw.get_default_graph()
+        key = _fw.GraphKeys.TRAINABLE_VARIABLES
+        before = len(graph.get_collection(key))
+        result = self._func(*args, **kwargs)
+        if self._variables_created:
+            made = graph.get_collection(key)[before:]
+            if made:
+                raise ValueError("Trainable variable created when calling a template after "
+                                 "the first time, perhaps you used tf.Variable when you "
+                                 "meant tf.get_variable: %s" % ([v.name for v in made],))
+        self._variables_created = True
+        return result
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def variable_scope(self):
+        return self._variable_scope
+
+    @property
+    def variable_scope_name(self):
+        return None if self._variable_scope is None else self._variable_scope.name
+
+    def _scoped(self, key):
+        if self._variable_scope is None:
+            return []
+        prefix = self._variable_scope.name + "/"
+        return [v for v in _fw.get_default_graph().get_collection(key)
+                if v.name.startswith(prefix)]
+
+    @property
+    def variables(self):
+        return self._scoped(_fw.GraphKeys.GLOBAL_VARIABLES)
+
+    global_variables = variables
+
+    @property
+    def trainable_variables(self):
+        return self._scoped(_fw.GraphKeys.TRAINABLE_VARIABLES)
+
+
+def make_template(name_, func_, create_scope_now_=False, unique_name_=None,
+                  custom_getter_=None, **kwargs):
+    """tf.make_template: func_ wrapped so that every call shares the variables of the
+    first (see Template)."""
+    return Template(name_, func_, create_scope_now=create_scope_now_,
+                    unique_name=unique_name_, custom_getter=custom_getter_, **kwargs)

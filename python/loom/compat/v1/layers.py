@@ -1,18 +1,29 @@
-"""tf.layers over Loom's C++ layers (loom/estimator/layers.h): each call builds one layer
-in a fresh unique scope ("dense", "dense_1", ...) with variables named as TF names them
-("dense/kernel", "conv2d/bias"); batch_normalization in training adds its moving-average
-updates to tf.GraphKeys.UPDATE_OPS. The activation is applied here, inside the layer's
-scope ("dense/Relu"), so any Python activation works. Regularizers (any Python function
-of the variable, e.g. tf.contrib.layers.l2_regularizer(0.1)) are called by the C++ layer
-on each variable it makes and their penalties go to REGULARIZATION_LOSSES
-("dense/kernel_regularizer/penalty"); activity_regularizer is applied to the output.
+"""tf.layers over Loom's C++ layers (loom/estimator/layers.h), named as TF1 names them.
 
-The classes (tf.layers.Dense, Conv2D, MaxPooling2D, AveragePooling2D, Dropout,
-BatchNormalization, Flatten) build on their first call exactly as the functions do, and
-a later call of the same object reuses its variables (the ops again, in a new scope
-"dense_1", ...), as TF's layer objects do. kernel_constraint / bias_constraint are
-applied by the optimizers after each update, as TF1's are. Only channels_last (NHWC)
-images; `reuse` is not supported (docs/python.md)."""
+Variables follow variable scopes only, never name scopes (TF1's tf.layers make them with
+tf.get_variable): a layer opens a variable scope, "dense" (or its name), made unique inside
+the current variable scope ("dense", "dense_1"), so `tf.layers.dense(x, 3, name="d")`
+under `tf.name_scope("foo")` or in a tf.while_loop body makes "d/kernel" and "d/bias",
+under `tf.variable_scope("vs")` "vs/d/kernel". Its ops go to the name scope that variable
+scope opened ("foo/d/MatMul"), and a later call of the same layer object builds there again
+("foo/d/MatMul_1") on the same variables. A functional call with a name opens exactly that
+scope: calling it twice without reuse is TF's "Variable d/kernel already exists" error;
+reuse=True, or a variable scope with reuse=True / tf.AUTO_REUSE, shares the variables, and
+tf.get_variable("kernel") in the layer's scope with reuse returns them. A layer's
+kernel_initializer default is the variable scope's initializer, else glorot_uniform; the
+variable scope's regularizer applies to every variable a layer makes, as tf.get_variable's
+does in TF1. Variable-free layers (pooling, flatten, dropout) open only a name scope.
+
+batch_normalization in training adds its moving-average updates to
+tf.GraphKeys.UPDATE_OPS; training may be a bool tensor (an is_training placeholder): the
+output is then a tf.cond between batch and moving statistics and the updates assign only
+when it is true, as TF1's smart_cond. The activation is applied here, inside the layer's
+scope ("dense/Relu"), so any Python activation works. Regularizers (any Python function of
+the variable, e.g. tf.contrib.layers.l2_regularizer(0.1)) are called by the C++ layer on
+each variable it makes (not on reused ones, as TF) and their penalties go to
+REGULARIZATION_LOSSES ("dense/kernel_regularizer/penalty"); activity_regularizer is
+applied to the output. kernel_constraint / bias_constraint are applied by the optimizers
+after each update, as TF1's are. Only channels_last (NHWC) images (docs/python.md)."""
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
 
@@ -112,7 +123,7 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
     """tf.layers.dense: activation(inputs . kernel + bias)."""
     return Dense(units, activation, use_bias, kernel_initializer, bias_initializer,
                  kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
-                 bias_constraint, trainable, name, _reuse=reuse)(inputs)
+                 bias_constraint, trainable, name, _scope=name, _reuse=reuse)(inputs)
 
 
 def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
@@ -124,7 +135,7 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
     return Conv2D(filters, kernel_size, strides, padding, data_format, dilation_rate,
                   activation, use_bias, kernel_initializer, bias_initializer,
                   kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
-                  bias_constraint, trainable, name, _reuse=reuse)(inputs)
+                  bias_constraint, trainable, name, _scope=name, _reuse=reuse)(inputs)
 
 
 def _size(value):
@@ -184,13 +195,14 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                         gamma_constraint=None, training=False, trainable=True, name=None,
                         reuse=None, renorm=False, renorm_clipping=None, renorm_momentum=0.99,
                         fused=None, virtual_batch_size=None, adjustment=None):
-    """tf.layers.batch_normalization; in training its updates go to UPDATE_OPS."""
+    """tf.layers.batch_normalization; in training its updates go to UPDATE_OPS. training:
+    a Python bool or a bool tensor (then a tf.cond picks at run time)."""
     return BatchNormalization(
         axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
         moving_mean_initializer, moving_variance_initializer, beta_regularizer,
         gamma_regularizer, beta_constraint, gamma_constraint, renorm, renorm_clipping,
         renorm_momentum, fused, trainable, virtual_batch_size, adjustment, name,
-        _reuse=reuse)(inputs, training=training)
+        _scope=name, _reuse=reuse)(inputs, training=training)
 
 
 # ---- the layer classes -------------------------------------------------------------------
@@ -199,19 +211,20 @@ _IGNORED_KWARGS = ("input_shape", "batch_input_shape", "dynamic", "autocast", "d
 
 
 class Layer:
-    """tf.layers.Layer, the base of the classes below: the first call builds the layer
-    (its variables and ops, as the matching function does); later calls of the same
-    object build the ops again in a fresh scope ("dense_1", ...) on the same variables.
-    `variables` / `weights`, `trainable_variables` / `trainable_weights`,
-    `non_trainable_variables`, `losses` (its regularization penalties) and `updates`
-    (its UPDATE_OPS members) are what TF's layer objects give.
+    """tf.layers.Layer, the base of the classes below. The first call opens the layer's
+    variable scope (see the module comment) and builds its variables and ops; every call
+    builds the ops in that scope's name scope on the same variables. `variables` /
+    `weights`, `trainable_variables` / `trainable_weights`, `non_trainable_variables`,
+    `losses` (its regularization penalties) and `updates` (its UPDATE_OPS members) are what
+    TF's layer objects give; `scope_name` is the variable scope's name.
 
     Subclassing, as TF1 code does: override build(input_shape) to make variables with
-    add_weight(name, shape, ...) (named "<layer>/<name>", the layer's name made unique
-    on the first call, default the class name in snake_case) and call(inputs, ...) to
-    build the ops; __call__ runs build once, then call in the layer's name scope."""
+    add_weight(name, shape, ...) (tf.get_variable in the layer's variable scope, so named
+    "<scope>/<name>"; default scope name the class name in snake_case) and call(inputs, ...)
+    to build the ops; __call__ runs build once, then call."""
 
     _default_name = None  # the snake_case class name
+    _scoped = True  # opens a variable scope (the layers with variables and subclasses)
 
     def __init__(self, trainable=True, name=None, **kwargs):
         reuse = kwargs.pop("_reuse", None)
@@ -220,18 +233,22 @@ class Layer:
             kwargs.pop(key, None)
         if kwargs:
             raise TypeError("Keyword argument not understood: %s" % sorted(kwargs)[0])
-        if reuse:
-            raise NotImplementedError("tf.layers.%s: reuse is not supported; call the same "
-                                      "layer object again to share its variables"
-                                      % self._default_name)
         self.trainable = trainable
-        self._given_name = name or scope
+        self._reuse = reuse
+        self._given_name = name
         if self._default_name is None:
             self._default_name = _snake_case(type(self).__name__)
+        self._base_name = name or self._default_name
         self.built = False
         self._graph = None
-        self._scope = None
+        self._vscope = None  # the layer's VariableScope, set on the first call
+        if scope and self._scoped:
+            # The functional forms' name: exactly that scope, opened now (TF1's _scope).
+            from loom.compat.v1 import _variables
+            with _variables.variable_scope(scope) as captured:
+                self._vscope = captured
         self._vars = []
+        self._created = set()  # names of the variables this layer made (not reused ones)
         self._losses = []
         self._updates = []
         self._building = None
@@ -239,19 +256,32 @@ class Layer:
 
     @property
     def name(self):
-        if self._scope is not None:
-            return self._scope.rsplit("/", 1)[-1]
-        return self._given_name or self._default_name
+        if self._vscope is not None:
+            return self._vscope.name.rsplit("/", 1)[-1]
+        return self._base_name
 
     @property
     def scope_name(self):
-        return self._scope
+        return None if self._vscope is None else self._vscope.name
 
     @property
     def variables(self):
-        return list(self._vars)
+        """Its own variables, then those of the layers it holds as attributes (a
+        subclass's sublayers, as TF's layers track them)."""
+        out = list(self._vars)
+        for layer in self._sublayers():
+            out += [v for v in layer.variables if all(v is not w for w in out)]
+        return out
 
     weights = variables
+
+    def _sublayers(self):
+        found = []
+        for value in self.__dict__.values():
+            for item in (value if isinstance(value, (list, tuple)) else [value]):
+                if isinstance(item, Layer) and item is not self and item not in found:
+                    found.append(item)
+        return found
 
     @property
     def trainable_variables(self):
@@ -259,14 +289,14 @@ class Layer:
             return []
         trainable = {v.name for v in self._graph.get_collection(
             _fw.GraphKeys.TRAINABLE_VARIABLES)}
-        return [v for v in self._vars if v.name in trainable]
+        return [v for v in self.variables if v.name in trainable]
 
     trainable_weights = trainable_variables
 
     @property
     def non_trainable_variables(self):
         trainable = {v.name for v in self.trainable_variables}
-        return [v for v in self._vars if v.name not in trainable]
+        return [v for v in self.variables if v.name not in trainable]
 
     non_trainable_weights = non_trainable_variables
 
@@ -285,27 +315,66 @@ class Layer:
                              "for this one" % self.name)
         keys = _fw.GraphKeys
         with graph.as_default():
-            old_vars = {v.name for v in graph.get_collection(keys.GLOBAL_VARIABLES)}
             n_losses = len(graph.get_collection(keys.REGULARIZATION_LOSSES))
             n_updates = len(graph.get_collection(keys.UPDATE_OPS))
             self._calling = graph
             try:
-                if not self.built:
-                    out = self._first_call(graph, x, *args, **kwargs)
-                    self._vars = [v for v in graph.get_collection(keys.GLOBAL_VARIABLES)
-                                  if v.name not in old_vars]
-                    if self._vars:
-                        self._scope = self._vars[0].op.name.rsplit("/", 1)[0]
+                if self._scoped:
+                    out = self._scoped_call(graph, x, *args, **kwargs)
+                else:
+                    out = self._build_ops(graph, x, *args, **kwargs)
                     self._graph = graph
                     self.built = True
-                    self._after_build(graph)
-                else:
-                    out = self._call_again(graph, x, *args, **kwargs)
             finally:
                 self._calling = None
             self._losses += graph.get_collection(keys.REGULARIZATION_LOSSES)[n_losses:]
             self._updates += graph.get_collection(keys.UPDATE_OPS)[n_updates:]
         return out
+
+    def _scoped_call(self, graph, x, *args, **kwargs):
+        """TF1's Layer.__call__: the variable scope (made on the first call), entered with
+        reuse once built, and its original name scope for the ops."""
+        from loom.compat.v1 import _variables
+        if self._vscope is None:
+            if self._reuse:
+                context = _variables.variable_scope(self._base_name)
+            else:
+                context = _variables.variable_scope(None, default_name=self._base_name)
+            with context as captured:
+                self._vscope = captured
+        reuse = True if self.built else self._reuse
+        with _variables.variable_scope(self._vscope, reuse=reuse, auxiliary_name_scope=False), \
+                graph.name_scope(self._vscope.original_name_scope or None):
+            first = not self.built
+            if first and self._subclassed():
+                self._building = graph
+                try:
+                    self.build(x.shape)
+                finally:
+                    self._building = None
+            out = self._build_ops(graph, x, *args, **kwargs)
+            if first:
+                self._graph = graph
+                self.built = True
+                self._after_build(graph)
+        return out
+
+    def _variable_getter(self, graph):
+        """The C++ layer's variable getter (layers.h VariableGetter): the variable
+        "<variable scope>/<name>" as tf.get_variable gives it, recorded in the layer."""
+        from loom.compat.v1 import _variables
+
+        def getter(name, shape, dtype, trainable, make):
+            var, made = _variables._layer_variable(graph, name, shape, make)
+            self._remember(var, made)
+            return var._out
+        return getter
+
+    def _remember(self, var, made):
+        if all(v is not var for v in self._vars):
+            self._vars.append(var)
+        if made:
+            self._created.add(var.name)
 
     def apply(self, inputs, *args, **kwargs):
         """TF's Layer.apply: the same as calling the layer."""
@@ -324,29 +393,27 @@ class Layer:
 
     def add_weight(self, name, shape, dtype=None, initializer=None, regularizer=None,
                    trainable=True, constraint=None, **kwargs):
-        """TF's Layer.add_weight: the variable "<layer scope>/<name>" (initializer default
-        glorot_uniform for floats, zeros otherwise); a regularizer's penalty goes to
-        REGULARIZATION_LOSSES; a constraint is applied by the optimizers after each
-        update."""
+        """TF1's Layer.add_weight: tf.get_variable(name) in the layer's variable scope
+        ("<scope>/<name>", shared under reuse; initializer default the scope's, else
+        glorot_uniform for floats and zeros otherwise; the scope's regularizer applies as
+        get_variable's); a regularizer's penalty
+        ("<layer name scope>/<name>/Regularizer/...") goes to REGULARIZATION_LOSSES for a
+        variable made now; a constraint is applied by the optimizers after each update."""
         from loom.compat.v1 import _variables
         from loom.compat.v1 import dtypes as _dtypes
         if self._building is None:
             raise RuntimeError("add_weight must be called from the layer's build()")
         graph = self._building
         dtype = _dtypes.as_dtype(dtype or _dtypes.float32)
-        if initializer is None:
-            initializer = (_variables.glorot_uniform_initializer() if dtype.is_floating
-                           else _variables.zeros_initializer())
-        if isinstance(initializer, type):
-            initializer = initializer()
-        shape = _fw.TensorShape(shape).as_list()
-        full = self._scope + "/" + name
-        with graph.name_scope(None):
-            variable = _variables.Variable(lambda: initializer(shape, dtype=dtype),
-                                           trainable=trainable and self.trainable, name=full,
-                                           dtype=dtype, constraint=constraint)
-        if regularizer is not None:
-            with graph.name_scope(full + "/Regularizer/"):
+        scope = _variables.get_variable_scope()
+        full = scope.name + "/" + name if scope.name else name
+        exists = full in graph.__dict__.get("_variable_store", {})
+        variable = _variables.get_variable(name, shape, dtype=dtype, initializer=initializer,
+                                           trainable=trainable and self.trainable,
+                                           constraint=constraint)
+        self._remember(variable, not exists)
+        if regularizer is not None and not exists:
+            with graph.name_scope(name + "/Regularizer"):
                 penalty = regularizer(variable)
             if penalty is not None:
                 graph.add_to_collection(_fw.GraphKeys.REGULARIZATION_LOSSES, penalty)
@@ -371,28 +438,14 @@ class Layer:
         if self._calling is None and values:  # inside __call__ its collection diff counts
             own.extend(graph.get_collection(key)[-len(values):])
 
-    def _first_call(self, graph, x, *args, **kwargs):
+    def _build_ops(self, graph, x, *args, **kwargs):
+        """Builds the layer's ops on x, in the current name and variable scope."""
         if not self._subclassed():
             raise NotImplementedError("%s must override call(inputs)" % type(self).__name__)
-        self._scope = graph.unique_name(self._given_name or self._default_name)
-        self._building = graph
-        try:
-            with graph.name_scope(self._scope + "/"):
-                self.build(x.shape)
-        finally:
-            self._building = None
-        with graph.name_scope(self._scope + "/"):
-            return self.call(x, *args, **kwargs)
+        return self.call(x, *args, **kwargs)
 
     def _after_build(self, graph):
         """What a layer adds once its variables exist (BatchNormalization's regularizers)."""
-
-    def _call_again(self, graph, x, *args, **kwargs):
-        if self._subclassed():
-            with self._again_scope(graph):
-                return self.call(x, *args, **kwargs)
-        # Layers without variables build afresh each call.
-        return self._first_call(graph, x, *args, **kwargs)
 
     def _var(self, short_name):
         for v in self._vars:
@@ -400,9 +453,12 @@ class Layer:
                 return v
         return None
 
-    def _again_scope(self, graph):
-        """The name scope of a later call: the layer's name made unique ("dense_1")."""
-        return graph.name_scope(self.name)
+    def _kernel_initializer(self, init, what):
+        """TF1's add_weight: no kernel_initializer means the variable scope's."""
+        if init is None:
+            from loom.compat.v1 import _variables
+            init = _variables.get_variable_scope().initializer
+        return _initializer(init, what)
 
 
 def _snake_case(name):
@@ -416,20 +472,6 @@ def _snake_case(name):
 def _ops(namespace=""):
     from loom.compat.v1 import _ops as ops
     return ops.NAMESPACES[namespace]
-
-
-def _matmul_last_dim(x, kernel):
-    """inputs . kernel along inputs' last dim, for any rank (Dense's contraction)."""
-    ops = _ops()
-    if x.shape.ndims == 2:
-        return ops["matmul"](x, kernel)
-    dims = x.shape.as_list()
-    if dims is None or any(d is None for d in dims[1:]):
-        raise NotImplementedError("tf.layers.Dense: inputs of rank > 2 need all but the batch "
-                                  "dim known; got %s" % x.shape)
-    units = kernel.shape.as_list()[-1]
-    flat = ops["reshape"](x, [-1, dims[-1]])
-    return ops["reshape"](ops["matmul"](flat, kernel), [-1] + dims[1:-1] + [units])
 
 
 class _KernelBiasLayer(Layer):
@@ -487,25 +529,16 @@ class Dense(_KernelBiasLayer):
                                kernel_regularizer, bias_regularizer, activity_regularizer,
                                kernel_constraint, bias_constraint)
 
-    def _first_call(self, graph, x):
+    def _build_ops(self, graph, x):
         out = _loom.layers_dense(
             graph._g, graph.get_name_scope(), x._out, self.units, self.use_bias,
-            _initializer(self.kernel_initializer, "dense"),
-            _initializer(self.bias_initializer, "dense"), self.trainable,
-            self._given_name or "dense",
+            self._kernel_initializer(self.kernel_initializer, "dense"),
+            _initializer(self.bias_initializer, "dense"), self.trainable, "",
             _native_regularizer(graph, self.kernel_regularizer, "kernel_regularizer"),
-            _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"))
+            _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"),
+            self._variable_getter(graph))
         return _activity_regularize(graph, _activate(graph, out, self.activation),
                                     self.activity_regularizer)
-
-    def _call_again(self, graph, x):
-        with self._again_scope(graph):
-            y = _matmul_last_dim(x, self.kernel)
-            if self.use_bias:
-                y = _ops("nn")["bias_add"](y, self.bias)
-            if self.activation is not None:
-                y = self.activation(y)
-        return _activity_regularize(graph, y, self.activity_regularizer)
 
 
 class Conv2D(_KernelBiasLayer):
@@ -535,28 +568,17 @@ class Conv2D(_KernelBiasLayer):
                                kernel_regularizer, bias_regularizer, activity_regularizer,
                                kernel_constraint, bias_constraint)
 
-    def _first_call(self, graph, x):
+    def _build_ops(self, graph, x):
         out = _loom.layers_conv2d(
             graph._g, graph.get_name_scope(), x._out, self.filters, list(self.kernel_size),
             list(self.strides), self.padding, self.use_bias,
-            _initializer(self.kernel_initializer, "conv2d"),
-            _initializer(self.bias_initializer, "conv2d"), self.trainable,
-            self._given_name or "conv2d",
+            self._kernel_initializer(self.kernel_initializer, "conv2d"),
+            _initializer(self.bias_initializer, "conv2d"), self.trainable, "",
             _native_regularizer(graph, self.kernel_regularizer, "kernel_regularizer"),
-            _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"))
+            _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"),
+            self._variable_getter(graph))
         return _activity_regularize(graph, _activate(graph, out, self.activation),
                                     self.activity_regularizer)
-
-    def _call_again(self, graph, x):
-        with self._again_scope(graph):
-            y = _ops("nn")["conv2d"](x, self.kernel, strides=[1, self.strides[0],
-                                                              self.strides[1], 1],
-                                     padding=self.padding.upper())
-            if self.use_bias:
-                y = _ops("nn")["bias_add"](y, self.bias)
-            if self.activation is not None:
-                y = self.activation(y)
-        return _activity_regularize(graph, y, self.activity_regularizer)
 
 
 def _pair(value):
@@ -568,6 +590,7 @@ def _pair(value):
 
 class _Pooling2D(Layer):
     _kind = None
+    _scoped = False
 
     def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
                  name=None, **kwargs):
@@ -577,7 +600,7 @@ class _Pooling2D(Layer):
         self.strides = _pair(strides)
         self.padding = padding
 
-    def _first_call(self, graph, x):
+    def _build_ops(self, graph, x):
         return _pooling(self._kind, x, list(self.pool_size), list(self.strides), self.padding,
                         "channels_last", self._given_name)
 
@@ -598,12 +621,13 @@ class AveragePooling2D(_Pooling2D):
 class Flatten(Layer):
     """tf.layers.Flatten(data_format=None)."""
     _default_name = "flatten"
+    _scoped = False
 
     def __init__(self, data_format=None, name=None, **kwargs):
         _check_format(data_format, "Flatten")
         super().__init__(name=name, **kwargs)
 
-    def _first_call(self, graph, x):
+    def _build_ops(self, graph, x):
         return flatten(x)
 
 
@@ -611,6 +635,7 @@ class Dropout(Layer):
     """tf.layers.Dropout(rate=0.5, noise_shape=None, seed=None, name=None); call it with
     training= a Python bool or a boolean tensor (default False: the identity)."""
     _default_name = "dropout"
+    _scoped = False
 
     def __init__(self, rate=0.5, noise_shape=None, seed=None, name=None, **kwargs):
         _unsupported("Dropout", noise_shape=noise_shape)
@@ -618,7 +643,7 @@ class Dropout(Layer):
         self.rate = rate
         self.seed = seed
 
-    def _first_call(self, graph, x, training=False):
+    def _build_ops(self, graph, x, training=False):
         return dropout(x, rate=self.rate, seed=self.seed, training=training,
                        name=self._given_name)
 
@@ -629,7 +654,8 @@ class BatchNormalization(Layer):
     moving_mean_initializer=zeros, moving_variance_initializer=ones,
     beta_regularizer=None, gamma_regularizer=None, ..., trainable=True, name=None); call
     it with training= a Python bool. In training the moving-statistics updates go to
-    UPDATE_OPS (each call's own)."""
+    UPDATE_OPS (each call's own); training may be a bool tensor (then a tf.cond, and the
+    updates assign only when it is true)."""
     _default_name = "batch_normalization"
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
@@ -659,6 +685,7 @@ class BatchNormalization(Layer):
             moving_variance_initializer)]
         self.beta_regularizer = beta_regularizer
         self.gamma_regularizer = gamma_regularizer
+        self.fused = fused
 
     @property
     def gamma(self):
@@ -676,62 +703,40 @@ class BatchNormalization(Layer):
     def moving_variance(self):
         return self._var("moving_variance")
 
-    def _first_call(self, graph, x, training=False):
+    def _build_ops(self, graph, x, training=False):
         if isinstance(training, _fw.Tensor):
-            raise NotImplementedError("tf.layers.BatchNormalization: training must be a "
-                                      "Python bool, not a tensor")
-        out = graph._tensor(_loom.layers_batch_normalization(
+            from loom.compat.v1 import _ops as ops_module
+            value = ops_module.constant_value(training)
+            if value is not None:  # smart_cond: a constant picks when the graph is built
+                training = bool(value)
+            else:
+                training = training._out
+        elif not isinstance(training, bool):
+            import numpy as np
+            if not isinstance(training, np.bool_):
+                raise TypeError("tf.layers.BatchNormalization: training must be a Python bool "
+                                "or a bool tensor, got %r" % (training,))
+            training = bool(training)
+        rank = x.shape.ndims
+        axis = self.axis % rank if rank else self.axis
+        # TF1's fused kernel (its default for float32 4-D inputs with the channel on axis 1
+        # or 3) moves the moving variance toward the unbiased batch variance.
+        fused = (self.fused is not False and rank == 4 and axis in (1, 3)
+                 and x.dtype.name == "float32")
+        return graph._tensor(_loom.layers_batch_normalization(
             graph._g, graph.get_name_scope(), x._out, self.axis, self.momentum, self.epsilon,
-            self.center, self.scale, bool(training), self.trainable,
-            self._given_name or "batch_normalization", *self._initializers))
-        return out
+            self.center, self.scale, training, self.trainable, "", *self._initializers,
+            variable_getter=self._variable_getter(graph), unbiased_moving_variance=fused))
 
     def _after_build(self, graph):
-        # The C++ layer takes no regularizers for gamma and beta: applied here, as TF does.
+        # The C++ layer takes no regularizers for gamma and beta: applied here, as TF does,
+        # to the variables made now (not to reused ones).
         for short, regularizer in (("gamma", self.gamma_regularizer),
                                    ("beta", self.beta_regularizer)):
             variable = self._var(short)
-            if regularizer is None or variable is None:
+            if regularizer is None or variable is None or variable.name not in self._created:
                 continue
-            with graph.name_scope("%s/%s_regularizer/" % (self._scope, short)):
+            with graph.name_scope(short + "_regularizer"):
                 penalty = regularizer(variable)
             if penalty is not None:
                 graph.add_to_collection(_fw.GraphKeys.REGULARIZATION_LOSSES, penalty)
-
-    def _call_again(self, graph, x, training=False):
-        if isinstance(training, _fw.Tensor):
-            raise NotImplementedError("tf.layers.BatchNormalization: training must be a "
-                                      "Python bool, not a tensor")
-        ops = _ops()
-        rank = x.shape.ndims
-        if rank is None:
-            raise ValueError("tf.layers.BatchNormalization: the input's rank must be known")
-        axis = self.axis % rank
-        reduce_axes = [d for d in range(rank) if d != axis]
-        with self._again_scope(graph):
-            def shaped(v):  # a [channels] parameter broadcast against x
-                if axis == rank - 1:
-                    return v
-                shape = [1] * rank
-                shape[axis] = -1
-                return ops["reshape"](v, shape)
-            if training:
-                from loom.compat.v1 import _ops as ops_module
-                mean, variance = ops_module.moments(x, reduce_axes)
-                decay = _fw.constant(1.0 - self.momentum, dtype=x.dtype)
-                update_mean = self.moving_mean.assign_sub(
-                    ops["multiply"](ops["subtract"](self.moving_mean, mean), decay))
-                update_var = self.moving_variance.assign_sub(
-                    ops["multiply"](ops["subtract"](self.moving_variance, variance), decay))
-                from loom.compat.v1 import _variables
-                graph.add_to_collection(_fw.GraphKeys.UPDATE_OPS, _variables.group(
-                    update_mean, update_var, name="update_ops"))
-            else:
-                mean, variance = self.moving_mean, self.moving_variance
-            inv = ops["rsqrt"](ops["add"](variance, _fw.constant(self.epsilon, dtype=x.dtype)))
-            if self.scale:
-                inv = ops["multiply"](inv, self.gamma)
-            offset = ops["multiply"](ops["negative"](mean), inv)
-            if self.center:
-                offset = ops["add"](offset, self.beta)
-            return ops["add"](ops["multiply"](x, shaped(inv)), shaped(offset))

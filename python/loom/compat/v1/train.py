@@ -99,8 +99,8 @@ class Optimizer:
             raise ValueError("No variables provided.")
         node = self._opt().apply_gradients(graph._g, graph.get_name_scope(), pairs,
                                            _out_or_none(global_step))
-        return _variables._apply_constraints(
-            graph._operation(node), [v for g, v in grads_and_vars if g is not None])
+        return _variables._after_control_dependencies(graph, _variables._apply_constraints(
+            graph._operation(node), [v for g, v in grads_and_vars if g is not None]))
 
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=GATE_OP,
                  aggregation_method=None, colocate_gradients_with_ops=False, name=None,
@@ -117,7 +117,7 @@ class Optimizer:
         vars_ = [v._out for v in var_list] if var_list is not None else []
         node = self._opt().minimize(graph._g, graph.get_name_scope(), loss._out,
                                     _out_or_none(global_step), vars_)
-        return graph._operation(node)
+        return _variables._after_control_dependencies(graph, graph._operation(node))
 
     def get_slot(self, var, name):
         s = self._opt().get_slot(var._out, name)
