@@ -84,6 +84,18 @@ for e in json.load(open(db)):
     units.append((e, path, sources))
 
 jobs, covered = [], set()
+
+def alone(e, path, source):
+    """A run of clang-tidy over one source that the unit `path` compiles."""
+    one = dict(e, file=source)
+    if source != path:
+        if "command" in one:
+            one["command"] = one["command"].replace(path, source)
+        if "arguments" in one:
+            one["arguments"] = [source if a == path else a for a in one["arguments"]]
+    entries.append(one)
+    jobs.append((source, ""))
+
 if batches:
     # Widest batches first, so a source that two targets compile is checked once.
     for e, path, sources in sorted(units, key=lambda u: -sum(map(selected, u[2]))):
@@ -91,11 +103,17 @@ if batches:
         if not new:
             continue
         covered.update(new)
-        entries.append(e)
         if path in new:
+            entries.append(e)
             jobs.append((path, ""))
+        elif 2 * len(new) < len(sources):
+            # Mostly sources that are not checked (a test binary's batch holding one helper
+            # source): parsing and matching the whole batch for it costs more than alone.
+            for s in new:
+                alone(e, path, s)
         else:
             # Only these sources and headers (a name matches a file that ends with it).
+            entries.append(e)
             jobs.append((path, json.dumps([{"name": s} for s in new] + [{"name": ".h"}])))
 else:
     for e, path, sources in units:
@@ -103,14 +121,7 @@ else:
             if not selected(s) or s in covered:
                 continue
             covered.add(s)
-            one = dict(e, file=s)
-            if s != path:
-                if "command" in one:
-                    one["command"] = one["command"].replace(path, s)
-                if "arguments" in one:
-                    one["arguments"] = [s if a == path else a for a in one["arguments"]]
-            entries.append(one)
-            jobs.append((s, ""))
+            alone(e, path, s)
 missing = [f for f in given if f not in covered]
 if missing:
     sys.exit("tidy.sh: not in the compile database: " + " ".join(missing))

@@ -277,6 +277,9 @@ class Saver:
         self._name_map = {}
         if isinstance(var_list, dict):
             for key, v in var_list.items():
+                if not isinstance(key, str) or not hasattr(v, "_out"):
+                    raise TypeError("Saver(var_list=dict) maps checkpoint names (str) to "
+                                    "variables, got %r: %r" % (key, v))
                 own = v._out.node.name
                 names.append(own)
                 if key != own:
