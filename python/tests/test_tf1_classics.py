@@ -379,6 +379,25 @@ def test_embedding_lookup_rows_and_sparse_gradient():
 # tf.argmax(..., output_type=tf.int32) and tf.shape(x, out_type=tf.int32) gave int64 (the
 # argument was dropped), so a decoder writing argmax ids into an int32 TensorArray, or
 # comparing an int32 counter with tf.shape(x, out_type=tf.int32)[0], failed on dtypes.
+# tf.shape and tf.size without out_type gave int64; TF 1.15's default is int32, so a
+# program concatenating tf.shape(x) with int32 constants or comparing it with an int32
+# counter failed, and tf.argmax's default stays int64.
+def test_shape_and_size_default_to_int32_as_in_tf():
+    x = tf.placeholder(tf.float32, [None, 3])
+    assert tf.shape(x).dtype == tf.int32
+    assert tf.size(x).dtype == tf.int32
+    assert tf.argmax(x, 1).dtype == tf.int64
+    assert tf.shape(x, out_type=tf.int64).dtype == tf.int64
+    dims = tf.concat([tf.shape(x)[:1], tf.constant([3], tf.int32)], 0)
+    y = tf.reshape(x, dims)
+    with tf.Session() as sess:
+        s, n, d, yv = sess.run([tf.shape(x), tf.size(x), dims, y],
+                                  {x: np.ones((2, 3), np.float32)})
+    assert s.dtype == np.int32 and list(s) == [2, 3]
+    assert n.dtype == np.int32 and n == 6
+    assert list(d) == [2, 3] and yv.shape == (2, 3)
+
+
 def test_output_type_and_out_type_are_honoured():
     x = tf.constant([[1.0, 3.0, 2.0], [5.0, 4.0, 0.0]])
     assert tf.argmax(x, 1, output_type=tf.int32).dtype == tf.int32
@@ -387,7 +406,7 @@ def test_output_type_and_out_type_are_honoured():
     assert tf.argmax(x, 1).dtype == tf.int64
     assert tf.shape(x, out_type=tf.int32).dtype == tf.int32
     assert tf.size(x, out_type=tf.int32).dtype == tf.int32
-    assert tf.shape(x).dtype == tf.int64  # Loom's default (TF's is int32): docs/python_core.md
+    assert tf.shape(x).dtype == tf.int32  # TF's default
     with tf.Session() as sess:
         a, s = sess.run([tf.argmax(x, 1, output_type=tf.int32), tf.shape(x, out_type=tf.int32)])
     np.testing.assert_array_equal(a, [1, 0])

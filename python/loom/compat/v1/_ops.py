@@ -739,18 +739,21 @@ def reshape(tensor, shape, name=None):
 NAMESPACES[""]["reshape"] = reshape
 
 
-def _with_out_type(generated, what, keyword, position):
+def _with_out_type(generated, what, keyword, position, default):
     """tf.shape / tf.size (out_type) and tf.argmax / tf.argmin (output_type): Loom's ops
-    give int64 (TF's shape and size default to int32); the dtype asked for, by keyword or
-    at `position`, is honoured with a Cast instead of being dropped."""
+    give int64; the dtype asked for, by keyword or at `position`, is honoured with a Cast
+    instead of being dropped, and without one the result has TF 1.15's default dtype
+    (int32 for shape and size, int64 for argmax and argmin)."""
 
     def f(*args, **kwargs):
         args = list(args)
         out_type = kwargs.pop(keyword, None)
         if len(args) > position:
             out_type = args.pop(position)
+        if out_type is None:
+            out_type = default
         out = generated(*args, **kwargs)
-        if out_type is None or _dtypes.as_dtype(out_type) == out.dtype:
+        if _dtypes.as_dtype(out_type) == out.dtype:
             return out
         out_type = _dtypes.as_dtype(out_type)
         if out_type not in (_dtypes.int32, _dtypes.int64):
@@ -763,12 +766,13 @@ def _with_out_type(generated, what, keyword, position):
     return f
 
 
-for _what, _keyword, _position in (("shape", "out_type", 2), ("size", "out_type", 2),
-                                   ("argmax", "output_type", 4), ("argmin", "output_type", 4)):
+for _what, _keyword, _position, _default in (
+        ("shape", "out_type", 2, _dtypes.int32), ("size", "out_type", 2, _dtypes.int32),
+        ("argmax", "output_type", 4, _dtypes.int64), ("argmin", "output_type", 4, _dtypes.int64)):
     for _ns in ("", "math"):
         if _what in NAMESPACES[_ns]:
             NAMESPACES[_ns][_what] = _with_out_type(NAMESPACES[_ns][_what], _what, _keyword,
-                                                    _position)
+                                                    _position, _default)
 
 
 def global_norm(t_list, name=None):

@@ -168,7 +168,7 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
     inputs = _fw.convert_to_tensor(inputs)
     with _variables.variable_scope(scope or "rnn"):
         x = inputs if time_major else tf.transpose(inputs, [1, 0, 2])
-        batch = tf.shape(x)[1]
+        batch = tf.shape(x, out_type=tf.int64)[1]
         if initial_state is None:
             if dtype is None:
                 raise ValueError("If there is no initial_state, you must give a dtype.")

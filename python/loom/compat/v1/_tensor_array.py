@@ -210,7 +210,7 @@ class TensorArray:
                                  "scalars (use stack)" % self._shared.name)
             if shape.dims is not None and all(d is not None for d in shape.dims[1:]):
                 return tf.reshape(stacked, [-1] + shape.dims[1:])
-            rest = tf.shape(stacked)[2:]
+            rest = tf.shape(stacked, out_type=tf.int64)[2:]
             return tf.reshape(stacked, tf.concat([tf.constant([-1], dtype=tf.int64), rest], 0))
 
     def unstack(self, value, name=None):

@@ -171,21 +171,21 @@ def _length(elems_flat):
     if not dims:
         raise ValueError("elems must have a first dimension to loop over, got shape %s"
                          % elems_flat[0].shape)
-    return tf.shape(elems_flat[0])[0], dims[0]
+    return tf.shape(elems_flat[0], out_type=tf.int64)[0], dims[0]
 
 
 def _collect(tf, flat_acc, value, prepend=False):
     """flat_acc (a flat vector) with value's elements appended (or prepended), and value's
     shape (int64 vector)."""
     parts = [flat_acc, tf.reshape(value, [-1])]
-    return tf.concat(parts[::-1] if prepend else parts, 0), tf.shape(value)
+    return tf.concat(parts[::-1] if prepend else parts, 0), tf.shape(value, out_type=tf.int64)
 
 
 def _collector_vars(tf, first=None, dtype=None):
     """The two loop variables of one collection: empty, or holding `first`."""
     if first is None:
         return [tf.zeros([0], dtype=dtype), tf.constant([], dtype=tf.int64)]
-    return [tf.reshape(first, [-1]), tf.shape(first)]
+    return [tf.reshape(first, [-1]), tf.shape(first, out_type=tf.int64)]
 
 
 def _stacked(tf, acc, elem_shape, n, n_static, like):
