@@ -750,12 +750,10 @@ def _with_out_type(generated, what, keyword, position, default):
         out_type = kwargs.pop(keyword, None)
         if len(args) > position:
             out_type = args.pop(position)
-        if out_type is None:
-            out_type = default
+        out_type = default if out_type is None else _dtypes.as_dtype(out_type)
         out = generated(*args, **kwargs)
-        if _dtypes.as_dtype(out_type) == out.dtype:
+        if out_type == out.dtype:
             return out
-        out_type = _dtypes.as_dtype(out_type)
         if out_type not in (_dtypes.int32, _dtypes.int64):
             raise TypeError("tf.%s: %s must be int32 or int64, got %s"
                             % (what, keyword, out_type.name))
