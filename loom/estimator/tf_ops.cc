@@ -401,6 +401,11 @@ const std::map<std::string, TfOp>& OpTable() {
       {"Sub", [](OpContext& c) { return Binary(c, Sub); }},
       {"Mul", [](OpContext& c) { return Binary(c, Mul); }},
       {"RealDiv", [](OpContext& c) { return Binary(c, Div); }},
+      // TF's Div and TruncateDiv truncate integer quotients, as Loom's Div does.
+      {"Div", [](OpContext& c) { return Binary(c, Div); }},
+      {"TruncateDiv", [](OpContext& c) { return Binary(c, Div); }},
+      {"FloorDiv", [](OpContext& c) { return Binary(c, FloorDiv); }},
+      {"FloorMod", [](OpContext& c) { return Binary(c, FloorMod); }},
       {"Maximum", [](OpContext& c) { return Binary(c, Maximum); }},
       {"Minimum", [](OpContext& c) { return Binary(c, Minimum); }},
       {"Neg", [](OpContext& c) { return Unary(c, Neg); }},

@@ -214,6 +214,13 @@ TEST(TfGraphOpsTest, ArrayAndReductionOps) {
   g.Add("mx", "Maximum", {"x", "two"});
   g.Add("sub", "Sub", {"x", "two"});
   g.Add("div", "RealDiv", {"sub", "mx"});  // (x - 2) / max(x, 2)
+  // Python's // and % (TF's FloorDiv, FloorMod) against C's truncation (TruncateDiv).
+  g.Add("fdiv", "FloorDiv", {"sub", "two"});  // floor([-1, 0, 1, 2, 3, 4] / 2)
+  g.Add("fmod", "FloorMod", {"sub", "two"});
+  g.Ints("minus2", {-2}, {});
+  g.Add("ifdiv", "FloorDiv", {"sh", "minus2"});     // [3, 2] // -2
+  g.Add("itdiv", "TruncateDiv", {"sh", "minus2"});  // trunc([3, 2] / -2)
+  g.Add("imod", "FloorMod", {"sh", "minus2"});
   estimator_testing::TempDir dir;
   auto model = TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"x", "x:0"}},
                                         {{"r", "r"},
@@ -224,7 +231,12 @@ TEST(TfGraphOpsTest, ArrayAndReductionOps) {
                                          {"mean", "mean"},
                                          {"sum", "sum"},
                                          {"am", "amf"},
-                                         {"div", "div"}});
+                                         {"div", "div"},
+                                         {"fdiv", "fdiv"},
+                                         {"fmod", "fmod"},
+                                         {"ifdiv", "ifdiv"},
+                                         {"itdiv", "itdiv"},
+                                         {"imod", "imod"}});
   auto out = model->Run("serving_default",
                         {{"x", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3})}});
   EXPECT_EQ(out["r"].shape(), Shape({3, 2}));
@@ -241,6 +253,11 @@ TEST(TfGraphOpsTest, ArrayAndReductionOps) {
   EXPECT_EQ(Values<float>(out["am"]), (std::vector<float>{2, 2}));
   EXPECT_EQ(Values<float>(out["div"]),
             (std::vector<float>{-0.5f, 0, 1.f / 3, 0.5f, 0.6f, 4.f / 6}));
+  EXPECT_EQ(Values<float>(out["fdiv"]), (std::vector<float>{-1, 0, 0, 1, 1, 2}));
+  EXPECT_EQ(Values<float>(out["fmod"]), (std::vector<float>{1, 0, 1, 0, 1, 0}));
+  EXPECT_EQ(Values<int32_t>(out["ifdiv"]), (std::vector<int32_t>{-2, -1}));
+  EXPECT_EQ(Values<int32_t>(out["itdiv"]), (std::vector<int32_t>{-1, -1}));
+  EXPECT_EQ(Values<int32_t>(out["imod"]), (std::vector<int32_t>{-1, 0}));
 }
 
 TEST(TfGraphOpsTest, NnOps) {

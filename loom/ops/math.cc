@@ -68,7 +68,55 @@ struct LogicalNotF {
 LOOM_BINARY_FUNCTOR(AddF, T, a + b)
 LOOM_BINARY_FUNCTOR(SubF, T, a - b)
 LOOM_BINARY_FUNCTOR(MulF, T, a* b)
-LOOM_BINARY_FUNCTOR(DivF, T, a / b)
+// Integer division by zero is caught by the kernel before these run. The one overflowing
+// quotient, the most negative value over -1, wraps to itself (two's complement, as numpy
+// does) instead of trapping: `WrapNeg` negates without signed overflow.
+template <typename T>
+T WrapNeg(T a) {
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(0) -
+                        static_cast<std::make_unsigned_t<T>>(a));
+}
+struct DivF {  // truncating for integers, as C++ and TF's Div / TruncateDiv
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      if (b == -1) return WrapNeg(a);
+    }
+    return static_cast<T>(a / b);
+  }
+};
+// TF's FloorDiv: the quotient rounded toward -inf (Python's //); floor(a / b) for floats.
+struct FloorDivF {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      if (b == -1) return WrapNeg(a);
+      const T q = a / b;
+      return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+    } else if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(a / b);
+    } else {
+      return std::floor(a / b);
+    }
+  }
+};
+// TF's FloorMod: the remainder with the divisor's sign (Python's %), a == FloorDiv(a, b) * b
+// + FloorMod(a, b); for floats from fmod, exact, as TF's functor (not a - floor(a/b) * b).
+struct FloorModF {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      if (b == -1) return T{0};
+      const T r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+    } else if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(a % b);
+    } else {
+      const T r = std::fmod(a, b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    }
+  }
+};
 // NaN propagates as in numpy's maximum/minimum: `a != a` is true only for NaN (and always
 // false for integers, where it folds away); a NaN `b` wins because `a > b` is false.
 LOOM_BINARY_FUNCTOR(MaximumF, T, a > b || a != a ? a : b)
@@ -122,7 +170,8 @@ void BinaryKernel(KernelContext& c) {
   Dispatch<D>(a.dtype(), c.node().op(), [&](auto tag) {
     using T = decltype(tag);
     using TO = decltype(F{}(T{}, T{}));
-    if constexpr (std::is_same_v<F, DivF> && std::is_integral_v<T>) {
+    if constexpr ((std::is_same_v<F, DivF> || std::is_same_v<F, FloorDivF> ||
+                   std::is_same_v<F, FloorModF>)&&std::is_integral_v<T>) {
       for (T v : b.flat<T>()) {
         if (v == 0) c.Fail("integer division by zero (divisor ", b.shape(), ")");
       }
@@ -198,6 +247,26 @@ const OpDef& DivOp() {
         Output y = g.input(1);
         return {SumToShapeOf(s, Div(s, g.grad(), y), g.input(0)),
                 SumToShapeOf(s, Neg(s, Mul(s, g.grad(), Div(s, g.output(), y))), y)};
+      });
+  return op;
+}
+
+const OpDef& FloorDivOp() {
+  static const OpDef op = ElementwiseOp<FloorDivF, Domain::kNumeric, 2>(
+      "FloorDiv", nullptr,
+      "FloorDiv is piecewise constant (zero gradient almost everywhere); wrap it in "
+      "StopGradient where that is meant");
+  return op;
+}
+
+const OpDef& FloorModOp() {
+  static const OpDef op = ElementwiseOp<FloorModF, Domain::kNumeric, 2>(
+      "FloorMod", [](const GradContext& g) -> std::vector<GradOutput> {
+        // z = x - floor(x / y) * y: d/dx = 1, d/dy = -floor(x / y) (TF's rule)
+        const Scope& s = g.scope();
+        Output x = g.input(0), y = g.input(1);
+        return {SumToShapeOf(s, g.grad(), x),
+                SumToShapeOf(s, Neg(s, Mul(s, g.grad(), FloorDiv(s, x, y))), y)};
       });
   return op;
 }
@@ -423,6 +492,8 @@ Output Div(const Scope& s, Input x, Input y) { return BuildBinary(DivOp(), s, x,
 Output Maximum(const Scope& s, Input x, Input y) { return BuildBinary(MaximumOp(), s, x, y); }
 Output Minimum(const Scope& s, Input x, Input y) { return BuildBinary(MinimumOp(), s, x, y); }
 Output Pow(const Scope& s, Input x, Input y) { return BuildBinary(PowOp(), s, x, y); }
+Output FloorDiv(const Scope& s, Input x, Input y) { return BuildBinary(FloorDivOp(), s, x, y); }
+Output FloorMod(const Scope& s, Input x, Input y) { return BuildBinary(FloorModOp(), s, x, y); }
 
 Output Neg(const Scope& s, Input x) { return BuildUnary(NegOp(), s, x); }
 Output Abs(const Scope& s, Input x) { return BuildUnary(AbsOp(), s, x); }
@@ -450,12 +521,12 @@ Output LogicalNot(const Scope& s, Input x) { return BuildUnary(LogicalNotOp(), s
 
 void RegisterMathOps(OpRegistry& registry) {
   for (const OpDef* op :
-       {&AddOp(),        &SubOp(),       &MulOp(),     &DivOp(),          &PowOp(),
-        &MaximumOp(),    &MinimumOp(),   &NegOp(),     &AbsOp(),          &SquareOp(),
-        &ExpOp(),        &LogOp(),       &Log1pOp(),   &SqrtOp(),         &RsqrtOp(),
-        &ReciprocalOp(), &SignOp(),      &FloorOp(),   &EqualOp(),        &NotEqualOp(),
-        &LessOp(),       &LessEqualOp(), &GreaterOp(), &GreaterEqualOp(), &LogicalAndOp(),
-        &LogicalOrOp(),  &LogicalNotOp()}) {
+       {&AddOp(),        &SubOp(),        &MulOp(),      &DivOp(),          &PowOp(),
+        &MaximumOp(),    &MinimumOp(),    &NegOp(),      &AbsOp(),          &SquareOp(),
+        &ExpOp(),        &LogOp(),        &Log1pOp(),    &SqrtOp(),         &RsqrtOp(),
+        &ReciprocalOp(), &SignOp(),       &FloorOp(),    &EqualOp(),        &NotEqualOp(),
+        &LessOp(),       &LessEqualOp(),  &GreaterOp(),  &GreaterEqualOp(), &LogicalAndOp(),
+        &LogicalOrOp(),  &LogicalNotOp(), &FloorDivOp(), &FloorModOp()}) {
     registry.Register(*op);
   }
   math_internal::RegisterMathSelectOps(registry);

@@ -18,14 +18,19 @@
 
 namespace loom {
 
-// Arithmetic on float32, float64, int32, int64, uint8. Integer Div truncates and fails on
-// a zero divisor.
+// Arithmetic on float32, float64, int32, int64, uint8. Integer Div truncates (C++, TF's
+// Div and TruncateDiv); FloorDiv rounds toward -inf and FloorMod takes the divisor's sign
+// (Python's // and %, TF's FloorDiv and FloorMod: -7 // 2 == -4, -7 % 2 == 1; floats:
+// floor(x / y) and fmod adjusted to y's sign). All three fail on an integer zero divisor;
+// the most negative integer over -1 wraps to itself (quotient) and 0 (remainder).
 Output Add(const Scope& scope, Input x, Input y);
 Output Sub(const Scope& scope, Input x, Input y);
 Output Mul(const Scope& scope, Input x, Input y);
 Output Div(const Scope& scope, Input x, Input y);
 Output Maximum(const Scope& scope, Input x, Input y);
 Output Minimum(const Scope& scope, Input x, Input y);
+Output FloorDiv(const Scope& scope, Input x, Input y);  // not differentiable
+Output FloorMod(const Scope& scope, Input x, Input y);  // d/dx 1, d/dy -FloorDiv(x, y)
 // Floating only.
 Output Pow(const Scope& scope, Input x, Input y);
 

@@ -153,6 +153,65 @@ TEST(MathTest, IntegerArithmeticAndDivisionByZero) {
   EXPECT_NE(message.find("bad_div"), std::string::npos) << message;
 }
 
+TEST(MathTest, FloorDivAndFloorModRoundTowardMinusInfinityAsPython) {
+  Graph graph;
+  Scope s(graph);
+  // Every sign pair, exact multiples, and the one overflowing quotient (INT_MIN / -1).
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
+  const std::vector<int32_t> xs = {7, -7, 7, -7, 6, -6, 0, kMin, kMin, 5};
+  const std::vector<int32_t> ys = {2, 2, -2, -2, 3, 3, 4, -1, 3, 1};
+  auto a = Const(s, Tensor::FromVector<int32_t>(xs));
+  auto b = Const(s, Tensor::FromVector<int32_t>(ys));
+  Session session(graph);
+  std::vector<int32_t> want_div, want_mod, want_trunc;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    // Python's // and % from float64 floor, and C's truncation, as references.
+    const int64_t x = xs[i], y = ys[i];
+    const auto q =
+        static_cast<int64_t>(std::floor(static_cast<double>(x) / static_cast<double>(y)));
+    want_div.push_back(static_cast<int32_t>(static_cast<uint32_t>(q)));  // INT_MIN / -1 wraps
+    want_mod.push_back(static_cast<int32_t>(x - q * y));
+    want_trunc.push_back(static_cast<int32_t>(static_cast<uint32_t>(x / y)));
+  }
+  EXPECT_EQ(Values<int32_t>(session.Eval(FloorDiv(s, a, b))), want_div);
+  EXPECT_EQ(Values<int32_t>(session.Eval(FloorMod(s, a, b))), want_mod);
+  EXPECT_EQ(Values<int32_t>(session.Eval(Div(s, a, b))), want_trunc);
+  EXPECT_EQ(want_div[1], -4);  // the cases that differ from truncation, spelled out
+  EXPECT_EQ(want_mod[1], 1);
+  EXPECT_EQ(want_mod[2], -1);
+
+  // int64 and uint8 with a broadcast scalar divisor.
+  auto l = Const(s, Tensor::FromVector<int64_t>({-9, -1, 0, 1, 9}));
+  EXPECT_EQ(Values<int64_t>(session.Eval(FloorDiv(s, l, int64_t{4}))),
+            (std::vector<int64_t>{-3, -1, 0, 0, 2}));
+  EXPECT_EQ(Values<int64_t>(session.Eval(FloorMod(s, l, int64_t{4}))),
+            (std::vector<int64_t>{3, 3, 0, 1, 1}));
+  auto u = Const(s, Tensor::FromVector<uint8_t>({250, 7}));
+  EXPECT_EQ(
+      Values<uint8_t>(session.Eval(FloorMod(s, u, Const(s, Tensor::FromVector<uint8_t>({7}))))),
+      (std::vector<uint8_t>{5, 0}));
+
+  // Floats: floor(x / y), and the remainder with y's sign (fmod-based: exact).
+  auto f = Const(s, Tensor::FromVector<double>({7.5, -7.5, 7.5, -7.5, 1e17 + 8}));
+  auto g = Const(s, Tensor::FromVector<double>({2, 2, -2, -2, 3}));
+  EXPECT_EQ(Values<double>(session.Eval(FloorDiv(s, f, g))),
+            (std::vector<double>{3, -4, -4, 3, std::floor((1e17 + 8) / 3)}));
+  EXPECT_EQ(Values<double>(session.Eval(FloorMod(s, f, g))),
+            (std::vector<double>{1.5, 0.5, -0.5, -1.5, std::fmod(1e17 + 8, 3)}));
+
+  // A zero integer divisor fails naming the node, for each of the three.
+  auto zero = Const(s, Tensor::FromVector<int32_t>({1, 0, 1, 1, 1, 1, 1, 1, 1, 1}));
+  for (auto [name, fn] :
+       std::vector<std::pair<const char*, Output (*)(const Scope&, Input, Input)>>{
+           {"bad_floordiv", [](const Scope&sc, Input x, Input y) { return FloorDiv(sc, x, y); }},
+           {"bad_floormod", [](const Scope&sc, Input x, Input y) { return FloorMod(sc, x, y); }},
+           {"bad_div", [](const Scope&sc, Input x, Input y) { return Div(sc, x, y); }}}) {
+    std::string message = ErrorOf([&] { session.Eval(fn(s.WithOpName(name), a, zero)); });
+    EXPECT_NE(message.find("division by zero"), std::string::npos) << message;
+    EXPECT_NE(message.find(name), std::string::npos) << message;
+  }
+}
+
 TEST(MathTest, ComparisonsLogicSelectCast) {
   Graph graph;
   Scope s(graph);
@@ -321,6 +380,23 @@ TEST(MathGradTest, BinaryArithmeticWithBroadcasting) {
       EXPECT_LT(err, kTol) << name << " " << sa << " " << sb;
     }
   }
+}
+
+TEST(MathGradTest, FloorModAwayFromItsJumpsAndFloorDivRefusesGradients) {
+  // x in (0.2, 0.8) + 3k, y in (2.0, 2.1): x / y stays clear of integers, where FloorMod jumps.
+  Tensor x = RandomDoubles({2, 3}, 3, 0.2, 0.8);
+  Tensor y = RandomDoubles({3}, 4, 2.0, 2.1);
+  for (int i = 0; i < 6; ++i) x.data<double>()[i] += 3.0 * (i % 3) - 3.0;
+  EXPECT_LT(
+      MaxGradientError([](const Scope& s, const Xs& v) { return FloorMod(s, v[0], v[1]); }, {x, y}),
+      kTol);
+  Graph graph;
+  Scope s(graph);
+  auto p = Placeholder(s, kFloat64, Shape({3}));
+  std::string message =
+      ErrorOf([&] { Gradients(s, {Sum(s, FloorDiv(s.WithOpName("fd"), p, 2.0))}, {p}); });
+  EXPECT_NE(message.find("FloorDiv"), std::string::npos) << message;
+  EXPECT_NE(message.find("StopGradient"), std::string::npos) << message;
 }
 
 TEST(MathGradTest, MaximumMinimumAwayFromTies) {

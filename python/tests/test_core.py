@@ -321,6 +321,45 @@ def test_floormod_and_the_percent_operator_follow_tf_signs_and_gradients():
     np.testing.assert_allclose(vgy, -np.floor(np.array([-7.0, 7.0, -7.5, 7.5]) /
                                              np.array([2.0, -2.0, 2.0, 2.0])))
     assert tf.math.floormod is tf.floormod
-    # No integer floor division in Loom: a clear error naming the dtype, not a truncation.
-    with pytest.raises(tf.errors.InvalidArgumentError, match="int32"):
-        tf.constant([-7]) % tf.constant([2])
+
+
+def test_integer_division_follows_tf_python3_semantics():
+    # TF 1.15: `/`, tf.divide and tf.truediv are true division (int32 and int64 operands
+    # become float64); `//` and tf.floordiv round toward -inf; `%` takes the divisor's sign;
+    # tf.div is TF1's Python 2 division (floor for integers). Loom once truncated all of
+    # these for integers: 7 / 2 == 3 and -7 // 2 == -3, silently.
+    tf.reset_default_graph()
+    xs, ys = [7, -7, 7, -7, 6, 0], [2, 2, -2, -2, 3, 5]
+    for dtype in (tf.int32, tf.int64):
+        x, y = tf.constant(xs, dtype=dtype), tf.constant(ys, dtype=dtype)
+        ops = [x / y, tf.divide(x, y), tf.truediv(x, y), x // y, tf.floordiv(x, y),
+               x % y, tf.mod(x, y), tf.div(x, y), x // 2, -7 % y, 7 / x[0]]
+        assert [o.dtype for o in ops[:3]] == [tf.float64] * 3
+        assert all(o.dtype == dtype for o in ops[3:10])
+        with tf.Session() as sess:
+            v = sess.run(ops)
+        a, b = np.array(xs), np.array(ys)
+        for i in range(3):
+            np.testing.assert_array_equal(v[i], a / b)
+        for i in (3, 4, 7):
+            np.testing.assert_array_equal(v[i], a // b)
+        for i in (5, 6):
+            np.testing.assert_array_equal(v[i], a % b)
+        np.testing.assert_array_equal(v[8], a // 2)
+        np.testing.assert_array_equal(v[9], -7 % b)
+        assert v[10] == 1.0
+    # uint8 true division gives float32, floats keep their dtype, bool is TF's TypeError.
+    assert (tf.constant([3], dtype=tf.uint8) / tf.constant([2], dtype=tf.uint8)).dtype == tf.float32
+    assert (tf.constant([3.0]) / 2).dtype == tf.float32
+    with pytest.raises(TypeError, match="Invalid dtype"):
+        tf.constant([True]) / tf.constant([True])
+    # An integer zero divisor is an error naming the op, not a crash or a garbage value.
+    with pytest.raises(tf.errors.InvalidArgumentError, match="division by zero"):
+        with tf.Session() as sess:
+            sess.run(tf.constant([1]) // tf.constant([0]))
+    # Floats: floor division and the remainder of TF's FloorMod, inside a dataset map too.
+    ds = tf.data.Dataset.range(10).filter(lambda i: tf.equal(i % 3, 0)).map(lambda i: i // 2)
+    nxt = tf.data.make_one_shot_iterator(ds).get_next()
+    with tf.Session() as sess:
+        got = [sess.run(nxt) for _ in range(4)]
+    assert got == [0, 1, 3, 4]

@@ -110,7 +110,7 @@ def apply_op(op_type, inputs, attrs=None, name=None, same_dtype=False):
 
 
 _SAME_DTYPE = {"Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Equal", "NotEqual",
-               "Less", "LessEqual", "Greater", "GreaterEqual", "SquaredDifference", "FloorDiv",
+               "Less", "LessEqual", "Greater", "GreaterEqual", "SquaredDifference", "FloorDiv", "FloorMod",
                "AddN", "BiasAdd", "MatMul", "BatchMatMul", "Assign", "AssignAdd", "AssignSub",
                "ClipByValue", "SoftmaxCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogits"}
 
@@ -199,9 +199,6 @@ _TABLE = [
     (("", "math"), "add", "Add", "x, y, name=None", ("x", "y"), {}),
     (("", "math"), "subtract", "Sub", "x, y, name=None", ("x", "y"), {}),
     (("", "math"), "multiply", "Mul", "x, y, name=None", ("x", "y"), {}),
-    (("", "math"), "divide", "Div", "x, y, name=None", ("x", "y"), {}),
-    (("", "math"), "div", "Div", "x, y, name=None", ("x", "y"), {}),
-    (("", "math"), "truediv", "Div", "x, y, name=None", ("x", "y"), {}),
     (("", "math"), "realdiv", "Div", "x, y, name=None", ("x", "y"), {}),
     (("", "math"), "maximum", "Maximum", "x, y, name=None", ("x", "y"), {}),
     (("", "math"), "minimum", "Minimum", "x, y, name=None", ("x", "y"), {}),
@@ -577,20 +574,57 @@ def where(condition, x=None, y=None, name=None):
     return NAMESPACES[""]["where_v2"](condition, x, y, name=name)
 
 
+# TF 1.15's _TRUEDIV_TABLE: `x / y`, tf.divide and tf.truediv turn integer operands into
+# floats first (int32 and int64 into float64), so 7 / 2 is 3.5, never a truncated 3.
+_TRUEDIV_FLOAT = {"uint8": _dtypes.float32, "int32": _dtypes.float64,
+                  "int64": _dtypes.float64}
+
+
+def truediv(x, y, name=None):
+    """tf.truediv / tf.divide / `x / y`: true division; integer operands are cast to float
+    as TF's _TRUEDIV_TABLE says (uint8 to float32, int32 and int64 to float64); bool is a
+    TypeError, as in TF."""
+    x, y = _to_inputs([x, y], True)
+    if x.dtype != y.dtype:
+        raise TypeError("x and y must have the same dtype, got %r != %r" % (x.dtype, y.dtype))
+    if not (x.dtype.is_floating or x.dtype.name in _TRUEDIV_FLOAT):
+        raise TypeError("Invalid dtype %r in __truediv__" % (x.dtype,))
+    to = _TRUEDIV_FLOAT.get(x.dtype.name)
+    if to is not None:
+        x, y = NAMESPACES[""]["cast"](x, to), NAMESPACES[""]["cast"](y, to)
+    return raw_ops.Div(x, y, name=name or "truediv")
+
+
+def divide(x, y, name=None):
+    """tf.divide / tf.math.divide: `x / y` (true division, see truediv)."""
+    return truediv(x, y, name=name or "div")
+
+
+def div(x, y, name=None):
+    """tf.div (TF1's Python 2 semantics): floor division for integers, true division for
+    floats."""
+    x, y = _to_inputs([x, y], True)
+    if x.dtype.is_floating:
+        return raw_ops.Div(x, y, name=name or "div")
+    return raw_ops.FloorDiv(x, y, name=name or "div")
+
+
 def floordiv(x, y, name=None):
-    return NAMESPACES[""]["floor"](NAMESPACES[""]["divide"](x, y), name=name or "floordiv")
+    """tf.floordiv / `x // y`: TF's FloorDiv, the quotient rounded toward -inf for every
+    dtype (-7 // 2 == -4; floor(x / y) for floats). Not differentiable (wrap it in
+    tf.stop_gradient where that is meant)."""
+    return raw_ops.FloorDiv(x, y, name=name or "floordiv")
 
 
 def floormod(x, y, name=None):
-    """tf.math.floormod / tf.mod / `x % y`: x - floor(x / y) * y, the result with y's sign,
-    as TF's FloorMod (gradients 1 and -floor(x / y), as TF's). Floating dtypes only: Loom
-    has no integer floor division, so an integer operand is the InvalidArgumentError of
-    floordiv naming the dtype."""
-    # floor(x / y) is piecewise constant: its gradient is zero, which StopGradient says
-    # (Loom's Floor refuses to be differentiated, to catch a model that would not learn).
-    q = NAMESPACES[""]["stop_gradient"](floordiv(x, y))
-    return NAMESPACES[""]["subtract"](x, NAMESPACES[""]["multiply"](q, y),
-                                      name=name or "floormod")
+    """tf.math.floormod / tf.mod / `x % y`: TF's FloorMod, the remainder with y's sign
+    (-7 % 2 == 1, 7 % -2 == -1), integers and floats (exact, from fmod); gradients 1 and
+    -floor(x / y), as TF's."""
+    return raw_ops.FloorMod(x, y, name=name or "floormod")
+
+
+for _ns in ("", "math"):
+    NAMESPACES[_ns].update(truediv=truediv, divide=divide, div=div)
 
 
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
@@ -693,8 +727,8 @@ def _install_operators():
     T.__rsub__ = _binary("subtract", True)
     T.__mul__ = _binary("multiply")
     T.__rmul__ = _binary("multiply", True)
-    T.__truediv__ = _binary("divide")
-    T.__rtruediv__ = _binary("divide", True)
+    T.__truediv__ = lambda s, o: truediv(s, o)
+    T.__rtruediv__ = lambda s, o: truediv(o, s)
     T.__floordiv__ = lambda s, o: floordiv(s, o)
     T.__rfloordiv__ = lambda s, o: floordiv(o, s)
     T.__mod__ = lambda s, o: floormod(s, o)
