@@ -571,6 +571,7 @@ void RegisterArrayOps(OpRegistry& registry) {
   RegisterArrayJoinOps(registry);
   RegisterArrayIndexOps(registry);
   RegisterArrayGatherOps(registry);
+  RegisterArraySequenceOps(registry);
 }
 
 }  // namespace loom

@@ -72,6 +72,20 @@ Output StridedSlice(const Scope& scope, Input x, const std::vector<int64_t>& beg
 // An index outside [0, params.dim(axis)) fails at run time naming it.
 Output Gather(const Scope& scope, Input params, Input indices, int64_t axis = 0);
 
+// TF's Range: start, start + delta, ... while short of limit (exclusive), the scalars of one
+// dtype (float32, float64, int32, int64; limit and delta literals take start's dtype). Its
+// length is known at construction when all three are constants; a zero delta, or a start
+// past the limit in delta's direction, fails naming the node. Not differentiable.
+Output Range(const Scope& scope, Input start, Input limit, Input delta);
+
+// TF's Cumsum: running sums along `axis`; `exclusive` leaves each element out of its own
+// sum (the first is 0), `reverse` sums from the end. float32, float64, int32, int64.
+struct CumsumOptions {
+  bool exclusive = false;
+  bool reverse = false;
+};
+Output Cumsum(const Scope& scope, Input x, int64_t axis = 0, CumsumOptions options = {});
+
 // A one-hot encoding of integer `indices`: a new dim of size `depth` at `axis` (-1: last)
 // holding `on` at the index and `off` elsewhere (all `off` for an index outside
 // [0, depth)). dtype: float32, float64, int32 or int64.

@@ -78,6 +78,7 @@ void RegisterArrayTransposeOps(OpRegistry& registry);
 void RegisterArrayJoinOps(OpRegistry& registry);
 void RegisterArrayIndexOps(OpRegistry& registry);
 void RegisterArrayGatherOps(OpRegistry& registry);
+void RegisterArraySequenceOps(OpRegistry& registry);  // array_sequence.cc
 
 }  // namespace loom::array_internal
 

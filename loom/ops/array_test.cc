@@ -731,3 +731,83 @@ TEST(ArrayRegistryTest, RegistersEveryOp) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+TEST(RangeTest, LengthsSignsAndDtypesAsTf) {
+  Graph graph;
+  Scope s(graph);
+  auto ints = [&](int64_t a, int64_t b, int64_t d) {
+    Output r = Range(s, Const(s, Tensor::Scalar<int64_t>(a)), b, d);
+    Tensor t = Eval(graph, r);
+    EXPECT_EQ(r.shape(), t.shape()) << "constant inputs give the static length";
+    auto v = t.flat<int64_t>();
+    return std::vector<int64_t>(v.begin(), v.end());
+  };
+  EXPECT_EQ(ints(0, 5, 1), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(ints(1, 8, 3), (std::vector<int64_t>{1, 4, 7}));
+  EXPECT_EQ(ints(5, 0, -2), (std::vector<int64_t>{5, 3, 1}));
+  EXPECT_EQ(ints(3, 3, 1), (std::vector<int64_t>{}));
+  // Floats: ceil(|limit - start| / delta) elements, accumulated (val += delta) as TF does.
+  Output f = Range(s, Const(s, Tensor::Scalar<float>(0.f)), 1.f, 0.3f);
+  Tensor ft = Eval(graph, f);
+  ASSERT_EQ(ft.NumElements(), 4);
+  float want = 0.f;
+  for (int i = 0; i < 4; ++i, want += 0.3f) EXPECT_EQ(ft.flat<float>()[i], want);
+  // A computed limit: the length is unknown until the run.
+  Output limit = Placeholder(s, kInt32, Shape({}));
+  Output dyn = Range(s, Const(s, Tensor::Scalar<int32_t>(2)), limit, 2);
+  EXPECT_EQ(dyn.shape(), Shape({kUnknownDim}));
+  Tensor dt = Eval(graph, dyn, {{limit, Tensor::Scalar<int32_t>(7)}});
+  EXPECT_EQ(dt.dtype(), kInt32);
+  EXPECT_EQ(std::vector<int32_t>(dt.flat<int32_t>().begin(), dt.flat<int32_t>().end()),
+            (std::vector<int32_t>{2, 4, 6}));
+  // Bad ranges fail at construction when constant, at run time when computed.
+  EXPECT_CONTAINS(
+      ErrorOf([&] { Range(s.WithOpName("zero"), Const(s, Tensor::Scalar<int64_t>(0)), 4, 0); }),
+      "delta must not be 0");
+  EXPECT_CONTAINS(
+      ErrorOf([&] { Range(s.WithOpName("back"), Const(s, Tensor::Scalar<int64_t>(5)), 1, 1); }),
+      "back");
+  Output bad = Range(s.WithOpName("late"), Const(s, Tensor::Scalar<int32_t>(9)), limit, 1);
+  std::string message = ErrorOf([&] { Eval(graph, bad, {{limit, Tensor::Scalar<int32_t>(1)}}); });
+  EXPECT_CONTAINS(message, "late");
+  EXPECT_CONTAINS(message, "is past limit 1");
+  Output fs = Placeholder(s, kFloat32, Shape({}));
+  EXPECT_CONTAINS(ErrorOf([&] { Gradients(s, {Sum(s, Range(s, fs, 1.f, 0.3f))}, {fs}); }), "Range");
+}
+
+TEST(CumsumTest, ExclusiveReverseAxesAndGradient) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Const(s, Iota({2, 3}));  // [[0, 1, 2], [3, 4, 5]]
+  EXPECT_EQ(Values(Eval(graph, Cumsum(s, x, 1))), (std::vector<double>{0, 1, 3, 3, 7, 12}));
+  EXPECT_EQ(Values(Eval(graph, Cumsum(s, x, 0))), (std::vector<double>{0, 1, 2, 3, 5, 7}));
+  EXPECT_EQ(Values(Eval(graph, Cumsum(s, x, -1, {.exclusive = true}))),
+            (std::vector<double>{0, 0, 1, 0, 3, 7}));
+  EXPECT_EQ(Values(Eval(graph, Cumsum(s, x, 1, {.reverse = true}))),
+            (std::vector<double>{3, 3, 2, 12, 9, 5}));
+  EXPECT_EQ(Values(Eval(graph, Cumsum(s, x, 1, {.exclusive = true, .reverse = true}))),
+            (std::vector<double>{3, 2, 0, 9, 5, 0}));
+  auto i = Const(s, Tensor::FromVector<int32_t>({1, 2, 3}));
+  Tensor it = Eval(graph, Cumsum(s, i));
+  EXPECT_EQ(std::vector<int32_t>(it.flat<int32_t>().begin(), it.flat<int32_t>().end()),
+            (std::vector<int32_t>{1, 3, 6}));
+  EXPECT_CONTAINS(ErrorOf([&] { Cumsum(s.WithOpName("axis"), x, 2); }), "axis 2 is out of range");
+  for (CumsumOptions o : {CumsumOptions{}, CumsumOptions{.exclusive = true},
+                          CumsumOptions{.reverse = true}, CumsumOptions{true, true}}) {
+    for (int64_t axis : {0, 1}) {
+      EXPECT_LT(MaxGradientError(
+                    [axis, o](const Scope& sc, const std::vector<Output>& v) {
+                      return Cumsum(sc, v[0], axis, o);
+                    },
+                    {RandomDoubles({2, 3}, 5)}),
+                1e-6)
+          << axis << " " << o.exclusive << o.reverse;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace loom
