@@ -363,3 +363,36 @@ def test_integer_division_follows_tf_python3_semantics():
     with tf.Session() as sess:
         got = [sess.run(nxt) for _ in range(4)]
     assert got == [0, 1, 3, 4]
+
+
+def test_range_and_cumsum_as_tf():
+    # tf.range: TF 1.15's argument forms, dtype inference and a computed limit.
+    tf.reset_default_graph()
+    x = tf.placeholder(tf.float32, [None, 3])
+    n = tf.shape(x)[0]
+    ops = [tf.range(5), tf.range(1, 8, 3), tf.range(5, 0, -2), tf.range(0., 1., 0.25),
+           tf.range(3, dtype=tf.float32), tf.range(n), tf.range(tf.constant(4, tf.int64))]
+    assert [o.dtype for o in ops] == [tf.int32, tf.int32, tf.int32, tf.float32, tf.float32,
+                                      tf.int32, tf.int64]
+    assert ops[0].shape.as_list() == [5] and ops[5].shape.as_list() == [None]
+    c = [tf.cumsum([1, 2, 3]), tf.cumsum(tf.constant([[1., 2.], [3., 4.]]), axis=1, exclusive=True),
+         tf.math.cumsum([1, 2, 3], reverse=True)]
+    v = tf.placeholder(tf.float32, [3])
+    g, = tf.gradients(tf.reduce_sum(tf.cumsum(v) * tf.constant([1., 10., 100.])), [v])
+    with tf.Session() as sess:
+        r = sess.run(ops + c + [g], {x: np.zeros((4, 3)), v: [1., 2., 3.]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="past limit"):
+            sess.run(tf.range(n, 2), {x: np.zeros((4, 3))})
+    np.testing.assert_array_equal(r[0], np.arange(5))
+    np.testing.assert_array_equal(r[1], [1, 4, 7])
+    np.testing.assert_array_equal(r[2], [5, 3, 1])
+    np.testing.assert_array_equal(r[3], np.arange(0., 1., 0.25, dtype=np.float32))
+    np.testing.assert_array_equal(r[4], [0., 1., 2.])
+    np.testing.assert_array_equal(r[5], np.arange(4))
+    np.testing.assert_array_equal(r[6], np.arange(4))
+    np.testing.assert_array_equal(r[7], [1, 3, 6])
+    np.testing.assert_array_equal(r[8], [[0., 1.], [0., 3.]])
+    np.testing.assert_array_equal(r[9], [6, 5, 3])
+    np.testing.assert_array_equal(r[10], [111., 110., 100.])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="delta must not be 0"):
+        tf.range(0, 4, 0)

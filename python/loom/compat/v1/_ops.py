@@ -291,6 +291,8 @@ _TABLE = [
      "params, indices, validate_indices=None, name=None, axis=None, batch_dims=0",
      ("params", "indices"), {"axis": ("axis", lambda v, a: 0 if v is None else _int(v, a)),
                             "validate_indices": _DROP, "batch_dims": _DROP}),
+    (("", "math"), "cumsum", "Cumsum", "x, axis=0, exclusive=False, reverse=False, name=None",
+     ("x",), {"axis": ("axis", _int)}),
     (("",), "one_hot", "OneHot",
      "indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None",
      ("indices",), {"depth": ("depth", _int),
@@ -623,8 +625,34 @@ def floormod(x, y, name=None):
     return raw_ops.FloorMod(x, y, name=name or "floormod")
 
 
+def range_(start, limit=None, delta=1, dtype=None, name="range"):
+    """tf.range(limit) / tf.range(start, limit, delta, dtype): TF 1.15's Range. Without
+    `dtype` the arguments' dtypes decide, as TF's inference (int32 < int64 < float32 <
+    float64; Python ints are int32, floats float32); a computed limit gives a length known
+    only when it runs."""
+    if limit is None:
+        start, limit = 0, start
+    args = [start, limit, delta]
+    if dtype is None:
+        order = [_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64]
+        seen = []
+        for v in args:
+            if isinstance(v, _fw.Tensor):
+                seen.append(v.dtype)
+            else:
+                seen.append(_dtypes.float32 if isinstance(v, (float, np.floating)) or (
+                    isinstance(v, np.ndarray) and v.dtype.kind == "f") else _dtypes.int32)
+        dtype = max(seen, key=lambda d: order.index(d) if d in order else -1)
+    dtype = _dtypes.as_dtype(dtype)
+    cast = NAMESPACES[""]["cast"]
+    values = [cast(v, dtype) if isinstance(v, _fw.Tensor) else
+              _fw.constant(v, dtype=dtype) for v in args]
+    return raw_ops.Range(*values, name=name)
+
+
 for _ns in ("", "math"):
     NAMESPACES[_ns].update(truediv=truediv, divide=divide, div=div)
+NAMESPACES[""]["range"] = range_
 
 
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
