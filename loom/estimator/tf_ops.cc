@@ -406,6 +406,13 @@ const std::map<std::string, TfOp>& OpTable() {
       {"TruncateDiv", [](OpContext& c) { return Binary(c, Div); }},
       {"FloorDiv", [](OpContext& c) { return Binary(c, FloorDiv); }},
       {"FloorMod", [](OpContext& c) { return Binary(c, FloorMod); }},
+      {"Range", [](OpContext& c) { return Range(c.named, c.In(0), c.In(1), c.In(2)); }},
+      {"Cumsum",
+       [](OpContext& c) {
+         return Cumsum(
+             c.named, c.In(0), c.ConstInts(1).at(0),
+             {.exclusive = c.AttrB("exclusive", false), .reverse = c.AttrB("reverse", false)});
+       }},
       {"Maximum", [](OpContext& c) { return Binary(c, Maximum); }},
       {"Minimum", [](OpContext& c) { return Binary(c, Minimum); }},
       {"Neg", [](OpContext& c) { return Unary(c, Neg); }},

@@ -10,10 +10,10 @@
 //
 // Supported TF ops (TfModel::SupportedOps): Const, Placeholder, PlaceholderWithDefault,
 // Identity, Snapshot, StopGradient, NoOp, VariableV2, VarHandleOp, ReadVariableOp, MatMul,
-// BiasAdd, Add, AddV2, Sub, Mul, RealDiv, Div, TruncateDiv, FloorDiv, FloorMod, Maximum,
-// Minimum, Neg, Abs, Square, Sqrt, Rsqrt, Exp, Log, Floor, SquaredDifference, Relu, Relu6, Sigmoid,
-// Tanh, Softmax, Conv2D, MaxPool, AvgPool (NHWC), Reshape, Squeeze, ExpandDims, ConcatV2, Pack,
-// Shape, StridedSlice, Cast, ArgMax, Mean, Sum, Min, Max, All, Any, Equal, NotEqual, Less,
+// BiasAdd, Add, AddV2, Sub, Mul, RealDiv, Div, TruncateDiv, FloorDiv, FloorMod, Range, Cumsum,
+// Maximum, Minimum, Neg, Abs, Square, Sqrt, Rsqrt, Exp, Log, Floor, SquaredDifference, Relu, Relu6,
+// Sigmoid, Tanh, Softmax, Conv2D, MaxPool, AvgPool (NHWC), Reshape, Squeeze, ExpandDims, ConcatV2,
+// Pack, Shape, StridedSlice, Cast, ArgMax, Mean, Sum, Min, Max, All, Any, Equal, NotEqual, Less,
 // LessEqual, Greater, GreaterEqual, LogicalAnd, LogicalNot, RandomUniform, Assert, FusedBatchNorm /
 // V2 / V3 (NHWC, output y only), TF1 control flow (Switch, RefSwitch, Merge, RefMerge), and
 // ParseExample (the tf.Example signatures of TF Serving models: dense FixedLenFeatures of

@@ -221,6 +221,10 @@ TEST(TfGraphOpsTest, ArrayAndReductionOps) {
   g.Add("ifdiv", "FloorDiv", {"sh", "minus2"});     // [3, 2] // -2
   g.Add("itdiv", "TruncateDiv", {"sh", "minus2"});  // trunc([3, 2] / -2)
   g.Add("imod", "FloorMod", {"sh", "minus2"});
+  g.Ints("r0", {0}, {});
+  g.Ints("r1", {1}, {});
+  g.Add("rng", "Range", {"r0", "rows", "r1"});  // [0, 1, 2]: rows is 3, computed
+  (*g.Add("csum", "Cumsum", {"x", "one"})->mutable_attr())["exclusive"].set_b(true);
   estimator_testing::TempDir dir;
   auto model = TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"x", "x:0"}},
                                         {{"r", "r"},
@@ -236,7 +240,9 @@ TEST(TfGraphOpsTest, ArrayAndReductionOps) {
                                          {"fmod", "fmod"},
                                          {"ifdiv", "ifdiv"},
                                          {"itdiv", "itdiv"},
-                                         {"imod", "imod"}});
+                                         {"imod", "imod"},
+                                         {"rng", "rng"},
+                                         {"csum", "csum"}});
   auto out = model->Run("serving_default",
                         {{"x", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3})}});
   EXPECT_EQ(out["r"].shape(), Shape({3, 2}));
@@ -258,6 +264,8 @@ TEST(TfGraphOpsTest, ArrayAndReductionOps) {
   EXPECT_EQ(Values<int32_t>(out["ifdiv"]), (std::vector<int32_t>{-2, -1}));
   EXPECT_EQ(Values<int32_t>(out["itdiv"]), (std::vector<int32_t>{-1, -1}));
   EXPECT_EQ(Values<int32_t>(out["imod"]), (std::vector<int32_t>{-1, 0}));
+  EXPECT_EQ(Values<int32_t>(out["rng"]), (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(Values<float>(out["csum"]), (std::vector<float>{0, 1, 3, 0, 4, 9}));
 }
 
 TEST(TfGraphOpsTest, NnOps) {
@@ -351,7 +359,7 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
   (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
   add("e1", "Erf", {"x"});
   add("e2", "Erf", {"e1"});
-  add("c", "Cumsum", {"e2", "x"});
+  add("c", "Cumprod", {"e2", "x"});
   add("r", "Relu", {"c"});
   add("unused", "Lgamma", {"x"});  // not needed by the output: not reported
   estimator_testing::TempDir dir;
@@ -364,7 +372,7 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
-    EXPECT_NE(e.message().find("unsupported TF ops: Cumsum x1, Erf x2)"), std::string::npos)
+    EXPECT_NE(e.message().find("unsupported TF ops: Cumprod x1, Erf x2)"), std::string::npos)
         << e.what();
     EXPECT_EQ(e.message().find("Lgamma"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find("MatMul"), std::string::npos) << e.what();  // the supported list
@@ -554,7 +562,7 @@ TEST(TfSavedModelTest, UnsupportedOpsOfASavedModelAreCountedOncePerNode) {
   g.Placeholder("x", proto::DT_FLOAT);
   g.Add("shared", "Erf", {"x"});
   g.Add("a", "Erf", {"shared"});
-  g.Add("b", "Cumsum", {"shared", "x"});
+  g.Add("b", "Cumprod", {"shared", "x"});
   g.Add("c", "Lgamma", {"b"});
   WriteSavedModel(
       dir.path(), g.def(),
@@ -564,7 +572,7 @@ TEST(TfSavedModelTest, UnsupportedOpsOfASavedModelAreCountedOncePerNode) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
-    EXPECT_NE(e.message().find("(unsupported TF ops: Cumsum x1, Erf x2, Lgamma x1)"),
+    EXPECT_NE(e.message().find("(unsupported TF ops: Cumprod x1, Erf x2, Lgamma x1)"),
               std::string::npos)
         << e.what();
   }
