@@ -186,4 +186,30 @@ Output HingeLoss(const Scope& scope, Input labels, Input logits, const LossOptio
   return ComputeWeightedLoss(s, per_element, options.weights, options.reduction);
 }
 
+Output LogLoss(const Scope& scope, Input labels, Input predictions, const LossOptions& options) {
+  Scope s = scope.NewSubScope("log_loss");
+  if (!(options.epsilon >= 0)) {
+    throw InvalidArgument("loss '", s.prefix(), "': epsilon must be non-negative, got ",
+                          options.epsilon);
+  }
+  Output p = FloatInput(s, predictions, "predictions");
+  Output y = AsDType(s, labels, p.dtype());
+  CheckCompatible(s, "predictions", p, "labels", y);
+  Output positive = Mul(s, y, Log(s, Add(s, p, options.epsilon)));
+  Output negative = Mul(s, Sub(s, 1.0, y), Log(s, Add(s, Sub(s, 1.0, p), options.epsilon)));
+  Output per_element = Neg(s, Add(s, positive, negative));
+  return ComputeWeightedLoss(s, per_element, options.weights, options.reduction);
+}
+
+Output CosineDistance(const Scope& scope, Input labels, Input predictions, int64_t axis,
+                      const LossOptions& options) {
+  Scope s = scope.NewSubScope("cosine_distance_loss");
+  Output p = FloatInput(s, predictions, "predictions");
+  Output y = AsDType(s, labels, p.dtype());
+  CheckCompatible(s, "predictions", p, "labels", y);
+  Output radial = Mul(s, p, y);
+  Output per_example = Sub(s, 1.0, Sum(s, radial, {axis}, {.keep_dims = true}));
+  return ComputeWeightedLoss(s, per_example, options.weights, options.reduction);
+}
+
 }  // namespace loom::losses

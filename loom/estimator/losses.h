@@ -37,6 +37,8 @@ struct LossOptions {
   double label_smoothing = 0;
   // Huber only: where the loss turns from quadratic to linear. Default: 1.0.
   double delta = 1.0;
+  // LogLoss only: added inside both logarithms. Default: 1e-7 (TF's).
+  double epsilon = 1e-7;
 };
 
 // onehot_labels and logits [batch, num_classes]; no gradient flows into the labels.
@@ -59,6 +61,13 @@ Output HuberLoss(const Scope& scope, Input labels, Input predictions,
                  const LossOptions& options = {});
 // labels in {0, 1} mapped to {-1, 1}: max(0, 1 - labels * logits).
 Output HingeLoss(const Scope& scope, Input labels, Input logits, const LossOptions& options = {});
+// predictions are probabilities: -labels log(p + epsilon) - (1 - labels) log(1 - p + epsilon).
+Output LogLoss(const Scope& scope, Input labels, Input predictions,
+               const LossOptions& options = {});
+// labels and predictions unit-normalized along `axis` (as TF, the loss does not normalize):
+// 1 - sum(labels * predictions) over `axis` (kept as a dim of 1, so weights broadcast as in TF).
+Output CosineDistance(const Scope& scope, Input labels, Input predictions, int64_t axis,
+                      const LossOptions& options = {});
 
 // The weighting and reduction step shared by every loss (tf.losses.compute_weighted_loss).
 Output ComputeWeightedLoss(const Scope& scope, Output losses,

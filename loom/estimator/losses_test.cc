@@ -235,6 +235,35 @@ TEST(LossesTest, HingeLoss) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(got[i], l[i], 1e-12);
 }
 
+TEST(LossesTest, LogLossAndCosineDistanceAsTf) {
+  Graph graph;
+  Scope s(graph);
+  // TF 1.15: -y log(p + eps) - (1 - y) log(1 - p + eps), eps = 1e-7 by default.
+  const std::vector<double> y = {1, 0, 1, 0}, p = {0.9, 0.2, 0.0, 1.0};
+  Output per = Lo::LogLoss(s, Const(s, Doubles(y, {4})), Const(s, Doubles(p, {4})),
+                           {.reduction = Reduction::kNone});
+  std::vector<double> got = EvalVector(per);
+  for (int i = 0; i < 4; ++i) {
+    const double want = -y[i] * std::log(p[i] + 1e-7) - (1 - y[i]) * std::log(1 - p[i] + 1e-7);
+    EXPECT_NEAR(got[i], want, 1e-12) << i;  // finite at p = 0 and 1: the epsilon
+  }
+  // Unit vectors along axis 1: 1 - cos; the loss keeps the axis as a dim of 1.
+  Output labels = Const(s, Doubles({1, 0, 0, 1}, {2, 2}));
+  Output preds = Const(s, Doubles({0.6, 0.8, 0.6, 0.8}, {2, 2}));
+  Output cos = Lo::CosineDistance(s, labels, preds, 1, {.reduction = Reduction::kNone});
+  EXPECT_EQ(cos.shape(), Shape({2, 1}));
+  got = EvalVector(cos);
+  EXPECT_NEAR(got[0], 0.4, 1e-12);
+  EXPECT_NEAR(got[1], 0.2, 1e-12);
+  EXPECT_NEAR(EvalVector(Lo::CosineDistance(s, labels, preds, 1))[0], 0.3, 1e-12);
+  try {
+    Lo::LogLoss(s, Const(s, Doubles(y, {4})), Const(s, Doubles(p, {4})), {.epsilon = -1});
+    ADD_FAILURE() << "a negative epsilon must fail";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("epsilon"), std::string::npos) << e.message();
+  }
+}
+
 // The gradient of each loss with respect to its logits / predictions, weighted, in
 // float64, under every reduction that produces a scalar.
 TEST(LossesTest, GradientsMatchNumericDifferences) {
@@ -272,6 +301,17 @@ TEST(LossesTest, GradientsMatchNumericDifferences) {
        [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
          return Lo::HingeLoss(s, Const(s, Doubles({0, 1, 1, 0, 1, 0, 1, 1, 0}, {3, 3})), x,
                               {.weights = w, .reduction = r});
+       }},
+      {"log",
+       [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
+         // Probabilities in (0.05, 0.95).
+         return Lo::LogLoss(s, Const(s, Doubles({0, 1, 1, 0, 1, 0, 1, 1, 0}, {3, 3})),
+                            Add(s, Mul(s, x, 0.5), 0.5), {.weights = w, .reduction = r});
+       }},
+      {"cosine",
+       [](const Scope& s, Output x, std::optional<Input> w, Reduction r) {
+         return Lo::CosineDistance(s, Const(s, Doubles({0.6, 0.8, 0, 0, 1, 0, 1, 0, 0}, {3, 3})), x,
+                                   1, {.weights = w, .reduction = r});
        }},
   };
   Tensor x = RandomDoubles({3, 3}, 5, -0.9, 0.9);

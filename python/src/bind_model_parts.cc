@@ -313,7 +313,7 @@ void BindLosses(py::module_& m) {
       "loss",
       [](Graph& g, const std::string& prefix, const std::string& kind, Output labels, Output values,
          std::optional<Output> weights, const std::string& reduction, double label_smoothing,
-         double delta) {
+         double delta, double epsilon, int64_t axis) {
         Scope s = MakeScope(g, prefix);
         auto options = ToLossOptions(weights, reduction, label_smoothing, delta);
         if (kind == "softmax_cross_entropy") {
@@ -332,11 +332,18 @@ void BindLosses(py::module_& m) {
         }
         if (kind == "huber_loss") return losses::HuberLoss(s, labels, values, options);
         if (kind == "hinge_loss") return losses::HingeLoss(s, labels, values, options);
+        if (kind == "log_loss") {
+          options.epsilon = epsilon;
+          return losses::LogLoss(s, labels, values, options);
+        }
+        if (kind == "cosine_distance") {
+          return losses::CosineDistance(s, labels, values, axis, options);
+        }
         throw InvalidArgument("no loss named '", kind, "'");
       },
       py::arg("graph"), py::arg("prefix"), py::arg("kind"), py::arg("labels"), py::arg("values"),
       py::arg("weights"), py::arg("reduction"), py::arg("label_smoothing") = 0.0,
-      py::arg("delta") = 1.0);
+      py::arg("delta") = 1.0, py::arg("epsilon") = 1e-7, py::arg("axis") = -1);
   m.def(
       "compute_weighted_loss",
       [](Graph& g, const std::string& prefix, Output values, std::optional<Output> weights,

@@ -88,6 +88,27 @@ def test_losses_against_numpy():
         tf.losses.mean_squared_error(1.0, 2.0, reduction="bogus")
 
 
+def test_log_loss_and_cosine_distance_against_numpy():
+    graph = tf.Graph()
+    with graph.as_default():
+        y = np.array([[1.0], [0.0], [1.0]])
+        p = np.array([[0.9], [0.2], [0.0]])
+        ll = tf.losses.log_loss(tf.constant(y), tf.constant(p), weights=tf.constant([[1.0], [2.0], [0.0]]))
+        a = np.array([[1.0, 0.0], [0.0, 1.0]])
+        b = np.array([[0.6, 0.8], [0.6, 0.8]])
+        cd = tf.losses.cosine_distance(tf.constant(a), tf.constant(b), axis=1)
+        cd_dim = tf.losses.cosine_distance(tf.constant(a), tf.constant(b), dim=1,
+                                           reduction=tf.losses.Reduction.NONE)
+        assert len(tf.losses.get_losses()) == 3
+        v_ll, v_cd, v_dim = _run(graph, [ll, cd, cd_dim])
+    per = -y * np.log(p + 1e-7) - (1 - y) * np.log(1 - p + 1e-7)
+    assert v_ll == pytest.approx((per[0, 0] + 2 * per[1, 0]) / 2)  # nonzero weights: two
+    assert v_cd == pytest.approx(0.3)
+    np.testing.assert_allclose(v_dim, [[0.4], [0.2]])
+    with pytest.raises(ValueError, match="axis"):
+        tf.losses.cosine_distance(a, b)
+
+
 def test_metric_update_op_is_a_tensor():
     graph = tf.Graph()
     with graph.as_default():

@@ -38,7 +38,7 @@ def _weights(weights, like):
 
 
 def _loss(kind, labels, values, weights, scope, loss_collection, reduction,
-          label_smoothing=0.0, delta=1.0):
+          label_smoothing=0.0, delta=1.0, epsilon=1e-7, axis=-1):
     Reduction.validate(reduction)
     labels = _fw.convert_to_tensor(labels)
     values = _fw.convert_to_tensor(values)
@@ -46,7 +46,7 @@ def _loss(kind, labels, values, weights, scope, loss_collection, reduction,
     with graph.as_default(), graph.name_scope(scope):
         out = _loom.loss(graph._g, graph.get_name_scope(), kind, labels._out, values._out,
                          _weights(weights, values), reduction, float(label_smoothing),
-                         float(delta))
+                         float(delta), float(epsilon), int(axis))
     loss = graph._tensor(out)
     if loss_collection is not None:
         graph.add_to_collection(loss_collection, loss)
@@ -100,6 +100,27 @@ def hinge_loss(labels, logits, weights=1.0, scope=None, loss_collection=_fw.Grap
     return _loss("hinge_loss", labels, logits, weights, scope, loss_collection, reduction)
 
 
+def log_loss(labels, predictions, weights=1.0, epsilon=1e-7, scope=None,
+             loss_collection=_fw.GraphKeys.LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
+    return _loss("log_loss", labels, predictions, weights, scope, loss_collection, reduction,
+                 epsilon=epsilon)
+
+
+def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None,
+                    loss_collection=_fw.GraphKeys.LOSSES,
+                    reduction=Reduction.SUM_BY_NONZERO_WEIGHTS, dim=None):
+    """TF 1.15's cosine_distance: labels and predictions must already be unit-normalized
+    along `axis` (`dim` is its deprecated name); the loss is 1 - their dot product there."""
+    if dim is not None:
+        if axis is not None:
+            raise ValueError("Cannot specify both 'axis' and 'dim'")
+        axis = dim
+    if axis is None:
+        raise ValueError("You must specify 'axis'.")
+    return _loss("cosine_distance", labels, predictions, weights, scope, loss_collection,
+                 reduction, axis=axis)
+
+
 def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=_fw.GraphKeys.LOSSES,
                           reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     Reduction.validate(reduction)
@@ -148,5 +169,4 @@ def get_total_loss(add_regularization_losses=True, name="total_loss", scope=None
 from loom.compat.v1 import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.missing("tf.losses", {
-    n: "no C++ loss for it (loom/estimator/losses.h)" for n in (
-        "log_loss", "cosine_distance", "mean_pairwise_squared_error")})
+    "mean_pairwise_squared_error": "no C++ loss for it (loom/estimator/losses.h)"})
