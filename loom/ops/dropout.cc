@@ -46,20 +46,13 @@ void DropoutBlocks(const Stream& stream, int64_t b, int64_t e, int64_t n, float 
           x[g][3][l] = run_hi;
         }
       }
-      philox::Philox4x32x8Avx2<kGroups>(x, stream.key);
-      // Element 4 (8 g + l) + k of the group is word k of block 8 g + l.
-      T mk[kPerGroup];
-      for (int g = 0; g < kGroups; ++g) {
-        for (int l = 0; l < 8; ++l) {
-          for (int k = 0; k < 4; ++k) {
-            mk[4 * (8 * g + l) + k] = philox::ToFloat(x[g][k][l]) >= rate ? keep : T(0);
-          }
-        }
-      }
+      alignas(32) uint32_t bits[kPerGroup];  // in element order
+      philox::Philox4x32x8Avx2<kGroups>(x, stream.key, bits);
       const int64_t first = blk * 4;
       for (int j = 0; j < kPerGroup; ++j) {
-        m[first + j] = mk[j];
-        out[first + j] = in[first + j] * mk[j];
+        const T mk = philox::ToFloat(bits[j]) >= rate ? keep : T(0);
+        m[first + j] = mk;
+        out[first + j] = in[first + j] * mk;
       }
     }
   }
