@@ -4,10 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
+
 #include "loom/autodiff/gradients.h"
 #include "loom/ops/array.h"
 #include "loom/ops/random.h"
 #include "loom/ops/state.h"
+#include "loom/ops/vector_isa.h"
 #include "loom/runtime/session.h"
 
 namespace loom {
@@ -49,9 +53,10 @@ TEST(DropoutTest, RegistersItsOps) {
 }
 
 // The mask keeps element i exactly when element i of RandomUniform's stream for the same
-// seeds and run is >= rate: the 8-blocks-at-a-time kernel draws the same Philox bits as
-// the one-block path. Sizes cover a single partial block, a partial group of 8 blocks, and
-// several thread-pool chunks (2048 blocks each) with a ragged tail; runs 0 and 1 differ.
+// seeds and run is >= rate: the 32-blocks-at-a-time AVX2 kernel draws the same Philox bits as
+// the one-block path. Sizes cover a single partial block, a partial group of 32 blocks, and
+// several thread-pool chunks (2048 blocks each) with a ragged tail; runs 0 and 1 differ;
+// both the AVX2 kernel (where the CPU has AVX2) and the baseline one.
 TEST(DropoutTest, MaskIsRandomUniformsStreamBitForBit) {
   for (const int64_t n : {int64_t{1}, int64_t{3}, int64_t{31}, int64_t{33}, int64_t{257},
                           int64_t{4 * 2048 * 3 + 37}}) {
@@ -69,8 +74,10 @@ TEST(DropoutTest, MaskIsRandomUniformsStreamBitForBit) {
       Output ones = Const(s, ones_value);
       Output y = Dropout(s, ones, rate, /*seed=*/7);
       Output u = RandomUniform(s, Shape{n}, kFloat32, 0.0, 1.0, /*seed=*/7);
-      for (const int threads : {1, 2}) {
-        Session session(graph, {.intra_op_threads = threads});
+      for (const int threads : {1, 2, -1}) {  // -1: 2 threads, the baseline (non-AVX2) copy
+        std::optional<internal::ScopedBaselineVectorIsa> baseline;
+        if (threads < 0) baseline.emplace();
+        Session session(graph, {.intra_op_threads = std::abs(threads)});
         for (int run = 0; run < 2; ++run) {
           auto out = session.Run({}, {y, u});
           const float* uniform = out[1].data<float>();
