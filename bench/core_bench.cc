@@ -31,6 +31,7 @@
 #include "loom/ops/array.h"
 #include "loom/ops/bf16_support.h"
 #include "loom/ops/blas.h"
+#include "loom/ops/dropout.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"

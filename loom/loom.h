@@ -17,6 +17,7 @@
 #include "loom/estimator/train_and_evaluate.h"
 #include "loom/graph/graph_def.h"
 #include "loom/ops/array.h"
+#include "loom/ops/dropout.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"

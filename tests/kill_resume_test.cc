@@ -20,6 +20,7 @@
 #include "loom/base/env.h"
 #include "loom/base/logging.h"
 #include "loom/data/dataset.h"
+#include "loom/ops/dropout.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"

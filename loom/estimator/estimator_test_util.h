@@ -13,6 +13,7 @@
 
 #include "loom/base/env.h"
 #include "loom/estimator/estimator.h"
+#include "loom/ops/dropout.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/random.h"

@@ -6,6 +6,7 @@
 #include "loom/estimator/layers_internal.h"
 #include "loom/graph/collections.h"
 #include "loom/ops/array.h"
+#include "loom/ops/dropout.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"

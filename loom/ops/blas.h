@@ -35,8 +35,13 @@ enum class GemmLibrary {
 };
 const char* GemmLibraryName(GemmLibrary library);
 // The library Gemm uses for an m x n x k product on this CPU:
-// - with AVX-512F: oneDNN for every product (issue 14's Intel Xeon: 201 against OpenBLAS's
-//   175 GFLOP/s on the MLP's shapes; not measured in this session, whose CPU has no AVX-512);
+// - with AVX-512F: oneDNN for every product. bench/gemm_bench on the Intel Xeon (AVX-512,
+//   AMX) of session 12, the MLP's and the im2col convnet's 21 products at 1 and 2 threads,
+//   three runs: the step's products on oneDNN against OpenBLAS, MLP 175-179 against 158-163
+//   GFLOP/s at 1 thread, 341-367 against 280-307 at 2; convnet 151-157 against 127-132 and
+//   252-274 against 183-200. OpenBLAS won only the convnet's 64 x 3136 x 1024 dense input
+//   gradient at 2 threads (by ~20%, twice) and, once, its forward product at 1 thread: a rule
+//   for those would gain under 2% of the step's products (bench/RESULTS.md, session 12);
 // - with AVX2 only: oneDNN when a side is short (m <= 64 or k <= 64, k > 0), where
 //   OpenBLAS's panel packing dominates (1.3-2x slower: a dense layer's weight gradient at
 //   batch 64, the logits layer's input gradient, im2col products with k = 25); OpenBLAS

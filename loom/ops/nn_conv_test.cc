@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 
 #include "loom/autodiff/gradients.h"
 #include "loom/ops/math.h"
 #include "loom/ops/nn.h"
+#include "loom/ops/nn_internal.h"
 #include "loom/ops/nn_test_util.h"
 
 namespace loom {
@@ -389,6 +391,62 @@ TEST(NnPoolTest, MaxPoolPropagatesNaNForwardAndRoutesTheGradientToIt) {
     EXPECT_TRUE(std::isnan(yv[0])) << yv[0];
     EXPECT_TRUE(std::isnan(yv[1])) << yv[1];
     EXPECT_EQ(Values(session.Eval(dx)), (std::vector<double>{0, 1, 0, 0, 0, 0, 0, 1}));
+  }
+}
+
+// MaxPool 2x2 / 2's gradient takes the tiling-windows path; it must give the general
+// scatter loop's bits (ScopedGeneralMaxPool), and the forward pass is checked alongside: ties,
+// signed zeros, NaNs, -Inf and lowest() (an all--Inf window's forward value is lowest(), the
+// general scan's start), VALID leftovers, several channel counts, both dtypes, 1 and 2 threads.
+TEST(NnPoolTest, TwoByTwoTiledGradientGivesTheGeneralPathsBits) {
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  struct Case {
+    int64_t n, h, w, c;
+    const char* padding;
+  };
+  const std::vector<Case> cases = {{2, 4, 6, 1, "VALID"},   {3, 5, 7, 3, "VALID"},
+                                   {2, 8, 8, 32, "SAME"},   {1, 6, 4, 17, "SAME"},
+                                   {4, 28, 28, 32, "SAME"}, {2, 14, 15, 64, "VALID"}};
+  std::mt19937 rng(2026);
+  for (const Case& c : cases) {
+    Tensor x(kFloat64, {c.n, c.h, c.w, c.c});
+    for (double& v : x.flat<double>()) {
+      const double choices[] = {0.0, -0.0, 1.0, 2.0, -inf, -1.0, nan};
+      const int pick = static_cast<int>(rng() % 40);
+      v = pick < 7 ? choices[pick] : static_cast<double>(rng() % 1000) / 100 - 5;
+    }
+    // Image 0's first window is all -Inf.
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        for (int64_t ch = 0; ch < c.c; ++ch) x.data<double>()[(i * c.w + j) * c.c + ch] = -inf;
+    const int64_t out_h = std::string(c.padding) == "SAME" ? (c.h + 1) / 2 : c.h / 2;
+    const int64_t out_w = std::string(c.padding) == "SAME" ? (c.w + 1) / 2 : c.w / 2;
+    Tensor dy = RandomDoubles({c.n, out_h, out_w, c.c}, 9);
+    for (DType dtype : {kFloat64, kFloat32}) {
+      for (int threads : {1, 2}) {
+        Graph graph;
+        Scope s(graph);
+        Output xi = Const(s, dtype == kFloat64 ? x : ToFloat(x));
+        Output y = MaxPool(s, xi, {2, 2}, {2, 2}, c.padding);
+        Output dx = Gradients(s, {y}, {xi}, {Const(s, dtype == kFloat64 ? dy : ToFloat(dy))})[0];
+        Session session(graph, {.intra_op_threads = threads});
+        std::vector<Tensor> fast = session.Run({}, {y, dx});
+        std::vector<Tensor> general;
+        {
+          nn_internal::ScopedGeneralMaxPool use_general;
+          general = session.Run({}, {y, dx});
+        }
+        const std::string what = StrCat("[", c.n, ",", c.h, ",", c.w, ",", c.c, "] ", c.padding,
+                                        " ", DTypeName(dtype), " threads ", threads);
+        ASSERT_EQ(fast[0].shape(), (Shape{c.n, out_h, out_w, c.c})) << what;
+        // Bitwise: NaN payloads and signed zeros included.
+        for (int k = 0; k < 2; ++k) {
+          ASSERT_EQ(fast[k].TotalBytes(), general[k].TotalBytes()) << what;
+          EXPECT_EQ(std::memcmp(fast[k].raw_data(), general[k].raw_data(), fast[k].TotalBytes()), 0)
+              << what << (k == 0 ? " forward" : " gradient");
+        }
+      }
+    }
   }
 }
 

@@ -72,6 +72,17 @@ void BinaryKernel(KernelContext& c, int reuse, const Fn& fn) {
 void RegisterNnActivationOps(OpRegistry& registry);
 void RegisterNnConvOps(OpRegistry& registry);
 void RegisterNnPoolOps(OpRegistry& registry);
+
+// While one is alive, MaxPoolGrad skips its path for tiling windows (MaxPoolGradTiled) and
+// runs the general scatter loop in every thread: for the test that checks both give the
+// same bits, and for benchmarks of what the tiled path gains. Process-wide; nests (a count).
+class ScopedGeneralMaxPool {
+ public:
+  ScopedGeneralMaxPool();
+  ~ScopedGeneralMaxPool();
+  ScopedGeneralMaxPool(const ScopedGeneralMaxPool&) = delete;
+  ScopedGeneralMaxPool& operator=(const ScopedGeneralMaxPool&) = delete;
+};
 void RegisterNnLossOps(OpRegistry& registry);
 void RegisterNnNormOps(OpRegistry& registry);
 

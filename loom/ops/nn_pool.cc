@@ -1,5 +1,6 @@
 // MaxPool and AvgPool with their gradients. NHWC; the window geometry is nn_window.h's.
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 #include "loom/ops/nn.h"
@@ -114,6 +115,9 @@ void PoolKernel(KernelContext& c) {
   });
 }
 
+// Nonzero while a ScopedGeneralMaxPool is alive.
+std::atomic<int> g_general_max_pool{0};
+
 // True when the windows tile the input (stride = window, the usual 2x2/2 pooling): each
 // input element lies in at most one window, so MaxPoolGrad can write every element once
 // instead of zeroing the input gradient and scatter-adding into it.
@@ -183,7 +187,7 @@ void PoolGradKernel(KernelContext& c) {
     const T* dout = dy.data<T>();
     T* din = dx.data<T>();
     const int64_t ch = g.channels, image_size = g.in_h * g.in_w * ch;
-    if (kMax && WindowsTile(g)) {
+    if (kMax && WindowsTile(g) && g_general_max_pool.load(std::memory_order_relaxed) == 0) {
       c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
         std::vector<T> best(ch), todo(ch);
         internal::Vectorized(
@@ -334,6 +338,9 @@ Output AvgPool(const Scope& scope, Input value, const std::vector<int64_t>& ksiz
                const std::vector<int64_t>& strides, const std::string& padding) {
   return Pool(scope, AvgPoolOp(), value, ksize, strides, padding);
 }
+
+nn_internal::ScopedGeneralMaxPool::ScopedGeneralMaxPool() { g_general_max_pool.fetch_add(1); }
+nn_internal::ScopedGeneralMaxPool::~ScopedGeneralMaxPool() { g_general_max_pool.fetch_sub(1); }
 
 void nn_internal::RegisterNnPoolOps(OpRegistry& registry) {
   for (const OpDef* op : {&MaxPoolOp(), &MaxPoolGradOp(), &AvgPoolOp(), &AvgPoolGradOp()}) {

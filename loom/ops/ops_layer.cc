@@ -2,6 +2,7 @@
 
 #include "loom/ops/array.h"
 #include "loom/ops/control.h"
+#include "loom/ops/dropout.h"
 #include "loom/ops/grad_support.h"
 #include "loom/ops/math.h"
 #include "loom/ops/nn.h"
@@ -18,6 +19,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterMathOps(registry);
   RegisterArrayOps(registry);
   RegisterRandomOps(registry);
+  RegisterDropoutOps(registry);
   RegisterNnOps(registry);
   RegisterSparseOps(registry);
   RegisterControlOps(registry);

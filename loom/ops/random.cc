@@ -10,21 +10,26 @@
 #include "loom/ops/array_internal.h"
 #include "loom/ops/attr_keys.h"
 #include "loom/ops/philox.h"
+#include "loom/ops/random_internal.h"
 
 namespace loom {
 namespace {
 
 using op_attrs::kDType;
 using op_attrs::kShape;
-inline constexpr Attr<int64_t> kSeed{"seed"};
-inline constexpr Attr<int64_t> kSeed2{"seed2"};
+using random_internal::FillBlocks;
+using random_internal::kRandomNoGradient;
+using random_internal::kSeed;
+using random_internal::kSeed2;
+using random_internal::NextStream;
+using random_internal::OpSeeds;
+using random_internal::Stream;
 inline constexpr Attr<double> kMinval{"minval"};
 inline constexpr Attr<double> kMaxval{"maxval"};
 inline constexpr Attr<int64_t> kIntMinval{"minval"};  // RandomUniformInt
 inline constexpr Attr<int64_t> kIntMaxval{"maxval"};
 inline constexpr Attr<double> kMean{"mean"};
 inline constexpr Attr<double> kStddev{"stddev"};
-inline constexpr Attr<double> kRate{"rate"};
 
 constexpr int64_t kDefaultGraphSeed = 87654321;  // TF's DEFAULT_GRAPH_SEED
 
@@ -50,44 +55,10 @@ uint64_t InitialKey(const Node& node) {
 
 bool Seeded(const Node& node) { return node.attr(kSeed) != 0 || node.attr(kSeed2) != 0; }
 
-// The stream one kernel invocation draws from: block b of it is
-// Philox(counter = (b, run), key).
-struct Stream {
-  philox::Key key;
-  uint64_t run;
-
-  philox::Block At(uint64_t block, uint32_t attempt = 0) const {
-    philox::Key k = {key[0], key[1] + attempt};
-    return philox::Philox4x32({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
-                               static_cast<uint32_t>(run), static_cast<uint32_t>(run >> 32)},
-                              k);
-  }
-};
-
 RandomStreamResource* StreamOf(ResourceMgr& resources, const Node& node) {
   return resources.LookupOrCreate<RandomStreamResource>(
       StrCat(kRandomStreamPrefix, node.name()),
       [&] { return std::make_unique<RandomStreamResource>(InitialKey(node)); });
-}
-
-Stream NextStream(KernelContext& c) {
-  RandomStreamResource* state = StreamOf(c.resources(), c.node());
-  const uint64_t key = state->key.load();
-  return {{static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)}, state->runs.fetch_add(1)};
-}
-
-// Fills out[0, n) block by block: emit(block_bits, first_index, count) writes values
-// [first, first + count) from one Philox block. Chunks split on block boundaries, so
-// values do not depend on the thread count.
-template <typename Emit>
-void FillBlocks(KernelContext& c, const Stream& stream, int64_t n, int per_block, Emit&& emit) {
-  const int64_t blocks = (n + per_block - 1) / per_block;
-  c.pool().ParallelFor(blocks, 2048, [&](int64_t b, int64_t e) {
-    for (int64_t blk = b; blk < e; ++blk) {
-      const int64_t first = blk * per_block;
-      emit(stream.At(blk), first, std::min<int64_t>(per_block, n - first));
-    }
-  });
 }
 
 // Box-Muller: two independent uniforms in (0, 1] and [0, 1) -> two standard normals.
@@ -125,8 +96,6 @@ void FloatOnly(InferenceContext& c) {
   if (!IsFloating(dtype)) c.Fail("dtype must be float32 or float64, got ", DTypeName(dtype));
   RandomShape(c);
 }
-
-constexpr const char* kRandomNoGradient = "random numbers do not depend on any input";
 
 // The record of a float random op: no inputs, a fully defined `shape`, a float `dtype`,
 // the distribution's two parameters and the seeds. Fill{}(c, stream, out, n) writes the
@@ -342,155 +311,30 @@ const OpDef& RandomUniformIntOp() {
   return op;
 }
 
-const OpDef& DropoutGradOp();
-
-// y = x * mask into output 0 and mask (0 or 1 / (1 - rate), x's dtype) into output 1.
-void DropoutKernel(KernelContext& c, double rate_value) {
-  const Tensor& x = c.input(0);
-  const float rate = static_cast<float>(rate_value);
-  const double scale = 1.0 / (1.0 - rate_value);
-  Tensor y = c.AllocateOutput(0, x.shape());
-  Tensor mask = c.AllocateOutput(1, x.shape());
-  const Stream stream = NextStream(c);
-  SwitchFloat(x.dtype(), "Dropout", [&](auto tag) {
-    using T = decltype(tag);
-    const T* in = x.data<T>();
-    T* out = y.data<T>();
-    T* m = mask.data<T>();
-    const T keep_value = static_cast<T>(scale);
-    FillBlocks(c, stream, x.NumElements(), 4,
-               [&](const philox::Block& bits, int64_t first, int64_t n) {
-                 for (int64_t k = 0; k < n; ++k) {
-                   const T mk = philox::ToFloat(bits[k]) >= rate ? keep_value : T(0);
-                   m[first + k] = mk;
-                   out[first + k] = in[first + k] * mk;
-                 }
-               });
-    return 0;
-  });
-}
-
-// y = x * mask with mask independent of x: dx = dy * mask.
-std::vector<GradOutput> DropoutGradient(const GradContext& g, int num_inputs) {
-  std::vector<GradOutput> grads(num_inputs);
-  if (g.grad(0).valid()) {
-    grads[0] =
-        g.scope().AddNode(DropoutGradOp(), {g.grad(0), g.output(1)}, {}, "DropoutGrad")->output(0);
+Output AddRandom(const Scope& scope, const OpDef& op, const Shape& shape, DType dtype,
+                 int64_t op_seed, AttrMap attrs) {
+  if (!shape.fully_defined()) {
+    throw InvalidArgument(op.name, " '", scope.FullName(op.name), "': shape ", shape,
+                          " must be fully defined");
   }
-  return grads;
+  auto [seed, seed2] = OpSeeds(scope, op_seed);
+  attrs.Set(kShape(shape));
+  attrs.Set(kDType(dtype));
+  attrs.Set(kSeed(seed));
+  attrs.Set(kSeed2(seed2));
+  return scope.AddNode(op, {}, std::move(attrs), op.name)->output(0);
 }
 
-// Outputs y = x * mask and mask (0 or 1 / (1 - rate), x's dtype).
-const OpDef& DropoutOp() {
-  static const OpDef op = {
-      .name = "Dropout",
-      .num_inputs = 1,
-      .stateful = true,
-      .attrs = {kRate.Required(), kSeed.Default(0), kSeed2.Default(0)},
-      .num_outputs = 2,
-      .output_dtypes = {DTypeRule::SameAsInput(0), DTypeRule::SameAsInput(0)},
-      .shape =
-          [](InferenceContext& c) {
-            c.ExpectDType(0, {kFloat32, kFloat64});
-            const double rate = c.attr(kRate);
-            if (!(rate >= 0 && rate < 1)) c.Fail("rate must be in [0, 1), got ", rate);
-            c.set_output(0, c.input_dtype(0), c.input_shape(0));
-            c.set_output(1, c.input_dtype(0), c.input_shape(0));
-          },
-      .kernel = [](KernelContext& c) { DropoutKernel(c, c.attr(kRate)); },
-      .grad = [](const GradContext& g) { return DropoutGradient(g, 1); },
-      .sample =
-          [] {
-            return OpSample{{SampleDoubles({2, 3})}, {kRate(0.5), kSeed(1)}, false};
-          },
-  };
-  return op;
+}  // namespace
+
+namespace random_internal {
+
+Stream NextStream(KernelContext& c) {
+  RandomStreamResource* state = StreamOf(c.resources(), c.node());
+  const uint64_t key = state->key.load();
+  return {{static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)}, state->runs.fetch_add(1)};
 }
 
-// Dropout with its rate a run-time input (a float scalar in [0, 1), checked when it runs):
-// TF1's tf.nn.dropout(x, keep_prob) with keep_prob a placeholder, fed 0.5 to train and 1
-// to evaluate. The same outputs, stream and gradient as Dropout.
-const OpDef& DropoutWithRateOp() {
-  static const OpDef op = {
-      .name = "DropoutWithRate",
-      .num_inputs = 2,
-      .stateful = true,
-      .attrs = {kSeed.Default(0), kSeed2.Default(0)},
-      .num_outputs = 2,
-      .output_dtypes = {DTypeRule::SameAsInput(0), DTypeRule::SameAsInput(0)},
-      .shape =
-          [](InferenceContext& c) {
-            c.ExpectDType(0, {kFloat32, kFloat64});
-            c.ExpectDType(1, {kFloat32, kFloat64});
-            c.ExpectRank(1, 0);
-            c.set_output(0, c.input_dtype(0), c.input_shape(0));
-            c.set_output(1, c.input_dtype(0), c.input_shape(0));
-          },
-      .kernel =
-          [](KernelContext& c) {
-            const Tensor& r = c.input(1);
-            const double rate = r.dtype() == kFloat32 ? r.data<float>()[0] : r.data<double>()[0];
-            if (!(rate >= 0 && rate < 1)) {
-              c.Fail("rate must be in [0, 1), got ", rate,
-                     " (keep_prob = 1 - rate must be in (0, 1])");
-            }
-            DropoutKernel(c, rate);
-          },
-      .grad = [](const GradContext& g) { return DropoutGradient(g, 2); },
-      .sample =
-          [] {
-            return OpSample{
-                {SampleDoubles({2, 3}), Tensor::Scalar<double>(0.5)}, {kSeed(1)}, false};
-          },
-  };
-  return op;
-}
-
-// dy * mask, element-wise.
-const OpDef& DropoutGradOp() {
-  static const OpDef op = {
-      .name = "DropoutGrad",
-      .num_inputs = 2,
-      .output_dtypes = {DTypeRule::SameAsInput(0)},
-      .shape =
-          [](InferenceContext& c) {
-            c.ExpectSameDType(0, 1);
-            c.set_output(0, c.input_dtype(0), c.input_shape(0).MergeWith(c.input_shape(1)));
-          },
-      .kernel =
-          [](KernelContext& c) {
-            const Tensor& dy = c.input(0);
-            const Tensor& mask = c.input(1);
-            if (dy.shape() != mask.shape())
-              c.Fail("gradient ", dy.shape(), " vs mask ", mask.shape());
-            Tensor dx = c.ForwardInputOrAllocate(0, 0, dy.shape());
-            SwitchFloat(dy.dtype(), "DropoutGrad", [&](auto tag) {
-              using T = decltype(tag);
-              const T* g = c.input(0).data<T>();
-              const T* m = mask.data<T>();
-              T* out = dx.data<T>();
-              c.pool().ParallelFor(dx.NumElements(), 16384, [&](int64_t b, int64_t e) {
-                for (int64_t i = b; i < e; ++i) out[i] = g[i] * m[i];
-              });
-              return 0;
-            });
-          },
-      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
-        return {g.scope()
-                    .AddNode(DropoutGradOp(), {g.grad(0), g.input(1)}, {}, "DropoutGrad")
-                    ->output(0),
-                GradOutput()};
-      },
-      .sample =
-          [] {
-            return OpSample{{SampleDoubles({2, 3}), SampleDoubles({2, 3}, 2)}, {}, false};
-          },
-  };
-  return op;
-}
-
-// TF1's get_seed: (graph seed, op seed) -> the op's (seed, seed2); (0, 0) means
-// nondeterministic. Call right before adding the node (the node id is the next one).
 std::pair<int64_t, int64_t> OpSeeds(const Scope& scope, int64_t op_seed) {
   const int64_t graph_seed = scope.graph().seed();
   int64_t seed = 0, seed2 = 0;
@@ -507,21 +351,7 @@ std::pair<int64_t, int64_t> OpSeeds(const Scope& scope, int64_t op_seed) {
   return {seed, seed2};
 }
 
-Output AddRandom(const Scope& scope, const OpDef& op, const Shape& shape, DType dtype,
-                 int64_t op_seed, AttrMap attrs) {
-  if (!shape.fully_defined()) {
-    throw InvalidArgument(op.name, " '", scope.FullName(op.name), "': shape ", shape,
-                          " must be fully defined");
-  }
-  auto [seed, seed2] = OpSeeds(scope, op_seed);
-  attrs.Set(kShape(shape));
-  attrs.Set(kDType(dtype));
-  attrs.Set(kSeed(seed));
-  attrs.Set(kSeed2(seed2));
-  return scope.AddNode(op, {}, std::move(attrs), op.name)->output(0);
-}
-
-}  // namespace
+}  // namespace random_internal
 
 Output RandomNormal(const Scope& scope, const Shape& shape, DType dtype, double mean, double stddev,
                     int64_t seed) {
@@ -555,22 +385,13 @@ Output RandomUniformInt(const Scope& scope, const Shape& shape, int64_t minval, 
                    {kIntMinval(minval), kIntMaxval(maxval)});
 }
 
-Output Dropout(const Scope& scope, Input x, double rate, int64_t seed) {
-  Output xo = AsOutput(scope, x);
-  if (rate == 0) return xo;
-  auto [s1, s2] = OpSeeds(scope, seed);
-  return scope.AddNode(DropoutOp(), {xo}, {kRate(rate), kSeed(s1), kSeed2(s2)}, "Dropout")
-      ->output(0);
-}
-
 namespace {
 bool IsRandomOp(const Node& node) {
-  for (const OpDef* op :
-       {&RandomUniformOp(), &RandomUniformDynamicOp(), &RandomNormalOp(), &TruncatedNormalOp(),
-        &RandomUniformIntOp(), &DropoutOp(), &DropoutWithRateOp()}) {
+  for (const OpDef* op : {&RandomUniformOp(), &RandomUniformDynamicOp(), &RandomNormalOp(),
+                          &TruncatedNormalOp(), &RandomUniformIntOp()}) {
     if (&node.op_def() == op) return true;
   }
-  return false;
+  return random_internal::IsDropoutOp(node);
 }
 }  // namespace
 
@@ -606,9 +427,8 @@ bool RestoreRandomStream(ResourceMgr& resources, const Graph& graph, std::string
 }
 
 void RegisterRandomOps(OpRegistry& registry) {
-  for (const OpDef* op :
-       {&RandomUniformOp(), &RandomUniformDynamicOp(), &RandomNormalOp(), &TruncatedNormalOp(),
-        &RandomUniformIntOp(), &DropoutOp(), &DropoutWithRateOp(), &DropoutGradOp()}) {
+  for (const OpDef* op : {&RandomUniformOp(), &RandomUniformDynamicOp(), &RandomNormalOp(),
+                          &TruncatedNormalOp(), &RandomUniformIntOp()}) {
     registry.Register(*op);
   }
 }

@@ -1,12 +1,11 @@
 #ifndef LOOM_OPS_RANDOM_H_
 #define LOOM_OPS_RANDOM_H_
 
-// Random-number ops and dropout.
+// Random-number ops (Dropout, which draws from the same streams, is in dropout.h).
 //
 //   Graph graph({.seed = 42});
 //   Scope s(graph);
 //   Variable w(s.WithOpName("w"), TruncatedNormal(s, {784, 10}, kFloat32, 0.0, 0.1));
-//   auto h = Dropout(s, x, 0.5);
 //
 // Seeding follows TF1 (tf.random.get_seed): with a graph seed g and an op seed o the op
 // uses (g, o); with only g, (g, the op's node id), so rebuilding the same graph gives the
@@ -72,12 +71,6 @@ Output RandomUniform(const Scope& scope, Output shape, DType dtype = kFloat32, d
 // Uniform integers in [minval, maxval). dtype: int32 or int64. REQUIRES: minval < maxval.
 Output RandomUniformInt(const Scope& scope, const Shape& shape, int64_t minval, int64_t maxval,
                         DType dtype = kInt64, int64_t seed = kNoSeed);
-
-// Inverted dropout (training behavior): each element of x is zeroed with probability
-// `rate` and the survivors are scaled by 1 / (1 - rate), so the expected value is
-// unchanged. The gradient uses the same mask. rate 0 returns x itself.
-// REQUIRES: 0 <= rate < 1; x float32 or float64.
-Output Dropout(const Scope& scope, Input x, double rate, int64_t seed = kNoSeed);
 
 void RegisterRandomOps(OpRegistry& registry);
 

@@ -7,6 +7,7 @@
 
 #include "loom/autodiff/gradients.h"
 #include "loom/ops/array.h"
+#include "loom/ops/dropout.h"
 #include "loom/ops/philox.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/session.h"
@@ -200,33 +201,6 @@ TEST(RandomTest, DistributionsHaveTheRightMoments) {
   EXPECT_GT(m.max, std::ldexp(1.0, 39));  // the upper half is reached
 }
 
-TEST(DropoutTest, ScalesSurvivorsAndGradientUsesTheSameMask) {
-  Graph graph({.seed = 5});
-  Scope s(graph);
-  auto x = Placeholder(s, kFloat64, {100, 100});
-  auto y = Dropout(s, x, 0.25);
-  auto dx = Gradients(s, {y}, {x})[0];
-  Tensor xv(kFloat64, {100, 100});
-  for (int64_t i = 0; i < xv.NumElements(); ++i) xv.data<double>()[i] = 1.0 + i % 7;
-  Session session(graph, {.intra_op_threads = 2});
-  auto out = session.Run({{x, xv}}, {y, dx});
-  int64_t dropped = 0;
-  for (int64_t i = 0; i < xv.NumElements(); ++i) {
-    const double yi = out[0].data<double>()[i], gi = out[1].data<double>()[i];
-    if (yi == 0) {
-      ++dropped;
-      EXPECT_EQ(gi, 0.0);
-    } else {
-      EXPECT_DOUBLE_EQ(yi, xv.data<double>()[i] / 0.75);
-      EXPECT_DOUBLE_EQ(gi, 1.0 / 0.75);
-    }
-  }
-  EXPECT_NEAR(dropped / 10000.0, 0.25, 0.02);
-  // Rate 0 is the identity; rate 1 is an error.
-  EXPECT_EQ(Dropout(s, x, 0.0), x);
-  EXPECT_THROW(Dropout(s, x, 1.0), Error);
-}
-
 TEST(RandomTest, ConstructionErrors) {
   Graph graph;
   Scope s(graph);
@@ -269,7 +243,7 @@ TEST(RandomTest, RegistersEveryOp) {
   OpRegistry registry;
   RegisterRandomOps(registry);
   for (const char* name : {"RandomNormal", "RandomUniform", "RandomUniformDynamic",
-                           "TruncatedNormal", "RandomUniformInt", "Dropout", "DropoutGrad"}) {
+                           "TruncatedNormal", "RandomUniformInt"}) {
     EXPECT_NE(registry.Find(name), nullptr) << name;
   }
 }

@@ -11,6 +11,7 @@
 #include "loom/base/logging.h"
 #include "loom/data/dataset.h"
 #include "loom/io/safetensors.h"
+#include "loom/ops/dropout.h"
 #include "loom/ops/random.h"
 #include "loom/train/runtime_test_util.h"
 

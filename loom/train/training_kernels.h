@@ -79,17 +79,28 @@ bool AnyNonFinite(const T* __restrict a, const T* __restrict b, int64_t n) {
 // chunk is also compiled for AVX2 + FMA (UpdateChunkAvx2) and the drivers pick that one at
 // run time when the CPU has both (CpuHasAvx2Fma); the build itself targets baseline
 // x86-64 (bench/RESULTS.md has the step times).
+// An update may fuse the check into its own loop: a member `bool Checked(r, g, n)` that
+// does what operator() does and returns AnyNonFinite(r[0], g, n) of the result. Adam's
+// four streams are memory-bound, so a second pass over var and g cost about a quarter of
+// the apply (bench/RESULTS.md, session 12).
+template <typename Update, typename T>
+inline bool UpdateAndCheck(const Update& update, T* const* r, const T* g, int64_t n) {
+  if constexpr (requires { update.Checked(r, g, n); }) {
+    return update.Checked(r, g, n);
+  } else {
+    update(r, g, n);
+    return AnyNonFinite<T>(r[0], g, n);
+  }
+}
 template <typename Update, typename T>
 bool UpdateChunk(const Update& update, T* const* r, const T* g, int64_t n) {
-  update(r, g, n);
-  return AnyNonFinite<T>(r[0], g, n);
+  return UpdateAndCheck(update, r, g, n);
 }
 #if defined(__x86_64__)
 template <typename Update, typename T>
 __attribute__((target("avx2,fma"))) bool UpdateChunkAvx2(const Update& update, T* const* r,
                                                          const T* g, int64_t n) {
-  update(r, g, n);
-  return AnyNonFinite<T>(r[0], g, n);
+  return UpdateAndCheck(update, r, g, n);
 }
 #endif
 // True when UpdateChunkAvx2 may run here (checked once).
@@ -171,8 +182,7 @@ void SparseApplyKernel(KernelContext& c) {
                            for (int64_t k = b; k < e; ++k) {
                              const int64_t offset = groups.rows[k] * row_size;
                              for (int i = 0; i < kRefs; ++i) r[i] = base[i] + offset;
-                             update(r.data(), v + k * row_size, row_size);
-                             bad |= AnyNonFinite<T>(r[0], v + k * row_size, row_size);
+                             bad |= UpdateAndCheck(update, r.data(), v + k * row_size, row_size);
                            }
                            if (bad) non_finite.store(true, std::memory_order_relaxed);
                          });

@@ -4,6 +4,7 @@
 // Internal to training_ops.cc: the update rules of training_ops.h, one class template per
 // rule in the shape training_kernels.h's drivers expect (kNumRefs, Make, operator()).
 #include <cmath>
+#include <limits>
 
 #include "loom/train/training_kernels.h"
 
@@ -63,16 +64,25 @@ struct AdamUpdate {
     const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
     return {alpha, T(ScalarInput(c, 6)), T(ScalarInput(c, 7)), T(ScalarInput(c, 8))};
   }
-  void operator()(T* const* r, const T* __restrict g, int64_t n) const {
+  void operator()(T* const* r, const T* __restrict g, int64_t n) const { Checked(r, g, n); }
+  // The update with the drivers' finite check fused into its loop (training_kernels.h's
+  // UpdateAndCheck): the same operations in the same order, so the same values; true when
+  // the new var or g holds a NaN or Inf (`!(|x| <= max)`, as AnyNonFinite).
+  bool Checked(T* const* r, const T* __restrict g, int64_t n) const {
     T* __restrict var = r[0];
     T* __restrict m = r[1];
     T* __restrict v = r[2];
+    constexpr T kMax = std::numeric_limits<T>::max();
     const T one_minus_beta1 = T(1) - beta1, one_minus_beta2 = T(1) - beta2;
+    int bad = 0;
     for (int64_t i = 0; i < n; ++i) {
       m[i] += (g[i] - m[i]) * one_minus_beta1;
       v[i] += (g[i] * g[i] - v[i]) * one_minus_beta2;
       var[i] -= (m[i] * alpha) / (std::sqrt(v[i]) + epsilon);
+      bad |= static_cast<int>(!(std::abs(var[i]) <= kMax)) |
+             static_cast<int>(!(std::abs(g[i]) <= kMax));
     }
+    return bad != 0;
   }
 };
 

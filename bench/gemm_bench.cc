@@ -1,0 +1,133 @@
+// Float32 GEMM throughput of OpenBLAS against oneDNN's dnnl_sgemm on the products of the
+// core benchmarks' training steps (bench/core_bench.cc): the MLP 784-512-512-10 at batch
+// 256 and the Fashion-MNIST convnet at batch 64 (its convolutions as im2col products), each
+// layer's forward (X W), input-gradient (dY W^T) and filter-gradient (X^T dY) product.
+// The data for ChooseGemmLibrary's rule (loom/ops/blas.h): one line per product and thread
+// count with both libraries' GFLOP/s, the library the rule picks and the faster one, then
+// one summary line per model and thread count: the step's products summed on each library,
+// on the rule's choice and on the faster library per product. Prints the CPU model and the
+// load average first: the machine may be shared.
+//
+// Usage: gemm_bench [REPS]   (REPS: timed repetitions per product, median taken; default 15)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "loom/ops/blas.h"
+
+namespace {
+
+using loom::GemmLibrary;
+
+struct Product {
+  const char* model;
+  const char* layer;
+  const char* kind;  // forward, input-grad, filter-grad
+  bool ta, tb;
+  int64_t m, n, k;
+};
+
+// The three products of a layer computing Y[m, n] = X[m, k] W[k, n].
+void AddLayer(std::vector<Product>& out, const char* model, const char* layer, int64_t m, int64_t k,
+              int64_t n) {
+  out.push_back({model, layer, "forward", false, false, m, n, k});
+  out.push_back({model, layer, "input-grad", false, true, m, k, n});   // dX = dY W^T
+  out.push_back({model, layer, "filter-grad", true, false, k, n, m});  // dW = X^T dY
+}
+
+std::string FirstLine(const char* path, const char* prefix) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) return line;
+  }
+  return "?";
+}
+
+double MedianSeconds(GemmLibrary library, const Product& p, int reps, const std::vector<float>& a,
+                     const std::vector<float>& b, std::vector<float>& c) {
+  const int64_t lda = p.ta ? p.m : p.k, ldb = p.tb ? p.k : p.n;
+  auto once = [&] {
+    loom::GemmWithLibrary(library, p.ta, p.tb, p.m, p.n, p.k, 1.f, a.data(), lda, b.data(), ldb,
+                          0.f, c.data(), p.n);
+  };
+  once();
+  once();
+  std::vector<double> times;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    once();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
+  std::vector<Product> products;
+  AddLayer(products, "mlp_b256", "dense1", 256, 784, 512);
+  AddLayer(products, "mlp_b256", "dense2", 256, 512, 512);
+  AddLayer(products, "mlp_b256", "logits", 256, 512, 10);
+  AddLayer(products, "convnet_b64", "conv1", 64 * 28 * 28, 5 * 5 * 1, 32);  // im2col
+  AddLayer(products, "convnet_b64", "conv2", 64 * 14 * 14, 5 * 5 * 32, 64);
+  AddLayer(products, "convnet_b64", "dense1", 64, 7 * 7 * 64, 1024);
+  AddLayer(products, "convnet_b64", "logits", 64, 1024, 10);
+  std::printf("# cpu: %s\n", FirstLine("/proc/cpuinfo", "model name").c_str());
+  std::printf("# gemm variant: %s\n", loom::GemmVariantName(loom::ActiveGemmVariant()));
+  std::printf("# loadavg before: %s\n", FirstLine("/proc/loadavg", "").c_str());
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (const int threads : {1, 2}) {
+    loom::SetBlasThreads(threads);
+    struct Sum {
+      double openblas = 0, onednn = 0, rule = 0, best = 0, flops = 0;
+    };
+    std::vector<std::pair<std::string, Sum>> sums;
+    for (const Product& p : products) {
+      std::vector<float> a(p.m * p.k), b(p.k * p.n), c(p.m * p.n);
+      for (float& v : a) v = dist(rng);
+      for (float& v : b) v = dist(rng);
+      // Alternate the libraries' runs: two medians each, the smaller kept.
+      double t_open = 1e30, t_dnnl = 1e30;
+      for (int round = 0; round < 2; ++round) {
+        t_open = std::min(t_open, MedianSeconds(GemmLibrary::kOpenBlas, p, reps, a, b, c));
+        t_dnnl = std::min(t_dnnl, MedianSeconds(GemmLibrary::kOnednn, p, reps, a, b, c));
+      }
+      const double flops = 2.0 * p.m * p.n * p.k;
+      const GemmLibrary rule = loom::ChooseGemmLibrary(p.ta, p.tb, p.m, p.n, p.k);
+      const double t_rule = rule == GemmLibrary::kOnednn ? t_dnnl : t_open;
+      std::printf(
+          "%-12s %-7s %-11s threads %d  m %6ld n %5ld k %5ld%s%s  openblas %7.1f  onednn %7.1f "
+          "GFLOP/s  rule %-8s faster %s\n",
+          p.model, p.layer, p.kind, threads, static_cast<long>(p.m), static_cast<long>(p.n),
+          static_cast<long>(p.k), p.ta ? " T." : "   ", p.tb ? " .T" : "   ", flops / t_open * 1e-9,
+          flops / t_dnnl * 1e-9, loom::GemmLibraryName(rule),
+          t_open <= t_dnnl ? "openblas" : "onednn");
+      auto it = std::find_if(sums.begin(), sums.end(), [&](auto& s) { return s.first == p.model; });
+      if (it == sums.end()) it = sums.insert(sums.end(), {p.model, Sum{}});
+      it->second.openblas += t_open;
+      it->second.onednn += t_dnnl;
+      it->second.rule += t_rule;
+      it->second.best += std::min(t_open, t_dnnl);
+      it->second.flops += flops;
+    }
+    for (const auto& [model, s] : sums) {
+      std::printf(
+          "SUMMARY %-12s threads %d  step's products: openblas %.3f ms (%.1f GFLOP/s), onednn "
+          "%.3f ms (%.1f), rule %.3f ms (%.1f), best per product %.3f ms (%.1f)\n",
+          model.c_str(), threads, s.openblas * 1e3, s.flops / s.openblas * 1e-9, s.onednn * 1e3,
+          s.flops / s.onednn * 1e-9, s.rule * 1e3, s.flops / s.rule * 1e-9, s.best * 1e3,
+          s.flops / s.best * 1e-9);
+    }
+  }
+  std::printf("# loadavg after: %s\n", FirstLine("/proc/loadavg", "").c_str());
+  return 0;
+}
