@@ -86,7 +86,8 @@ class Env {
   // Names (not paths) of the entries in dir, sorted.
   virtual std::vector<std::string> GetChildren(const std::string& dir) = 0;
   virtual bool IsDirectory(const std::string& path) = 0;
-  // Creates dir and its missing parents; no error if it exists.
+  // Creates dir and its missing parents; no error if it exists. FailedPrecondition naming
+  // the file when dir or a parent is a file, not a directory.
   virtual void CreateDirs(const std::string& dir) = 0;
   virtual void DeleteFile(const std::string& path) = 0;
   // Deletes dir and everything below it.

@@ -145,6 +145,22 @@ TEST_P(EnvTest, DirectoriesChildrenAndRecursiveDelete) {
   EXPECT_THROW(env_->GetChildren(Path("d")), Error);
 }
 
+TEST_P(EnvTest, CreateDirsOverAFileIsFailedPreconditionNamingTheFile) {
+  const std::string file = JoinPath(root_, "plain");
+  WriteFileAtomically(env_, file, "x");
+  for (const std::string& dir : {file, JoinPath(file, "sub")}) {
+    try {
+      env_->CreateDirs(dir);
+      FAIL() << dir;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << e.what();
+      EXPECT_NE(e.message().find(StrCat("'", file, "' is a file, not a directory")),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST_P(EnvTest, GlobMatchesLastComponentSorted) {
   Write(Path("ckpt-10.index"), "");
   Write(Path("ckpt-2.index"), "");
@@ -364,6 +380,62 @@ TEST_F(FaultInjectionTest, SyncAndRenameFailures) {
   EXPECT_THROW(WriteFileAtomically(&env_, "dir/target", "new"), Error);
   EXPECT_EQ(ReadFileToString(&env_, "dir/target"), "old");
   EXPECT_EQ(env_.GetChildren("dir"), std::vector<std::string>{"target"});
+}
+
+TEST_F(FaultInjectionTest, FailNthFailsExactlyTheNthCallOfEachOperation) {
+  for (FaultOp op :
+       {FaultOp::kCreate, FaultOp::kSync, FaultOp::kClose, FaultOp::kRename, FaultOp::kAppend}) {
+    SCOPED_TRACE(std::string(FaultOpName(op)));
+    const int64_t before = env_.num_ops(op);
+    env_.FailNth(op, 2);
+    int failures = 0;
+    for (int i = 0; i < 3; ++i) {
+      try {
+        auto file = env_.NewWritableFile(StrCat("f", i));
+        file->Append("x");
+        file->Sync();
+        file->Close();
+        env_.RenameFile(StrCat("f", i), StrCat("g", i));
+      } catch (const Error& e) {
+        ++failures;
+        EXPECT_EQ(e.code(), ErrorCode::kInternal);
+        EXPECT_NE(e.message().find("injected"), std::string::npos) << e.what();
+        EXPECT_NE(e.message().find(StrCat("f", i)), std::string::npos) << e.what();
+        EXPECT_EQ(i, 1) << e.what();
+      }
+    }
+    EXPECT_EQ(failures, 1);
+    EXPECT_EQ(env_.num_ops(op) - before, 3);  // counted, failed or not
+  }
+}
+
+TEST_F(FaultInjectionTest, WriteFileAtomicallyUnderEveryInjectedFailureKeepsOldOrNew) {
+  WriteFileAtomically(&env_, "d/target", "old contents");
+  const int64_t ops[] = {env_.num_ops(FaultOp::kCreate), env_.num_ops(FaultOp::kAppend),
+                         env_.num_ops(FaultOp::kSync), env_.num_ops(FaultOp::kClose),
+                         env_.num_ops(FaultOp::kRename)};
+  WriteFileAtomically(&env_, "d/target", "old contents");
+  int injected = 0;
+  for (int op = 0; op < kNumFaultOps; ++op) {
+    const int64_t calls = env_.num_ops(static_cast<FaultOp>(op)) - ops[op];
+    ASSERT_GE(calls, 1) << FaultOpName(static_cast<FaultOp>(op));
+    for (int64_t n = 1; n <= calls; ++n) {
+      SCOPED_TRACE(StrCat(FaultOpName(static_cast<FaultOp>(op)), " #", n));
+      env_.FailNth(static_cast<FaultOp>(op), n);
+      try {
+        WriteFileAtomically(&env_, "d/target", "new contents");
+      } catch (const Error& e) {
+        ++injected;
+        EXPECT_NE(e.message().find("'d"), std::string::npos) << e.what();  // names the file or dir
+      }
+      env_.ClearFaults();
+      const std::string now = ReadFileToString(&env_, "d/target");
+      EXPECT_TRUE(now == "old contents" || now == "new contents") << now;
+      EXPECT_EQ(env_.GetChildren("d"), std::vector<std::string>{"target"});
+      WriteFileAtomically(&env_, "d/target", "old contents");
+    }
+  }
+  EXPECT_GE(injected, kNumFaultOps);
 }
 
 TEST_F(FaultInjectionTest, DropUnsyncedDataSimulatesACrash) {

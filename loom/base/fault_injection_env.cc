@@ -4,6 +4,22 @@
 
 namespace loom {
 
+std::string_view FaultOpName(FaultOp op) {
+  switch (op) {
+    case FaultOp::kCreate:
+      return "create";
+    case FaultOp::kAppend:
+      return "append";
+    case FaultOp::kSync:
+      return "sync";
+    case FaultOp::kClose:
+      return "close";
+    case FaultOp::kRename:
+      return "rename";
+  }
+  return "?";
+}
+
 class FaultInjectionWritableFile : public WritableFile {
  public:
   FaultInjectionWritableFile(FaultInjectionEnv* env, std::unique_ptr<WritableFile> base,
@@ -31,7 +47,12 @@ class FaultInjectionWritableFile : public WritableFile {
     std::lock_guard<std::mutex> lock(env_->mu_);
     tracked_->synced_size = size_;
   }
-  void Close() override { base_->Close(); }
+  void Close() override {
+    if (closed_) return;
+    closed_ = true;
+    base_->Close();  // the data is there; only the report fails (as close(2) on NFS)
+    env_->CheckOp(FaultOp::kClose, tracked_->path);
+  }
   void Truncate(uint64_t size) override {
     base_->Truncate(size);
     std::lock_guard<std::mutex> lock(env_->mu_);
@@ -47,6 +68,7 @@ class FaultInjectionWritableFile : public WritableFile {
   std::unique_ptr<WritableFile> base_;
   std::shared_ptr<FaultInjectionEnv::TrackedFile> tracked_;
   uint64_t size_;
+  bool closed_ = false;
 };
 
 FaultInjectionEnv::FaultInjectionEnv(Env* base) : base_(base) {}
@@ -55,6 +77,27 @@ void FaultInjectionEnv::FailNthAppend(int64_t n, bool short_write) {
   std::lock_guard<std::mutex> lock(mu_);
   appends_until_failure_ = n > 0 ? n : 0;
   short_write_ = short_write;
+}
+
+void FaultInjectionEnv::FailNth(FaultOp op, int64_t n) {
+  if (op == FaultOp::kAppend) return FailNthAppend(n);
+  std::lock_guard<std::mutex> lock(mu_);
+  op_countdown_[static_cast<int>(op)] = n > 0 ? n : 0;
+}
+
+int64_t FaultInjectionEnv::num_ops(FaultOp op) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return op == FaultOp::kAppend ? num_appends_ : op_count_[static_cast<int>(op)];
+}
+
+void FaultInjectionEnv::CheckOp(FaultOp op, const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int i = static_cast<int>(op);
+  ++op_count_[i];
+  if (op_countdown_[i] > 0 && --op_countdown_[i] == 0) {
+    throw Internal("cannot ", FaultOpName(op), " '", path,
+                   "': Input/output error (injected by FailNth)");
+  }
 }
 
 void FaultInjectionEnv::SetFreeSpace(std::optional<uint64_t> bytes) {
@@ -79,6 +122,7 @@ void FaultInjectionEnv::ClearFaults() {
   free_space_.reset();
   sync_fails_ = false;
   rename_fails_ = false;
+  for (int64_t& n : op_countdown_) n = 0;
 }
 
 int64_t FaultInjectionEnv::num_appends() const {
@@ -113,6 +157,11 @@ FaultInjectionEnv::AppendDecision FaultInjectionEnv::DecideAppend(size_t size) {
 void FaultInjectionEnv::CheckSync(const std::string& what) {
   std::lock_guard<std::mutex> lock(mu_);
   if (sync_fails_) throw Internal("cannot sync '", what, "': Input/output error (injected)");
+  ++op_count_[static_cast<int>(FaultOp::kSync)];
+  auto& countdown = op_countdown_[static_cast<int>(FaultOp::kSync)];
+  if (countdown > 0 && --countdown == 0) {
+    throw Internal("cannot sync '", what, "': Input/output error (injected by FailNth)");
+  }
   ++num_syncs_;
 }
 
@@ -154,11 +203,13 @@ std::unique_ptr<RandomAccessFile> FaultInjectionEnv::NewRandomAccessFile(const s
 }
 
 std::unique_ptr<WritableFile> FaultInjectionEnv::NewWritableFile(const std::string& path) {
+  CheckOp(FaultOp::kCreate, path);
   auto file = base_->NewWritableFile(path);
   return std::make_unique<FaultInjectionWritableFile>(this, std::move(file), Track(path, 0), 0);
 }
 
 std::unique_ptr<WritableFile> FaultInjectionEnv::NewAppendableFile(const std::string& path) {
+  CheckOp(FaultOp::kCreate, path);
   auto file = base_->NewAppendableFile(path);
   // Bytes already in the file are treated as durable.
   const uint64_t size = base_->GetFileSize(path);
@@ -200,6 +251,7 @@ void FaultInjectionEnv::RenameFile(const std::string& from, const std::string& t
       throw Internal("cannot rename '", from, "' to '", to, "': Input/output error (injected)");
     }
   }
+  CheckOp(FaultOp::kRename, from);
   base_->RenameFile(from, to);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tracked_.find(from);

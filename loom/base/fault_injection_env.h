@@ -12,6 +12,10 @@
 //   env.SetSyncFails(true);               // WritableFile::Sync and SyncDir throw
 //   env.SetRenameFails(true);             // RenameFile throws, nothing moves
 //   env.DropUnsyncedData();               // simulate a crash: lose what was not synced
+//   env.FailNth(FaultOp::kRename, 3);     // the 3rd rename from now throws
+//
+// A campaign sweeps every operation of a run: count them once (num_ops), then for each n
+// run again with FailNth(op, n).
 //
 // Faults apply to files opened before or after they are armed. Injected failures throw
 // the Error a real one would (Internal for a failed write/sync/rename, ResourceExhausted
@@ -24,6 +28,18 @@
 #include "loom/base/env.h"
 
 namespace loom {
+
+// The operations FailNth can fail.
+enum class FaultOp {
+  kCreate,  // NewWritableFile / NewAppendableFile: nothing is created
+  kAppend,  // WritableFile::Append: nothing reaches the file
+  kSync,    // WritableFile::Sync and SyncDir: nothing is synced
+  kClose,   // WritableFile::Close: the data reached the file, the close reports an error
+  kRename,  // RenameFile: nothing moves
+};
+inline constexpr int kNumFaultOps = 5;
+// "create", "append", "sync", "close", "rename".
+std::string_view FaultOpName(FaultOp op);
 
 class FaultInjectionEnv : public Env {
  public:
@@ -43,6 +59,10 @@ class FaultInjectionEnv : public Env {
   void SetSyncFails(bool fails);
   // While set, RenameFile throws Internal and leaves both paths as they were.
   void SetRenameFails(bool fails);
+  // The n-th call of `op` from now (n = 1 is the next) throws Internal naming the path and
+  // the operation, with "injected" in the message; the calls before it and after it
+  // succeed. n <= 0 disarms. FailNth(FaultOp::kAppend, n) is FailNthAppend(n).
+  void FailNth(FaultOp op, int64_t n);
   // Disarms every fault above.
   void ClearFaults();
 
@@ -54,6 +74,8 @@ class FaultInjectionEnv : public Env {
   // Counters since construction, for assertions.
   int64_t num_appends() const;
   int64_t num_syncs() const;
+  // Calls of `op` since construction (failed ones included).
+  int64_t num_ops(FaultOp op) const;
 
   // Env.
   std::unique_ptr<SequentialFile> NewSequentialFile(const std::string& path) override;
@@ -92,6 +114,8 @@ class FaultInjectionEnv : public Env {
   };
   AppendDecision DecideAppend(size_t size);
   void CheckSync(const std::string& what);
+  // Counts a call of op; throws the injected error when FailNth armed this one.
+  void CheckOp(FaultOp op, const std::string& path);
   std::shared_ptr<TrackedFile> Track(const std::string& path, uint64_t synced_size);
 
   Env* const base_;
@@ -103,6 +127,8 @@ class FaultInjectionEnv : public Env {
   bool rename_fails_ = false;
   int64_t num_appends_ = 0;
   int64_t num_syncs_ = 0;
+  int64_t op_countdown_[kNumFaultOps] = {};  // 0: disarmed (kAppend uses appends_until_failure_)
+  int64_t op_count_[kNumFaultOps] = {};
   std::map<std::string, std::shared_ptr<TrackedFile>> tracked_;
 };
 

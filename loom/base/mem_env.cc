@@ -177,7 +177,9 @@ class MemEnv : public Env {
     std::string dir = StripTrailingSlash(dir_in);
     while (!dir.empty() && dir != "/" && dir != ".") {
       if (files_.count(dir)) {
-        throw AlreadyExists("cannot create directory '", dir, "': a file has that name");
+        throw FailedPrecondition("cannot create directory '", dir_in, "': '", dir,
+                                 "' is a file, not a directory; move it away or use another "
+                                 "directory");
       }
       dirs_.insert(dir);
       dir = Dirname(dir);

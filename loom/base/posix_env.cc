@@ -339,7 +339,15 @@ class PosixEnv : public Env {
     const std::string parent = Dirname(dir);
     if (!parent.empty() && parent != dir) CreateDirs(parent);
     if (::mkdir(dir.c_str(), 0755) != 0 && !(errno == EEXIST && IsDirectory(dir))) {
-      throw ErrnoError("cannot create directory", dir, errno);
+      const int err = errno;
+      if (err == EEXIST || err == ENOTDIR) {
+        // A file where a directory should be (a model_dir given as a file's path).
+        throw FailedPrecondition("cannot create directory '", dir, "': '",
+                                 err == EEXIST ? dir : parent,
+                                 "' is a file, not a directory; move it away or use another "
+                                 "directory");
+      }
+      throw ErrnoError("cannot create directory", dir, err);
     }
   }
 

@@ -56,6 +56,10 @@ ModelDirLock::ModelDirLock(Estimator& estimator) : estimator_(estimator) {
   try {
     Env* env = estimator.config().env;
     const std::string& dir = estimator.model_dir();
+    if (env->FileExists(dir) && !env->IsDirectory(dir)) {
+      throw FailedPrecondition("model_dir '", dir, "' is a file, not a directory; move the file ",
+                               "away or train into another model_dir");
+    }
     env->CreateDirs(dir);
     const std::string path = JoinPath(dir, kTrainLockFile);
     const uint64_t now = env->NowMicros();

@@ -9,24 +9,49 @@ namespace loom {
 
 EventFileWriter::EventFileWriter(Env* env, const std::string& log_dir,
                                  const EventFileWriterOptions& options)
-    : env_(env), options_(options) {
+    : env_(env), options_(options), log_dir_(log_dir) {
   env_->CreateDirs(log_dir);
+  OpenNewFile(/*replaced=*/"");
+}
+
+void EventFileWriter::OpenNewFile(const std::string& replaced) {
   const uint64_t now = env_->NowMicros();
   const std::string prefix = StrCat("events.out.tfevents.", now / 1000000, ".", env_->HostName(),
                                     ".", env_->ProcessId(), ".");
   for (int counter = 0;; ++counter) {
-    path_ = JoinPath(log_dir, StrCat(prefix, counter, options_.filename_suffix));
-    if (!env_->FileExists(path_)) break;
+    path_ = JoinPath(log_dir_, StrCat(prefix, counter, options_.filename_suffix));
+    if (path_ != replaced && !env_->FileExists(path_)) break;
   }
   writer_ = RecordWriter::Open(env_, path_, RecordWriterOptions{});
   proto::Event version;
   version.set_wall_time(static_cast<double>(now) / 1e6);
   version.set_file_version(std::string(kEventFileVersion));
   writer_->WriteRecord(version.SerializeAsString());
-  writer_->Flush();
+  writer_->Sync();
   last_flush_micros_ = now;
 }
 
+void EventFileWriter::ReplaceIfDeleted() {
+  if (env_->FileExists(path_)) return;
+  const std::string old_path = path_;
+  if (!env_->IsDirectory(log_dir_)) {
+    throw FailedPrecondition("event file '", old_path, "': its directory '", log_dir_,
+                             "' was deleted while summaries were being written to it; the ",
+                             "summaries (and any checkpoints) written there so far are gone. "
+                             "Recreate the directory or write to another one");
+  }
+  // Deleted under the writer (the user cleaned the directory, a rotation): the events
+  // written since the last flush are still here; they go to a new file.
+  try {
+    writer_->Close();  // into the unlinked file
+  } catch (const Error&) {
+  }
+  OpenNewFile(old_path);
+  for (const std::string& record : pending_) writer_->WriteRecord(record);
+  LOOM_LOG(WARNING) << "event file '" << old_path << "' was deleted while being written; "
+                    << "continuing in '" << path_ << "' (the " << pending_.size()
+                    << " event(s) not yet flushed are carried over)";
+}
 EventFileWriter::~EventFileWriter() {
   if (closed_) return;
   try {
@@ -40,10 +65,11 @@ double EventFileWriter::NowSeconds() const { return static_cast<double>(env_->No
 
 void EventFileWriter::WriteEvent(const proto::Event& event) {
   LOOM_CHECK(!closed_) << "WriteEvent after Close on '" << path_ << "'";
-  writer_->WriteRecord(event.SerializeAsString());
-  ++unflushed_;
+  std::string record = event.SerializeAsString();
+  writer_->WriteRecord(record);
+  pending_.push_back(std::move(record));
   const uint64_t now = env_->NowMicros();
-  if (unflushed_ >= options_.flush_every_events ||
+  if (static_cast<int>(pending_.size()) >= options_.flush_every_events ||
       static_cast<double>(now - last_flush_micros_) >= options_.flush_secs * 1e6) {
     Flush();
   }
@@ -63,14 +89,34 @@ void EventFileWriter::WriteScalar(const std::string& tag, int64_t step, float va
 
 void EventFileWriter::Flush() {
   LOOM_CHECK(!closed_) << "Flush after Close on '" << path_ << "'";
-  writer_->Flush();
-  unflushed_ = 0;
+  try {
+    ReplaceIfDeleted();
+    // Durable, as TF's EventsWriter::Flush: a crash must not take summaries written long
+    // before it.
+    writer_->Sync();
+  } catch (...) {
+    pending_.clear();  // the record writer took them back (record_writer.h)
+    throw;
+  }
+  pending_.clear();
   last_flush_micros_ = env_->NowMicros();
 }
 
 void EventFileWriter::Close() {
   if (closed_) return;
   closed_ = true;
+  try {
+    ReplaceIfDeleted();
+    writer_->Sync();
+  } catch (...) {
+    try {
+      writer_->Close();
+    } catch (const Error&) {
+      // The first error is the one to report.
+    }
+    throw;
+  }
+  pending_.clear();
   writer_->Close();
 }
 

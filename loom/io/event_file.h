@@ -8,8 +8,13 @@
 // (n is the smallest counter that names no existing file, so two writers in one process
 // and second never collide; two processes differ by pid) and owns it. Events are buffered
 // and flushed every `flush_every_events` events, when `flush_secs` have passed at the next
-// write, and at Flush / Close; there is no background thread. Not thread-safe: the
-// summary writer that shares one serializes calls.
+// write, and at Flush / Close; there is no background thread. A flush is durable (fsync,
+// as TF's EventsWriter), so a crash loses at most the events since the last flush. When the
+// file was deleted under the writer (a user cleaning the directory, a rotation), the next
+// flush logs a warning and continues in a new file, carrying over the events not yet
+// flushed; when the whole directory was deleted it throws FailedPrecondition naming it.
+// Flush and Close report every error (Close still closes). Not thread-safe: the summary
+// writer that shares one serializes calls.
 //
 // EventFileReader iterates the Events of one file; it throws DataLoss naming the file and
 // offset for a corrupt record or a record that is not an Event.
@@ -21,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "loom/base/env.h"
 #include "loom/io/record_reader.h"
@@ -69,18 +75,24 @@ class EventFileWriter {
   // Flushes and closes the file; reports errors. Idempotent.
   void Close();
 
+  // The event file's path (a new one after the file was deleted and replaced).
   const std::string& path() const { return path_; }
-  // Events written including the file_version event.
+  // Events written to the current file, including its file_version event.
   uint64_t events_written() const { return writer_->records_written(); }
 
  private:
   double NowSeconds() const;
+  // Creates a new event file (never named `replaced`) and writes the file_version event.
+  void OpenNewFile(const std::string& replaced);
+  // Replaces a deleted event file, carrying pending_ over (see the header comment).
+  void ReplaceIfDeleted();
 
   Env* env_;
   EventFileWriterOptions options_;
+  std::string log_dir_;
   std::string path_;
   std::unique_ptr<RecordWriter> writer_;
-  int unflushed_ = 0;
+  std::vector<std::string> pending_;  // serialized events written since the last flush
   uint64_t last_flush_micros_ = 0;
   bool closed_ = false;
 };

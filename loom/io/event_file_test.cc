@@ -186,5 +186,84 @@ TEST(SummaryHelpersTest, ScalarValueReadsSimpleValuesAndScalarTensors) {
   EXPECT_EQ(ScalarValue(v), std::nullopt);
 }
 
+// A crash (power loss) after a flush keeps every event flushed before it: Flush fsyncs.
+TEST(EventFileWriterTest, FlushedEventsSurviveACrash) {
+  auto mem = NewMemEnv();
+  ManualClockEnv env(mem.get());
+  EventFileWriter writer(&env, "/logs", {.flush_every_events = 100});
+  writer.WriteScalar("loss", 1, 1.0f);
+  writer.WriteScalar("loss", 2, 0.5f);
+  writer.Flush();
+  writer.WriteScalar("loss", 3, 0.25f);  // not flushed: may be lost
+  env.DropUnsyncedData();
+  std::vector<int64_t> steps;
+  for (const auto& e : ReadEvents(&env, writer.path())) steps.push_back(e.step());
+  EXPECT_EQ(steps, (std::vector<int64_t>{0, 1, 2}));
+}
+
+// The file deleted under the writer (the user cleaned the directory, TensorBoard's log
+// rotation): the events not yet flushed go to a new file, and so do all later ones.
+TEST(EventFileWriterTest, DeletedFileIsReplacedAndUnflushedEventsCarriedOver) {
+  auto mem = NewMemEnv();
+  ManualClockEnv env(mem.get());
+  EventFileWriter writer(&env, "/logs", {.flush_every_events = 3});
+  const std::string first = writer.path();
+  writer.WriteScalar("loss", 1, 1.0f);
+  writer.Flush();
+  env.DeleteFile(first);
+  writer.WriteScalar("loss", 2, 0.5f);
+  writer.WriteScalar("loss", 3, 0.25f);
+  writer.WriteScalar("loss", 4, 0.125f);  // the third: flushes, finds the file gone
+  writer.WriteScalar("loss", 5, 0.0625f);
+  writer.Close();
+  EXPECT_NE(writer.path(), first);
+  EXPECT_FALSE(env.FileExists(first));
+  const std::vector<proto::Event> events = ReadEvents(&env, writer.path());
+  std::vector<int64_t> steps;
+  for (const auto& e : events) steps.push_back(e.step());
+  EXPECT_EQ(steps, (std::vector<int64_t>{0, 2, 3, 4, 5}));
+  EXPECT_EQ(events[0].file_version(), "brain.Event:2");
+  EXPECT_EQ(env.GetChildren("/logs"), std::vector<std::string>{Basename(writer.path())});
+}
+
+TEST(EventFileWriterTest, DeletedDirectoryIsFailedPreconditionNamingIt) {
+  auto mem = NewMemEnv();
+  ManualClockEnv env(mem.get());
+  EventFileWriter writer(&env, "/logs/run1", {});
+  writer.WriteScalar("loss", 1, 1.0f);
+  env.DeleteRecursively("/logs");
+  try {
+    writer.Flush();
+    FAIL() << "a write into a deleted directory went nowhere, silently";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << e.what();
+    EXPECT_NE(e.message().find("'/logs/run1' was deleted"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(writer.Close(), Error);
+}
+
+// Every failure of a flush or a close reaches the caller: none is swallowed.
+TEST(EventFileWriterTest, SyncAndCloseErrorsReachTheCaller) {
+  for (FaultOp op : {FaultOp::kSync, FaultOp::kClose}) {
+    SCOPED_TRACE(std::string(FaultOpName(op)));
+    auto mem = NewMemEnv();
+    ManualClockEnv env(mem.get());
+    EventFileWriter writer(&env, "/logs", {.flush_every_events = 100});
+    writer.WriteScalar("loss", 1, 1.0f);
+    env.FailNth(op, 1);
+    try {
+      writer.Flush();
+      writer.Close();
+      FAIL() << "the injected failure was swallowed";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("injected"), std::string::npos) << e.what();
+      EXPECT_NE(e.message().find(writer.path()), std::string::npos) << e.what();
+    }
+    env.ClearFaults();
+    // The file still parses to its end (a failed flush cut the file back to a record).
+    EXPECT_NO_THROW(ReadEvents(&env, writer.path()));
+  }
+}
+
 }  // namespace
 }  // namespace loom

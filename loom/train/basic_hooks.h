@@ -72,6 +72,9 @@ class StepCounterHook : public SessionRunHook {
   void Begin(Graph& graph) override;
   SessionRunArgs BeforeRun(SessionRunContext& context) override;
   void AfterRun(SessionRunContext& context, const SessionRunValues& values) override;
+  // Flushes the summary writer (durably), so a failure to write the summaries reaches the
+  // caller instead of a log line when the writer is destroyed.
+  void End(Session& session) override;
 
  private:
   StepCounterOptions options_;
@@ -146,7 +149,8 @@ struct CheckpointSaverOptions {
   // Default: "model.ckpt".
   std::string checkpoint_basename = "model.ckpt";
   std::vector<std::shared_ptr<CheckpointSaverListener>> listeners;
-  // Where CHECKPOINT session logs and the graph go. Default: none.
+  // Where CHECKPOINT session logs and the graph go; End flushes it (durably), so a failure
+  // to write them reaches the caller. Default: none.
   std::shared_ptr<FileWriter> summary_writer;
   // Write graph.pbtxt (structure only) and the graph to summary_writer. Default: true.
   bool save_graph_def = true;

@@ -68,6 +68,7 @@ void CheckpointSaverHook::End(Session& session) {
   const int64_t step = StepValue(session.Eval(global_step_));
   if (timer_.last_triggered_step() != step) Save(session, step);
   for (auto& listener : options_.listeners) listener->End(session, step);
+  if (options_.summary_writer) options_.summary_writer->Flush();
 }
 
 bool CheckpointSaverHook::Save(Session& session, int64_t step) {

@@ -211,6 +211,44 @@ TEST(Hooks, StepCounterWritesStepsPerSecond) {
   EXPECT_EQ(rates, (std::vector<double>{2.0, 2.0}));
 }
 
+// The summaries of a step counter reach the disk at End, and a failure to write them is
+// the caller's error (it used to be a log line when the writer was destroyed).
+TEST(Hooks, StepCounterEndFlushesAndReportsAFailedSync) {
+  for (bool fail : {false, true}) {
+    SCOPED_TRACE(fail ? "failing sync" : "no fault");
+    TempDir dir;
+    TinyModel m;
+    FakeClockEnv env(Env::Default());
+    auto writer =
+        std::make_shared<FileWriter>(dir.path(), FileWriterOptions{.max_queue = 100, .env = &env});
+    auto counter = std::make_shared<StepCounterHook>(
+        StepCounterOptions{.every_n_steps = 1, .summary_writer = writer, .env = &env});
+    auto session = SingularMonitoredSession(m.graph, {counter});
+    for (int i = 0; i < 3; ++i) {
+      env.AdvanceSecs(0.5);
+      session->RunTarget(m.train_op);
+    }
+    const int64_t syncs = env.num_ops(FaultOp::kSync);
+    if (fail) env.FailNth(FaultOp::kSync, 1);
+    if (fail) {
+      try {
+        session->Close();
+        ADD_FAILURE() << "the failed flush of the summaries was swallowed";
+      } catch (const Error& e) {
+        EXPECT_NE(e.message().find("injected"), std::string::npos) << e.what();
+      }
+    } else {
+      session->Close();
+      EXPECT_GT(env.num_ops(FaultOp::kSync), syncs);  // End flushed, durably
+      // In the file before the writer is closed: max_queue and flush_secs were not reached.
+      int summaries = 0;
+      for (const auto& e : ReadAllEvents(dir.path())) summaries += e.has_summary();
+      EXPECT_GE(summaries, 1);
+    }
+    env.ClearFaults();
+  }
+}
+
 TEST(Hooks, NanTensorHookFailsOrStops) {
   for (bool fail : {true, false}) {
     TinyModel m;

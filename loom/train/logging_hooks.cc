@@ -288,6 +288,10 @@ void LoggingTensorHook::AfterRun(SessionRunContext&, const SessionRunValues& val
   ++iter_count_;
 }
 
+void StepCounterHook::End(Session&) {
+  if (options_.summary_writer) options_.summary_writer->Flush();
+}
+
 void LoggingTensorHook::End(Session& session) {
   if (!options_.at_end) return;
   std::vector<Output> fetches;

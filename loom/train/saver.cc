@@ -62,7 +62,17 @@ std::string Saver::Save(Session& session, const std::string& prefix,
   std::string path = global_step ? StrCat(prefix, "-", *global_step) : prefix;
   const std::string file = CheckpointFilePath(path);
   const std::string dir = Dirname(path);
-  if (!dir.empty()) env->CreateDirs(dir);
+  if (!dir.empty()) {
+    if (saved_into_.count(dir) && !env->IsDirectory(dir)) {
+      // Deleted under a running job (a cleanup script, a user): recreating it would hide
+      // that every earlier checkpoint and summary is gone.
+      throw FailedPrecondition("checkpoint directory '", dir, "' was deleted (or replaced by ",
+                               "a file) after this job saved checkpoints into it; the ",
+                               "checkpoints and summaries written there are gone. Restore it ",
+                               "from a backup, or start again into a new directory");
+    }
+    env->CreateDirs(dir);
+  }
   if (!stale_temp_cleaned_) {
     DeleteStaleTemps(env, dir);
     stale_temp_cleaned_ = true;
@@ -125,7 +135,8 @@ std::string Saver::Save(Session& session, const std::string& prefix,
   WriteSafetensors(env, file, tensors, metadata, {.atomic = true});
   tensors.clear();  // drop the views so the next in-place update needs no copy
 
-  // 4-5. Pruning, then the state file.
+  // 4-5. The state file, then pruning.
+  saved_into_.insert(dir);
   RecordAndPrune(path, now);
   return path;
 }
@@ -150,8 +161,25 @@ void Saver::RecordAndPrune(const std::string& path, double time) {
     }
     doomed.push_back(k);
   }
-  // Prune before the state file names the survivors: a crash in between leaves a state
-  // file that lists a deleted checkpoint (skipped on restore), never an orphaned file.
+  // The state file names the survivors before any file is deleted (TF's order): a crash in
+  // between leaves an old checkpoint that no state file lists (adopted and pruned by the
+  // next Save when keep_checkpoint_every_n_hours is off, else left on disk), never a state
+  // file that names a deleted checkpoint, which TensorBoard and TF's
+  // get_checkpoint_state() would trust.
+  CheckpointState state;
+  state.model_checkpoint_path = path;
+  for (const Kept& k : last_checkpoints_) {
+    state.all_model_checkpoint_paths.push_back(k.path);
+    state.all_model_checkpoint_timestamps.push_back(k.time);
+  }
+  state.last_preserved_timestamp = next_keep_time_ - options_.keep_checkpoint_every_n_hours * 3600;
+  try {
+    WriteCheckpointState(env, Dirname(path), state);
+  } catch (...) {
+    // Nothing deleted: the doomed stay managed, so the next Save prunes them.
+    last_checkpoints_.insert(last_checkpoints_.begin(), doomed.begin(), doomed.end());
+    throw;
+  }
   for (const Kept& k : doomed) {
     const std::string file = CheckpointFilePath(k.path);
     try {
@@ -160,14 +188,6 @@ void Saver::RecordAndPrune(const std::string& path, double time) {
       LOOM_LOG(WARNING) << "cannot delete old checkpoint '" << file << "': " << e.what();
     }
   }
-  CheckpointState state;
-  state.model_checkpoint_path = path;
-  for (const Kept& k : last_checkpoints_) {
-    state.all_model_checkpoint_paths.push_back(k.path);
-    state.all_model_checkpoint_timestamps.push_back(k.time);
-  }
-  state.last_preserved_timestamp = next_keep_time_ - options_.keep_checkpoint_every_n_hours * 3600;
-  WriteCheckpointState(env, Dirname(path), state);
 }
 
 void Saver::AdoptExistingCheckpoints(const std::string& prefix) {

@@ -20,17 +20,19 @@
 //   3. the file is streamed to "<path>.tmp.<pid>.<n>" straight from the buffers (so a
 //      checkpoint above 2 GiB needs no second copy), fsynced, renamed over the final
 //      name, and the directory is fsynced;
-//   4. checkpoints beyond max_to_keep are deleted, oldest first, except one per
+//   4. the `checkpoint` state file is rewritten the same crash-safe way, listing the new
+//      checkpoint and the kept ones;
+//   5. checkpoints beyond max_to_keep are deleted, oldest first, except one per
 //      keep_checkpoint_every_n_hours and any that failed to load. At the first Save
 //      into a directory the Saver adopts the state file's list, plus the
 //      "<prefix>-<step>.safetensors" files the list lacks when the state file is missing
 //      or unreadable, when they are newer than every listed one, or when
 //      keep_checkpoint_every_n_hours is off (>= 10000): so a deleted state file does not
-//      leave old checkpoints unpruned forever;
-//   5. the `checkpoint` state file is rewritten the same crash-safe way.
-// A crash at any point leaves the previous checkpoint intact, and never an old checkpoint
-// that no state file lists (at worst the state file still lists a deleted one, which
-// restoring skips, and misses the newest, which restoring finds by its name).
+//      leave old checkpoints unpruned forever.
+// A crash at any point leaves the previous checkpoint intact, and never a state file that
+// names a deleted checkpoint (at worst it misses the newest, which restoring finds by its
+// name, or an old checkpoint is left unlisted, which the next Save prunes unless
+// keep_checkpoint_every_n_hours is on).
 //
 // Restoring the latest (RestoreLatest / LatestValidCheckpoint) takes the newest checkpoint
 // in the directory whose header parses and whose checksum matches, logging a warning
@@ -101,7 +103,9 @@ class Saver {
   // Writes "<prefix>-<global_step>.safetensors" ("<prefix>.safetensors" without a step)
   // and updates the state file in prefix's directory (created if needed). Returns the
   // checkpoint path without the extension ("dir/model.ckpt-100"), TF's save path.
-  // Throws what the Env throws; the previous checkpoint then stays valid.
+  // Throws what the Env throws; the previous checkpoint then stays valid. A directory this
+  // Saver saved into before that is gone now (deleted mid-training): FailedPrecondition
+  // naming it, instead of silently recreating it.
   std::string Save(Session& session, const std::string& prefix,
                    std::optional<int64_t> global_step = std::nullopt);
 
@@ -147,7 +151,8 @@ class Saver {
   std::vector<Kept> last_checkpoints_;
   double next_keep_time_;
   bool stale_temp_cleaned_ = false;
-  std::set<std::string> invalid_;  // checkpoints (without extension) that failed to load
+  std::set<std::string> invalid_;     // checkpoints (without extension) that failed to load
+  std::set<std::string> saved_into_;  // directories a Save of this Saver wrote into
 };
 
 // TF's CheckpointState, the text `checkpoint` file:

@@ -306,6 +306,73 @@ TEST(Saver, FailedWriteLeavesThePreviousCheckpointIntact) {
   EXPECT_TRUE(fresh->Eval(model.w).Equals(Tensor::FromVector<float>({1, 2, 3})));
 }
 
+// A failure (or a crash) between pruning and the state file's update must not leave a
+// state file that names a deleted checkpoint: the state file is written first.
+TEST(Saver, StateFileNeverNamesAPrunedCheckpoint) {
+  auto mem = NewMemEnv();
+  FaultInjectionEnv env(mem.get());
+  Model model;
+  auto session = model.NewSession();
+  Saver saver(model.graph, {.max_to_keep = 2, .env = &env});
+  saver.Save(*session, "/ckpt/model.ckpt", 1);
+  saver.Save(*session, "/ckpt/model.ckpt", 2);
+  // Save 3: the checkpoint's rename succeeds, the state file's (the second) fails.
+  env.FailNth(FaultOp::kRename, 2);
+  EXPECT_THROW(saver.Save(*session, "/ckpt/model.ckpt", 3), Error);
+  env.ClearFaults();
+  auto state = ReadCheckpointState(&env, "/ckpt");
+  ASSERT_TRUE(state);
+  for (const std::string& p : state->all_model_checkpoint_paths) {
+    EXPECT_TRUE(env.FileExists(CheckpointFilePath(p))) << "the state file names deleted " << p;
+  }
+  // The next Save catches up: the state file lists exactly the files on disk.
+  saver.Save(*session, "/ckpt/model.ckpt", 4);
+  state = ReadCheckpointState(&env, "/ckpt");
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->all_model_checkpoint_paths,
+            (std::vector<std::string>{"/ckpt/model.ckpt-3", "/ckpt/model.ckpt-4"}));
+  EXPECT_EQ(env.Glob("/ckpt/*.safetensors"),
+            (std::vector<std::string>{"/ckpt/model.ckpt-3.safetensors",
+                                      "/ckpt/model.ckpt-4.safetensors"}));
+}
+
+// The checkpoint directory deleted mid-training: a clear FailedPrecondition naming it, not
+// a silently recreated directory missing every earlier checkpoint.
+TEST(Saver, DirectoryDeletedAfterASaveIsFailedPreconditionNamingIt) {
+  auto env = NewMemEnv();
+  Model model;
+  auto session = model.NewSession();
+  Saver saver(model.graph, {.env = env.get()});
+  saver.Save(*session, "/ckpt/model.ckpt", 1);
+  env->DeleteRecursively("/ckpt");
+  try {
+    saver.Save(*session, "/ckpt/model.ckpt", 2);
+    FAIL() << "saved into a recreated directory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << e.what();
+    EXPECT_NE(e.message().find("'/ckpt' was deleted"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(env->IsDirectory("/ckpt"));
+}
+
+// A checkpoint directory that is a regular file: FailedPrecondition naming it.
+TEST(Saver, DirectoryThatIsAFileIsFailedPreconditionNamingIt) {
+  TempDir dir;
+  WriteFileAtomically(Env::Default(), dir.Join("model_dir"), "not a directory");
+  Model model;
+  auto session = model.NewSession();
+  Saver saver(model.graph);
+  try {
+    saver.Save(*session, dir.Join("model_dir/model.ckpt"), 1);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << e.what();
+    EXPECT_NE(e.message().find(StrCat("'", dir.Join("model_dir"), "' is a file, not a directory")),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Saver, StaleTempFilesFromAKilledWriterAreRemoved) {
   TempDir dir;
   Model model;
