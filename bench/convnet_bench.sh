@@ -7,10 +7,18 @@
 # of all the runs (min ms: on a shared machine what other processes disturb least; the
 # min-based ratios use it). Every line carries the load average when it was taken; the
 # header names the CPU and its vector extensions.
-# Usage: bench/convnet_bench.sh BUILD_DIR [REPEATS]
+# MODE "bf16" runs only the bf16 figures (~3-4 minutes): Loom's float32 step beside Loom's
+# bf16 and PyTorch's autocast bf16 for each model and thread count, no GEMM bounds and no
+# float32 PyTorch runs.
+# Usage: bench/convnet_bench.sh BUILD_DIR [REPEATS] [all|bf16]
 set -euo pipefail
 build=${1:-build}
 repeats=${2:-3}
+mode=${3:-all}
+if [[ $mode != all && $mode != bf16 ]]; then
+  echo "convnet_bench.sh: MODE must be 'all' or 'bf16', got '$mode'" >&2
+  exit 2
+fi
 bench="$build/bench/core_bench"
 torch="/usr/bin/python3 $(dirname "$0")/torch_peer.py"
 
@@ -23,7 +31,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
 isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
   grep -E '^(avx2|fma|avx512f|avx512_bf16|amx_bf16|amx_tile)$' | tr '\n' ' ')
 echo "CPU: $cpu ($(nproc) cores; $isa)"
-echo "date: $(date -u +%FT%TZ)"
+echo "date: $(date -u +%FT%TZ); load at start: $(cat /proc/loadavg)"
 printf '%-40s %12s %12s %10s %6s\n' "configuration" "median" "unit" "min ms" "load"
 
 minimum() { sort -g | head -1; }
@@ -56,7 +64,21 @@ single() {  # single NAME FIELD LOOM_ARGS...: sets one_v (median) and one_m (fas
 
 summary=()
 declare -A conv_f32 mlp_f32  # Loom's float32 medians per thread count, for the bf16 ratios
+declare -A predict_f32       # Loom's float32 predict medians, by model
+if [[ $mode == bf16 ]]; then
+  for threads in 1 2; do
+    single "mlp b256 train threads=$threads" steps_per_sec mlp "$threads" 200
+    mlp_f32[$threads]=$one_v
+    single "convnet b64 train threads=$threads" steps_per_sec convnet "$threads" 30
+    conv_f32[$threads]=$one_v
+  done
+  single "predict dnn b1024 threads=1" rows_per_sec predict_dnn 1 100
+  predict_f32[dnn]=$one_v
+  single "predict convnet b256 threads=1" rows_per_sec predict_convnet 1 10
+  predict_f32[convnet]=$one_v
+fi
 for threads in 1 2; do
+  [[ $mode == bf16 ]] && break
   pair "convnet b64 train threads=$threads" steps_per_sec convnet "$threads" 30 -- \
     convnet "$threads" 30 1
   cl=$loom_v ct=$torch_v clm=$loom_m ctm=$torch_m
@@ -69,6 +91,7 @@ for threads in 1 2; do
     "  loom/GEMM-bound = $(ratio "$cl" "$cg") (min-step: $(ratio "$cgm" "$clm")) (target >= 0.85); loom/kernel-bound = $(ratio "$cl" "$ck") (min-step: $(ratio "$ckm" "$clm"))")
 done
 for threads in 1 2; do
+  [[ $mode == bf16 ]] && break
   pair "mlp b256 train threads=$threads" steps_per_sec mlp "$threads" 200 -- mlp "$threads" 200 1
   ml=$loom_v mt=$torch_v mlm=$loom_m mtm=$torch_m
   mlp_f32[$threads]=$ml
@@ -76,10 +99,14 @@ for threads in 1 2; do
   summary+=("mlp $threads thread(s): loom/pytorch = $(ratio "$ml" "$mt") (min-step: $(ratio "$mtm" "$mlm")) (target >= 1.25 at 1)"
     "  loom/GEMM-bound = $(ratio "$ml" "$one_v") (min-step: $(ratio "$one_m" "$mlm")) (target >= 0.95)")
 done
-pair "predict dnn b1024 threads=1" rows_per_sec predict_dnn 1 100 -- predict_dnn 1 100 1
-summary+=("predict dnn: loom/pytorch = $(ratio "$loom_v" "$torch_v") (min-step: $(ratio "$torch_m" "$loom_m")) (target >= 1.5)")
-pair "predict convnet b256 threads=1" rows_per_sec predict_convnet 1 10 -- predict_convnet 1 10 1
-summary+=("predict convnet: loom/pytorch = $(ratio "$loom_v" "$torch_v") (min-step: $(ratio "$torch_m" "$loom_m")) (target >= 1.5)")
+if [[ $mode == all ]]; then
+  pair "predict dnn b1024 threads=1" rows_per_sec predict_dnn 1 100 -- predict_dnn 1 100 1
+  predict_f32[dnn]=$loom_v
+  summary+=("predict dnn: loom/pytorch = $(ratio "$loom_v" "$torch_v") (min-step: $(ratio "$torch_m" "$loom_m")) (target >= 1.5)")
+  pair "predict convnet b256 threads=1" rows_per_sec predict_convnet 1 10 -- predict_convnet 1 10 1
+  predict_f32[convnet]=$loom_v
+  summary+=("predict convnet: loom/pytorch = $(ratio "$loom_v" "$torch_v") (min-step: $(ratio "$torch_m" "$loom_m")) (target >= 1.5)")
+fi
 
 # bf16 mixed precision (docs/training.md): the same models under the "bf16" policy, beside
 # Loom's float32 runs above and PyTorch's torch.autocast("cpu", dtype=torch.bfloat16).
@@ -98,10 +125,10 @@ for threads in 1 2; do
 done
 pair "predict dnn b1024 bf16 threads=1" rows_per_sec predict_dnn:bf16 1 100 -- \
   predict_dnn:bf16 1 100 1
-summary+=("predict dnn bf16: loom/pytorch autocast = $(ratio "$loom_v" "$torch_v") (target >= 1.5)")
+summary+=("predict dnn bf16: loom/pytorch autocast = $(ratio "$loom_v" "$torch_v") (target >= 1.5); loom bf16/float32 = $(ratio "$loom_v" "${predict_f32[dnn]}")")
 pair "predict convnet b256 bf16 threads=1" rows_per_sec predict_convnet:bf16 1 10 -- \
   predict_convnet:bf16 1 10 1
-summary+=("predict convnet bf16: loom/pytorch autocast = $(ratio "$loom_v" "$torch_v") (target >= 1.5)")
+summary+=("predict convnet bf16: loom/pytorch autocast = $(ratio "$loom_v" "$torch_v") (target >= 1.5); loom bf16/float32 = $(ratio "$loom_v" "${predict_f32[convnet]}")")
 if [[ $bf16_info == *"falls back"* ]]; then
   summary+=("bf16: no bf16 hardware on this CPU, so \"bf16\" ran the float32 fallback: the bf16 targets cannot be met here")
   single "mlp b256 train bf16-emulated threads=1" steps_per_sec mlp:bf16-emulated 1 200

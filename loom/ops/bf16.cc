@@ -12,6 +12,7 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <immintrin.h>
 #endif
 
 namespace loom::bf16 {
@@ -24,7 +25,87 @@ std::atomic<int> fallback_warnings{0};
 
 bool HasAll(dnnl_cpu_isa_t isa, dnnl_cpu_isa_t bits) { return (isa & bits) == bits; }
 
+#if defined(__x86_64__)
+// AVX-512 F, BW and BF16 in cpuid, and the OS saving the zmm and opmask state (XCR0's
+// SSE, AVX, opmask, ZMM_Hi256 and Hi16_ZMM bits).
+bool DetectAvx512Bf16() {
+  unsigned int eax, ebx, ecx, edx;
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  __cpuid_count(1, 0, eax, ebx, ecx, edx);
+  if ((ecx & (1u << 27)) == 0) return false;  // OSXSAVE: xgetbv is available
+  unsigned int xcr0_lo, xcr0_hi;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  if ((xcr0_lo & 0xe6u) != 0xe6u) return false;
+  __cpuid_count(7, 0, eax, ebx, ecx, edx);
+  if ((ebx & (1u << 16)) == 0 || (ebx & (1u << 30)) == 0) return false;  // AVX512F, AVX512BW
+  if (eax < 1) return false;
+  __cpuid_count(7, 1, eax, ebx, ecx, edx);
+  return (eax & (1u << 5)) != 0;  // AVX512_BF16
+}
+
+// The denormal lanes of 16 floats: vcvtne2ps2bf16 flushes denormal inputs to (signed) zero,
+// which the scalar rounding (and IEEE) does not, so chunks holding one take the scalar path.
+__attribute__((target("avx512f"))) inline __mmask16 DenormalLanes(__m512i bits) {
+  const __m512i exponent = _mm512_set1_epi32(0x7f800000);
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+  return _mm512_testn_epi32_mask(bits, exponent) & _mm512_test_epi32_mask(bits, magnitude);
+}
+
+// FloatToBf16Bits over [begin, end) with vcvtne2ps2bf16, 32 floats at a time: the same
+// bits as the scalar rounding (round to nearest even, NaN quieted as (bits >> 16) | 0x40,
+// overflow to inf), denormals included (above).
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) void FloatToBf16Avx512(const float* in,
+                                                                              uint16_t* out,
+                                                                              int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 lo = _mm512_loadu_ps(in + i), hi = _mm512_loadu_ps(in + i + 16);
+    if ((DenormalLanes(_mm512_castps_si512(lo)) | DenormalLanes(_mm512_castps_si512(hi))) != 0) {
+      for (int64_t j = i; j < i + 32; ++j) out[j] = FloatToBf16Bits(in[j]);
+      continue;
+    }
+    const __m512bh packed = _mm512_cvtne2ps_pbh(hi, lo);  // lo in the low half
+    _mm512_storeu_si512(out + i, reinterpret_cast<const __m512i&>(packed));
+  }
+  for (; i < n; ++i) out[i] = FloatToBf16Bits(in[i]);
+}
+
+// RoundToBf16 over [begin, end) likewise: the bf16 bits widened back to float32.
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) void RoundToBf16Avx512(const float* in,
+                                                                              float* out,
+                                                                              int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 x = _mm512_loadu_ps(in + i);
+    if (DenormalLanes(_mm512_castps_si512(x)) != 0) {
+      for (int64_t j = i; j < i + 16; ++j) out[j] = RoundToBf16(in[j]);
+      continue;
+    }
+    const __m256bh packed = _mm512_cvtneps_pbh(x);
+    // (the maskz forms: GCC 12's unmasked ones read an "undefined" vector that -Werror's
+    // maybe-uninitialized rejects under a target attribute)
+    const __m512i wide = _mm512_maskz_slli_epi32(
+        0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, reinterpret_cast<const __m256i&>(packed)), 16);
+    _mm512_storeu_ps(out + i, _mm512_castsi512_ps(wide));
+  }
+  for (; i < n; ++i) out[i] = RoundToBf16(in[i]);
+}
+#else
+bool DetectAvx512Bf16() { return false; }
+void FloatToBf16Avx512(const float*, uint16_t*, int64_t) {}
+void RoundToBf16Avx512(const float*, float*, int64_t) {}
+#endif
+
+// Whether the conversions use AVX-512 BF16: the CPU's, read once (the library is built for
+// baseline x86-64, so the instructions are chosen here at run time).
+bool UseAvx512Bf16() {
+  static const bool use = DetectAvx512Bf16();
+  return use;
+}
+
 }  // namespace
+
+bool ConvertsWithAvx512Bf16() { return UseAvx512Bf16(); }
 
 AttrDef PrecisionAttrDef() {
   AttrDef def = kPrecision.Optional();
@@ -46,13 +127,17 @@ Precision NodePrecision(const Node& node) {
 }
 
 void RoundToBf16(const float* in, float* out, int64_t n, ThreadPool& pool) {
+  const bool vector = UseAvx512Bf16();
   pool.ParallelFor(n, kMinChunk, [&](int64_t begin, int64_t end) {
+    if (vector) return RoundToBf16Avx512(in + begin, out + begin, end - begin);
     for (int64_t i = begin; i < end; ++i) out[i] = RoundToBf16(in[i]);
   });
 }
 
 void FloatToBf16(const float* in, uint16_t* out, int64_t n, ThreadPool& pool) {
+  const bool vector = UseAvx512Bf16();
   pool.ParallelFor(n, kMinChunk, [&](int64_t begin, int64_t end) {
+    if (vector) return FloatToBf16Avx512(in + begin, out + begin, end - begin);
     for (int64_t i = begin; i < end; ++i) out[i] = FloatToBf16Bits(in[i]);
   });
 }

@@ -56,6 +56,10 @@ inline float Bf16BitsToFloat(uint16_t b) {
 // x rounded to the nearest bfloat16 (8 significant bits), as a float32.
 inline float RoundToBf16(float x) { return Bf16BitsToFloat(FloatToBf16Bits(x)); }
 
+// The array conversions below use AVX-512 BF16 (vcvtne2ps2bf16) where the CPU has it,
+// chosen at run time, and give the scalar functions' bits exactly (denormals too, which the
+// instruction alone would flush to zero).
+bool ConvertsWithAvx512Bf16();
 // out[i] = RoundToBf16(in[i]) for i < n (in == out allowed), split over `pool`.
 void RoundToBf16(const float* in, float* out, int64_t n, ThreadPool& pool);
 // out[i] = FloatToBf16Bits(in[i]).

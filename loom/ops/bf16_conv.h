@@ -27,7 +27,8 @@ bool OnednnConv2DBf16(const nn_internal::Geometry& g, int64_t out_c, const float
 // dx[N, H, W, C] from bf16(w) and bf16(dy[N, out_h, out_w, out_c]).
 bool OnednnConv2DBackpropInputBf16(const nn_internal::Geometry& g, int64_t out_c, const float* w,
                                    const float* dy, float* dx, int threads);
-// dw[k_h, k_w, C, out_c] from bf16(x) and bf16(dy).
+// dw[k_h, k_w, C, out_c] from bf16(x) and bf16(dy). Also false for fewer than 4 input
+// channels, where the emulated path is faster (bf16_conv.cc has the measurement).
 bool OnednnConv2DBackpropFilterBf16(const nn_internal::Geometry& g, int64_t out_c, const float* x,
                                     const float* dy, float* dw, int threads);
 

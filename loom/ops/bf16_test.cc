@@ -12,6 +12,9 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "loom/autodiff/gradients.h"
 #include "loom/graph/graph_def.h"
@@ -20,6 +23,7 @@
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
+#include "loom/ops/onednn_internal.h"
 #include "loom/ops/onednn_matmul.h"
 #include "loom/ops/ops_layer.h"
 #include "loom/ops/reduce.h"
@@ -82,8 +86,10 @@ std::vector<Tensor> RunBuild(const Build& build, const std::vector<Tensor>& inpu
 //   |got - exact| <= (2^-7 + 2^-16 + 1.01 k u32) sum|a b|;
 // - and the bf16 error is real: well above the float32 product's own error.
 // sum|a b| per element is the same build over the inputs' absolute values.
+// `precision` is the bf16 path under test: kBf16Emulated, or kBf16Strict for the hardware.
 void CheckAgainstReferences(const Build& build, const std::vector<Tensor>& inputs32,
-                            const std::vector<int64_t>& k, const std::string& what) {
+                            const std::vector<int64_t>& k, const std::string& what,
+                            Precision precision = Precision::kBf16Emulated) {
   std::vector<Tensor> rounded, exact, abs_rounded, abs_exact;
   for (const Tensor& t : inputs32) {
     rounded.push_back(ToFloat64(t, [](float x) { return double{bf16::RoundToBf16(x)}; }));
@@ -91,7 +97,7 @@ void CheckAgainstReferences(const Build& build, const std::vector<Tensor>& input
     abs_rounded.push_back(ToFloat64(t, [](float x) { return std::abs(bf16::RoundToBf16(x)); }));
     abs_exact.push_back(ToFloat64(t, [](float x) { return std::abs(double{x}); }));
   }
-  const auto got = RunBuild(build, inputs32, Precision::kBf16Emulated);
+  const auto got = RunBuild(build, inputs32, precision);
   const auto f32 = RunBuild(build, inputs32, Precision::kFloat32);
   const auto want_rounded = RunBuild(build, rounded, Precision::kFloat32);
   const auto want_exact = RunBuild(build, exact, Precision::kFloat32);
@@ -124,6 +130,43 @@ Tensor RandomFloats(const Shape& shape, uint64_t seed) {
 }
 
 // ---- rounding ----
+
+// The array conversions (AVX-512 BF16 where the CPU has it) give the scalar rounding's bits
+// for every upper half of a float32 (all exponents, signs, NaN and inf payloads, denormals)
+// with low halves at and around the ties, at every alignment.
+TEST(Bf16Test, ArrayConversionsMatchTheScalarRounding) {
+  if (bf16::DetectHardware() != bf16::Hardware::kNone) {
+    // oneDNN's bf16 ISAs (AMX, avx512_core_bf16) include AVX-512 BF16: the vector path runs.
+    EXPECT_TRUE(bf16::ConvertsWithAvx512Bf16()) << bf16::CpuModelName();
+  }
+  std::vector<float> in;
+  for (uint32_t hi = 0; hi < 0x10000u; ++hi) {
+    for (uint32_t lo : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu, 0x4321u}) {
+      const uint32_t bits = hi << 16 | lo;
+      float x;
+      std::memcpy(&x, &bits, sizeof(x));
+      in.push_back(x);
+    }
+  }
+  ThreadPool pool(2);
+  for (int64_t offset : {0, 1, 17}) {
+    const int64_t n = static_cast<int64_t>(in.size()) - offset;
+    std::vector<uint16_t> bits(n);
+    std::vector<float> rounded(n);
+    bf16::FloatToBf16(in.data() + offset, bits.data(), n, pool);
+    bf16::RoundToBf16(in.data() + offset, rounded.data(), n, pool);
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = in[offset + i];
+      uint32_t x_bits, got_bits, want_bits;
+      std::memcpy(&x_bits, &x, 4);
+      ASSERT_EQ(bits[i], bf16::FloatToBf16Bits(x)) << std::hex << "FloatToBf16 of 0x" << x_bits;
+      const float want = bf16::RoundToBf16(x);
+      std::memcpy(&got_bits, &rounded[i], 4);
+      std::memcpy(&want_bits, &want, 4);
+      ASSERT_EQ(got_bits, want_bits) << std::hex << "RoundToBf16 of 0x" << x_bits;
+    }
+  }
+}
 
 TEST(Bf16Test, RoundsToNearestEven) {
   EXPECT_EQ(bf16::RoundToBf16(1.0f), 1.0f);
@@ -197,7 +240,7 @@ TEST(Bf16Test, EmulatedProductsReadRoundedInputs) {
   EXPECT_EQ(out[2].data<float>()[0], 3.0f);
 }
 
-TEST(Bf16Test, MatMulAndGradientsMatchReferences) {
+void CheckMatMulAndGradients(Precision precision) {
   const int64_t m = 37, k = 300, n = 23;
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {
@@ -211,9 +254,13 @@ TEST(Bf16Test, MatMulAndGradientsMatchReferences) {
       const Shape b_shape = tb ? Shape{n, k} : Shape{k, n};
       CheckAgainstReferences(
           build, {RandomFloats(a_shape, 1), RandomFloats(b_shape, 2), RandomFloats({m, n}, 3)},
-          {k, n, m}, StrCat("MatMul ta=", ta, " tb=", tb));
+          {k, n, m}, StrCat("MatMul ta=", ta, " tb=", tb), precision);
     }
   }
+}
+
+TEST(Bf16Test, MatMulAndGradientsMatchReferences) {
+  CheckMatMulAndGradients(Precision::kBf16Emulated);
 }
 
 TEST(Bf16Test, BatchMatMulMatchesReferences) {
@@ -230,7 +277,7 @@ TEST(Bf16Test, BatchMatMulMatchesReferences) {
                          {64, 17, 3 * 9}, "BatchMatMul");
 }
 
-TEST(Bf16Test, Conv2DAndBackpropsMatchReferences) {
+void CheckConv2DAndBackprops(Precision precision) {
   struct Case {
     int64_t n, h, w, c, kh, kw, o, sh, sw;
     const char* padding;
@@ -255,8 +302,13 @@ TEST(Bf16Test, Conv2DAndBackpropsMatchReferences) {
          RandomFloats({c.n, oh, ow, c.o}, 9)},
         {c.kh * c.kw * c.c, c.kh * c.kw * c.o, c.n * oh * ow},
         StrCat("Conv2D in [", c.n, ",", c.h, ",", c.w, ",", c.c, "] filter ", c.kh, "x", c.kw, "x",
-               c.o, " ", c.padding));
+               c.o, " ", c.padding),
+        precision);
   }
+}
+
+TEST(Bf16Test, Conv2DAndBackpropsMatchReferences) {
+  CheckConv2DAndBackprops(Precision::kBf16Emulated);
 }
 
 // ---- the policy in the graph ----
@@ -444,6 +496,70 @@ TEST(Bf16Test, HardwareKernelsMatchTheEmulatedPath) {
       ASSERT_NEAR(h[i], e[i], 1e-5 * scale) << "output " << o << " element " << i;
     }
   }
+}
+
+// The kernel oneDNN runs is the CPU's bf16 hardware, not a slower fallback: AMX tiles on an
+// AMX CPU, AVX-512 BF16 on one with only that (oneDNN names its implementations after the ISA).
+TEST(Bf16Test, HardwarePathRunsTheCpusBf16Kernels) {
+  const bf16::Hardware hardware = bf16::DetectHardware();
+  if (hardware == bf16::Hardware::kNone) {
+    GTEST_SKIP() << "this CPU (" << bf16::CpuModelName()
+                 << ") has neither AMX-BF16 nor AVX-512 BF16: no bf16 kernel to check";
+  }
+  const std::string want =
+      hardware == bf16::Hardware::kAmx ? "avx512_core_amx" : "avx512_core_bf16";
+  for (int threads : {1, 2}) {
+    // The MLP's products: forward x[256,784] w[784,512], and both gradients' transposes.
+    for (auto [ta, tb, m, n, k] :
+         {std::tuple{false, false, 256, 512, 784}, std::tuple{false, true, 256, 784, 512},
+          std::tuple{true, false, 784, 512, 256}}) {
+      const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+      const std::string impl = bf16::OnednnMatMulBf16Impl(ta, tb, m, n, k, lda, ldb, threads);
+      EXPECT_NE(impl.find(want), std::string::npos)
+          << "MatMul ta=" << ta << " tb=" << tb << " [" << m << "," << n << "," << k
+          << "] threads=" << threads << " runs '" << impl << "', not " << want << " ("
+          << bf16::CpuModelName() << ")";
+    }
+    // The convnet's second convolution (14x14x32 -> 64, 5x5 SAME), all three passes.
+    const nn_internal::Geometry g{.batch = 64,
+                                  .in_h = 14,
+                                  .in_w = 14,
+                                  .channels = 32,
+                                  .k_h = 5,
+                                  .k_w = 5,
+                                  .stride_h = 1,
+                                  .stride_w = 1,
+                                  .out_h = 14,
+                                  .out_w = 14,
+                                  .pad_top = 2,
+                                  .pad_left = 2};
+    using onednn_internal::ConvPass;
+    for (ConvPass pass :
+         {ConvPass::kForward, ConvPass::kBackwardData, ConvPass::kBackwardWeights}) {
+      const std::string impl =
+          onednn_internal::ConvImpl(onednn_internal::ConvOperands::kBf16, pass, g, 64, threads);
+      EXPECT_NE(impl.find(want), std::string::npos)
+          << "Conv2D pass " << static_cast<int>(pass) << " threads=" << threads << " runs '" << impl
+          << "', not " << want;
+    }
+  }
+}
+
+// On the hardware path MatMul, Conv2D and their gradients meet the same bounds as the
+// emulated path: against float64 of the bf16-rounded inputs (float32 accumulation) and of
+// the float32 inputs (bf16's 2^-8).
+TEST(Bf16Test, HardwareMatMulAndGradientsMatchReferences) {
+  if (bf16::DetectHardware() == bf16::Hardware::kNone) {
+    GTEST_SKIP() << "this CPU (" << bf16::CpuModelName() << ") has no bf16 hardware";
+  }
+  CheckMatMulAndGradients(Precision::kBf16Strict);
+}
+
+TEST(Bf16Test, HardwareConv2DAndBackpropsMatchReferences) {
+  if (bf16::DetectHardware() == bf16::Hardware::kNone) {
+    GTEST_SKIP() << "this CPU (" << bf16::CpuModelName() << ") has no bf16 hardware";
+  }
+  CheckConv2DAndBackprops(Precision::kBf16Strict);
 }
 
 }  // namespace

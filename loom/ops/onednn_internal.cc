@@ -121,7 +121,42 @@ dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {
   return dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), CpuEngine());
 }
 
+dnnl::convolution_backward_data::primitive_desc BackwardDataPd(const ConvDescs& d) {
+  dnnl::convolution_backward_data::desc desc(
+      dnnl::algorithm::convolution_direct, d.Src(ConvRole::kResult), d.Weights(ConvRole::kOperand),
+      d.Dst(ConvRole::kOperand), d.strides, d.pad_l, d.pad_r);
+  return dnnl::convolution_backward_data::primitive_desc(desc, UserScratchpad(), CpuEngine(),
+                                                         ForwardPd(d));
+}
+
+dnnl::convolution_backward_weights::primitive_desc BackwardWeightsPd(const ConvDescs& d) {
+  dnnl::convolution_backward_weights::desc desc(
+      dnnl::algorithm::convolution_direct, d.Src(ConvRole::kOperand), d.Weights(ConvRole::kResult),
+      d.Dst(ConvRole::kOperand), d.strides, d.pad_l, d.pad_r);
+  return dnnl::convolution_backward_weights::primitive_desc(desc, UserScratchpad(), CpuEngine(),
+                                                            ForwardPd(d));
+}
+
 }  // namespace
+
+std::string ConvImpl(ConvOperands operands, ConvPass pass, const Geometry& g, int64_t out_c,
+                     int threads) {
+  const auto d = MakeConvDescs(operands, g, out_c);
+  if (!d) return "";
+  UseThreads(threads);
+  try {
+    switch (pass) {
+      case ConvPass::kForward:
+        return ForwardPd(*d).impl_info_str();
+      case ConvPass::kBackwardData:
+        return BackwardDataPd(*d).impl_info_str();
+      case ConvPass::kBackwardWeights:
+        return BackwardWeightsPd(*d).impl_info_str();
+    }
+  } catch (const dnnl::error&) {
+  }
+  return "";
+}
 
 bool Conv2D(ConvOperands operands, const Geometry& g, int64_t out_c, const float* x, const float* w,
             float* y, int threads) {
@@ -147,11 +182,7 @@ bool Conv2DBackpropInput(ConvOperands operands, const Geometry& g, int64_t out_c
   if (!d) return false;
   UseThreads(threads);
   try {
-    dnnl::convolution_backward_data::desc desc(
-        dnnl::algorithm::convolution_direct, d->Src(ConvRole::kResult),
-        d->Weights(ConvRole::kOperand), d->Dst(ConvRole::kOperand), d->strides, d->pad_l, d->pad_r);
-    const dnnl::convolution_backward_data::primitive_desc pd(desc, UserScratchpad(), CpuEngine(),
-                                                             ForwardPd(*d));
+    const auto pd = BackwardDataPd(*d);
     Execution run;
     Args args = {{DNNL_ARG_DIFF_DST, run.Input(pd.diff_dst_desc(), d->dst_user, dy)},
                  {DNNL_ARG_WEIGHTS, run.Input(pd.weights_desc(), d->weights_user, w)},
@@ -169,11 +200,7 @@ bool Conv2DBackpropFilter(ConvOperands operands, const Geometry& g, int64_t out_
   if (!d) return false;
   UseThreads(threads);
   try {
-    dnnl::convolution_backward_weights::desc desc(
-        dnnl::algorithm::convolution_direct, d->Src(ConvRole::kOperand),
-        d->Weights(ConvRole::kResult), d->Dst(ConvRole::kOperand), d->strides, d->pad_l, d->pad_r);
-    const dnnl::convolution_backward_weights::primitive_desc pd(desc, UserScratchpad(), CpuEngine(),
-                                                                ForwardPd(*d));
+    const auto pd = BackwardWeightsPd(*d);
     Execution run;
     Args args = {{DNNL_ARG_SRC, run.Input(pd.src_desc(), d->src_user, x)},
                  {DNNL_ARG_DIFF_DST, run.Input(pd.diff_dst_desc(), d->dst_user, dy)},

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
+#include <string>
 
 #include "loom/ops/nn_window.h"
 
@@ -78,6 +79,15 @@ bool Conv2DBackpropInput(ConvOperands operands, const nn_internal::Geometry& g, 
 // dw[k_h, k_w, C, out_c] from x and dy.
 bool Conv2DBackpropFilter(ConvOperands operands, const nn_internal::Geometry& g, int64_t out_c,
                           const float* x, const float* dy, float* dw, int threads);
+
+// The three passes of a convolution, for ConvImpl.
+enum class ConvPass { kForward, kBackwardData, kBackwardWeights };
+
+// The name of the oneDNN implementation that `pass` runs for geometry `g` on `threads`
+// threads ("brg:avx512_core_amx", "jit:avx512_core_bf16", ...), or "" when oneDNN has none:
+// for tests and benchmarks, which kernel the CPU actually gets.
+std::string ConvImpl(ConvOperands operands, ConvPass pass, const nn_internal::Geometry& g,
+                     int64_t out_c, int threads);
 
 }  // namespace loom::onednn_internal
 

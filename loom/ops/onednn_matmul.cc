@@ -1,8 +1,11 @@
 #include "loom/ops/onednn_matmul.h"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
-#include <optional>
+#include <tuple>
+#include <unordered_map>
 
 #include "loom/ops/bf16.h"
 #include "loom/ops/onednn_internal.h"
@@ -31,38 +34,90 @@ Tensor ToBf16(const float* x, bool transposed, int64_t rows, int64_t cols, int64
   return out;
 }
 
+// A product's primitive: everything that depends only on the shapes, transposes and thread
+// count. Made once per key (a primitive descriptor costs tens of microseconds to make: more
+// than the whole product at the MLP's small shapes) and then shared: with a user scratchpad
+// a oneDNN primitive keeps no state between executions, so threads may run it at once.
+struct Prepared {
+  memory::desc a, b, c;
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul primitive;
+  size_t scratch_bytes = 0;
+};
+
+using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
+
+struct KeyHash {
+  size_t operator()(const Key& key) const {
+    size_t h = 0;
+    std::apply([&](const auto&... v) { ((h = h * 1000003u ^ std::hash<int64_t>()(v)), ...); }, key);
+    return h;
+  }
+};
+
+// At most this many products are kept; the cache is emptied when it fills (a model has a
+// few dozen product shapes; only a workload whose shapes change every step reaches this).
+constexpr size_t kMaxCached = 512;
+
+// The prepared product for a key; nullptr when oneDNN has no bf16 matmul for it (remembered:
+// declining is not retried per call).
+std::shared_ptr<const Prepared> Prepare(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                                        int64_t k, int64_t lda, int64_t ldb, int threads) {
+  static std::mutex mu;
+  static auto* cache = new std::unordered_map<Key, std::shared_ptr<const Prepared>, KeyHash>();
+  const Key key{transpose_a, transpose_b, m, n, k, lda, ldb, threads};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache->find(key); it != cache->end()) return it->second;
+  }
+  std::shared_ptr<Prepared> prepared;
+  const auto bf16 = memory::data_type::bf16;
+  const memory::desc a_desc({m, k}, bf16, Strides(transpose_a, lda));
+  const memory::desc b_desc({k, n}, bf16, Strides(transpose_b, ldb));
+  const memory::desc c_desc({m, n}, memory::data_type::f32, memory::dims{n, 1});
+  onednn_internal::UseThreads(threads);  // before the descriptor fixes the work split
+  try {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_desc, b_desc, c_desc),
+                                    onednn_internal::UserScratchpad(), CpuEngine());
+    prepared = std::make_shared<Prepared>(
+        Prepared{a_desc, b_desc, c_desc, pd, dnnl::matmul(pd), pd.scratchpad_desc().get_size()});
+  } catch (const dnnl::error&) {
+    // no bf16 matmul on this CPU (or for this shape): prepared stays null
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache->size() >= kMaxCached) cache->clear();
+  return cache->emplace(key, std::move(prepared)).first->second;
+}
+
 }  // namespace
 
 bool OnednnMatMulBf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
                       const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                       ThreadPool& pool) {
-  const auto bf16 = memory::data_type::bf16;
-  const memory::desc a_desc({m, k}, bf16, Strides(transpose_a, lda));
-  const memory::desc b_desc({k, n}, bf16, Strides(transpose_b, ldb));
-  const memory::desc c_desc({m, n}, memory::data_type::f32, memory::dims{n, 1});
-  onednn_internal::UseThreads(pool.num_threads());  // before the descriptor fixes the split
-  std::optional<dnnl::matmul::primitive_desc> pd;
-  try {
-    pd.emplace(dnnl::matmul::desc(a_desc, b_desc, c_desc), onednn_internal::UserScratchpad(),
-               CpuEngine());
-  } catch (const dnnl::error&) {
-    return false;  // no bf16 matmul on this CPU (or for this shape)
-  }
+  const int threads = std::max(1, pool.num_threads());
+  const auto prepared = Prepare(transpose_a, transpose_b, m, n, k, lda, ldb, threads);
+  if (prepared == nullptr) return false;
+  onednn_internal::UseThreads(threads);  // the team size the primitive was made for
   Tensor a16 = ToBf16(a, transpose_a, m, k, lda, pool);
   Tensor b16 = ToBf16(b, transpose_b, k, n, ldb, pool);
-  Tensor scratch(
-      kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(pd->scratchpad_desc().get_size(), 1))});
+  Tensor scratch(kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(prepared->scratch_bytes, 1))});
   dnnl::stream stream(CpuEngine());
-  memory a_mem(a_desc, CpuEngine(), a16.raw_data());
-  memory b_mem(b_desc, CpuEngine(), b16.raw_data());
-  memory c_mem(c_desc, CpuEngine(), c);
-  memory scratch_mem(pd->scratchpad_desc(), CpuEngine(), scratch.raw_data());
-  dnnl::matmul(*pd).execute(stream, {{DNNL_ARG_SRC, a_mem},
-                                     {DNNL_ARG_WEIGHTS, b_mem},
-                                     {DNNL_ARG_DST, c_mem},
-                                     {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+  memory a_mem(prepared->a, CpuEngine(), a16.raw_data());
+  memory b_mem(prepared->b, CpuEngine(), b16.raw_data());
+  memory c_mem(prepared->c, CpuEngine(), c);
+  memory scratch_mem(prepared->pd.scratchpad_desc(), CpuEngine(), scratch.raw_data());
+  prepared->primitive.execute(stream, {{DNNL_ARG_SRC, a_mem},
+                                       {DNNL_ARG_WEIGHTS, b_mem},
+                                       {DNNL_ARG_DST, c_mem},
+                                       {DNNL_ARG_SCRATCHPAD, scratch_mem}});
   stream.wait();
   return true;
+}
+
+std::string OnednnMatMulBf16Impl(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                                 int64_t k, int64_t lda, int64_t ldb, int threads) {
+  const auto prepared = Prepare(transpose_a, transpose_b, m, n, k, lda, ldb, std::max(1, threads));
+  return prepared == nullptr ? std::string() : std::string(prepared->pd.impl_info_str());
 }
 
 }  // namespace loom::bf16

@@ -8,9 +8,11 @@
 //
 // The float32 operands are rounded to bf16 here (bf16::FloatToBf16, round to nearest
 // even) into buffers from Loom's tensor allocator; transposes are strides, not copies.
-// oneDNN's primitive cache keeps the compiled kernel per shape.
+// The primitive (descriptor and compiled kernel) is made once per shape, transposes and
+// thread count and kept (up to 512 of them), so a step re-creates nothing.
 // Thread-safety: thread-safe.
 #include <cstdint>
+#include <string>
 
 #include "loom/base/thread_pool.h"
 
@@ -24,6 +26,12 @@ namespace loom::bf16 {
 bool OnednnMatMulBf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
                       const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                       ThreadPool& pool);
+
+// The name of the oneDNN implementation that OnednnMatMulBf16 runs for these arguments on
+// `threads` threads ("brg:avx512_core_amx", "brg:avx512_core_bf16", ...), or "" when oneDNN
+// has none (for tests and benchmarks: which kernel the CPU actually gets).
+std::string OnednnMatMulBf16Impl(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                                 int64_t k, int64_t lda, int64_t ldb, int threads);
 
 }  // namespace loom::bf16
 
