@@ -252,17 +252,22 @@ TEST(EstimatorFaultTest, DamagedCheckpointFallsBackOrNamesTheFileNeverLoadsGarba
        {size_t{0}, size_t{4}, size_t{8}, size_t{20}, good.size() / 2, good.size() - 1}) {
     damages.push_back({newest, good.substr(0, size), StrCat("truncated to ", size)});
   }
-  // Every byte of the length prefix, then bytes across the data section. Not the JSON
-  // header: the checksum covers the data section only, and a flipped digit of a tensor's
-  // shape and offsets in the header (byte 408 of this file, in the iterator state's
-  // entry) passes verification and restores a wrong iterator state. Known defect, open
-  // (docs/faults.md); the loop below is to cover the header once the header is checked.
+  // Every byte of the length prefix, then bytes across the JSON header (the index
+  // checksum covers tensor names, shapes, offsets and metadata: byte 408 of this file, a
+  // digit of the iterator state's entry, once restored a wrong iterator state under a
+  // valid data checksum) and across the data section.
   uint64_t header_len = 0;
   std::memcpy(&header_len, good.data(), 8);  // little-endian hosts
   const size_t data_start = 8 + header_len;
   ASSERT_LT(data_start, good.size());
-  for (size_t at = 0; at < good.size();
-       at = at < 7 ? at + 1 : std::max(data_start, at + (good.size() - data_start) / 17 + 1)) {
+  std::vector<size_t> flips;
+  for (size_t at = 0; at < 8; ++at) flips.push_back(at);
+  for (size_t at = 8; at < data_start; at += header_len / 29 + 1) flips.push_back(at);
+  if (data_start > 408) flips.push_back(408);
+  for (size_t at = data_start; at < good.size(); at += (good.size() - data_start) / 17 + 1) {
+    flips.push_back(at);
+  }
+  for (size_t at : flips) {
     std::string bytes = good;
     bytes[at] = static_cast<char>(bytes[at] ^ 0x5a);
     damages.push_back({newest, bytes, StrCat("byte ", at, " flipped")});

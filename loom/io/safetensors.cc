@@ -314,6 +314,22 @@ std::vector<size_t> SafetensorsDataOrder(
   return order;
 }
 
+std::vector<SafetensorsEntry> SafetensorsLayout(
+    const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  std::vector<SafetensorsEntry> layout;
+  uint64_t offset = 0;
+  for (size_t i : SafetensorsDataOrder(tensors)) {
+    const Tensor& t = tensors[i].second;
+    layout.push_back({.name = tensors[i].first,
+                      .dtype = std::string(FileDTypeName(t.dtype())),
+                      .shape = t.shape(),
+                      .begin = offset,
+                      .end = offset + t.TotalBytes()});
+    offset += t.TotalBytes();
+  }
+  return layout;
+}
+
 void WriteSafetensors(Env* env, const std::string& path,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const std::map<std::string, std::string>& metadata,

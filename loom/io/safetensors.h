@@ -108,6 +108,11 @@ void WriteSafetensors(Env* env, const std::string& path,
 std::vector<size_t> SafetensorsDataOrder(
     const std::vector<std::pair<std::string, Tensor>>& tensors);
 
+// The header entries WriteSafetensors writes for `tensors`, in data order (file dtype
+// names, shapes, offsets), so a writer can checksum the header it is about to write.
+std::vector<SafetensorsEntry> SafetensorsLayout(
+    const std::vector<std::pair<std::string, Tensor>>& tensors);
+
 }  // namespace loom
 
 #endif  // LOOM_IO_SAFETENSORS_H_

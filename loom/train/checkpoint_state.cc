@@ -153,8 +153,34 @@ std::optional<std::string> LatestCheckpoint(Env* env, const std::string& dir) {
   return state->model_checkpoint_path;
 }
 
+std::string CheckpointIndexChecksum(const std::vector<SafetensorsEntry>& entries,
+                                    const std::map<std::string, std::string>& metadata) {
+  std::string canonical;
+  for (const SafetensorsEntry& e : entries) {
+    canonical += StrCat(e.name, '\0', e.dtype, '\0');
+    for (int64_t d : e.shape.dims()) canonical += StrCat(d, ',');
+    canonical += StrCat('\0', e.begin, '\0', e.end, '\n');
+  }
+  for (const auto& [key, value] : metadata) {
+    if (key != "index_checksum") canonical += StrCat(key, '\0', value, '\n');
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "crc32c:%08x",
+                crc32c::Value(canonical.data(), canonical.size()));
+  return text;
+}
+
 void VerifyCheckpoint(Env* env, const std::string& path) {
   const SafetensorsIndex index = ReadSafetensorsIndex(env, path);
+  // The header: checkpoints from before this checksum (no key) are checked by the data
+  // checksum and the header's structure only.
+  if (auto h = index.metadata.find("index_checksum"); h != index.metadata.end()) {
+    const std::string actual = CheckpointIndexChecksum(index.tensors, index.metadata);
+    if (h->second != actual) {
+      throw DataLoss("checkpoint '", path, "' is corrupt: its header (tensor names, shapes, ",
+                     "offsets, metadata) has ", actual, ", the header says ", h->second);
+    }
+  }
   const uint64_t data_start = 8 + index.header_length;
   const uint64_t data_bytes = index.file_size - data_start;
   auto it = index.metadata.find("data_bytes");

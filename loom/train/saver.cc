@@ -131,6 +131,7 @@ std::string Saver::Save(Session& session, const std::string& prefix,
       {"wall_time", std::to_string(now)},
   };
   if (global_step) metadata["global_step"] = std::to_string(*global_step);
+  metadata["index_checksum"] = CheckpointIndexChecksum(SafetensorsLayout(tensors), metadata);
   // 3. Temp file, fsync, rename, directory fsync.
   WriteSafetensors(env, file, tensors, metadata, {.atomic = true});
   tensors.clear();  // drop the views so the next in-place update needs no copy

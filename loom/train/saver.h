@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "loom/base/env.h"
+#include "loom/io/safetensors.h"
 #include "loom/runtime/session.h"
 
 namespace loom::train {
@@ -204,6 +205,13 @@ std::optional<std::string> LatestCheckpoint(Env* env, const std::string& dir);
 // Throws DataLoss naming the file when the header is malformed or the checksum (when the
 // file carries one) does not match.
 void VerifyCheckpoint(Env* env, const std::string& path);
+
+// The `index_checksum` a checkpoint's header carries: "crc32c:" + 8 hex digits of CRC-32C
+// over every tensor entry (name, file dtype, shape, data offsets, in data order) and every
+// other metadata entry, so a damaged header (a tensor's name, shape or offsets) fails
+// VerifyCheckpoint instead of restoring the wrong bytes under a valid data checksum.
+std::string CheckpointIndexChecksum(const std::vector<SafetensorsEntry>& entries,
+                                    const std::map<std::string, std::string>& metadata);
 
 // One tensor of a checkpoint, from its header only.
 struct CheckpointEntry {
