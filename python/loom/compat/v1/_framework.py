@@ -3,6 +3,7 @@ scopes, control dependencies and collections), Tensor, Operation, TensorShape, c
 placeholder and convert_to_tensor. TF1 keeps a default graph in a global; Loom's C++ Graph
 has none, so the stack lives here, as it does in TF's Python layer."""
 import contextlib
+import numbers
 import threading
 
 import numpy as np
@@ -355,7 +356,6 @@ class Graph:
     def __init__(self):
         self._g = _loom.Graph()
         self._name_stack = ""
-        self._control_deps = []  # lists of Operations, one per control_dependencies block
         self._collections = {}
         self._py_variables = {}  # variable node name -> Variable
         self._wrapped_ops = {}
@@ -410,32 +410,29 @@ class Graph:
     # --- control dependencies -------------------------------------------------------
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs):
+        # The blocks live in the C++ graph: Graph::AddNode gives every node built inside
+        # one (by this package or by a C++ builder: layers, optimizers, metrics) the block's
+        # ops as control inputs, as TF1 gives every op built there.
         if control_inputs is None:
             # As TF1's, this also leaves every cond branch being built.
-            saved = self._control_deps
-            self._control_deps = []
-            try:
-                with self._g.outside_contexts():
-                    yield
-            finally:
-                self._control_deps = saved
+            with self._g.outside_contexts():
+                yield
             return
-        ops = []
+        nodes = []
         for c in control_inputs:
-            ops.append(_as_operation(self, c))
-        self._control_deps.append(ops)
+            if isinstance(c, (list, tuple)):
+                raise TypeError("control_dependencies: each control input must be an "
+                                "Operation or a Tensor, got a %s: flatten the list"
+                                % type(c).__name__)
+            nodes.append(_as_operation(self, c)._node)
+        self._g.push_control_dependencies(nodes)
         try:
             yield
         finally:
-            self._control_deps.pop()
+            self._g.pop_control_dependencies()
 
     def _current_control_nodes(self):
-        nodes = []
-        for block in self._control_deps:
-            for op in block:
-                if op._node not in nodes:
-                    nodes.append(op._node)
-        return nodes
+        return list(self._g.control_dependencies())
 
     # --- nodes ----------------------------------------------------------------------
     def _add_node(self, op_type, name, inputs, attrs):
@@ -444,8 +441,7 @@ class Graph:
         if self._g.finalized:
             raise RuntimeError("Graph is finalized and cannot be modified.")
         full = self.unique_name(name)
-        node = self._g.add_node(op_type, full, [t._out for t in inputs], attrs,
-                                self._current_control_nodes())
+        node = self._g.add_node(op_type, full, [t._out for t in inputs], attrs, [])
         return self._operation(node)
 
     def get_operation_by_name(self, name):
@@ -713,6 +709,36 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     return graph._add_node("Const", name, [], {"value": array}).outputs[0]
 
 
+def _python_leaves(value):
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _python_leaves(v)
+    else:
+        yield value
+
+
+def _assert_compatible(value, want):
+    """TF 1.15's _AssertCompatible for Python values (numpy arrays are cast, as TF does):
+    a float is no integer (tf.constant(0.5, tf.int32), x_int32 + 0.5 raise TypeError
+    instead of truncating to 0), a number no bool, a bool only bool."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return
+    for leaf in _python_leaves(value):
+        if isinstance(leaf, (np.ndarray, Tensor)):
+            continue
+        if want.is_bool:
+            ok = isinstance(leaf, (bool, np.bool_))
+        elif want.is_integer:
+            ok = isinstance(leaf, numbers.Integral)
+        elif want.is_floating:
+            ok = isinstance(leaf, numbers.Real)
+        else:
+            ok = True
+        if not ok:
+            raise TypeError("Expected %s, got %r of type '%s' instead."
+                            % (want.name, leaf, type(leaf).__name__))
+
+
 def _to_numpy(value, dtype=None):
     """`value` as a numpy array of `dtype`, or of TF's dtype for it: Python floats are
     float32 and Python ints int32 (int64 when they do not fit); arrays keep theirs."""
@@ -720,6 +746,7 @@ def _to_numpy(value, dtype=None):
         want = _dtypes.as_dtype(dtype)
         if want == _dtypes.string:
             return np.asarray(value, dtype=object)
+        _assert_compatible(value, want)
         return np.asarray(value, dtype=want.as_numpy_dtype)
     if isinstance(value, (np.ndarray, np.generic)):
         return np.asarray(value)

@@ -512,7 +512,31 @@ for _name, _record in RECORDS.items():
 
 # --- composites TF1 has that Loom spells with several ops --------------------------------
 def stack(values, axis=0, name="stack"):
-    values = [_fw.convert_to_tensor(v) for v in values]
+    """tf.stack as TF 1.15: Python values (and constants) take the dtype of the first
+    Tensor among `values` (tf.stack([x_int64, 3]) is int64); with no Tensor at all the list
+    converts as one value (tf.stack([1, 2.0]) is float32, as tf.constant([1, 2.0]))."""
+    values = list(values)
+    if not values:
+        raise ValueError("tf.stack needs at least one value")
+    hint = None
+    for v in values:
+        if not _is_literal(v):
+            hint = _fw.convert_to_tensor(v).dtype
+            break
+    if hint is None:
+        whole = _fw._to_numpy(values)
+        values = [_fw.constant(v, dtype=_dtypes.as_dtype(whole.dtype)) for v in values]
+    else:
+        values = [_fw.convert_to_tensor(v, dtype=hint) if _is_literal(v)
+                  else _fw.convert_to_tensor(v) for v in values]
+        for v in values:
+            if v.dtype != hint:
+                raise TypeError("tf.stack: the values have dtypes %s and %s (%s); TF 1.15 "
+                                "stacks one dtype: cast them first"
+                                % (hint.name, v.dtype.name, v.name))
+    rank = values[0].shape.ndims
+    if rank is not None and not -(rank + 1) <= axis < rank + 1:
+        raise ValueError("axis = %d not in [%d, %d)" % (axis, -(rank + 1), rank + 1))
     with _fw.get_default_graph().name_scope(name):
         expanded = [NAMESPACES[""]["expand_dims"](v, axis) for v in values]
         return raw_ops.Concat(expanded, axis)
@@ -536,30 +560,97 @@ def unstack(value, num=None, axis=0, name="unstack"):
     return [NAMESPACES[""]["squeeze"](p, axis) for p in parts]
 
 
+def _dims_tensor(shape, what):
+    """`shape` as a computed 1-D int32/int64 Tensor (tf.shape(x), or a list holding
+    computed scalars: [tf.shape(x)[0], 3]), or None when it is static (ints, a
+    TensorShape, a constant), as TF 1.15's zeros / ones / fill take either."""
+    if isinstance(shape, _fw.Tensor):
+        if constant_value(shape) is not None:
+            return None
+        dims = shape
+    elif isinstance(shape, (list, tuple)) and any(
+            isinstance(d, _fw.Tensor) and constant_value(d) is None for d in shape):
+        dims = stack(list(shape), name="shape")
+    else:
+        return None
+    if dims.dtype not in (_dtypes.int32, _dtypes.int64):
+        raise TypeError("%s: a shape tensor must be int32 or int64, got %s (%s)"
+                        % (what, dims.dtype.name, dims.name))
+    if dims.shape.ndims == 0:
+        dims = NAMESPACES[""]["reshape"](dims, [-1])
+    elif dims.shape.ndims not in (None, 1):
+        raise ValueError("%s: a shape tensor must be a vector, got shape %s (%s)"
+                         % (what, dims.shape, dims.name))
+    return dims
+
+
+def _zero_of(dtype):
+    dtype = _dtypes.as_dtype(dtype)
+    return False if dtype == _dtypes.bool else "" if dtype == _dtypes.string else 0
+
+
+def _filled(shape, value, dtype, name, what):
+    dims = _dims_tensor(shape, what)
+    if dims is None:
+        if isinstance(shape, (list, tuple)):
+            static = [constant_value(d) if isinstance(d, _fw.Tensor) else d for d in shape]
+            static = [int(np.asarray(d).reshape(())) if d is not None else None for d in static]
+        else:
+            static = _static(shape, "shape", what)
+        if static is None:
+            raise ValueError("%s: shape must not be None" % what)
+        static = _fw.TensorShape(static)
+        if not static.is_fully_defined():
+            raise ValueError("%s: shape %s is only partly known; pass tf.shape(x) for a "
+                             "shape known at run time" % (what, static))
+        return _fw.constant(value, dtype=dtype, shape=static.as_list(), name=name)
+    v = _fw.constant(value, dtype=dtype, name=name + "/value")
+    return raw_ops.FillDynamic(dims, v, name=name)
+
+
 def zeros(shape, dtype=_dtypes.float32, name=None):
-    return _fw.constant(0, dtype=dtype, shape=_ints(shape, None), name=name or "zeros")
+    """tf.zeros: a static shape gives a constant; a computed one (tf.shape(x)) a Fill of
+    that shape at run time, as TF 1.15."""
+    return _filled(shape, _zero_of(dtype), dtype, name or "zeros", "zeros")
 
 
 def ones(shape, dtype=_dtypes.float32, name=None):
-    return _fw.constant(1, dtype=dtype, shape=_ints(shape, None), name=name or "ones")
+    return _filled(shape, True if _dtypes.as_dtype(dtype) == _dtypes.bool else 1, dtype,
+                   name or "ones", "ones")
 
 
 def fill(dims, value, name=None):
     value = _fw.convert_to_tensor(value)
-    return raw_ops.Fill(value, _ints(dims, None), name=name or "Fill")
+    shape = _dims_tensor(dims, "fill")
+    if shape is None:
+        return raw_ops.Fill(value, _ints(dims, None), name=name or "Fill")
+    return raw_ops.FillDynamic(shape, value, name=name or "Fill")
 
 
 def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    """tf.zeros_like as TF 1.15: zeros of `tensor`'s shape and dtype (or `dtype`),
+    whatever its values (NaN and Inf included); with optimize and a fully defined static
+    shape a constant that does not read `tensor`, else a run-time op on its shape."""
     tensor = _fw.convert_to_tensor(tensor)
-    zero = _fw.constant(0, dtype=dtype or tensor.dtype)
-    return NAMESPACES[""]["multiply"](tensor if dtype is None else NAMESPACES[""]["cast"](tensor, dtype),
-                                      zero, name=name or "zeros_like")
+    dtype = _dtypes.as_dtype(dtype) if dtype is not None else tensor.dtype
+    name = name or "zeros_like"
+    if optimize and tensor.shape.is_fully_defined():
+        return zeros(tensor.shape.as_list(), dtype=dtype, name=name)
+    if dtype != tensor.dtype or dtype in (_dtypes.bool, _dtypes.string):
+        with _fw.get_default_graph().name_scope(name):
+            return zeros(NAMESPACES[""]["shape"](tensor), dtype=dtype, name="zeros")
+    return raw_ops.ZerosLike(tensor, name=name)
 
 
 def ones_like(tensor, dtype=None, name=None, optimize=True):
+    """tf.ones_like as TF 1.15: ones of `tensor`'s shape and dtype (or `dtype`)."""
     tensor = _fw.convert_to_tensor(tensor)
-    return NAMESPACES[""]["add"](zeros_like(tensor, dtype), _fw.constant(1, dtype=dtype or tensor.dtype),
-                                 name=name or "ones_like")
+    dtype = _dtypes.as_dtype(dtype) if dtype is not None else tensor.dtype
+    name = name or "ones_like"
+    if optimize and tensor.shape.is_fully_defined():
+        return ones(tensor.shape.as_list(), dtype=dtype, name=name)
+    with _fw.get_default_graph().name_scope(name):
+        return ones(NAMESPACES[""]["shape"](tensor), dtype=dtype, name="ones")
 
 
 def squared_difference(x, y, name=None):

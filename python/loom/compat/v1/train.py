@@ -9,6 +9,9 @@ from loom import _loom
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import _variables
 from loom.compat.v1.train_hooks import *  # noqa: F401,F403
+from loom.compat.v1._checkpoint_utils import (  # noqa: F401
+    CheckpointReader, ExponentialMovingAverage, NewCheckpointReader, assign_moving_average,
+    init_from_checkpoint, list_variables, load_checkpoint, load_variable)
 
 
 class IndexedSlices:
@@ -99,8 +102,8 @@ class Optimizer:
             raise ValueError("No variables provided.")
         node = self._opt().apply_gradients(graph._g, graph.get_name_scope(), pairs,
                                            _out_or_none(global_step))
-        return _variables._after_control_dependencies(graph, _variables._apply_constraints(
-            graph._operation(node), [v for g, v in grads_and_vars if g is not None]))
+        return _variables._apply_constraints(
+            graph._operation(node), [v for g, v in grads_and_vars if g is not None])
 
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=GATE_OP,
                  aggregation_method=None, colocate_gradients_with_ops=False, name=None,
@@ -117,7 +120,7 @@ class Optimizer:
         vars_ = [v._out for v in var_list] if var_list is not None else []
         node = self._opt().minimize(graph._g, graph.get_name_scope(), loss._out,
                                     _out_or_none(global_step), vars_)
-        return _variables._after_control_dependencies(graph, graph._operation(node))
+        return graph._operation(node)
 
     def get_slot(self, var, name):
         s = self._opt().get_slot(var._out, name)
