@@ -929,3 +929,76 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
             mean = ns["squeeze"](mean, axes)
             variance = ns["squeeze"](variance, axes)
     return mean, variance
+
+
+def _rank_int32(generated):
+    """tf.rank: TF 1.15 gives int32 (Loom's Rank op gives int64)."""
+
+    def rank(input, name=None):  # noqa: A002 (TF's parameter name)
+        out = generated(input, name=name)
+        return out if out.dtype == _dtypes.int32 else NAMESPACES[""]["cast"](out, _dtypes.int32)
+
+    rank.__doc__ = generated.__doc__
+    return rank
+
+
+for _ns in ("", "math"):
+    if "rank" in NAMESPACES[_ns]:
+        NAMESPACES[_ns]["rank"] = _rank_int32(NAMESPACES[_ns]["rank"])
+
+
+def _empty_axes(axis):
+    if axis is None:
+        return False
+    v = constant_value(axis)
+    return v is not None and np.size(v) == 0
+
+
+def _reduction(generated):
+    """A reduction as TF 1.15: axis=None reduces every dimension, but an explicit empty
+    axis list (axis=[], reduction_indices=[]) reduces none: the input itself (Loom's ops
+    read an empty axes attribute as "all", which gave the total instead)."""
+
+    def f(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
+          keep_dims=None):
+        chosen = axis if axis is not None else reduction_indices
+        if _empty_axes(chosen):
+            return NAMESPACES[""]["identity"](input_tensor, name=name or "Identity")
+        return generated(input_tensor, axis=axis, keepdims=keepdims, name=name,
+                         reduction_indices=reduction_indices, keep_dims=keep_dims)
+
+    f.__name__ = generated.__name__
+    f.__doc__ = generated.__doc__
+    return f
+
+
+for _ns in ("", "math"):
+    for _what in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+                  "reduce_any", "reduce_all"):
+        if _what in NAMESPACES[_ns]:
+            NAMESPACES[_ns][_what] = _reduction(NAMESPACES[_ns][_what])
+
+
+def _matmul_batched(generated):
+    """tf.matmul as TF 1.15: inputs of rank >= 3 multiply batch by batch (BatchMatMul)."""
+
+    def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+               a_is_sparse=False, b_is_sparse=False, name=None):
+        a, b = _to_inputs([a, b], True)
+        ranks = (a.shape.ndims, b.shape.ndims)
+        if all(r is not None for r in ranks) and max(ranks) >= 3:
+            if adjoint_a or adjoint_b:
+                transpose_a, transpose_b = transpose_a or adjoint_a, transpose_b or adjoint_b
+            return raw_ops.BatchMatMul(a, b, transpose_a=bool(transpose_a),
+                                       transpose_b=bool(transpose_b), name=name or "MatMul")
+        return generated(a, b, transpose_a=transpose_a, transpose_b=transpose_b,
+                         adjoint_a=adjoint_a, adjoint_b=adjoint_b, a_is_sparse=a_is_sparse,
+                         b_is_sparse=b_is_sparse, name=name)
+
+    matmul.__doc__ = generated.__doc__
+    return matmul
+
+
+for _ns in ("", "linalg"):
+    if "matmul" in NAMESPACES[_ns]:
+        NAMESPACES[_ns]["matmul"] = _matmul_batched(NAMESPACES[_ns]["matmul"])

@@ -1,0 +1,64 @@
+"""TF1 patterns that gave a wrong answer silently, each as TF 1.15 defines it: a Python
+float converted to an integer dtype (TF's TypeError, not truncation), an explicit empty
+reduction axis list (no reduction, not the total), tf.rank's int32, tf.matmul on batches."""
+import numpy as np
+import pytest
+
+import loom.compat.v1 as tf
+
+
+pytestmark = pytest.mark.usefixtures("fresh_graph")
+
+
+def _run(t, feed=None):
+    with tf.Session() as sess:
+        return sess.run(t, feed)
+
+
+@pytest.mark.parametrize("build", [
+    lambda: tf.constant([1, 2]) + 0.5,
+    lambda: tf.constant(0.5, dtype=tf.int32),
+    lambda: tf.constant([1, 2.5], dtype=tf.int64),
+    lambda: tf.assign_add(tf.Variable(0), 1.5),
+    lambda: tf.maximum(tf.constant([1, 2]), 1.5),
+    lambda: tf.constant(1, dtype=tf.bool),
+])
+def test_python_values_that_do_not_fit_the_dtype_are_a_type_error(build):
+    with pytest.raises(TypeError, match="Expected (int32|int64|bool), got"):
+        build()
+
+
+def test_values_that_fit_still_convert_and_numpy_is_cast_as_tf():
+    assert _run(tf.constant([1, 2]) + 2).tolist() == [3, 4]
+    assert _run(tf.constant([1.0, 2.0]) * 2).tolist() == [2.0, 4.0]  # an int is a float
+    assert _run(tf.constant(True, dtype=tf.bool)) == True  # noqa: E712
+    assert _run(tf.constant(np.float32(2.7), dtype=tf.int32)) == 2  # numpy: astype, as TF
+
+
+def test_an_empty_axis_list_reduces_nothing():
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(_run(tf.reduce_sum(x, axis=[])), [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(_run(tf.reduce_mean(x, reduction_indices=[])),
+                                  [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(_run(tf.math.reduce_max(x, axis=())), [[1.0, 2.0], [3.0, 4.0]])
+    assert _run(tf.reduce_sum(x)) == 10.0  # None: every axis
+    assert _run(tf.reduce_sum(x, axis=[0, 1])) == 10.0
+
+
+def test_rank_is_int32():
+    x = tf.placeholder(tf.float32, [None, 3])
+    r = tf.rank(x)
+    assert r.dtype == tf.int32
+    assert _run(r - tf.constant(1), {x: np.zeros((2, 3), np.float32)}) == 1
+
+
+def test_matmul_of_batches_as_tf():
+    rng = np.random.RandomState(0)
+    a = rng.randn(4, 2, 3).astype(np.float32)
+    b = rng.randn(4, 3, 5).astype(np.float32)
+    got = _run(tf.matmul(tf.constant(a), tf.constant(b)))
+    np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b.astype(np.float64)),
+                               rtol=1e-5, atol=1e-5)
+    bt = np.swapaxes(b, 1, 2).copy()
+    got_t = _run(tf.matmul(tf.constant(a), tf.constant(bt), transpose_b=True))
+    np.testing.assert_allclose(got_t, got, rtol=1e-5, atol=1e-5)
