@@ -185,3 +185,49 @@ def test_ema_shadow_starts_at_a_random_variables_value_and_restores():
     assert "w" not in names
     with pytest.raises(TypeError, match="half, float, or double"):
         ema.apply([tf.Variable(1, name="i")])
+
+
+def test_the_classic_ema_program():
+    """The tutorial program ported TF1 code is full of: an int32 step as num_updates."""
+    v1 = tf.Variable(0, dtype=tf.float32)
+    step = tf.Variable(0, trainable=False)
+    ema = tf.train.ExponentialMovingAverage(0.99, step)
+    maintain = ema.apply([v1])
+    got = []
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got.append(sess.run([v1, ema.average(v1)]))
+        sess.run(tf.assign(v1, 5))
+        sess.run(maintain)
+        got.append(sess.run([v1, ema.average(v1)]))
+        sess.run(tf.assign(step, 10000))
+        sess.run(tf.assign(v1, 10))
+        sess.run(maintain)
+        got.append(sess.run([v1, ema.average(v1)]))
+        sess.run(maintain)
+        got.append(sess.run([v1, ema.average(v1)]))
+    # float64 references: decay min(0.99, 1/10) = 0.1, then min(0.99, 10001/10010) = 0.99.
+    want = [[0.0, 0.0], [5.0, 4.5], [10.0, 4.555], [10.0, 4.555 + (10 - 4.555) * 0.01]]
+    np.testing.assert_allclose(np.array(got, np.float64), want, rtol=1e-6)
+    with pytest.raises(ValueError, match="Moving average already computed for"):
+        ema.apply([v1])
+
+
+def test_ema_variables_to_restore_evaluates_with_the_averages(tmp_path):
+    with tf.Graph().as_default():
+        w = tf.Variable(1.0, name="w")
+        ema = tf.train.ExponentialMovingAverage(0.5)
+        with tf.control_dependencies([tf.assign(w, 3.0)]):
+            update = ema.apply([w])
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(update)  # average: 1 - (1 - 3) * 0.5 = 2
+            path = saver.save(sess, str(tmp_path / "m.ckpt"))
+    assert tf.train.load_variable(path, "w/ExponentialMovingAverage") == 2.0
+    with tf.Graph().as_default():
+        w = tf.Variable(0.0, name="w")
+        restore = tf.train.Saver(tf.train.ExponentialMovingAverage(0.5).variables_to_restore())
+        with tf.Session() as sess:
+            restore.restore(sess, path)
+            assert sess.run(w) == 2.0

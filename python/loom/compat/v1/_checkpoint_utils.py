@@ -168,7 +168,8 @@ class ExponentialMovingAverage:
     """tf.train.ExponentialMovingAverage as TF 1.15: apply() makes, per variable, a
     non-trainable shadow "<var>/<name>" starting at the variable's initialized value, and
     returns an op that moves each shadow: shadow -= (shadow - var) * (1 - decay), with decay
-    min(decay, (1 + num_updates) / (10 + num_updates)) when num_updates is given. The
+    min(decay, (1 + num_updates) / (10 + num_updates)) when num_updates is given; a second
+    apply of a variable is TF's ValueError. The
     shadows of Variables start at their value; zero_debias applies to shadows of tensors
     only, and is not supported."""
 
@@ -195,7 +196,7 @@ class ExponentialMovingAverage:
             if var.dtype not in (_dtypes.float32, _dtypes.float64):
                 raise TypeError("The variables must be half, float, or double: %s" % var.name)
             if id(var) in self._averages:
-                continue
+                raise ValueError("Moving average already computed for: %s" % var.name)
             if not isinstance(var, _variables.Variable):
                 raise NotImplementedError(
                     "ExponentialMovingAverage.apply: %s is a tensor, not a Variable; Loom "
