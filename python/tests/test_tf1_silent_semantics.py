@@ -62,3 +62,14 @@ def test_matmul_of_batches_as_tf():
     bt = np.swapaxes(b, 1, 2).copy()
     got_t = _run(tf.matmul(tf.constant(a), tf.constant(bt), transpose_b=True))
     np.testing.assert_allclose(got_t, got, rtol=1e-5, atol=1e-5)
+
+
+def test_where_with_a_vector_condition_picks_rows():
+    c = tf.constant([True, False])
+    m = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    n = tf.constant([[10.0, 20.0], [30.0, 40.0]])
+    np.testing.assert_array_equal(_run(tf.where(c, m, n)), [[1.0, 2.0], [30.0, 40.0]])
+    same = tf.constant([[True, False], [False, True]])
+    np.testing.assert_array_equal(_run(tf.where(same, m, n)), [[1.0, 20.0], [30.0, 4.0]])
+    with pytest.raises(ValueError, match="first dimension"):
+        tf.where(tf.constant([True, False, True]), m, n)

@@ -660,8 +660,20 @@ def squared_difference(x, y, name=None):
 
 
 def where(condition, x=None, y=None, name=None):
+    """tf.where (TF 1.15's v1, the Select op): a vector condition with x of higher rank
+    picks whole rows (x[i] where condition[i], else y[i]); where_v2 would broadcast it
+    along the last dimension, a silently different answer for a square x."""
     if x is None or y is None:
         raise NotImplementedError("Loom's tf.where needs x and y (a select)")
+    condition = _fw.convert_to_tensor(condition)
+    x, y = _to_inputs([x, y], True)
+    rank = x.shape.ndims
+    if condition.shape.ndims == 1 and rank is not None and rank >= 2:
+        n, rows = condition.shape.as_list()[0], x.shape.as_list()[0]
+        if n is not None and rows is not None and n != rows:
+            raise ValueError("tf.where: a vector condition picks rows of x; its size %d must "
+                             "be x's first dimension, got x of shape %s" % (n, x.shape))
+        condition = NAMESPACES[""]["reshape"](condition, [-1] + [1] * (rank - 1))
     return NAMESPACES[""]["where_v2"](condition, x, y, name=name)
 
 
