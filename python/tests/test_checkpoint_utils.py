@@ -231,3 +231,29 @@ def test_ema_variables_to_restore_evaluates_with_the_averages(tmp_path):
         with tf.Session() as sess:
             restore.restore(sess, path)
             assert sess.run(w) == 2.0
+
+
+def test_init_from_checkpoint_in_an_estimator_model_fn(tmp_path):
+    """TF1's warm start inside model_fn: the Estimator's Scaffold runs the overridden
+    initializers."""
+    with tf.Graph().as_default():
+        tf.Variable(np.array([[2.0], [3.0]], np.float32), name="pre/kernel")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            path = tf.train.Saver().save(sess, str(tmp_path / "pre" / "model.ckpt"))
+
+    def model_fn(features, labels, mode, params):
+        k = tf.get_variable("dense/kernel", [2, 1])
+        tf.train.init_from_checkpoint(path, {"pre/kernel": "dense/kernel"})
+        loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], k) - labels))
+        train = tf.train.GradientDescentOptimizer(0.0).minimize(
+            loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(
+            ({"x": np.ones((4, 2), np.float32)}, np.ones((4, 1), np.float32))).batch(2)
+
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "est"))
+    est.train(input_fn, max_steps=1)
+    np.testing.assert_array_equal(est.get_variable_value("dense/kernel"), [[2.0], [3.0]])
