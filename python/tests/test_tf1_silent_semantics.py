@@ -73,3 +73,40 @@ def test_where_with_a_vector_condition_picks_rows():
     np.testing.assert_array_equal(_run(tf.where(same, m, n)), [[1.0, 20.0], [30.0, 4.0]])
     with pytest.raises(ValueError, match="first dimension"):
         tf.where(tf.constant([True, False, True]), m, n)
+
+
+def test_dimension_arithmetic_as_tf():
+    shape = tf.placeholder(tf.float32, [None, 3, 4]).shape
+    assert (shape[1] * shape[2]).value == 12
+    assert (shape[1] + 1).value == 4 and (2 * shape[1]).value == 6
+    assert (shape[2] // 3).value == 1 and (10 - shape[1]).value == 7
+    assert (shape[0] * 3).value is None  # unknown stays unknown
+    assert shape[1] < 4 and (shape[0] < 4) is None
+    with pytest.raises(TypeError, match="use //"):
+        shape[1] / 2
+    x = tf.ones([3, 2])
+    assert _run(tf.reshape(x, [x.shape[0] * 2])).shape == (6,)
+
+
+def test_out_of_range_python_ints_are_refused_not_wrapped():
+    with pytest.raises(ValueError, match="outside"):
+        tf.constant(2 ** 40, dtype=tf.int32)  # numpy would give 0
+    with pytest.raises(ValueError, match="outside"):
+        tf.constant(-1, dtype=tf.uint8)  # numpy would give 255
+    assert _run(tf.constant(2 ** 40)) == 2 ** 40  # no dtype: int64, as TF
+
+
+def test_constant_with_a_larger_shape_pads_with_the_last_element():
+    np.testing.assert_array_equal(_run(tf.constant([1, 2], shape=[4])), [1, 2, 2, 2])
+    np.testing.assert_array_equal(_run(tf.constant([[1.0], [2.0]], shape=[2, 2])),
+                                  [[1.0, 2.0], [2.0, 2.0]])
+    np.testing.assert_array_equal(_run(tf.constant(7, shape=[2])), [7, 7])
+    with pytest.raises(TypeError, match="Too many elements"):
+        tf.constant([1, 2, 3], shape=[2])
+
+
+def test_tf1_cast_shorthands():
+    x = tf.constant([-1.7, 2.5])
+    assert tf.to_int32(x).dtype == tf.int32 and tf.to_float(tf.constant([1])).dtype == tf.float32
+    assert _run(tf.to_int32(x)).tolist() == [-1, 2]
+    assert _run(tf.to_int64(x)).dtype == np.int64 and _run(tf.to_double(x)).dtype == np.float64

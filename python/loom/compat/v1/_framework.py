@@ -78,6 +78,69 @@ class Dimension:
     def __hash__(self):
         return hash(self._value)
 
+    # TF 1.15's arithmetic: an unknown operand gives an unknown Dimension; `/` is a
+    # TypeError (use //); a Tensor operand is left to the Tensor's operator.
+    def _binary(self, other, fn):
+        if other is None or isinstance(other, (bool, numbers.Integral)):
+            other = Dimension(other)
+        elif not isinstance(other, Dimension):
+            return NotImplemented
+        if self._value is None or other._value is None:
+            return Dimension(None)
+        return Dimension(fn(self._value, other._value))
+
+    def __add__(self, other):
+        return self._binary(other, lambda a, b: a + b)
+
+    def __radd__(self, other):
+        return self._binary(other, lambda a, b: b + a)
+
+    def __sub__(self, other):
+        return self._binary(other, lambda a, b: a - b)
+
+    def __rsub__(self, other):
+        return self._binary(other, lambda a, b: b - a)
+
+    def __mul__(self, other):
+        return self._binary(other, lambda a, b: a * b)
+
+    def __rmul__(self, other):
+        return self._binary(other, lambda a, b: b * a)
+
+    def __floordiv__(self, other):
+        return self._binary(other, lambda a, b: a // b)
+
+    def __rfloordiv__(self, other):
+        return self._binary(other, lambda a, b: b // a)
+
+    def __mod__(self, other):
+        return self._binary(other, lambda a, b: a % b)
+
+    def __rmod__(self, other):
+        return self._binary(other, lambda a, b: b % a)
+
+    def __truediv__(self, other):
+        raise TypeError("unsupported operand type(s) for /: 'Dimension' and '%s', please use "
+                        "// instead" % type(other).__name__)
+
+    def _compare(self, other, fn):
+        other = other.value if isinstance(other, Dimension) else other
+        if self._value is None or other is None:
+            return None
+        return fn(self._value, other)
+
+    def __lt__(self, other):
+        return self._compare(other, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._compare(other, lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._compare(other, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._compare(other, lambda a, b: a >= b)
+
     def __repr__(self):
         return "Dimension(%r)" % self._value
 
@@ -700,10 +763,18 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     array = _to_numpy(value, dtype)
     if shape is not None:
         shape = list(TensorShape(shape).as_list())
-        if array.size == 1 and int(np.prod(shape)) != 1:
-            array = np.full(shape, array.reshape(()), dtype=array.dtype)
-        elif verify_shape and list(array.shape) != shape:
+        size = int(np.prod(shape))
+        if verify_shape and list(array.shape) != shape:
             raise TypeError("Expected Tensor's shape: %s, got %s." % (shape, list(array.shape)))
+        if array.size == 1 and size != 1:
+            array = np.full(shape, array.reshape(()), dtype=array.dtype)
+        elif array.size > size:
+            raise TypeError("Too many elements provided. Needed at most %d, but received %d"
+                            % (size, array.size))
+        elif 0 < array.size < size:
+            # TF 1.x: a shorter value is padded with its last element.
+            flat = array.reshape(-1)
+            array = np.concatenate([flat, np.repeat(flat[-1:], size - flat.size)]).reshape(shape)
         else:
             array = array.reshape(shape)
     return graph._add_node("Const", name, [], {"value": array}).outputs[0]
@@ -737,6 +808,13 @@ def _assert_compatible(value, want):
         if not ok:
             raise TypeError("Expected %s, got %r of type '%s' instead."
                             % (want.name, leaf, type(leaf).__name__))
+        if want.is_integer and not isinstance(leaf, bool):
+            info = np.iinfo(want.as_numpy_dtype)
+            if not info.min <= int(leaf) <= info.max:
+                # numpy would wrap it (2**40 as int32 is 0): refused instead.
+                raise ValueError("Can't convert Python int %d to %s: it is outside [%d, %d]; "
+                                 "use a wider dtype (tf.int64)" % (int(leaf), want.name,
+                                                                  info.min, info.max))
 
 
 def _to_numpy(value, dtype=None):

@@ -1014,3 +1014,20 @@ def _matmul_batched(generated):
 for _ns in ("", "linalg"):
     if "matmul" in NAMESPACES[_ns]:
         NAMESPACES[_ns]["matmul"] = _matmul_batched(NAMESPACES[_ns]["matmul"])
+
+
+def _to(dtype, default_name):
+    def convert(x, name=default_name):
+        return NAMESPACES[""]["cast"](x, dtype, name=name)
+
+    convert.__name__ = default_name
+    convert.__doc__ = "tf.%s (TF1, deprecated there): tf.cast(x, %s)." % (default_name, dtype.name)
+    return convert
+
+
+# TF1's cast shorthands (a cast to int truncates toward zero, as tf.cast).
+for _tf_name, _dtype_to, _op_name in (("to_float", _dtypes.float32, "ToFloat"),
+                                      ("to_double", _dtypes.float64, "ToDouble"),
+                                      ("to_int32", _dtypes.int32, "ToInt32"),
+                                      ("to_int64", _dtypes.int64, "ToInt64")):
+    NAMESPACES[""][_tf_name] = _to(_dtype_to, _op_name)
