@@ -110,3 +110,43 @@ def test_tf1_cast_shorthands():
     assert tf.to_int32(x).dtype == tf.int32 and tf.to_float(tf.constant([1])).dtype == tf.float32
     assert _run(tf.to_int32(x)).tolist() == [-1, 2]
     assert _run(tf.to_int64(x)).dtype == np.int64 and _run(tf.to_double(x)).dtype == np.float64
+
+
+def test_matmul_adjoint_is_the_transpose_for_real_dtypes():
+    a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    b = np.array([[5.0, 6.0], [7.0, 8.0]], np.float32)
+    np.testing.assert_allclose(_run(tf.matmul(a, b, adjoint_b=True)), a @ b.T)
+    np.testing.assert_allclose(_run(tf.matmul(a, b, adjoint_a=True)), a.T @ b)
+    with pytest.raises(ValueError, match="Only one of"):
+        tf.matmul(a, b, transpose_a=True, adjoint_a=True)
+
+
+@pytest.mark.parametrize("mode, want", [
+    ("REFLECT", [[6, 5, 4, 5, 6, 5, 4], [3, 2, 1, 2, 3, 2, 1], [6, 5, 4, 5, 6, 5, 4],
+                 [3, 2, 1, 2, 3, 2, 1]]),
+    ("SYMMETRIC", [[2, 1, 1, 2, 3, 3, 2], [2, 1, 1, 2, 3, 3, 2], [5, 4, 4, 5, 6, 6, 5],
+                   [5, 4, 4, 5, 6, 6, 5]]),
+    ("CONSTANT", [[0] * 7, [0, 0, 1, 2, 3, 0, 0], [0, 0, 4, 5, 6, 0, 0], [0] * 7]),
+])
+def test_pad_modes_as_tf_docs(mode, want):
+    """TF 1.15's tf.pad docstring example (it padded REFLECT and SYMMETRIC with zeros)."""
+    t = tf.constant([[1, 2, 3], [4, 5, 6]])
+    np.testing.assert_array_equal(_run(tf.pad(t, [[1, 1], [2, 2]], mode)), want)
+
+
+def test_pad_reflect_gradient_and_limits():
+    x = tf.constant([1.0, 2.0, 3.0])
+    y = tf.pad(x, [[2, 1]], "REFLECT")  # [3, 2, 1, 2, 3, 2]
+    g = tf.gradients(tf.reduce_sum(y * tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])), x)[0]
+    np.testing.assert_array_equal(_run(g), [3.0, 2.0 + 4.0 + 6.0, 1.0 + 5.0])
+    with pytest.raises(ValueError, match="less than"):
+        tf.pad(x, [[3, 0]], "REFLECT")
+    with pytest.raises(ValueError, match="Unknown padding mode"):
+        tf.pad(x, [[1, 1]], "WRAP")
+
+
+def test_dropped_arguments_that_change_the_answer_are_refused():
+    with pytest.raises(NotImplementedError, match="batch_dims"):
+        tf.gather(tf.ones([2, 3]), [[0], [1]], batch_dims=1)
+    with pytest.raises(NotImplementedError, match="channels-last"):
+        tf.nn.bias_add(tf.ones([1, 2, 3, 3]), tf.ones([2]), data_format="NCHW")

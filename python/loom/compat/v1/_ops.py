@@ -290,7 +290,8 @@ _TABLE = [
     (("",), "gather", "Gather",
      "params, indices, validate_indices=None, name=None, axis=None, batch_dims=0",
      ("params", "indices"), {"axis": ("axis", lambda v, a: 0 if v is None else _int(v, a)),
-                            "validate_indices": _DROP, "batch_dims": _DROP}),
+                            "validate_indices": _DROP,
+                            "batch_dims": ("batch_dims", lambda v, a: _no_batch_dims(v))}),
     (("",), "one_hot", "OneHot",
      "indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None",
      ("indices",), {"depth": ("depth", _int),
@@ -309,7 +310,7 @@ _TABLE = [
     (("",), "where_v2", "Select", "condition, x=None, y=None, name=None", ("condition", "x", "y"), {}),
     (("",), "pad", "Pad", "tensor, paddings, mode='CONSTANT', name=None, constant_values=0",
      ("tensor",), {"paddings": ("paddings", lambda v, a: [int(x) for row in _static(v, "paddings", "pad") for x in row]),
-                   "mode": _DROP,
+                   "mode": ("mode", lambda v, a: _constant_mode(v)),
                    "constant_values": ("constant", lambda v, a: float(_static(v, "constant_values", "pad")))}),
     # random
     (("", "random"), "random_normal", "RandomNormal",
@@ -333,7 +334,7 @@ _TABLE = [
     (("nn",), "softplus", "Softplus", "features, name=None", ("features",), {}),
     (("nn",), "leaky_relu", "LeakyRelu", "features, alpha=0.2, name=None", ("features",), {}),
     (("nn",), "bias_add", "BiasAdd", "value, bias, data_format=None, name=None",
-     ("value", "bias"), {"data_format": _DROP}),
+     ("value", "bias"), {"data_format": ("data_format", lambda v, a: _channels_last(v))}),
     (("nn", "math"), "softmax", "Softmax", "logits, axis=None, name=None, dim=None", ("logits",),
      {"axis": ("axis", lambda v, a: -1 if v is None and a.get("dim") is None else int(v if v is not None else a["dim"])),
       "dim": _DROP}),
@@ -408,6 +409,27 @@ def _op_seeds(graph, op_seed):
 def _nhwc(v):
     if v not in (None, "NHWC"):
         raise ValueError("Loom's convolutions and pools take data_format='NHWC' only, got %r" % v)
+    return None
+
+
+def _no_batch_dims(v):
+    if v not in (None, 0):
+        raise NotImplementedError("Loom's tf.gather has no batch_dims (got %r); gather each "
+                                  "batch row with tf.map_fn, or flatten the indices" % (v,))
+    return None
+
+
+def _channels_last(v):
+    if v not in (None, "NHWC", "NWC", "NDHWC", "NC"):
+        raise NotImplementedError("Loom's tf.nn.bias_add adds the bias on the last dimension "
+                                  "(data_format NHWC); got data_format=%r: transpose to "
+                                  "channels-last first" % (v,))
+    return None
+
+
+def _constant_mode(v):
+    if v is not None and str(v).upper() != "CONSTANT":
+        raise NotImplementedError("internal: tf.pad mode %r reaches the Pad op" % (v,))
     return None
 
 
@@ -997,15 +1019,16 @@ def _matmul_batched(generated):
     def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
                a_is_sparse=False, b_is_sparse=False, name=None):
         a, b = _to_inputs([a, b], True)
+        if (transpose_a and adjoint_a) or (transpose_b and adjoint_b):
+            raise ValueError("Only one of transpose_a and adjoint_a can be True.")
+        # Loom's dtypes are real: the adjoint is the transpose (the table dropped it).
+        transpose_a, transpose_b = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
         ranks = (a.shape.ndims, b.shape.ndims)
         if all(r is not None for r in ranks) and max(ranks) >= 3:
-            if adjoint_a or adjoint_b:
-                transpose_a, transpose_b = transpose_a or adjoint_a, transpose_b or adjoint_b
             return raw_ops.BatchMatMul(a, b, transpose_a=bool(transpose_a),
                                        transpose_b=bool(transpose_b), name=name or "MatMul")
         return generated(a, b, transpose_a=transpose_a, transpose_b=transpose_b,
-                         adjoint_a=adjoint_a, adjoint_b=adjoint_b, a_is_sparse=a_is_sparse,
-                         b_is_sparse=b_is_sparse, name=name)
+                         a_is_sparse=a_is_sparse, b_is_sparse=b_is_sparse, name=name)
 
     matmul.__doc__ = generated.__doc__
     return matmul
@@ -1031,3 +1054,56 @@ for _tf_name, _dtype_to, _op_name in (("to_float", _dtypes.float32, "ToFloat"),
                                       ("to_int32", _dtypes.int32, "ToInt32"),
                                       ("to_int64", _dtypes.int64, "ToInt64")):
     NAMESPACES[""][_tf_name] = _to(_dtype_to, _op_name)
+
+
+def _pad_modes(generated):
+    """tf.pad as TF 1.15: mode CONSTANT is Loom's Pad op; REFLECT and SYMMETRIC (which the
+    table dropped before, padding with zeros instead) are built from reversed slices of
+    the input, axis by axis (static paddings and dims)."""
+
+    def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
+        m = str(mode).upper()
+        if m == "CONSTANT":
+            return generated(tensor, paddings, name=name, constant_values=constant_values)
+        if m not in ("REFLECT", "SYMMETRIC"):
+            raise ValueError("Unknown padding mode: %s" % mode)
+        x = _fw.convert_to_tensor(tensor)
+        pads = [[int(p) for p in row] for row in _static(paddings, "paddings", "pad")]
+        rank = x.shape.ndims
+        if rank is None or len(pads) != rank:
+            raise ValueError("tf.pad: paddings %s must have one [before, after] row per "
+                             "dimension of %s" % (pads, x.shape))
+        off = 1 if m == "REFLECT" else 0
+        with _fw.get_default_graph().name_scope(name or "MirrorPad"):
+            for axis, (before, after) in enumerate(pads):
+                if before == 0 and after == 0:
+                    continue
+                n = x.shape.as_list()[axis]
+                if n is None:
+                    raise NotImplementedError("tf.pad(mode=%s): dimension %d of %s must be "
+                                              "known" % (m, axis, x.shape))
+                if before < 0 or after < 0 or max(before, after) > n - off:
+                    raise ValueError("tf.pad(mode=%s): paddings must be %s the dimension size "
+                                     "%d: got %d, %d on dimension %d" % (
+                                         m, "less than" if off else "no greater than", n,
+                                         before, after, axis))
+                lead = (slice(None),) * axis
+
+                def flipped(lo, hi):
+                    part = _getitem(x, lead + (slice(lo, hi),))
+                    return _getitem(part, lead + (slice(None, None, -1),))
+
+                parts = []
+                if before:
+                    parts.append(flipped(off, off + before))
+                parts.append(x)
+                if after:
+                    parts.append(flipped(n - off - after, n - off))
+                x = raw_ops.Concat(parts, axis)
+            return NAMESPACES[""]["identity"](x, name="padded")
+
+    pad.__doc__ = generated.__doc__
+    return pad
+
+
+NAMESPACES[""]["pad"] = _pad_modes(NAMESPACES[""]["pad"])
