@@ -150,3 +150,22 @@ def test_dropped_arguments_that_change_the_answer_are_refused():
         tf.gather(tf.ones([2, 3]), [[0], [1]], batch_dims=1)
     with pytest.raises(NotImplementedError, match="channels-last"):
         tf.nn.bias_add(tf.ones([1, 2, 3, 3]), tf.ones([2]), data_format="NCHW")
+
+
+def test_minimize_with_nothing_to_optimize_is_tf_value_error():
+    w = tf.Variable([1.0], name="w")
+    other = tf.Variable([2.0], name="other")
+    loss = tf.reduce_sum(w * 2.0)
+    opt = tf.train.GradientDescentOptimizer(0.1)
+    with pytest.raises(ValueError, match="No variables to optimize"):
+        opt.minimize(loss, var_list=[])  # the C++ default (every variable) must not apply
+    with pytest.raises(ValueError, match="No variables to optimize"):
+        opt.compute_gradients(loss, var_list=[])
+    with pytest.raises(ValueError, match="No gradients provided"):
+        opt.minimize(loss, var_list=[other])
+    train = opt.minimize(loss, var_list=[w])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        assert sess.run(w).tolist() == [pytest.approx(0.8)]
+        assert sess.run(other).tolist() == [2.0]

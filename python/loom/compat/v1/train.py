@@ -43,6 +43,33 @@ def _out_or_none(t):
     return None if t is None else _fw.convert_to_tensor(t)._out
 
 
+def _var_outs(graph, var_list):
+    """The C++ optimizers' var_list: [] means every trainable variable there, so an empty
+    list given here (TF 1.15's ValueError) must not reach it."""
+    if var_list is None:
+        if not graph._g.trainable_variables():
+            raise ValueError("No variables to optimize.")
+        return []
+    var_list = list(var_list)
+    if not var_list:
+        raise ValueError("No variables to optimize.")
+    return [v._out for v in var_list]
+
+
+def _reaches(node, ids):
+    """Whether `node` depends (through data inputs) on a node whose id is in `ids`."""
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n.id in ids:
+            return True
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        stack.extend(i.node for i in n.inputs)
+    return False
+
+
 class Optimizer:
     """tf.train.Optimizer over a C++ optimizer (made at first use, when the
     hyperparameters, which may be tensors, are known)."""
@@ -72,7 +99,7 @@ class Optimizer:
             raise NotImplementedError("compute_gradients(grad_loss=...) is not supported")
         loss = _fw.convert_to_tensor(loss)
         graph = loss.graph
-        vars_ = [v._out for v in var_list] if var_list is not None else []
+        vars_ = _var_outs(graph, var_list)
         pairs = self._opt().compute_gradients(graph._g, graph.get_name_scope(), loss._out, vars_)
         out = []
         for grad, var in pairs:
@@ -117,7 +144,13 @@ class Optimizer:
             # Which variables get updates decides which constraints apply, as in TF.
             return self.apply_gradients(self.compute_gradients(loss, var_list), global_step,
                                         name)
-        vars_ = [v._out for v in var_list] if var_list is not None else []
+        vars_ = _var_outs(graph, var_list)
+        candidates = [o.node for o in vars_] if vars_ else graph._g.trainable_variables()
+        if not _reaches(loss._out.node, set(n.id for n in candidates)):
+            # TF 1.15's minimize: nothing to update is an error, not a no-op train_op.
+            raise ValueError("No gradients provided for any variable, check your graph for ops "
+                             "that do not support gradients, between variables %s and loss %s."
+                             % ([n.name for n in candidates], loss))
         node = self._opt().minimize(graph._g, graph.get_name_scope(), loss._out,
                                     _out_or_none(global_step), vars_)
         return graph._operation(node)
