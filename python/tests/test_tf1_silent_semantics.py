@@ -169,3 +169,19 @@ def test_minimize_with_nothing_to_optimize_is_tf_value_error():
         sess.run(train)
         assert sess.run(w).tolist() == [pytest.approx(0.8)]
         assert sess.run(other).tolist() == [2.0]
+
+
+def test_a_saver_with_nothing_to_save(tmp_path):
+    w = tf.Variable(1.0, name="w")
+    with pytest.raises(ValueError, match="No variables to save"):
+        tf.train.Saver(var_list=[])  # not every variable, as the C++ default would be
+    empty = tf.train.Saver(var_list=[], allow_empty=True)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert empty.save(sess, str(tmp_path / "m.ckpt")) is None
+        empty.restore(sess, str(tmp_path / "m.ckpt"))
+        assert sess.run(w) == 1.0
+    assert not list(tmp_path.iterdir())
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="No variables to save"):
+            tf.train.Saver()

@@ -322,6 +322,13 @@ class Saver:
                     self._name_map[own] = key
         elif var_list is not None:
             names = [v._out.node.name for v in var_list]
+        # TF 1.15: nothing to save is a ValueError, or with allow_empty a Saver whose save
+        # and restore do nothing. The C++ Saver reads an empty list as every variable, so
+        # an empty var_list must not reach it.
+        self._is_empty = not names if var_list is not None else not any(
+            not n.attrs.get("local", False) for n in graph._g.variables())
+        if self._is_empty and not allow_empty:
+            raise ValueError("No variables to save")
         self._graph = graph
         self._native = _loom.Saver(graph._g, names, int(max_to_keep or 0),
                                    float(keep_checkpoint_every_n_hours))
@@ -335,6 +342,8 @@ class Saver:
                 "cannot save under them (%s); save with a Saver over the variables' own names "
                 "(tf.train.Saver(var_list=[...]))" % ", ".join(
                     "%s as %s" % kv for kv in sorted(self._name_map.items())))
+        if self._is_empty:
+            return None
         if global_step is not None:
             global_step = int(global_step if isinstance(global_step, numbers.Integral)
                               else sess.run(global_step))
@@ -358,6 +367,8 @@ class Saver:
     def restore(self, sess, save_path):
         if save_path is None:
             raise ValueError("Can't load save_path when it is None.")
+        if self._is_empty:
+            return
         self._native.restore(sess._native, save_path, self._name_map)
 
     @property
