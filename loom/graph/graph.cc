@@ -52,7 +52,14 @@ void Graph::PushControlDependencies(std::vector<Node*> deps) {
 }
 
 void Graph::PopControlDependencies() {
-  LOOM_CHECK(!control_blocks_.empty()) << "PopControlDependencies without an open block";
+  // A loom error, not a check: the Python front end's with-blocks call this, and a block
+  // left out of order (inside a ContextOverride it did not open) must not abort the process.
+  if (control_blocks_.empty()) {
+    throw FailedPrecondition(
+        "control_dependencies: no open block to close here (a block opened outside "
+        "control_dependencies(None) / init_scope was closed inside it); close blocks in the "
+        "order they were opened");
+  }
   control_blocks_.pop_back();
 }
 

@@ -143,6 +143,9 @@ TEST(GraphTest, ControlDependenciesRejectForeignNodesAndSkipVariables) {
               graph.PushControlDependencies({foreign.node});
             }).find("belongs to another graph"),
             std::string::npos);
+  EXPECT_NE(ErrorOf([&] { graph.PopControlDependencies(); }, ErrorCode::kFailedPrecondition)
+                .find("no open block"),
+            std::string::npos);
   Output a = Identity(s.WithOpName("a"), 1.0f);
   Graph::ControlDependencies block(graph, {a.node});
   Variable v(s.WithOpName("v"), Tensor::Scalar<float>(1));
