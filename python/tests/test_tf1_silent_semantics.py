@@ -185,3 +185,19 @@ def test_a_saver_with_nothing_to_save(tmp_path):
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="No variables to save"):
             tf.train.Saver()
+
+
+def test_softmax_cross_entropy_v1_does_not_backprop_into_labels():
+    labels = tf.Variable([[0.3, 0.7]])
+    logits = tf.Variable([[1.0, 0.0]])
+    v1 = tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    v2 = tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
+    assert tf.gradients(v1, labels) == [None]
+    assert tf.gradients(v2, labels)[0] is not None
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        a, b, ga, gb = sess.run([v1, v2, tf.gradients(v1, logits)[0], tf.gradients(v2, logits)[0]])
+    np.testing.assert_allclose(a, b)
+    np.testing.assert_allclose(ga, gb)
+    with pytest.raises(ValueError, match="named"):
+        tf.nn.softmax_cross_entropy_with_logits(labels, logits)

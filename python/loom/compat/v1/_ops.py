@@ -1107,3 +1107,26 @@ def _pad_modes(generated):
 
 
 NAMESPACES[""]["pad"] = _pad_modes(NAMESPACES[""]["pad"])
+
+
+def _labels_stop_gradient(generated):
+    """tf.nn.softmax_cross_entropy_with_logits (TF 1.15's deprecated v1): as _v2, but
+    backpropagation happens only into logits (TF wraps labels in stop_gradient); the table
+    mapped both to the same op, so a gradient reached trainable labels."""
+
+    def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,
+                                          name=None, axis=None):
+        if _sentinel is not None:
+            raise ValueError("Only call `softmax_cross_entropy_with_logits` with named "
+                             "arguments (labels=..., logits=..., ...)")
+        if labels is None or logits is None:
+            raise ValueError("Both labels and logits must be provided.")
+        labels = NAMESPACES[""]["stop_gradient"](labels, name="labels_stop_gradient")
+        return generated(labels=labels, logits=logits, dim=dim, name=name, axis=axis)
+
+    softmax_cross_entropy_with_logits.__doc__ = generated.__doc__
+    return softmax_cross_entropy_with_logits
+
+
+NAMESPACES["nn"]["softmax_cross_entropy_with_logits"] = _labels_stop_gradient(
+    NAMESPACES["nn"]["softmax_cross_entropy_with_logits"])
