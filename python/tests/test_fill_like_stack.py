@@ -78,3 +78,14 @@ def test_stack_dtypes_as_tf():
         tf.stack([tf.constant(1), tf.constant(2.0)])
     with pytest.raises(ValueError, match="not in"):
         tf.stack([tf.constant([1.0])], axis=3)
+
+
+def test_convert_to_tensor_packs_lists_holding_tensors():
+    n = tf.placeholder(tf.int32, [])
+    packed = tf.convert_to_tensor([n, 3], dtype=tf.int32)
+    assert packed.dtype == tf.int32
+    assert _run(packed, {n: 2}).tolist() == [2, 3]
+    nested = tf.convert_to_tensor([[n, 1], [2, 3]])
+    assert _run(nested, {n: 5}).tolist() == [[5, 1], [2, 3]]
+    with pytest.raises(ValueError, match="requested dtype int64"):
+        tf.convert_to_tensor([n, 3], dtype=tf.int64)

@@ -780,6 +780,13 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     return graph._add_node("Const", name, [], {"value": array}).outputs[0]
 
 
+def _holds_tensor(value):
+    """Whether a (nested) list or tuple holds a Tensor (or a Variable)."""
+    if isinstance(value, Tensor) or hasattr(value, "_as_tensor"):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_tensor(v) for v in value)
+
+
 def _python_leaves(value):
     if isinstance(value, (list, tuple)):
         for v in value:
@@ -862,7 +869,13 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
             return constant(value, dtype=preferred_dtype, name=name or "Const")
         except (TypeError, ValueError):
             pass
-    if dtype is None and isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        # TF's autopacking: a list holding tensors is their tf.stack (Python values take
+        # the first tensor's dtype); a requested dtype must be that dtype.
         from loom.compat.v1 import _ops
-        return _ops.stack(list(value), name=name or "stack")
+        packed = _ops.stack(list(value), name=name or "stack")
+        if dtype is not None and _dtypes.as_dtype(dtype) != packed.dtype:
+            raise ValueError("Tensor conversion requested dtype %s for Tensor with dtype %s: %r"
+                             % (_dtypes.as_dtype(dtype).name, packed.dtype.name, packed))
+        return packed
     return constant(value, dtype=dtype, name=name or "Const")

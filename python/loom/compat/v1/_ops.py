@@ -540,17 +540,19 @@ def stack(values, axis=0, name="stack"):
     values = list(values)
     if not values:
         raise ValueError("tf.stack needs at least one value")
-    hint = None
-    for v in values:
+    def holds_tensor(v):
         if not _is_literal(v):
-            hint = _fw.convert_to_tensor(v).dtype
-            break
-    if hint is None:
+            return True
+        return isinstance(v, (list, tuple)) and any(holds_tensor(x) for x in v)
+
+    packed = {i: _fw.convert_to_tensor(v) for i, v in enumerate(values) if holds_tensor(v)}
+    if not packed:
         whole = _fw._to_numpy(values)
         values = [_fw.constant(v, dtype=_dtypes.as_dtype(whole.dtype)) for v in values]
     else:
-        values = [_fw.convert_to_tensor(v, dtype=hint) if _is_literal(v)
-                  else _fw.convert_to_tensor(v) for v in values]
+        hint = packed[min(packed)].dtype
+        values = [packed[i] if i in packed else _fw.convert_to_tensor(v, dtype=hint)
+                  for i, v in enumerate(values)]
         for v in values:
             if v.dtype != hint:
                 raise TypeError("tf.stack: the values have dtypes %s and %s (%s); TF 1.15 "
