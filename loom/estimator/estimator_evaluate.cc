@@ -31,8 +31,12 @@ class StopAfterNEvalsHook : public train::SessionRunHook {
 MetricOps MeanOverBatches(const Scope& root, Output x) {
   Scope s = root.NewSubScope("mean_loss");
   VariableOptions local{.trainable = false, .local = true};
-  Variable total(s.WithOpName("total"), Const(s, Tensor::Scalar<double>(0.0)), local);
-  Variable count(s.WithOpName("count"), Const(s, Tensor::Scalar<double>(0.0)), local);
+  Variable total, count;
+  {
+    Graph::ContextOverride outside(s.graph(), nullptr);  // TF's init_scope
+    total = Variable(s.WithOpName("total"), Const(s, Tensor::Scalar<double>(0.0)), local);
+    count = Variable(s.WithOpName("count"), Const(s, Tensor::Scalar<double>(0.0)), local);
+  }
   Output value64 = Cast(s, Sum(s, x), DType::kFloat64);
   Operation update =
       Group(s.WithOpName("update_op"), {AssignAdd(s, total, value64), AssignAdd(s, count, 1.0)});

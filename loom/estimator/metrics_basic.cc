@@ -9,6 +9,9 @@ namespace loom::metrics {
 namespace internal {
 
 Variable LocalVariable(const Scope& scope, const std::string& name, const Shape& shape) {
+  // The initial value outside the caller's control dependencies (TF's init_scope): the
+  // initializer must not run them.
+  Graph::ContextOverride outside(scope.graph(), nullptr);
   return Variable(scope.WithOpName(name), Zeros(scope, shape, kFloat64), {.local = true});
 }
 

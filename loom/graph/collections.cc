@@ -57,6 +57,35 @@ void Collections::AddMember(std::string_view name, Kind kind, Member member) {
   if (std::find(members.begin(), members.end(), member) == members.end()) members.push_back(member);
 }
 
+void Collections::SetInitializer(Node* variable, Node* initializer) {
+  if (variable == nullptr || initializer == nullptr) {
+    throw InvalidArgument("SetInitializer: the variable or the initializer is empty");
+  }
+  if (graph_.finalized()) {
+    throw FailedPrecondition("cannot change the initializer of ", variable->description(),
+                             ": the graph is finalized");
+  }
+  if (initializer->graph() != &graph_ || initializer->num_inputs() < 1 ||
+      initializer->input(0).node != variable) {
+    throw InvalidArgument("cannot make ", initializer->description(), " the initializer of ",
+                          variable->description(), ": its first input must be that variable");
+  }
+  bool found = false;
+  for (auto& [name, collection] : collections_) {
+    if (collection.kind != Kind::kVariable) continue;
+    for (Member& m : collection.members) {
+      if (m.node == variable) {
+        m.initializer = initializer;
+        found = true;
+      }
+    }
+  }
+  if (!found) {
+    throw NotFound("cannot change the initializer of ", variable->description(),
+                   ": no variable collection holds it (is it a variable of this graph?)");
+  }
+}
+
 void Collections::Add(const CollectionKey<Output>& key, Output item) {
   AddMember(key.name, Kind::kOutput, {item.node, item.index, nullptr});
 }

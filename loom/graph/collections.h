@@ -98,6 +98,12 @@ class Collections {
   // Adds an untyped member, with the checks Add makes; for deserialization.
   void AddMember(std::string_view name, Kind kind, Member member);
 
+  // Makes `initializer` the initializer of `variable` in every variable collection that
+  // holds it (TF's init_from_checkpoint overriding variable._initializer_op). Throws
+  // FailedPrecondition once the graph is finalized, NotFound when no collection holds the
+  // variable, InvalidArgument when `initializer` is not an op whose first input is it.
+  void SetInitializer(Node* variable, Node* initializer);
+
  private:
   const Collection* Find(std::string_view name, Kind kind) const;
 

@@ -40,6 +40,39 @@ void Graph::PopContext(const BuildContext* context) {
   context_ = context_->outer_;
 }
 
+void Graph::PushControlDependencies(std::vector<Node*> deps) {
+  for (size_t i = 0; i < deps.size(); ++i) {
+    if (deps[i] == nullptr || deps[i]->graph() != this) {
+      throw InvalidArgument("control_dependencies: entry ", i,
+                            deps[i] == nullptr ? " is empty" : " belongs to another graph",
+                            "; pass ops or tensors of this graph");
+    }
+  }
+  control_blocks_.push_back(ControlBlock{std::move(deps), {}});
+}
+
+void Graph::PopControlDependencies() {
+  // A loom error, not a check: the Python front end's with-blocks call this, and a block
+  // left out of order (inside a ContextOverride it did not open) must not abort the process.
+  if (control_blocks_.empty()) {
+    throw FailedPrecondition(
+        "control_dependencies: no open block to close here (a block opened outside "
+        "control_dependencies(None) / init_scope was closed inside it); close blocks in the "
+        "order they were opened");
+  }
+  control_blocks_.pop_back();
+}
+
+std::vector<Node*> Graph::CurrentControlDependencies() const {
+  std::vector<Node*> all;
+  for (const ControlBlock& block : control_blocks_) {
+    for (Node* dep : block.deps) {
+      if (std::find(all.begin(), all.end(), dep) == all.end()) all.push_back(dep);
+    }
+  }
+  return all;
+}
+
 Graph::Graph(GraphOptions options)
     : options_(options), collections_(std::make_unique<Collections>(*this)) {}
 Graph::~Graph() = default;
@@ -70,6 +103,20 @@ Node* Graph::AddNode(const OpDef& op, const std::string& name, std::vector<Outpu
   if (name.empty() || by_name_.count(name)) {
     throw InvalidArgument("cannot add ", op.name, " '", name,
                           "': the name is empty or already used; use Graph::UniqueName");
+  }
+  // The open control_dependencies blocks' deps (TF1's _control_dependencies_for_inputs).
+  for (const ControlBlock& block : control_blocks_) {
+    bool dominated = false;
+    for (const Output& in : inputs) dominated |= in.valid() && block.built.count(in.node) > 0;
+    if (dominated) continue;
+    for (Node* dep : block.deps) {
+      bool is_input = false;
+      for (const Output& in : inputs) is_input |= in.node == dep;
+      if (!is_input &&
+          std::find(control_inputs.begin(), control_inputs.end(), dep) == control_inputs.end()) {
+        control_inputs.push_back(dep);
+      }
+    }
   }
   BuildContext* const context = context_;
   if (context != nullptr) {
@@ -130,6 +177,7 @@ Node* Graph::AddNode(const OpDef& op, const std::string& name, std::vector<Outpu
       << node->description() << " declares " << op.num_outputs << " outputs; its shape rule set "
       << node->num_outputs();
   Node* raw = node.get();
+  for (ControlBlock& block : control_blocks_) block.built.insert(raw);
   by_name_[name] = raw;
   name_counters_.try_emplace(name, 1);
   nodes_.push_back(std::move(node));

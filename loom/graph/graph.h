@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "loom/graph/attr_value.h"
@@ -152,6 +154,12 @@ struct GraphOptions {
 };
 
 class Graph {
+  // One tf.control_dependencies block (see ControlDependencies).
+  struct ControlBlock {
+    std::vector<Node*> deps;
+    std::unordered_set<const Node*> built;  // nodes added while the block was open
+  };
+
  public:
   explicit Graph(GraphOptions options = {});
   ~Graph();
@@ -161,6 +169,8 @@ class Graph {
   // Adds a node named exactly `name` (REQUIRES: unused; see UniqueName), checks the
   // inputs against the op's signature and runs its shape function. Throws InvalidArgument
   // naming the node on any mismatch, FailedPrecondition once the graph is finalized.
+  // The node also gets the current control dependencies (see ControlDependencies) as
+  // control inputs, as TF1 gives every op built inside tf.control_dependencies.
   Node* AddNode(const OpDef& op, const std::string& name, std::vector<Output> inputs, AttrMap attrs,
                 std::vector<Node*> control_inputs = {});
 
@@ -172,22 +182,53 @@ class Graph {
   // The current build context, or nullptr outside every context.
   BuildContext* context() const { return context_; }
 
-  // While alive, nodes are added in `context` (nullptr: outside every context): a
-  // variable and its initializer lifted out of a cond branch (TF's init_scope), or the
-  // Switch a branch builds in the context around it.
+  // While alive, nodes are added in `context` (nullptr: outside every context) and with
+  // no control dependencies (TF's init_scope, and control_dependencies(None)): a variable
+  // and its initializer lifted out of a cond branch or a control_dependencies block, or
+  // the Switch a branch builds in the context around it.
   class ContextOverride {
    public:
-    ContextOverride(Graph& graph, BuildContext* context) : graph_(graph), saved_(graph.context_) {
+    ContextOverride(Graph& graph, BuildContext* context)
+        : graph_(graph), saved_(graph.context_), saved_blocks_(std::move(graph.control_blocks_)) {
       graph.context_ = context;
+      graph.control_blocks_.clear();
     }
-    ~ContextOverride() { graph_.context_ = saved_; }
+    ~ContextOverride() {
+      graph_.context_ = saved_;
+      graph_.control_blocks_ = std::move(saved_blocks_);
+    }
     ContextOverride(const ContextOverride&) = delete;
     ContextOverride& operator=(const ContextOverride&) = delete;
 
    private:
     Graph& graph_;
     BuildContext* saved_;
+    std::vector<ControlBlock> saved_blocks_;
   };
+
+  // tf.control_dependencies: while alive, every node added to the graph (by any builder)
+  // gets `deps` as control inputs, except (as TF1) a dep that is already a data input's
+  // node, and the deps of a block when a data input was itself built inside that block
+  // (it already runs after them). Blocks nest; a ContextOverride opens an empty stack.
+  class ControlDependencies {
+   public:
+    ControlDependencies(Graph& graph, std::vector<Node*> deps) : graph_(graph) {
+      graph.PushControlDependencies(std::move(deps));
+    }
+    ~ControlDependencies() { graph_.PopControlDependencies(); }
+    ControlDependencies(const ControlDependencies&) = delete;
+    ControlDependencies& operator=(const ControlDependencies&) = delete;
+
+   private:
+    Graph& graph_;
+  };
+  // The non-RAII form of ControlDependencies (the Python front end's with-blocks).
+  // Throws InvalidArgument for a null or foreign dep.
+  void PushControlDependencies(std::vector<Node*> deps);
+  // REQUIRES: a block pushed and not popped (under the current ContextOverride).
+  void PopControlDependencies();
+  // Every dep of the open blocks, outermost first, without repeats.
+  std::vector<Node*> CurrentControlDependencies() const;
 
   // `base` if no node has it, else base_1, base_2, ... (TF's unique naming).
   std::string UniqueName(std::string_view base);
@@ -225,6 +266,7 @@ class Graph {
   std::unordered_map<std::string, int> name_counters_;
   std::vector<std::unique_ptr<BuildContext>> contexts_;
   BuildContext* context_ = nullptr;
+  std::vector<ControlBlock> control_blocks_;
   bool finalized_ = false;
 };
 

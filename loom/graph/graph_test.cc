@@ -94,6 +94,65 @@ TEST(GraphTest, ControlDependenciesAndVariables) {
   EXPECT_EQ(w.shape(), Shape({2}));
 }
 
+std::vector<std::string> ControlNames(const Output& o) {
+  std::vector<std::string> names;
+  for (const Node* n : o.node->control_inputs()) names.push_back(n->name());
+  return names;
+}
+
+TEST(GraphTest, ControlDependencyBlocksReachEveryBuilder) {
+  Graph graph;
+  Scope s(graph);
+  Output a = Identity(s.WithOpName("a"), 1.0f);
+  Output b = Identity(s.WithOpName("b"), 2.0f);
+  Output x, y, z, data, free, scoped;
+  {
+    Graph::ControlDependencies block(graph, {a.node});
+    x = Const(s.WithOpName("x"), Tensor::Scalar<float>(3));
+    {
+      Graph::ControlDependencies inner(graph, {b.node});
+      EXPECT_EQ(graph.CurrentControlDependencies(), (std::vector<Node*>{a.node, b.node}));
+      y = Const(s.WithOpName("y"), Tensor::Scalar<float>(4));
+      z = Identity(s.WithOpName("z"), y);        // dominated: y was built in both blocks
+      data = Identity(s.WithOpName("data"), b);  // b is a data input: no control edge on it
+      {
+        Graph::ContextOverride outside(graph, nullptr);  // TF's init_scope
+        free = Const(s.WithOpName("free"), Tensor::Scalar<float>(5));
+        EXPECT_TRUE(graph.CurrentControlDependencies().empty());
+      }
+      // A Scope's own control dependencies join the block's, without repeats.
+      scoped = Const(s.WithOpName("scoped").WithControlDependencies({a}), Tensor::Scalar<float>(6));
+    }
+  }
+  Output after = Const(s.WithOpName("after"), Tensor::Scalar<float>(7));
+  EXPECT_EQ(ControlNames(x), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(ControlNames(y), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(ControlNames(z).empty());
+  EXPECT_EQ(ControlNames(data), (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(ControlNames(free).empty());
+  EXPECT_EQ(ControlNames(scoped), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(ControlNames(after).empty());
+  EXPECT_TRUE(graph.CurrentControlDependencies().empty());
+}
+
+TEST(GraphTest, ControlDependenciesRejectForeignNodesAndSkipVariables) {
+  Graph graph, other;
+  Scope s(graph);
+  Output foreign = Identity(Scope(other).WithOpName("foreign"), 1.0f);
+  EXPECT_NE(ErrorOf([&] {
+              graph.PushControlDependencies({foreign.node});
+            }).find("belongs to another graph"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { graph.PopControlDependencies(); }, ErrorCode::kFailedPrecondition)
+                .find("no open block"),
+            std::string::npos);
+  Output a = Identity(s.WithOpName("a"), 1.0f);
+  Graph::ControlDependencies block(graph, {a.node});
+  Variable v(s.WithOpName("v"), Tensor::Scalar<float>(1));
+  EXPECT_TRUE(v.node->control_inputs().empty());
+  EXPECT_TRUE(v.initializer.node->control_inputs().empty());
+}
+
 TEST(GraphTest, LiteralsTakeTheOtherOperandsDtype) {
   Graph graph;
   Scope s(graph);

@@ -539,6 +539,11 @@ Shape StaticShapeValue(const Output& t) {
     return fallback;
   }
   if (n->op() == "Shape") return n->input(0).shape();
+  // tf.shape(x) is int32 in TF 1.15: the front end's Cast of Shape's int64 keeps the value.
+  if (n->op() == "Cast" && n->num_inputs() == 1 &&
+      (n->input(0).dtype() == kInt32 || n->input(0).dtype() == kInt64)) {
+    return StaticShapeValue(n->input(0));
+  }
   if (n->op() == "Concat") {
     std::vector<int64_t> dims;
     for (const Output& in : n->inputs()) {

@@ -277,7 +277,10 @@ Output PlaceholderWithDefault(const Scope& scope, Input default_value, const Sha
 }
 
 Variable::Variable(const Scope& scope, Input initial_value, const VariableOptions& options) {
-  Output init = AsOutput(scope, initial_value);
+  // Variables, their initializers and an initial value given as a literal are built
+  // outside every cond branch and control_dependencies block (TF's init_scope).
+  Graph::ContextOverride outside(scope.graph(), nullptr);
+  Output init = AsOutput(scope.WithNoControlDependencies(), initial_value);
   Shape shape = options.shape.rank_known() ? options.shape : init.shape();
   if (!shape.fully_defined()) {
     throw InvalidArgument("variable '", scope.FullName("Variable"),
@@ -291,8 +294,6 @@ Variable::Variable(const Scope& scope, Input initial_value, const VariableOption
                           "branch: build its initial value outside tf.cond (layers and "
                           "get_variable do)");
   }
-  // Variables and their initializers are built outside every cond branch (TF's init_scope).
-  Graph::ContextOverride outside(scope.graph(), nullptr);
   Node* var = scope.WithNoControlDependencies().AddNode(
       VariableOp(), {},
       {kDType(init.dtype()), kShape(shape), kTrainable(options.trainable && !options.local),

@@ -9,6 +9,8 @@ namespace {
 // A non-trainable scalar variable at the graph's root, starting at `value`.
 Output MakePowerVariable(Graph& graph, const std::string& name, DType dtype, double value) {
   Scope root(graph);
+  // Outside the caller's control dependencies and cond branches (TF's init_scope).
+  Graph::ContextOverride outside(graph, nullptr);
   Tensor init = dtype == kFloat64 ? Tensor::Scalar<double>(value)
                                   : Tensor::Scalar<float>(static_cast<float>(value));
   Output c = Const(root.WithOpName(name + "/initial_value"), init);

@@ -40,6 +40,8 @@ Variable GlobalStep(const Scope& scope) {
                           ") that is not its global step; rename that node");
   }
   Scope root(graph);
+  // Outside the caller's control dependencies and cond branches (TF's init_scope).
+  Graph::ContextOverride outside(graph, nullptr);
   Output zero = Const(root.WithOpName("global_step/Initializer/zeros"), Tensor::Scalar<int64_t>(0));
   Variable step(root.WithOpName(kGlobalStepName), zero, {.trainable = false});
   graph.collections().Add(GraphKeys::kGlobalStep, VariableRef{step, step.initializer});

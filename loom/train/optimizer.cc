@@ -156,6 +156,7 @@ Output Optimizer::MakeSlot(const Output& var, const std::string& slot_name, doub
   // Slots sit beside their variable, outside the caller's name scope and control
   // dependencies (TF1's slot_creator).
   Scope root(*var.node->graph());
+  Graph::ContextOverride outside(*var.node->graph(), nullptr);
   const std::string base = StrCat(var.node->name(), "/", name_);
   Output init =
       ConstantFill(root.WithOpName(base + "/Initializer"), var.dtype(), var.shape(), initial_value);

@@ -162,6 +162,12 @@ void BindGraph(py::module_& m) {
             return PyOutsideContexts{&g, nullptr};
           },
           py::keep_alive<0, 1>())
+      // tf.control_dependencies' blocks, kept by the graph so that every node added
+      // (by the package or by a C++ builder) gets them (Graph::AddNode).
+      .def("push_control_dependencies", &Graph::PushControlDependencies, py::arg("deps"))
+      .def("pop_control_dependencies", &Graph::PopControlDependencies)
+      .def("control_dependencies", &Graph::CurrentControlDependencies,
+           py::return_value_policy::reference)
       .def("get_output", &Graph::GetOutput)
       .def_property_readonly("num_nodes", &Graph::num_nodes)
       .def("node", &Graph::node, py::return_value_policy::reference)
@@ -199,6 +205,14 @@ void BindGraph(py::module_& m) {
              }
              return items;
            })
+      // tf.train.init_from_checkpoint: `initializer` (an op assigning `variable`) becomes
+      // its initializer in every variable collection (Collections::SetInitializer).
+      .def(
+          "set_variable_initializer",
+          [](Graph& g, Node* variable, Node* initializer) {
+            g.collections().SetInitializer(variable, initializer);
+          },
+          py::arg("variable"), py::arg("initializer"))
       .def(
           "add_to_collection",
           [](Graph& g, const std::string& name, const std::string& kind, Node* node, int index,

@@ -8,7 +8,11 @@
 
 #include "loom/base/env.h"
 #include "loom/estimator/all_ops.h"
+#include "loom/estimator/tf_checkpoints.h"
 #include "loom/graph/graph_def.h"
+#include "loom/io/safetensors.h"
+#include "loom/io/tf_checkpoint.h"
+#include "loom/ops/random.h"
 #include "loom/train/adagrad.h"
 #include "loom/train/adam.h"
 #include "loom/train/file_writer.h"
@@ -190,7 +194,95 @@ void BindStepAndSchedules(py::module_& m) {
   });
 }
 
+// tf.train.load_checkpoint / NewCheckpointReader over a Loom checkpoint (safetensors) or a
+// TF one (a V2 tensor bundle): `path` is a checkpoint prefix, one of its files, or a
+// directory (its newest checkpoint, Loom's first). Entries are full tensors by name; a
+// Loom checkpoint's iterator states and random streams are not variables and are left out.
+class PyCheckpointReader {
+ public:
+  explicit PyCheckpointReader(const std::string& path) {
+    Env* env = Env::Default();
+    std::string prefix = path;
+    if (env->IsDirectory(path)) {
+      std::optional<std::string> latest = train::LatestCheckpoint(env, path);
+      if (!latest) latest = LatestTfCheckpoint(env, path);
+      if (!latest) {
+        throw NotFound("no checkpoint in directory '", path,
+                       "' (no 'checkpoint' state file, no TF checkpoint); pass a checkpoint "
+                       "prefix such as '",
+                       path, "/model.ckpt-100'");
+      }
+      prefix = *latest;
+    }
+    path_ = prefix;
+    const bool is_tf = env->FileExists(prefix + ".index") || prefix.ends_with(".index") ||
+                       prefix.find(".data-") != std::string::npos;
+    if (is_tf) {
+      tf_ = TfCheckpointReader::Open(env, prefix);
+      for (const TfCheckpointEntry& e : tf_->entries()) {
+        entries_[e.name] = {e.dtype, e.shape};
+      }
+      return;
+    }
+    const std::string file = env->FileExists(prefix) ? prefix : train::CheckpointFilePath(prefix);
+    if (!env->FileExists(file)) {
+      throw NotFound("no checkpoint at '", path, "': neither '", file, "' (Loom) nor '", prefix,
+                     ".index' (TF) exists");
+    }
+    loom_ = SafetensorsReader::Open(env, file);
+    for (const train::CheckpointEntry& e : train::ListVariables(env, file)) {
+      if (e.is_iterator_state || e.is_random_stream) continue;
+      entries_[e.name] = {e.dtype, e.shape};
+    }
+  }
+
+  const std::string& path() const { return path_; }
+  bool Has(const std::string& name) const { return entries_.count(name) > 0; }
+  std::vector<std::string> Names() const {
+    std::vector<std::string> names;
+    for (const auto& [name, e] : entries_) names.push_back(name);
+    return names;
+  }
+  const std::pair<DType, Shape>& Entry(const std::string& name) const {
+    auto it = entries_.find(name);
+    if (it == entries_.end()) {
+      std::vector<std::string> similar;
+      for (const auto& [n, e] : entries_) {
+        if (similar.size() < 5 &&
+            (n.find(name) != std::string::npos || name.find(n) != std::string::npos)) {
+          similar.push_back(n);
+        }
+      }
+      throw NotFound("Key ", name, " not found in checkpoint '", path_, "'",
+                     similar.empty() ? "" : "; similar names: ", StrJoin(similar, ", "));
+    }
+    return it->second;
+  }
+  Tensor Get(const std::string& name) const {
+    Entry(name);
+    return tf_ ? tf_->Get(name) : loom_->Get(name).Clone();
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<TfCheckpointReader> tf_;
+  std::unique_ptr<SafetensorsReader> loom_;
+  std::map<std::string, std::pair<DType, Shape>> entries_;  // by name: TF's sorted order
+};
+
 void BindSaver(py::module_& m) {
+  py::class_<PyCheckpointReader>(m, "CheckpointReader")
+      .def(py::init<const std::string&>(), py::arg("path"))
+      .def_property_readonly("path", &PyCheckpointReader::path)
+      .def("names", &PyCheckpointReader::Names)
+      .def("has_tensor", &PyCheckpointReader::Has)
+      .def("dtype",
+           [](const PyCheckpointReader& r, const std::string& name) { return r.Entry(name).first; })
+      .def("shape", [](const PyCheckpointReader& r,
+                       const std::string& name) { return FromShape(r.Entry(name).second); })
+      .def("get_tensor", [](const PyCheckpointReader& r, const std::string& name) {
+        return ToNumpy(r.Get(name));
+      });
   py::class_<train::Saver>(m, "Saver")
       .def(py::init([](const Graph& g, std::vector<std::string> var_list, int max_to_keep,
                        double every_n_hours) {

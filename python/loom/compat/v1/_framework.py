@@ -3,6 +3,7 @@ scopes, control dependencies and collections), Tensor, Operation, TensorShape, c
 placeholder and convert_to_tensor. TF1 keeps a default graph in a global; Loom's C++ Graph
 has none, so the stack lives here, as it does in TF's Python layer."""
 import contextlib
+import numbers
 import threading
 
 import numpy as np
@@ -76,6 +77,69 @@ class Dimension:
 
     def __hash__(self):
         return hash(self._value)
+
+    # TF 1.15's arithmetic: an unknown operand gives an unknown Dimension; `/` is a
+    # TypeError (use //); a Tensor operand is left to the Tensor's operator.
+    def _binary(self, other, fn):
+        if other is None or isinstance(other, (bool, numbers.Integral)):
+            other = Dimension(other)
+        elif not isinstance(other, Dimension):
+            return NotImplemented
+        if self._value is None or other._value is None:
+            return Dimension(None)
+        return Dimension(fn(self._value, other._value))
+
+    def __add__(self, other):
+        return self._binary(other, lambda a, b: a + b)
+
+    def __radd__(self, other):
+        return self._binary(other, lambda a, b: b + a)
+
+    def __sub__(self, other):
+        return self._binary(other, lambda a, b: a - b)
+
+    def __rsub__(self, other):
+        return self._binary(other, lambda a, b: b - a)
+
+    def __mul__(self, other):
+        return self._binary(other, lambda a, b: a * b)
+
+    def __rmul__(self, other):
+        return self._binary(other, lambda a, b: b * a)
+
+    def __floordiv__(self, other):
+        return self._binary(other, lambda a, b: a // b)
+
+    def __rfloordiv__(self, other):
+        return self._binary(other, lambda a, b: b // a)
+
+    def __mod__(self, other):
+        return self._binary(other, lambda a, b: a % b)
+
+    def __rmod__(self, other):
+        return self._binary(other, lambda a, b: b % a)
+
+    def __truediv__(self, other):
+        raise TypeError("unsupported operand type(s) for /: 'Dimension' and '%s', please use "
+                        "// instead" % type(other).__name__)
+
+    def _compare(self, other, fn):
+        other = other.value if isinstance(other, Dimension) else other
+        if self._value is None or other is None:
+            return None
+        return fn(self._value, other)
+
+    def __lt__(self, other):
+        return self._compare(other, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._compare(other, lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._compare(other, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._compare(other, lambda a, b: a >= b)
 
     def __repr__(self):
         return "Dimension(%r)" % self._value
@@ -355,7 +419,6 @@ class Graph:
     def __init__(self):
         self._g = _loom.Graph()
         self._name_stack = ""
-        self._control_deps = []  # lists of Operations, one per control_dependencies block
         self._collections = {}
         self._py_variables = {}  # variable node name -> Variable
         self._wrapped_ops = {}
@@ -410,32 +473,29 @@ class Graph:
     # --- control dependencies -------------------------------------------------------
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs):
+        # The blocks live in the C++ graph: Graph::AddNode gives every node built inside
+        # one (by this package or by a C++ builder: layers, optimizers, metrics) the block's
+        # ops as control inputs, as TF1 gives every op built there.
         if control_inputs is None:
             # As TF1's, this also leaves every cond branch being built.
-            saved = self._control_deps
-            self._control_deps = []
-            try:
-                with self._g.outside_contexts():
-                    yield
-            finally:
-                self._control_deps = saved
+            with self._g.outside_contexts():
+                yield
             return
-        ops = []
+        nodes = []
         for c in control_inputs:
-            ops.append(_as_operation(self, c))
-        self._control_deps.append(ops)
+            if isinstance(c, (list, tuple)):
+                raise TypeError("control_dependencies: each control input must be an "
+                                "Operation or a Tensor, got a %s: flatten the list"
+                                % type(c).__name__)
+            nodes.append(_as_operation(self, c)._node)
+        self._g.push_control_dependencies(nodes)
         try:
             yield
         finally:
-            self._control_deps.pop()
+            self._g.pop_control_dependencies()
 
     def _current_control_nodes(self):
-        nodes = []
-        for block in self._control_deps:
-            for op in block:
-                if op._node not in nodes:
-                    nodes.append(op._node)
-        return nodes
+        return list(self._g.control_dependencies())
 
     # --- nodes ----------------------------------------------------------------------
     def _add_node(self, op_type, name, inputs, attrs):
@@ -444,8 +504,7 @@ class Graph:
         if self._g.finalized:
             raise RuntimeError("Graph is finalized and cannot be modified.")
         full = self.unique_name(name)
-        node = self._g.add_node(op_type, full, [t._out for t in inputs], attrs,
-                                self._current_control_nodes())
+        node = self._g.add_node(op_type, full, [t._out for t in inputs], attrs, [])
         return self._operation(node)
 
     def get_operation_by_name(self, name):
@@ -704,13 +763,65 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     array = _to_numpy(value, dtype)
     if shape is not None:
         shape = list(TensorShape(shape).as_list())
-        if array.size == 1 and int(np.prod(shape)) != 1:
-            array = np.full(shape, array.reshape(()), dtype=array.dtype)
-        elif verify_shape and list(array.shape) != shape:
+        size = int(np.prod(shape))
+        if verify_shape and list(array.shape) != shape:
             raise TypeError("Expected Tensor's shape: %s, got %s." % (shape, list(array.shape)))
+        if array.size == 1 and size != 1:
+            array = np.full(shape, array.reshape(()), dtype=array.dtype)
+        elif array.size > size:
+            raise TypeError("Too many elements provided. Needed at most %d, but received %d"
+                            % (size, array.size))
+        elif 0 < array.size < size:
+            # TF 1.x: a shorter value is padded with its last element.
+            flat = array.reshape(-1)
+            array = np.concatenate([flat, np.repeat(flat[-1:], size - flat.size)]).reshape(shape)
         else:
             array = array.reshape(shape)
     return graph._add_node("Const", name, [], {"value": array}).outputs[0]
+
+
+def _holds_tensor(value):
+    """Whether a (nested) list or tuple holds a Tensor (or a Variable)."""
+    if isinstance(value, Tensor) or hasattr(value, "_as_tensor"):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_tensor(v) for v in value)
+
+
+def _python_leaves(value):
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _python_leaves(v)
+    else:
+        yield value
+
+
+def _assert_compatible(value, want):
+    """TF 1.15's _AssertCompatible for Python values (numpy arrays are cast, as TF does):
+    a float is no integer (tf.constant(0.5, tf.int32), x_int32 + 0.5 raise TypeError
+    instead of truncating to 0), a number no bool, a bool only bool."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return
+    for leaf in _python_leaves(value):
+        if isinstance(leaf, (np.ndarray, Tensor)):
+            continue
+        if want.is_bool:
+            ok = isinstance(leaf, (bool, np.bool_))
+        elif want.is_integer:
+            ok = isinstance(leaf, numbers.Integral)
+        elif want.is_floating:
+            ok = isinstance(leaf, numbers.Real)
+        else:
+            ok = True
+        if not ok:
+            raise TypeError("Expected %s, got %r of type '%s' instead."
+                            % (want.name, leaf, type(leaf).__name__))
+        if want.is_integer and not isinstance(leaf, bool):
+            info = np.iinfo(want.as_numpy_dtype)
+            if not info.min <= int(leaf) <= info.max:
+                # numpy would wrap it (2**40 as int32 is 0): refused instead.
+                raise ValueError("Can't convert Python int %d to %s: it is outside [%d, %d]; "
+                                 "use a wider dtype (tf.int64)" % (int(leaf), want.name,
+                                                                  info.min, info.max))
 
 
 def _to_numpy(value, dtype=None):
@@ -720,6 +831,7 @@ def _to_numpy(value, dtype=None):
         want = _dtypes.as_dtype(dtype)
         if want == _dtypes.string:
             return np.asarray(value, dtype=object)
+        _assert_compatible(value, want)
         return np.asarray(value, dtype=want.as_numpy_dtype)
     if isinstance(value, (np.ndarray, np.generic)):
         return np.asarray(value)
@@ -757,7 +869,13 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
             return constant(value, dtype=preferred_dtype, name=name or "Const")
         except (TypeError, ValueError):
             pass
-    if dtype is None and isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        # TF's autopacking: a list holding tensors is their tf.stack (Python values take
+        # the first tensor's dtype); a requested dtype must be that dtype.
         from loom.compat.v1 import _ops
-        return _ops.stack(list(value), name=name or "stack")
+        packed = _ops.stack(list(value), name=name or "stack")
+        if dtype is not None and _dtypes.as_dtype(dtype) != packed.dtype:
+            raise ValueError("Tensor conversion requested dtype %s for Tensor with dtype %s: %r"
+                             % (_dtypes.as_dtype(dtype).name, packed.dtype.name, packed))
+        return packed
     return constant(value, dtype=dtype, name=name or "Const")

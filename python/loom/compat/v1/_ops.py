@@ -290,7 +290,8 @@ _TABLE = [
     (("",), "gather", "Gather",
      "params, indices, validate_indices=None, name=None, axis=None, batch_dims=0",
      ("params", "indices"), {"axis": ("axis", lambda v, a: 0 if v is None else _int(v, a)),
-                            "validate_indices": _DROP, "batch_dims": _DROP}),
+                            "validate_indices": _DROP,
+                            "batch_dims": ("batch_dims", lambda v, a: _no_batch_dims(v))}),
     (("", "math"), "cumsum", "Cumsum", "x, axis=0, exclusive=False, reverse=False, name=None",
      ("x",), {"axis": ("axis", _int)}),
     (("",), "one_hot", "OneHot",
@@ -311,7 +312,7 @@ _TABLE = [
     (("",), "where_v2", "Select", "condition, x=None, y=None, name=None", ("condition", "x", "y"), {}),
     (("",), "pad", "Pad", "tensor, paddings, mode='CONSTANT', name=None, constant_values=0",
      ("tensor",), {"paddings": ("paddings", lambda v, a: [int(x) for row in _static(v, "paddings", "pad") for x in row]),
-                   "mode": _DROP,
+                   "mode": ("mode", lambda v, a: _constant_mode(v)),
                    "constant_values": ("constant", lambda v, a: float(_static(v, "constant_values", "pad")))}),
     # random
     (("", "random"), "random_normal", "RandomNormal",
@@ -335,7 +336,7 @@ _TABLE = [
     (("nn",), "softplus", "Softplus", "features, name=None", ("features",), {}),
     (("nn",), "leaky_relu", "LeakyRelu", "features, alpha=0.2, name=None", ("features",), {}),
     (("nn",), "bias_add", "BiasAdd", "value, bias, data_format=None, name=None",
-     ("value", "bias"), {"data_format": _DROP}),
+     ("value", "bias"), {"data_format": ("data_format", lambda v, a: _channels_last(v))}),
     (("nn", "math"), "softmax", "Softmax", "logits, axis=None, name=None, dim=None", ("logits",),
      {"axis": ("axis", lambda v, a: -1 if v is None and a.get("dim") is None else int(v if v is not None else a["dim"])),
       "dim": _DROP}),
@@ -410,6 +411,27 @@ def _op_seeds(graph, op_seed):
 def _nhwc(v):
     if v not in (None, "NHWC"):
         raise ValueError("Loom's convolutions and pools take data_format='NHWC' only, got %r" % v)
+    return None
+
+
+def _no_batch_dims(v):
+    if v not in (None, 0):
+        raise NotImplementedError("Loom's tf.gather has no batch_dims (got %r); gather each "
+                                  "batch row with tf.map_fn, or flatten the indices" % (v,))
+    return None
+
+
+def _channels_last(v):
+    if v not in (None, "NHWC", "NWC", "NDHWC", "NC"):
+        raise NotImplementedError("Loom's tf.nn.bias_add adds the bias on the last dimension "
+                                  "(data_format NHWC); got data_format=%r: transpose to "
+                                  "channels-last first" % (v,))
+    return None
+
+
+def _constant_mode(v):
+    if v is not None and str(v).upper() != "CONSTANT":
+        raise NotImplementedError("internal: tf.pad mode %r reaches the Pad op" % (v,))
     return None
 
 
@@ -514,7 +536,33 @@ for _name, _record in RECORDS.items():
 
 # --- composites TF1 has that Loom spells with several ops --------------------------------
 def stack(values, axis=0, name="stack"):
-    values = [_fw.convert_to_tensor(v) for v in values]
+    """tf.stack as TF 1.15: Python values (and constants) take the dtype of the first
+    Tensor among `values` (tf.stack([x_int64, 3]) is int64); with no Tensor at all the list
+    converts as one value (tf.stack([1, 2.0]) is float32, as tf.constant([1, 2.0]))."""
+    values = list(values)
+    if not values:
+        raise ValueError("tf.stack needs at least one value")
+    def holds_tensor(v):
+        if not _is_literal(v):
+            return True
+        return isinstance(v, (list, tuple)) and any(holds_tensor(x) for x in v)
+
+    packed = {i: _fw.convert_to_tensor(v) for i, v in enumerate(values) if holds_tensor(v)}
+    if not packed:
+        whole = _fw._to_numpy(values)
+        values = [_fw.constant(v, dtype=_dtypes.as_dtype(whole.dtype)) for v in values]
+    else:
+        hint = packed[min(packed)].dtype
+        values = [packed[i] if i in packed else _fw.convert_to_tensor(v, dtype=hint)
+                  for i, v in enumerate(values)]
+        for v in values:
+            if v.dtype != hint:
+                raise TypeError("tf.stack: the values have dtypes %s and %s (%s); TF 1.15 "
+                                "stacks one dtype: cast them first"
+                                % (hint.name, v.dtype.name, v.name))
+    rank = values[0].shape.ndims
+    if rank is not None and not -(rank + 1) <= axis < rank + 1:
+        raise ValueError("axis = %d not in [%d, %d)" % (axis, -(rank + 1), rank + 1))
     with _fw.get_default_graph().name_scope(name):
         expanded = [NAMESPACES[""]["expand_dims"](v, axis) for v in values]
         return raw_ops.Concat(expanded, axis)
@@ -538,30 +586,97 @@ def unstack(value, num=None, axis=0, name="unstack"):
     return [NAMESPACES[""]["squeeze"](p, axis) for p in parts]
 
 
+def _dims_tensor(shape, what):
+    """`shape` as a computed 1-D int32/int64 Tensor (tf.shape(x), or a list holding
+    computed scalars: [tf.shape(x)[0], 3]), or None when it is static (ints, a
+    TensorShape, a constant), as TF 1.15's zeros / ones / fill take either."""
+    if isinstance(shape, _fw.Tensor):
+        if constant_value(shape) is not None:
+            return None
+        dims = shape
+    elif isinstance(shape, (list, tuple)) and any(
+            isinstance(d, _fw.Tensor) and constant_value(d) is None for d in shape):
+        dims = stack(list(shape), name="shape")
+    else:
+        return None
+    if dims.dtype not in (_dtypes.int32, _dtypes.int64):
+        raise TypeError("%s: a shape tensor must be int32 or int64, got %s (%s)"
+                        % (what, dims.dtype.name, dims.name))
+    if dims.shape.ndims == 0:
+        dims = NAMESPACES[""]["reshape"](dims, [-1])
+    elif dims.shape.ndims not in (None, 1):
+        raise ValueError("%s: a shape tensor must be a vector, got shape %s (%s)"
+                         % (what, dims.shape, dims.name))
+    return dims
+
+
+def _zero_of(dtype):
+    dtype = _dtypes.as_dtype(dtype)
+    return False if dtype == _dtypes.bool else "" if dtype == _dtypes.string else 0
+
+
+def _filled(shape, value, dtype, name, what):
+    dims = _dims_tensor(shape, what)
+    if dims is None:
+        if isinstance(shape, (list, tuple)):
+            static = [constant_value(d) if isinstance(d, _fw.Tensor) else d for d in shape]
+            static = [int(np.asarray(d).reshape(())) if d is not None else None for d in static]
+        else:
+            static = _static(shape, "shape", what)
+        if static is None:
+            raise ValueError("%s: shape must not be None" % what)
+        static = _fw.TensorShape(static)
+        if not static.is_fully_defined():
+            raise ValueError("%s: shape %s is only partly known; pass tf.shape(x) for a "
+                             "shape known at run time" % (what, static))
+        return _fw.constant(value, dtype=dtype, shape=static.as_list(), name=name)
+    v = _fw.constant(value, dtype=dtype, name=name + "/value")
+    return raw_ops.FillDynamic(dims, v, name=name)
+
+
 def zeros(shape, dtype=_dtypes.float32, name=None):
-    return _fw.constant(0, dtype=dtype, shape=_ints(shape, None), name=name or "zeros")
+    """tf.zeros: a static shape gives a constant; a computed one (tf.shape(x)) a Fill of
+    that shape at run time, as TF 1.15."""
+    return _filled(shape, _zero_of(dtype), dtype, name or "zeros", "zeros")
 
 
 def ones(shape, dtype=_dtypes.float32, name=None):
-    return _fw.constant(1, dtype=dtype, shape=_ints(shape, None), name=name or "ones")
+    return _filled(shape, True if _dtypes.as_dtype(dtype) == _dtypes.bool else 1, dtype,
+                   name or "ones", "ones")
 
 
 def fill(dims, value, name=None):
     value = _fw.convert_to_tensor(value)
-    return raw_ops.Fill(value, _ints(dims, None), name=name or "Fill")
+    shape = _dims_tensor(dims, "fill")
+    if shape is None:
+        return raw_ops.Fill(value, _ints(dims, None), name=name or "Fill")
+    return raw_ops.FillDynamic(shape, value, name=name or "Fill")
 
 
 def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    """tf.zeros_like as TF 1.15: zeros of `tensor`'s shape and dtype (or `dtype`),
+    whatever its values (NaN and Inf included); with optimize and a fully defined static
+    shape a constant that does not read `tensor`, else a run-time op on its shape."""
     tensor = _fw.convert_to_tensor(tensor)
-    zero = _fw.constant(0, dtype=dtype or tensor.dtype)
-    return NAMESPACES[""]["multiply"](tensor if dtype is None else NAMESPACES[""]["cast"](tensor, dtype),
-                                      zero, name=name or "zeros_like")
+    dtype = _dtypes.as_dtype(dtype) if dtype is not None else tensor.dtype
+    name = name or "zeros_like"
+    if optimize and tensor.shape.is_fully_defined():
+        return zeros(tensor.shape.as_list(), dtype=dtype, name=name)
+    if dtype != tensor.dtype or dtype in (_dtypes.bool, _dtypes.string):
+        with _fw.get_default_graph().name_scope(name):
+            return zeros(NAMESPACES[""]["shape"](tensor), dtype=dtype, name="zeros")
+    return raw_ops.ZerosLike(tensor, name=name)
 
 
 def ones_like(tensor, dtype=None, name=None, optimize=True):
+    """tf.ones_like as TF 1.15: ones of `tensor`'s shape and dtype (or `dtype`)."""
     tensor = _fw.convert_to_tensor(tensor)
-    return NAMESPACES[""]["add"](zeros_like(tensor, dtype), _fw.constant(1, dtype=dtype or tensor.dtype),
-                                 name=name or "ones_like")
+    dtype = _dtypes.as_dtype(dtype) if dtype is not None else tensor.dtype
+    name = name or "ones_like"
+    if optimize and tensor.shape.is_fully_defined():
+        return ones(tensor.shape.as_list(), dtype=dtype, name=name)
+    with _fw.get_default_graph().name_scope(name):
+        return ones(NAMESPACES[""]["shape"](tensor), dtype=dtype, name="ones")
 
 
 def squared_difference(x, y, name=None):
@@ -571,8 +686,20 @@ def squared_difference(x, y, name=None):
 
 
 def where(condition, x=None, y=None, name=None):
+    """tf.where (TF 1.15's v1, the Select op): a vector condition with x of higher rank
+    picks whole rows (x[i] where condition[i], else y[i]); where_v2 would broadcast it
+    along the last dimension, a silently different answer for a square x."""
     if x is None or y is None:
         raise NotImplementedError("Loom's tf.where needs x and y (a select)")
+    condition = _fw.convert_to_tensor(condition)
+    x, y = _to_inputs([x, y], True)
+    rank = x.shape.ndims
+    if condition.shape.ndims == 1 and rank is not None and rank >= 2:
+        n, rows = condition.shape.as_list()[0], x.shape.as_list()[0]
+        if n is not None and rows is not None and n != rows:
+            raise ValueError("tf.where: a vector condition picks rows of x; its size %d must "
+                             "be x's first dimension, got x of shape %s" % (n, x.shape))
+        condition = NAMESPACES[""]["reshape"](condition, [-1] + [1] * (rank - 1))
     return NAMESPACES[""]["where_v2"](condition, x, y, name=name)
 
 
@@ -866,3 +993,170 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
             mean = ns["squeeze"](mean, axes)
             variance = ns["squeeze"](variance, axes)
     return mean, variance
+
+
+def _rank_int32(generated):
+    """tf.rank: TF 1.15 gives int32 (Loom's Rank op gives int64)."""
+
+    def rank(input, name=None):  # noqa: A002 (TF's parameter name)
+        out = generated(input, name=name)
+        return out if out.dtype == _dtypes.int32 else NAMESPACES[""]["cast"](out, _dtypes.int32)
+
+    rank.__doc__ = generated.__doc__
+    return rank
+
+
+for _ns in ("", "math"):
+    if "rank" in NAMESPACES[_ns]:
+        NAMESPACES[_ns]["rank"] = _rank_int32(NAMESPACES[_ns]["rank"])
+
+
+def _empty_axes(axis):
+    if axis is None:
+        return False
+    v = constant_value(axis)
+    return v is not None and np.size(v) == 0
+
+
+def _reduction(generated):
+    """A reduction as TF 1.15: axis=None reduces every dimension, but an explicit empty
+    axis list (axis=[], reduction_indices=[]) reduces none: the input itself (Loom's ops
+    read an empty axes attribute as "all", which gave the total instead)."""
+
+    def f(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
+          keep_dims=None):
+        chosen = axis if axis is not None else reduction_indices
+        if _empty_axes(chosen):
+            return NAMESPACES[""]["identity"](input_tensor, name=name or "Identity")
+        return generated(input_tensor, axis=axis, keepdims=keepdims, name=name,
+                         reduction_indices=reduction_indices, keep_dims=keep_dims)
+
+    f.__name__ = generated.__name__
+    f.__doc__ = generated.__doc__
+    return f
+
+
+for _ns in ("", "math"):
+    for _what in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+                  "reduce_any", "reduce_all"):
+        if _what in NAMESPACES[_ns]:
+            NAMESPACES[_ns][_what] = _reduction(NAMESPACES[_ns][_what])
+
+
+def _matmul_batched(generated):
+    """tf.matmul as TF 1.15: inputs of rank >= 3 multiply batch by batch (BatchMatMul)."""
+
+    def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+               a_is_sparse=False, b_is_sparse=False, name=None):
+        a, b = _to_inputs([a, b], True)
+        if (transpose_a and adjoint_a) or (transpose_b and adjoint_b):
+            raise ValueError("Only one of transpose_a and adjoint_a can be True.")
+        # Loom's dtypes are real: the adjoint is the transpose (the table dropped it).
+        transpose_a, transpose_b = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
+        ranks = (a.shape.ndims, b.shape.ndims)
+        if all(r is not None for r in ranks) and max(ranks) >= 3:
+            return raw_ops.BatchMatMul(a, b, transpose_a=bool(transpose_a),
+                                       transpose_b=bool(transpose_b), name=name or "MatMul")
+        return generated(a, b, transpose_a=transpose_a, transpose_b=transpose_b,
+                         a_is_sparse=a_is_sparse, b_is_sparse=b_is_sparse, name=name)
+
+    matmul.__doc__ = generated.__doc__
+    return matmul
+
+
+for _ns in ("", "linalg"):
+    if "matmul" in NAMESPACES[_ns]:
+        NAMESPACES[_ns]["matmul"] = _matmul_batched(NAMESPACES[_ns]["matmul"])
+
+
+def _to(dtype, default_name):
+    def convert(x, name=default_name):
+        return NAMESPACES[""]["cast"](x, dtype, name=name)
+
+    convert.__name__ = default_name
+    convert.__doc__ = "tf.%s (TF1, deprecated there): tf.cast(x, %s)." % (default_name, dtype.name)
+    return convert
+
+
+# TF1's cast shorthands (a cast to int truncates toward zero, as tf.cast).
+for _tf_name, _dtype_to, _op_name in (("to_float", _dtypes.float32, "ToFloat"),
+                                      ("to_double", _dtypes.float64, "ToDouble"),
+                                      ("to_int32", _dtypes.int32, "ToInt32"),
+                                      ("to_int64", _dtypes.int64, "ToInt64")):
+    NAMESPACES[""][_tf_name] = _to(_dtype_to, _op_name)
+
+
+def _pad_modes(generated):
+    """tf.pad as TF 1.15: mode CONSTANT is Loom's Pad op; REFLECT and SYMMETRIC (which the
+    table dropped before, padding with zeros instead) are built from reversed slices of
+    the input, axis by axis (static paddings and dims)."""
+
+    def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
+        m = str(mode).upper()
+        if m == "CONSTANT":
+            return generated(tensor, paddings, name=name, constant_values=constant_values)
+        if m not in ("REFLECT", "SYMMETRIC"):
+            raise ValueError("Unknown padding mode: %s" % mode)
+        x = _fw.convert_to_tensor(tensor)
+        pads = [[int(p) for p in row] for row in _static(paddings, "paddings", "pad")]
+        rank = x.shape.ndims
+        if rank is None or len(pads) != rank:
+            raise ValueError("tf.pad: paddings %s must have one [before, after] row per "
+                             "dimension of %s" % (pads, x.shape))
+        off = 1 if m == "REFLECT" else 0
+        with _fw.get_default_graph().name_scope(name or "MirrorPad"):
+            for axis, (before, after) in enumerate(pads):
+                if before == 0 and after == 0:
+                    continue
+                n = x.shape.as_list()[axis]
+                if n is None:
+                    raise NotImplementedError("tf.pad(mode=%s): dimension %d of %s must be "
+                                              "known" % (m, axis, x.shape))
+                if before < 0 or after < 0 or max(before, after) > n - off:
+                    raise ValueError("tf.pad(mode=%s): paddings must be %s the dimension size "
+                                     "%d: got %d, %d on dimension %d" % (
+                                         m, "less than" if off else "no greater than", n,
+                                         before, after, axis))
+                lead = (slice(None),) * axis
+
+                def flipped(lo, hi):
+                    part = _getitem(x, lead + (slice(lo, hi),))
+                    return _getitem(part, lead + (slice(None, None, -1),))
+
+                parts = []
+                if before:
+                    parts.append(flipped(off, off + before))
+                parts.append(x)
+                if after:
+                    parts.append(flipped(n - off - after, n - off))
+                x = raw_ops.Concat(parts, axis)
+            return NAMESPACES[""]["identity"](x, name="padded")
+
+    pad.__doc__ = generated.__doc__
+    return pad
+
+
+NAMESPACES[""]["pad"] = _pad_modes(NAMESPACES[""]["pad"])
+
+
+def _labels_stop_gradient(generated):
+    """tf.nn.softmax_cross_entropy_with_logits (TF 1.15's deprecated v1): as _v2, but
+    backpropagation happens only into logits (TF wraps labels in stop_gradient); the table
+    mapped both to the same op, so a gradient reached trainable labels."""
+
+    def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,
+                                          name=None, axis=None):
+        if _sentinel is not None:
+            raise ValueError("Only call `softmax_cross_entropy_with_logits` with named "
+                             "arguments (labels=..., logits=..., ...)")
+        if labels is None or logits is None:
+            raise ValueError("Both labels and logits must be provided.")
+        labels = NAMESPACES[""]["stop_gradient"](labels, name="labels_stop_gradient")
+        return generated(labels=labels, logits=logits, dim=dim, name=name, axis=axis)
+
+    softmax_cross_entropy_with_logits.__doc__ = generated.__doc__
+    return softmax_cross_entropy_with_logits
+
+
+NAMESPACES["nn"]["softmax_cross_entropy_with_logits"] = _labels_stop_gradient(
+    NAMESPACES["nn"]["softmax_cross_entropy_with_logits"])

@@ -38,7 +38,7 @@ def py_func(func, inp, Tout, stateful=True, name=None):  # noqa: N803  (TF's nam
     touts = [_dtypes.as_dtype(t)._enum for t in (Tout if is_list else [Tout])]
     op_name = graph.unique_name(name or ("PyFunc" if stateful else "PyFuncStateless"))
     node = _loom.add_py_func(graph._g, op_name, [t._out for t in inputs], func, touts,
-                             bool(stateful), graph._current_control_nodes())
+                             bool(stateful), [])
     op = graph._operation(node)
     if not is_list:
         return op.outputs[0]

@@ -162,6 +162,10 @@ def local_variables(scope=None):
     return _fw.get_collection(_fw.GraphKeys.LOCAL_VARIABLES, scope)
 
 
+def moving_average_variables(scope=None):
+    return _fw.get_collection(_fw.GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
 def model_variables(scope=None):
     return _fw.get_collection(_fw.GraphKeys.MODEL_VARIABLES, scope)
 
@@ -217,23 +221,10 @@ def _apply_constraints(update_op, variables):
 
 def group(*inputs, name=None):
     """tf.group: a NoOp that runs after `inputs` (and, inside tf.control_dependencies,
-    after those too, as every op built there)."""
+    after those too, as every op built there: Graph::AddNode adds them)."""
     graph = _fw.get_default_graph()
     nodes = [_fw._as_operation(graph, i)._node for i in inputs]
-    nodes += [n for n in graph._current_control_nodes() if n not in nodes]
     return graph._operation(_loom.group(graph._g, graph.get_name_scope(), nodes))
-
-
-def _after_control_dependencies(graph, op):
-    """`op` (built by a C++ builder, which does not see tf.control_dependencies), or
-    inside a control_dependencies block an op that runs it after the block's ops (TF1 builds
-    every op of the block after them: `with tf.control_dependencies(update_ops):
-    train_op = opt.minimize(loss)` runs batch norm's updates with each step)."""
-    deps = graph._current_control_nodes()
-    if not deps:
-        return op
-    return graph._operation(_loom.group(graph._g, graph.get_name_scope(),
-                                        [op._node] + [n for n in deps if n is not op._node]))
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):

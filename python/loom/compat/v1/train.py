@@ -9,6 +9,9 @@ from loom import _loom
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import _variables
 from loom.compat.v1.train_hooks import *  # noqa: F401,F403
+from loom.compat.v1._checkpoint_utils import (  # noqa: F401
+    CheckpointReader, ExponentialMovingAverage, NewCheckpointReader, assign_moving_average,
+    init_from_checkpoint, list_variables, load_checkpoint, load_variable)
 
 
 class IndexedSlices:
@@ -40,6 +43,33 @@ def _out_or_none(t):
     return None if t is None else _fw.convert_to_tensor(t)._out
 
 
+def _var_outs(graph, var_list):
+    """The C++ optimizers' var_list: [] means every trainable variable there, so an empty
+    list given here (TF 1.15's ValueError) must not reach it."""
+    if var_list is None:
+        if not graph._g.trainable_variables():
+            raise ValueError("No variables to optimize.")
+        return []
+    var_list = list(var_list)
+    if not var_list:
+        raise ValueError("No variables to optimize.")
+    return [v._out for v in var_list]
+
+
+def _reaches(node, ids):
+    """Whether `node` depends (through data inputs) on a node whose id is in `ids`."""
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n.id in ids:
+            return True
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        stack.extend(i.node for i in n.inputs)
+    return False
+
+
 class Optimizer:
     """tf.train.Optimizer over a C++ optimizer (made at first use, when the
     hyperparameters, which may be tensors, are known)."""
@@ -69,7 +99,7 @@ class Optimizer:
             raise NotImplementedError("compute_gradients(grad_loss=...) is not supported")
         loss = _fw.convert_to_tensor(loss)
         graph = loss.graph
-        vars_ = [v._out for v in var_list] if var_list is not None else []
+        vars_ = _var_outs(graph, var_list)
         pairs = self._opt().compute_gradients(graph._g, graph.get_name_scope(), loss._out, vars_)
         out = []
         for grad, var in pairs:
@@ -99,8 +129,8 @@ class Optimizer:
             raise ValueError("No variables provided.")
         node = self._opt().apply_gradients(graph._g, graph.get_name_scope(), pairs,
                                            _out_or_none(global_step))
-        return _variables._after_control_dependencies(graph, _variables._apply_constraints(
-            graph._operation(node), [v for g, v in grads_and_vars if g is not None]))
+        return _variables._apply_constraints(
+            graph._operation(node), [v for g, v in grads_and_vars if g is not None])
 
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=GATE_OP,
                  aggregation_method=None, colocate_gradients_with_ops=False, name=None,
@@ -114,10 +144,16 @@ class Optimizer:
             # Which variables get updates decides which constraints apply, as in TF.
             return self.apply_gradients(self.compute_gradients(loss, var_list), global_step,
                                         name)
-        vars_ = [v._out for v in var_list] if var_list is not None else []
+        vars_ = _var_outs(graph, var_list)
+        candidates = [o.node for o in vars_] if vars_ else graph._g.trainable_variables()
+        if not _reaches(loss._out.node, set(n.id for n in candidates)):
+            # TF 1.15's minimize: nothing to update is an error, not a no-op train_op.
+            raise ValueError("No gradients provided for any variable, check your graph for ops "
+                             "that do not support gradients, between variables %s and loss %s."
+                             % ([n.name for n in candidates], loss))
         node = self._opt().minimize(graph._g, graph.get_name_scope(), loss._out,
                                     _out_or_none(global_step), vars_)
-        return _variables._after_control_dependencies(graph, graph._operation(node))
+        return graph._operation(node)
 
     def get_slot(self, var, name):
         s = self._opt().get_slot(var._out, name)
@@ -286,6 +322,13 @@ class Saver:
                     self._name_map[own] = key
         elif var_list is not None:
             names = [v._out.node.name for v in var_list]
+        # TF 1.15: nothing to save is a ValueError, or with allow_empty a Saver whose save
+        # and restore do nothing. The C++ Saver reads an empty list as every variable, so
+        # an empty var_list must not reach it.
+        self._is_empty = not names if var_list is not None else not any(
+            not n.attrs.get("local", False) for n in graph._g.variables())
+        if self._is_empty and not allow_empty:
+            raise ValueError("No variables to save")
         self._graph = graph
         self._native = _loom.Saver(graph._g, names, int(max_to_keep or 0),
                                    float(keep_checkpoint_every_n_hours))
@@ -299,6 +342,8 @@ class Saver:
                 "cannot save under them (%s); save with a Saver over the variables' own names "
                 "(tf.train.Saver(var_list=[...]))" % ", ".join(
                     "%s as %s" % kv for kv in sorted(self._name_map.items())))
+        if self._is_empty:
+            return None
         if global_step is not None:
             global_step = int(global_step if isinstance(global_step, numbers.Integral)
                               else sess.run(global_step))
@@ -322,6 +367,8 @@ class Saver:
     def restore(self, sess, save_path):
         if save_path is None:
             raise ValueError("Can't load save_path when it is None.")
+        if self._is_empty:
+            return
         self._native.restore(sess._native, save_path, self._name_map)
 
     @property
