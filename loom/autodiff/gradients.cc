@@ -38,6 +38,9 @@ std::vector<GradOutput> Walk(const Scope& outer, const std::vector<Output>& ys,
   for (const Output& x : xs) from_x[x.node->id()] = 1;
   for (int id = 0; id < n; ++id) {
     if (from_x[id]) continue;
+    // A StopGradient ends every path through it (its output is a constant to Gradients),
+    // so an op past it without a gradient (Fill of tf.shape(x)) is not on a path to x.
+    if (graph.node(id)->op() == "StopGradient") continue;
     for (const Output& in : graph.node(id)->inputs()) {
       if (in.node->id() < n && from_x[in.node->id()]) {
         from_x[id] = 1;

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include "loom/autodiff/gradients.h"
+#include "loom/ops/array.h"
 #include "loom/ops/grad_support.h"
+#include "loom/ops/math.h"
+#include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
 #include "loom/testing/error_of.h"
 
@@ -151,6 +155,23 @@ TEST(GraphTest, ControlDependenciesRejectForeignNodesAndSkipVariables) {
   Variable v(s.WithOpName("v"), Tensor::Scalar<float>(1));
   EXPECT_TRUE(v.node->control_inputs().empty());
   EXPECT_TRUE(v.initializer.node->control_inputs().empty());
+}
+
+// Gradients (loom/autodiff) past a StopGradient: a node without a gradient beyond it (a
+// Fill whose dims are the shape of x) is not on a path to x, as its error message advises.
+TEST(GraphTest, GradientsStopAtAStopGradient) {
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s, kFloat32, Shape({-1, 2}));
+  Output dims = StopGradient(s, ShapeOf(s, x));
+  Output zeros = Fill(s, dims, Tensor::Scalar<float>(0));
+  std::vector<Output> g = Gradients(s, {Sum(s, Add(s, x, zeros), {})}, {x});
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_TRUE(g[0].valid());
+  Output unstopped = Fill(s, ShapeOf(s, x), Tensor::Scalar<float>(0));
+  EXPECT_NE(
+      ErrorOf([&] { Gradients(s, {Sum(s, Add(s, x, unstopped), {})}, {x}); }).find("FillDynamic"),
+      std::string::npos);
 }
 
 TEST(GraphTest, LiteralsTakeTheOtherOperandsDtype) {

@@ -544,6 +544,10 @@ Shape StaticShapeValue(const Output& t) {
       (n->input(0).dtype() == kInt32 || n->input(0).dtype() == kInt64)) {
     return StaticShapeValue(n->input(0));
   }
+  // The front end cuts a shape's gradient path (tf.zeros(tf.shape(x))): the value is kept.
+  if ((n->op() == "StopGradient" || n->op() == "Identity") && n->num_inputs() == 1) {
+    return StaticShapeValue(n->input(0));
+  }
   if (n->op() == "Concat") {
     std::vector<int64_t> dims;
     for (const Output& in : n->inputs()) {

@@ -89,3 +89,21 @@ def test_convert_to_tensor_packs_lists_holding_tensors():
     assert _run(nested, {n: 5}).tolist() == [[5, 1], [2, 3]]
     with pytest.raises(ValueError, match="requested dtype int64"):
         tf.convert_to_tensor([n, 3], dtype=tf.int64)
+
+
+def test_gradients_pass_run_time_shaped_fills():
+    """A shape carries no gradient: x + tf.zeros(tf.shape(x)) differentiates as x (it was
+    an error naming FillDynamic), and a computed fill value gets the summed gradient."""
+    x = tf.placeholder(tf.float32, [None, 2])
+    feed = {x: np.ones((3, 2), np.float32)}
+    for y in (x + tf.zeros(tf.shape(x)), x * tf.ones_like(x), x * tf.fill(tf.shape(x), 1.0)):
+        g = tf.gradients(tf.reduce_sum(y), x)[0]
+        np.testing.assert_array_equal(_run(g, feed), np.ones((3, 2)))
+    v = tf.Variable(2.0)
+    filled = tf.fill(tf.shape(x), v * 1.0)
+    assert filled.shape.as_list() == [None, 2]
+    gv = tf.gradients(tf.reduce_sum(filled), v)[0]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(gv, feed) == 6.0  # 3 * 2 elements
+        np.testing.assert_array_equal(sess.run(filled, feed), np.full((3, 2), 2.0))

@@ -607,7 +607,9 @@ def _dims_tensor(shape, what):
     elif dims.shape.ndims not in (None, 1):
         raise ValueError("%s: a shape tensor must be a vector, got shape %s (%s)"
                          % (what, dims.shape, dims.name))
-    return dims
+    # A shape carries no gradient (TF's Fill gives None for dims); without the cut,
+    # tf.gradients of x + tf.zeros(tf.shape(x)) would reach FillDynamic through Shape(x).
+    return NAMESPACES[""]["stop_gradient"](dims, name="shape")
 
 
 def _zero_of(dtype):
@@ -650,6 +652,11 @@ def fill(dims, value, name=None):
     shape = _dims_tensor(dims, "fill")
     if shape is None:
         return raw_ops.Fill(value, _ints(dims, None), name=name or "Fill")
+    if constant_value(value) is None and value.dtype.is_floating:
+        # A computed value gets TF's gradient (the sum of the incoming one): ones * value.
+        with _fw.get_default_graph().name_scope(name or "Fill"):
+            ones = raw_ops.FillDynamic(shape, _fw.constant(1, dtype=value.dtype), name="ones")
+            return NAMESPACES[""]["multiply"](ones, value, name="filled")
     return raw_ops.FillDynamic(shape, value, name=name or "Fill")
 
 
