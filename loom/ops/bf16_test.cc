@@ -125,6 +125,22 @@ void CheckAgainstReferences(const Build& build, const std::vector<Tensor>& input
   }
 }
 
+// The convnet's second convolution: 14x14x32 -> 16 or 64 channels, 5x5 SAME.
+nn_internal::Geometry SecondConvGeometry(int64_t batch) {
+  return {.batch = batch,
+          .in_h = 14,
+          .in_w = 14,
+          .channels = 32,
+          .k_h = 5,
+          .k_w = 5,
+          .stride_h = 1,
+          .stride_w = 1,
+          .out_h = 14,
+          .out_w = 14,
+          .pad_top = 2,
+          .pad_left = 2};
+}
+
 Tensor RandomFloats(const Shape& shape, uint64_t seed) {
   return ToFloat32(RandomDoubles(shape, seed));
 }
@@ -458,18 +474,7 @@ TEST(Bf16Test, HardwareKernelsMatchTheEmulatedPath) {
       ASSERT_LE(std::abs(c.data<float>()[i * n + j] - want), k * kU32 * mag) << i << "," << j;
     }
   }
-  nn_internal::Geometry g{.batch = 2,
-                          .in_h = 14,
-                          .in_w = 14,
-                          .channels = 32,
-                          .k_h = 5,
-                          .k_w = 5,
-                          .stride_h = 1,
-                          .stride_w = 1,
-                          .out_h = 14,
-                          .out_w = 14,
-                          .pad_top = 2,
-                          .pad_left = 2};
+  nn_internal::Geometry g = SecondConvGeometry(2);
   Tensor x = RandomFloats({2, 14, 14, 32}, 13), w = RandomFloats({5, 5, 32, 16}, 14);
   Tensor dy = RandomFloats({2, 14, 14, 16}, 15);
   Tensor y(kFloat32, dy.shape()), dx(kFloat32, x.shape()), dw(kFloat32, w.shape());
@@ -521,18 +526,7 @@ TEST(Bf16Test, HardwarePathRunsTheCpusBf16Kernels) {
           << bf16::CpuModelName() << ")";
     }
     // The convnet's second convolution (14x14x32 -> 64, 5x5 SAME), all three passes.
-    const nn_internal::Geometry g{.batch = 64,
-                                  .in_h = 14,
-                                  .in_w = 14,
-                                  .channels = 32,
-                                  .k_h = 5,
-                                  .k_w = 5,
-                                  .stride_h = 1,
-                                  .stride_w = 1,
-                                  .out_h = 14,
-                                  .out_w = 14,
-                                  .pad_top = 2,
-                                  .pad_left = 2};
+    const nn_internal::Geometry g = SecondConvGeometry(64);
     using onednn_internal::ConvPass;
     for (ConvPass pass :
          {ConvPass::kForward, ConvPass::kBackwardData, ConvPass::kBackwardWeights}) {

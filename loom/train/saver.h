@@ -208,7 +208,7 @@ void VerifyCheckpoint(Env* env, const std::string& path);
 
 // The `index_checksum` a checkpoint's header carries: "crc32c:" + 8 hex digits of CRC-32C
 // over every tensor entry (name, file dtype, shape, data offsets, in data order) and every
-// other metadata entry, so a damaged header (a tensor's name, shape or offsets) fails
+// other metadata entry but wall_time, so a damaged header (a tensor's name, shape or offsets) fails
 // VerifyCheckpoint instead of restoring the wrong bytes under a valid data checksum.
 std::string CheckpointIndexChecksum(const std::vector<SafetensorsEntry>& entries,
                                     const std::map<std::string, std::string>& metadata);
