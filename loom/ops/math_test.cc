@@ -201,11 +201,13 @@ TEST(MathTest, FloorDivAndFloorModRoundTowardMinusInfinityAsPython) {
 
   // A zero integer divisor fails naming the node, for each of the three.
   auto zero = Const(s, Tensor::FromVector<int32_t>({1, 0, 1, 1, 1, 1, 1, 1, 1, 1}));
-  for (auto [name, fn] :
+  for (const auto& entry :
        std::vector<std::pair<const char*, Output (*)(const Scope&, Input, Input)>>{
            {"bad_floordiv", [](const Scope&sc, Input x, Input y) { return FloorDiv(sc, x, y); }},
            {"bad_floormod", [](const Scope&sc, Input x, Input y) { return FloorMod(sc, x, y); }},
            {"bad_div", [](const Scope&sc, Input x, Input y) { return Div(sc, x, y); }}}) {
+    const char* name = entry.first;  // named, not bound: clang 14 cannot capture bindings
+    const auto fn = entry.second;
     std::string message = ErrorOf([&] { session.Eval(fn(s.WithOpName(name), a, zero)); });
     EXPECT_NE(message.find("division by zero"), std::string::npos) << message;
     EXPECT_NE(message.find(name), std::string::npos) << message;
