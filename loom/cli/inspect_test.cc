@@ -337,6 +337,12 @@ TEST(CliTest, InspectRejectsDuplicateSafetensorsKeys) {
   EXPECT_CONTAINS(r.output, "DataLoss");
   EXPECT_CONTAINS(r.output, "'w'");
   EXPECT_CONTAINS(r.output, "more than once");
+  // Cut inside its header, it is a truncated safetensors file, not "an unknown format".
+  Write(dir + "/cut.safetensors", bytes + header.substr(0, header.size() / 2));
+  r = Loom("inspect " + dir + "/cut.safetensors");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "DataLoss");
+  EXPECT_CONTAINS(r.output, "truncated");
 }
 
 // Examples where "x" is absent from every fourth record, "tags" (int64) and "words"

@@ -146,6 +146,12 @@ SniffedFile SniffFile(Env* env, const std::string& path) {
     const uint64_t header = LittleEndian64(head, 0);
     if (header >= 2 && header <= size - 8)
       return {FileKind::kSafetensors, Compression::kNone, "safetensors file"};
+    // A header length past the end with JSON after it is a safetensors file cut short
+    // (the format caps the header at 100 MB): its reader names the truncation, where
+    // "data of an unknown format" would not.
+    if (header >= 2 && header <= 100'000'000 && head.size() >= 10 &&
+        (head[9] == '"' || head[9] == '}'))
+      return {FileKind::kSafetensors, Compression::kNone, "safetensors file"};
   }
   // LevelDB's table magic number closes the footer of TF's checkpoint .index files.
   if (size >= 48) {

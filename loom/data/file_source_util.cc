@@ -40,8 +40,10 @@ std::vector<std::string> ExpandFilenames(Env* env, const std::vector<std::string
       }
       out.insert(out.end(), matches.begin(), matches.end());
     } else {
-      if (!env->FileExists(name) || env->IsDirectory(name)) {
-        throw NotFound(stage, ": file '", name, "' not found");
+      if (!env->FileExists(name)) throw NotFound(stage, ": file '", name, "' not found");
+      if (env->IsDirectory(name)) {
+        throw NotFound(stage, ": '", name, "' is a directory, not a file; name the files in it ",
+                       "or a pattern such as '", name, "/*'");
       }
       out.push_back(name);
     }

@@ -270,6 +270,11 @@ TEST(TFRecordDatasetTest, MissingFilesAndEmptyGlobsAreNotFound) {
   EXPECT_EQ(CodeOf([&] { TFRecordDataset({"/data/*.tfrecord"}, {.env = env.get()}); }, &msg),
             ErrorCode::kNotFound);
   EXPECT_NE(msg.find("/data/*.tfrecord"), std::string::npos) << msg;
+  // A directory where a file is expected says so (it used to be "not found").
+  env->CreateDirs("/data/dir.tfrecord");
+  EXPECT_EQ(CodeOf([&] { TFRecordDataset({"/data/dir.tfrecord"}, {.env = env.get()}); }, &msg),
+            ErrorCode::kNotFound);
+  EXPECT_NE(msg.find("'/data/dir.tfrecord' is a directory, not a file"), std::string::npos) << msg;
   WriteRecords(env.get(), "/a.tfrecord", {"x"});
   EXPECT_EQ(
       CodeOf([&] { TFRecordDataset({"/a.tfrecord"}, {.compression = "LZ4", .env = env.get()}); }),
