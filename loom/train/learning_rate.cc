@@ -64,14 +64,40 @@ OpDef MakeScheduleOp(std::string name, bool has_learning_rate, std::vector<AttrD
 
 double DecaySteps(const Node& node) { return static_cast<double>(node.attr(kDecaySteps)); }
 
+// t / decay_steps, floored when the node's staircase attr is set.
+double DecayProgress(const Node& n, double t) {
+  const double p = t / DecaySteps(n);
+  return n.attr(kStaircase) ? std::floor(p) : p;
+}
+
 const OpDef& ExponentialDecayOp() {
   static const OpDef op =
       MakeScheduleOp("ExponentialDecay", true,
                      {kDecaySteps.Required(), kDecayRate.Required(), kStaircase.Default(false)},
                      [](const Node& n, double t, double lr) {
-                       double p = t / DecaySteps(n);
-                       if (n.attr(kStaircase)) p = std::floor(p);
-                       return lr * std::pow(n.attr(kDecayRate), p);
+                       return lr * std::pow(n.attr(kDecayRate), DecayProgress(n, t));
+                     },
+                     {kDecaySteps(10), kDecayRate(0.5)});
+  return op;
+}
+
+const OpDef& InverseTimeDecayOp() {
+  static const OpDef op =
+      MakeScheduleOp("InverseTimeDecay", true,
+                     {kDecaySteps.Required(), kDecayRate.Required(), kStaircase.Default(false)},
+                     [](const Node& n, double t, double lr) {
+                       return lr / (1.0 + n.attr(kDecayRate) * DecayProgress(n, t));
+                     },
+                     {kDecaySteps(10), kDecayRate(0.5)});
+  return op;
+}
+
+const OpDef& NaturalExpDecayOp() {
+  static const OpDef op =
+      MakeScheduleOp("NaturalExpDecay", true,
+                     {kDecaySteps.Required(), kDecayRate.Required(), kStaircase.Default(false)},
+                     [](const Node& n, double t, double lr) {
+                       return lr * std::exp(-n.attr(kDecayRate) * DecayProgress(n, t));
                      },
                      {kDecaySteps(10), kDecayRate(0.5)});
   return op;
@@ -147,6 +173,20 @@ Output ExponentialDecay(const Scope& scope, Input learning_rate, Output global_s
                      {kDecaySteps(decay_steps), kDecayRate(decay_rate), kStaircase(staircase)});
 }
 
+Output InverseTimeDecay(const Scope& scope, Input learning_rate, Output global_step,
+                        int64_t decay_steps, double decay_rate, bool staircase) {
+  CheckDecaySteps(scope, "InverseTimeDecay", decay_steps);
+  return AddSchedule(scope, InverseTimeDecayOp(), learning_rate, global_step,
+                     {kDecaySteps(decay_steps), kDecayRate(decay_rate), kStaircase(staircase)});
+}
+
+Output NaturalExpDecay(const Scope& scope, Input learning_rate, Output global_step,
+                       int64_t decay_steps, double decay_rate, bool staircase) {
+  CheckDecaySteps(scope, "NaturalExpDecay", decay_steps);
+  return AddSchedule(scope, NaturalExpDecayOp(), learning_rate, global_step,
+                     {kDecaySteps(decay_steps), kDecayRate(decay_rate), kStaircase(staircase)});
+}
+
 Output PiecewiseConstant(const Scope& scope, Output global_step, std::vector<int64_t> boundaries,
                          std::vector<double> values) {
   if (values.size() != boundaries.size() + 1) {
@@ -184,8 +224,8 @@ Output CosineDecay(const Scope& scope, Input learning_rate, Output global_step, 
 }
 
 void RegisterLearningRateOps(OpRegistry& registry) {
-  for (const OpDef* op :
-       {&ExponentialDecayOp(), &PiecewiseConstantOp(), &PolynomialDecayOp(), &CosineDecayOp()}) {
+  for (const OpDef* op : {&ExponentialDecayOp(), &InverseTimeDecayOp(), &NaturalExpDecayOp(),
+                          &PiecewiseConstantOp(), &PolynomialDecayOp(), &CosineDecayOp()}) {
     registry.Register(*op);
   }
 }

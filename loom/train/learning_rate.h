@@ -12,6 +12,10 @@
 //
 // The ops are not differentiable. Formulas (TF1's), with t the global step:
 //   ExponentialDecay   lr * decay_rate^(t / decay_steps), the exponent floored if staircase
+//   InverseTimeDecay   lr / (1 + decay_rate * t / decay_steps), t / decay_steps floored if
+//                      staircase
+//   NaturalExpDecay    lr * exp(-decay_rate * t / decay_steps), t / decay_steps floored if
+//                      staircase
 //   PiecewiseConstant  values[0] for t <= boundaries[0], values[i] for
 //                      boundaries[i-1] < t <= boundaries[i], values.back() after the last
 //   PolynomialDecay    (lr - end_lr) * (1 - t' / decay_steps')^power + end_lr, where
@@ -28,6 +32,12 @@ namespace loom::train {
 
 Output ExponentialDecay(const Scope& scope, Input learning_rate, Output global_step,
                         int64_t decay_steps, double decay_rate, bool staircase = false);
+
+Output InverseTimeDecay(const Scope& scope, Input learning_rate, Output global_step,
+                        int64_t decay_steps, double decay_rate, bool staircase = false);
+
+Output NaturalExpDecay(const Scope& scope, Input learning_rate, Output global_step,
+                       int64_t decay_steps, double decay_rate, bool staircase = false);
 
 // REQUIRES: values.size() == boundaries.size() + 1, boundaries increasing. The output is
 // float32.

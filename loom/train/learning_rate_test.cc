@@ -7,6 +7,7 @@
 
 #include "loom/ops/state.h"
 #include "loom/runtime/session.h"
+#include "loom/testing/error_of.h"
 
 namespace loom::train {
 namespace {
@@ -35,6 +36,34 @@ TEST_F(LearningRateTest, ExponentialDecay) {
     EXPECT_NEAR(At(stairs, t), 0.1 * std::pow(0.96, std::floor(t / 100.0)), 1e-7) << t;
   }
   EXPECT_NEAR(At(stairs, 150), 0.096, 1e-7);
+}
+
+// TF 1.15's tf.train.inverse_time_decay and natural_exp_decay: p = t / decay_steps (floored
+// if staircase); lr / (1 + rate * p) and lr * exp(-rate * p).
+TEST_F(LearningRateTest, InverseTimeAndNaturalExpDecay) {
+  Output inv = InverseTimeDecay(s_, 0.1, step_, 100, 0.5);
+  Output inv_stairs = InverseTimeDecay(s_, 0.1, step_, 100, 0.5, /*staircase=*/true);
+  Output nat = NaturalExpDecay(s_, 0.1, step_, 100, 0.5);
+  Output nat_stairs = NaturalExpDecay(s_, 0.1, step_, 100, 0.5, /*staircase=*/true);
+  EXPECT_EQ(inv.dtype(), kFloat32);
+  EXPECT_EQ(nat.shape(), Shape{});
+  for (int64_t t : {0, 50, 100, 150, 1000}) {
+    const double p = t / 100.0;
+    EXPECT_NEAR(At(inv, t), 0.1 / (1 + 0.5 * p), 1e-8) << t;
+    EXPECT_NEAR(At(inv_stairs, t), 0.1 / (1 + 0.5 * std::floor(p)), 1e-8) << t;
+    EXPECT_NEAR(At(nat, t), 0.1 * std::exp(-0.5 * p), 1e-8) << t;
+    EXPECT_NEAR(At(nat_stairs, t), 0.1 * std::exp(-0.5 * std::floor(p)), 1e-8) << t;
+  }
+  // Worked by hand: t = 150 is one and a half periods, one whole one on the staircase.
+  EXPECT_NEAR(At(inv, 150), 0.1 / 1.75, 1e-8);
+  EXPECT_NEAR(At(inv_stairs, 150), 0.1 / 1.5, 1e-8);
+  EXPECT_NEAR(At(nat_stairs, 150), 0.1 * std::exp(-0.5), 1e-8);
+  EXPECT_NE(ErrorOf([&] { InverseTimeDecay(s_, 0.1, step_, 0, 0.5); }, ErrorCode::kInvalidArgument)
+                .find("decay_steps must be positive, got 0"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { NaturalExpDecay(s_, 0.1, step_, -1, 0.5); }, ErrorCode::kInvalidArgument)
+                .find("NaturalExpDecay"),
+            std::string::npos);
 }
 
 TEST_F(LearningRateTest, PiecewiseConstantIncludesTheBoundaryInTheEarlierPiece) {

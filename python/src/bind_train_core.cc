@@ -175,6 +175,18 @@ void BindStepAndSchedules(py::module_& m) {
           return train::ExponentialDecay(NamedScope(g, prefix, name), NumberOrOutput(lr), step,
                                          decay_steps, rate, staircase);
         });
+  m.def("inverse_time_decay",
+        [](Graph& g, const std::string& prefix, const std::string& name, py::object lr, Output step,
+           int64_t decay_steps, double rate, bool staircase) {
+          return train::InverseTimeDecay(NamedScope(g, prefix, name), NumberOrOutput(lr), step,
+                                         decay_steps, rate, staircase);
+        });
+  m.def("natural_exp_decay",
+        [](Graph& g, const std::string& prefix, const std::string& name, py::object lr, Output step,
+           int64_t decay_steps, double rate, bool staircase) {
+          return train::NaturalExpDecay(NamedScope(g, prefix, name), NumberOrOutput(lr), step,
+                                        decay_steps, rate, staircase);
+        });
   m.def("piecewise_constant",
         [](Graph& g, const std::string& prefix, const std::string& name, Output step,
            std::vector<int64_t> boundaries, std::vector<double> values) {

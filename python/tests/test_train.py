@@ -87,6 +87,25 @@ def test_decay_schedules():
                                rtol=1e-6)
 
 
+def test_inverse_time_and_natural_exp_decay():
+    # TF 1.15: p = global_step / decay_steps (floored if staircase); 250 / 100 = 2.5.
+    step = tf.train.get_or_create_global_step()
+    set_step = tf.assign(step, tf.constant(250, tf.int64))
+    inv = tf.train.inverse_time_decay(0.1, step, 100, 0.5)
+    inv_stairs = tf.train.inverse_time_decay(0.1, step, 100, 0.5, staircase=True)
+    nat = tf.train.natural_exp_decay(0.1, step, 100, 0.5)
+    nat_stairs = tf.train.natural_exp_decay(0.1, step, 100, 0.5, staircase=True)
+    assert inv.op.name == "InverseTimeDecay" and nat.op.name == "NaturalExpDecay"
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(set_step)
+        r = sess.run([inv, inv_stairs, nat, nat_stairs])
+    np.testing.assert_allclose(r, [0.1 / 2.25, 0.1 / 2.0, 0.1 * np.exp(-1.25), 0.1 * np.exp(-1.0)],
+                               rtol=1e-6)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="decay_steps must be positive"):
+        tf.train.natural_exp_decay(0.1, step, 0, 0.5)
+
+
 def test_saver_writes_checkpoint_and_meta_and_restores(tmp_path):
     v = tf.Variable([1.0, 2.0, 3.0], name="v")
     step = tf.train.get_or_create_global_step()

@@ -268,6 +268,28 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, stair
     return g._tensor(out)
 
 
+def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
+                       name=None):
+    """lr / (1 + decay_rate * global_step / decay_steps), the quotient floored if staircase."""
+    g = _fw.get_default_graph()
+    step = _fw.convert_to_tensor(global_step)
+    out = _loom.inverse_time_decay(g._g, g.get_name_scope(), name or "InverseTimeDecay",
+                                   _hyper(learning_rate), step._out, int(decay_steps),
+                                   float(decay_rate), bool(staircase))
+    return g._tensor(out)
+
+
+def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
+                      name=None):
+    """lr * exp(-decay_rate * global_step / decay_steps), the quotient floored if staircase."""
+    g = _fw.get_default_graph()
+    step = _fw.convert_to_tensor(global_step)
+    out = _loom.natural_exp_decay(g._g, g.get_name_scope(), name or "NaturalExpDecay",
+                                  _hyper(learning_rate), step._out, int(decay_steps),
+                                  float(decay_rate), bool(staircase))
+    return g._tensor(out)
+
+
 def piecewise_constant(x, boundaries, values, name=None):
     g = _fw.get_default_graph()
     step = _fw.convert_to_tensor(x)
