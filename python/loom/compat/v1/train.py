@@ -257,37 +257,35 @@ def global_step(sess, global_step_tensor):
 
 
 # --- learning-rate schedules -------------------------------------------------------------
+def _rate_decay(bind, default_name, learning_rate, global_step, decay_steps, decay_rate,
+                staircase, name):
+    """The schedules of (learning_rate, decay_steps, decay_rate, staircase)."""
+    g = _fw.get_default_graph()
+    step = _fw.convert_to_tensor(global_step)
+    out = bind(g._g, g.get_name_scope(), name or default_name, _hyper(learning_rate), step._out,
+               int(decay_steps), float(decay_rate), bool(staircase))
+    return g._tensor(out)
+
+
 def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
                       name=None):
     """lr * decay_rate ^ (global_step / decay_steps), floored if staircase."""
-    g = _fw.get_default_graph()
-    step = _fw.convert_to_tensor(global_step)
-    out = _loom.exponential_decay(g._g, g.get_name_scope(), name or "ExponentialDecay",
-                                  _hyper(learning_rate), step._out, int(decay_steps),
-                                  float(decay_rate), bool(staircase))
-    return g._tensor(out)
+    return _rate_decay(_loom.exponential_decay, "ExponentialDecay", learning_rate, global_step,
+                       decay_steps, decay_rate, staircase, name)
 
 
 def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
                        name=None):
     """lr / (1 + decay_rate * global_step / decay_steps), the quotient floored if staircase."""
-    g = _fw.get_default_graph()
-    step = _fw.convert_to_tensor(global_step)
-    out = _loom.inverse_time_decay(g._g, g.get_name_scope(), name or "InverseTimeDecay",
-                                   _hyper(learning_rate), step._out, int(decay_steps),
-                                   float(decay_rate), bool(staircase))
-    return g._tensor(out)
+    return _rate_decay(_loom.inverse_time_decay, "InverseTimeDecay", learning_rate, global_step,
+                       decay_steps, decay_rate, staircase, name)
 
 
 def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
                       name=None):
     """lr * exp(-decay_rate * global_step / decay_steps), the quotient floored if staircase."""
-    g = _fw.get_default_graph()
-    step = _fw.convert_to_tensor(global_step)
-    out = _loom.natural_exp_decay(g._g, g.get_name_scope(), name or "NaturalExpDecay",
-                                  _hyper(learning_rate), step._out, int(decay_steps),
-                                  float(decay_rate), bool(staircase))
-    return g._tensor(out)
+    return _rate_decay(_loom.natural_exp_decay, "NaturalExpDecay", learning_rate, global_step,
+                       decay_steps, decay_rate, staircase, name)
 
 
 def piecewise_constant(x, boundaries, values, name=None):
