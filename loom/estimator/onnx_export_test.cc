@@ -346,6 +346,8 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
       {"clipped", ClipByValue(s, x, -0.5f, 0.5f)},
       {"select", Select(s, Greater(s, x, 0.f), x, Neg(s, x))},
       {"math", Add(s, Log1p(s, Abs(s, x)), Rsqrt(s, Add(s, Square(s, x), 1.f)))},
+      // x * 4 puts halves in (0.5 / 4 is x's first element below): Round takes them to even.
+      {"rounded", Round(s, Mul(s, x, 4.f))},
       {"leaky", LeakyRelu(s, x, 0.1)},
       {"log_softmax", LogSoftmax(s, x, 1)},
       {"argmin", ArgMin(s, x, 2)},
@@ -375,7 +377,9 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
   std::uniform_real_distribution<float> u(-1, 1);
   Tensor xv(kFloat32, {5, 3, 4});
   for (int64_t i = 0; i < xv.NumElements(); ++i) xv.data<float>()[i] = u(rng);
-  xv.data<float>()[0] = 0.5f;  // on a bucket boundary
+  xv.data<float>()[0] = 0.5f;     // on a bucket boundary
+  xv.data<float>()[1] = 0.625f;   // x * 4 = 2.5: Round gives 2
+  xv.data<float>()[2] = -0.375f;  // x * 4 = -1.5: Round gives -2
   Tensor idv = Tensor::FromVector<int64_t>({-1, 0, 2, 5, 3});
   graph.Finalize();
   Session session(graph);

@@ -70,6 +70,7 @@ void AddMathRules(Rules& r) {
                                                         {"Sqrt", "Sqrt"},
                                                         {"Reciprocal", "Reciprocal"},
                                                         {"Floor", "Floor"},
+                                                        {"Round", "Round"},
                                                         {"Sign", "Sign"},
                                                         {"Relu", "Relu"},
                                                         {"Sigmoid", "Sigmoid"},

@@ -374,6 +374,7 @@ const std::map<std::string, TfOp>& OpTable() {
       {"LogicalAnd", [](OpContext& c) { return Binary(c, LogicalAnd); }},
       {"LogicalNot", [](OpContext& c) { return Unary(c, LogicalNot); }},
       {"Floor", [](OpContext& c) { return Unary(c, Floor); }},
+      {"Round", [](OpContext& c) { return Unary(c, Round); }},
       // (x - y)^2: nn.moments' variance, as in a Keras BatchNormalization.
       {"SquaredDifference",
        [](OpContext& c) { return Square(c.named, Sub(c.helper, c.In(0), c.In(1))); }},

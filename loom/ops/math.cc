@@ -39,6 +39,8 @@ LOOM_UNARY_FUNCTOR(SqrtF, std::sqrt(x))
 LOOM_UNARY_FUNCTOR(RsqrtF, T(1) / std::sqrt(x))
 LOOM_UNARY_FUNCTOR(ReciprocalF, T(1) / x)
 LOOM_UNARY_FUNCTOR(FloorF, std::floor(x))
+// Half to even (the default rounding mode), as TF's Round and ONNX's: 2.5 -> 2, -1.5 -> -2.
+LOOM_UNARY_FUNCTOR(RoundF, std::nearbyint(x))
 #undef LOOM_UNARY_FUNCTOR
 
 struct AbsF {
@@ -413,6 +415,12 @@ const OpDef& FloorOp() {
   return op;
 }
 
+const OpDef& RoundOp() {
+  static const OpDef op = ElementwiseOp<RoundF, Domain::kFloat, 1>(
+      "Round", nullptr, "Round is piecewise constant (zero gradient almost everywhere)");
+  return op;
+}
+
 // ---------------------------------------------------------------------------------------
 // Comparisons and logic: bool outputs, not differentiable.
 
@@ -506,6 +514,7 @@ Output Sqrt(const Scope& s, Input x) { return BuildUnary(SqrtOp(), s, x); }
 Output Rsqrt(const Scope& s, Input x) { return BuildUnary(RsqrtOp(), s, x); }
 Output Reciprocal(const Scope& s, Input x) { return BuildUnary(ReciprocalOp(), s, x); }
 Output Floor(const Scope& s, Input x) { return BuildUnary(FloorOp(), s, x); }
+Output Round(const Scope& s, Input x) { return BuildUnary(RoundOp(), s, x); }
 
 Output Equal(const Scope& s, Input x, Input y) { return BuildBinary(EqualOp(), s, x, y); }
 Output NotEqual(const Scope& s, Input x, Input y) { return BuildBinary(NotEqualOp(), s, x, y); }
@@ -526,7 +535,7 @@ void RegisterMathOps(OpRegistry& registry) {
         &ExpOp(),        &LogOp(),        &Log1pOp(),    &SqrtOp(),         &RsqrtOp(),
         &ReciprocalOp(), &SignOp(),       &FloorOp(),    &EqualOp(),        &NotEqualOp(),
         &LessOp(),       &LessEqualOp(),  &GreaterOp(),  &GreaterEqualOp(), &LogicalAndOp(),
-        &LogicalOrOp(),  &LogicalNotOp(), &FloorDivOp(), &FloorModOp()}) {
+        &LogicalOrOp(),  &LogicalNotOp(), &FloorDivOp(), &FloorModOp(),     &RoundOp()}) {
     registry.Register(*op);
   }
   math_internal::RegisterMathSelectOps(registry);

@@ -9,7 +9,7 @@
 // pair that cannot broadcast fails at construction with the node's name and both shapes.
 // Both arguments must have the same dtype (insert a Cast). Gradients of broadcasting ops
 // are reduced back to each input's shape by SumToShapeOf, the one place that does so.
-// Ops that are not differentiable (comparisons, logic, Sign, Floor) say so: Gradients()
+// Ops that are not differentiable (comparisons, logic, Sign, Floor, Round) say so: Gradients()
 // fails naming them. Cast differentiates between floating dtypes only; a cast to or from
 // an integer or bool passes no gradient (like TF's Cast, so masks such as
 // Cast(Greater(x, 0), kFloat32) work inside differentiated code).
@@ -46,6 +46,8 @@ Output Sqrt(const Scope& scope, Input x);
 Output Rsqrt(const Scope& scope, Input x);
 Output Reciprocal(const Scope& scope, Input x);
 Output Floor(const Scope& scope, Input x);
+// To the nearest integer, halves to the even one (tf.round: 0.5 -> 0, 1.5 -> 2, -2.5 -> -2).
+Output Round(const Scope& scope, Input x);
 
 // min(max(x, lo), hi) element-wise, broadcasting all three (lo/hi literals take x's dtype).
 Output ClipByValue(const Scope& scope, Input x, Input lo, Input hi);

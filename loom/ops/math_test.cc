@@ -126,6 +126,8 @@ TEST(MathTest, UnaryValues) {
   check(
       Floor(s, x), [](double v) { return std::floor(v); }, xv);
   check(
+      Round(s, x), [](double v) { return std::nearbyint(v); }, xv);
+  check(
       Exp(s, x), [](double v) { return std::exp(v); }, xv);
   check(
       Log(s, p), [](double v) { return std::log(v); }, pv);
@@ -475,11 +477,29 @@ TEST(MathGradTest, SumToShapeOfIsDifferentiable) {
             kTol);
 }
 
+// tf.round's halves go to the even neighbour (TF 1.15's documented example: [0.9, 2.5, 2.3,
+// 1.5, -4.5] -> [1, 2, 2, 2, -4]), in float32 and float64.
+TEST(MathTest, RoundTakesHalvesToEven) {
+  Graph graph;
+  Scope s(graph);
+  Session session(graph);
+  const std::vector<double> in = {0.9, 2.5, 2.3, 1.5, -4.5, 0.5, -0.5, -1.5, 3.5, -2.7};
+  const std::vector<double> want = {1, 2, 2, 2, -4, 0, -0.0, -2, 4, -3};
+  Tensor r64 = session.Eval(Round(s, Const(s, Tensor::FromVector<double>(in))));
+  std::vector<float> in32(in.begin(), in.end());
+  Tensor r32 = session.Eval(Round(s, Const(s, Tensor::FromVector<float>(in32))));
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(r64.flat<double>()[i], want[i]) << in[i];
+    EXPECT_EQ(r32.flat<float>()[i], static_cast<float>(want[i])) << in[i];
+  }
+  EXPECT_TRUE(std::signbit(r64.flat<double>()[6]));  // -0.5 -> -0, as std::nearbyint and numpy
+}
+
 TEST(MathGradTest, NonDifferentiableOpsSaySo) {
   Graph graph;
   Scope s(graph);
   auto x = Placeholder(s, kFloat64, {3});
-  for (Output y : {Sign(s, x), Floor(s, x)}) {
+  for (Output y : {Sign(s, x), Floor(s, x), Round(s, x)}) {
     std::string message = ErrorOf([&] { Gradients(s, {y}, {x}); });
     EXPECT_NE(message.find(y.node->op()), std::string::npos) << message;
     EXPECT_NE(message.find("piecewise constant"), std::string::npos) << message;
@@ -490,7 +510,7 @@ TEST(MathGradTest, NonDifferentiableOpsSaySo) {
   RegisterMathOps(registry);
   for (const char* op :
        {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd",
-        "LogicalOr", "LogicalNot", "Sign", "Floor", "ArgMax", "ArgMin"}) {
+        "LogicalOr", "LogicalNot", "Sign", "Floor", "Round", "ArgMax", "ArgMin"}) {
     const OpDef& def = registry.Get(op);
     EXPECT_FALSE(static_cast<bool>(def.grad)) << op;
     EXPECT_FALSE(def.no_gradient.empty()) << op;

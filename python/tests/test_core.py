@@ -396,3 +396,15 @@ def test_range_and_cumsum_as_tf():
     np.testing.assert_array_equal(r[10], [111., 110., 100.])
     with pytest.raises(tf.errors.InvalidArgumentError, match="delta must not be 0"):
         tf.range(0, 4, 0)
+
+
+def test_round_takes_halves_to_even():
+    # TF 1.15's documented example for tf.round: banker's rounding.
+    x = tf.constant([0.9, 2.5, 2.3, 1.5, -4.5])
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(tf.round(x)), [1.0, 2.0, 2.0, 2.0, -4.0])
+        np.testing.assert_array_equal(sess.run(tf.math.round(tf.constant([0.5, -1.5], tf.float64))),
+                                      [0.0, -2.0])
+    # Like tf.floor here: a clear error where TF 1.15 returns a None gradient.
+    with pytest.raises(tf.errors.InvalidArgumentError, match="cannot differentiate through Round"):
+        tf.gradients(tf.round(x), x)

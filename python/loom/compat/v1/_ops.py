@@ -214,6 +214,7 @@ _TABLE = [
     (("", "math"), "rsqrt", "Rsqrt", "x, name=None", ("x",), {}),
     (("", "math"), "reciprocal", "Reciprocal", "x, name=None", ("x",), {}),
     (("", "math"), "floor", "Floor", "x, name=None", ("x",), {}),
+    (("", "math"), "round", "Round", "x, name=None", ("x",), {}),
     (("", "math", "nn"), "sigmoid", "Sigmoid", "x, name=None", ("x",), {}),
     (("", "math", "nn"), "tanh", "Tanh", "x, name=None", ("x",), {}),
     (("", "math"), "equal", "Equal", "x, y, name=None", ("x", "y"), {}),
