@@ -23,7 +23,7 @@ LockedRefs::LockedRefs(const KernelContext& c, int num_refs) {
   for (VariableResource* v : order) locks_.emplace_back(v->mu());
   for (int i = 0; i < num_refs; ++i) CheckInitialized(c, *vars[i], i);
   values_.resize(num_refs);
-  for (int i = 0; i < num_refs; ++i) values_[i] = &MutableVariableValue(*vars[i]);
+  for (int i = 0; i < num_refs; ++i) values_[i] = &vars[i]->MutableValue();
   const Tensor& var = *values_[0];
   for (int i = 1; i < num_refs; ++i) {
     const Tensor& slot = *values_[i];

@@ -1,0 +1,50 @@
+#ifndef LOOM_OPS_BF16_WEIGHTS_H_
+#define LOOM_OPS_BF16_WEIGHTS_H_
+
+// The bf16 copies of variables that bf16 products read. Internal to the ops layer.
+//
+// A bf16 product rounds both operands to bf16 on every call (onednn_matmul.h), though a
+// weight only changes when something writes its variable: a training step reads each
+// weight twice (x W and dy W^T) before the update, and Predict reads unchanged weights on
+// every call. So when a product's operand is a variable's current value, its bf16 bits
+// are made once per version of the variable (VariableResource::version) and kept in the
+// Session's resources. One copy serves both uses: it holds the stored matrix, and the
+// transposes are strides.
+//
+// Why a stale copy cannot be read:
+//   - the operand counts as the variable's value only when, holding the variable's lock,
+//     its buffer and extent are the variable's current ones; the version is read then;
+//   - the operand holds a reference to that buffer, so a writer in place copies it first
+//     (VariableResource::MutableValue): the buffer the operand views never changes;
+//   - every write bumps the version, and a version is never reused, so a copy made for
+//     (variable, version) matches the values the operand views.
+// Anything else (an operand computed from the variable, a Switch between them, a view of
+// part of it, a variable written since it was read) is a miss, and the caller converts.
+//
+// Memory: one copy per variable that a bf16 product reads (half the variable's size),
+// replaced on the next version, freed with the Session. Nothing is kept for float32 runs.
+// Thread-safety: thread-safe; two products may read one weight at once.
+#include <cstdint>
+
+#include "loom/graph/op_def.h"
+#include "loom/tensor/tensor.h"
+
+namespace loom::bf16 {
+
+// The bf16 bits (bf16::FloatToBf16, as uint16 values in a kUInt8 tensor of 2 bytes per
+// element) of kernel input `input` when it is a float32 variable's current value, its
+// producer a Variable node (directly or through Identity nodes, as TF's `read` ops);
+// made on the first call for the variable's version and shared after. Undefined when the
+// input is anything else. The returned bits are never written.
+Tensor VariableBits(const KernelContext& c, int input);
+
+// How many copies the Session's cache has made and reused (for tests and benchmarks).
+struct VariableBitsCounts {
+  int64_t made = 0;
+  int64_t reused = 0;
+};
+VariableBitsCounts CountVariableBits(ResourceMgr& resources);
+
+}  // namespace loom::bf16
+
+#endif  // LOOM_OPS_BF16_WEIGHTS_H_
