@@ -7,7 +7,6 @@
 #include "loom/ops/bf16.h"
 
 namespace loom::bf16 {
-namespace {
 
 // The Session's copies, one per variable (the ResourceMgr never removes a variable, so its
 // address names it for the Session's lifetime).
@@ -21,11 +20,17 @@ class VariableBitsCache : public Resource {
     ++counts_.reused;
     return it->second.bits;
   }
-  // Keeps `bits` as the copy of (var, version) unless a copy of a later version is kept.
-  void Store(const VariableResource* var, uint64_t version, const Tensor& bits)
+  // Whether the cache holds a copy of any version of var.
+  bool Has(const VariableResource* var) const LOOM_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(mu_);
+    return entries_.count(var) != 0;
+  }
+  // Keeps `bits` as the copy of (var, version) unless a copy of a later version is kept;
+  // `by_update` counts it as an update's.
+  void Store(const VariableResource* var, uint64_t version, const Tensor& bits, bool by_update)
       LOOM_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(mu_);
-    ++counts_.made;
+    ++(by_update ? counts_.updated : counts_.made);
     Entry& entry = entries_[var];
     if (!entry.bits.defined() || entry.version < version) entry = Entry{version, bits};
   }
@@ -43,6 +48,8 @@ class VariableBitsCache : public Resource {
   std::unordered_map<const VariableResource*, Entry> entries_ LOOM_GUARDED_BY(mu_);
   VariableBitsCounts counts_ LOOM_GUARDED_BY(mu_);
 };
+
+namespace {
 
 // The Variable node whose value `out` is, through Identity nodes; nullptr when none.
 const Node* VariableSource(Output out) {
@@ -78,9 +85,26 @@ Tensor VariableBits(const KernelContext& c, int input) {
   Tensor bits(kUInt8, Shape{x.NumElements() * 2});
   FloatToBf16(x.data<float>(), static_cast<uint16_t*>(bits.raw_data()), x.NumElements(),
               c.pool());
-  cache.Store(var, version, bits);
+  cache.Store(var, version, bits, /*by_update=*/false);
   return bits;
 }
+
+UpdatedBits::UpdatedBits(ResourceMgr& resources, const VariableResource& var) {
+  const Tensor& value = var.value();
+  if (value.dtype() != kFloat32 || value.NumElements() == 0) return;
+  auto& cache = resources.Unnamed<VariableBitsCache>();
+  if (!cache.Has(&var)) return;  // no bf16 product has read it
+  cache_ = &cache;
+  var_ = &var;
+  version_ = var.version();
+  bits_ = Tensor(kUInt8, Shape{value.NumElements() * 2});
+}
+
+void UpdatedBits::Convert(const float* values, int64_t begin, int64_t end) {
+  FloatToBf16(values + begin, static_cast<uint16_t*>(bits_.raw_data()) + begin, end - begin);
+}
+
+void UpdatedBits::Publish() { cache_->Store(var_, version_, bits_, /*by_update=*/true); }
 
 VariableBitsCounts CountVariableBits(ResourceMgr& resources) {
   return resources.Unnamed<VariableBitsCache>().counts();

@@ -21,12 +21,17 @@
 // Anything else (an operand computed from the variable, a Switch between them, a view of
 // part of it, a variable written since it was read) is a miss, and the caller converts.
 //
+// An optimizer's dense update makes the new copy as it goes (UpdatedBits): each chunk of
+// the new values is converted right after its update, while it is in cache, so a weight
+// that bf16 products read costs no conversion pass of its own in a training step.
+//
 // Memory: one copy per variable that a bf16 product reads (half the variable's size),
 // replaced on the next version, freed with the Session. Nothing is kept for float32 runs.
 // Thread-safety: thread-safe; two products may read one weight at once.
 #include <cstdint>
 
 #include "loom/graph/op_def.h"
+#include "loom/graph/resource.h"
 #include "loom/tensor/tensor.h"
 
 namespace loom::bf16 {
@@ -38,9 +43,40 @@ namespace loom::bf16 {
 // input is anything else. The returned bits are never written.
 Tensor VariableBits(const KernelContext& c, int input);
 
+class VariableBitsCache;
+
+// The copy of a variable's value being updated in place, made by the update itself.
+// Wanted only for a float32 variable that bf16 products read (the Session's cache holds a
+// copy of an earlier version of it); otherwise wanted() is false and nothing is made.
+//
+//   bf16::UpdatedBits bits(c.resources(), var);   // after var.MutableValue(), lock held
+//   ... per chunk [b, e), after updating it: if (bits.wanted()) bits.Convert(values, b, e);
+//   if (bits.wanted()) bits.Publish();               // every element converted, lock held
+class UpdatedBits {
+ public:
+  // REQUIRES: var.mu() held from here to Publish, and var's update begun (MutableValue),
+  // so var.version() is the updated value's. (The caller holds the lock through a
+  // LockedRefs, beyond clang's analysis, so the constructor opts out of it.)
+  UpdatedBits(ResourceMgr& resources, const VariableResource& var) LOOM_NO_THREAD_SAFETY_ANALYSIS;
+  bool wanted() const { return bits_.defined(); }
+  // Converts elements [begin, end) of the updated value, `values` its first element.
+  // Thread-safe for disjoint ranges.
+  void Convert(const float* values, int64_t begin, int64_t end);
+  // Keeps the bits as the copy of the updated value. REQUIRES: wanted(), every element
+  // converted, the lock still held.
+  void Publish();
+
+ private:
+  VariableBitsCache* cache_ = nullptr;
+  const VariableResource* var_ = nullptr;
+  uint64_t version_ = 0;
+  Tensor bits_;
+};
+
 // How many copies the Session's cache has made and reused (for tests and benchmarks).
 struct VariableBitsCounts {
-  int64_t made = 0;
+  int64_t made = 0;     // by a product's conversion
+  int64_t updated = 0;  // by an update (UpdatedBits)
   int64_t reused = 0;
 };
 VariableBitsCounts CountVariableBits(ResourceMgr& resources);

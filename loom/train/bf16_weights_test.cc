@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "loom/autodiff/gradients.h"
@@ -146,13 +147,51 @@ TEST_F(Bf16WeightsTest, OptimizerUpdatesAreSeen) {
                                         Const(s_, std::vector<int32_t>{3, 9}, Shape{2}));
   session_.RunTarget(GlobalVariablesInitializer(s_));
   ExpectCurrent("initialization");
-  for (auto [op, what] : {std::pair{sgd, "GradientDescent"}, {adam, "Adam"},
-                          {sparse, "SparseApplyGradientDescent"}}) {
+  // The dense updates make the new copy as they go; the sparse one leaves it to the next
+  // product.
+  for (auto [op, what, by_update] : {std::tuple{sgd, "GradientDescent", true},
+                                     {adam, "Adam", true},
+                                     {sparse, "SparseApplyGradientDescent", false}}) {
     const uint64_t version = Version();
+    const auto before = Counts();
     session_.RunTarget(op);
     EXPECT_GT(Version(), version) << what;
+    EXPECT_EQ(Counts().updated - before.updated, by_update ? 1 : 0) << what;
     ExpectCurrent(what);
+    EXPECT_EQ(Counts().made - before.made, by_update ? 0 : 1) << what;
   }
+}
+
+TEST(Bf16WeightsLargeTest, AnUpdateSplitIntoChunksMakesTheWholeCopy) {
+  if (bf16::DetectHardware() == bf16::Hardware::kNone) GTEST_SKIP() << "no bf16 hardware";
+  // 300 x 400 = 120,000 elements: several of the dense drivers' chunks on two threads.
+  Graph graph;
+  Scope s(graph);
+  const Tensor x = RandomFloats({4, 300}, 8);
+  Variable w(s, Const(s, RandomFloats({300, 400}, 9)));
+  Output y = MatMul(s, Const(s, x), w, {.precision = Precision::kBf16Strict});
+  Operation adam = train::Adam({.learning_rate = 0.01}).Minimize(s, Sum(s, y));
+  Session session(graph, {.intra_op_threads = 2});
+  session.RunTarget(GlobalVariablesInitializer(s));
+  for (int step = 0; step < 3; ++step) {
+    session.Run({}, {y}, {adam});
+    const Tensor got = session.Run({}, {y})[0];
+    EXPECT_TRUE(SameBits(got, UncachedProduct(x, session.ReadVariable(w.node->name()))))
+        << "step " << step;
+  }
+  EXPECT_EQ(bf16::CountVariableBits(session.resources()).made, 1);
+  EXPECT_EQ(bf16::CountVariableBits(session.resources()).updated, 3);
+}
+
+TEST_F(Bf16WeightsTest, UpdatesMakeNoCopyOfAVariableNoBf16ProductReads) {
+  Variable other(s_, Const(s_, RandomFloats({16, 12}, 7)));
+  Output float32 = MatMul(s_, Const(s_, x_), other);
+  Operation sgd = train::GradientDescent({.learning_rate = 0.5}).Minimize(s_, Sum(s_, float32));
+  session_.RunTarget(GlobalVariablesInitializer(s_));
+  session_.Run({}, {float32});
+  session_.RunTarget(sgd);
+  EXPECT_EQ(Counts().made, 0);
+  EXPECT_EQ(Counts().updated, 0);
 }
 
 TEST_F(Bf16WeightsTest, RestoreIsSeen) {

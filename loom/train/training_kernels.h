@@ -15,9 +15,11 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "loom/graph/op_def.h"
+#include "loom/ops/bf16_weights.h"
 #include "loom/ops/state.h"
 
 namespace loom::train::internal {
@@ -34,12 +36,14 @@ class LockedRefs {
   LockedRefs(const LockedRefs&) = delete;
   LockedRefs& operator=(const LockedRefs&) = delete;
   Tensor& value(int i) { return *values_[i]; }
+  const VariableResource& variable(int i) const { return *vars_[i]; }
 
  private:
   // Held from the constructor to the destructor. A lock set known only at run time is
   // beyond clang's thread-safety analysis, so the constructor opts out of it.
   std::vector<std::unique_lock<Mutex>> locks_;
   std::vector<Tensor*> values_;
+  std::vector<VariableResource*> vars_;
 };
 
 // The scalar input i as a double (float32, float64, int32 or int64).
@@ -119,6 +123,9 @@ void DenseApplyKernel(KernelContext& c) {
   LockedRefs refs(c, kRefs);
   const Tensor& grad = c.input(c.num_inputs() - 1);
   CheckDenseGrad(c, refs.value(0), grad);
+  // A weight that bf16 products read gets its new bf16 copy chunk by chunk, while each
+  // chunk is in cache (ops/bf16_weights.h).
+  bf16::UpdatedBits bits(c.resources(), refs.variable(0));
   SwitchFloat(refs.value(0).dtype(), c.node().op(), [&](auto tag) {
     using T = decltype(tag);
     const Update<T> update = Update<T>::Make(c);
@@ -139,8 +146,12 @@ void DenseApplyKernel(KernelContext& c) {
       const bool bad = UpdateChunk(update, r.data(), g + b, e - b);
 #endif
       if (bad) non_finite.store(true, std::memory_order_relaxed);
+      if constexpr (std::is_same_v<T, float>) {
+        if (bits.wanted()) bits.Convert(base[0], b, e);
+      }
     });
     if (non_finite.load()) FailNonFiniteUpdate(c, grad);
+    if (bits.wanted()) bits.Publish();
     return 0;
   });
 }
