@@ -83,8 +83,7 @@ Tensor VariableBits(const KernelContext& c, int input) {
   if (Tensor bits = cache.Find(var, version); bits.defined()) return bits;
   // x views the buffer, so no writer changes it while this converts (see the header).
   Tensor bits(kUInt8, Shape{x.NumElements() * 2});
-  FloatToBf16(x.data<float>(), static_cast<uint16_t*>(bits.raw_data()), x.NumElements(),
-              c.pool());
+  FloatToBf16(x.data<float>(), static_cast<uint16_t*>(bits.raw_data()), x.NumElements(), c.pool());
   cache.Store(var, version, bits, /*by_update=*/false);
   return bits;
 }

@@ -142,9 +142,8 @@ TEST_F(Bf16WeightsTest, OptimizerUpdatesAreSeen) {
   Operation sgd = train::GradientDescent({.learning_rate = 0.5}).Minimize(s_, loss);
   Operation adam = train::Adam({.learning_rate = 0.1}).Minimize(s_, loss);
   Output rows = Const(s_, RandomFloats({2, 12}, 6));
-  Operation sparse =
-      train::SparseApplyGradientDescent(s_, w_, 1.0f, rows,
-                                        Const(s_, std::vector<int32_t>{3, 9}, Shape{2}));
+  Operation sparse = train::SparseApplyGradientDescent(
+      s_, w_, 1.0f, rows, Const(s_, std::vector<int32_t>{3, 9}, Shape{2}));
   session_.RunTarget(GlobalVariablesInitializer(s_));
   ExpectCurrent("initialization");
   // The dense updates make the new copy as they go; the sparse one leaves it to the next

@@ -26,6 +26,9 @@ namespace loom::train::internal {
 
 // Elements per thread-pool chunk: below this a loop stays on the calling thread.
 inline constexpr int64_t kMinParallelChunk = 32 * 1024;
+// Elements per block of a dense update that also makes the variable's bf16 copy: Adam's
+// four arrays of 4,096 floats are 64 KiB, in L2 when the block is converted.
+inline constexpr int64_t kBitsBlock = 4096;
 
 // Locks the variables named by ref inputs [0, num_refs) in address order (so two ops
 // sharing variables never deadlock), checks they are initialized and shaped alike, and
@@ -136,20 +139,27 @@ void DenseApplyKernel(KernelContext& c) {
 #if defined(__x86_64__)
     const bool avx2 = CpuHasAvx2Fma();
 #endif
-    c.pool().ParallelFor(grad.NumElements(), kMinParallelChunk, [&](int64_t b, int64_t e) {
-      std::array<T*, kRefs> r;
-      for (int i = 0; i < kRefs; ++i) r[i] = base[i] + b;
+    // With a bf16 copy to make, a chunk is updated in blocks, each converted right after
+    // its update while it is still in L1/L2 (a chunk is up to the whole variable).
+    const int64_t block = bits.wanted() ? kBitsBlock : grad.NumElements();
+    c.pool().ParallelFor(grad.NumElements(), kMinParallelChunk,
+                         [&](int64_t chunk_b, int64_t chunk_e) {
+                           for (int64_t b = chunk_b; b < chunk_e; b += block) {
+                             const int64_t e = std::min(chunk_e, b + block);
+                             std::array<T*, kRefs> r;
+                             for (int i = 0; i < kRefs; ++i) r[i] = base[i] + b;
 #if defined(__x86_64__)
-      const bool bad = avx2 ? UpdateChunkAvx2(update, r.data(), g + b, e - b)
-                            : UpdateChunk(update, r.data(), g + b, e - b);
+                             const bool bad = avx2 ? UpdateChunkAvx2(update, r.data(), g + b, e - b)
+                                                   : UpdateChunk(update, r.data(), g + b, e - b);
 #else
-      const bool bad = UpdateChunk(update, r.data(), g + b, e - b);
+        const bool bad = UpdateChunk(update, r.data(), g + b, e - b);
 #endif
-      if (bad) non_finite.store(true, std::memory_order_relaxed);
-      if constexpr (std::is_same_v<T, float>) {
-        if (bits.wanted()) bits.Convert(base[0], b, e);
-      }
-    });
+                             if (bad) non_finite.store(true, std::memory_order_relaxed);
+                             if constexpr (std::is_same_v<T, float>) {
+                               if (bits.wanted()) bits.Convert(base[0], b, e);
+                             }
+                           }
+                         });
     if (non_finite.load()) FailNonFiniteUpdate(c, grad);
     if (bits.wanted()) bits.Publish();
     return 0;
