@@ -73,11 +73,30 @@ class UpdatedBits {
   Tensor bits_;
 };
 
-// How many copies the Session's cache has made and reused (for tests and benchmarks).
+// The bf16 bits of kernel input `input` of a bf16 MatMul, when a copy can serve more
+// than one product: a variable's current value (VariableBits); or an intermediate value
+// that two or more bf16 MatMuls of the graph read (an activation read by x W and by the
+// filter gradient x^T dy, a gradient read by dy W^T and x^T dy), converted by the first
+// of them to run in a step and reused by the others in that step. Undefined otherwise
+// (the caller converts).
+//
+// Why an intermediate value's copy is current: the Session's step cache holds the value
+// itself (a reference to its buffer) beside the copy, so the buffer is neither freed
+// (its address cannot name another value) nor written in place (every in-place writer
+// requires a buffer nothing else holds: KernelContext::ForwardInputOrAllocate,
+// VariableResource::MutableValue). A copy is used only within the step that made it, and
+// only owned buffers are kept (an unowned one wraps memory Loom does not control, such as
+// a fed array). The cost: the values of one step read by two products stay alive until
+// the next step's first copy, with their copies.
+Tensor OperandBits(const KernelContext& c, int input);
+
+// How many copies the Session's caches have made and reused (for tests and benchmarks).
 struct VariableBitsCounts {
   int64_t made = 0;     // by a product's conversion
   int64_t updated = 0;  // by an update (UpdatedBits)
   int64_t reused = 0;
+  int64_t step_made = 0;  // of intermediate values (OperandBits)
+  int64_t step_reused = 0;
 };
 VariableBitsCounts CountVariableBits(ResourceMgr& resources);
 

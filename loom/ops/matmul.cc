@@ -121,8 +121,9 @@ const OpDef& MatMulOp() {
             Tensor out = c.AllocateOutput(0, Shape{d.m, d.n});
             const bf16::Path path = bf16::KernelPath(c, a.dtype());
             if (path == bf16::Path::kHardware && d.m > 0 && d.n > 0 && d.k_a > 0) {
-              // A weight's bf16 bits are made once per version of its variable.
-              const Tensor a_bits = bf16::VariableBits(c, 0), b_bits = bf16::VariableBits(c, 1);
+              // A weight's bf16 bits are made once per version of its variable, and those
+              // of a value two products read once per step.
+              const Tensor a_bits = bf16::OperandBits(c, 0), b_bits = bf16::OperandBits(c, 1);
               if (bf16::OnednnMatMulBf16(ta, tb, d.m, d.n, d.k_a, a.data<float>(), a.dim(1),
                                          b.data<float>(), b.dim(1), out.data<float>(), c.pool(),
                                          Bits(a_bits), Bits(b_bits))) {

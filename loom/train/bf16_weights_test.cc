@@ -19,6 +19,7 @@
 #include "loom/ops/array.h"
 #include "loom/ops/bf16.h"
 #include "loom/ops/matmul.h"
+#include "loom/ops/nn.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
@@ -46,12 +47,15 @@ bool SameBits(const Tensor& a, const Tensor& b) {
          std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()) == 0;
 }
 
-// x [8, 16] times w [16, 12] in bf16 with both operands constants: nothing cached.
-Tensor UncachedProduct(const Tensor& x, const Tensor& w, bool transpose_b = false) {
+// op(x) op(w) in bf16 with both operands constants, each read once: nothing cached.
+Tensor UncachedProduct(const Tensor& x, const Tensor& w, bool transpose_b = false,
+                       bool transpose_a = false) {
   Graph graph;
   Scope s(graph);
   Output y = MatMul(s, Const(s, x), Const(s, w),
-                    {.transpose_b = transpose_b, .precision = Precision::kBf16Strict});
+                    {.transpose_a = transpose_a,
+                     .transpose_b = transpose_b,
+                     .precision = Precision::kBf16Strict});
   Session session(graph, {.intra_op_threads = 2});
   return session.Run({}, {y})[0];
 }
@@ -180,6 +184,33 @@ TEST(Bf16WeightsLargeTest, AnUpdateSplitIntoChunksMakesTheWholeCopy) {
   }
   EXPECT_EQ(bf16::CountVariableBits(session.resources()).made, 1);
   EXPECT_EQ(bf16::CountVariableBits(session.resources()).updated, 3);
+}
+
+TEST_F(Bf16WeightsTest, AValueTwoProductsReadIsConvertedOncePerStep) {
+  // h = relu(x w) is read by z = h v and by the backward dv = h^T dz; dz (ones) by
+  // dh = dz v^T and by dv; the constant x by x w and by dw = x^T g, g = dh relu'(h). Each
+  // is converted once per step. g is read by dw and by the gradient of x (g w^T), which
+  // the graph holds but this step does not run: its copy is made and not reused.
+  Variable v(s_, Const(s_, RandomFloats({12, 5}, 10)));
+  Output h = Relu(s_, y_);
+  Output z = MatMul(s_, h, v, {.precision = Precision::kBf16Strict});
+  const std::vector<Output> grads = Gradients(s_, {Sum(s_, z)}, {v, w_});
+  const Output dv = grads[0], dw = grads[1];
+  session_.RunTarget(GlobalVariablesInitializer(s_));
+  const auto before = Counts();
+  const std::vector<Tensor> got = session_.Run({}, {z, dv, h, dw});
+  const auto after = Counts();
+  EXPECT_EQ(after.step_made - before.step_made, 4);
+  EXPECT_EQ(after.step_reused - before.step_reused, 3);
+  // The same bits as products that convert their operands.
+  Tensor ones(kFloat32, Shape{8, 5});
+  for (float& value : ones.flat<float>()) value = 1.0f;
+  EXPECT_TRUE(SameBits(got[0], UncachedProduct(got[2], session_.ReadVariable(v.node->name()))));
+  EXPECT_TRUE(SameBits(got[1], UncachedProduct(got[2], ones, /*transpose_b=*/false,
+                                               /*transpose_a=*/true)));
+  // Copies are per step: the next step makes its own.
+  session_.Run({}, {z, dv, dw});
+  EXPECT_EQ(Counts().step_made - after.step_made, 4);
 }
 
 TEST_F(Bf16WeightsTest, UpdatesMakeNoCopyOfAVariableNoBf16ProductReads) {
