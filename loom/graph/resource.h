@@ -5,6 +5,7 @@
 // A ResourceMgr owns named Resources; kernels find theirs by name (a variable's node name,
 // an iterator's shared name), or by type for state no graph node names (Unnamed<T>).
 // Thread-safe; a resource guards its own contents.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -27,7 +28,12 @@ class Resource {
 // Thread-safety: the value is guarded by mu(); a Session's kernels, the Saver and the
 // Session's own ReadVariable/WriteVariable may run on different threads (a hook's thread
 // writes while a step reads). Read and Write lock it themselves; a read-modify-write (the
-// Assign kernels, the optimizers' fused updates) holds mu() across its value() accesses.
+// Assign kernels, the optimizers' fused updates) holds mu() across its accesses.
+//
+// Every change of the value goes through Write, SetValue or MutableValue, and each bumps
+// version(), so a copy derived from the value (the bf16 copy a product reads: ops/
+// bf16_weights.h) is known current while the version is unchanged. There is no other
+// way to write it: value() is const.
 class VariableResource : public Resource {
  public:
   // The current value, read under mu(): a view sharing the buffer (writers copy on write
@@ -40,19 +46,37 @@ class VariableResource : public Resource {
   // nothing else writes.
   void Write(Tensor value) LOOM_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(mu_);
-    value_ = std::move(value);
+    SetValue(std::move(value));
   }
 
-  // The lock guarding value(), for updates in place.
+  // The lock guarding the value, for updates in place.
   Mutex& mu() const LOOM_LOCK_RETURNED(mu_) { return mu_; }
   // REQUIRES: mu() held.
   bool initialized() const LOOM_REQUIRES(mu_) { return value_.defined(); }
   // REQUIRES: mu() held, for as long as the reference is used.
-  Tensor& value() LOOM_REQUIRES(mu_) { return value_; }
+  const Tensor& value() const LOOM_REQUIRES(mu_) { return value_; }
+  // Counts the changes of the value: never the same for two different values of one
+  // variable. REQUIRES: mu() held.
+  uint64_t version() const LOOM_REQUIRES(mu_) { return version_; }
+  // Replaces the value, as Write. REQUIRES: mu() held.
+  void SetValue(Tensor value) LOOM_REQUIRES(mu_) {
+    value_ = std::move(value);
+    ++version_;
+  }
+  // The value, to update in place: first copied when its buffer is shared with a reader
+  // or not owned (a memory-mapped restore), so no reader sees the update. Counts as a
+  // change. REQUIRES: mu() held, for as long as the reference is used; the value is
+  // initialized.
+  Tensor& MutableValue() LOOM_REQUIRES(mu_) {
+    if (!value_.BufferIsUnique() || !value_.buffer()->owned()) value_ = value_.Clone();
+    ++version_;
+    return value_;
+  }
 
  private:
   mutable Mutex mu_;
   Tensor value_ LOOM_GUARDED_BY(mu_);
+  uint64_t version_ LOOM_GUARDED_BY(mu_) = 0;
 };
 
 // Ownership: the ResourceMgr owns every resource it holds, and nothing is ever removed,

@@ -134,11 +134,14 @@ void RoundToBf16(const float* in, float* out, int64_t n, ThreadPool& pool) {
   });
 }
 
+void FloatToBf16(const float* in, uint16_t* out, int64_t n) {
+  if (UseAvx512Bf16()) return FloatToBf16Avx512(in, out, n);
+  for (int64_t i = 0; i < n; ++i) out[i] = FloatToBf16Bits(in[i]);
+}
+
 void FloatToBf16(const float* in, uint16_t* out, int64_t n, ThreadPool& pool) {
-  const bool vector = UseAvx512Bf16();
   pool.ParallelFor(n, kMinChunk, [&](int64_t begin, int64_t end) {
-    if (vector) return FloatToBf16Avx512(in + begin, out + begin, end - begin);
-    for (int64_t i = begin; i < end; ++i) out[i] = FloatToBf16Bits(in[i]);
+    FloatToBf16(in + begin, out + begin, end - begin);
   });
 }
 

@@ -64,6 +64,8 @@ bool ConvertsWithAvx512Bf16();
 void RoundToBf16(const float* in, float* out, int64_t n, ThreadPool& pool);
 // out[i] = FloatToBf16Bits(in[i]).
 void FloatToBf16(const float* in, uint16_t* out, int64_t n, ThreadPool& pool);
+// The same on the calling thread.
+void FloatToBf16(const float* in, uint16_t* out, int64_t n);
 // A new float32 tensor holding `t` rounded to bf16. REQUIRES: t is float32.
 Tensor Rounded(const Tensor& t, ThreadPool& pool);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "loom/ops/bf16.h"
+#include "loom/ops/bf16_weights.h"
 #include "loom/ops/blas.h"
 #include "loom/ops/elementwise.h"
 #include "loom/ops/math.h"
@@ -50,6 +51,11 @@ void GemmOne(bool ta, bool tb, const MatrixDims& d, const T* a, int64_t lda, con
 std::pair<Tensor, Tensor> ProductOperands(const KernelContext& c, bf16::Path path) {
   if (path == bf16::Path::kFloat32) return {c.input(0), c.input(1)};
   return {bf16::Rounded(c.input(0), c.pool()), bf16::Rounded(c.input(1), c.pool())};
+}
+
+// A cached operand's bf16 bits (bf16_weights.h), or nullptr when it has none.
+const uint16_t* Bits(const Tensor& bits) {
+  return bits.defined() ? static_cast<const uint16_t*>(bits.raw_data()) : nullptr;
 }
 
 bool TransposeA(const InferenceContext& c) { return c.attr(kTransposeA); }
@@ -114,10 +120,15 @@ const OpDef& MatMulOp() {
                        d);
             Tensor out = c.AllocateOutput(0, Shape{d.m, d.n});
             const bf16::Path path = bf16::KernelPath(c, a.dtype());
-            if (path == bf16::Path::kHardware && d.m > 0 && d.n > 0 && d.k_a > 0 &&
-                bf16::OnednnMatMulBf16(ta, tb, d.m, d.n, d.k_a, a.data<float>(), a.dim(1),
-                                       b.data<float>(), b.dim(1), out.data<float>(), c.pool())) {
-              return;
+            if (path == bf16::Path::kHardware && d.m > 0 && d.n > 0 && d.k_a > 0) {
+              // A weight's bf16 bits are made once per version of its variable, and those
+              // of a value two products read once per step.
+              const Tensor a_bits = bf16::OperandBits(c, 0), b_bits = bf16::OperandBits(c, 1);
+              if (bf16::OnednnMatMulBf16(ta, tb, d.m, d.n, d.k_a, a.data<float>(), a.dim(1),
+                                         b.data<float>(), b.dim(1), out.data<float>(), c.pool(),
+                                         Bits(a_bits), Bits(b_bits))) {
+                return;
+              }
             }
             const auto operands = ProductOperands(c, path);
             const Tensor &x = operands.first, &y = operands.second;

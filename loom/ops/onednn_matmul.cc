@@ -23,9 +23,11 @@ memory::dims Strides(bool transposed, int64_t ld) {
 }
 
 // The stored matrix of op(x) [rows, cols] rounded to bf16: the elements it spans
-// (leading dim included), so the strides stay valid.
-Tensor ToBf16(const float* x, bool transposed, int64_t rows, int64_t cols, int64_t ld,
-              ThreadPool& pool) {
+// (leading dim included), so the strides stay valid. Undefined (nothing converted) when
+// the caller has the bits already (`have`).
+Tensor ToBf16(const float* x, const uint16_t* have, bool transposed, int64_t rows, int64_t cols,
+              int64_t ld, ThreadPool& pool) {
+  if (have != nullptr) return Tensor();
   const int64_t stored_rows = transposed ? cols : rows;
   const int64_t stored_cols = transposed ? rows : cols;
   const int64_t n = (stored_rows - 1) * ld + stored_cols;
@@ -93,17 +95,20 @@ std::shared_ptr<const Prepared> Prepare(bool transpose_a, bool transpose_b, int6
 
 bool OnednnMatMulBf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
                       const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                      ThreadPool& pool) {
+                      ThreadPool& pool, const uint16_t* a_bf16, const uint16_t* b_bf16) {
   const int threads = std::max(1, pool.num_threads());
   const auto prepared = Prepare(transpose_a, transpose_b, m, n, k, lda, ldb, threads);
   if (prepared == nullptr) return false;
   onednn_internal::UseThreads(threads);  // the team size the primitive was made for
-  Tensor a16 = ToBf16(a, transpose_a, m, k, lda, pool);
-  Tensor b16 = ToBf16(b, transpose_b, k, n, ldb, pool);
+  const Tensor a16 = ToBf16(a, a_bf16, transpose_a, m, k, lda, pool);
+  const Tensor b16 = ToBf16(b, b_bf16, transpose_b, k, n, ldb, pool);
+  // oneDNN's memory objects take a non-const handle; the primitive only reads src and weights.
+  void* a_bits = a_bf16 != nullptr ? const_cast<uint16_t*>(a_bf16) : a16.raw_data();
+  void* b_bits = b_bf16 != nullptr ? const_cast<uint16_t*>(b_bf16) : b16.raw_data();
   Tensor scratch(kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(prepared->scratch_bytes, 1))});
   dnnl::stream stream(CpuEngine());
-  memory a_mem(prepared->a, CpuEngine(), a16.raw_data());
-  memory b_mem(prepared->b, CpuEngine(), b16.raw_data());
+  memory a_mem(prepared->a, CpuEngine(), a_bits);
+  memory b_mem(prepared->b, CpuEngine(), b_bits);
   memory c_mem(prepared->c, CpuEngine(), c);
   memory scratch_mem(prepared->pd.scratchpad_desc(), CpuEngine(), scratch.raw_data());
   prepared->primitive.execute(stream, {{DNNL_ARG_SRC, a_mem},

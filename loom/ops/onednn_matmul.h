@@ -7,7 +7,8 @@
 // when it runs.
 //
 // The float32 operands are rounded to bf16 here (bf16::FloatToBf16, round to nearest
-// even) into buffers from Loom's tensor allocator; transposes are strides, not copies.
+// even) into buffers from Loom's tensor allocator, unless the caller has their bf16 bits
+// already (a variable's cached copy: bf16_weights.h); transposes are strides, not copies.
 // The primitive (descriptor and compiled kernel) is made once per shape, transposes and
 // thread count and kept (up to 512 of them), so a step re-creates nothing.
 // Thread-safety: thread-safe.
@@ -22,10 +23,13 @@ namespace loom::bf16 {
 // stored [k,m] when transpose_a), op(b) [k,n] from b likewise, on `pool`'s thread count of
 // OpenMP threads (the rounding on `pool` itself). Returns false, having written nothing, when
 // oneDNN has no bf16 primitive for it (a CPU without bf16 support: see DetectHardware).
+// `a_bf16` / `b_bf16`, when not null, are the operands' bf16 bits (FloatToBf16 of the
+// stored matrix, same leading dim), used instead of converting a / b.
 // REQUIRES: m, n, k > 0.
 bool OnednnMatMulBf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
                       const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                      ThreadPool& pool);
+                      ThreadPool& pool, const uint16_t* a_bf16 = nullptr,
+                      const uint16_t* b_bf16 = nullptr);
 
 // The name of the oneDNN implementation that OnednnMatMulBf16 runs for these arguments on
 // `threads` threads ("brg:avx512_core_amx", "brg:avx512_core_bf16", ...), or "" when oneDNN

@@ -131,7 +131,7 @@ const OpDef& AssignOp() {
             }
             MutexLock lock(var.mu());
             // Take ownership of a fresh intermediate; copy anything someone else views.
-            var.value() = value.BufferIsUnique() && value.buffer()->owned() ? value : value.Clone();
+            var.SetValue(value.BufferIsUnique() && value.buffer()->owned() ? value : value.Clone());
             c.set_output(0, var.value());
           },
       .no_gradient = "assignments are not differentiable",
@@ -157,7 +157,7 @@ void AssignUpdateKernel(KernelContext& c, int sign) {
   VariableResource& var = c.variable(0);
   MutexLock lock(var.mu());
   CheckInitialized(c, var, 0);
-  Tensor& dst = MutableVariableValue(var);
+  Tensor& dst = var.MutableValue();
   const Tensor& value = c.input(1);
   if (value.shape() != dst.shape() && value.NumElements() != 1) {
     c.Fail("update of shape ", value.shape(), " does not match variable shape ", dst.shape());
@@ -250,12 +250,6 @@ Operation VariablesInitializer(const Scope& scope, bool local, std::string_view 
 }
 
 }  // namespace
-
-Tensor& MutableVariableValue(VariableResource& var) {
-  Tensor& value = var.value();
-  if (!value.BufferIsUnique() || !value.buffer()->owned()) value = value.Clone();
-  return value;
-}
 
 void CheckInitialized(const KernelContext& ctx, const VariableResource& var, int ref_input) {
   if (!var.initialized()) {

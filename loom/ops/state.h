@@ -62,10 +62,6 @@ Operation NoOp(const Scope& scope);
 // A NoOp with control dependencies on every op in `deps` (tf.group).
 Operation Group(const Scope& scope, const std::vector<Operation>& deps);
 
-// The copy-on-write rule for kernels that update a variable in place: makes
-// var.value's buffer exclusively owned by the variable, cloning it if needed.
-// REQUIRES: var.mu() held and var.initialized().
-Tensor& MutableVariableValue(VariableResource& var) LOOM_REQUIRES(var.mu());
 // Throws FailedPrecondition naming the variable when it has no value yet.
 // REQUIRES: var.mu() held.
 void CheckInitialized(const KernelContext& ctx, const VariableResource& var, int ref_input)

@@ -14,8 +14,9 @@ const std::string& RefName(const KernelContext& c, int i) { return c.node().inpu
 
 // Locks every distinct variable before touching any value (see the header).
 LockedRefs::LockedRefs(const KernelContext& c, int num_refs) {
-  std::vector<VariableResource*> vars(num_refs);
-  for (int i = 0; i < num_refs; ++i) vars[i] = &c.variable(i);
+  vars_.resize(num_refs);
+  for (int i = 0; i < num_refs; ++i) vars_[i] = &c.variable(i);
+  const std::vector<VariableResource*>& vars = vars_;
   std::vector<VariableResource*> order = vars;
   std::sort(order.begin(), order.end());
   order.erase(std::unique(order.begin(), order.end()), order.end());
@@ -23,7 +24,7 @@ LockedRefs::LockedRefs(const KernelContext& c, int num_refs) {
   for (VariableResource* v : order) locks_.emplace_back(v->mu());
   for (int i = 0; i < num_refs; ++i) CheckInitialized(c, *vars[i], i);
   values_.resize(num_refs);
-  for (int i = 0; i < num_refs; ++i) values_[i] = &MutableVariableValue(*vars[i]);
+  for (int i = 0; i < num_refs; ++i) values_[i] = &vars[i]->MutableValue();
   const Tensor& var = *values_[0];
   for (int i = 1; i < num_refs; ++i) {
     const Tensor& slot = *values_[i];

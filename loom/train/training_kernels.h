@@ -15,15 +15,20 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "loom/graph/op_def.h"
+#include "loom/ops/bf16_weights.h"
 #include "loom/ops/state.h"
 
 namespace loom::train::internal {
 
 // Elements per thread-pool chunk: below this a loop stays on the calling thread.
 inline constexpr int64_t kMinParallelChunk = 32 * 1024;
+// Elements per block of a dense update that also makes the variable's bf16 copy: Adam's
+// four arrays of 4,096 floats are 64 KiB, in L2 when the block is converted.
+inline constexpr int64_t kBitsBlock = 4096;
 
 // Locks the variables named by ref inputs [0, num_refs) in address order (so two ops
 // sharing variables never deadlock), checks they are initialized and shaped alike, and
@@ -34,12 +39,14 @@ class LockedRefs {
   LockedRefs(const LockedRefs&) = delete;
   LockedRefs& operator=(const LockedRefs&) = delete;
   Tensor& value(int i) { return *values_[i]; }
+  const VariableResource& variable(int i) const { return *vars_[i]; }
 
  private:
   // Held from the constructor to the destructor. A lock set known only at run time is
   // beyond clang's thread-safety analysis, so the constructor opts out of it.
   std::vector<std::unique_lock<Mutex>> locks_;
   std::vector<Tensor*> values_;
+  std::vector<VariableResource*> vars_;
 };
 
 // The scalar input i as a double (float32, float64, int32 or int64).
@@ -119,6 +126,9 @@ void DenseApplyKernel(KernelContext& c) {
   LockedRefs refs(c, kRefs);
   const Tensor& grad = c.input(c.num_inputs() - 1);
   CheckDenseGrad(c, refs.value(0), grad);
+  // A weight that bf16 products read gets its new bf16 copy chunk by chunk, while each
+  // chunk is in cache (ops/bf16_weights.h).
+  bf16::UpdatedBits bits(c.resources(), refs.variable(0));
   SwitchFloat(refs.value(0).dtype(), c.node().op(), [&](auto tag) {
     using T = decltype(tag);
     const Update<T> update = Update<T>::Make(c);
@@ -129,18 +139,29 @@ void DenseApplyKernel(KernelContext& c) {
 #if defined(__x86_64__)
     const bool avx2 = CpuHasAvx2Fma();
 #endif
-    c.pool().ParallelFor(grad.NumElements(), kMinParallelChunk, [&](int64_t b, int64_t e) {
-      std::array<T*, kRefs> r;
-      for (int i = 0; i < kRefs; ++i) r[i] = base[i] + b;
+    // With a bf16 copy to make, a chunk is updated in blocks, each converted right after
+    // its update while it is still in L1/L2 (a chunk is up to the whole variable).
+    const int64_t block = bits.wanted() ? kBitsBlock : grad.NumElements();
+    c.pool().ParallelFor(grad.NumElements(), kMinParallelChunk,
+                         [&](int64_t chunk_b, int64_t chunk_e) {
+                           for (int64_t b = chunk_b; b < chunk_e; b += block) {
+                             const int64_t e = std::min(chunk_e, b + block);
+                             std::array<T*, kRefs> r;
+                             for (int i = 0; i < kRefs; ++i) r[i] = base[i] + b;
 #if defined(__x86_64__)
-      const bool bad = avx2 ? UpdateChunkAvx2(update, r.data(), g + b, e - b)
-                            : UpdateChunk(update, r.data(), g + b, e - b);
+                             const bool bad = avx2 ? UpdateChunkAvx2(update, r.data(), g + b, e - b)
+                                                   : UpdateChunk(update, r.data(), g + b, e - b);
 #else
-      const bool bad = UpdateChunk(update, r.data(), g + b, e - b);
+        const bool bad = UpdateChunk(update, r.data(), g + b, e - b);
 #endif
-      if (bad) non_finite.store(true, std::memory_order_relaxed);
-    });
+                             if (bad) non_finite.store(true, std::memory_order_relaxed);
+                             if constexpr (std::is_same_v<T, float>) {
+                               if (bits.wanted()) bits.Convert(base[0], b, e);
+                             }
+                           }
+                         });
     if (non_finite.load()) FailNonFiniteUpdate(c, grad);
+    if (bits.wanted()) bits.Publish();
     return 0;
   });
 }

@@ -15,7 +15,7 @@
 //     moments do not decay.
 // The ops have no outputs: run them as targets or control dependencies. A kernel locks
 // its variables (in address order), fails with FailedPrecondition naming an uninitialized
-// one, copies a buffer that something else still views (MutableVariableValue), and
+// one, copies a buffer that something else still views (VariableResource::MutableValue), and
 // updates in place over the intra-op thread pool. float32 and float64.
 // Update rules (TF1's, with g the gradient; lr etc. the scalars):
 //   GradientDescent  var -= lr * g
