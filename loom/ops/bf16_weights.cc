@@ -1,5 +1,6 @@
 #include "loom/ops/bf16_weights.h"
 
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -13,13 +14,20 @@ namespace loom::bf16 {
 // address names it for the Session's lifetime).
 class VariableBitsCache : public Resource {
  public:
-  // The copy made for (var, version), or undefined.
-  Tensor Find(const VariableResource* var, uint64_t version) LOOM_LOCKS_EXCLUDED(mu_) {
+  // The copy made for (var, version), or none; with oneDNN's layouts of it once it has
+  // served kStableUses products and is large enough for them to pay (onednn_matmul.h).
+  OperandCopy Find(const VariableResource* var, uint64_t version) LOOM_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(mu_);
     auto it = entries_.find(var);
-    if (it == entries_.end() || it->second.version != version) return Tensor();
+    if (it == entries_.end() || it->second.version != version) return {};
     ++counts_.reused;
-    return it->second.bits;
+    Entry& entry = it->second;
+    if (++entry.uses >= kStableUses && entry.layouts == nullptr &&
+        entry.bits.NumElements() / 2 >= kMinLayoutElements) {
+      entry.layouts = std::make_shared<WeightLayouts>();
+      ++counts_.relaid;
+    }
+    return {entry.bits, entry.layouts};
   }
   // Whether the cache holds a copy of any version of var.
   bool Has(const VariableResource* var) const LOOM_LOCKS_EXCLUDED(mu_) {
@@ -33,7 +41,7 @@ class VariableBitsCache : public Resource {
     MutexLock lock(mu_);
     ++(by_update ? counts_.updated : counts_.made);
     Entry& entry = entries_[var];
-    if (!entry.bits.defined() || entry.version < version) entry = Entry{version, bits};
+    if (!entry.bits.defined() || entry.version < version) entry = Entry{version, bits, 1, nullptr};
   }
   VariableBitsCounts counts() const LOOM_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(mu_);
@@ -41,9 +49,16 @@ class VariableBitsCache : public Resource {
   }
 
  private:
+  // A training step reads a weight's version twice (x W, dy W^T): its layouts are made only
+  // for a version read more often (Predict, Evaluate), and for weights of 32 k elements or
+  // more (below, the kernel's own copy is too cheap to skip).
+  static constexpr int kStableUses = 4;
+  static constexpr int64_t kMinLayoutElements = 32 * 1024;
   struct Entry {
     uint64_t version = 0;
     Tensor bits;
+    int uses = 0;
+    std::shared_ptr<WeightLayouts> layouts;
   };
   mutable Mutex mu_;
   std::unordered_map<const VariableResource*, Entry> entries_ LOOM_GUARDED_BY(mu_);
@@ -135,44 +150,44 @@ const Node* VariableSource(Output out) {
 
 }  // namespace
 
-Tensor VariableBits(const KernelContext& c, int input) {
+OperandCopy VariableBits(const KernelContext& c, int input) {
   const Tensor& x = c.input(input);
-  if (!x.defined() || x.dtype() != kFloat32 || x.NumElements() == 0) return Tensor();
+  if (!x.defined() || x.dtype() != kFloat32 || x.NumElements() == 0) return {};
   const Node* source = VariableSource(c.node().input(input));
-  if (source == nullptr) return Tensor();
+  if (source == nullptr) return {};
   const auto* var = c.resources().Lookup<VariableResource>(source->name());
-  if (var == nullptr) return Tensor();
+  if (var == nullptr) return {};
   uint64_t version = 0;
   {
     MutexLock lock(var->mu());
     const Tensor& value = var->value();
     if (value.buffer() != x.buffer() || value.byte_offset() != x.byte_offset() ||
         value.dtype() != x.dtype() || value.NumElements() != x.NumElements()) {
-      return Tensor();  // not the current value: written since the read, or a view of it
+      return {};  // not the current value: written since the read, or a view of it
     }
     version = var->version();
   }
   auto& cache = c.resources().Unnamed<VariableBitsCache>();
-  if (Tensor bits = cache.Find(var, version); bits.defined()) return bits;
+  if (OperandCopy copy = cache.Find(var, version); copy.bits.defined()) return copy;
   // x views the buffer, so no writer changes it while this converts (see the header).
   Tensor bits = Convert(c, x);
   cache.Store(var, version, bits, /*by_update=*/false);
-  return bits;
+  return {bits, nullptr};
 }
 
-Tensor OperandBits(const KernelContext& c, int input) {
+OperandCopy OperandBits(const KernelContext& c, int input) {
   const Output source = c.node().input(input);
   if (VariableSource(source) != nullptr) return VariableBits(c, input);
   const Tensor& x = c.input(input);
   if (!x.defined() || x.dtype() != kFloat32 || x.NumElements() == 0 || !x.buffer()->owned()) {
-    return Tensor();
+    return {};
   }
   auto& cache = c.resources().Unnamed<StepBitsCache>();
-  if (!cache.ReadTwice(source)) return Tensor();
-  if (Tensor bits = cache.Find(x, c.step_id()); bits.defined()) return bits;
+  if (!cache.ReadTwice(source)) return {};
+  if (Tensor bits = cache.Find(x, c.step_id()); bits.defined()) return {bits, nullptr};
   Tensor bits = Convert(c, x);
   cache.Store(x, c.step_id(), bits);
-  return bits;
+  return {bits, nullptr};
 }
 
 UpdatedBits::UpdatedBits(ResourceMgr& resources, const VariableResource& var) {

@@ -29,9 +29,11 @@
 // replaced on the next version, freed with the Session. Nothing is kept for float32 runs.
 // Thread-safety: thread-safe; two products may read one weight at once.
 #include <cstdint>
+#include <memory>
 
 #include "loom/graph/op_def.h"
 #include "loom/graph/resource.h"
+#include "loom/ops/onednn_matmul.h"
 #include "loom/tensor/tensor.h"
 
 namespace loom::bf16 {
@@ -39,9 +41,14 @@ namespace loom::bf16 {
 // The bf16 bits (bf16::FloatToBf16, as uint16 values in a kUInt8 tensor of 2 bytes per
 // element) of kernel input `input` when it is a float32 variable's current value, its
 // producer a Variable node (directly or through Identity nodes, as TF's `read` ops);
-// made on the first call for the variable's version and shared after. Undefined when the
-// input is anything else. The returned bits are never written.
-Tensor VariableBits(const KernelContext& c, int input);
+// made on the first call for the variable's version and shared after, and with a place
+// for oneDNN's own layouts of them once that version has served several products (see
+// WeightLayouts). None when the input is anything else. The bits are never written.
+struct OperandCopy {
+  Tensor bits;                             // undefined: no copy
+  std::shared_ptr<WeightLayouts> layouts;  // null until the copy is worth re-laying out
+};
+OperandCopy VariableBits(const KernelContext& c, int input);
 
 class VariableBitsCache;
 
@@ -88,13 +95,14 @@ class UpdatedBits {
 // only owned buffers are kept (an unowned one wraps memory Loom does not control, such as
 // a fed array). The cost: the values of one step read by two products stay alive until
 // the next step's first copy, with their copies.
-Tensor OperandBits(const KernelContext& c, int input);
+OperandCopy OperandBits(const KernelContext& c, int input);
 
 // How many copies the Session's caches have made and reused (for tests and benchmarks).
 struct VariableBitsCounts {
   int64_t made = 0;     // by a product's conversion
   int64_t updated = 0;  // by an update (UpdatedBits)
   int64_t reused = 0;
+  int64_t relaid = 0;     // copies given a place for oneDNN's layouts (WeightLayouts)
   int64_t step_made = 0;  // of intermediate values (OperandBits)
   int64_t step_reused = 0;
 };

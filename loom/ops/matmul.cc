@@ -123,10 +123,12 @@ const OpDef& MatMulOp() {
             if (path == bf16::Path::kHardware && d.m > 0 && d.n > 0 && d.k_a > 0) {
               // A weight's bf16 bits are made once per version of its variable, and those
               // of a value two products read once per step.
-              const Tensor a_bits = bf16::OperandBits(c, 0), b_bits = bf16::OperandBits(c, 1);
+              const bf16::OperandCopy a_copy = bf16::OperandBits(c, 0);
+              const bf16::OperandCopy b_copy = bf16::OperandBits(c, 1);
               if (bf16::OnednnMatMulBf16(ta, tb, d.m, d.n, d.k_a, a.data<float>(), a.dim(1),
                                          b.data<float>(), b.dim(1), out.data<float>(), c.pool(),
-                                         Bits(a_bits), Bits(b_bits))) {
+                                         Bits(a_copy.bits), Bits(b_copy.bits),
+                                         b_copy.layouts.get())) {
                 return;
               }
             }

@@ -42,12 +42,14 @@ Tensor ToBf16(const float* x, const uint16_t* have, bool transposed, int64_t row
 // a oneDNN primitive keeps no state between executions, so threads may run it at once.
 struct Prepared {
   memory::desc a, b, c;
+  memory::desc b_plain;  // b as the caller stores it (b itself unless b is in oneDNN's layout)
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
   size_t scratch_bytes = 0;
 };
 
-using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
+// (transpose_a, transpose_b, m, n, k, lda, ldb, threads, b in oneDNN's own layout)
+using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int, bool>;
 
 struct KeyHash {
   size_t operator()(const Key& key) const {
@@ -63,11 +65,10 @@ constexpr size_t kMaxCached = 512;
 
 // The prepared product for a key; nullptr when oneDNN has no bf16 matmul for it (remembered:
 // declining is not retried per call).
-std::shared_ptr<const Prepared> Prepare(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
-                                        int64_t k, int64_t lda, int64_t ldb, int threads) {
+std::shared_ptr<const Prepared> Prepare(const Key& key) {
   static std::mutex mu;
   static auto* cache = new std::unordered_map<Key, std::shared_ptr<const Prepared>, KeyHash>();
-  const Key key{transpose_a, transpose_b, m, n, k, lda, ldb, threads};
+  const auto [transpose_a, transpose_b, m, n, k, lda, ldb, threads, blocked_b] = key;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache->find(key); it != cache->end()) return it->second;
@@ -75,14 +76,17 @@ std::shared_ptr<const Prepared> Prepare(bool transpose_a, bool transpose_b, int6
   std::shared_ptr<Prepared> prepared;
   const auto bf16 = memory::data_type::bf16;
   const memory::desc a_desc({m, k}, bf16, Strides(transpose_a, lda));
-  const memory::desc b_desc({k, n}, bf16, Strides(transpose_b, ldb));
+  const memory::desc b_plain({k, n}, bf16, Strides(transpose_b, ldb));
+  const memory::desc b_desc =
+      blocked_b ? memory::desc({k, n}, bf16, memory::format_tag::any) : b_plain;
   const memory::desc c_desc({m, n}, memory::data_type::f32, memory::dims{n, 1});
   onednn_internal::UseThreads(threads);  // before the descriptor fixes the work split
   try {
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_desc, b_desc, c_desc),
                                     onednn_internal::UserScratchpad(), CpuEngine());
-    prepared = std::make_shared<Prepared>(
-        Prepared{a_desc, b_desc, c_desc, pd, dnnl::matmul(pd), pd.scratchpad_desc().get_size()});
+    prepared =
+        std::make_shared<Prepared>(Prepared{a_desc, pd.weights_desc(), c_desc, b_plain, pd,
+                                            dnnl::matmul(pd), pd.scratchpad_desc().get_size()});
   } catch (const dnnl::error&) {
     // no bf16 matmul on this CPU (or for this shape): prepared stays null
   }
@@ -93,18 +97,58 @@ std::shared_ptr<const Prepared> Prepare(bool transpose_a, bool transpose_b, int6
 
 }  // namespace
 
+// WeightLayouts' contents, for the products here.
+class WeightLayoutsAccess {
+ public:
+  // The layout `prepared` runs b in, made from `b_bits` (stored as prepared->b_plain) on
+  // first use.
+  static const void* Get(WeightLayouts& layouts, const Key& key, const Prepared& prepared,
+                         const uint16_t* b_bits) LOOM_LOCKS_EXCLUDED(layouts.mu_) {
+    std::vector<int64_t> id;
+    std::apply([&](const auto&... v) { (id.push_back(static_cast<int64_t>(v)), ...); }, key);
+    MutexLock lock(layouts.mu_);
+    for (const auto& [layout_id, data] : layouts.layouts_) {
+      if (layout_id == id) return data.raw_data();
+    }
+    // Under the lock: two products of one weight wait for one reorder.
+    Tensor data(kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(prepared.b.get_size(), 1))});
+    memory from(prepared.b_plain, CpuEngine(), const_cast<uint16_t*>(b_bits));
+    memory to(prepared.b, CpuEngine(), data.raw_data());
+    dnnl::stream stream(CpuEngine());
+    dnnl::reorder(from, to).execute(stream, from, to);
+    stream.wait();
+    ++layouts.made_;
+    layouts.layouts_.emplace_back(std::move(id), data);
+    return data.raw_data();
+  }
+};
+
 bool OnednnMatMulBf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
                       const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                      ThreadPool& pool, const uint16_t* a_bf16, const uint16_t* b_bf16) {
+                      ThreadPool& pool, const uint16_t* a_bf16, const uint16_t* b_bf16,
+                      WeightLayouts* b_layouts) {
   const int threads = std::max(1, pool.num_threads());
-  const auto prepared = Prepare(transpose_a, transpose_b, m, n, k, lda, ldb, threads);
+  const Key plain_key{transpose_a, transpose_b, m, n, k, lda, ldb, threads, false};
+  const Key blocked_key{transpose_a, transpose_b, m, n, k, lda, ldb, threads, true};
+  std::shared_ptr<const Prepared> prepared;
+  const void* b_blocked = nullptr;
+  if (b_layouts != nullptr && b_bf16 != nullptr) {
+    prepared = Prepare(blocked_key);
+    if (prepared != nullptr) {
+      onednn_internal::UseThreads(threads);
+      b_blocked = WeightLayoutsAccess::Get(*b_layouts, blocked_key, *prepared, b_bf16);
+    }
+  }
+  if (b_blocked == nullptr) prepared = Prepare(plain_key);
   if (prepared == nullptr) return false;
   onednn_internal::UseThreads(threads);  // the team size the primitive was made for
   const Tensor a16 = ToBf16(a, a_bf16, transpose_a, m, k, lda, pool);
   const Tensor b16 = ToBf16(b, b_bf16, transpose_b, k, n, ldb, pool);
   // oneDNN's memory objects take a non-const handle; the primitive only reads src and weights.
   void* a_bits = a_bf16 != nullptr ? const_cast<uint16_t*>(a_bf16) : a16.raw_data();
-  void* b_bits = b_bf16 != nullptr ? const_cast<uint16_t*>(b_bf16) : b16.raw_data();
+  void* b_bits = b_blocked != nullptr ? const_cast<void*>(b_blocked)
+                 : b_bf16 != nullptr  ? const_cast<uint16_t*>(b_bf16)
+                                      : b16.raw_data();
   Tensor scratch(kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(prepared->scratch_bytes, 1))});
   dnnl::stream stream(CpuEngine());
   memory a_mem(prepared->a, CpuEngine(), a_bits);
@@ -121,7 +165,8 @@ bool OnednnMatMulBf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, 
 
 std::string OnednnMatMulBf16Impl(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                                  int64_t k, int64_t lda, int64_t ldb, int threads) {
-  const auto prepared = Prepare(transpose_a, transpose_b, m, n, k, lda, ldb, std::max(1, threads));
+  const auto prepared =
+      Prepare(Key{transpose_a, transpose_b, m, n, k, lda, ldb, std::max(1, threads), false});
   return prepared == nullptr ? std::string() : std::string(prepared->pd.impl_info_str());
 }
 

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <tuple>
@@ -211,6 +212,44 @@ TEST_F(Bf16WeightsTest, AValueTwoProductsReadIsConvertedOncePerStep) {
   // Copies are per step: the next step makes its own.
   session_.Run({}, {z, dv, dw});
   EXPECT_EQ(Counts().step_made - after.step_made, 4);
+}
+
+TEST(Bf16WeightsLargeTest, AWeightManyProductsReadIsRelaidOutOnceAndStaysExact) {
+  if (bf16::DetectHardware() == bf16::Hardware::kNone) GTEST_SKIP() << "no bf16 hardware";
+  // Predict's case: one version of a 784 x 256 weight read by call after call. From the
+  // fourth read on, the product runs on oneDNN's own layout of the copy, made once; every
+  // result stays within float32 summation error of the float64 product of the bf16-rounded
+  // operands (|got - want| <= k u32 sum|a' b'|), and the relaid results agree with each
+  // other exactly.
+  constexpr int64_t kRows = 64, kK = 784, kN = 256;
+  Graph graph;
+  Scope s(graph);
+  const Tensor x = RandomFloats({kRows, kK}, 11), w0 = RandomFloats({kK, kN}, 12);
+  Variable w(s, Const(s, w0));
+  Output y = MatMul(s, Const(s, x), w, {.precision = Precision::kBf16Strict});
+  Session session(graph, {.intra_op_threads = 2});
+  session.RunTarget(GlobalVariablesInitializer(s));
+  std::vector<Tensor> got;
+  for (int call = 0; call < 6; ++call) got.push_back(session.Run({}, {y})[0]);
+  EXPECT_EQ(bf16::CountVariableBits(session.resources()).relaid, 1);
+  EXPECT_EQ(bf16::CountVariableBits(session.resources()).made, 1);
+  for (int call = 4; call < 6; ++call) EXPECT_TRUE(SameBits(got[call], got[3])) << call;
+  constexpr double kU32 = 1.0 / (1 << 24);
+  for (int call = 0; call < 6; ++call) {
+    for (int64_t i = 0; i < kRows; ++i) {
+      for (int64_t j = 0; j < kN; ++j) {
+        double want = 0, mag = 0;
+        for (int64_t p = 0; p < kK; ++p) {
+          const double t = double{bf16::RoundToBf16(x.data<float>()[i * kK + p])} *
+                           bf16::RoundToBf16(w0.data<float>()[p * kN + j]);
+          want += t;
+          mag += std::abs(t);
+        }
+        ASSERT_LE(std::abs(got[call].data<float>()[i * kN + j] - want), kK * kU32 * mag)
+            << "call " << call << " element " << i << "," << j;
+      }
+    }
+  }
 }
 
 TEST_F(Bf16WeightsTest, UpdatesMakeNoCopyOfAVariableNoBf16ProductReads) {
