@@ -80,13 +80,20 @@ class StepBitsCache : public Resource {
     }
     return Tensor();
   }
-  // Keeps `bits` as the copy of x in `step`, dropping the copies of other steps.
+  // Keeps `bits` as the copy of x in `step`, dropping the copies of other steps, and the
+  // oldest ones while the values and copies kept exceed the budget (a while loop's body
+  // runs in one step).
   void Store(const Tensor& x, int64_t step, const Tensor& bits) LOOM_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(mu_);
     ++counts_.step_made;
     std::erase_if(entries_, [&](const Entry& e) { return e.step != step; });
-    if (entries_.size() >= kMaxEntries) entries_.clear();
     entries_.push_back(Entry{step, x, bits});
+    size_t bytes = 0;
+    for (const Entry& e : entries_) bytes += e.value.TotalBytes() + e.bits.TotalBytes();
+    while (entries_.size() > 1 && (entries_.size() > kMaxEntries || bytes > kMaxBytes)) {
+      bytes -= entries_.front().value.TotalBytes() + entries_.front().bits.TotalBytes();
+      entries_.erase(entries_.begin());
+    }
   }
   // Whether output `out` is read by two or more bf16 products of its graph (which only
   // grows: the nodes added since the last call are counted on the way).
@@ -114,7 +121,8 @@ class StepBitsCache : public Resource {
   }
 
  private:
-  static constexpr size_t kMaxEntries = 256;
+  static constexpr size_t kMaxEntries = 64;
+  static constexpr size_t kMaxBytes = size_t{256} << 20;
   struct Entry {
     int64_t step;
     Tensor value;  // holds the buffer: it is neither freed nor written in place meanwhile

@@ -94,7 +94,8 @@ class UpdatedBits {
 // VariableResource::MutableValue). A copy is used only within the step that made it, and
 // only owned buffers are kept (an unowned one wraps memory Loom does not control, such as
 // a fed array). The cost: the values of one step read by two products stay alive until
-// the next step's first copy, with their copies.
+// the next step's first copy, with their copies: at most 64 of them and 256 MiB (the
+// oldest go first, as in a long while loop, whose iterations share a step).
 OperandCopy OperandBits(const KernelContext& c, int input);
 
 // How many copies the Session's caches have made and reused (for tests and benchmarks).
