@@ -5,8 +5,10 @@
 #include <thread>
 
 #include "loom/autodiff/gradients.h"
+#include "loom/ops/array.h"
 #include "loom/ops/blas.h"
 #include "loom/ops/grad_support.h"
+#include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
@@ -156,6 +158,60 @@ TEST(SessionTest, ControlDependenciesRunFirst) {
   session.RunTarget(GlobalVariablesInitializer(s));
   EXPECT_EQ(session.Eval(read).scalar<float>(), 1);
   EXPECT_EQ(session.Eval(read).scalar<float>(), 2);
+}
+
+// Plans are cached per (feeds, fetches, targets) signature, and each keeps the variables it
+// reads once found. A variable created after its reader's plan (by the initializer, or a
+// write) is found by the next Run; a write between runs is seen; a signature that differs
+// only in what is fed or fetched gets its own plan; nodes appended after a plan was cached
+// run; errors in a cached plan still name the node; two Sessions keep their own values.
+TEST(SessionTest, CachedPlansFindVariablesCreatedLaterAndKeepSignaturesApart) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s.WithOpName("x"), kFloat32, {});
+  Variable w(s.WithOpName("w"), Tensor::Scalar<float>(2));
+  auto y = Mul(s, x, w);
+  const FeedList feed_x = {{x, Tensor::Scalar<float>(3)}};
+  Session session(graph);
+  for (int attempt = 0; attempt < 2; ++attempt) {  // the same plan fails twice, naming 'w'
+    std::string message;
+    EXPECT_EQ(CodeOf([&] { session.Run(feed_x, {y}); }, &message), ErrorCode::kFailedPrecondition);
+    EXPECT_NE(message.find("'w'"), std::string::npos) << message;
+  }
+  session.RunTarget(GlobalVariablesInitializer(s));
+  EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 6);
+  session.WriteVariable("w", Tensor::Scalar<float>(5));
+  EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 15);
+  // Feeding the variable: another signature, which reads the feed and not the variable.
+  EXPECT_EQ(session.Run({{x, Tensor::Scalar<float>(3)}, {w, Tensor::Scalar<float>(7)}}, {y})[0]
+                .scalar<float>(),
+            21);
+  EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 15);
+  const auto both = session.Run(feed_x, {y, w});  // fetching the variable too
+  EXPECT_EQ(both[0].scalar<float>(), 15);
+  EXPECT_EQ(both[1].scalar<float>(), 5);
+  // The graph grows after plans are cached.
+  auto z = Add(s, y, w);
+  EXPECT_EQ(session.Run(feed_x, {z})[0].scalar<float>(), 20);
+  EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 15);
+  // A kernel error in a cached plan names its node.
+  auto u = Placeholder(s.WithOpName("u"), kFloat32);  // unknown shape: fails in the kernel
+  auto bad = Reshape(s.WithOpName("bad_reshape"), u, {2});
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::string message;
+    EXPECT_EQ(CodeOf(
+                  [&] {
+                    session.Run({{u, Tensor::Scalar<float>(1)}}, {bad});
+                  },
+                  &message),
+              ErrorCode::kInvalidArgument);
+    EXPECT_NE(message.find("bad_reshape"), std::string::npos) << message;
+  }
+  // Another Session on the same graph has its own variables and plans.
+  Session other(graph);
+  other.WriteVariable("w", Tensor::Scalar<float>(-1));
+  EXPECT_EQ(other.Run(feed_x, {y})[0].scalar<float>(), -3);
+  EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 15);
 }
 
 TEST(SessionTest, StepStatsWhenTracing) {
