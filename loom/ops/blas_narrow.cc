@@ -11,9 +11,10 @@
 
 // g++ 12's AVX-512 shuffle intrinsics pass a deliberately undefined vector
 // (_mm512_undefined_pd: `__m512d __Y = __Y;`) as the unused merge source, which -O3 then
-// reports as maybe-uninitialized once inlined here.
+// reports as (maybe-)uninitialized once inlined here.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace loom::blas_narrow {
@@ -144,15 +145,20 @@ LOOM_AVX512DQ inline void StorePairRow(__m512d row, __mmask16 mask, float beta, 
   _mm512_mask_storeu_ps(out, mask, v);
 }
 
-// Stores 8 rows of C from G column-pair registers acc[g] = [C(0..7, 2g) | C(0..7, 2g+1)]
-// (already scaled by alpha): interleaved into (C(r, 2g), C(r, 2g+1)) pairs, transposed.
+// Stores 8 rows of C, alpha times G column-pair registers acc[g] = [C(0..7, 2g) |
+// C(0..7, 2g+1)]: interleaved into (C(r, 2g), C(r, 2g+1)) pairs, transposed. Not inlined:
+// its constants would stay in registers across the caller's FMA loop, which then spills
+// an operand on every iteration (g++ 12, -O3).
 template <int G>
-LOOM_AVX512DQ inline void StorePairRows(const __m512* acc, __mmask16 mask, float beta, float* c,
-                                        int64_t ldc) {
+__attribute__((noinline)) LOOM_AVX512DQ void StorePairRows(const __m512* acc, float alpha,
+                                                           __mmask16 mask, float beta, float* c,
+                                                           int64_t ldc) {
+  const __m512 va = _mm512_set1_ps(alpha);
   const __m512i interleave =
       _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
-#define LOOM_PAIR_IN(g)                                                                  \
-  ((g) < G ? _mm512_castps_pd(_mm512_permutexvar_ps(interleave, acc[(g) < G ? (g) : 0])) \
+#define LOOM_PAIR_IN(g)                                                                        \
+  ((g) < G ? _mm512_castps_pd(                                                                 \
+                 _mm512_permutexvar_ps(interleave, _mm512_mul_ps(va, acc[(g) < G ? (g) : 0]))) \
            : _mm512_setzero_pd())
   const __m512d i0 = LOOM_PAIR_IN(0), i1 = LOOM_PAIR_IN(1), i2 = LOOM_PAIR_IN(2);
   const __m512d i3 = LOOM_PAIR_IN(3), i4 = LOOM_PAIR_IN(4), i5 = LOOM_PAIR_IN(5);
@@ -198,12 +204,9 @@ LOOM_AVX512DQ void PairTransBlocks(int64_t& i, int64_t m, int64_t k, __mmask16 m
         for (int r = 0; r < R; ++r) acc[r][g] = _mm512_fmadd_ps(x[r], w, acc[r][g]);
       }
     }
-    const __m512 va = _mm512_set1_ps(alpha);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 8
-      for (int g = 0; g < G; ++g) acc[r][g] = _mm512_mul_ps(acc[r][g], va);
-      StorePairRows<G>(acc[r], mask, beta, c + (i + 8 * r) * ldc, ldc);
+      StorePairRows<G>(acc[r], alpha, mask, beta, c + (i + 8 * r) * ldc, ldc);
     }
   }
 }
