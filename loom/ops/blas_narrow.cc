@@ -252,9 +252,44 @@ LOOM_AVX512DQ void PackPairColumns(int64_t chunks, __mmask16 mask, const float* 
   }
 }
 
+// Stores a row of C = alpha * (the sums of acc's 8-lane halves, plus A's row times B over
+// the k's [k0, k)) + beta * C: acc[g] lanes 0-7 add up to C(r, 2g), lanes 8-15 to
+// C(r, 2g+1). Out of line for the same reason as StorePairRows.
+template <int G>
+__attribute__((noinline)) LOOM_AVX512DQ void StoreLaneSums(const __m512* acc, const float* arow,
+                                                           int64_t k0, int64_t k, const float* b,
+                                                           int64_t ldb, __mmask16 mask, float alpha,
+                                                           float beta, float* out) {
+  __m512 w[8];  // every lane of each half: that half's sum
+#pragma GCC unroll 8
+  for (int g = 0; g < 8; ++g) {
+    if (g >= G) {
+      w[g] = _mm512_setzero_ps();
+      continue;
+    }
+    __m512 v = acc[g];
+    v = _mm512_add_ps(v, _mm512_permute_ps(v, 0x4E));           // swap pairs in each 128 bits
+    v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));           // swap neighbours
+    w[g] = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0xB1));  // swap 128-bit neighbours
+  }
+  // Lanes 4q..4q+3 of the row: C(r, 4q..4q+3) = w[2q][0], w[2q][8], w[2q+1][0], w[2q+1][8].
+  const __m512i pick = _mm512_setr_epi32(0, 8, 16, 24, 0, 8, 16, 24, 0, 8, 16, 24, 0, 8, 16, 24);
+  __m512 row = _mm512_permutex2var_ps(w[0], pick, w[1]);
+  if (G > 2) row = _mm512_mask_blend_ps(0x00F0, row, _mm512_permutex2var_ps(w[2], pick, w[3]));
+  if (G > 4) row = _mm512_mask_blend_ps(0x0F00, row, _mm512_permutex2var_ps(w[4], pick, w[5]));
+  if (G > 6) row = _mm512_mask_blend_ps(0xF000, row, _mm512_permutex2var_ps(w[6], pick, w[7]));
+  for (int64_t p = k0; p < k; ++p) {
+    row = _mm512_fmadd_ps(_mm512_set1_ps(arow[p]), _mm512_maskz_loadu_ps(mask, b + p * ldb), row);
+  }
+  row = _mm512_mul_ps(row, _mm512_set1_ps(alpha));
+  if (beta != 0.f)
+    row = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(mask, out), row);
+  _mm512_mask_storeu_ps(out, mask, row);
+}
+
 // C = alpha * A B + beta * C (A m x k), 4 rows at a time (3 when G > 5, for the registers):
 // each register sums 8 consecutive k's of two columns; the 8 lanes are added at the end,
-// then the k % 8 last k's.
+// then the k % 8 last k's (StoreLaneSums).
 template <int G>
 LOOM_AVX512DQ void PairGemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                             int64_t lda, const float* b, int64_t ldb, float beta, float* c,
@@ -286,21 +321,10 @@ LOOM_AVX512DQ void PairGemm(int64_t m, int64_t n, int64_t k, float alpha, const 
         for (int r = 0; r < R; ++r) acc[r][g] = _mm512_fmadd_ps(x[r], w, acc[r][g]);
       }
     }
-    alignas(64) float sums[R][G][16];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 8
-      for (int g = 0; g < G; ++g) _mm512_store_ps(sums[r][g], acc[r][g]);
     for (int r = 0; r < R; ++r) {
-      float* row = c + (i + r) * ldc;
-      const float* arow = rows + r * lda;
-      for (int64_t j = 0; j < n; ++j) {
-        const float* t = sums[r][j / 2] + (j % 2) * 8;
-        float s = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
-        for (int64_t p = chunks * 8; p < k; ++p) s += arow[p] * b[p * ldb + j];
-        const float v = alpha * s;
-        row[j] = beta != 0.f ? v + beta * row[j] : v;
-      }
+      StoreLaneSums<G>(acc[r], rows + r * lda, chunks * 8, k, b, ldb, mask, alpha, beta,
+                       c + (i + r) * ldc);
     }
   }
   for (; i < m; ++i) NarrowRowAvx512<false>(i, k, mask, alpha, a, lda, b, ldb, beta, c, ldc);
