@@ -15,6 +15,13 @@
 
 namespace loom::blas_narrow {
 
+// Entry (i, p) of op(A), A stored row-major with leading dimension lda: the kernels'
+// common accessor.
+template <bool kTransA>
+inline float EntryA(const float* a, int64_t lda, int64_t i, int64_t p) {
+  return kTransA ? a[p * lda + i] : a[i * lda + p];
+}
+
 // REQUIRES: the CPU has AVX-512F and AVX-512DQ; 1 <= n <= 16.
 void GemmAvx512(bool transpose_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
