@@ -44,7 +44,8 @@ TEST(GemmDispatchTest, PicksTheWidestVariantThisCpuHas) {
 // forward one: m = 70 is 2 blocks of 32 and 6 rows, m = 48 one of 32 and two of 8), k's
 // below and above the forward pair kernel's 16 with and without a k % 8 tail, column
 // counts on both sides of the 8-lane AVX2 register (odd ones leave half a column pair),
-// leading dimensions wider than the matrices, and alpha / beta. With beta = 0, C is written without
+// leading dimensions wider than the matrices, C contiguous (the pair kernel's full-width
+// block stores) and not, and alpha / beta. With beta = 0, C is written without
 // being read (a NaN there does not survive), as BLAS defines it.
 TEST(GemmDispatchTest, EveryVariantAndLibraryMatchesTheFloat64Reference) {
   using GemmFn = std::function<void(bool, bool, int64_t, int64_t, int64_t, float, const float*,
@@ -66,7 +67,9 @@ TEST(GemmDispatchTest, EveryVariantAndLibraryMatchesTheFloat64Reference) {
           for (int64_t k : {0, 1, 6, 16, 21, 67})
             for (auto [alpha, beta] :
                  {std::pair{1.f, 0.f}, std::pair{0.5f, 1.f}, std::pair{2.f, -0.25f}}) {
-              const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
+              // Odd m: rows of C apart (padding); even m: C contiguous (ldc = n).
+              const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2,
+                            ldc = n + (m % 2 == 1 ? 5 : 0);
               std::vector<float> a((ta ? k : m) * lda), b((tb ? n : k) * ldb), c0(m * ldc);
               for (float& v : a) v = dist(rng);
               for (float& v : b) v = dist(rng);
