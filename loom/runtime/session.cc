@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <memory>
 
 #include "loom/graph/op_def.h"
 #include "loom/ops/blas.h"
@@ -183,6 +184,44 @@ int DeadCause(const Step& step, const std::vector<int>& dead_from,
   }
   return -1;
 }
+
+// The vectors a Run works in (value slots, one step's inputs and outputs), kept by the
+// thread between Runs so that a Run allocates none of them: their capacity stays, their
+// tensors are released when the Run ends (or throws). A stack per thread: a Run started
+// inside another one's kernel takes its own.
+struct RunScratch {
+  std::vector<Tensor> slots, inputs, outputs;
+};
+
+class RunScratchLease {
+ public:
+  explicit RunScratchLease(int num_slots) {
+    auto& free = FreeList();
+    if (free.empty()) {
+      scratch_ = std::make_unique<RunScratch>();
+    } else {
+      scratch_ = std::move(free.back());
+      free.pop_back();
+    }
+    scratch_->slots.resize(num_slots);
+  }
+  ~RunScratchLease() {
+    scratch_->slots.clear();
+    scratch_->inputs.clear();
+    scratch_->outputs.clear();
+    FreeList().push_back(std::move(scratch_));
+  }
+  RunScratchLease(const RunScratchLease&) = delete;
+  RunScratchLease& operator=(const RunScratchLease&) = delete;
+  RunScratch& operator*() const { return *scratch_; }
+
+ private:
+  static std::vector<std::unique_ptr<RunScratch>>& FreeList() {
+    thread_local std::vector<std::unique_ptr<RunScratch>> free;
+    return free;
+  }
+  std::unique_ptr<RunScratch> scratch_;
+};
 
 }  // namespace
 
@@ -381,11 +420,12 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
   const int64_t step_id = run_counter_++;
   SetBlasThreads(pool_.num_threads());
   const bool trace = options != nullptr && options->trace && metadata != nullptr;
-  std::vector<Tensor> slots(plan.num_slots);
+  const RunScratchLease scratch(plan.num_slots);
+  std::vector<Tensor>& slots = (*scratch).slots;
+  std::vector<Tensor>& inputs = (*scratch).inputs;
+  std::vector<Tensor>& outputs = (*scratch).outputs;
   for (size_t i = 0; i < feeds.size(); ++i) slots[plan.feed_slots[i]] = feeds[i].second;
 
-  std::vector<Tensor> inputs;
-  std::vector<Tensor> outputs;
   const StepRunner runner{pool_, resources_, step_id, trace ? metadata : nullptr};
   // Per slot, the id of the Switch whose untaken output the value descends from (the value
   // is dead), or -1 (live); filled only when the plan has a Switch.

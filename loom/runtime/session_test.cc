@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 #include "loom/autodiff/gradients.h"
@@ -212,6 +213,39 @@ TEST(SessionTest, CachedPlansFindVariablesCreatedLaterAndKeepSignaturesApart) {
   other.WriteVariable("w", Tensor::Scalar<float>(-1));
   EXPECT_EQ(other.Run(feed_x, {y})[0].scalar<float>(), -3);
   EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 15);
+}
+
+// A Run started inside a kernel of another Run on the same thread (the per-thread scratch
+// vectors are a stack): the outer Run's values survive the inner one, which also throws.
+TEST(SessionTest, RunInsideAKernelKeepsTheOuterRunsValues) {
+  static std::function<void()> inner;
+  static const OpDef nested = {
+      .name = "NestedRun",
+      .num_inputs = 0,
+      .num_outputs = 0,
+      .shape = [](InferenceContext&) {},
+      .kernel = [](KernelContext&) { inner(); },
+      .no_gradient = "test op",
+  };
+  Graph inner_graph;
+  Scope is(inner_graph);
+  auto v = Placeholder(is.WithOpName("v"), kFloat32, {});
+  auto doubled = Add(is, Identity(is, v), Identity(is, v));
+  Session inner_session(inner_graph);
+  inner = [&] {
+    EXPECT_EQ(inner_session.Run({{v, Tensor::Scalar<float>(4)}}, {doubled})[0].scalar<float>(), 8);
+    EXPECT_EQ(CodeOf([&] { inner_session.Eval(doubled); }), ErrorCode::kInvalidArgument);
+  };
+  Graph graph;
+  Scope s(graph);
+  auto c = Const(s, Tensor::Scalar<float>(2));
+  auto x = Identity(s, c);
+  Node* run_inner = s.WithOpName("run_inner").AddNode(nested, {}, {});
+  auto y = Add(s, x, c);  // reads slots written before the inner Run
+  Session session(graph);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    EXPECT_EQ(session.Run({}, {y}, {run_inner})[0].scalar<float>(), 4);
+  }
 }
 
 TEST(SessionTest, StepStatsWhenTracing) {
