@@ -13,6 +13,10 @@
 //          Session::Run per batch; the JSON line adds rows_per_sec)
 //   MODEL:PRECISION (mlp:bf16, convnet:bf16-emulated, predict_convnet:bf16, ...): the model
 //          with every MatMul / Conv2D under that precision policy (loom/graph/precision.h)
+//          | softreg_gemm (the softmax regression step's two products, X W and X^T dY,
+//          through loom::Gemm; with the flag openblas or onednn, through that library)
+//          | overhead (the runtime's own cost: a chain of 16 scalar Adds that each read a
+//          variable, fetched per Run; the JSON line adds us_per_node)
 //   bf16_info: prints the CPU and what "bf16" runs on it (hardware kernels or fallback)
 #include <algorithm>
 #include <chrono>
@@ -117,7 +121,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s mlp|softreg|convnet|mlp_gemm THREADS [STEPS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL THREADS [STEPS] [FLAGS] (MODEL: see the source's head)\n",
+                 argv[0]);
     return 2;
   }
   std::string model = argv[1];
@@ -229,6 +234,54 @@ int main(int argc, char** argv) {
         "{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"steps_per_sec\": %.3f, "
         "\"ms_per_step\": %.4f, \"min_ms_per_step\": %.4f}\n",
         argv[1], threads, steps / secs, 1000 * secs / steps, 1000 * g_min_step);
+    return 0;
+  }
+
+  if (model == "softreg_gemm") {
+    const std::optional<loom::GemmLibrary> library =
+        has_flag("openblas") ? std::optional(loom::GemmLibrary::kOpenBlas)
+        : has_flag("onednn") ? std::optional(loom::GemmLibrary::kOnednn)
+                             : std::nullopt;
+    loom::SetBlasThreads(threads);
+    loom::Tensor x = RandomTensor({32, 784}, 1), w = RandomTensor({784, 10}, 2),
+                 dy = RandomTensor({32, 10}, 3);
+    loom::Tensor y(loom::kFloat32, {32, 10}), dw(loom::kFloat32, {784, 10});
+    auto f = [](loom::Tensor& t) { return t.data<float>(); };
+    auto gemm = [&](bool ta, int64_t m, int64_t k, float* a, int64_t lda, float* b, float* c) {
+      if (library) {
+        loom::GemmWithLibrary(*library, ta, false, m, 10, k, 1.f, a, lda, b, 10, 0.f, c, 10);
+      } else {
+        loom::Gemm(ta, false, m, 10, k, 1.f, a, lda, b, 10, 0.f, c, 10);
+      }
+    };
+    double secs = TimeSteps(steps, [&] {
+      gemm(false, 32, 784, f(x), 784, f(w), f(y));   // logits = X W
+      gemm(true, 784, 32, f(x), 784, f(dy), f(dw));  // dW = X^T dY
+    });
+    std::printf(
+        "{\"peer\": \"loom\", \"model\": \"%s\", \"gemm\": \"%s\", \"threads\": %d, "
+        "\"us_per_step\": %.3f, \"min_us_per_step\": %.3f, \"cpu_us_per_step\": %.3f}\n",
+        argv[1], library ? loom::GemmLibraryName(*library) : "loom::Gemm", threads,
+        1e6 * secs / steps, 1e6 * g_min_step, 1e6 * g_cpu_secs / steps);
+    return 0;
+  }
+
+  if (model == "overhead") {
+    constexpr int kNodes = 16;
+    loom::Graph graph;
+    loom::Scope s(graph);
+    loom::Variable v(s.WithOpName("v"), loom::Tensor::Zeros(loom::kFloat32, {}));
+    loom::Output y = v;
+    for (int i = 0; i < kNodes; ++i) y = loom::Add(s, y, v);
+    auto init = loom::GlobalVariablesInitializer(s);
+    graph.Finalize();
+    loom::Session session(graph, {.intra_op_threads = threads});
+    session.RunTarget(init);
+    double secs = TimeSteps(steps, [&] { session.Run({}, {y}); });
+    std::printf(
+        "{\"peer\": \"loom\", \"model\": \"%s\", \"threads\": %d, \"us_per_run\": %.3f, "
+        "\"min_us_per_run\": %.3f, \"us_per_node\": %.3f}\n",
+        argv[1], threads, 1e6 * secs / steps, 1e6 * g_min_step, 1e6 * g_min_step / kNodes);
     return 0;
   }
 

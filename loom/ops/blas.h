@@ -11,10 +11,12 @@
 // always run on OpenBLAS.
 //
 // Narrow float32 products (n <= 16 columns, B not transposed: a classifier's logits layer
-// and its weight gradient) run on Loom's own kernel instead, in the widest variant the CPU
-// has: AVX-512 (one masked register per row of C) or AVX2 + FMA (two). The variant is
-// chosen once, at run time, from the CPU's feature bits, so one build runs on any x86-64
-// machine; without either (or off x86-64) every product goes to the BLAS.
+// and its weight gradient) run on Loom's own kernels instead (blas_narrow.h), in the widest
+// variant the CPU has: AVX-512F + DQ (column-pair kernels that fill all 16 lanes, with the
+// one-masked-register-per-row kernel for the rows and shapes they leave) or AVX2 + FMA (two
+// registers per row). The variant is chosen once, at run time, from the CPU's feature bits,
+// so one build runs on any x86-64 machine; without either (or off x86-64) every product
+// goes to the BLAS.
 // Thread-safety: all functions are thread-safe.
 #include <cstdint>
 
@@ -64,7 +66,7 @@ void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, d
 enum class GemmVariant {
   kBlas,    // the library ChooseGemmLibrary names for every product
   kAvx2,    // narrow products on the AVX2 + FMA kernel, the rest on the chosen library
-  kAvx512,  // narrow products on the AVX-512F kernel, the rest on the chosen library
+  kAvx512,  // narrow products on the AVX-512F + DQ kernels, the rest on the chosen library
 };
 const char* GemmVariantName(GemmVariant variant);
 // True when this CPU can run `variant` (kBlas: always).

@@ -22,7 +22,7 @@ using ::loom::testing::CpuinfoHasFlag;
 TEST(GemmDispatchTest, PicksTheWidestVariantThisCpuHas) {
 #if defined(__x86_64__) && defined(__linux__)
   GemmVariant want = GemmVariant::kBlas;
-  if (CpuinfoHasFlag("avx512f")) {
+  if (CpuinfoHasFlag("avx512f") && CpuinfoHasFlag("avx512dq")) {
     want = GemmVariant::kAvx512;
   } else if (CpuinfoHasFlag("avx2") && CpuinfoHasFlag("fma")) {
     want = GemmVariant::kAvx2;
@@ -39,10 +39,14 @@ TEST(GemmDispatchTest, PicksTheWidestVariantThisCpuHas) {
 
 // Every variant this CPU runs (the BLAS-only one always) and each library on its own
 // (OpenBLAS, oneDNN's dnnl_sgemm) against a float64 reference over
-// every transpose, row remainders of each kernel's row blocks (8 for AVX-512, 4 for AVX2),
-// column counts on both sides of the 8-lane AVX2 register, leading dimensions wider than
-// the matrices, and alpha / beta. With beta = 0, C is written without being read (a NaN
-// there does not survive), as BLAS defines it.
+// every transpose, row remainders of each kernel's row blocks (8 for the AVX-512 row
+// kernel, 4 for AVX2; 32 + 8 rows for the column-pair weight-gradient kernel, 4 for its
+// forward one: m = 70 is 2 blocks of 32 and 6 rows, m = 48 one of 32 and two of 8), k's
+// below and above the forward pair kernel's 16 with and without a k % 8 tail, column
+// counts on both sides of the 8-lane AVX2 register (odd ones leave half a column pair),
+// leading dimensions wider than the matrices, C contiguous (the pair kernel's full-width
+// block stores) and not, and alpha / beta. With beta = 0, C is written without
+// being read (a NaN there does not survive), as BLAS defines it.
 TEST(GemmDispatchTest, EveryVariantAndLibraryMatchesTheFloat64Reference) {
   using GemmFn = std::function<void(bool, bool, int64_t, int64_t, int64_t, float, const float*,
                                     int64_t, const float*, int64_t, float, float*, int64_t)>;
@@ -58,12 +62,14 @@ TEST(GemmDispatchTest, EveryVariantAndLibraryMatchesTheFloat64Reference) {
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (bool ta : {false, true})
     for (bool tb : {false, true})
-      for (int64_t m : {1, 3, 4, 7, 8, 13, 33})
+      for (int64_t m : {1, 3, 4, 7, 8, 13, 33, 48, 70})
         for (int64_t n : {1, 5, 8, 9, 10, 16, 17})
-          for (int64_t k : {0, 1, 6, 67})
+          for (int64_t k : {0, 1, 6, 16, 21, 67})
             for (auto [alpha, beta] :
                  {std::pair{1.f, 0.f}, std::pair{0.5f, 1.f}, std::pair{2.f, -0.25f}}) {
-              const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
+              // Odd m: rows of C apart (padding); even m: C contiguous (ldc = n).
+              const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2,
+                            ldc = n + (m % 2 == 1 ? 5 : 0);
               std::vector<float> a((ta ? k : m) * lda), b((tb ? n : k) * ldb), c0(m * ldc);
               for (float& v : a) v = dist(rng);
               for (float& v : b) v = dist(rng);

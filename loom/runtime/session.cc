@@ -3,6 +3,9 @@
 #include <sys/time.h>
 
 #include <algorithm>
+#include <atomic>
+#include <deque>
+#include <memory>
 
 #include "loom/graph/op_def.h"
 #include "loom/ops/blas.h"
@@ -31,13 +34,23 @@ constexpr bool kCheckKernelShapes = true;
 constexpr bool kCheckKernelShapes = false;
 #endif
 
+// A variable a plan reads, with its resource once found: the ResourceMgr never removes a
+// resource (graph/resource.h), so the pointer stays valid for the Session's lifetime, and
+// later reads skip the manager's lock and name lookup. Found on the first read that sees
+// the variable (it may be created after the plan, by an initializer or a restore).
+struct VariableRead {
+  explicit VariableRead(const Node* n) : node(n) {}
+  const Node* node;
+  mutable std::atomic<VariableResource*> resource{nullptr};
+};
+
 // One kernel invocation in a plan.
 struct Step {
   const Node* node;
   const KernelFn* kernel;
-  std::vector<int> input_slots;              // -1 for ref inputs and variable reads
-  std::vector<const Node*> input_variables;  // the variable read at this step, or nullptr
-  std::vector<char> input_moves;             // 1 when this step is the slot's last reader
+  std::vector<int> input_slots;                      // -1 for ref inputs and variable reads
+  std::vector<const VariableRead*> input_variables;  // the variable read at this step, or nullptr
+  std::vector<char> input_moves;                     // 1 when this step is the slot's last reader
   int first_output_slot;
   int num_outputs;
   // Filled only in a plan with a Switch (Plan::has_switch): the steps of this node's
@@ -53,7 +66,8 @@ struct Session::Plan {
   int num_slots = 0;
   std::vector<int> feed_slots;
   std::vector<int> fetch_slots;
-  std::vector<const Node*> fetch_variables;  // per fetch: a variable read at the end, or nullptr
+  std::vector<const VariableRead*> fetch_variables;  // per fetch: a variable read at the end
+  std::deque<VariableRead> variable_reads;  // what input_variables and fetch_variables point to
 };
 
 namespace {
@@ -63,11 +77,15 @@ constexpr char kScheduleEarlyAttr[] = "_schedule_early";
 // Variables are read when their reader runs, not when the Variable node would, so a
 // reader under a control dependency on an update sees the updated value (TF1's
 // `with tf.control_dependencies([update]): tf.identity(v)`).
-Tensor ReadVariableAtStep(ResourceMgr& resources, const Node* node) {
-  auto* var = resources.Lookup<VariableResource>(node->name());
+Tensor ReadVariableAtStep(ResourceMgr& resources, const VariableRead& read) {
+  VariableResource* var = read.resource.load(std::memory_order_acquire);
+  if (var == nullptr) {
+    var = resources.Lookup<VariableResource>(read.node->name());
+    if (var != nullptr) read.resource.store(var, std::memory_order_release);
+  }
   Tensor value = var != nullptr ? var->Read() : Tensor();
   if (!value.defined()) {
-    throw FailedPrecondition("attempting to use uninitialized variable '", node->name(),
+    throw FailedPrecondition("attempting to use uninitialized variable '", read.node->name(),
                              "': run GlobalVariablesInitializer() or restore a checkpoint first");
   }
   return value;
@@ -82,7 +100,7 @@ inline void GatherInputs(const Step& step, ResourceMgr& resources, std::vector<T
   for (size_t i = 0; i < num_inputs; ++i) {
     int slot = step.input_slots[i];
     if (slot < 0) {
-      inputs[i] = step.input_variables[i] ? ReadVariableAtStep(resources, step.input_variables[i])
+      inputs[i] = step.input_variables[i] ? ReadVariableAtStep(resources, *step.input_variables[i])
                                           : Tensor();
     } else if (step.input_moves[i]) {
       inputs[i] = std::move(slots[slot]);
@@ -166,6 +184,44 @@ int DeadCause(const Step& step, const std::vector<int>& dead_from,
   }
   return -1;
 }
+
+// The vectors a Run works in (value slots, one step's inputs and outputs), kept by the
+// thread between Runs so that a Run allocates none of them: their capacity stays, their
+// tensors are released when the Run ends (or throws). A stack per thread: a Run started
+// inside another one's kernel takes its own.
+struct RunScratch {
+  std::vector<Tensor> slots, inputs, outputs;
+};
+
+class RunScratchLease {
+ public:
+  explicit RunScratchLease(int num_slots) {
+    auto& free = FreeList();
+    if (free.empty()) {
+      scratch_ = std::make_unique<RunScratch>();
+    } else {
+      scratch_ = std::move(free.back());
+      free.pop_back();
+    }
+    scratch_->slots.resize(num_slots);
+  }
+  ~RunScratchLease() {
+    scratch_->slots.clear();
+    scratch_->inputs.clear();
+    scratch_->outputs.clear();
+    FreeList().push_back(std::move(scratch_));
+  }
+  RunScratchLease(const RunScratchLease&) = delete;
+  RunScratchLease& operator=(const RunScratchLease&) = delete;
+  RunScratch& operator*() const { return *scratch_; }
+
+ private:
+  static std::vector<std::unique_ptr<RunScratch>>& FreeList() {
+    thread_local std::vector<std::unique_ptr<RunScratch>> free;
+    return free;
+  }
+  std::unique_ptr<RunScratch> scratch_;
+};
 
 }  // namespace
 
@@ -263,7 +319,7 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
         step.input_slots.push_back(-1);
       } else if (IsVariable(in.node) && !fed_node[in.node->id()]) {
         step.input_slots.push_back(-1);
-        step.input_variables.back() = in.node;
+        step.input_variables.back() = &plan->variable_reads.emplace_back(in.node);
       } else {
         int slot = slot_base[in.node->id()] + in.index;
         step.input_slots.push_back(slot);
@@ -283,8 +339,9 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
   for (const Output& f : fetches) {
     int slot = slot_base[f.node->id()] + f.index;
     plan->fetch_slots.push_back(slot);
-    plan->fetch_variables.push_back(IsVariable(f.node) && !fed_node[f.node->id()] ? f.node
-                                                                                  : nullptr);
+    plan->fetch_variables.push_back(IsVariable(f.node) && !fed_node[f.node->id()]
+                                        ? &plan->variable_reads.emplace_back(f.node)
+                                        : nullptr);
     last_reader[slot] = -2;  // fetched: never moved out
   }
   for (int s = 0; s < static_cast<int>(plan->steps.size()); ++s) {
@@ -304,9 +361,11 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
 
 const Session::Plan& Session::GetPlan(const FeedList& feeds, const std::vector<Output>& fetches,
                                       const std::vector<Operation>& targets) {
-  std::string key;
-  key.reserve(16 * (feeds.size() + fetches.size() + targets.size()));
-  auto add = [&key](const void* p, int index) {
+  // The signature: each feed's, fetch's and target's node and output index, in order, as
+  // bytes. Built in this thread's buffer, which keeps its capacity: no allocation per Run.
+  thread_local std::string key;
+  key.clear();
+  auto add = [](const void* p, int index) {
     key.append(reinterpret_cast<const char*>(&p), sizeof(p));
     key.append(reinterpret_cast<const char*>(&index), sizeof(index));
   };
@@ -361,11 +420,12 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
   const int64_t step_id = run_counter_++;
   SetBlasThreads(pool_.num_threads());
   const bool trace = options != nullptr && options->trace && metadata != nullptr;
-  std::vector<Tensor> slots(plan.num_slots);
+  const RunScratchLease scratch(plan.num_slots);
+  std::vector<Tensor>& slots = (*scratch).slots;
+  std::vector<Tensor>& inputs = (*scratch).inputs;
+  std::vector<Tensor>& outputs = (*scratch).outputs;
   for (size_t i = 0; i < feeds.size(); ++i) slots[plan.feed_slots[i]] = feeds[i].second;
 
-  std::vector<Tensor> inputs;
-  std::vector<Tensor> outputs;
   const StepRunner runner{pool_, resources_, step_id, trace ? metadata : nullptr};
   // Per slot, the id of the Switch whose untaken output the value descends from (the value
   // is dead), or -1 (live); filled only when the plan has a Switch.
@@ -413,7 +473,7 @@ std::vector<Tensor> Session::Run(const FeedList& feeds, const std::vector<Output
                             "cond's result (its Merge) instead, or run the op as a target");
     }
     if (plan.fetch_variables[f])
-      slots[slot] = ReadVariableAtStep(resources_, plan.fetch_variables[f]);
+      slots[slot] = ReadVariableAtStep(resources_, *plan.fetch_variables[f]);
     // A fetched value that something else still views (a variable, a feed) is copied, so
     // later in-place updates never change what the caller holds.
     Tensor& t = slots[slot];

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 #include "loom/autodiff/gradients.h"
+#include "loom/ops/array.h"
 #include "loom/ops/blas.h"
 #include "loom/ops/grad_support.h"
+#include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/state.h"
 #include "loom/runtime/gradient_checker.h"
@@ -156,6 +159,93 @@ TEST(SessionTest, ControlDependenciesRunFirst) {
   session.RunTarget(GlobalVariablesInitializer(s));
   EXPECT_EQ(session.Eval(read).scalar<float>(), 1);
   EXPECT_EQ(session.Eval(read).scalar<float>(), 2);
+}
+
+// Plans are cached per (feeds, fetches, targets) signature, and each keeps the variables it
+// reads once found. A variable created after its reader's plan (by the initializer, or a
+// write) is found by the next Run; a write between runs is seen; a signature that differs
+// only in what is fed or fetched gets its own plan; nodes appended after a plan was cached
+// run; errors in a cached plan still name the node; two Sessions keep their own values.
+TEST(SessionTest, CachedPlansFindVariablesCreatedLaterAndKeepSignaturesApart) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s.WithOpName("x"), kFloat32, {});
+  Variable w(s.WithOpName("w"), Tensor::Scalar<float>(2));
+  auto y = Mul(s, x, w);
+  const FeedList feed_x = {{x, Tensor::Scalar<float>(3)}};
+  Session session(graph);
+  for (int attempt = 0; attempt < 2; ++attempt) {  // the same plan fails twice, naming 'w'
+    std::string message;
+    EXPECT_EQ(CodeOf([&] { session.Run(feed_x, {y}); }, &message), ErrorCode::kFailedPrecondition);
+    EXPECT_NE(message.find("'w'"), std::string::npos) << message;
+  }
+  session.RunTarget(GlobalVariablesInitializer(s));
+  EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 6);
+  session.WriteVariable("w", Tensor::Scalar<float>(5));
+  EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 15);
+  // Feeding the variable: another signature, which reads the feed and not the variable.
+  EXPECT_EQ(session.Run({{x, Tensor::Scalar<float>(3)}, {w, Tensor::Scalar<float>(7)}}, {y})[0]
+                .scalar<float>(),
+            21);
+  EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 15);
+  const auto both = session.Run(feed_x, {y, w});  // fetching the variable too
+  EXPECT_EQ(both[0].scalar<float>(), 15);
+  EXPECT_EQ(both[1].scalar<float>(), 5);
+  // The graph grows after plans are cached.
+  auto z = Add(s, y, w);
+  EXPECT_EQ(session.Run(feed_x, {z})[0].scalar<float>(), 20);
+  EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 15);
+  // A kernel error in a cached plan names its node.
+  auto u = Placeholder(s.WithOpName("u"), kFloat32);  // unknown shape: fails in the kernel
+  auto bad = Reshape(s.WithOpName("bad_reshape"), u, {2});
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::string message;
+    EXPECT_EQ(CodeOf(
+                  [&] {
+                    session.Run({{u, Tensor::Scalar<float>(1)}}, {bad});
+                  },
+                  &message),
+              ErrorCode::kInvalidArgument);
+    EXPECT_NE(message.find("bad_reshape"), std::string::npos) << message;
+  }
+  // Another Session on the same graph has its own variables and plans.
+  Session other(graph);
+  other.WriteVariable("w", Tensor::Scalar<float>(-1));
+  EXPECT_EQ(other.Run(feed_x, {y})[0].scalar<float>(), -3);
+  EXPECT_EQ(session.Run(feed_x, {y})[0].scalar<float>(), 15);
+}
+
+// A Run started inside a kernel of another Run on the same thread (the per-thread scratch
+// vectors are a stack): the outer Run's values survive the inner one, which also throws.
+TEST(SessionTest, RunInsideAKernelKeepsTheOuterRunsValues) {
+  static std::function<void()> inner;
+  static const OpDef nested = {
+      .name = "NestedRun",
+      .num_inputs = 0,
+      .num_outputs = 0,
+      .shape = [](InferenceContext&) {},
+      .kernel = [](KernelContext&) { inner(); },
+      .no_gradient = "test op",
+  };
+  Graph inner_graph;
+  Scope is(inner_graph);
+  auto v = Placeholder(is.WithOpName("v"), kFloat32, {});
+  auto doubled = Add(is, Identity(is, v), Identity(is, v));
+  Session inner_session(inner_graph);
+  inner = [&] {
+    EXPECT_EQ(inner_session.Run({{v, Tensor::Scalar<float>(4)}}, {doubled})[0].scalar<float>(), 8);
+    EXPECT_EQ(CodeOf([&] { inner_session.Eval(doubled); }), ErrorCode::kInvalidArgument);
+  };
+  Graph graph;
+  Scope s(graph);
+  auto c = Const(s, Tensor::Scalar<float>(2));
+  auto x = Identity(s, c);
+  Node* run_inner = s.WithOpName("run_inner").AddNode(nested, {}, {});
+  auto y = Add(s, x, c);  // reads slots written before the inner Run
+  Session session(graph);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    EXPECT_EQ(session.Run({}, {y}, {run_inner})[0].scalar<float>(), 4);
+  }
 }
 
 TEST(SessionTest, StepStatsWhenTracing) {
