@@ -267,8 +267,10 @@ struct TfModel::Compiled {
 // Builds each signature's graph and session.
 class TfModelBuilder {
  public:
+  // variables_missing: why `variables` is null, for the error of a signature that reads a
+  // variable (e.g. "'DIR/variables/' does not exist").
   static void Build(TfModel& model, const proto::GraphDef& def, const TfCheckpointReader* variables,
-                    const std::string& source) {
+                    const std::string& source, const std::string& variables_missing) {
     // Unsupported nodes of every signature, by node name (a node two signatures share is
     // counted once in the load error).
     std::map<std::string, std::string> all_unsupported;
@@ -299,6 +301,7 @@ class TfModelBuilder {
         all_unsupported[n->name()] = n->op();
       }
       FindExampleInput(t, needed, sig);
+      if (variables == nullptr) CheckNoVariableIsRead(needed, where, variables_missing);
       if (!unsupported.empty()) {
         model.unavailable_[key] = DescribeUnsupported(unsupported, loop_nodes, where);
         continue;
@@ -321,6 +324,22 @@ class TfModelBuilder {
   }
 
  private:
+  // Without a checkpoint, a signature that reads a variable cannot run: one error naming the
+  // variable and the missing files, before any node is translated.
+  static void CheckNoVariableIsRead(const std::vector<const proto::NodeDef*>& needed,
+                                    const std::string& where, const std::string& why) {
+    std::vector<std::string> reads;
+    for (const proto::NodeDef* n : needed) {
+      if (n->op() == "VariableV2" || n->op() == "VarHandleOp") reads.push_back(n->name());
+    }
+    if (reads.empty()) return;
+    throw NotFound(where, ": it reads TF variable '", reads.front(), "'",
+                   reads.size() > 1 ? StrCat(" and ", reads.size() - 1, " more") : std::string(),
+                   ", whose values a SavedModel keeps in variables/variables.index and "
+                   "variables.data-*, but ",
+                   why, "; copy the whole SavedModel directory (saved_model.pb and variables/)");
+  }
+
   // Sets sig.example_input / example_features when one ParseExample node reads a string
   // input of the signature.
   static void FindExampleInput(const Translator& t,
@@ -363,6 +382,11 @@ const proto::MetaGraphDef& ReadMetaGraph(Env* env, const std::string& dir,
     std::set<std::string> these(m.meta_info_def().tags().begin(), m.meta_info_def().tags().end());
     if (these == tags) return m;
     available.push_back(StrCat("{", StrJoin(these, ","), "}"));
+  }
+  if (available.empty()) {
+    // An empty file parses as an empty SavedModel.
+    throw DataLoss("TF SavedModel '", pb, "' holds no MetaGraphDef at all (", env->GetFileSize(pb),
+                   " bytes): it is empty or not a SavedModel; copy it again");
   }
   throw NotFound("TF SavedModel '", dir, "' has no MetaGraphDef with tags {", StrJoin(tags, ","),
                  "}; it has ", StrJoin(available, " "));
@@ -411,9 +435,21 @@ std::unique_ptr<TfModel> TfModel::LoadSavedModel(Env* env, const std::string& di
   }
   std::unique_ptr<TfCheckpointReader> variables;
   const std::string prefix = JoinPath(dir, "variables/variables");
-  if (IsTfCheckpoint(env, prefix)) variables = TfCheckpointReader::Open(env, prefix);
+  std::string variables_missing;
+  if (IsTfCheckpoint(env, prefix)) {
+    variables = TfCheckpointReader::Open(env, prefix);
+  } else if (const std::string vars_dir = JoinPath(dir, "variables"); !env->IsDirectory(vars_dir)) {
+    variables_missing = StrCat("'", vars_dir, "/' does not exist");
+  } else {
+    std::vector<std::string> children = env->GetChildren(vars_dir);
+    variables_missing =
+        StrCat("'", TfCheckpointIndexPath(prefix), "' does not exist (",
+               children.empty() ? std::string("variables/ is empty")
+                                : StrCat("variables/ holds ", StrJoin(children, ", ")),
+               ")");
+  }
   TfModelBuilder::Build(*model, meta.graph_def(), variables.get(),
-                        StrCat("TF SavedModel '", dir, "'"));
+                        StrCat("TF SavedModel '", dir, "'"), variables_missing);
   return model;
 }
 
@@ -465,7 +501,9 @@ std::unique_ptr<TfModel> TfModel::LoadFrozenGraph(
   for (const auto& [key, tensor] : outputs)
     sig.outputs[key] = {tensor, DType::kInvalid, Shape::Unknown()};
   model->signatures_["serving_default"] = std::move(sig);
-  TfModelBuilder::Build(*model, def, nullptr, StrCat("TF GraphDef '", path, "'"));
+  TfModelBuilder::Build(*model, def, nullptr, StrCat("TF GraphDef '", path, "'"),
+                        "a GraphDef has no checkpoint: freeze the variables into constants "
+                        "(TF's freeze_graph) or run the SavedModel instead");
   return model;
 }
 
