@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "loom/estimator/all_ops.h"
+#include "loom/estimator/saved_model.h"
 #include "loom/estimator/tf_ops.h"
 #include "loom/graph/graph.h"
 #include "loom/graph/graph_def_proto.h"
@@ -369,6 +370,12 @@ const proto::MetaGraphDef& ReadMetaGraph(Env* env, const std::string& dir,
                                          const std::set<std::string>& tags,
                                          proto::SavedModel& saved) {
   const std::string pb = JoinPath(dir, "saved_model.pb");
+  if (!env->FileExists(pb) && env->FileExists(JoinPath(dir, kSavedModelJson))) {
+    throw InvalidArgument("'", dir, "' is a Loom SavedModel (", kSavedModelJson,
+                          ", from loom export), not a TensorFlow one (saved_model.pb): predict "
+                          "with the job that exported it (loom predict JOB.toml), or load it "
+                          "with SavedModelPredictor (loom/estimator/saved_model.h)");
+  }
   if (!env->FileExists(pb)) {
     throw NotFound("TF SavedModel '", dir,
                    "': no saved_model.pb (a SavedModel directory holds "
