@@ -35,6 +35,12 @@ TEST(CliTest, PredictRunsTensorFlowModels) {
                   "/x.npy --out " + dir + "/y.csv");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(Read(dir + "/y.csv"), "y\n2.5\n3\n4.5\n");
+  // No rows: the header alone (it used to be an empty file).
+  WriteNpy(Env::Default(), dir + "/none.npy", Tensor::Zeros(kFloat32, {0, 1}));
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --input x=" + dir +
+           "/none.npy --out " + dir + "/none.csv");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(Read(dir + "/none.csv"), "y\n");
   r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature regress_x2_to_y3" +
            " --input inputs=" + dir + "/x.npy --out " + dir + "/y3.npy");
   ASSERT_EQ(r.code, 0) << r.output;

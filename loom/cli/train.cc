@@ -326,11 +326,17 @@ void WritePredictionFile(const std::map<std::string, Tensor>& all, const std::st
   } else {
     std::string text;
     int64_t rows = all.begin()->second.rank() == 0 ? 1 : all.begin()->second.shape().dim(0);
+    // Values per row: the product of the dims after the first (so zero rows keep the header).
+    auto row_width = [](const Tensor& t) {
+      int64_t width = 1;
+      for (int i = 1; i < t.rank(); ++i) width *= t.dim(i);
+      return width;
+    };
     // Header: key, or key_j for each of a row's values.
     std::vector<std::string> header;
     for (const auto& [k, t] : all) {
       if (!keys.empty() && std::find(keys.begin(), keys.end(), k) == keys.end()) continue;
-      int64_t width = t.NumElements() / std::max<int64_t>(rows, 1);
+      const int64_t width = row_width(t);
       for (int64_t j = 0; j < width; ++j)
         header.push_back(width == 1 ? k : k + "_" + std::to_string(j));
     }
@@ -340,7 +346,7 @@ void WritePredictionFile(const std::map<std::string, Tensor>& all, const std::st
       bool first = true;
       for (const auto& [k, t] : all) {
         if (!keys.empty() && std::find(keys.begin(), keys.end(), k) == keys.end()) continue;
-        int64_t width = t.NumElements() / rows;
+        const int64_t width = row_width(t);
         for (int64_t j = 0; j < width; ++j) {
           if (!first) text += ',';
           text += Cell(t, r * width + j);

@@ -525,23 +525,34 @@ std::map<std::string, Tensor> TfModel::Run(const std::string& signature,
     throw Unimplemented("TF model signature '", signature, "' cannot run in Loom: ", it->second);
   }
   Compiled& c = *compiled_.at(signature);
+  std::vector<std::string> input_names;
+  for (const auto& [name, placeholder] : c.inputs) input_names.push_back(name);
+  // A misspelt input first: it is also why the right one is missing.
+  for (const auto& [name, value] : inputs) {
+    if (!c.inputs.count(name)) {
+      throw InvalidArgument("TF model signature '", signature, "' has no input '", name,
+                            "'; its inputs are ", StrJoin(input_names, ", "));
+    }
+  }
   FeedList feeds;
   for (const auto& [name, placeholder] : c.inputs) {
+    const TfTensorInfo& info = signatures_.at(signature).inputs.at(name);
     auto it = inputs.find(name);
     if (it == inputs.end()) {
       throw InvalidArgument("TF model signature '", signature, "' needs input '", name, "' (",
-                            signatures_.at(signature).inputs.at(name).name, ")");
+                            info.name, ")");
     }
     if (it->second.dtype() != placeholder.dtype()) {
       throw InvalidArgument("TF model signature '", signature, "': input '", name, "' must be ",
                             DTypeName(placeholder.dtype()), ", is ", DTypeName(it->second.dtype()));
     }
-    feeds.emplace_back(placeholder, it->second);
-  }
-  for (const auto& [name, value] : inputs) {
-    if (!c.inputs.count(name)) {
-      throw InvalidArgument("TF model signature '", signature, "' has no input '", name, "'");
+    if (!placeholder.shape().IsCompatibleWith(it->second.shape())) {
+      throw InvalidArgument("TF model signature '", signature, "': input '", name, "' (", info.name,
+                            ") is ", DTypeName(placeholder.dtype()), placeholder.shape().ToString(),
+                            ", given a tensor of shape ", it->second.shape().ToString(),
+                            "; reshape it to match");
     }
+    feeds.emplace_back(placeholder, it->second);
   }
   std::vector<Output> fetches;
   for (const auto& [name, output] : c.outputs) fetches.push_back(output);
