@@ -3,6 +3,7 @@
 // invalid losses, a NaN loss, keep_checkpoint_max = 0 and evaluate(steps=0).
 #include <gtest/gtest.h>
 
+#include "loom/data/dataset.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/estimator_test_util.h"
 #include "loom/estimator/warm_start.h"
@@ -169,6 +170,30 @@ TEST(EstimatorSemanticsTest, NanLossStopsTraining) {
   auto latest = train::ScanCheckpoints(Env::Default(), dir.path()).latest;
   ASSERT_TRUE(latest);
   EXPECT_TRUE(latest->ends_with("model.ckpt-0")) << *latest;
+}
+
+// TF: an error in the input's map function stops training with that error (the step that
+// read the element fails; end() does not run, so no final checkpoint).
+TEST(EstimatorSemanticsTest, AMapThatFailsOnOneElementStopsTraining) {
+  TempDir dir;
+  LinearData data = MakeLinearData(64, 1);
+  InputFn failing = [&](Scope&) -> InputFnResult {
+    int64_t seen = 0;
+    return data::FromTensorSlices({{"x", data.x}, {"label", data.y}})
+        .Map([seen](data::Element e) mutable {
+          if (++seen == 50) throw InvalidArgument("cannot decode example 50");
+          return e;
+        })
+        .Batch(8);
+  };
+  Estimator estimator(LinearModelFn, Config(dir.path()));
+  const std::string message =
+      ErrorOf([&] { estimator.Train(failing, {.steps = 20}); }, ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("cannot decode example 50"), std::string::npos) << message;
+  EXPECT_NE(message.find("(at step 7, "), std::string::npos) << message;  // examples 49..56
+  auto latest = train::ScanCheckpoints(Env::Default(), dir.path()).latest;
+  ASSERT_TRUE(latest);
+  EXPECT_TRUE(latest->ends_with("model.ckpt-5")) << *latest;
 }
 
 // TF: keep_checkpoint_max=0 (or None) keeps every checkpoint.
