@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
 
 #include "loom/data/dataset.h"
 #include "loom/data/test_util.h"
@@ -57,6 +58,34 @@ TEST(TfSemanticsTest, CountsAtAndPastTheEnds) {
     EXPECT_TRUE(Ints(src.Repeat(0)).empty());
     EXPECT_TRUE(Ints(src.Skip(9).Repeat()).empty());
     EXPECT_TRUE(Ints(src.Take(0).Repeat()).empty());
+  }
+}
+
+// TF: shuffle draws a new order for each pass of a repeat after it, unless
+// reshuffle_each_iteration is false (then every pass repeats the first one's order), seeded
+// or not, over rows or over mapped elements.
+TEST(TfSemanticsTest, ReshuffleEachIterationAcrossRepeatPasses) {
+  for (bool indexed : {true, false}) {
+    for (std::optional<uint64_t> seed : {std::optional<uint64_t>(5), std::optional<uint64_t>()}) {
+      SCOPED_TRACE(StrCat(indexed ? "index path" : "element path", seed ? " seeded" : ""));
+      Dataset src = indexed ? Range(30) : Range(30).Map(TfSemanticsPassThrough);
+      for (bool reshuffle : {true, false}) {
+        auto v =
+            Ints(src.Shuffle(30, {.seed = seed, .reshuffle_each_iteration = reshuffle}).Repeat(3));
+        ASSERT_EQ(v.size(), 90u);
+        const std::vector<int64_t> first(v.begin(), v.begin() + 30);
+        const std::vector<int64_t> second(v.begin() + 30, v.begin() + 60);
+        const std::vector<int64_t> third(v.begin() + 60, v.end());
+        EXPECT_NE(first, Ints(Range(30)));
+        if (reshuffle) {
+          EXPECT_NE(first, second);
+          EXPECT_NE(second, third);
+        } else {
+          EXPECT_EQ(first, second);
+          EXPECT_EQ(first, third);
+        }
+      }
+    }
   }
 }
 
