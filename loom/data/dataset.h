@@ -138,7 +138,8 @@ class Dataset {
   Dataset PaddedBatch(int64_t batch_size, PaddedBatchOptions options = {}) const;
   Dataset Unbatch() const;
   Dataset Shuffle(int64_t buffer_size, ShuffleOptions options = {}) const;
-  // count < 0 repeats forever.
+  // count < 0 repeats forever, until a pass yields nothing (an empty input never loops);
+  // a finite count runs every pass, an empty one included (TF's repeat).
   Dataset Repeat(int64_t count = -1) const;
   Dataset Take(int64_t count) const;
   Dataset Skip(int64_t count) const;

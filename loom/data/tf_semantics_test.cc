@@ -89,6 +89,34 @@ TEST(TfSemanticsTest, ReshuffleEachIterationAcrossRepeatPasses) {
   }
 }
 
+// TF: repeat(n) runs n passes even when one of them is empty (a filter that drops a whole
+// pass, a generator with nothing left); repeat() forever ends at an empty pass. A finite
+// repeat used to end at the first empty pass too, silently dropping the passes after it.
+TEST(TfSemanticsTest, AnEmptyPassEndsOnlyARepeatForever) {
+  auto passes = std::make_shared<std::atomic<int>>(0);
+  // Pass k yields k, except that pass 1 yields nothing.
+  auto source = FromGenerator(
+      [passes]() -> Generator {
+        const int pass = (*passes)++;
+        auto left = std::make_shared<bool>(pass != 1);
+        return [pass, left]() -> std::optional<Element> {
+          if (!*left) return std::nullopt;
+          *left = false;
+          return Element{{"x", Tensor::Scalar<int64_t>(pass)}};
+        };
+      },
+      ElementSpec{{"x", {kInt64, Shape{}}}});
+  EXPECT_EQ(Ints(source.Repeat(4)), (std::vector<int64_t>{0, 2, 3}));
+  *passes = 0;
+  EXPECT_EQ(Ints(source.Repeat()), (std::vector<int64_t>{0}));
+  // The same through a filter that drops every element of the second pass of a Range.
+  auto drop_second_pass = [n = std::make_shared<int>(0)](const Element&) {
+    return (*n)++ / 3 != 1;
+  };
+  EXPECT_EQ(Ints(Range(3).Filter(drop_second_pass).Repeat(3)),
+            (std::vector<int64_t>{0, 1, 2, 0, 1, 2}));
+}
+
 // TF: zip ends with its shortest input.
 TEST(TfSemanticsTest, ZipOfUnequalLengthsEndsWithTheShortest) {
   auto y = Range(100, 102).Map(
