@@ -206,8 +206,8 @@ TEST(CliTest, DamagedTensorFlowSavedModelsAreClearErrors) {
   };
   const std::vector<Case> cases = {
       {"no_variables", [](const std::string& d) { fs::remove_all(d + "/variables"); },
-       "reads TF variable 'b' and 1 more, whose values a SavedModel keeps in "
-       "variables/variables.index and variables.data-*, but '" +
+       "reads TF variable 'b' and 1 more, but a SavedModel keeps their values in "
+       "variables/variables.index and variables.data-*, and '" +
            dir + "/no_variables/variables/' does not exist; copy the whole SavedModel directory"},
       {"no_index", [](const std::string& d) { fs::remove(d + "/variables/variables.index"); },
        "variables.index' does not exist (variables/ holds variables.data-00000-of-00001)"},

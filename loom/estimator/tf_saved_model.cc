@@ -336,9 +336,7 @@ class TfModelBuilder {
     if (reads.empty()) return;
     throw NotFound(where, ": it reads TF variable '", reads.front(), "'",
                    reads.size() > 1 ? StrCat(" and ", reads.size() - 1, " more") : std::string(),
-                   ", whose values a SavedModel keeps in variables/variables.index and "
-                   "variables.data-*, but ",
-                   why, "; copy the whole SavedModel directory (saved_model.pb and variables/)");
+                   ", but ", why);
   }
 
   // Sets sig.example_input / example_features when one ParseExample node reads a string
@@ -445,15 +443,21 @@ std::unique_ptr<TfModel> TfModel::LoadSavedModel(Env* env, const std::string& di
   std::string variables_missing;
   if (IsTfCheckpoint(env, prefix)) {
     variables = TfCheckpointReader::Open(env, prefix);
-  } else if (const std::string vars_dir = JoinPath(dir, "variables"); !env->IsDirectory(vars_dir)) {
-    variables_missing = StrCat("'", vars_dir, "/' does not exist");
   } else {
-    std::vector<std::string> children = env->GetChildren(vars_dir);
-    variables_missing =
-        StrCat("'", TfCheckpointIndexPath(prefix), "' does not exist (",
-               children.empty() ? std::string("variables/ is empty")
-                                : StrCat("variables/ holds ", StrJoin(children, ", ")),
-               ")");
+    const std::string vars_dir = JoinPath(dir, "variables");
+    std::string what;
+    if (!env->IsDirectory(vars_dir)) {
+      what = StrCat("'", vars_dir, "/' does not exist");
+    } else {
+      std::vector<std::string> children = env->GetChildren(vars_dir);
+      what = StrCat("'", TfCheckpointIndexPath(prefix), "' does not exist (",
+                    children.empty() ? std::string("variables/ is empty")
+                                     : StrCat("variables/ holds ", StrJoin(children, ", ")),
+                    ")");
+    }
+    variables_missing = StrCat(
+        "a SavedModel keeps their values in variables/variables.index and variables.data-*, and ",
+        what, "; copy the whole SavedModel directory (saved_model.pb and variables/)");
   }
   TfModelBuilder::Build(*model, meta.graph_def(), variables.get(),
                         StrCat("TF SavedModel '", dir, "'"), variables_missing);

@@ -407,6 +407,42 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
   }
 }
 
+// A frozen GraphDef that still reads a variable has no checkpoint to read it from: the error
+// names the variable and says to freeze it (it used to name the missing variables/ of a
+// SavedModel).
+TEST(TfSavedModelTest, AGraphDefReadingAVariableSaysToFreezeIt) {
+  proto::GraphDef def;
+  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> in) {
+    proto::NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    for (const auto& i : in) n->add_input(i);
+    return n;
+  };
+  proto::NodeDef* x = add("x", "Placeholder", {});
+  (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+  proto::NodeDef* w = add("w", "VariableV2", {});
+  (*w->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+  add("y", "Mul", {"x", "w"});
+  estimator_testing::TempDir dir;
+  const std::string path = dir.Join("g.pb");
+  auto f = Env::Default()->NewWritableFile(path);
+  f->Append(def.SerializeAsString());
+  f->Close();
+  const std::string message = testing::ErrorOf(
+      [&] {
+        TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "y:0"}});
+      },
+      ErrorCode::kNotFound);
+  EXPECT_NE(message.find("TF GraphDef '" + path +
+                         "' signature 'serving_default': it reads TF "
+                         "variable 'w'"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("freeze the variables into constants"), std::string::npos) << message;
+  EXPECT_EQ(message.find("variables/variables.index"), std::string::npos) << message;
+}
+
 // A TF1 while loop's frame ops: the error names them and says why they cannot come in.
 TEST(TfSavedModelTest, Tf1WhileLoopOpsAreAClearError) {
   proto::GraphDef def;
