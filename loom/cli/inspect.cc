@@ -18,6 +18,7 @@
 #include "loom/cli/commands.h"
 #include "loom/cli/inspect_internal.h"
 #include "loom/cli/sniff.h"
+#include "loom/estimator/saved_model.h"
 #include "loom/estimator/tf_checkpoints.h"
 #include "loom/io/idx.h"
 #include "loom/io/npy.h"
@@ -232,14 +233,12 @@ void CheckSavedModelGraph(Env* env, const std::string& dir, const proto::GraphDe
 
 void InspectSavedModel(Env* env, const std::string& dir) {
   std::printf("SavedModel %s\n", dir.c_str());
-  std::string graph = JoinPath(dir, "graph.pb");
+  CheckSavedModelFiles(env, dir);
+  std::string graph = JoinPath(dir, kSavedModelGraph);
   const proto::GraphDef def = ReadGraph(env, graph);
   InspectGraph(env, graph, def);
   CheckSavedModelGraph(env, dir, def);
-  std::string vars = JoinPath(dir, "variables/variables.safetensors");
-  if (!env->FileExists(vars))
-    throw DataLoss("SavedModel '", dir, "' has no variables/variables.safetensors");
-  InspectCheckpoint(env, vars);
+  InspectCheckpoint(env, JoinPath(dir, kSavedModelVariables));
 }
 
 // Numpy's element size from the dtype string ("<f4" -> 4), 0 when it has none.

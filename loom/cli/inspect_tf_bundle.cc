@@ -5,6 +5,7 @@
 // file and tensor. Also TF SavedModels (loom/estimator/tf_saved_model.h): signatures, their
 // inputs and outputs, and which ones Loom can run.
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "loom/base/error.h"
@@ -53,14 +54,21 @@ void InspectTFCheckpointIndex(Env* env, const std::string& path) {
 
 void InspectTFSavedModel(Env* env, const std::string& dir) {
   // Translating the graph says which signatures run; a model none of whose signatures can
-  // run is still listed, with the load error.
+  // run is still listed, with the load error. So is one whose variables/ are missing or
+  // damaged, whose error then follows the listing (the exit status says it is damaged).
   std::unique_ptr<TfModel> model;
   std::string load_error;
+  std::optional<Error> damage;
   try {
     model = LoadTFSavedModel(env, dir);
   } catch (const Error& e) {
-    if (e.code() != ErrorCode::kUnimplemented) throw;
-    load_error = e.message();
+    if (e.code() == ErrorCode::kNotFound || e.code() == ErrorCode::kDataLoss) {
+      damage = e;
+    } else if (e.code() == ErrorCode::kUnimplemented) {
+      load_error = e.message();
+    } else {
+      throw;
+    }
   }
   const std::map<std::string, TfSignature> signatures =
       model ? model->signatures() : ReadTfSavedModelSignatures(env, dir);
@@ -89,6 +97,7 @@ void InspectTFSavedModel(Env* env, const std::string& dir) {
       std::printf("    output %-12s %s\n", name.c_str(), describe(info).c_str());
     }
   }
+  if (damage) throw *damage;
   if (!load_error.empty()) {
     std::printf("No signature can run in Loom: %s\n", load_error.c_str());
     return;

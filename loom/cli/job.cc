@@ -264,12 +264,20 @@ Job ParseJob(const std::string& text, const std::string& path) {
       job.run_config.precision = ParsePrecision(*v, StrCat(path, ": [train] precision"));
     }
     if (job.steps && job.max_steps) t.Fail("steps", "give steps or max_steps, not both");
+    if (job.steps && *job.steps <= 0) t.Fail("steps", "must be > 0 (leave it out for one pass)");
+    if (job.max_steps && *job.max_steps <= 0) t.Fail("max_steps", "must be > 0");
     if (job.batch_size <= 0) t.Fail("batch_size", "must be > 0");
+    if (job.shuffle_buffer <= 0) {
+      t.Fail("shuffle_buffer", "must be > 0 (1 keeps the input's order)");
+    }
     t.CheckAllUsed();
   }
   if (const toml::table* ev = top.SubTable("eval")) {
     Table t(*ev, "eval", path);
     job.eval_steps = t.Int("steps");
+    if (job.eval_steps && *job.eval_steps <= 0) {
+      t.Fail("steps", "must be > 0 (leave it out to evaluate the whole eval source)");
+    }
     t.CheckAllUsed();
   }
   if (const toml::table* ex = top.SubTable("export")) {

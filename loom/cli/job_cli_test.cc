@@ -47,6 +47,13 @@ TEST(CliTest, JobErrorsNameFileLineAndKey) {
   r = Loom("train " + path);
   EXPECT_NE(r.code, 0);
   EXPECT_CONTAINS(r.output, path + ":1");
+  // --max-steps 0 (as max_steps = 0) is refused naming the flag, not by Train later.
+  Write(path, job);
+  for (const std::string value : {"0", "-3"}) {
+    r = Loom("train " + path + " --max-steps " + value);
+    EXPECT_NE(r.code, 0);
+    EXPECT_CONTAINS(r.output, "--max-steps: must be > 0, given " + value);
+  }
 }
 // A misspelt key is reported as unknown (with the key it resembles) before anything
 // complains that the key it was meant to be is missing.

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "loom/testing/error_of.h"
 #include "loom/testing/temp_dir.h"
@@ -77,6 +79,33 @@ TEST(JobTest, TrainPrecisionKeySetsRunConfig) {
       ErrorCode::kInvalidArgument);
   EXPECT_NE(message.find("job.toml: [train] precision is \"fp16\""), std::string::npos) << message;
   EXPECT_NE(message.find("\"bf16-emulated\""), std::string::npos) << message;
+}
+
+// Counts TF rejects (steps <= 0, max_steps <= 0, a shuffle buffer <= 0) name the key and
+// its line; they used to surface later as "Train: max_steps must be > 0, given -5" or
+// "Shuffle: buffer_size must be positive, got 0", naming no job file.
+TEST(JobTest, NonPositiveCountsNameTheirKeyAndLine) {
+  auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  const std::string base = JobText("m", "d.csv", "");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {JobText("m", "d.csv", "shuffle_buffer = 0\n"),
+       "job.toml:13: [train] key 'shuffle_buffer': must be > 0 (1 keeps the input's order)"},
+      {JobText("m", "d.csv", "shuffle_buffer = -1\n"), "[train] key 'shuffle_buffer': must be > 0"},
+      {replaced(base, "max_steps = 3", "max_steps = -5"),
+       "job.toml:11: [train] key 'max_steps': must be > 0"},
+      {replaced(base, "max_steps = 3", "steps = 0"),
+       "job.toml:11: [train] key 'steps': must be > 0 (leave it out for one pass)"},
+      {base + "\n[eval]\nsteps = 0\n", "[eval] key 'steps': must be > 0"},
+  };
+  for (const auto& c : cases) {  // not a structured binding: the lambda captures the text
+    const std::string& text = c.first;
+    const std::string message =
+        testing::ErrorOf([&] { ParseJob(text, "job.toml"); }, ErrorCode::kInvalidArgument);
+    EXPECT_NE(message.find(c.second), std::string::npos) << message;
+  }
 }
 
 TEST(JobTest, PrecisionReachesEveryProductOfTheTrainingGraph) {

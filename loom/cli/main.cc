@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
                  "job, lower [train] batch_size or shuffle_buffer\n");
     return 1;
   } catch (const loom::Error& e) {
+    // What the command printed first (e.g. inspect's listing of a damaged file) stays before
+    // the error when both streams go to one pipe.
+    std::fflush(stdout);
     std::fprintf(stderr, "loom: error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {

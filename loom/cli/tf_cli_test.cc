@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,12 @@ TEST(CliTest, PredictRunsTensorFlowModels) {
                   "/x.npy --out " + dir + "/y.csv");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(Read(dir + "/y.csv"), "y\n2.5\n3\n4.5\n");
+  // No rows: the header alone (it used to be an empty file).
+  WriteNpy(Env::Default(), dir + "/none.npy", Tensor::Zeros(kFloat32, {0, 1}));
+  r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --input x=" + dir +
+           "/none.npy --out " + dir + "/none.csv");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(Read(dir + "/none.csv"), "y\n");
   r = Loom("predict --saved-model " + tf + "/half_plus_two/00000123 --signature regress_x2_to_y3" +
            " --input inputs=" + dir + "/x.npy --out " + dir + "/y3.npy");
   ASSERT_EQ(r.code, 0) << r.output;
@@ -176,6 +183,61 @@ TEST(CliTest, TrainNeverClobbersATensorFlowModelDir) {
   EXPECT_NE(r.code, 0);
   EXPECT_CONTAINS(r.output, "holds TensorFlow checkpoints");
   EXPECT_EQ(Read(model_dir + "/checkpoint"), state);
+}
+
+// Damaged copies of half_plus_two, as users send them (a SavedModel copied without its
+// variables/, a truncated download, an empty file): `loom predict` and `loom inspect` exit 1
+// with one error naming the file that is wrong and what to copy, never a crash; inspect
+// lists the signatures it could read before the error.
+TEST(CliTest, DamagedTensorFlowSavedModelsAreClearErrors) {
+  const std::string half = std::string(LOOM_SHARED_TESTDATA) + "/tf/half_plus_two/00000123";
+  const std::string dir = TempDir("tf_damaged");
+  WriteNpy(Env::Default(), dir + "/x.npy", Tensor::FromVector<float>({1, 2}, Shape{2, 1}));
+  auto copy = [&](const std::string& name) {
+    const std::string to = dir + "/" + name;
+    fs::copy(half, to, fs::copy_options::recursive);
+    return to;
+  };
+  const std::string data = "/variables/variables.data-00000-of-00001";
+  struct Case {
+    std::string name;
+    std::function<void(const std::string&)> damage;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"no_variables", [](const std::string& d) { fs::remove_all(d + "/variables"); },
+       "reads TF variable 'b' and 1 more, but a SavedModel keeps their values in "
+       "variables/variables.index and variables.data-*, and '" +
+           dir + "/no_variables/variables/' does not exist; copy the whole SavedModel directory"},
+      {"no_index", [](const std::string& d) { fs::remove(d + "/variables/variables.index"); },
+       "variables.index' does not exist (variables/ holds variables.data-00000-of-00001)"},
+      {"no_data", [&](const std::string& d) { fs::remove(d + data); },
+       "data file '" + dir + "/no_data" + data + "' does not exist"},
+      {"cut_data", [&](const std::string& d) { fs::resize_file(d + data, 5); },
+       "lies past the end of the file's 5 bytes (the file is truncated"},
+      {"empty_pb", [](const std::string& d) { fs::resize_file(d + "/saved_model.pb", 0); },
+       "saved_model.pb' holds no MetaGraphDef at all (0 bytes): it is empty or not a SavedModel"},
+      {"cut_pb", [](const std::string& d) { fs::resize_file(d + "/saved_model.pb", 200); },
+       "saved_model.pb' does not parse as a SavedModel protobuf"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string model = copy(c.name);
+    c.damage(model);
+    Result r = Loom("predict --saved-model " + model + " --input x=" + dir + "/x.npy --out " + dir +
+                    "/y.csv");
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, c.expected);
+    EXPECT_EQ(r.output.find("signature 'classify_x_to_y': TF"), std::string::npos) << r.output;
+    r = Loom("inspect " + model);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_CONTAINS(r.output, c.expected);
+    if (!c.name.ends_with("_pb")) {  // the signatures were readable: listed before the error
+      EXPECT_LT(r.output.find("serving_default (tensorflow/serving/predict)"),
+                r.output.find("loom: error:"))
+          << r.output;
+    }
+  }
 }
 
 }  // namespace

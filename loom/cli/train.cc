@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,16 @@
 
 namespace loom::cli {
 namespace {
+
+// --max-steps N: N > 0, as [train] max_steps (a value that is no integer is CLI11's error).
+std::string CheckPositiveSteps(const std::string& value) {
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec == std::errc() && end == value.data() + value.size() && n <= 0) {
+    return StrCat("must be > 0, given ", value);
+  }
+  return "";
+}
 
 // Flags shared by the job subcommands.
 struct JobFlags {
@@ -315,11 +326,17 @@ void WritePredictionFile(const std::map<std::string, Tensor>& all, const std::st
   } else {
     std::string text;
     int64_t rows = all.begin()->second.rank() == 0 ? 1 : all.begin()->second.shape().dim(0);
+    // Values per row: the product of the dims after the first (so zero rows keep the header).
+    auto row_width = [](const Tensor& t) {
+      int64_t width = 1;
+      for (int i = 1; i < t.rank(); ++i) width *= t.dim(i);
+      return width;
+    };
     // Header: key, or key_j for each of a row's values.
     std::vector<std::string> header;
     for (const auto& [k, t] : all) {
       if (!keys.empty() && std::find(keys.begin(), keys.end(), k) == keys.end()) continue;
-      int64_t width = t.NumElements() / std::max<int64_t>(rows, 1);
+      const int64_t width = row_width(t);
       for (int64_t j = 0; j < width; ++j)
         header.push_back(width == 1 ? k : k + "_" + std::to_string(j));
     }
@@ -329,7 +346,7 @@ void WritePredictionFile(const std::map<std::string, Tensor>& all, const std::st
       bool first = true;
       for (const auto& [k, t] : all) {
         if (!keys.empty() && std::find(keys.begin(), keys.end(), k) == keys.end()) continue;
-        int64_t width = t.NumElements() / rows;
+        const int64_t width = row_width(t);
         for (int64_t j = 0; j < width; ++j) {
           if (!first) text += ',';
           text += Cell(t, r * width + j);
@@ -349,7 +366,8 @@ void AddJobCommands(CLI::App& app) {
     auto flags = std::make_shared<JobFlags>();
     CLI::App* cmd = app.add_subcommand("train", "train the model a job file describes");
     AddJobFlags(cmd, *flags);
-    cmd->add_option("--max-steps", flags->max_steps, "override [train] steps / max_steps");
+    cmd->add_option("--max-steps", flags->max_steps, "override [train] steps / max_steps")
+        ->check(CheckPositiveSteps);
     auto evaluate = std::make_shared<bool>(false);
     auto export_model = std::make_shared<bool>(false);
     cmd->add_flag("--evaluate", *evaluate, "evaluate on [data.eval] after training");
@@ -449,7 +467,8 @@ void AddJobCommands(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "demo", "train and evaluate the built-in job: a DNNClassifier on Fashion-MNIST");
     cmd->add_option("--model-dir", *model_dir, "where to train")->capture_default_str();
-    cmd->add_option("--max-steps", *max_steps, "override the job's max_steps");
+    cmd->add_option("--max-steps", *max_steps, "override the job's max_steps")
+        ->check(CheckPositiveSteps);
     cmd->add_option("--precision", *precision,
                     "float32 (default), bf16, bf16-strict or bf16-emulated ([train] precision)");
     cmd->callback(run([model_dir, max_steps, precision] {

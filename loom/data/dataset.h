@@ -39,8 +39,10 @@ namespace loom::data {
 class DatasetImpl;
 class Dataset;
 
-// num_parallel_calls value: one worker per core.
+// num_parallel_calls value: one worker per core. As Prefetch's buffer_size (TF's
+// prefetch(AUTOTUNE)): kAutotunePrefetchBuffer elements, a fixed size (TF tunes it at run time).
 inline constexpr int kAutotune = -1;
+inline constexpr int kAutotunePrefetchBuffer = 2;
 
 struct MapOptions {
   // Elements mapped concurrently on worker threads; 0 maps on the consumer's thread,
@@ -136,12 +138,16 @@ class Dataset {
   Dataset PaddedBatch(int64_t batch_size, PaddedBatchOptions options = {}) const;
   Dataset Unbatch() const;
   Dataset Shuffle(int64_t buffer_size, ShuffleOptions options = {}) const;
-  // count < 0 repeats forever.
+  // count < 0 repeats forever, until a pass yields nothing (an empty input never loops);
+  // a finite count runs every pass, an empty one included (TF's repeat).
   Dataset Repeat(int64_t count = -1) const;
   Dataset Take(int64_t count) const;
   Dataset Skip(int64_t count) const;
   // Every num_shards-th element starting at index (tf.data's shard).
   Dataset Shard(int64_t num_shards, int64_t index) const;
+  // Up to buffer_size elements made ready on a worker thread. As in TF, 0 reads straight
+  // through (no thread) and kAutotune is a buffer of kAutotunePrefetchBuffer; any other
+  // negative size is InvalidArgument.
   Dataset Prefetch(int64_t buffer_size) const;
   // filename "" caches in memory (filled by the first complete pass, shared by later
   // iterators of this dataset); otherwise the first complete pass writes the file and later

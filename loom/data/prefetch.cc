@@ -175,6 +175,10 @@ class PrefetchDataset : public DatasetImpl {
 }  // namespace
 
 Dataset Dataset::Prefetch(int64_t buffer_size) const {
+  CheckArg(buffer_size >= 0 || buffer_size == kAutotune, "Prefetch",
+           "buffer_size must be >= 0 or kAutotune (-1, TF's AUTOTUNE), got ", buffer_size);
+  if (buffer_size == 0) return *this;  // TF's prefetch(0): the consumer reads straight through
+  if (buffer_size == kAutotune) buffer_size = kAutotunePrefetchBuffer;
   return Dataset(std::make_shared<PrefetchDataset>(impl(), buffer_size));
 }
 

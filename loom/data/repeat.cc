@@ -1,6 +1,7 @@
 // Repeat: the input again and again (count < 0: forever). Each pass gets its own
 // IteratorContext::iteration, so a Shuffle inside reshuffles per pass, deterministically.
-// A pass that yields nothing ends the repetition (no infinite loop over an empty input).
+// Forever, a pass that yields nothing ends the repetition (no infinite loop over an empty
+// input); a finite count runs every pass, an empty one included (TF's two iterators).
 #include "loom/data/index_preserving.h"
 
 namespace loom::data {
@@ -22,8 +23,8 @@ class RepeatCursor : public Cursor<Item> {
         return x;
       }
       inner_.reset();
-      if (!produced_in_epoch_) {
-        count_ = epoch_;  // an empty pass: stop for good
+      if (!produced_in_epoch_ && count_ < 0) {
+        count_ = epoch_;  // an empty pass of a Repeat forever: stop for good
         return std::nullopt;
       }
       ++epoch_;

@@ -12,6 +12,7 @@
 #include "loom/estimator/tf_checkpoints.h"
 #include "loom/io/safetensors.h"
 #include "loom/io/tf_checkpoint.h"
+#include "loom/ops/array.h"
 #include "loom/train/global_step.h"
 #include "loom/train/saver.h"
 
@@ -257,6 +258,12 @@ ModelGraph EstimatorInternals::BuildModelGraph(Estimator& est, const InputFn& in
                                  "(features, labels)]"));
   }
   ValidateEstimatorSpec(m.spec, mode, *m.graph);
+  if (m.spec.loss.valid() && m.spec.loss.shape().rank() != 0) {
+    // A one-element loss of another shape ([1], [1, 1]) becomes a scalar, as in TF's
+    // EstimatorSpec, for the hooks, summaries and metrics that read it.
+    m.spec.loss = Reshape(root.WithOpName(m.graph->UniqueName("loss_as_scalar")), m.spec.loss,
+                          std::vector<int64_t>{});
+  }
   return m;
 }
 

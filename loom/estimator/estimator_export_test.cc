@@ -8,7 +8,9 @@
 #include "loom/estimator/child_trainer.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/estimator_test_util.h"
+#include "loom/estimator/tf_saved_model.h"
 #include "loom/estimator/train_and_evaluate.h"
+#include "loom/testing/error_of.h"
 #include "loom/train/basic_hooks.h"
 
 namespace loom {
@@ -90,6 +92,30 @@ TEST(SavedModelTest, BadGlobalStepIsDataLoss) {
       EXPECT_NE(e.message().find("global_step"), std::string::npos) << e.what();
     }
   }
+}
+
+// A SavedModel copied without graph.pb or its variables: DataLoss naming the missing file
+// and what a SavedModel holds (graph.pb used to be "cannot stat '.../graph.pb'"). Handed to
+// the TF loader (loom predict --saved-model), a Loom SavedModel says what it is.
+TEST(SavedModelTest, IncompleteCopiesNameTheMissingFile) {
+  auto env = NewMemEnv();
+  const std::string good = "/export/1";
+  env->CreateDirs(good);
+  const nlohmann::json doc = {{"format", "loom-saved-model-1"},
+                              {"signatures", nlohmann::json::object()}};
+  WriteFileAtomically(env.get(), good + "/saved_model.json", doc.dump());
+  for (const std::string missing : {"graph.pb", "variables/variables.safetensors"}) {
+    if (missing != "graph.pb") WriteFileAtomically(env.get(), good + "/graph.pb", "");
+    const std::string message = testing::ErrorOf(
+        [&] { SavedModelPredictor::Load(good, {}, env.get()); }, ErrorCode::kDataLoss);
+    EXPECT_NE(message.find("SavedModel '/export/1' has no " + missing), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("copy the whole directory"), std::string::npos) << message;
+  }
+  const std::string message =
+      testing::ErrorOf([&] { LoadTFSavedModel(env.get(), good); }, ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("'/export/1' is a Loom SavedModel (saved_model.json"), std::string::npos)
+      << message;
 }
 
 TEST(SavedModelTest, ExportOutputsBecomeSignatures) {

@@ -176,6 +176,40 @@ TEST(EstimatorFaultTest, EveryFailedWriteSyncRenameCloseOrCreateIsReportedAndRec
   EXPECT_GT(reported, 0);
 }
 
+// The event file's last close (after the hooks' End flushed it) is the one write of
+// training whose failure used to be only a log line of the FileWriter's destructor: failing
+// each close in turn, exactly one run reports an event file's close, and only that one.
+TEST(EstimatorFaultTest, AFailedCloseOfTheEventFileIsTrainsError) {
+  const Reference& ref = GetReference();
+  const LinearData data = MakeLinearData(64, 1);
+  const int64_t closes = ref.calls[static_cast<int>(FaultOp::kClose)];
+  int event_file_closes_reported = 0;
+  for (int64_t n = 1; n <= closes; ++n) {
+    auto mem = NewMemEnv();
+    FaultInjectionEnv env(mem.get());
+    env.FailNth(FaultOp::kClose, n);
+    try {
+      Estimator est(LinearModelFn, FaultConfig(&env));
+      est.Train(TrainInput(data), {.steps = kSteps});
+    } catch (const Error& e) {
+      if (e.message().find("events.out.tfevents.") == std::string::npos) continue;
+      ++event_file_closes_reported;
+      EXPECT_NE(e.message().find("injected"), std::string::npos) << e.what();
+      // The events were flushed before the close failed: all of them are in the file.
+      env.ClearFaults();
+      ASSERT_EQ(EventFiles(&env).size(), 1u);
+      int checkpoint_events = 0;
+      auto reader = EventFileReader::Open(&env, EventFiles(&env)[0]);
+      while (auto event = reader->Next()) {
+        checkpoint_events += event->has_session_log() &&
+                             event->session_log().status() == proto::SessionLog::CHECKPOINT;
+      }
+      EXPECT_EQ(checkpoint_events, 3);  // steps 0, 2 and 4
+    }
+  }
+  EXPECT_EQ(event_file_closes_reported, 1);
+}
+
 // Deletes model_dir after the n-th step: a cleanup script running during training.
 class DeleteModelDirHook : public train::SessionRunHook {
  public:

@@ -130,10 +130,12 @@ struct EstimatorInternals {
   // there is none, NotFound when `path` does not exist.
   static std::string ResolveCheckpoint(const Estimator& estimator, const std::string& path,
                                        std::string_view what);
-  // The Train hooks, in the order estimator.h documents.
+  // The Train hooks, in the order estimator.h documents. *shared_writer is set to the
+  // FileWriter they share for model_dir's event file (null when no hook writes one).
   static train::HookList TrainingHooks(const Estimator& estimator, const ModelGraph& model,
                                        const TrainOptions& options,
-                                       const std::shared_ptr<train::Scaffold>& scaffold);
+                                       const std::shared_ptr<train::Scaffold>& scaffold,
+                                       std::shared_ptr<train::FileWriter>* shared_writer);
   // Calls input_fn in a scratch graph: the Dataset when it returns one without building
   // nodes (so a cached graph can be reused), else nullopt.
   static std::optional<data::Dataset> ProbeDataset(const Estimator& estimator,

@@ -78,8 +78,10 @@ void ValidateEstimatorSpec(const EstimatorSpec& spec, Mode mode, const Graph& gr
   if (spec.loss.valid()) {
     CheckGraph(graph, spec.loss.node, "loss", mode);
     const Shape& shape = spec.loss.shape();
-    const bool scalar =
-        shape.rank_known() && (shape.rank() == 0 || (shape.rank() == 1 && shape.dim(0) == 1));
+    // TF's rule: one element ([], [1], [1, 1] ...; the Estimator reshapes it to []). A
+    // shape with unknown dims, which TF accepts and fails at its run-time reshape once a
+    // batch holds more than one example, is rejected here.
+    const bool scalar = shape.fully_defined() && shape.num_elements() == 1;
     if (!scalar) {
       throw InvalidArgument("EstimatorSpec (mode ", m, "): loss must be a scalar, given ",
                             spec.loss.name(), " of shape ", shape.ToString(),

@@ -218,8 +218,10 @@ TEST(EstimatorTrainTest, DefaultHooksAreBuiltInTfOrder) {
   ModelGraph model = EstimatorInternals::BuildModelGraph(estimator, TrainInput(d), Mode::kTrain);
   auto user = std::make_shared<train::FeedFnHook>([] { return FeedList{}; });
   auto scaffold = std::make_shared<train::Scaffold>();
+  std::shared_ptr<train::FileWriter> writer;
   train::HookList hooks = EstimatorInternals::TrainingHooks(
-      estimator, model, {.hooks = {user}, .max_steps = 5}, scaffold);
+      estimator, model, {.hooks = {user}, .max_steps = 5}, scaffold, &writer);
+  EXPECT_NE(writer, nullptr);  // the one the checkpoint saver and the summary hooks share
   std::vector<std::string> names;
   for (const auto& hook : hooks) {
     const train::SessionRunHook& h = *hook;

@@ -29,7 +29,8 @@ Error WithTrainingStep(const Error& e, Session& session, const Output& global_st
 
 train::HookList EstimatorInternals::TrainingHooks(
     const Estimator& est, const ModelGraph& model, const TrainOptions& options,
-    const std::shared_ptr<train::Scaffold>& scaffold) {
+    const std::shared_ptr<train::Scaffold>& scaffold,
+    std::shared_ptr<train::FileWriter>* shared_writer) {
   const RunConfig& config = est.config_;
   Env* env = est.env();
   const EstimatorSpec& spec = model.spec;
@@ -115,6 +116,7 @@ train::HookList EstimatorInternals::TrainingHooks(
                                    .env = env}));
   }
   replica_hooks();
+  *shared_writer = writer;
   return hooks;
 }
 
@@ -199,7 +201,9 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
       WarmStart(session, settings, env);
     };
   }
-  train::HookList hooks = EstimatorInternals::TrainingHooks(*this, model, options, scaffold);
+  std::shared_ptr<train::FileWriter> writer;
+  train::HookList hooks =
+      EstimatorInternals::TrainingHooks(*this, model, options, scaffold, &writer);
   const train::ScopedStopSignals stop_signals;
   hooks.insert(hooks.begin(), stop_signals.NewHook());
 
@@ -229,6 +233,11 @@ TrainResult Estimator::Train(const InputFn& input_fn, TrainOptions options) {
   // The chief saved its last checkpoint in Close: no replica returns before it exists, so
   // an Evaluate, Predict or export that follows on any replica reads that checkpoint.
   if (distribution != nullptr) distribution->Barrier();
+  // The hooks' End flushed the event file; its close (a last sync) fails only rarely
+  // (NFS reports write errors there), and then it is Train's error, not a log line of the
+  // writer's destructor. A writer that a caller's hook still holds is theirs to close.
+  hooks.clear();
+  if (writer != nullptr && writer.use_count() == 1) writer->Close();
   result.stop_signal = stop_signals.received();
   if (result.stop_signal != 0) {
     LOOM_LOG(WARNING) << "Training stopped by " << train::StopSignalName(result.stop_signal)

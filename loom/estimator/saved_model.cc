@@ -130,6 +130,15 @@ void WriteSavedModel(Env* env, const std::string& export_dir, const Graph& graph
   env->SyncDir(base);
 }
 
+void CheckSavedModelFiles(Env* env, const std::string& export_dir) {
+  for (std::string_view file : {kSavedModelGraph, kSavedModelVariables}) {
+    if (env->FileExists(JoinPath(export_dir, file))) continue;
+    throw DataLoss("SavedModel '", export_dir, "' has no ", file, ": a Loom SavedModel (what ",
+                   "loom export writes) is ", kSavedModelJson, ", ", kSavedModelGraph, " and ",
+                   kSavedModelVariables, "; copy the whole directory, or export it again");
+  }
+}
+
 std::unique_ptr<SavedModelPredictor> SavedModelPredictor::Load(const std::string& export_dir,
                                                                SessionOptions options, Env* env) {
   if (env == nullptr) env = Env::Default();
@@ -167,6 +176,7 @@ std::unique_ptr<SavedModelPredictor> SavedModelPredictor::Load(const std::string
     throw WithContext(e, "SavedModelPredictor: malformed ", json_path);
   }
 
+  CheckSavedModelFiles(env, export_dir);
   p->graph_ = std::make_unique<Graph>();
   ImportGraph(env, JoinPath(export_dir, kSavedModelGraph), AllOps(), *p->graph_);
   p->graph_->Finalize();

@@ -68,6 +68,11 @@ void WriteSavedModel(Env* env, const std::string& export_dir, const Graph& graph
 // export_dir_base/<unix seconds> that does not exist yet (the next second when taken).
 std::string NewExportDir(Env* env, const std::string& export_dir_base);
 
+// Throws DataLoss naming the first of graph.pb and variables/variables.safetensors that
+// export_dir (a directory with saved_model.json) lacks, and what a SavedModel holds: a copy
+// made without one of them.
+void CheckSavedModelFiles(Env* env, const std::string& export_dir);
+
 // Serves a SavedModel directory. Owns its graph and session; Predict may be called from
 // several threads (Session::Run is thread-safe).
 class SavedModelPredictor {

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "loom/estimator/all_ops.h"
+#include "loom/estimator/saved_model.h"
 #include "loom/estimator/tf_ops.h"
 #include "loom/graph/graph.h"
 #include "loom/graph/graph_def_proto.h"
@@ -267,8 +268,10 @@ struct TfModel::Compiled {
 // Builds each signature's graph and session.
 class TfModelBuilder {
  public:
+  // variables_missing: why `variables` is null, for the error of a signature that reads a
+  // variable (e.g. "'DIR/variables/' does not exist").
   static void Build(TfModel& model, const proto::GraphDef& def, const TfCheckpointReader* variables,
-                    const std::string& source) {
+                    const std::string& source, const std::string& variables_missing) {
     // Unsupported nodes of every signature, by node name (a node two signatures share is
     // counted once in the load error).
     std::map<std::string, std::string> all_unsupported;
@@ -299,6 +302,7 @@ class TfModelBuilder {
         all_unsupported[n->name()] = n->op();
       }
       FindExampleInput(t, needed, sig);
+      if (variables == nullptr) CheckNoVariableIsRead(needed, where, variables_missing);
       if (!unsupported.empty()) {
         model.unavailable_[key] = DescribeUnsupported(unsupported, loop_nodes, where);
         continue;
@@ -321,6 +325,20 @@ class TfModelBuilder {
   }
 
  private:
+  // Without a checkpoint, a signature that reads a variable cannot run: one error naming the
+  // variable and the missing files, before any node is translated.
+  static void CheckNoVariableIsRead(const std::vector<const proto::NodeDef*>& needed,
+                                    const std::string& where, const std::string& why) {
+    std::vector<std::string> reads;
+    for (const proto::NodeDef* n : needed) {
+      if (n->op() == "VariableV2" || n->op() == "VarHandleOp") reads.push_back(n->name());
+    }
+    if (reads.empty()) return;
+    throw NotFound(where, ": it reads TF variable '", reads.front(), "'",
+                   reads.size() > 1 ? StrCat(" and ", reads.size() - 1, " more") : std::string(),
+                   ", but ", why);
+  }
+
   // Sets sig.example_input / example_features when one ParseExample node reads a string
   // input of the signature.
   static void FindExampleInput(const Translator& t,
@@ -350,6 +368,12 @@ const proto::MetaGraphDef& ReadMetaGraph(Env* env, const std::string& dir,
                                          const std::set<std::string>& tags,
                                          proto::SavedModel& saved) {
   const std::string pb = JoinPath(dir, "saved_model.pb");
+  if (!env->FileExists(pb) && env->FileExists(JoinPath(dir, kSavedModelJson))) {
+    throw InvalidArgument("'", dir, "' is a Loom SavedModel (", kSavedModelJson,
+                          ", from loom export), not a TensorFlow one (saved_model.pb): predict "
+                          "with the job that exported it (loom predict JOB.toml), or load it "
+                          "with SavedModelPredictor (loom/estimator/saved_model.h)");
+  }
   if (!env->FileExists(pb)) {
     throw NotFound("TF SavedModel '", dir,
                    "': no saved_model.pb (a SavedModel directory holds "
@@ -363,6 +387,11 @@ const proto::MetaGraphDef& ReadMetaGraph(Env* env, const std::string& dir,
     std::set<std::string> these(m.meta_info_def().tags().begin(), m.meta_info_def().tags().end());
     if (these == tags) return m;
     available.push_back(StrCat("{", StrJoin(these, ","), "}"));
+  }
+  if (available.empty()) {
+    // An empty file parses as an empty SavedModel.
+    throw DataLoss("TF SavedModel '", pb, "' holds no MetaGraphDef at all (", env->GetFileSize(pb),
+                   " bytes): it is empty or not a SavedModel; copy it again");
   }
   throw NotFound("TF SavedModel '", dir, "' has no MetaGraphDef with tags {", StrJoin(tags, ","),
                  "}; it has ", StrJoin(available, " "));
@@ -411,9 +440,27 @@ std::unique_ptr<TfModel> TfModel::LoadSavedModel(Env* env, const std::string& di
   }
   std::unique_ptr<TfCheckpointReader> variables;
   const std::string prefix = JoinPath(dir, "variables/variables");
-  if (IsTfCheckpoint(env, prefix)) variables = TfCheckpointReader::Open(env, prefix);
+  std::string variables_missing;
+  if (IsTfCheckpoint(env, prefix)) {
+    variables = TfCheckpointReader::Open(env, prefix);
+  } else {
+    const std::string vars_dir = JoinPath(dir, "variables");
+    std::string what;
+    if (!env->IsDirectory(vars_dir)) {
+      what = StrCat("'", vars_dir, "/' does not exist");
+    } else {
+      std::vector<std::string> children = env->GetChildren(vars_dir);
+      what = StrCat("'", TfCheckpointIndexPath(prefix), "' does not exist (",
+                    children.empty() ? std::string("variables/ is empty")
+                                     : StrCat("variables/ holds ", StrJoin(children, ", ")),
+                    ")");
+    }
+    variables_missing = StrCat(
+        "a SavedModel keeps their values in variables/variables.index and variables.data-*, and ",
+        what, "; copy the whole SavedModel directory (saved_model.pb and variables/)");
+  }
   TfModelBuilder::Build(*model, meta.graph_def(), variables.get(),
-                        StrCat("TF SavedModel '", dir, "'"));
+                        StrCat("TF SavedModel '", dir, "'"), variables_missing);
   return model;
 }
 
@@ -465,7 +512,9 @@ std::unique_ptr<TfModel> TfModel::LoadFrozenGraph(
   for (const auto& [key, tensor] : outputs)
     sig.outputs[key] = {tensor, DType::kInvalid, Shape::Unknown()};
   model->signatures_["serving_default"] = std::move(sig);
-  TfModelBuilder::Build(*model, def, nullptr, StrCat("TF GraphDef '", path, "'"));
+  TfModelBuilder::Build(*model, def, nullptr, StrCat("TF GraphDef '", path, "'"),
+                        "a GraphDef has no checkpoint: freeze the variables into constants "
+                        "(TF's freeze_graph) or run the SavedModel instead");
   return model;
 }
 
@@ -480,23 +529,34 @@ std::map<std::string, Tensor> TfModel::Run(const std::string& signature,
     throw Unimplemented("TF model signature '", signature, "' cannot run in Loom: ", it->second);
   }
   Compiled& c = *compiled_.at(signature);
+  std::vector<std::string> input_names;
+  for (const auto& [name, placeholder] : c.inputs) input_names.push_back(name);
+  // A misspelt input first: it is also why the right one is missing.
+  for (const auto& [name, value] : inputs) {
+    if (!c.inputs.count(name)) {
+      throw InvalidArgument("TF model signature '", signature, "' has no input '", name,
+                            "'; its inputs are ", StrJoin(input_names, ", "));
+    }
+  }
   FeedList feeds;
   for (const auto& [name, placeholder] : c.inputs) {
+    const TfTensorInfo& info = signatures_.at(signature).inputs.at(name);
     auto it = inputs.find(name);
     if (it == inputs.end()) {
       throw InvalidArgument("TF model signature '", signature, "' needs input '", name, "' (",
-                            signatures_.at(signature).inputs.at(name).name, ")");
+                            info.name, ")");
     }
     if (it->second.dtype() != placeholder.dtype()) {
       throw InvalidArgument("TF model signature '", signature, "': input '", name, "' must be ",
                             DTypeName(placeholder.dtype()), ", is ", DTypeName(it->second.dtype()));
     }
-    feeds.emplace_back(placeholder, it->second);
-  }
-  for (const auto& [name, value] : inputs) {
-    if (!c.inputs.count(name)) {
-      throw InvalidArgument("TF model signature '", signature, "' has no input '", name, "'");
+    if (!placeholder.shape().IsCompatibleWith(it->second.shape())) {
+      throw InvalidArgument("TF model signature '", signature, "': input '", name, "' (", info.name,
+                            ") is ", DTypeName(placeholder.dtype()), placeholder.shape().ToString(),
+                            ", given a tensor of shape ", it->second.shape().ToString(),
+                            "; reshape it to match");
     }
+    feeds.emplace_back(placeholder, it->second);
   }
   std::vector<Output> fetches;
   for (const auto& [name, output] : c.outputs) fetches.push_back(output);

@@ -67,17 +67,28 @@ void WarmStart(Session& session, const WarmStartSettings& settings, Env* env) {
     LOOM_LOG(WARNING) << "warm start: no variable matches '" << settings.vars_to_warm_start << "'";
     return;
   }
-  if (tf) {
-    RestoreFromTfCheckpoint(session, path, names, settings.var_name_to_prev_var_name, env);
-  } else {
-    train::Saver saver(
-        graph,
-        {.var_list = names, .save_iterators = false, .save_random_streams = false, .env = env});
-    saver.Restore(session, path,
-                  {.variables = names,
-                   .name_map = settings.var_name_to_prev_var_name,
-                   .restore_iterators = false,
-                   .restore_random_streams = false});
+  try {
+    if (tf) {
+      RestoreFromTfCheckpoint(session, path, names, settings.var_name_to_prev_var_name, env);
+    } else {
+      train::Saver saver(
+          graph,
+          {.var_list = names, .save_iterators = false, .save_random_streams = false, .env = env});
+      saver.Restore(session, path,
+                    {.variables = names,
+                     .name_map = settings.var_name_to_prev_var_name,
+                     .restore_iterators = false,
+                     .restore_random_streams = false});
+    }
+  } catch (const Error& e) {
+    // TF's init_from_checkpoint fails the same way; say which setting selected the variable.
+    Error named = WithContext(e, "warm start from '", settings.ckpt_to_initialize_from,
+                              "' (WarmStartSettings::ckpt_to_initialize_from)");
+    if (e.code() != ErrorCode::kNotFound) throw named;
+    throw Error(
+        e.code(),
+        StrCat(named.message(), ". vars_to_warm_start '", settings.vars_to_warm_start, "' selects ",
+               names.size(), " variable(s): narrow it to leave out those the checkpoint lacks"));
   }
   for (const std::string& name : names) {
     auto it = settings.var_name_to_prev_var_name.find(name);

@@ -330,9 +330,9 @@ void Saver::Restore(Session& session, const std::string& path, const RestoreOpti
                           "checkpoint of another model: train this one in another model_dir ",
                           "(or warm-start it from that checkpoint, WarmStartSettings)");
       }
-      throw NotFound(message,
-                     "; pass RestoreOptions::name_map if a variable was saved under "
-                     "another name");
+      throw NotFound(message, "; if a variable was saved under another name, map it to that name ",
+                     "(RestoreOptions::name_map; in a warm start, ",
+                     "WarmStartSettings::var_name_to_prev_var_name)");
     }
   }
   for (const std::string& name : names) {
