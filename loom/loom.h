@@ -24,6 +24,7 @@
 #include "loom/ops/random.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
+#include "loom/ops/topk.h"
 #include "loom/runtime/session.h"
 #include "loom/train/adagrad.h"
 #include "loom/train/adam.h"

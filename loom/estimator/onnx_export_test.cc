@@ -22,6 +22,7 @@
 #include "loom/ops/nn.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
+#include "loom/ops/topk.h"
 #include "loom/runtime/session.h"
 #include "loom/runtime/while_loop.h"
 #include "loom/train/adam.h"
@@ -324,7 +325,23 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
   Scope s(graph);
   Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 3, 4}));
   Output ids = Placeholder(s.WithOpName("ids"), kInt64, Shape({kUnknownDim}));
+  const TopK top = TopKV2(s, x, 2);
   std::map<std::string, Output> out = {
+      {"top_values", top.values},
+      {"top_indices", top.indices},
+      // Python's // and % on negative operands (ids below: -1, 0, 2, 5, 3; -1 // 3 = -1 and
+      // 5 // -2 = -3, where ONNX's integer Div truncates to 0 and -2), floats among x's.
+      {"floordiv", FloorDiv(s, x, 0.3f)},
+      {"floormod", FloorMod(s, x, -0.3f)},
+      {"ifloordiv", FloorDiv(s, ids, int64_t{-2})},
+      {"ifloordiv3", FloorDiv(s, ids, int64_t{3})},
+      {"ifloormod", FloorMod(s, ids, int64_t{-3})},
+      {"ifloormod3", FloorMod(s, ids, int64_t{3})},
+      {"range", Range(s, int64_t{1}, int64_t{10}, int64_t{3})},
+      {"frange", Range(s, 0.5f, 3.0f, 0.75f)},
+      {"cumsum", Cumsum(s, x, 1, {.exclusive = true, .reverse = true})},
+      {"icumsum", Cumsum(s, ids)},
+      {"where", Where(s, Greater(s, x, 0.f))},
       {"strided",
        StridedSlice(s, x, {0, 1, 0}, {0, 3, -1}, {1, 1, 2}, {.begin_mask = 1, .end_mask = 1})},
       {"last_row", StridedSlice(s, x, {0, -1}, {0, 0}, {1, 1},

@@ -18,6 +18,8 @@ inline std::string NeedsRank(const Node& n) {
 // Reshape, Transpose, ExpandDims, Squeeze, Concat, Split, Slice, StridedSlice, Gather,
 // OneHot, Tile, Pad, Fill, Rank, ZerosLike / OnesLike, Const.
 void AddArrayRules(std::map<std::string, OpRule>& rules);
+// FloorDiv, FloorMod, Range, Cumsum, TopKV2, Where (onnx_ops_numeric.cc).
+void AddNumericRules(std::map<std::string, OpRule>& rules);
 // Bucketize, VocabularyLookup, CheckIds, IdsToStrings.
 void AddFeatureColumnRules(std::map<std::string, OpRule>& rules);
 

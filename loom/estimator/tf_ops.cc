@@ -14,6 +14,7 @@
 #include "loom/ops/random.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
+#include "loom/ops/topk.h"
 
 namespace loom::tf_import {
 
@@ -375,6 +376,20 @@ const std::map<std::string, TfOp>& OpTable() {
       {"LogicalNot", [](OpContext& c) { return Unary(c, LogicalNot); }},
       {"Floor", [](OpContext& c) { return Unary(c, Floor); }},
       {"Round", [](OpContext& c) { return Unary(c, Round); }},
+      // (values, indices): output 1 of the node is Loom's int32 indices, as TF's.
+      {"TopKV2",
+       [](OpContext& c) {
+         return TopKV2(c.named, c.In(0), c.In(1), c.AttrB("sorted", true)).values;
+       }},
+      {"Where", [](OpContext& c) { return Where(c.named, c.In(0)); }},
+      {"TopK",
+       [](OpContext& c) {
+         return TopKV2(
+                    c.named, c.In(0),
+                    Const(c.helper, Tensor::Scalar<int32_t>(static_cast<int32_t>(c.Attr("k").i()))),
+                    c.AttrB("sorted", true))
+             .values;
+       }},
       // (x - y)^2: nn.moments' variance, as in a Keras BatchNormalization.
       {"SquaredDifference",
        [](OpContext& c) { return Square(c.named, Sub(c.helper, c.In(0), c.In(1))); }},

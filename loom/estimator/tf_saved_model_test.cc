@@ -268,6 +268,26 @@ TEST(TfGraphOpsTest, ArrayAndReductionOps) {
   EXPECT_EQ(Values<float>(out["csum"]), (std::vector<float>{0, 1, 3, 0, 4, 9}));
 }
 
+// TopKV2's two outputs (values, int32 indices), k a constant input; ties keep the lower
+// index first (TF's documented order). And TF1's TopK, k an attribute.
+TEST(TfGraphOpsTest, TopKValuesAndIndices) {
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);  // [[1, 3, 2, 3], [5, 4, 6, 0]]
+  g.Ints("k", {2}, {});
+  g.Add("top", "TopKV2", {"x", "k"});
+  (*g.Add("top1", "TopK", {"x"})->mutable_attr())["k"].set_i(1);
+  estimator_testing::TempDir dir;
+  auto model =
+      TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"x", "x:0"}},
+                               {{"values", "top"}, {"indices", "top:1"}, {"best", "top1:1"}});
+  auto out = model->Run("serving_default",
+                        {{"x", Tensor::FromVector<float>({1, 3, 2, 3, 5, 4, 6, 0}, Shape{2, 4})}});
+  EXPECT_EQ(Values<float>(out["values"]), (std::vector<float>{3, 3, 6, 5}));
+  EXPECT_EQ(out["indices"].dtype(), kInt32);
+  EXPECT_EQ(Values<int32_t>(out["indices"]), (std::vector<int32_t>{1, 3, 2, 0}));
+  EXPECT_EQ(Values<int32_t>(out["best"]), (std::vector<int32_t>{1, 2}));
+}
+
 TEST(TfGraphOpsTest, NnOps) {
   GraphBuilder g;
   g.Placeholder("img", proto::DT_FLOAT);  // [1, 4, 4, 1], values 0..15 row-major

@@ -10,6 +10,7 @@
 #include "loom/ops/sparse.h"
 #include "loom/ops/state.h"
 #include "loom/ops/tensor_array.h"
+#include "loom/ops/topk.h"
 
 namespace loom {
 
@@ -24,6 +25,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterSparseOps(registry);
   RegisterControlOps(registry);
   RegisterTensorArrayOps(registry);
+  RegisterTopKOps(registry);
 }
 
 }  // namespace loom

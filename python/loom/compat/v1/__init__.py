@@ -38,7 +38,9 @@ from loom.compat.v1._variables import (AUTO_REUSE, Variable, VariableScope, assi
 from loom.compat.v1._script_ops import numpy_function, py_func
 from loom.compat.v1._ops import (clip_by_global_norm, concat, fill, floordiv, floormod,
                                  global_norm, ones, ones_like, raw_ops, reshape, split,
-                                 squared_difference, stack, unstack, where, zeros, zeros_like)
+                                 squared_difference, stack, unstack, zeros, zeros_like)
+from loom.compat.v1._selection import boolean_mask, sequence_mask, where
+from loom.compat.v1._clip_ops import clip_by_norm
 
 newaxis = None
 mod = floormod
@@ -111,6 +113,7 @@ math = _types.ModuleType("loom.compat.v1.math", "tf.math")
 math.__dict__.update(_ops.NAMESPACES["math"])
 math.floormod = math.mod = floormod
 math.floordiv = floordiv
+math.top_k = nn.top_k
 linalg = _types.ModuleType("loom.compat.v1.linalg", "tf.linalg")
 linalg.__dict__.update(_ops.NAMESPACES["linalg"])
 random = _types.ModuleType("loom.compat.v1.random", "tf.random")

@@ -1,0 +1,146 @@
+"""TF 1.15's selection and clipping functions: tf.nn.top_k / tf.math.top_k, the
+one-argument tf.where, tf.sequence_mask, tf.boolean_mask and tf.clip_by_norm. Expected
+values are TF's documented examples or worked out by hand from TF's formulas."""
+import numpy as np
+import pytest
+
+import loom.compat.v1 as tf
+
+
+pytestmark = pytest.mark.usefixtures("fresh_graph")
+
+
+def test_top_k_largest_first_ties_by_lower_index():
+    x = tf.constant([[1., 3., 2., 3.], [5., 4., 6., 0.]])
+    top = tf.nn.top_k(x, k=2)
+    assert top._fields == ("values", "indices")
+    assert top.values.shape.as_list() == [2, 2]
+    assert top.indices.dtype == tf.int32
+    k = tf.placeholder(tf.int32, [])
+    fed = tf.math.top_k(x, k)
+    with tf.Session() as sess:
+        values, indices = sess.run(top)
+        np.testing.assert_array_equal(values, [[3., 3.], [6., 5.]])
+        np.testing.assert_array_equal(indices, [[1, 3], [2, 0]])
+        values, indices = sess.run(fed, {k: 3})
+        np.testing.assert_array_equal(indices, [[1, 3, 2], [2, 0, 1]])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="at least k = 5 columns"):
+            sess.run(fed, {k: 5})
+    with pytest.raises(tf.errors.InvalidArgumentError, match="at least k = 7 columns"):
+        tf.nn.top_k(x, 7)
+
+
+def test_top_k_gradient_scatters_into_the_input():
+    x = tf.constant([0.1, 0.9, 0.5, 0.3], tf.float64)
+    values = tf.nn.top_k(x, 2).values
+    (dx,) = tf.gradients(values * tf.constant([10., 20.], tf.float64), x)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(dx), [0., 10., 20., 0.])
+
+
+def test_where_with_one_argument_gives_coordinates():
+    # TF 1.15's docstring: where([[True, False], [True, False]]) = [[0, 0], [1, 0]].
+    w = tf.where([[True, False], [True, False]])
+    assert w.dtype == tf.int64
+    assert w.shape.as_list() == [None, 2]
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(w), [[0, 0], [1, 0]])
+        np.testing.assert_array_equal(sess.run(tf.where([True, False], [1, 2], [3, 4])), [1, 4])
+    with pytest.raises(ValueError, match="both be non-None or both be None"):
+        tf.where([True], [1])
+
+
+def test_sequence_mask_as_documented():
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(tf.sequence_mask([1, 3, 2], 5)), [
+            [True, False, False, False, False],
+            [True, True, True, False, False],
+            [True, True, False, False, False]])
+        # maxlen defaults to max(lengths); lengths of any rank.
+        np.testing.assert_array_equal(sess.run(tf.sequence_mask([[1, 3], [2, 0]])), [
+            [[True, False, False], [True, True, True]],
+            [[True, True, False], [False, False, False]]])
+        lengths = tf.placeholder(tf.int64, [None])
+        maxlen = tf.placeholder(tf.int32, [])
+        mask = tf.sequence_mask(lengths, maxlen, dtype=tf.float32)
+        assert mask.dtype == tf.float32
+        np.testing.assert_array_equal(sess.run(mask, {lengths: [2, 0], maxlen: 3}),
+                                      [[1., 1., 0.], [0., 0., 0.]])
+    with pytest.raises(TypeError, match="lengths must be integers"):
+        tf.sequence_mask([1.5])
+
+
+def test_boolean_mask_as_documented():
+    t = tf.constant([[1, 2], [3, 4], [5, 6]])
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(
+            sess.run(tf.boolean_mask([0, 1, 2, 3], [True, False, True, False])), [0, 2])
+        np.testing.assert_array_equal(sess.run(tf.boolean_mask(t, [True, False, True])),
+                                      [[1, 2], [5, 6]])
+        np.testing.assert_array_equal(sess.run(tf.boolean_mask(t, [False, True], axis=1)),
+                                      [[2], [4], [6]])
+        # A rank-2 mask over dims [1, 3) of a [2, 2, 2, 1] tensor: shape [2, num_true, 1].
+        cube = tf.reshape(tf.range(8), [2, 2, 2, 1])
+        two = tf.boolean_mask(cube, [[True, False], [False, True]], axis=1)
+        np.testing.assert_array_equal(sess.run(two), [[[0], [3]], [[4], [7]]])
+        # Unknown batch dim and a mask fed at run time.
+        x = tf.placeholder(tf.float32, [None, 3, 2])
+        m = tf.placeholder(tf.bool, [3])
+        picked = tf.boolean_mask(x, m, axis=1)
+        xv = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+        got = sess.run(picked, {x: xv, m: [False, True, True]})
+        np.testing.assert_array_equal(got, xv[:, 1:, :])
+    with pytest.raises(ValueError, match="incompatible"):
+        tf.boolean_mask(t, [True, False])
+    with pytest.raises(ValueError, match="mask cannot be scalar"):
+        tf.boolean_mask(t, True)
+    with pytest.raises(TypeError, match="mask must be bool"):
+        tf.boolean_mask(t, [1, 0, 1])
+
+
+def test_boolean_mask_gradient_lands_on_the_kept_rows():
+    v = tf.constant([[1., 2.], [3., 4.], [5., 6.]])
+    kept = tf.boolean_mask(v, [True, False, True])
+    (dv,) = tf.gradients(kept * tf.constant([[1., 2.], [3., 4.]]), v)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(tf.convert_to_tensor(dv)),
+                                      [[1., 2.], [0., 0.], [3., 4.]])
+
+
+def test_clip_by_norm_values():
+    t = tf.constant([[1., 2., 3.], [4., 5., 6.]], tf.float64)
+    with tf.Session() as sess:
+        # The whole tensor: norm sqrt(91) > 2, so t * 2 / sqrt(91).
+        np.testing.assert_allclose(sess.run(tf.clip_by_norm(t, 2.0)),
+                                   np.array([[1, 2, 3], [4, 5, 6]]) * 2 / np.sqrt(91))
+        # Per row: norms sqrt(14) and sqrt(77); a clip of 5 changes only the second.
+        np.testing.assert_allclose(sess.run(tf.clip_by_norm(t, 5.0, axes=[1])),
+                                   [[1, 2, 3], list(np.array([4, 5, 6]) * 5 / np.sqrt(77))])
+        np.testing.assert_array_equal(sess.run(tf.clip_by_norm(t, 100.0)), sess.run(t))
+        np.testing.assert_array_equal(sess.run(tf.clip_by_norm(tf.zeros([2]), 1.0)), [0., 0.])
+    with pytest.raises(ValueError, match="would broadcast"):
+        tf.clip_by_norm(tf.constant([1., 2.]), tf.constant([[1.], [2.]]))
+
+
+def _numeric_gradient(sess, y, x, x0, h=1e-6):
+    grad = np.zeros_like(x0)
+    for i in np.ndindex(*x0.shape):
+        up, down = x0.copy(), x0.copy()
+        up[i] += h
+        down[i] -= h
+        grad[i] = (sess.run(y, {x: up}) - sess.run(y, {x: down})) / (2 * h)
+    return grad
+
+
+@pytest.mark.parametrize("axes", [None, [1]])
+def test_clip_by_norm_gradient_matches_central_differences(axes):
+    x = tf.placeholder(tf.float64, [2, 3])
+    weights = tf.constant([[0.3, -1.2, 0.7], [2.0, 0.1, -0.4]], tf.float64)
+    loss = tf.reduce_sum(tf.clip_by_norm(x, 1.5, axes=axes) * weights)
+    (dx,) = tf.gradients(loss, x)
+    x0 = np.array([[1.2, -0.5, 0.9], [0.1, 0.05, -0.2]])  # row 0 is clipped, row 1 is not
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dx, {x: x0}), _numeric_gradient(sess, loss, x, x0),
+                                   atol=1e-7)
+        # At zero the norm's where() keeps the gradient finite: t * c / c there, slope 1.
+        np.testing.assert_allclose(sess.run(dx, {x: np.zeros((2, 3))}), sess.run(weights))
