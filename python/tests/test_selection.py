@@ -117,6 +117,10 @@ def test_clip_by_norm_values():
         np.testing.assert_allclose(sess.run(tf.clip_by_norm(t, 5.0, axes=[1])),
                                    [[1, 2, 3], list(np.array([4, 5, 6]) * 5 / np.sqrt(77))])
         np.testing.assert_array_equal(sess.run(tf.clip_by_norm(t, 100.0)), sess.run(t))
+        # TF's docstring example (float32).
+        np.testing.assert_allclose(
+            sess.run(tf.clip_by_norm(tf.constant([[1., 2., 3., 4., 5.]]), 2.0)),
+            [[0.26967996, 0.5393599, 0.80903983, 1.0787199, 1.3483998]], rtol=1e-6)
         np.testing.assert_array_equal(sess.run(tf.clip_by_norm(tf.zeros([2]), 1.0)), [0., 0.])
     with pytest.raises(ValueError, match="would broadcast"):
         tf.clip_by_norm(tf.constant([1., 2.]), tf.constant([[1.], [2.]]))

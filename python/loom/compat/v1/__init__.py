@@ -41,6 +41,7 @@ from loom.compat.v1._ops import (clip_by_global_norm, concat, fill, floordiv, fl
                                  squared_difference, stack, unstack, zeros, zeros_like)
 from loom.compat.v1._selection import boolean_mask, sequence_mask, where
 from loom.compat.v1._clip_ops import clip_by_norm
+from loom.compat.v1._einsum import einsum
 
 newaxis = None
 mod = floormod
@@ -116,6 +117,7 @@ math.floordiv = floordiv
 math.top_k = nn.top_k
 linalg = _types.ModuleType("loom.compat.v1.linalg", "tf.linalg")
 linalg.__dict__.update(_ops.NAMESPACES["linalg"])
+linalg.einsum = einsum
 random = _types.ModuleType("loom.compat.v1.random", "tf.random")
 random.__dict__.update(_ops.NAMESPACES["random"])
 random.set_random_seed = set_random_seed
