@@ -269,23 +269,28 @@ TEST(TfGraphOpsTest, ArrayAndReductionOps) {
 }
 
 // TopKV2's two outputs (values, int32 indices), k a constant input; ties keep the lower
-// index first (TF's documented order). And TF1's TopK, k an attribute.
+// index first (TF's documented order). And TF1's TopK, k an attribute, and Where.
 TEST(TfGraphOpsTest, TopKValuesAndIndices) {
   GraphBuilder g;
   g.Placeholder("x", proto::DT_FLOAT);  // [[1, 3, 2, 3], [5, 4, 6, 0]]
   g.Ints("k", {2}, {});
   g.Add("top", "TopKV2", {"x", "k"});
   (*g.Add("top1", "TopK", {"x"})->mutable_attr())["k"].set_i(1);
+  g.Floats("half", {2.5f}, {});
+  g.Add("big", "Greater", {"x", "half"});
+  g.Add("where", "Where", {"big"});  // tf.where(x > 2.5): coordinates
   estimator_testing::TempDir dir;
-  auto model =
-      TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"x", "x:0"}},
-                               {{"values", "top"}, {"indices", "top:1"}, {"best", "top1:1"}});
+  auto model = TfModel::LoadFrozenGraph(
+      Env::Default(), g.Write(dir), {{"x", "x:0"}},
+      {{"values", "top"}, {"indices", "top:1"}, {"best", "top1:1"}, {"where", "where"}});
   auto out = model->Run("serving_default",
                         {{"x", Tensor::FromVector<float>({1, 3, 2, 3, 5, 4, 6, 0}, Shape{2, 4})}});
   EXPECT_EQ(Values<float>(out["values"]), (std::vector<float>{3, 3, 6, 5}));
   EXPECT_EQ(out["indices"].dtype(), kInt32);
   EXPECT_EQ(Values<int32_t>(out["indices"]), (std::vector<int32_t>{1, 3, 2, 0}));
   EXPECT_EQ(Values<int32_t>(out["best"]), (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(out["where"].shape(), Shape({5, 2}));
+  EXPECT_EQ(Values<int64_t>(out["where"]), (std::vector<int64_t>{0, 1, 0, 3, 1, 0, 1, 1, 1, 2}));
 }
 
 TEST(TfGraphOpsTest, NnOps) {

@@ -66,6 +66,10 @@ def test_sequence_mask_as_documented():
         assert mask.dtype == tf.float32
         np.testing.assert_array_equal(sess.run(mask, {lengths: [2, 0], maxlen: 3}),
                                       [[1., 1., 0.], [0., 0., 0.]])
+        # TF 1.15 takes maxlen = max(max(lengths), 0): no columns for empty or negative ones.
+        empty = tf.placeholder(tf.int32, [None])
+        assert sess.run(tf.sequence_mask(empty), {empty: np.zeros([0], np.int32)}).shape == (0, 0)
+        assert sess.run(tf.sequence_mask([-1, -2])).shape == (2, 0)
     with pytest.raises(TypeError, match="lengths must be integers"):
         tf.sequence_mask([1.5])
 
@@ -90,6 +94,7 @@ def test_boolean_mask_as_documented():
         xv = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
         got = sess.run(picked, {x: xv, m: [False, True, True]})
         np.testing.assert_array_equal(got, xv[:, 1:, :])
+        assert sess.run(picked, {x: xv, m: [False] * 3}).shape == (2, 0, 2)
     with pytest.raises(ValueError, match="incompatible"):
         tf.boolean_mask(t, [True, False])
     with pytest.raises(ValueError, match="mask cannot be scalar"):

@@ -50,7 +50,8 @@ def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool, name=None):
             raise TypeError("tf.sequence_mask: lengths must be integers, got %s (%s)"
                             % (lengths.dtype.name, lengths.name))
         if maxlen is None:
-            maxlen = ns["reduce_max"](lengths)
+            # As TF 1.15: at least 0, so empty or negative lengths give an empty mask.
+            maxlen = ns["maximum"](ns["reduce_max"](lengths), 0)
         elif isinstance(maxlen, _fw.Tensor):
             if maxlen.shape.ndims not in (None, 0):
                 raise ValueError("maxlen must be scalar for sequence_mask, got shape %s"
