@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <type_traits>
+#include <vector>
 
 #include "loom/ops/array_internal.h"
 
@@ -14,6 +17,10 @@ using array_internal::Raw;
 namespace {
 
 inline constexpr Attr<bool> kSorted{"sorted"};
+
+// Up to this k, TopK selects with a heap (std::partial_sort); above it with nth_element and
+// a sort of the k selected (measured in bench/topk_bench.py).
+constexpr int64_t kHeapSelectMaxK = 32;
 
 // k from a scalar int32/int64 tensor.
 int64_t KValue(const Tensor& k) {
@@ -91,17 +98,29 @@ const OpDef& TopKV2Op() {
               const T* in = Raw<T>(x);
               T* out = Raw<T>(values);
               int32_t* idx = Raw<int32_t>(indices);
-              std::vector<int32_t> order(columns);
-              for (int64_t r = 0; r < rows; ++r) {
-                const T* row = in + r * columns;
-                std::iota(order.begin(), order.end(), 0);
-                std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                                  [row](int32_t a, int32_t b) { return Before(row, a, b); });
-                for (int64_t j = 0; j < k; ++j) {
-                  idx[r * k + j] = order[j];
-                  out[r * k + j] = row[order[j]];
+              // Rows are independent: chunks of rows on the pool, ~64K elements each.
+              const int64_t min_rows =
+                  std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(columns, 1));
+              c.pool().ParallelFor(rows, min_rows, [&](int64_t begin, int64_t end) {
+                std::vector<int32_t> order(columns);
+                for (int64_t r = begin; r < end; ++r) {
+                  const T* row = in + r * columns;
+                  std::iota(order.begin(), order.end(), 0);
+                  auto before = [row](int32_t a, int32_t b) { return Before(row, a, b); };
+                  // A heap of k for small k (most entries are rejected at its top); for a
+                  // large k, selecting the first k in linear time and sorting them.
+                  if (k <= kHeapSelectMaxK || k == columns) {
+                    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+                  } else {
+                    std::nth_element(order.begin(), order.begin() + k, order.end(), before);
+                    std::sort(order.begin(), order.begin() + k, before);
+                  }
+                  for (int64_t j = 0; j < k; ++j) {
+                    idx[r * k + j] = order[j];
+                    out[r * k + j] = row[order[j]];
+                  }
                 }
-              }
+              });
             });
             c.set_output(0, std::move(values));
             c.set_output(1, std::move(indices));

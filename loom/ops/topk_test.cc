@@ -80,6 +80,25 @@ TEST(TopKTest, RandomRowsMatchTheReferenceInEveryDType) {
   }
 }
 
+// Enough rows for several chunks on the pool, and each selection path (a heap for k <= 32,
+// nth_element above, a full sort for k = the row length): the reference's answer, ties too.
+TEST(TopKTest, ManyRowsOnThePoolEverySelectionPath) {
+  std::vector<double> x(3000 * 64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::round(50 * std::sin(0.37 * i));
+  for (int64_t k : {7, 33, 50, 64}) {
+    std::vector<double> want_values;
+    std::vector<int32_t> want_indices;
+    ReferenceTopK(x, 64, k, want_values, want_indices);
+    Graph graph;
+    Scope s(graph);
+    auto t = TopKV2(s, Const(s, Tensor::FromVector<double>(x, {3000, 64})), k);
+    Session session(graph, {.intra_op_threads = 2});
+    auto out = session.Run({}, {t.values, t.indices});
+    EXPECT_EQ(Flat<double>(out[0]), want_values) << k;
+    EXPECT_EQ(Flat<int32_t>(out[1]), want_indices) << k;
+  }
+}
+
 TEST(TopKTest, NanRanksFirstAndKZeroIsEmpty) {
   Graph graph;
   Scope s(graph);
