@@ -110,6 +110,17 @@ def test_boolean_mask_gradient_lands_on_the_kept_rows():
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(tf.convert_to_tensor(dv)),
                                       [[1., 2.], [0., 0.], [3., 4.]])
+    # Along axis 1 (columns 0 and 2 kept), and through a dynamic reshape (unknown batch).
+    w = tf.constant([[1., 2., 3.], [4., 5., 6.]])
+    (dw,) = tf.gradients(tf.boolean_mask(w, [True, False, True], axis=1) *
+                         tf.constant([[1., 2.], [3., 4.]]), w)
+    x = tf.placeholder(tf.float32, [None, 3, 2])
+    m = tf.placeholder(tf.bool, [3])
+    (dx,) = tf.gradients(tf.reduce_sum(tf.boolean_mask(x, m, axis=1)), x)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(dw), [[1., 0., 2.], [3., 0., 4.]])
+        got = sess.run(dx, {x: np.ones((2, 3, 2)), m: [True, False, True]})
+        np.testing.assert_array_equal(got, [[[1., 1.], [0., 0.], [1., 1.]]] * 2)
 
 
 def test_clip_by_norm_values():
