@@ -123,6 +123,25 @@ def test_boolean_mask_gradient_lands_on_the_kept_rows():
         np.testing.assert_array_equal(got, [[[1., 1.], [0., 0.], [1., 1.]]] * 2)
 
 
+def test_clip_by_norm_of_a_sparse_gradient_stays_sparse():
+    # TF1's pattern: clip every gradient of compute_gradients, embeddings' included.
+    v = tf.Variable(tf.ones([4, 2]))
+    loss = tf.reduce_sum(tf.gather(v, [1, 1, 3]) * 3.0)
+    opt = tf.train.GradientDescentOptimizer(1.0)
+    ((g, var),) = opt.compute_gradients(loss)
+    clipped = tf.clip_by_norm(g, 1.0)
+    assert type(clipped) is type(g)
+    train = opt.apply_gradients([(clipped, var)])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        # values: three rows of 3s, norm sqrt(54); each entry becomes 3 / sqrt(54). Row 1 is
+        # gathered twice, so it moves twice as far as row 3.
+        step = 3 / np.sqrt(54)
+        np.testing.assert_allclose(sess.run(v), [[1, 1], [1 - 2 * step] * 2, [1, 1],
+                                                 [1 - step] * 2], rtol=1e-6)
+
+
 def test_clip_by_norm_values():
     t = tf.constant([[1., 2., 3.], [4., 5., 6.]], tf.float64)
     with tf.Session() as sess:

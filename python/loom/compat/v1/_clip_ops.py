@@ -9,7 +9,14 @@ from loom.compat.v1 import _ops
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """tf.clip_by_norm(t, clip_norm, axes=None): t unchanged where its L2 norm is at most
-    clip_norm, else scaled down to norm clip_norm."""
+    clip_norm, else scaled down to norm clip_norm. An IndexedSlices (a sparse gradient from
+    compute_gradients) is clipped by the norm of its values and stays IndexedSlices, as
+    TF's."""
+    from loom.compat.v1.train import IndexedSlices  # train imports this package's parts
+
+    if isinstance(t, IndexedSlices):
+        values = clip_by_norm(t.values, clip_norm, axes, name)
+        return IndexedSlices(values, t.indices, t.dense_shape)
     ns = _ops.NAMESPACES[""]
     with _fw.get_default_graph().name_scope(name or "clip_by_norm"):
         t = _fw.convert_to_tensor(t, name="t")
