@@ -142,6 +142,27 @@ def test_clip_by_norm_of_a_sparse_gradient_stays_sparse():
                                                  [1 - step] * 2], rtol=1e-6)
 
 
+def test_clip_by_global_norm_keeps_sparse_gradients_sparse():
+    v = tf.Variable(tf.ones([4, 2]))
+    w = tf.Variable([3.0, 4.0])
+    loss = tf.reduce_sum(tf.gather(v, [1, 1, 3]) * 3.0) + tf.reduce_sum(w * w) / 2
+    opt = tf.train.GradientDescentOptimizer(1.0)
+    grads_and_vars = opt.compute_gradients(loss)
+    grads = [g for g, _ in grads_and_vars]
+    clipped, norm = tf.clip_by_global_norm(grads, 1.0)
+    assert [type(c) for c in clipped] == [type(g) for g in grads]
+    train = opt.apply_gradients(zip(clipped, [var for _, var in grads_and_vars]))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        # The global norm reads the sparse gradient's values (six 3s) and w's gradient
+        # (w itself): sqrt(54 + 25) = sqrt(79).
+        np.testing.assert_allclose(sess.run(norm), np.sqrt(79), rtol=1e-6)
+        sess.run(train)
+        scale = 1 / np.sqrt(79)
+        np.testing.assert_allclose(sess.run(w), [3 - 3 * scale, 4 - 4 * scale], rtol=1e-6)
+        np.testing.assert_allclose(sess.run(v)[3], [1 - 3 * scale] * 2, rtol=1e-6)
+
+
 def test_clip_by_norm_values():
     t = tf.constant([[1., 2., 3.], [4., 5., 6.]], tf.float64)
     with tf.Session() as sess:
