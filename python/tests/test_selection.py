@@ -194,3 +194,49 @@ def test_clip_by_norm_gradient_matches_central_differences(axes, numeric_gradien
                                    atol=1e-7)
         # At zero the norm's where() keeps the gradient finite: t * c / c there, slope 1.
         np.testing.assert_allclose(sess.run(dx, {x: np.zeros((2, 3))}), sess.run(weights))
+
+
+def test_an_estimator_with_top_k_sequence_mask_and_clip_by_norm(tmp_path):
+    """A TF1 model_fn using the new functions end to end: a masked loss over padded
+    sequences (sequence_mask, boolean_mask), clipped gradients (clip_by_norm), top-2 class
+    predictions (top_k, einsum for the logits); trained, predicted, exported and served."""
+    rng = np.random.RandomState(0)
+    tokens = rng.randn(64, 5, 3).astype(np.float32)
+    lengths = rng.randint(1, 6, size=64).astype(np.int32)
+    labels = rng.randint(0, 4, size=(64, 5)).astype(np.int32)
+
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", [3, 4], initializer=tf.glorot_uniform_initializer(seed=1))
+        logits = tf.einsum("bti,ic->btc", features["tokens"], w)
+        top = tf.nn.top_k(logits, k=2)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions={"best": top.indices,
+                                                                 "scores": top.values})
+        mask = tf.sequence_mask(features["lengths"], maxlen=5)
+        losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=tf.boolean_mask(labels, mask), logits=tf.boolean_mask(logits, mask))
+        loss = tf.reduce_mean(losses)
+        opt = tf.train.GradientDescentOptimizer(0.1)
+        grads = [(tf.clip_by_norm(g, 1.0), v) for g, v in opt.compute_gradients(loss)]
+        train_op = opt.apply_gradients(grads, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"))
+    train_fn = tf.estimator.inputs.numpy_input_fn({"tokens": tokens, "lengths": lengths}, labels,
+                                                  batch_size=16, num_epochs=None, shuffle=True)
+    est.train(train_fn, steps=5)
+    w = est.get_variable_value("w")
+    predictions = list(est.predict(tf.estimator.inputs.numpy_input_fn(
+        {"tokens": tokens[:3], "lengths": lengths[:3]}, shuffle=False)))
+    logits = np.einsum("bti,ic->btc", tokens[:3], w)
+    want = np.argsort(-logits, axis=-1, kind="stable")[..., :2]
+    np.testing.assert_array_equal(np.stack([p["best"] for p in predictions]), want)
+
+    def serving_input_fn():
+        inp = tf.placeholder(tf.float32, [None, 5, 3], name="tokens")
+        return tf.estimator.export.ServingInputReceiver({"tokens": inp}, {"tokens": inp})
+
+    path = est.export_saved_model(str(tmp_path / "export"), serving_input_fn)
+    served = tf.contrib.predictor.from_saved_model(path)({"tokens": tokens[:3]})
+    np.testing.assert_array_equal(served["best"], want)
+    np.testing.assert_allclose(served["scores"], np.take_along_axis(logits, want, -1), rtol=1e-5)
