@@ -30,6 +30,28 @@ def test_top_k_largest_first_ties_by_lower_index():
         tf.nn.top_k(x, 7)
 
 
+def test_sort_and_argsort_as_documented():
+    # TF 1.15's docstrings: sort([1, 10, 26.7, 2.8, 2.5, 0]) and argsort of the same.
+    v = tf.constant([1, 10, 26.7, 2.8, 2.5, 0])
+    m = tf.constant([[3, 1, 2], [1, 3, 3]])
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(tf.sort(v)), [0, 1, 2.5, 2.8, 10, 26.7], rtol=1e-6)
+        np.testing.assert_allclose(sess.run(tf.sort(v, direction="DESCENDING")),
+                                   [26.7, 10, 2.8, 2.5, 1, 0], rtol=1e-6)
+        np.testing.assert_array_equal(sess.run(tf.argsort(v)), [5, 0, 4, 3, 1, 2])
+        # Along axis 0 (a transpose around top_k); ties keep the lower index first.
+        np.testing.assert_array_equal(sess.run(tf.sort(m, axis=0)), [[1, 1, 2], [3, 3, 3]])
+        np.testing.assert_array_equal(sess.run(tf.argsort(m, axis=0)), [[1, 0, 0], [0, 1, 1]])
+        np.testing.assert_array_equal(sess.run(tf.argsort(m[1], direction="DESCENDING")),
+                                      [1, 2, 0])
+        x = tf.placeholder(tf.float32, [None])
+        np.testing.assert_array_equal(sess.run(tf.argsort(x), {x: [2., -1., 0.]}), [1, 2, 0])
+    with pytest.raises(ValueError, match="should be one of"):
+        tf.sort(v, direction="UP")
+    with pytest.raises(ValueError, match="axis must be a constant scalar"):
+        tf.sort(v, axis=tf.placeholder(tf.int32, []))
+
+
 def test_top_k_gradient_scatters_into_the_input():
     x = tf.constant([0.1, 0.9, 0.5, 0.3], tf.float64)
     values = tf.nn.top_k(x, 2).values

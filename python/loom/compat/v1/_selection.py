@@ -1,6 +1,7 @@
 """TF 1.15's selection functions over Loom's ops: tf.nn.top_k / tf.math.top_k (the TopKV2
-op), tf.sequence_mask, tf.boolean_mask and the one-argument tf.where (the Where op: the
-coordinates of the true elements). docs/python_core.md lists them."""
+op), tf.sort / tf.argsort (top_k of the whole axis, as TF's sort_ops), tf.sequence_mask,
+tf.boolean_mask and the one-argument tf.where (the Where op: the coordinates of the true
+elements). docs/python_core.md lists them."""
 import collections
 
 from loom.compat.v1 import _framework as _fw
@@ -28,6 +29,54 @@ def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 (TF's parameter nam
     values, indices = _ops.apply_op("TopKV2", [x, kk], {"sorted": bool(sorted)},
                                     name or "TopKV2")
     return TopKV2(values, indices)
+
+
+def _sort_or_argsort(values, axis, direction, argsort, name):
+    """TF 1.15's sort_ops: DESCENDING is top_k over the whole axis (moved last by a
+    transpose when it is not), ASCENDING the same of -values (equal values keep their
+    order either way)."""
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise ValueError("%s should be one of ASCENDING, DESCENDING" % direction)
+    if isinstance(axis, _fw.Tensor):
+        axis = _ops.constant_value(axis)
+    if axis is None or getattr(axis, "ndim", 0) != 0:
+        raise ValueError("axis must be a constant scalar")
+    axis = int(axis)
+    ns = _ns()
+    with _fw.get_default_graph().name_scope(name or ("argsort" if argsort else "sort")):
+        values = _fw.convert_to_tensor(values, name="values")
+        rank = values.shape.ndims
+        if rank is None:
+            raise ValueError("tf.sort: the rank of %s must be known" % values.name)
+        if not -rank <= axis < rank:
+            raise ValueError("axis %d is out of range for values of rank %d" % (axis, rank))
+        axis %= rank
+        perm = None
+        x = ns["negative"](values) if direction == "ASCENDING" else values
+        if axis != rank - 1:
+            perm = list(range(rank))
+            perm[axis], perm[-1] = perm[-1], perm[axis]
+            x = ns["transpose"](x, perm)
+        n = x.shape.as_list()[-1]
+        k = n if n is not None else ns["shape"](x)[-1]
+        top = top_k(x, k)
+        out = top.indices if argsort else top.values
+        if perm is not None:
+            out = ns["transpose"](out, perm)
+        if direction == "ASCENDING" and not argsort:
+            out = ns["negative"](out)
+        return out
+
+
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    """tf.sort: values sorted along `axis` (a constant)."""
+    return _sort_or_argsort(values, axis, direction, False, name)
+
+
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    """tf.argsort: the int32 positions that sort values along `axis`; equal values keep
+    their order (stable, whatever `stable` says, as top_k's ties)."""
+    return _sort_or_argsort(values, axis, direction, True, name)
 
 
 def where(condition, x=None, y=None, name=None):
