@@ -12,6 +12,11 @@ from loom.compat.v1 import _selection  # noqa: E402
 
 top_k = _selection.top_k
 
+from loom.compat.v1 import _math_ops  # noqa: E402
+
+swish = _math_ops.swish
+selu = _math_ops.selu
+
 from loom.compat.v1.sparse import embedding_lookup_sparse  # noqa: E402
 
 import types as _types  # noqa: E402
@@ -33,5 +38,5 @@ __getattr__ = _unsupported.missing("tf.nn", {
         "atrous_conv2d", "dilation2d", "max_pool_with_argmax",
         "nce_loss", "sampled_softmax_loss", "ctc_loss",
         "static_rnn", "bidirectional_dynamic_rnn", "batch_normalization",
-        "fused_batch_norm", "local_response_normalization", "lrn", "selu", "swish",
+        "fused_batch_norm", "local_response_normalization", "lrn",
         "weighted_cross_entropy_with_logits")})
