@@ -23,6 +23,7 @@
 #include "loom/ops/nn.h"
 #include "loom/ops/random.h"
 #include "loom/ops/reduce.h"
+#include "loom/ops/scatter.h"
 #include "loom/ops/state.h"
 #include "loom/ops/topk.h"
 #include "loom/runtime/session.h"

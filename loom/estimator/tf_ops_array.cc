@@ -1,5 +1,6 @@
 // TF op rules, continued (tf_ops.h): the reductions, selection (TopKV2, TopK, Where,
-// Select, SelectV2), gathers, transposes, batched products and the fills of a shape
+// Select, SelectV2), gathers and scatters (GatherV2, GatherNd, ScatterNd,
+// UnsortedSegmentSum), transposes, batched products and the fills of a shape
 // (ZerosLike, OnesLike): among them the ops that tf.nn.top_k, tf.boolean_mask,
 // tf.clip_by_norm and TF 1.15's einsum leave in a frozen graph.
 #include "loom/base/error.h"
@@ -9,6 +10,7 @@
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/reduce.h"
+#include "loom/ops/scatter.h"
 #include "loom/ops/state.h"
 #include "loom/ops/topk.h"
 
@@ -108,6 +110,10 @@ void AddArrayRules(std::map<std::string, TfOp>& table) {
       {"Transpose", [](OpContext& c) { return Transpose(c.named, c.In(0), c.ConstInts(1)); }},
       {"BatchMatMul", BatchMatMulRule},
       {"BatchMatMulV2", BatchMatMulRule},
+      {"GatherNd", [](OpContext& c) { return GatherNd(c.named, c.In(0), c.In(1)); }},
+      {"ScatterNd", [](OpContext& c) { return ScatterNd(c.named, c.In(0), c.In(1), c.In(2)); }},
+      {"UnsortedSegmentSum",
+       [](OpContext& c) { return UnsortedSegmentSum(c.named, c.In(0), c.In(1), c.In(2)); }},
       {"ZerosLike", [](OpContext& c) { return ZerosLike(c.named, c.In(0)); }},
       {"OnesLike", [](OpContext& c) { return OnesLike(c.named, c.In(0)); }},
   };

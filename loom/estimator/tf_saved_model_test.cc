@@ -323,6 +323,15 @@ TEST(TfGraphOpsTest, GatherSelectTransposeBatchMatMulProd) {
   g.Floats("th", {2.5f}, {});
   g.Add("big", "Greater", {"x", "th"});
   g.Add("selv2", "SelectV2", {"big", "x", "zeros"});
+  g.Ints("nd", {1, 2, 0, 0}, {2, 2});
+  g.Add("gnd", "GatherNd", {"x", "nd"});  // [6, 1]
+  g.Ints("segs", {1, 1}, {2});
+  g.Ints("nseg", {2}, {});
+  g.Add("segsum", "UnsortedSegmentSum", {"x", "segs", "nseg"});  // [[0, 0, 0], [5, 7, 9]]
+  g.Ints("at", {2, 0}, {2, 1});
+  g.Floats("upd", {1, 2}, {2});
+  g.Ints("len", {3}, {1});
+  g.Add("snd", "ScatterNd", {"at", "upd", "len"});  // [2, 0, 1]
   estimator_testing::TempDir dir;
   auto model = TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"x", "x:0"}},
                                         {{"gather", "gather"},
@@ -334,7 +343,10 @@ TEST(TfGraphOpsTest, GatherSelectTransposeBatchMatMulProd) {
                                          {"ones", "ones"},
                                          {"sel", "sel"},
                                          {"selm", "selm"},
-                                         {"selv2", "selv2"}});
+                                         {"selv2", "selv2"},
+                                         {"gnd", "gnd"},
+                                         {"segsum", "segsum"},
+                                         {"snd", "snd"}});
   auto out = model->Run("serving_default",
                         {{"x", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3})}});
   EXPECT_EQ(Values<float>(out["gather"]), (std::vector<float>{3, 1, 6, 4}));
@@ -350,6 +362,9 @@ TEST(TfGraphOpsTest, GatherSelectTransposeBatchMatMulProd) {
   EXPECT_EQ(Values<float>(out["sel"]), (std::vector<float>{0, 0, 0, 4, 5, 6}));
   EXPECT_EQ(Values<float>(out["selm"]), (std::vector<float>{0, 0, 3, 4}));
   EXPECT_EQ(Values<float>(out["selv2"]), (std::vector<float>{0, 0, 3, 4, 5, 6}));
+  EXPECT_EQ(Values<float>(out["gnd"]), (std::vector<float>{6, 1}));
+  EXPECT_EQ(Values<float>(out["segsum"]), (std::vector<float>{0, 0, 0, 5, 7, 9}));
+  EXPECT_EQ(Values<float>(out["snd"]), (std::vector<float>{2, 0, 1}));
 }
 
 TEST(TfGraphOpsTest, NnOps) {

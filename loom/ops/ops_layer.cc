@@ -7,6 +7,7 @@
 #include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/random.h"
+#include "loom/ops/scatter.h"
 #include "loom/ops/sparse.h"
 #include "loom/ops/state.h"
 #include "loom/ops/tensor_array.h"
@@ -26,6 +27,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterControlOps(registry);
   RegisterTensorArrayOps(registry);
   RegisterTopKOps(registry);
+  RegisterScatterOps(registry);
 }
 
 }  // namespace loom

@@ -125,3 +125,33 @@ def test_reverse_broadcast_to_linspace():
     v = tf.constant([1., 2.])
     (g,) = tf.gradients(tf.reduce_sum(tf.broadcast_to(v, [3, 2])), v)
     np.testing.assert_array_equal(_run(g), [3., 3.])
+
+
+def test_gather_nd_scatter_nd_segment_sums_as_documented():
+    # TF 1.15's docstrings.
+    params = tf.constant([["a", "b"], ["c", "d"]])
+    with tf.Session() as sess:
+        assert list(sess.run(tf.gather_nd(params, [[0, 0], [1, 1]]))) == [b"a", b"d"]
+        assert sess.run(tf.gather_nd(params, [[1], [0]])).tolist() == [[b"c", b"d"], [b"a", b"b"]]
+        np.testing.assert_array_equal(
+            sess.run(tf.scatter_nd([[4], [3], [1], [7]], [9, 10, 11, 12], [8])),
+            [0, 11, 0, 10, 9, 0, 0, 12])
+        c = tf.constant([[1, 2, 3, 4], [5, 6, 7, 8], [4, 3, 2, 1]])
+        np.testing.assert_array_equal(sess.run(tf.math.unsorted_segment_sum(c, [0, 1, 0], 2)),
+                                      [[5, 5, 5, 5], [5, 6, 7, 8]])
+        np.testing.assert_array_equal(
+            sess.run(tf.math.segment_sum(tf.constant([[1, 2, 3, 4], [-1, -2, -3, -4],
+                                                      [5, 6, 7, 8]]), [0, 0, 1])),
+            [[0, 0, 0, 0], [5, 6, 7, 8]])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="outside"):
+            sess.run(tf.gather_nd(c, [[3, 0]]))
+    with pytest.raises(NotImplementedError, match="batch_dims"):
+        tf.gather_nd(params, [[0]], batch_dims=1)
+    # Gradients: gather_nd's scatters back, unsorted_segment_sum's gathers.
+    v = tf.constant([[1., 2.], [3., 4.]])
+    (dv,) = tf.gradients(tf.reduce_sum(tf.gather_nd(v, [[0, 1], [0, 1], [1, 0]])), v)
+    (ds,) = tf.gradients(tf.reduce_sum(tf.math.unsorted_segment_sum(v, [1, 1], 3) *
+                                       tf.constant([[1.], [10.], [100.]])), v)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(dv), [[0., 2.], [1., 0.]])
+        np.testing.assert_array_equal(sess.run(ds), [[10., 10.], [10., 10.]])

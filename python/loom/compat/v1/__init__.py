@@ -45,7 +45,8 @@ from loom.compat.v1._einsum import einsum
 from loom.compat.v1 import _math_ops
 from loom.compat.v1._math_ops import (broadcast_to, count_nonzero, eye, linspace, log_sigmoid,
                                       matrix_diag_part, matrix_transpose, norm,
-                                      reduce_logsumexp, reverse, tensordot, trace)
+                                      reduce_logsumexp, reverse, segment_sum, tensordot,
+                                      trace)
 
 lin_space = linspace
 reverse_v2 = reverse
@@ -124,7 +125,8 @@ math.floordiv = floordiv
 math.top_k = nn.top_k
 math.__dict__.update(reduce_logsumexp=reduce_logsumexp, count_nonzero=count_nonzero,
                      reduce_variance=_math_ops.reduce_variance,
-                     reduce_std=_math_ops.reduce_std, log_sigmoid=log_sigmoid)
+                     reduce_std=_math_ops.reduce_std, log_sigmoid=log_sigmoid,
+                     segment_sum=segment_sum)
 linalg = _types.ModuleType("loom.compat.v1.linalg", "tf.linalg")
 linalg.__dict__.update(_ops.NAMESPACES["linalg"])
 linalg.einsum = einsum

@@ -2,7 +2,7 @@
 from Loom's (so their gradients follow by composition): reduce_logsumexp, norm,
 count_nonzero, reduce_variance / reduce_std, tensordot (through einsum), log_sigmoid,
 nn.swish, nn.selu, eye, linalg.diag_part / trace, matrix_transpose, reverse, broadcast_to,
-linspace. docs/python_core.md lists them."""
+linspace, segment_sum. docs/python_core.md lists them."""
 import string
 
 import numpy as np
@@ -262,3 +262,13 @@ def linspace(start, stop, num, name=None):
             return ns["reshape"](start, [1])
         steps = _fw.constant(np.arange(n), dtype=start.dtype)
         return start + steps * ((stop - start) / float(n - 1))
+
+
+def segment_sum(data, segment_ids, name=None):
+    """tf.math.segment_sum: sums of the rows of data sharing a (sorted) segment id; as
+    many segments as the largest id + 1 (unsorted_segment_sum with that count)."""
+    ns = _ns()
+    with _scope(name, "SegmentSum"):
+        ids = _fw.convert_to_tensor(segment_ids)
+        count = ns["reduce_max"](ids) + 1
+        return ns["unsorted_segment_sum"](data, ids, count)

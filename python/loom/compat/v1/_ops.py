@@ -293,6 +293,12 @@ _TABLE = [
      ("params", "indices"), {"axis": ("axis", lambda v, a: 0 if v is None else _int(v, a)),
                             "validate_indices": _DROP,
                             "batch_dims": ("batch_dims", lambda v, a: _no_batch_dims(v))}),
+    (("",), "gather_nd", "GatherNd", "params, indices, name=None, batch_dims=0",
+     ("params", "indices"), {"batch_dims": ("batch_dims", lambda v, a: _no_batch_dims_nd(v))}),
+    (("",), "scatter_nd", "ScatterNd", "indices, updates, shape, name=None",
+     ("indices", "updates", "shape"), {}),
+    (("", "math"), "unsorted_segment_sum", "UnsortedSegmentSum",
+     "data, segment_ids, num_segments, name=None", ("data", "segment_ids", "num_segments"), {}),
     (("", "math"), "cumsum", "Cumsum", "x, axis=0, exclusive=False, reverse=False, name=None",
      ("x",), {"axis": ("axis", _int)}),
     (("",), "one_hot", "OneHot",
@@ -419,6 +425,13 @@ def _no_batch_dims(v):
     if v not in (None, 0):
         raise NotImplementedError("Loom's tf.gather has no batch_dims (got %r); gather each "
                                   "batch row with tf.map_fn, or flatten the indices" % (v,))
+    return None
+
+
+def _no_batch_dims_nd(v):
+    if v not in (None, 0):
+        raise NotImplementedError("Loom's tf.gather_nd has no batch_dims (got %r); prepend the "
+                                  "batch index to each index tuple instead" % (v,))
     return None
 
 
