@@ -21,6 +21,7 @@
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/reduce.h"
+#include "loom/ops/scatter.h"
 #include "loom/ops/state.h"
 #include "loom/ops/topk.h"
 #include "loom/runtime/session.h"
@@ -342,6 +343,17 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
       {"cumsum", Cumsum(s, x, 1, {.exclusive = true, .reverse = true})},
       {"icumsum", Cumsum(s, ids)},
       {"where", Where(s, Greater(s, x, 0.f))},
+      {"gather_nd", GatherNd(s, x, Const(s, Tensor::FromVector<int64_t>({1, 2, 0, 0}, {2, 2})))},
+      // The tuple (2, 1) twice: its rows add up; the shape is a computed [3, 4, 4].
+      {"scatter_nd", ScatterNd(s, Const(s, Tensor::FromVector<int32_t>({2, 1, 0, 3, 2, 1}, {3, 2})),
+                               Reshape(s, Slice(s, x, {0, 0, 0}, {3, 1, -1}), {3, 4}),
+                               Concat(s,
+                                      {Const(s, Tensor::FromVector<int64_t>({3, 4})),
+                                       Slice(s, ShapeOf(s, x), {2}, {1})},
+                                      0))},
+      // Segment -1 drops its row; segment 3 stays empty.
+      {"segment_sum",
+       UnsortedSegmentSum(s, x, Const(s, Tensor::FromVector<int64_t>({2, -1, 0, 2, 1})), 4)},
       {"strided",
        StridedSlice(s, x, {0, 1, 0}, {0, 3, -1}, {1, 1, 2}, {.begin_mask = 1, .end_mask = 1})},
       {"last_row", StridedSlice(s, x, {0, -1}, {0, 0}, {1, 1},

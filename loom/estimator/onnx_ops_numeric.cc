@@ -1,5 +1,8 @@
 // The ONNX op table, continued: Python's // and % (FloorDiv, FloorMod), the sequence ops
-// (Range, Cumsum) and selection (TopKV2, Where) (docs/onnx.md).
+// (Range, Cumsum), selection (TopKV2, Where) and indexed reads and sums (GatherNd,
+// ScatterNd, UnsortedSegmentSum) (docs/onnx.md).
+#include <limits>
+
 #include "loom/estimator/onnx_ops_internal.h"
 
 namespace loom::onnx_export {
@@ -24,6 +27,41 @@ std::string NeedsFloorStep(OnnxBuilder& b, const Node& n, const std::string& r) 
 // ONNX's Mod with fmod = 1: C's truncated remainder (the dividend's sign), any dtype.
 std::string TruncatedMod(OnnxBuilder& b, const Node& n) {
   return b.Op(n, "Mod", {b.In(n, 0), b.In(n, 1)}, "fmod", [](auto* p) { SetInt(p, "fmod", 1); });
+}
+
+// Scatter-add of rows: out[r[i], :] += rows[i, :] for r (int64 [N]) in [0, count) (other
+// values drop the row), as onehot(r, count)^T x rows: ONNX's ScatterND adds repeated
+// indices only from opset 16 (reduction = "add"), and this lowering works from 13 on.
+// Returns the [count, S] sums; `dtype` is the rows' Loom dtype.
+std::string RowSums(OnnxBuilder& b, const Node& n, const std::string& r, const std::string& count,
+                    const std::string& rows, DType dtype) {
+  const std::string classes =
+      b.Op(n, "Range", {b.Scalar(n, "zero", kInt64, 0), count, b.Scalar(n, "one", kInt64, 1)},
+           "classes");
+  const std::string hot =
+      b.Op(n, "Equal", {b.Op(n, "Unsqueeze", {r, b.Int64s(n, "last", {1})}, "r_column"), classes},
+           "hot");
+  const std::string weights =
+      b.Op(n, "Cast", {hot}, "hot_weights", [&](auto* p) { SetInt(p, "to", OnnxDType(dtype)); });
+  const std::string hot_t = b.Op(n, "Transpose", {weights}, "hot_t", [](auto* p) {
+    SetInts(p, "perm", {1, 0});
+  });
+  return b.Op(n, "MatMul", {hot_t, rows}, "sums");
+}
+
+// x reshaped to [len(r), -1] (one row per index).
+std::string AsRows(OnnxBuilder& b, const Node& n, const std::string& x, const std::string& r) {
+  const std::string shape =
+      b.Op(n, "Concat", {b.Op(n, "Shape", {r}, "r_count"), b.Int64s(n, "rest", {-1})}, "rows_shape",
+           [](auto* p) { SetInt(p, "axis", 0); });
+  return b.Op(n, "Reshape", {x, shape}, "rows");
+}
+
+std::string NeedsStaticTupleLength(const Node& n) {
+  const Shape& idx = n.input(0).shape();
+  return idx.rank_known() && idx.rank() > 0 && idx.dims().back() > 0
+             ? ""
+             : "the index tuples' length (indices' last dim) must be known and positive";
 }
 
 }  // namespace
@@ -82,6 +120,56 @@ void AddNumericRules(std::map<std::string, OpRule>& r) {
     b.Bind(values, values.name());
     b.Emit(n, 1, "Cast", {wide}, [](auto* c) { SetInt(c, "to", onnx::TensorProto::INT32); });
   }};
+  r["GatherNd"] = {.convert = [](OnnxBuilder& b, const Node& n) {
+    b.Emit(n, 0, "GatherND", {b.In(n, 0), AsInt64(b, n, 1)});
+  }};
+  r["ScatterNd"] = {
+      .unsupported = NeedsStaticTupleLength, .convert = [](OnnxBuilder& b, const Node& n) {
+        // Each index tuple's row of the table shape[:M] (r = ((i0 * d1) + i1) * d2 + ...),
+        // summed as rows of updates [N, S], reshaped to `shape`.
+        const int64_t m = n.input(0).shape().dims().back();
+        const std::string idx = AsInt64(b, n, 0);
+        const std::string shape = AsInt64(b, n, 2);
+        auto pick = [&](const std::string& x, int64_t d, int64_t axis, std::string_view what) {
+          return b.Op(n, "Gather", {x, b.Scalar(n, "d", kInt64, static_cast<double>(d))}, what,
+                      [&](auto* p) { SetInt(p, "axis", axis); });
+        };
+        std::string r = pick(idx, 0, -1, "i0");
+        std::string count = pick(shape, 0, 0, "d0");
+        for (int64_t d = 1; d < m; ++d) {
+          const std::string dim = pick(shape, d, 0, "dim");
+          r = b.Op(n, "Add", {b.Op(n, "Mul", {r, dim}, "r_scaled"), pick(idx, d, -1, "i")}, "r");
+          count = b.Op(n, "Mul", {count, dim}, "count");
+        }
+        r = b.Op(n, "Reshape", {r, b.Int64s(n, "flat", {-1})}, "r_flat");
+        const std::string sums =
+            RowSums(b, n, r, count, AsRows(b, n, b.In(n, 1), r), n.input(1).dtype());
+        b.Emit(n, 0, "Reshape", {sums, shape});
+      }};
+  r["UnsortedSegmentSum"] = {
+      .unsupported = [](const Node& n) -> std::string {
+        return n.input(1).shape().rank_known() ? "" : "the segment ids' rank must be known";
+      },
+      .convert =
+          [](OnnxBuilder& b, const Node& n) {
+            // Negative ids match no class of the one-hot, so their rows drop, as Loom's.
+            const int64_t k = n.input(1).shape().rank();
+            const std::string r =
+                b.Op(n, "Reshape", {AsInt64(b, n, 1), b.Int64s(n, "flat", {-1})}, "r_flat");
+            const std::string count =
+                b.Op(n, "Reshape", {AsInt64(b, n, 2), b.Int64s(n, "scalar", {})}, "count");
+            const std::string sums =
+                RowSums(b, n, r, count, AsRows(b, n, b.In(n, 0), r), n.input(0).dtype());
+            const std::string rest =
+                b.Op(n, "Slice",
+                     {b.Op(n, "Shape", {b.In(n, 0)}, "data_shape"), b.Int64s(n, "k", {k}),
+                      b.Int64s(n, "end", {std::numeric_limits<int64_t>::max()})},
+                     "rest");
+            const std::string shape = b.Op(
+                n, "Concat", {b.Op(n, "Reshape", {count, b.Int64s(n, "one", {1})}, "count1"), rest},
+                "out_shape", [](auto* p) { SetInt(p, "axis", 0); });
+            b.Emit(n, 0, "Reshape", {sums, shape});
+          }};
   r["Where"] = {.convert = [](OnnxBuilder& b, const Node& n) {
     // NonZero gives [rank, count]; tf.where's coordinates are [count, rank].
     b.Emit(n, 0, "Transpose", {b.Op(n, "NonZero", {b.In(n, 0)}, "nonzero")}, [](auto* p) {
