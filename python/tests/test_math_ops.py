@@ -155,3 +155,38 @@ def test_gather_nd_scatter_nd_segment_sums_as_documented():
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(dv), [[0., 2.], [1., 0.]])
         np.testing.assert_array_equal(sess.run(ds), [[10., 10.], [10., 10.]])
+
+
+def test_segment_mean_bincount_meshgrid_diag_band_part():
+    c = tf.constant([[1., 2., 3., 4.], [5., 6., 7., 8.], [4., 3., 2., 1.]])
+    with tf.Session() as sess:
+        np.testing.assert_allclose(
+            sess.run(tf.math.unsorted_segment_mean(c, [0, 1, 0], 3)),
+            [[2.5, 2.5, 2.5, 2.5], [5., 6., 7., 8.], [0., 0., 0., 0.]])
+        np.testing.assert_array_equal(sess.run(tf.math.bincount([1, 1, 2, 5])),
+                                      [0, 2, 1, 0, 0, 1])
+        assert sess.run(tf.math.bincount([1, 1, 2, 5], minlength=8)).shape == (8,)
+        np.testing.assert_array_equal(sess.run(tf.math.bincount([1, 1, 2, 5], maxlength=3)),
+                                      [0, 2, 1])
+        np.testing.assert_allclose(
+            sess.run(tf.math.bincount([1, 1, 2, 5], weights=[1., 2., 3., 4.])),
+            [0., 3., 3., 0., 0., 4.])
+        # TF's docstring: meshgrid([1, 2, 3], [4, 5, 6]).
+        X, Y = sess.run(tf.meshgrid([1, 2, 3], [4, 5, 6]))
+        np.testing.assert_array_equal(X, [[1, 2, 3]] * 3)
+        np.testing.assert_array_equal(Y, [[4, 4, 4], [5, 5, 5], [6, 6, 6]])
+        X, Y, Z = sess.run(tf.meshgrid([1, 2], [3, 4, 5], [6], indexing="ij"))
+        assert X.shape == Y.shape == Z.shape == (2, 3, 1)
+        np.testing.assert_array_equal(Y[:, :, 0], [[3, 4, 5], [3, 4, 5]])
+        np.testing.assert_array_equal(sess.run(tf.diag([1., 2.])), [[1., 0.], [0., 2.]])
+        np.testing.assert_array_equal(sess.run(tf.linalg.diag([[1, 2], [3, 4]])),
+                                      [[[1, 0], [0, 2]], [[3, 0], [0, 4]]])
+        np.testing.assert_array_equal(sess.run(tf.diag_part([[1, 2], [3, 4]])), [1, 4])
+        # TF's docstring for band_part.
+        x = tf.constant([[0, 1, 2, 3], [-1, 0, 1, 2], [-2, -1, 0, 1], [-3, -2, -1, 0]])
+        np.testing.assert_array_equal(sess.run(tf.linalg.band_part(x, 1, -1)), [
+            [0, 1, 2, 3], [-1, 0, 1, 2], [0, -1, 0, 1], [0, 0, -1, 0]])
+        np.testing.assert_array_equal(sess.run(tf.matrix_band_part(x, 2, 1)), [
+            [0, 1, 0, 0], [-1, 0, 1, 0], [-2, -1, 0, 1], [0, -2, -1, 0]])
+    with pytest.raises(ValueError, match="takes a vector"):
+        tf.diag([[1., 2.]])

@@ -2,7 +2,8 @@
 from Loom's (so their gradients follow by composition): reduce_logsumexp, norm,
 count_nonzero, reduce_variance / reduce_std, tensordot (through einsum), log_sigmoid,
 nn.swish, nn.selu, eye, linalg.diag_part / trace, matrix_transpose, reverse, broadcast_to,
-linspace, segment_sum. docs/python_core.md lists them."""
+linspace, segment_sum, unsorted_segment_mean, bincount, meshgrid, linalg.diag / diag,
+diag_part, linalg.band_part. docs/python_core.md lists them."""
 import string
 
 import numpy as np
@@ -272,3 +273,125 @@ def segment_sum(data, segment_ids, name=None):
         ids = _fw.convert_to_tensor(segment_ids)
         count = ns["reduce_max"](ids) + 1
         return ns["unsorted_segment_sum"](data, ids, count)
+
+
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """tf.math.unsorted_segment_mean: each segment's sum over its count of rows (0 for an
+    empty segment, as TF)."""
+    ns = _ns()
+    with _scope(name, "UnsortedSegmentMean"):
+        data = _fw.convert_to_tensor(data)
+        ids = _fw.convert_to_tensor(segment_ids)
+        sums = ns["unsorted_segment_sum"](data, ids, num_segments)
+        counts = ns["unsorted_segment_sum"](_ops.ones_like(ids, dtype=data.dtype), ids,
+                                            num_segments)
+        rank, k = data.shape.ndims, ids.shape.ndims
+        if rank is None or k is None:
+            raise ValueError("tf.math.unsorted_segment_mean: the ranks of data and "
+                             "segment_ids must be known")
+        counts = ns["reshape"](counts, [-1] + [1] * (rank - k))
+        return sums / ns["maximum"](counts, 1)
+
+
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dtypes.int32):
+    """tf.math.bincount: out[v] = how many times v occurs in arr (or the sum of its
+    weights), for v in [0, max(max(arr) + 1, minlength)) capped at maxlength (values at or
+    above it are dropped)."""
+    ns = _ns()
+    with _scope(None, "bincount"):
+        arr = ns["reshape"](_fw.convert_to_tensor(arr, dtype=_dtypes.int32), [-1])
+        size = ns["maximum"](ns["reduce_max"](arr) + 1, 0)
+        if minlength is not None:
+            size = ns["maximum"](size, int(_ops._static(minlength, "minlength", "bincount")))
+        if maxlength is not None:
+            cap = int(_ops._static(maxlength, "maxlength", "bincount"))
+            size = ns["minimum"](size, cap)
+            # Values at or above the cap go to segment -1, which drops them.
+            arr = ns["where_v2"](ns["less"](arr, cap), arr, _ops.ones_like(arr) * -1)
+        out_dtype = _dtypes.as_dtype(dtype) if weights is None else None
+        if weights is None:
+            values = _ops.ones_like(arr, dtype=out_dtype)
+        else:
+            values = ns["reshape"](_fw.convert_to_tensor(weights), [-1])
+        return ns["unsorted_segment_sum"](values, arr, size)
+
+
+def meshgrid(*args, **kwargs):
+    """tf.meshgrid(x, y, ..., indexing='xy'): N-D coordinate grids of the 1-D inputs ('xy'
+    swaps the first two output dims, as numpy and TF)."""
+    indexing = kwargs.pop("indexing", "xy")
+    name = kwargs.pop("name", "meshgrid")
+    if kwargs:
+        raise TypeError("Invalid keywords: %s" % sorted(kwargs))
+    if indexing not in ("xy", "ij"):
+        raise ValueError("indexing parameter must be either 'xy' or 'ij'")
+    ns = _ns()
+    with _scope(name, "meshgrid"):
+        inputs = [ns["reshape"](_fw.convert_to_tensor(x), [-1]) for x in args]
+        n = len(inputs)
+        outputs = []
+        for i, x in enumerate(inputs):
+            shape = [1] * n
+            shape[i] = -1
+            outputs.append(ns["reshape"](x, shape))
+        if indexing == "xy" and n > 1:
+            outputs[0] = ns["reshape"](inputs[0], [1, -1] + [1] * (n - 2))
+            outputs[1] = ns["reshape"](inputs[1], [-1, 1] + [1] * (n - 2))
+        # Broadcast every grid to the full shape: x * ones of the others.
+        ones = [_ops.ones_like(o) for o in outputs]
+        grids = []
+        for i, o in enumerate(outputs):
+            g = o
+            for j, one in enumerate(ones):
+                if j != i:
+                    g = g * one
+            grids.append(g)
+        return grids
+
+
+def matrix_diag(diagonal, name="diag"):
+    """tf.linalg.diag / tf.matrix_diag (and tf.diag of a vector): a batch of square matrices
+    with `diagonal` on their main diagonal (its last dim static)."""
+    with _scope(name, "diag"):
+        d = _fw.convert_to_tensor(diagonal)
+        n = d.shape.as_list()[-1] if d.shape.ndims else None
+        if n is None:
+            raise ValueError("tf.linalg.diag: the last dim of %s must be known" % d.name)
+        return _ns()["expand_dims"](d, -1) * eye(n, dtype=d.dtype)
+
+
+def matrix_band_part(input, num_lower, num_upper, name=None):  # noqa: A002
+    """tf.linalg.band_part / tf.matrix_band_part: x[..., m, n] kept where (num_lower < 0 or
+    m - n <= num_lower) and (num_upper < 0 or n - m <= num_upper), zero elsewhere (static
+    last two dims and bands)."""
+    with _scope(name, "MatrixBandPart"):
+        x = _fw.convert_to_tensor(input)
+        dims = x.shape.as_list()
+        if len(dims) < 2 or dims[-1] is None or dims[-2] is None:
+            raise ValueError("tf.linalg.band_part: the last two dims of %s must be known"
+                             % x.name)
+        lower = int(_ops._static(num_lower, "num_lower", "band_part"))
+        upper = int(_ops._static(num_upper, "num_upper", "band_part"))
+        m, n = np.meshgrid(np.arange(dims[-2]), np.arange(dims[-1]), indexing="ij")
+        keep = ((lower < 0) | (m - n <= lower)) & ((upper < 0) | (n - m <= upper))
+        return x * _fw.constant(keep.astype(np.float64), dtype=x.dtype)
+
+
+def diag(diagonal, name=None):
+    """tf.diag: the square matrix with the vector `diagonal` on its diagonal (TF's
+    rank-2k form of a higher-rank input is missing: a ValueError)."""
+    d = _fw.convert_to_tensor(diagonal)
+    if d.shape.ndims != 1:
+        raise ValueError("Loom's tf.diag takes a vector (TF's rank-2k diagonal tensor of a "
+                         "rank-k input is missing), got %s; tf.linalg.diag builds batches"
+                         % d.shape)
+    return matrix_diag(d, name=name or "Diag")
+
+
+def diag_part(input, name=None):  # noqa: A002
+    """tf.diag_part of a matrix (TF's rank-2k form is missing: a ValueError)."""
+    x = _fw.convert_to_tensor(input)
+    if x.shape.ndims != 2:
+        raise ValueError("Loom's tf.diag_part takes a matrix, got %s; tf.linalg.diag_part "
+                         "takes batches" % x.shape)
+    return matrix_diag_part(x, name=name or "DiagPart")
