@@ -26,6 +26,7 @@
 #include "loom/ops/scatter.h"
 #include "loom/ops/state.h"
 #include "loom/ops/topk.h"
+#include "loom/ops/unique.h"
 #include "loom/runtime/session.h"
 #include "loom/train/adagrad.h"
 #include "loom/train/adam.h"

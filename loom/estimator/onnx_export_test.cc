@@ -24,6 +24,7 @@
 #include "loom/ops/scatter.h"
 #include "loom/ops/state.h"
 #include "loom/ops/topk.h"
+#include "loom/ops/unique.h"
 #include "loom/runtime/session.h"
 #include "loom/runtime/while_loop.h"
 #include "loom/train/adam.h"
@@ -343,6 +344,8 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
       {"cumsum", Cumsum(s, x, 1, {.exclusive = true, .reverse = true})},
       {"icumsum", Cumsum(s, ids)},
       {"where", Where(s, Greater(s, x, 0.f))},
+      {"unique", Unique(s, FloorMod(s, ids, int64_t{3})).y},
+      {"unique_idx", Unique(s, FloorMod(s, ids, int64_t{3})).idx},
       {"gather_nd", GatherNd(s, x, Const(s, Tensor::FromVector<int64_t>({1, 2, 0, 0}, {2, 2})))},
       // The tuple (2, 1) twice: its rows add up; the shape is a computed [3, 4, 4].
       {"scatter_nd", ScatterNd(s, Const(s, Tensor::FromVector<int32_t>({2, 1, 0, 3, 2, 1}, {3, 2})),

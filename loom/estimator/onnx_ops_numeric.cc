@@ -1,5 +1,5 @@
 // The ONNX op table, continued: Python's // and % (FloorDiv, FloorMod), the sequence ops
-// (Range, Cumsum), selection (TopKV2, Where) and indexed reads and sums (GatherNd,
+// (Range, Cumsum), selection (TopKV2, Where, Unique) and indexed reads and sums (GatherNd,
 // ScatterNd, UnsortedSegmentSum) (docs/onnx.md).
 #include <limits>
 
@@ -170,6 +170,19 @@ void AddNumericRules(std::map<std::string, OpRule>& r) {
                 "out_shape", [](auto* p) { SetInt(p, "axis", 0); });
             b.Emit(n, 0, "Reshape", {sums, shape});
           }};
+  r["Unique"] = {.convert = [](OnnxBuilder& b, const Node& n) {
+    // sorted = 0 keeps the order of first occurrence, as Loom's; the inverse indices are
+    // int64 in ONNX.
+    const Output y(const_cast<Node*>(&n), 0);
+    const std::string first = b.NewName(n, "first_indices");
+    const std::string inverse = b.NewName(n, "inverse_int64");
+    const std::string counts = b.NewName(n, "counts");
+    onnx::NodeProto* p = b.AddNode("Unique", {b.In(n, 0)}, {y.name(), first, inverse, counts});
+    SetInt(p, "sorted", 0);
+    b.Bind(y, y.name());
+    const int to = OnnxDType(n.attr<DType>("out_idx"));
+    b.Emit(n, 1, "Cast", {inverse}, [&](auto* c) { SetInt(c, "to", to); });
+  }};
   r["Where"] = {.convert = [](OnnxBuilder& b, const Node& n) {
     // NonZero gives [rank, count]; tf.where's coordinates are [count, rank].
     b.Emit(n, 0, "Transpose", {b.Op(n, "NonZero", {b.In(n, 0)}, "nonzero")}, [](auto* p) {

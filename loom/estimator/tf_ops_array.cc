@@ -13,6 +13,7 @@
 #include "loom/ops/scatter.h"
 #include "loom/ops/state.h"
 #include "loom/ops/topk.h"
+#include "loom/ops/unique.h"
 
 namespace loom::tf_import {
 namespace {
@@ -114,6 +115,14 @@ void AddArrayRules(std::map<std::string, TfOp>& table) {
       {"ScatterNd", [](OpContext& c) { return ScatterNd(c.named, c.In(0), c.In(1), c.In(2)); }},
       {"UnsortedSegmentSum",
        [](OpContext& c) { return UnsortedSegmentSum(c.named, c.In(0), c.In(1), c.In(2)); }},
+      // (y, idx): output 1 is the positions, in out_idx (int32 by default, as TF's).
+      {"Unique",
+       [](OpContext& c) {
+         const DType out_idx = c.node.attr().count("out_idx")
+                                   ? DTypeFromTf(c.node.attr().at("out_idx").type(), c.node.name())
+                                   : kInt32;
+         return Unique(c.named, c.In(0), out_idx).y;
+       }},
       {"ZerosLike", [](OpContext& c) { return ZerosLike(c.named, c.In(0)); }},
       {"OnesLike", [](OpContext& c) { return OnesLike(c.named, c.In(0)); }},
   };

@@ -332,6 +332,8 @@ TEST(TfGraphOpsTest, GatherSelectTransposeBatchMatMulProd) {
   g.Floats("upd", {1, 2}, {2});
   g.Ints("len", {3}, {1});
   g.Add("snd", "ScatterNd", {"at", "upd", "len"});  // [2, 0, 1]
+  g.Ints("dup", {7, 3, 7, 7}, {4});
+  g.Add("uniq", "Unique", {"dup"});  // y [7, 3], idx [0, 1, 0, 0]
   estimator_testing::TempDir dir;
   auto model = TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"x", "x:0"}},
                                         {{"gather", "gather"},
@@ -346,7 +348,9 @@ TEST(TfGraphOpsTest, GatherSelectTransposeBatchMatMulProd) {
                                          {"selv2", "selv2"},
                                          {"gnd", "gnd"},
                                          {"segsum", "segsum"},
-                                         {"snd", "snd"}});
+                                         {"snd", "snd"},
+                                         {"uniq", "uniq"},
+                                         {"uniq_idx", "uniq:1"}});
   auto out = model->Run("serving_default",
                         {{"x", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3})}});
   EXPECT_EQ(Values<float>(out["gather"]), (std::vector<float>{3, 1, 6, 4}));
@@ -365,6 +369,8 @@ TEST(TfGraphOpsTest, GatherSelectTransposeBatchMatMulProd) {
   EXPECT_EQ(Values<float>(out["gnd"]), (std::vector<float>{6, 1}));
   EXPECT_EQ(Values<float>(out["segsum"]), (std::vector<float>{0, 0, 0, 5, 7, 9}));
   EXPECT_EQ(Values<float>(out["snd"]), (std::vector<float>{2, 0, 1}));
+  EXPECT_EQ(Values<int32_t>(out["uniq"]), (std::vector<int32_t>{7, 3}));
+  EXPECT_EQ(Values<int32_t>(out["uniq_idx"]), (std::vector<int32_t>{0, 1, 0, 0}));
 }
 
 TEST(TfGraphOpsTest, NnOps) {

@@ -12,6 +12,7 @@
 #include "loom/ops/state.h"
 #include "loom/ops/tensor_array.h"
 #include "loom/ops/topk.h"
+#include "loom/ops/unique.h"
 
 namespace loom {
 
@@ -28,6 +29,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterTensorArrayOps(registry);
   RegisterTopKOps(registry);
   RegisterScatterOps(registry);
+  RegisterUniqueOps(registry);
 }
 
 }  // namespace loom

@@ -52,6 +52,18 @@ def test_sort_and_argsort_as_documented():
         tf.sort(v, axis=tf.placeholder(tf.int32, []))
 
 
+def test_unique_as_documented():
+    # TF 1.15's docstring: x = [1, 1, 2, 4, 4, 4, 7, 8, 8].
+    y, idx = tf.unique([1, 1, 2, 4, 4, 4, 7, 8, 8])
+    assert idx.dtype == tf.int32
+    words = tf.unique(tf.constant(["b", "a", "b"]), out_idx=tf.int64)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y), [1, 2, 4, 7, 8])
+        np.testing.assert_array_equal(sess.run(idx), [0, 0, 1, 2, 2, 2, 3, 4, 4])
+        assert list(sess.run(words.y)) == [b"b", b"a"]
+        np.testing.assert_array_equal(sess.run(words.idx), [0, 1, 0])
+
+
 def test_top_k_gradient_scatters_into_the_input():
     x = tf.constant([0.1, 0.9, 0.5, 0.3], tf.float64)
     values = tf.nn.top_k(x, 2).values

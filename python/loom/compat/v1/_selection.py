@@ -1,5 +1,5 @@
 """TF 1.15's selection functions over Loom's ops: tf.nn.top_k / tf.math.top_k (the TopKV2
-op), tf.sort / tf.argsort (top_k of the whole axis, as TF's sort_ops), tf.sequence_mask,
+op), tf.unique, tf.sort / tf.argsort (top_k of the whole axis, as TF's sort_ops), tf.sequence_mask,
 tf.boolean_mask and the one-argument tf.where (the Where op: the coordinates of the true
 elements). docs/python_core.md lists them."""
 import collections
@@ -9,6 +9,7 @@ from loom.compat.v1 import _ops
 from loom.compat.v1 import dtypes as _dtypes
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+UniqueOutput = collections.namedtuple("Unique", ["y", "idx"])
 
 
 def _ns():
@@ -77,6 +78,14 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     """tf.argsort: the int32 positions that sort values along `axis`; equal values keep
     their order (stable, whatever `stable` says, as top_k's ties)."""
     return _sort_or_argsort(values, axis, direction, True, name)
+
+
+def unique(x, out_idx=_dtypes.int32, name=None):
+    """tf.unique: (y, idx) with y the distinct values of the vector x in the order they
+    first appear and x = y[idx] (the op Unique)."""
+    y, idx = _ops.apply_op("Unique", [x], {"out_idx": _dtypes.as_dtype(out_idx)},
+                           name or "Unique")
+    return UniqueOutput(y, idx)
 
 
 def where(condition, x=None, y=None, name=None):
