@@ -141,6 +141,10 @@ class Dataset {
   // count < 0 repeats forever, until a pass yields nothing (an empty input never loops);
   // a finite count runs every pass, an empty one included (TF's repeat).
   Dataset Repeat(int64_t count = -1) const;
+  // The count as an int32/int64 scalar graph Output (a placeholder: TF's
+  // repeat(num_epochs)), read when the initializer of MakeInitializableIterator runs (with
+  // it fed), as placeholder-backed sources are; InvalidArgument for another dtype or rank.
+  Dataset Repeat(Output count) const;
   Dataset Take(int64_t count) const;
   Dataset Skip(int64_t count) const;
   // Every num_shards-th element starting at index (tf.data's shard).

@@ -80,6 +80,45 @@ TEST(IteratorOpsTest, PlaceholderBackedInitializableIteratorAsInApiSketch) {
   EXPECT_NE(message.find("'x'"), std::string::npos) << message;
 }
 
+// TF's dataset.repeat(num_epochs) with num_epochs a placeholder: the count is read when
+// the initializer runs, so each initialization may repeat a different number of times.
+TEST(IteratorOpsTest, RepeatCountFromAPlaceholder) {
+  Graph graph;
+  Scope s(graph);
+  auto epochs = Placeholder(s.WithOpName("epochs"), kInt64, {});
+  auto iterator = Range(3).Repeat(epochs).MakeInitializableIterator(s);
+  auto next = iterator.GetNext();
+  Session session(graph);
+  auto drain = [&] {
+    std::vector<int64_t> seen;
+    for (;;) {
+      try {
+        seen.push_back(session.Run({}, {next.begin()->second})[0].scalar<int64_t>());
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::kOutOfRange) << e.what();
+        return seen;
+      }
+    }
+  };
+  session.Run({{epochs, Tensor::Scalar<int64_t>(2)}}, {}, {iterator.initializer()});
+  EXPECT_EQ(drain(), (std::vector<int64_t>{0, 1, 2, 0, 1, 2}));
+  session.Run({{epochs, Tensor::Scalar<int64_t>(1)}}, {}, {iterator.initializer()});
+  EXPECT_EQ(drain(), (std::vector<int64_t>{0, 1, 2}));
+  session.Run({{epochs, Tensor::Scalar<int64_t>(0)}}, {}, {iterator.initializer()});
+  EXPECT_EQ(drain(), (std::vector<int64_t>{}));
+  // Not fed: the initializer names the placeholder.
+  std::string message;
+  EXPECT_EQ(CodeOf([&] { session.Run({}, {}, {iterator.initializer()}); }, &message),
+            ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("epochs"), std::string::npos) << message;
+  // A count that is not an integer scalar is refused when the dataset is built.
+  auto wrong = Placeholder(s.WithOpName("wrong"), kFloat32, {});
+  EXPECT_EQ(CodeOf([&] { Range(3).Repeat(wrong); }, &message), ErrorCode::kInvalidArgument);
+  EXPECT_NE(message.find("'wrong:0'"), std::string::npos) << message;
+  EXPECT_EQ(CodeOf([&] { Range(3).Repeat(Placeholder(s, kInt32, {2})); }),
+            ErrorCode::kInvalidArgument);
+}
+
 TEST(IteratorOpsTest, InitializerBindsTheFedTensorZeroCopy) {
   Graph graph;
   Scope s(graph);

@@ -2,7 +2,10 @@
 // IteratorContext::iteration, so a Shuffle inside reshuffles per pass, deterministically.
 // Forever, a pass that yields nothing ends the repetition (no infinite loop over an empty
 // input); a finite count runs every pass, an empty one included (TF's two iterators).
+// The count may be a graph Output (TF's repeat(count_placeholder)), read from the bindings
+// of the iterator's initializer when the iterator is made.
 #include "loom/data/index_preserving.h"
+#include "loom/data/symbolic.h"
 
 namespace loom::data {
 namespace {
@@ -81,25 +84,53 @@ class RepeatDataset : public IndexPreservingDataset {
  public:
   RepeatDataset(const std::shared_ptr<const DatasetImpl>& input, int64_t count)
       : IndexPreservingDataset("Repeat", input), count_(count) {}
-  std::string Params() const override { return StrCat("count=", count_); }
+  RepeatDataset(const std::shared_ptr<const DatasetImpl>& input, Output count)
+      : IndexPreservingDataset("Repeat", input), count_input_(count) {}
+  std::string Params() const override {
+    return count_input_.valid() ? StrCat("count=", count_input_.name()) : StrCat("count=", count_);
+  }
+  std::vector<Output> symbolic_inputs() const override {
+    if (!count_input_.valid()) return {};
+    return {count_input_};
+  }
 
  protected:
   std::unique_ptr<Cursor<int64_t>> WrapIndices(CursorFactory<int64_t> in,
                                                const IteratorContext& ctx) const override {
-    return std::make_unique<RepeatCursor<int64_t>>(std::move(in), ctx, count_);
+    return std::make_unique<RepeatCursor<int64_t>>(std::move(in), ctx, CountFor(ctx));
   }
   std::unique_ptr<Cursor<Element>> WrapElements(CursorFactory<Element> in,
                                                 const IteratorContext& ctx) const override {
-    return std::make_unique<RepeatCursor<Element>>(std::move(in), ctx, count_);
+    return std::make_unique<RepeatCursor<Element>>(std::move(in), ctx, CountFor(ctx));
   }
 
  private:
-  int64_t count_;
+  int64_t CountFor(const IteratorContext& ctx) const {
+    if (!count_input_.valid()) return count_;
+    const Tensor count = ResolveBindings("Repeat", {{"count", count_input_}}, ctx).at("count");
+    if (count.NumElements() != 1) {
+      throw InvalidArgument("Repeat: the count bound to '", count_input_.name(), "' is ",
+                            count.shape(), "; it must be a scalar");
+    }
+    return count.dtype() == kInt32 ? count.flat<int32_t>()[0] : count.flat<int64_t>()[0];
+  }
+
+  int64_t count_ = -1;
+  Output count_input_;
 };
 
 }  // namespace
 
 Dataset Dataset::Repeat(int64_t count) const {
+  return Dataset(std::make_shared<RepeatDataset>(impl(), count));
+}
+
+Dataset Dataset::Repeat(Output count) const {
+  if ((count.dtype() != kInt32 && count.dtype() != kInt64) ||
+      (count.shape().rank_known() && count.shape().rank() != 0)) {
+    throw InvalidArgument("Repeat: the count '", count.name(), "' is ", DTypeName(count.dtype()),
+                          count.shape(), "; it must be an int32 or int64 scalar");
+  }
   return Dataset(std::make_shared<RepeatDataset>(impl(), count));
 }
 

@@ -21,7 +21,10 @@
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/reduce.h"
+#include "loom/ops/scatter.h"
 #include "loom/ops/state.h"
+#include "loom/ops/topk.h"
+#include "loom/ops/unique.h"
 #include "loom/runtime/session.h"
 #include "loom/runtime/while_loop.h"
 #include "loom/train/adam.h"
@@ -324,7 +327,36 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
   Scope s(graph);
   Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 3, 4}));
   Output ids = Placeholder(s.WithOpName("ids"), kInt64, Shape({kUnknownDim}));
+  const TopK top = TopKV2(s, x, 2);
   std::map<std::string, Output> out = {
+      {"top_values", top.values},
+      {"top_indices", top.indices},
+      // Python's // and % on negative operands (ids below: -1, 0, 2, 5, 3; -1 // 3 = -1 and
+      // 5 // -2 = -3, where ONNX's integer Div truncates to 0 and -2), floats among x's.
+      {"floordiv", FloorDiv(s, x, 0.3f)},
+      {"floormod", FloorMod(s, x, -0.3f)},
+      {"ifloordiv", FloorDiv(s, ids, int64_t{-2})},
+      {"ifloordiv3", FloorDiv(s, ids, int64_t{3})},
+      {"ifloormod", FloorMod(s, ids, int64_t{-3})},
+      {"ifloormod3", FloorMod(s, ids, int64_t{3})},
+      {"range", Range(s, int64_t{1}, int64_t{10}, int64_t{3})},
+      {"frange", Range(s, 0.5f, 3.0f, 0.75f)},
+      {"cumsum", Cumsum(s, x, 1, {.exclusive = true, .reverse = true})},
+      {"icumsum", Cumsum(s, ids)},
+      {"where", Where(s, Greater(s, x, 0.f))},
+      {"unique", Unique(s, FloorMod(s, ids, int64_t{3})).y},
+      {"unique_idx", Unique(s, FloorMod(s, ids, int64_t{3})).idx},
+      {"gather_nd", GatherNd(s, x, Const(s, Tensor::FromVector<int64_t>({1, 2, 0, 0}, {2, 2})))},
+      // The tuple (2, 1) twice: its rows add up; the shape is a computed [3, 4, 4].
+      {"scatter_nd", ScatterNd(s, Const(s, Tensor::FromVector<int32_t>({2, 1, 0, 3, 2, 1}, {3, 2})),
+                               Reshape(s, Slice(s, x, {0, 0, 0}, {3, 1, -1}), {3, 4}),
+                               Concat(s,
+                                      {Const(s, Tensor::FromVector<int64_t>({3, 4})),
+                                       Slice(s, ShapeOf(s, x), {2}, {1})},
+                                      0))},
+      // Segment -1 drops its row; segment 3 stays empty.
+      {"segment_sum",
+       UnsortedSegmentSum(s, x, Const(s, Tensor::FromVector<int64_t>({2, -1, 0, 2, 1})), 4)},
       {"strided",
        StridedSlice(s, x, {0, 1, 0}, {0, 3, -1}, {1, 1, 2}, {.begin_mask = 1, .end_mask = 1})},
       {"last_row", StridedSlice(s, x, {0, -1}, {0, 0}, {1, 1},

@@ -219,6 +219,7 @@ const std::map<std::string, OpRule>& OpRules() {
     AddReduceRules(*r);
     AddConvRules(*r);
     AddArrayRules(*r);
+    AddNumericRules(*r);
     AddFeatureColumnRules(*r);
     return r;
   }();

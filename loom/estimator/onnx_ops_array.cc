@@ -10,12 +10,6 @@ namespace {
 using Rules = std::map<std::string, OpRule>;
 constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
 
-std::string AsInt64(OnnxBuilder& b, const Node& n, int i) {
-  if (n.input(i).dtype() == kInt64) return b.In(n, i);
-  return b.Op(n, "Cast", {b.In(n, i)}, "as_int64",
-              [](auto* p) { SetInt(p, "to", onnx::TensorProto::INT64); });
-}
-
 // A ConstantOfShape filled with `value` of `dtype`.
 std::string Filled(OnnxBuilder& b, const Node& n, const std::string& shape, DType dtype,
                    double value) {
@@ -303,6 +297,12 @@ void AddFeatureColumnRulesImpl(Rules& r) {
 }
 
 }  // namespace
+
+std::string AsInt64(OnnxBuilder& b, const Node& n, int i) {
+  if (n.input(i).dtype() == kInt64) return b.In(n, i);
+  return b.Op(n, "Cast", {b.In(n, i)}, "as_int64",
+              [](auto* p) { SetInt(p, "to", onnx::TensorProto::INT64); });
+}
 
 void AddArrayRules(std::map<std::string, OpRule>& rules) {
   AddShapeRules(rules);

@@ -15,9 +15,15 @@ inline std::string NeedsRank(const Node& n) {
   return n.input(0).shape().rank_known() ? "" : "the input's rank must be known";
 }
 
+// Input i of `node` as int64 (a Cast unless it is already).
+std::string AsInt64(OnnxBuilder& b, const Node& n, int i);
+
 // Reshape, Transpose, ExpandDims, Squeeze, Concat, Split, Slice, StridedSlice, Gather,
 // OneHot, Tile, Pad, Fill, Rank, ZerosLike / OnesLike, Const.
 void AddArrayRules(std::map<std::string, OpRule>& rules);
+// FloorDiv, FloorMod, Range, Cumsum, TopKV2, Where, GatherNd, ScatterNd,
+// UnsortedSegmentSum (onnx_ops_numeric.cc).
+void AddNumericRules(std::map<std::string, OpRule>& rules);
 // Bucketize, VocabularyLookup, CheckIds, IdsToStrings.
 void AddFeatureColumnRules(std::map<std::string, OpRule>& rules);
 

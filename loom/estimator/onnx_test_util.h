@@ -180,6 +180,9 @@ inline void ExpectNear(const Tensor& loom, const Tensor& ort, const std::string&
       case kFloat64:
         worst = std::max(worst, std::abs(loom.data<double>()[i] - ort.data<double>()[i]));
         break;
+      case kInt32:
+        mismatches += loom.data<int32_t>()[i] != ort.data<int32_t>()[i];
+        break;
       case kInt64:
         mismatches += loom.data<int64_t>()[i] != ort.data<int64_t>()[i];
         break;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "loom/estimator/tf_ops_internal.h"
 #include "loom/graph/op_def.h"
 #include "loom/io/example.h"
 #include "loom/ops/array.h"
@@ -40,73 +41,6 @@ inline constexpr Attr<std::vector<std::string>> kDenseKeys{"dense_keys"};
 inline constexpr Attr<std::vector<DType>> kDenseTypes{"dense_types"};
 inline constexpr Attr<std::vector<Shape>> kDenseShapes{"dense_shapes"};
 
-using TfOp = std::function<Output(struct OpContext&)>;
-
-// What a translation rule sees: the TF node, its inputs already translated, a scope whose
-// next node takes the TF node's name, and a scope for helper nodes.
-struct OpContext {
-  const proto::NodeDef& node;
-  std::vector<Output> in;
-  Scope named;
-  Scope helper;
-  const TfCheckpointReader* variables;
-  const std::string& source;
-
-  const proto::AttrValue& Attr(const std::string& name) const {
-    auto it = node.attr().find(name);
-    if (it == node.attr().end()) {
-      throw InvalidArgument(source, ": TF node '", node.name(), "' (", node.op(),
-                            ") lacks its attribute '", name, "'");
-    }
-    return it->second;
-  }
-  bool AttrB(const std::string& name, bool fallback) const {
-    auto it = node.attr().find(name);
-    return it == node.attr().end() ? fallback : it->second.b();
-  }
-  std::string AttrS(const std::string& name, const std::string& fallback) const {
-    auto it = node.attr().find(name);
-    return it == node.attr().end() ? fallback : it->second.s();
-  }
-  std::vector<int64_t> AttrInts(const std::string& name) const {
-    const auto& list = Attr(name).list().i();
-    return {list.begin(), list.end()};
-  }
-  Output In(size_t i) const {
-    if (i >= in.size()) {
-      throw InvalidArgument(source, ": TF node '", node.name(), "' (", node.op(), ") has ",
-                            in.size(), " inputs, needs at least ", i + 1);
-    }
-    return in[i];
-  }
-  // The values of input i, which must be a constant (axes, shapes, slice bounds).
-  std::vector<int64_t> ConstInts(size_t i) const {
-    Output x = In(i);
-    if (x.node->op_def().role != OpRole::kConst) {
-      throw Unimplemented(source, ": TF node '", node.name(), "' (", node.op(), "): input ", i,
-                          " must be a constant for Loom (it is computed by '", x.node->name(),
-                          "')");
-    }
-    const Tensor& t = x.node->attr(kConstValue);
-    std::vector<int64_t> out;
-    if (t.dtype() == kInt32) {
-      for (int32_t v : t.flat<int32_t>()) out.push_back(v);
-    } else if (t.dtype() == kInt64) {
-      for (int64_t v : t.flat<int64_t>()) out.push_back(v);
-    } else {
-      throw InvalidArgument(source, ": TF node '", node.name(), "': input ", i,
-                            " must be int32 or int64, is ", DTypeName(t.dtype()));
-    }
-    return out;
-  }
-  void RequireNhwc() const {
-    if (AttrS("data_format", "NHWC") != "NHWC") {
-      throw Unimplemented(source, ": TF node '", node.name(), "' (", node.op(),
-                          ") uses data_format ", AttrS("data_format", ""), "; Loom runs NHWC only");
-    }
-  }
-};
-
 // A variable's value from variables/. A TF1 partitioned variable's part "name/part_K" is
 // not a checkpoint key: the checkpoint holds the full tensor "name" and its slices.
 Output VariableValue(OpContext& c) {
@@ -142,11 +76,6 @@ Output VariableValue(OpContext& c) {
   }
   return Const(c.named, value);
 }
-
-Output Binary(OpContext& c, Output (*op)(const Scope&, Input, Input)) {
-  return op(c.named, c.In(0), c.In(1));
-}
-Output Unary(OpContext& c, Output (*op)(const Scope&, Input)) { return op(c.named, c.In(0)); }
 
 // TF's ParseExample: serialized tf.Example records [batch] and one default per dense
 // feature in; out, in TF's order, for each sparse (VarLenFeature) feature its indices
@@ -346,8 +275,9 @@ Output MergeRule(OpContext& c) {
   return Merge(c.named, c.in).output;
 }
 
-const std::map<std::string, TfOp>& OpTable() {
-  static const auto* table = new std::map<std::string, TfOp>{
+// The rules of this file; tf_ops_array.cc adds the rest (AddArrayRules).
+std::map<std::string, TfOp> CoreRules() {
+  return {
       {"Identity", [](OpContext& c) { return Identity(c.named, c.In(0)); }},
       {"NoOp", [](OpContext& c) { return Output(NoOp(c.named).node, 0); }},
       {"Switch", SwitchRule},
@@ -506,38 +436,15 @@ const std::map<std::string, TfOp>& OpTable() {
                                : kInt64;
          return Cast(c.named, index, out);
        }},
-      {"Mean",
-       [](OpContext& c) {
-         return Mean(c.named, c.In(0), c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
-       }},
-      {"Sum",
-       [](OpContext& c) {
-         return Sum(c.named, c.In(0), c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
-       }},
-      // Any(b) = sum(b as 0 / 1) > 0 and All(b) = !Any(!b): Loom has no boolean
-      // reductions; both are exact (a sum of non-negative values is 0 only when all are),
-      // and All of no elements is true, as in TF.
-      {"Any",
-       [](OpContext& c) {
-         Output count = Sum(c.helper, Cast(c.helper, c.In(0), kFloat32), c.ConstInts(1),
-                            {.keep_dims = c.AttrB("keep_dims", false)});
-         return Greater(c.named, count, 0.0f);
-       }},
-      {"All",
-       [](OpContext& c) {
-         Output count = Sum(c.helper, Cast(c.helper, LogicalNot(c.helper, c.In(0)), kFloat32),
-                            c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
-         return LogicalNot(c.named, Greater(c.helper, count, 0.0f));
-       }},
-      {"Min",
-       [](OpContext& c) {
-         return Min(c.named, c.In(0), c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
-       }},
-      {"Max",
-       [](OpContext& c) {
-         return Max(c.named, c.In(0), c.ConstInts(1), {.keep_dims = c.AttrB("keep_dims", false)});
-       }},
   };
+}
+
+const std::map<std::string, TfOp>& OpTable() {
+  static const auto* table = [] {
+    auto* t = new std::map<std::string, TfOp>(CoreRules());
+    AddArrayRules(*t);
+    return t;
+  }();
   return *table;
 }
 

@@ -296,6 +296,111 @@ TEST(TfGraphOpsTest, ArrayAndReductionOps) {
   EXPECT_EQ(Values<float>(out["csum"]), (std::vector<float>{0, 1, 3, 0, 4, 9}));
 }
 
+// TopKV2's two outputs (values, int32 indices), k a constant input; ties keep the lower
+// index first (TF's documented order). And TF1's TopK, k an attribute, and Where.
+TEST(TfGraphOpsTest, TopKValuesAndIndices) {
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);  // [[1, 3, 2, 3], [5, 4, 6, 0]]
+  g.Ints("k", {2}, {});
+  g.Add("top", "TopKV2", {"x", "k"});
+  (*g.Add("top1", "TopK", {"x"})->mutable_attr())["k"].set_i(1);
+  g.Floats("half", {2.5f}, {});
+  g.Add("big", "Greater", {"x", "half"});
+  g.Add("where", "Where", {"big"});  // tf.where(x > 2.5): coordinates
+  estimator_testing::TempDir dir;
+  auto model = TfModel::LoadFrozenGraph(
+      Env::Default(), g.Write(dir), {{"x", "x:0"}},
+      {{"values", "top"}, {"indices", "top:1"}, {"best", "top1:1"}, {"where", "where"}});
+  auto out = model->Run("serving_default",
+                        {{"x", Tensor::FromVector<float>({1, 3, 2, 3, 5, 4, 6, 0}, Shape{2, 4})}});
+  EXPECT_EQ(Values<float>(out["values"]), (std::vector<float>{3, 3, 6, 5}));
+  EXPECT_EQ(out["indices"].dtype(), kInt32);
+  EXPECT_EQ(Values<int32_t>(out["indices"]), (std::vector<int32_t>{1, 3, 2, 0}));
+  EXPECT_EQ(Values<int32_t>(out["best"]), (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(out["where"].shape(), Shape({5, 2}));
+  EXPECT_EQ(Values<int64_t>(out["where"]), (std::vector<int64_t>{0, 1, 0, 3, 1, 0, 1, 1, 1, 2}));
+}
+
+// The array rules a frozen tf.boolean_mask, tf.clip_by_norm or TF 1.15 einsum needs, each
+// against values worked out by hand; an empty axes list reduces nothing, as in TF.
+TEST(TfGraphOpsTest, GatherSelectTransposeBatchMatMulProd) {
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);  // [[1, 2, 3], [4, 5, 6]]
+  g.Ints("idx", {2, 0}, {2});
+  g.Ints("one", {1}, {});
+  g.Add("gather", "GatherV2", {"x", "idx", "one"});  // [[3, 1], [6, 4]]
+  g.Ints("row1", {1}, {1});
+  g.Add("gather0", "Gather", {"x", "row1"});  // [[4, 5, 6]]
+  g.Ints("perm", {1, 0}, {2});
+  g.Add("tr", "Transpose", {"x", "perm"});
+  g.Ints("shape3", {1, 2, 3}, {3});
+  g.Add("x3", "Reshape", {"x", "shape3"});
+  (*g.Add("bmm", "BatchMatMulV2", {"x3", "x3"})->mutable_attr())["adj_y"].set_b(true);
+  g.Add("prod", "Prod", {"x", "one"});  // [6, 120]
+  g.Ints("noaxes", {}, {0});
+  g.Add("sum_none", "Sum", {"x", "noaxes"});  // x itself
+  g.Add("ones", "OnesLike", {"x"});
+  g.Add("zeros", "ZerosLike", {"x"});
+  g.Floats("rowvals", {0, 1}, {2});
+  g.Floats("half", {0.5f}, {});
+  g.Add("rowcond", "Greater", {"rowvals", "half"});   // [false, true]
+  g.Add("sel", "Select", {"rowcond", "x", "zeros"});  // TF1: row 1 of x, row 0 zeros
+  g.Floats("m", {1, 2, 3, 4}, {2, 2});                // a static rank: the reshape is static
+  g.Add("mzeros", "ZerosLike", {"m"});
+  g.Add("selm", "Select", {"rowcond", "m", "mzeros"});
+  g.Floats("th", {2.5f}, {});
+  g.Add("big", "Greater", {"x", "th"});
+  g.Add("selv2", "SelectV2", {"big", "x", "zeros"});
+  g.Ints("nd", {1, 2, 0, 0}, {2, 2});
+  g.Add("gnd", "GatherNd", {"x", "nd"});  // [6, 1]
+  g.Ints("segs", {1, 1}, {2});
+  g.Ints("nseg", {2}, {});
+  g.Add("segsum", "UnsortedSegmentSum", {"x", "segs", "nseg"});  // [[0, 0, 0], [5, 7, 9]]
+  g.Ints("at", {2, 0}, {2, 1});
+  g.Floats("upd", {1, 2}, {2});
+  g.Ints("len", {3}, {1});
+  g.Add("snd", "ScatterNd", {"at", "upd", "len"});  // [2, 0, 1]
+  g.Ints("dup", {7, 3, 7, 7}, {4});
+  g.Add("uniq", "Unique", {"dup"});  // y [7, 3], idx [0, 1, 0, 0]
+  estimator_testing::TempDir dir;
+  auto model = TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"x", "x:0"}},
+                                        {{"gather", "gather"},
+                                         {"gather0", "gather0"},
+                                         {"tr", "tr"},
+                                         {"bmm", "bmm"},
+                                         {"prod", "prod"},
+                                         {"sum_none", "sum_none"},
+                                         {"ones", "ones"},
+                                         {"sel", "sel"},
+                                         {"selm", "selm"},
+                                         {"selv2", "selv2"},
+                                         {"gnd", "gnd"},
+                                         {"segsum", "segsum"},
+                                         {"snd", "snd"},
+                                         {"uniq", "uniq"},
+                                         {"uniq_idx", "uniq:1"}});
+  auto out = model->Run("serving_default",
+                        {{"x", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3})}});
+  EXPECT_EQ(Values<float>(out["gather"]), (std::vector<float>{3, 1, 6, 4}));
+  EXPECT_EQ(Values<float>(out["gather0"]), (std::vector<float>{4, 5, 6}));
+  EXPECT_EQ(out["tr"].shape(), Shape({3, 2}));
+  EXPECT_EQ(Values<float>(out["tr"]), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(out["bmm"].shape(), Shape({1, 2, 2}));
+  EXPECT_EQ(Values<float>(out["bmm"]), (std::vector<float>{14, 32, 32, 77}));
+  EXPECT_EQ(Values<float>(out["prod"]), (std::vector<float>{6, 120}));
+  EXPECT_EQ(out["sum_none"].shape(), Shape({2, 3}));
+  EXPECT_EQ(Values<float>(out["sum_none"]), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(Values<float>(out["ones"]), (std::vector<float>(6, 1.f)));
+  EXPECT_EQ(Values<float>(out["sel"]), (std::vector<float>{0, 0, 0, 4, 5, 6}));
+  EXPECT_EQ(Values<float>(out["selm"]), (std::vector<float>{0, 0, 3, 4}));
+  EXPECT_EQ(Values<float>(out["selv2"]), (std::vector<float>{0, 0, 3, 4, 5, 6}));
+  EXPECT_EQ(Values<float>(out["gnd"]), (std::vector<float>{6, 1}));
+  EXPECT_EQ(Values<float>(out["segsum"]), (std::vector<float>{0, 0, 0, 5, 7, 9}));
+  EXPECT_EQ(Values<float>(out["snd"]), (std::vector<float>{2, 0, 1}));
+  EXPECT_EQ(Values<int32_t>(out["uniq"]), (std::vector<int32_t>{7, 3}));
+  EXPECT_EQ(Values<int32_t>(out["uniq_idx"]), (std::vector<int32_t>{0, 1, 0, 0}));
+}
+
 TEST(TfGraphOpsTest, NnOps) {
   GraphBuilder g;
   g.Placeholder("img", proto::DT_FLOAT);  // [1, 4, 4, 1], values 0..15 row-major

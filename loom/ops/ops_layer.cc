@@ -7,9 +7,12 @@
 #include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/random.h"
+#include "loom/ops/scatter.h"
 #include "loom/ops/sparse.h"
 #include "loom/ops/state.h"
 #include "loom/ops/tensor_array.h"
+#include "loom/ops/topk.h"
+#include "loom/ops/unique.h"
 
 namespace loom {
 
@@ -24,6 +27,9 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterSparseOps(registry);
   RegisterControlOps(registry);
   RegisterTensorArrayOps(registry);
+  RegisterTopKOps(registry);
+  RegisterScatterOps(registry);
+  RegisterUniqueOps(registry);
 }
 
 }  // namespace loom

@@ -149,7 +149,8 @@ void BindData(py::module_& m) {
            [](const Dataset& d, int64_t buffer, std::optional<uint64_t> seed, bool reshuffle) {
              return d.Shuffle(buffer, {.seed = seed, .reshuffle_each_iteration = reshuffle});
            })
-      .def("repeat", &Dataset::Repeat)
+      .def("repeat", py::overload_cast<int64_t>(&Dataset::Repeat, py::const_))
+      .def("repeat", py::overload_cast<Output>(&Dataset::Repeat, py::const_))
       .def("take", &Dataset::Take)
       .def("skip", &Dataset::Skip)
       .def("shard", &Dataset::Shard)

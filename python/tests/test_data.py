@@ -156,3 +156,23 @@ def test_tfrecord_dataset(tmp_path):
     nxt = tf.data.TFRecordDataset([path]).make_one_shot_iterator().get_next()
     with tf.Session() as sess:
         assert _drain(sess, nxt) == [b"alpha", b"beta", b"gamma"]
+
+
+def test_repeat_count_from_a_placeholder():
+    # TF 1.15's dataset.repeat(num_epochs) with num_epochs fed to the initializer.
+    epochs = tf.placeholder(tf.int64, [], name="epochs")
+    it = tf.data.Dataset.range(3).repeat(epochs).make_initializable_iterator()
+    nxt = it.get_next()
+    fixed = tf.data.Dataset.range(2).repeat(tf.constant(2)).make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        sess.run(it.initializer, {epochs: 2})
+        assert _drain(sess, nxt) == [0, 1, 2, 0, 1, 2]
+        sess.run(it.initializer, {epochs: 0})
+        assert _drain(sess, nxt) == []
+        assert _drain(sess, fixed) == [0, 1, 0, 1]
+        with pytest.raises(tf.errors.InvalidArgumentError, match="epochs"):
+            sess.run(it.initializer)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="int32 or int64 scalar"):
+        tf.data.Dataset.range(3).repeat(tf.placeholder(tf.float32, []))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="reads placeholder 'epochs'"):
+        tf.data.Dataset.range(3).repeat(epochs).make_one_shot_iterator()

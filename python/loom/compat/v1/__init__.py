@@ -38,7 +38,22 @@ from loom.compat.v1._variables import (AUTO_REUSE, Variable, VariableScope, assi
 from loom.compat.v1._script_ops import numpy_function, py_func
 from loom.compat.v1._ops import (clip_by_global_norm, concat, fill, floordiv, floormod,
                                  global_norm, ones, ones_like, raw_ops, reshape, split,
-                                 squared_difference, stack, unstack, where, zeros, zeros_like)
+                                 squared_difference, stack, unstack, zeros, zeros_like)
+from loom.compat.v1._selection import (argsort, boolean_mask, sequence_mask, sort, unique,
+                                       where)
+from loom.compat.v1._clip_ops import clip_by_norm
+from loom.compat.v1._einsum import einsum
+from loom.compat.v1 import _math_ops
+from loom.compat.v1._math_ops import (bincount, broadcast_to, count_nonzero, diag, diag_part,
+                                      eye, linspace,
+                                      log_sigmoid, matrix_band_part, matrix_diag,
+                                      matrix_diag_part, matrix_transpose, meshgrid, norm,
+                                      reduce_logsumexp, reverse, segment_sum, tensordot,
+                                      trace, unsorted_segment_mean)
+
+
+lin_space = linspace
+reverse_v2 = reverse
 
 newaxis = None
 mod = floormod
@@ -111,8 +126,18 @@ math = _types.ModuleType("loom.compat.v1.math", "tf.math")
 math.__dict__.update(_ops.NAMESPACES["math"])
 math.floormod = math.mod = floormod
 math.floordiv = floordiv
+math.top_k = nn.top_k
+math.__dict__.update(reduce_logsumexp=reduce_logsumexp, count_nonzero=count_nonzero,
+                     reduce_variance=_math_ops.reduce_variance,
+                     reduce_std=_math_ops.reduce_std, log_sigmoid=log_sigmoid,
+                     segment_sum=segment_sum, unsorted_segment_mean=unsorted_segment_mean,
+                     bincount=bincount)
 linalg = _types.ModuleType("loom.compat.v1.linalg", "tf.linalg")
 linalg.__dict__.update(_ops.NAMESPACES["linalg"])
+linalg.einsum = einsum
+linalg.__dict__.update(norm=norm, tensordot=tensordot, eye=eye, diag_part=matrix_diag_part,
+                       trace=trace, matrix_transpose=matrix_transpose,
+                       transpose=matrix_transpose, diag=matrix_diag, band_part=matrix_band_part)
 random = _types.ModuleType("loom.compat.v1.random", "tf.random")
 random.__dict__.update(_ops.NAMESPACES["random"])
 random.set_random_seed = set_random_seed

@@ -293,6 +293,12 @@ _TABLE = [
      ("params", "indices"), {"axis": ("axis", lambda v, a: 0 if v is None else _int(v, a)),
                             "validate_indices": _DROP,
                             "batch_dims": ("batch_dims", lambda v, a: _no_batch_dims(v))}),
+    (("",), "gather_nd", "GatherNd", "params, indices, name=None, batch_dims=0",
+     ("params", "indices"), {"batch_dims": ("batch_dims", lambda v, a: _no_batch_dims_nd(v))}),
+    (("",), "scatter_nd", "ScatterNd", "indices, updates, shape, name=None",
+     ("indices", "updates", "shape"), {}),
+    (("", "math"), "unsorted_segment_sum", "UnsortedSegmentSum",
+     "data, segment_ids, num_segments, name=None", ("data", "segment_ids", "num_segments"), {}),
     (("", "math"), "cumsum", "Cumsum", "x, axis=0, exclusive=False, reverse=False, name=None",
      ("x",), {"axis": ("axis", _int)}),
     (("",), "one_hot", "OneHot",
@@ -419,6 +425,13 @@ def _no_batch_dims(v):
     if v not in (None, 0):
         raise NotImplementedError("Loom's tf.gather has no batch_dims (got %r); gather each "
                                   "batch row with tf.map_fn, or flatten the indices" % (v,))
+    return None
+
+
+def _no_batch_dims_nd(v):
+    if v not in (None, 0):
+        raise NotImplementedError("Loom's tf.gather_nd has no batch_dims (got %r); prepend the "
+                                  "batch index to each index tuple instead" % (v,))
     return None
 
 
@@ -970,24 +983,44 @@ for _what, _keyword, _position, _default in (
                                                     _position, _default)
 
 
+def _values_of(t):
+    """A sparse gradient's (IndexedSlices') values, or t itself: TF's global norms and
+    clipping read the values of an IndexedSlices."""
+    from loom.compat.v1.train import IndexedSlices  # train imports this module
+
+    return t.values if isinstance(t, IndexedSlices) else t
+
+
 def global_norm(t_list, name=None):
-    present = [_fw.convert_to_tensor(t) for t in t_list if t is not None]
+    present = [_fw.convert_to_tensor(_values_of(t)) for t in t_list if t is not None]
     return raw_ops.GlobalNorm(present, name=name or "global_norm")
 
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     """tf.clip_by_global_norm: (each t * clip_norm / max(global_norm, clip_norm), the
-    global norm); None entries stay None."""
+    global norm); None entries stay None, an IndexedSlices (an embedding's gradient) is
+    clipped in its values and stays IndexedSlices, as TF's."""
+    from loom.compat.v1.train import IndexedSlices
+
     t_list = list(t_list)
     present = [t for t in t_list if t is not None]
     if not present:
         raise ValueError("clip_by_global_norm: every tensor in t_list is None")
     with _fw.get_default_graph().name_scope(name or "clip_by_global_norm"):
         norm = use_norm if use_norm is not None else global_norm(present)
-        dtype = _fw.convert_to_tensor(present[0]).dtype
+        dtype = _fw.convert_to_tensor(_values_of(present[0])).dtype
         clip = clip_norm if isinstance(clip_norm, _fw.Tensor) else _fw.constant(clip_norm, dtype=dtype)
-        clipped = [None if t is None else raw_ops.ClipToGlobalNorm(t, norm, clip) for t in t_list]
-    return clipped, norm
+
+        def clipped(t):
+            if t is None:
+                return None
+            if isinstance(t, IndexedSlices):
+                return IndexedSlices(raw_ops.ClipToGlobalNorm(t.values, norm, clip), t.indices,
+                                     t.dense_shape)
+            return raw_ops.ClipToGlobalNorm(t, norm, clip)
+
+        out = [clipped(t) for t in t_list]
+    return out, norm
 
 
 def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):

@@ -338,6 +338,14 @@ class Dataset(_ElementSpec):
             True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)))
 
     def repeat(self, count=None):
+        """count: None or -1 (forever), a Python int, or an int32/int64 scalar tensor (a
+        placeholder: read when the initializer of make_initializable_iterator runs, with
+        it fed, as TF's repeat(num_epochs))."""
+        if isinstance(count, _fw.Tensor):
+            value = _value_of(count, "repeat")
+            if value is None:
+                return self._same(self._native.repeat(count._out))
+            count = value
         return self._same(self._native.repeat(-1 if count is None else int(count)))
 
     def take(self, count):

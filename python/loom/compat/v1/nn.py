@@ -8,6 +8,15 @@ l2_normalize = _ops.l2_normalize
 moments = _ops.moments
 embedding_lookup = _ops.embedding_lookup
 
+from loom.compat.v1 import _selection  # noqa: E402
+
+top_k = _selection.top_k
+
+from loom.compat.v1 import _math_ops  # noqa: E402
+
+swish = _math_ops.swish
+selu = _math_ops.selu
+
 from loom.compat.v1.sparse import embedding_lookup_sparse  # noqa: E402
 
 import types as _types  # noqa: E402
@@ -27,7 +36,7 @@ __getattr__ = _unsupported.missing("tf.nn", {
     n: "no op for it in Loom's registry" for n in (
         "depthwise_conv2d", "separable_conv2d", "conv2d_transpose", "conv1d", "conv3d",
         "atrous_conv2d", "dilation2d", "max_pool_with_argmax",
-        "nce_loss", "sampled_softmax_loss", "ctc_loss", "top_k",
+        "nce_loss", "sampled_softmax_loss", "ctc_loss",
         "static_rnn", "bidirectional_dynamic_rnn", "batch_normalization",
-        "fused_batch_norm", "local_response_normalization", "lrn", "selu", "swish",
+        "fused_batch_norm", "local_response_normalization", "lrn",
         "weighted_cross_entropy_with_logits")})

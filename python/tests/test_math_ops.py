@@ -1,0 +1,192 @@
+"""TF 1.15's math composites (python/loom/compat/v1/_math_ops.py): reduce_logsumexp, norm,
+count_nonzero, reduce_variance / reduce_std, tensordot, log_sigmoid, nn.swish, nn.selu,
+eye, linalg.diag_part / trace, matrix_transpose, reverse, broadcast_to, linspace. Values
+from TF's docstrings or worked out by hand; gradients against central differences."""
+import numpy as np
+import pytest
+
+import loom.compat.v1 as tf
+
+
+pytestmark = pytest.mark.usefixtures("fresh_graph")
+
+
+def _run(t, feed=None):
+    with tf.Session() as sess:
+        return sess.run(t, feed)
+
+
+def test_reduce_logsumexp_as_documented_and_without_overflow():
+    # TF's docstring: x = [[0, 0, 0], [0, 0, 0]].
+    x = tf.constant([[0., 0., 0.], [0., 0., 0.]])
+    np.testing.assert_allclose(_run(tf.reduce_logsumexp(x)), np.log(6), rtol=1e-6)
+    np.testing.assert_allclose(_run(tf.reduce_logsumexp(x, 0)), np.log([2, 2, 2]), rtol=1e-6)
+    np.testing.assert_allclose(_run(tf.math.reduce_logsumexp(x, 1, keepdims=True)),
+                               np.log([[3], [3]]), rtol=1e-6)
+    # 1000 + log(1 + e^-1): exp(1000) alone would overflow.
+    big = tf.constant([1000., 999.], tf.float64)
+    np.testing.assert_allclose(_run(tf.reduce_logsumexp(big)), 1000 + np.log1p(np.exp(-1)))
+    # d/dx logsumexp = softmax(x); the shift carries no gradient.
+    (g,) = tf.gradients(tf.reduce_logsumexp(big), big)
+    np.testing.assert_allclose(_run(g), np.exp([0, -1]) / (1 + np.exp(-1)))
+
+
+def test_norm_vectors_and_matrices():
+    x = tf.constant([[3., -4.], [1., 2.]])
+    np.testing.assert_allclose(_run(tf.norm(x)), np.sqrt(30), rtol=1e-6)
+    np.testing.assert_allclose(_run(tf.norm(x, axis=1)), [5., np.sqrt(5)], rtol=1e-6)
+    np.testing.assert_allclose(_run(tf.norm(x, ord=1, axis=0)), [4., 6.], rtol=1e-6)
+    np.testing.assert_allclose(_run(tf.norm(x, ord=np.inf, axis=1, keepdims=True)),
+                               [[4.], [2.]], rtol=1e-6)
+    np.testing.assert_allclose(_run(tf.norm(x, ord=3, axis=1)), [91 ** (1 / 3), 9 ** (1 / 3)],
+                               rtol=1e-6)
+    # Matrix norms: 1 is the largest column sum of |x| (6), inf the largest row sum (7).
+    np.testing.assert_allclose(_run(tf.linalg.norm(x, ord=1, axis=[0, 1])), 6., rtol=1e-6)
+    np.testing.assert_allclose(_run(tf.norm(x, ord=np.inf, axis=[0, 1])), 7., rtol=1e-6)
+    np.testing.assert_allclose(_run(tf.norm(x, ord="fro", axis=[0, 1])), np.sqrt(30), rtol=1e-6)
+    with pytest.raises(ValueError, match="spectral norm"):
+        tf.norm(x, ord=2, axis=[0, 1])
+
+
+def test_count_nonzero_variance_std():
+    x = tf.constant([[0, 1, 0], [1, 1, 0]])
+    assert _run(tf.count_nonzero(x)) == 3
+    np.testing.assert_array_equal(_run(tf.count_nonzero(x, axis=0)), [1, 2, 0])
+    assert tf.count_nonzero(x).dtype == tf.int64
+    assert tf.math.count_nonzero(x, dtype=tf.int32).dtype == tf.int32
+    assert _run(tf.count_nonzero(tf.constant([True, False, True]))) == 2
+    v = tf.constant([[1., 2.], [3., 4.]])
+    np.testing.assert_allclose(_run(tf.math.reduce_variance(v)), 1.25, rtol=1e-6)
+    np.testing.assert_allclose(_run(tf.math.reduce_std(v, axis=0)), [1., 1.], rtol=1e-6)
+
+
+def test_tensordot_as_matmul_and_over_several_axes():
+    a = np.arange(6.).reshape(2, 3)
+    b = np.arange(12.).reshape(3, 4)
+    np.testing.assert_allclose(_run(tf.tensordot(tf.constant(a), tf.constant(b), 1)), a @ b)
+    np.testing.assert_allclose(_run(tf.tensordot(tf.constant(a), tf.constant(a), [[1], [1]])),
+                               a @ a.T)
+    c = np.arange(24.).reshape(2, 3, 4)
+    d = np.arange(12.).reshape(4, 3)
+    got = _run(tf.linalg.tensordot(tf.constant(c), tf.constant(d), [[1, 2], [1, 0]]))
+    np.testing.assert_allclose(got, np.tensordot(c, d, ([1, 2], [1, 0])))
+    np.testing.assert_allclose(_run(tf.tensordot(tf.constant(a[0]), tf.constant(b[0]), 0)),
+                               np.outer(a[0], b[0]))
+    with pytest.raises(ValueError, match="Different number of contraction axes"):
+        tf.tensordot(tf.constant(a), tf.constant(b), [[1], [0, 1]])
+
+
+def test_activations():
+    x = np.array([-2., 0.5, 3.])
+    t = tf.constant(x)
+    np.testing.assert_allclose(_run(tf.math.log_sigmoid(t)), -np.log1p(np.exp(-x)))
+    np.testing.assert_allclose(_run(tf.nn.swish(t)), x / (1 + np.exp(-x)))
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    np.testing.assert_allclose(_run(tf.nn.selu(t)),
+                               scale * np.where(x > 0, x, alpha * (np.exp(x) - 1)))
+
+
+def test_gradients_of_the_composites(numeric_gradient):
+    x = tf.placeholder(tf.float64, [2, 3])
+    w = tf.constant(np.random.RandomState(0).randn(2, 3))
+    loss = (tf.reduce_sum(tf.nn.selu(x) * w) + tf.reduce_sum(tf.nn.swish(x) * w) +
+            tf.reduce_sum(tf.math.log_sigmoid(x)) + tf.norm(x) + tf.reduce_logsumexp(x) +
+            tf.reduce_sum(tf.reverse(x, [1]) * w) + tf.math.reduce_std(x))
+    (dx,) = tf.gradients(loss, x)
+    x0 = np.array([[0.3, -1.2, 0.8], [-0.4, 1.5, 0.1]])
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dx, {x: x0}), numeric_gradient(sess, loss, x, x0),
+                                   atol=1e-6)
+
+
+def test_eye_diag_trace_transpose():
+    np.testing.assert_array_equal(_run(tf.eye(2)), [[1., 0.], [0., 1.]])
+    np.testing.assert_array_equal(_run(tf.eye(2, num_columns=3)), [[1., 0., 0.], [0., 1., 0.]])
+    assert _run(tf.eye(2, batch_shape=[3])).shape == (3, 2, 2)
+    assert tf.linalg.eye(2, dtype=tf.int32).dtype == tf.int32
+    m = tf.constant([[1., 2., 3.], [4., 5., 6.]])
+    np.testing.assert_array_equal(_run(tf.linalg.diag_part(m)), [1., 5.])
+    np.testing.assert_array_equal(_run(tf.trace(tf.constant([[1., 2.], [3., 4.]]))), 5.)
+    np.testing.assert_array_equal(_run(tf.linalg.trace(tf.reshape(tf.range(8.), [2, 2, 2]))),
+                                  [3., 11.])
+    np.testing.assert_array_equal(_run(tf.matrix_transpose(m)), [[1., 4.], [2., 5.], [3., 6.]])
+    assert tf.linalg.matrix_transpose(tf.zeros([5, 2, 3])).shape.as_list() == [5, 3, 2]
+
+
+def test_reverse_broadcast_to_linspace():
+    t = tf.constant([[1, 2, 3], [4, 5, 6]])
+    np.testing.assert_array_equal(_run(tf.reverse(t, [1])), [[3, 2, 1], [6, 5, 4]])
+    np.testing.assert_array_equal(_run(tf.reverse(t, [0, -1])), [[6, 5, 4], [3, 2, 1]])
+    np.testing.assert_array_equal(_run(tf.broadcast_to(tf.constant([1, 2, 3]), [2, 3])),
+                                  [[1, 2, 3], [1, 2, 3]])
+    # TF's docstring: linspace(10.0, 12.0, 3) = [10.0, 11.0, 12.0].
+    np.testing.assert_allclose(_run(tf.linspace(10.0, 12.0, 3)), [10., 11., 12.])
+    np.testing.assert_allclose(_run(tf.lin_space(0.0, 1.0, 1)), [0.])
+    v = tf.constant([1., 2.])
+    (g,) = tf.gradients(tf.reduce_sum(tf.broadcast_to(v, [3, 2])), v)
+    np.testing.assert_array_equal(_run(g), [3., 3.])
+
+
+def test_gather_nd_scatter_nd_segment_sums_as_documented():
+    # TF 1.15's docstrings.
+    params = tf.constant([["a", "b"], ["c", "d"]])
+    with tf.Session() as sess:
+        assert list(sess.run(tf.gather_nd(params, [[0, 0], [1, 1]]))) == [b"a", b"d"]
+        assert sess.run(tf.gather_nd(params, [[1], [0]])).tolist() == [[b"c", b"d"], [b"a", b"b"]]
+        np.testing.assert_array_equal(
+            sess.run(tf.scatter_nd([[4], [3], [1], [7]], [9, 10, 11, 12], [8])),
+            [0, 11, 0, 10, 9, 0, 0, 12])
+        c = tf.constant([[1, 2, 3, 4], [5, 6, 7, 8], [4, 3, 2, 1]])
+        np.testing.assert_array_equal(sess.run(tf.math.unsorted_segment_sum(c, [0, 1, 0], 2)),
+                                      [[5, 5, 5, 5], [5, 6, 7, 8]])
+        np.testing.assert_array_equal(
+            sess.run(tf.math.segment_sum(tf.constant([[1, 2, 3, 4], [-1, -2, -3, -4],
+                                                      [5, 6, 7, 8]]), [0, 0, 1])),
+            [[0, 0, 0, 0], [5, 6, 7, 8]])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="outside"):
+            sess.run(tf.gather_nd(c, [[3, 0]]))
+    with pytest.raises(NotImplementedError, match="batch_dims"):
+        tf.gather_nd(params, [[0]], batch_dims=1)
+    # Gradients: gather_nd's scatters back, unsorted_segment_sum's gathers.
+    v = tf.constant([[1., 2.], [3., 4.]])
+    (dv,) = tf.gradients(tf.reduce_sum(tf.gather_nd(v, [[0, 1], [0, 1], [1, 0]])), v)
+    (ds,) = tf.gradients(tf.reduce_sum(tf.math.unsorted_segment_sum(v, [1, 1], 3) *
+                                       tf.constant([[1.], [10.], [100.]])), v)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(dv), [[0., 2.], [1., 0.]])
+        np.testing.assert_array_equal(sess.run(ds), [[10., 10.], [10., 10.]])
+
+
+def test_segment_mean_bincount_meshgrid_diag_band_part():
+    c = tf.constant([[1., 2., 3., 4.], [5., 6., 7., 8.], [4., 3., 2., 1.]])
+    with tf.Session() as sess:
+        np.testing.assert_allclose(
+            sess.run(tf.math.unsorted_segment_mean(c, [0, 1, 0], 3)),
+            [[2.5, 2.5, 2.5, 2.5], [5., 6., 7., 8.], [0., 0., 0., 0.]])
+        np.testing.assert_array_equal(sess.run(tf.math.bincount([1, 1, 2, 5])),
+                                      [0, 2, 1, 0, 0, 1])
+        assert sess.run(tf.math.bincount([1, 1, 2, 5], minlength=8)).shape == (8,)
+        np.testing.assert_array_equal(sess.run(tf.math.bincount([1, 1, 2, 5], maxlength=3)),
+                                      [0, 2, 1])
+        np.testing.assert_allclose(
+            sess.run(tf.math.bincount([1, 1, 2, 5], weights=[1., 2., 3., 4.])),
+            [0., 3., 3., 0., 0., 4.])
+        # TF's docstring: meshgrid([1, 2, 3], [4, 5, 6]).
+        X, Y = sess.run(tf.meshgrid([1, 2, 3], [4, 5, 6]))
+        np.testing.assert_array_equal(X, [[1, 2, 3]] * 3)
+        np.testing.assert_array_equal(Y, [[4, 4, 4], [5, 5, 5], [6, 6, 6]])
+        X, Y, Z = sess.run(tf.meshgrid([1, 2], [3, 4, 5], [6], indexing="ij"))
+        assert X.shape == Y.shape == Z.shape == (2, 3, 1)
+        np.testing.assert_array_equal(Y[:, :, 0], [[3, 4, 5], [3, 4, 5]])
+        np.testing.assert_array_equal(sess.run(tf.diag([1., 2.])), [[1., 0.], [0., 2.]])
+        np.testing.assert_array_equal(sess.run(tf.linalg.diag([[1, 2], [3, 4]])),
+                                      [[[1, 0], [0, 2]], [[3, 0], [0, 4]]])
+        np.testing.assert_array_equal(sess.run(tf.diag_part([[1, 2], [3, 4]])), [1, 4])
+        # TF's docstring for band_part.
+        x = tf.constant([[0, 1, 2, 3], [-1, 0, 1, 2], [-2, -1, 0, 1], [-3, -2, -1, 0]])
+        np.testing.assert_array_equal(sess.run(tf.linalg.band_part(x, 1, -1)), [
+            [0, 1, 2, 3], [-1, 0, 1, 2], [0, -1, 0, 1], [0, 0, -1, 0]])
+        np.testing.assert_array_equal(sess.run(tf.matrix_band_part(x, 2, 1)), [
+            [0, 1, 0, 0], [-1, 0, 1, 0], [-2, -1, 0, 1], [0, -2, -1, 0]])
+    with pytest.raises(ValueError, match="takes a vector"):
+        tf.diag([[1., 2.]])
