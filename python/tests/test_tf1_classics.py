@@ -116,9 +116,12 @@ def _fashion(n):
 
 # "MNIST for ML beginners": placeholders and feed_dict, softmax of xW + b, the
 # hand-written cross entropy, GradientDescentOptimizer(0.5), argmax / equal / reduce_mean.
-# In float64 the weights follow numpy's to rounding; in float32 (as the tutorial) the
-# hand-written -sum(y_ log softmax) drifts from them (its gradient divides by tiny
-# probabilities, in TF as here), so only the accuracy is compared.
+# In float64 the weights follow numpy's to rounding. In float32 (as the tutorial) they
+# follow them to float32 rounding for the first ten steps (measured: 2.4e-7 off); after
+# that the hand-written -sum(y_ log softmax) at learning rate 0.5 is chaotic (its gradient
+# divides by tiny probabilities, the loss jumps to ~5.5 at step 8, in TF as here): a change
+# of summation order in a kernel moves the final test accuracy by several points either way
+# (0.625 and 0.67 from two correct kernels), so only its level is checked.
 @pytest.mark.parametrize("dtype", [tf.float64, tf.float32])
 def test_mnist_for_beginners_matches_a_float64_numpy_run_of_the_same_sgd(dtype):
     xs, ys = _fashion(1200)
@@ -136,7 +139,10 @@ def test_mnist_for_beginners_matches_a_float64_numpy_run_of_the_same_sgd(dtype):
     rng = np.random.RandomState(0)
     batches = [rng.randint(0, 1000, 100) for _ in range(40)]
     w_ref, b_ref = np.zeros((784, 10)), np.zeros(10)
-    for idx in batches:
+    w_early = None
+    for step, idx in enumerate(batches):
+        if step == 10:
+            w_early = w_ref.copy()
         bx, by = xs[idx].astype(np.float64), ys[idx]
         z = bx @ w_ref + b_ref
         p = np.exp(z - z.max(1, keepdims=True))
@@ -149,13 +155,18 @@ def test_mnist_for_beginners_matches_a_float64_numpy_run_of_the_same_sgd(dtype):
 
     sess = tf.InteractiveSession()
     tf.global_variables_initializer().run()
-    for idx in batches:
+    for step, idx in enumerate(batches):
+        if step == 10:
+            np.testing.assert_allclose(sess.run(W), w_early, rtol=0,
+                                       atol=1e-9 if dtype == tf.float64 else 1e-5)
         sess.run(train_step, feed_dict={x: xs[idx], y_: ys[idx]})
     if dtype == tf.float64:
         np.testing.assert_allclose(sess.run(W), w_ref, rtol=0, atol=1e-9)
         np.testing.assert_allclose(sess.run(b), b_ref, rtol=0, atol=1e-9)
     acc = accuracy.eval(feed_dict={x: test_x, y_: test_y})
-    assert abs(acc - acc_ref) <= 0.02 and acc > 0.6
+    if dtype == tf.float64:
+        assert abs(acc - acc_ref) <= 0.02
+    assert acc > 0.6
     sess.close()
 
 
