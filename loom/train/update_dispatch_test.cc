@@ -96,5 +96,49 @@ TEST(UpdateDispatchTest, BaselineAndAvx2ChunksAgree) {
   ExpectVariantsAgree<double>(AdamUpdate<double>{0.01, 0.9, 0.999, 1e-7}, 3);
 }
 
+// A fused update-and-check computes what the update alone does, and reports exactly the
+// non-finite results AnyNonFinite would.
+template <typename Update>
+void ExpectFusedCheckMatches(const Update& update, int refs) {
+  std::mt19937 rng(11);
+  std::normal_distribution<double> dist;
+  for (int case_ = 0; case_ < 3; ++case_) {
+    std::vector<float> g(517);
+    for (float& x : g) x = static_cast<float>(dist(rng));
+    if (case_ == 1) g[300] = std::numeric_limits<float>::infinity();
+    if (case_ == 2) g[516] = std::numeric_limits<float>::quiet_NaN();
+    bool fused_bad = false, plain_bad = false;
+    const auto fused = RunChunk<float>(
+        update, refs, g,
+        [](const Update& u, float* const* r, const float* gr, int64_t n) {
+          return u.Checked(r, gr, n);
+        },
+        &fused_bad);
+    const auto plain = RunChunk<float>(
+        update, refs, g,
+        [](const Update& u, float* const* r, const float* gr, int64_t n) {
+          u(r, gr, n);
+          return AnyNonFinite(r[0], gr, n);
+        },
+        &plain_bad);
+    EXPECT_EQ(fused_bad, plain_bad) << "case " << case_;
+    EXPECT_EQ(fused_bad, case_ != 0) << "case " << case_;
+    for (int i = 0; i < refs; ++i) {
+      for (size_t k = 0; k < g.size(); ++k) {
+        if (std::isnan(plain[i][k])) {
+          EXPECT_TRUE(std::isnan(fused[i][k]));
+        } else {
+          ASSERT_EQ(fused[i][k], plain[i][k]) << "ref " << i << " element " << k;
+        }
+      }
+    }
+  }
+}
+
+TEST(UpdateDispatchTest, FusedChecksMatchTheUpdateAndItsCheck) {
+  ExpectFusedCheckMatches(GradientDescentUpdate<float>{0.1f}, 1);
+  ExpectFusedCheckMatches(AdamUpdate<float>{0.01f, 0.9f, 0.999f, 1e-7f}, 3);
+}
+
 }  // namespace
 }  // namespace loom::train::internal
