@@ -190,3 +190,52 @@ def test_segment_mean_bincount_meshgrid_diag_band_part():
             [0, 1, 0, 0], [-1, 0, 1, 0], [-2, -1, 0, 1], [0, -2, -1, 0]])
     with pytest.raises(ValueError, match="takes a vector"):
         tf.diag([[1., 2.]])
+
+
+def test_nn_composites(numeric_gradient):
+    x = np.array([[1., 2.], [3., 6.]])
+    with tf.Session() as sess:
+        # (x - mean) / sqrt(var + eps) * scale + offset, by hand with eps = 0.
+        f64 = [tf.constant(np.array(v)) for v in ([2., 4.], [1., 4.], [0.5, 0.], [2., 1.])]
+        got = sess.run(tf.nn.batch_normalization(tf.constant(x), *f64, 0.0))
+        np.testing.assert_allclose(got, [[-1.5, -1.], [2.5, 1.]])
+        got = sess.run(tf.nn.batch_normalization(tf.constant(x), 2., 4., None, None, 0.0))
+        np.testing.assert_allclose(got, (x - 2.) / 2.)
+        # z * -log(sigmoid(x)) * q + (1 - z) * -log(1 - sigmoid(x)), TF's definition.
+        z = np.array([[1., 0.], [0.5, 1.]])
+        q = 3.0
+        sig = 1 / (1 + np.exp(-x))
+        want = z * -np.log(sig) * q + (1 - z) * -np.log(1 - sig)
+        got = sess.run(tf.nn.weighted_cross_entropy_with_logits(
+            labels=tf.constant(z), logits=tf.constant(x), pos_weight=q))
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        got = sess.run(tf.nn.weighted_cross_entropy_with_logits(
+            targets=tf.constant(z), logits=tf.constant(x), pos_weight=q))
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        # conv1d: width 4, one channel, filter [1, -1] (a difference), stride 1, VALID.
+        value = tf.constant([[[1.], [4.], [9.], [16.]]])
+        filters = tf.constant([[[1.]], [[-1.]]])
+        np.testing.assert_array_equal(sess.run(tf.nn.conv1d(value, filters, 1, "VALID")),
+                                      [[[-3.], [-5.], [-7.]]])
+        np.testing.assert_array_equal(
+            sess.run(tf.nn.conv1d(value, filters, stride=2, padding="VALID")), [[[-3.], [-7.]]])
+    with pytest.raises(ValueError, match="NWC"):
+        tf.nn.conv1d(value, filters, 1, "VALID", data_format="NCW")
+    # Gradients through conv1d and batch_normalization against central differences.
+    v = tf.placeholder(tf.float64, [1, 5, 2])
+    w = tf.constant(np.random.RandomState(0).randn(3, 2, 2))
+    loss = tf.reduce_sum(tf.nn.conv1d(v, w, 1, "SAME") * tf.constant(np.arange(10.).reshape(1, 5, 2))) + \
+        tf.reduce_sum(tf.nn.batch_normalization(v, 0.5, 2.0, 0.1, 3.0, 1e-3) ** 2)
+    (dv,) = tf.gradients(loss, v)
+    v0 = np.random.RandomState(1).randn(1, 5, 2)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dv, {v: v0}), numeric_gradient(sess, loss, v, v0),
+                                   atol=1e-5)
+
+
+def test_unique_with_counts():
+    y, idx, count = tf.unique_with_counts([1, 1, 2, 4, 4, 4, 7, 8, 8])
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y), [1, 2, 4, 7, 8])
+        np.testing.assert_array_equal(sess.run(idx), [0, 0, 1, 2, 2, 2, 3, 4, 4])
+        np.testing.assert_array_equal(sess.run(count), [2, 1, 3, 1, 2])

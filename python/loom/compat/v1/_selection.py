@@ -88,6 +88,20 @@ def unique(x, out_idx=_dtypes.int32, name=None):
     return UniqueOutput(y, idx)
 
 
+UniqueWithCounts = collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
+
+
+def unique_with_counts(x, out_idx=_dtypes.int32, name=None):
+    """tf.unique_with_counts: unique's (y, idx) and how many elements have each value
+    (a segment sum of ones over idx), in out_idx's dtype."""
+    ns = _ns()
+    with _fw.get_default_graph().name_scope(name or "UniqueWithCounts"):
+        y, idx = unique(x, out_idx)
+        ones = _ops.ones_like(idx)
+        count = ns["unsorted_segment_sum"](ones, idx, ns["size"](y))
+        return UniqueWithCounts(y, idx, ns["cast"](count, idx.dtype))
+
+
 def where(condition, x=None, y=None, name=None):
     """tf.where (TF 1.15's v1): with x and y a select (_ops.where); with neither the int64
     coordinates [num_true, rank] of condition's true elements, in row-major order."""

@@ -17,6 +17,12 @@ from loom.compat.v1 import _math_ops  # noqa: E402
 swish = _math_ops.swish
 selu = _math_ops.selu
 
+from loom.compat.v1 import _nn_ops  # noqa: E402
+
+batch_normalization = _nn_ops.batch_normalization
+weighted_cross_entropy_with_logits = _nn_ops.weighted_cross_entropy_with_logits
+conv1d = _nn_ops.conv1d
+
 from loom.compat.v1.sparse import embedding_lookup_sparse  # noqa: E402
 
 import types as _types  # noqa: E402
@@ -34,9 +40,8 @@ from loom.compat.v1 import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.missing("tf.nn", {
     n: "no op for it in Loom's registry" for n in (
-        "depthwise_conv2d", "separable_conv2d", "conv2d_transpose", "conv1d", "conv3d",
+        "depthwise_conv2d", "separable_conv2d", "conv2d_transpose", "conv3d",
         "atrous_conv2d", "dilation2d", "max_pool_with_argmax",
         "nce_loss", "sampled_softmax_loss", "ctc_loss",
-        "static_rnn", "bidirectional_dynamic_rnn", "batch_normalization",
-        "fused_batch_norm", "local_response_normalization", "lrn",
-        "weighted_cross_entropy_with_logits")})
+        "static_rnn", "bidirectional_dynamic_rnn",
+        "fused_batch_norm", "local_response_normalization", "lrn")})

@@ -1,0 +1,80 @@
+"""TF 1.15's tf.nn functions that TF builds from other ops, built the same way here
+(gradients by composition): batch_normalization, weighted_cross_entropy_with_logits and
+conv1d (a conv2d over a height of 1, as TF's). docs/python_core.md lists them."""
+from loom.compat.v1 import _framework as _fw
+from loom.compat.v1 import _ops
+
+
+def _nn():
+    return _ops.NAMESPACES["nn"]
+
+
+def _ns():
+    return _ops.NAMESPACES[""]
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """(x - mean) * scale / sqrt(variance + epsilon) + offset, as TF 1.15 computes it:
+    x * inv + (offset - mean * inv) with inv = rsqrt(variance + epsilon) * scale; offset and
+    scale may be None."""
+    ns = _ns()
+    with _fw.get_default_graph().name_scope(name or "batchnorm"):
+        x = _fw.convert_to_tensor(x)
+
+        def like_x(v):  # Python numbers and arrays take x's dtype
+            return v if v is None or isinstance(v, _fw.Tensor) else \
+                _fw.constant(v, dtype=x.dtype)
+
+        mean, variance, offset, scale = map(like_x, (mean, variance, offset, scale))
+        inv = ns["rsqrt"](variance + variance_epsilon)
+        if scale is not None:
+            inv = inv * scale
+        shift = (offset - mean * inv) if offset is not None else ns["negative"](mean * inv)
+        return x * inv + shift
+
+
+def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None, name=None,
+                                       targets=None):
+    """TF 1.15's stable form: (1 - z) * x + (1 + (q - 1) * z) * (log(1 + exp(-|x|)) +
+    max(-x, 0)), z the labels (or TF1's `targets`), q = pos_weight."""
+    ns = _ns()
+    labels = labels if labels is not None else targets
+    if labels is None or logits is None or pos_weight is None:
+        raise ValueError("weighted_cross_entropy_with_logits needs labels (or targets), "
+                         "logits and pos_weight")
+    with _fw.get_default_graph().name_scope(name or "logistic_loss"):
+        x = _fw.convert_to_tensor(logits)
+        z = _fw.convert_to_tensor(labels, dtype=x.dtype)
+        if not x.shape.is_compatible_with(z.shape):
+            raise ValueError("logits and labels must have the same shape (%s vs %s)"
+                             % (x.shape, z.shape))
+        log_weight = 1 + (pos_weight - 1) * z
+        softplus_neg = ns["log1p"](ns["exp"](ns["negative"](ns["abs"](x)))) + \
+            _nn()["relu"](ns["negative"](x))
+        return (1 - z) * x + log_weight * softplus_neg
+
+
+def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu=None,
+           data_format=None, name=None, input=None, dilations=None):  # noqa: A002
+    """tf.nn.conv1d over NWC input [batch, width, in] with filters [width, in, out]: TF's
+    conv2d of [batch, 1, width, in] by [1, width, in, out], stride [1, 1, stride, 1]."""
+    ns = _ns()
+    value = value if value is not None else input
+    if value is None or filters is None or stride is None or padding is None:
+        raise ValueError("conv1d needs value (or input), filters, stride and padding")
+    if data_format not in (None, "NWC", "NHWC"):
+        raise ValueError("Loom's conv1d takes data_format='NWC' only, got %r" % (data_format,))
+    if dilations not in (None, 1, [1], [1, 1, 1], (1,), (1, 1, 1)):
+        raise ValueError("Loom's conv1d has no dilations; got %r" % (dilations,))
+    if isinstance(stride, (list, tuple)):
+        if len(stride) == 3 and stride[0] == stride[2] == 1:
+            stride = stride[1]
+        elif len(stride) == 1:
+            stride = stride[0]
+        else:
+            raise ValueError("conv1d: stride must be an int or [1, s, 1], got %r" % (stride,))
+    with _fw.get_default_graph().name_scope(name or "conv1d"):
+        x = ns["expand_dims"](value, 1)
+        f = ns["expand_dims"](filters, 0)
+        y = _nn()["conv2d"](x, f, strides=[1, 1, int(stride), 1], padding=padding)
+        return ns["squeeze"](y, [1])
