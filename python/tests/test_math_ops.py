@@ -239,3 +239,18 @@ def test_unique_with_counts():
         np.testing.assert_array_equal(sess.run(y), [1, 2, 4, 7, 8])
         np.testing.assert_array_equal(sess.run(idx), [0, 0, 1, 2, 2, 2, 3, 4, 4])
         np.testing.assert_array_equal(sess.run(count), [2, 1, 3, 1, 2])
+
+
+def test_lrn_by_hand_and_its_gradient(numeric_gradient):
+    x = tf.constant([[[[1., 2., 3.]]]], tf.float64)
+    # radius 1: sqr_sum = [1 + 4, 1 + 4 + 9, 4 + 9]; x / sqrt(1 + sqr_sum).
+    got = _run(tf.nn.lrn(x, depth_radius=1, bias=1.0, alpha=1.0, beta=0.5))
+    np.testing.assert_allclose(got.ravel(), [1 / np.sqrt(6), 2 / np.sqrt(15), 3 / np.sqrt(14)])
+    v = tf.placeholder(tf.float64, [1, 2, 1, 4])
+    loss = tf.reduce_sum(tf.nn.local_response_normalization(v, 2, 0.5, 0.3, 0.75) *
+                         tf.constant(np.arange(8.).reshape(1, 2, 1, 4)))
+    (dv,) = tf.gradients(loss, v)
+    v0 = np.random.RandomState(2).randn(1, 2, 1, 4)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dv, {v: v0}), numeric_gradient(sess, loss, v, v0),
+                                   atol=1e-6)

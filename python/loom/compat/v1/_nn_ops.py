@@ -78,3 +78,23 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
         f = ns["expand_dims"](filters, 0)
         y = _nn()["conv2d"](x, f, strides=[1, 1, int(stride), 1], padding=padding)
         return ns["squeeze"](y, [1])
+
+
+def local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.5,  # noqa: A002
+                                 name=None):
+    """tf.nn.lrn: x / (bias + alpha * sqr_sum) ** beta, sqr_sum the sum of x^2 over the
+    channels within depth_radius of each channel (NHWC, static channel count): the
+    channel axis zero-padded by the radius and 2 * radius + 1 shifted slices summed."""
+    ns = _ns()
+    with _fw.get_default_graph().name_scope(name or "LRN"):
+        x = _fw.convert_to_tensor(input)
+        dims = x.shape.as_list()
+        if len(dims) != 4 or dims[3] is None:
+            raise ValueError("tf.nn.lrn takes a 4-D NHWC input with a known channel count, "
+                             "got %s" % x.shape)
+        r, channels = int(depth_radius), dims[3]
+        padded = ns["pad"](x * x, [[0, 0], [0, 0], [0, 0], [r, r]])
+        window = [_ops._getitem(padded, (Ellipsis, slice(k, k + channels)))
+                  for k in range(2 * r + 1)]
+        sqr_sum = ns["add_n"](window) if len(window) > 1 else window[0]
+        return x * ns["pow"](sqr_sum * float(alpha) + float(bias), -float(beta))
