@@ -254,3 +254,22 @@ def test_lrn_by_hand_and_its_gradient(numeric_gradient):
     with tf.Session() as sess:
         np.testing.assert_allclose(sess.run(dv, {v: v0}), numeric_gradient(sess, loss, v, v0),
                                    atol=1e-6)
+
+
+def test_transcendental_functions_by_hand():
+    pi = np.pi
+    with tf.Session() as sess:
+        got = sess.run([tf.sin(tf.constant([0., pi / 2])), tf.cos(tf.constant(pi)),
+                        tf.tan(tf.constant(pi / 4)), tf.math.asin(1.0), tf.acos(0.0),
+                        tf.atan(tf.constant(1.0, tf.float64)), tf.sinh(0.0), tf.cosh(0.0),
+                        tf.math.expm1(tf.constant(1e-10, tf.float64)), tf.math.erf(0.0),
+                        tf.ceil([-1.5, 1.2])])
+    np.testing.assert_allclose(got[0], [0., 1.], atol=1e-7)
+    np.testing.assert_allclose(got[1:8], [-1., 1., pi / 2, pi / 2, pi / 4, 0., 1.], rtol=1e-6)
+    assert got[8] == np.expm1(1e-10)
+    assert got[9] == 0.
+    np.testing.assert_array_equal(got[10], [-1., 2.])
+    x = tf.constant([0.3, -0.2], tf.float64)
+    (g,) = tf.gradients(tf.reduce_sum(tf.sin(x) + tf.math.erf(x)), x)
+    np.testing.assert_allclose(_run(g), np.cos([0.3, -0.2]) +
+                               2 / np.sqrt(pi) * np.exp(-np.square([0.3, -0.2])))
