@@ -273,3 +273,35 @@ def test_transcendental_functions_by_hand():
     (g,) = tf.gradients(tf.reduce_sum(tf.sin(x) + tf.math.erf(x)), x)
     np.testing.assert_allclose(_run(g), np.cos([0.3, -0.2]) +
                                2 / np.sqrt(pi) * np.exp(-np.square([0.3, -0.2])))
+
+
+def test_elementwise_composites_by_hand():
+    x = tf.constant([1., np.nan, np.inf, -np.inf, 0.])
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(tf.is_nan(x)), [False, True, False, False, False])
+        np.testing.assert_array_equal(sess.run(tf.math.is_inf(x)), [False, False, True, True, False])
+        np.testing.assert_array_equal(sess.run(tf.is_finite(x)), [True, False, False, False, True])
+        np.testing.assert_array_equal(sess.run(tf.math.divide_no_nan([3., 2.], [0., 4.])), [0., 0.5])
+        np.testing.assert_array_equal(sess.run(tf.math.multiply_no_nan([np.inf, 2.], [0., 3.])),
+                                      [0., 6.])
+        np.testing.assert_allclose(sess.run(tf.math.xlogy([0., 2.], [0., np.e])), [0., 2.])
+        np.testing.assert_array_equal(sess.run(tf.math.xdivy([0., 3.], [0., 2.])), [0., 1.5])
+        np.testing.assert_array_equal(sess.run(tf.math.reciprocal_no_nan([0., 4.])), [0., 0.25])
+        np.testing.assert_array_equal(sess.run(tf.math.logical_xor([True, True, False],
+                                                                   [True, False, False])),
+                                      [False, True, False])
+        np.testing.assert_allclose(sess.run(tf.nn.softsign([-3., 1.])), [-0.75, 0.5])
+        np.testing.assert_array_equal(sess.run(tf.nn.crelu([[-1., 2.]])), [[0., 2., 1., 0.]])
+        np.testing.assert_array_equal(sess.run(tf.math.rint([0.5, 1.5, -2.5])), [0., 2., -2.])
+        # 2x^2 + 3x + 1 at x = 2: 15.
+        np.testing.assert_array_equal(sess.run(tf.math.polyval([2., 3., 1.], tf.constant(2.))), 15.)
+        np.testing.assert_allclose(sess.run(tf.math.reduce_euclidean_norm([[3., 4.], [0., 0.]], 1)),
+                                   [5., 0.])
+        # ||t|| / n = 5 / 2 > 1: scaled to average norm 1, t * 1 * 2 / 5.
+        np.testing.assert_allclose(sess.run(tf.clip_by_average_norm(tf.constant([3., 4.]), 1.0)),
+                                   [1.2, 1.6], rtol=1e-6)
+        assert sess.run(tf.math.squared_difference(3., 5.)) == 4.
+    # The no-nan divisions pass finite gradients where they return 0.
+    y = tf.constant([0., 2.], tf.float64)
+    (gy,) = tf.gradients(tf.reduce_sum(tf.math.divide_no_nan(tf.constant([1., 1.], tf.float64), y)), y)
+    np.testing.assert_allclose(_run(gy), [0., -0.25])

@@ -24,6 +24,11 @@ weighted_cross_entropy_with_logits = _nn_ops.weighted_cross_entropy_with_logits
 conv1d = _nn_ops.conv1d
 local_response_normalization = lrn = _nn_ops.local_response_normalization
 
+from loom.compat.v1 import _elementwise  # noqa: E402
+
+softsign = _elementwise.softsign
+crelu = _elementwise.crelu
+
 from loom.compat.v1.sparse import embedding_lookup_sparse  # noqa: E402
 
 import types as _types  # noqa: E402
