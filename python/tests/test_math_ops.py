@@ -305,3 +305,37 @@ def test_elementwise_composites_by_hand():
     y = tf.constant([0., 2.], tf.float64)
     (gy,) = tf.gradients(tf.reduce_sum(tf.math.divide_no_nan(tf.constant([1., 1.], tf.float64), y)), y)
     np.testing.assert_allclose(_run(gy), [0., -0.25])
+
+
+def test_fused_batch_norm_training_and_inference(numeric_gradient):
+    # Channel 0 holds 1 and 3 (mean 2, variance 1), channel 1 holds 2 and 6 (mean 4,
+    # variance 4); the returned variance carries Bessel's correction n / (n - 1) = 2.
+    x = tf.constant(np.array([1., 2., 3., 6.]).reshape(2, 1, 1, 2))
+    scale = tf.constant(np.array([1., 2.]))
+    offset = tf.constant(np.array([0., 1.]))
+    y, mean, var = tf.nn.fused_batch_norm(x, scale, offset, epsilon=0.0)
+    eps = 1.001e-5  # TF's smallest epsilon
+    with tf.Session() as sess:
+        got_y, got_mean, got_var = sess.run([y, mean, var])
+        np.testing.assert_allclose(got_mean, [2., 4.])
+        np.testing.assert_allclose(got_var, [2., 8.])
+        want = np.array([[-1., -2.], [1., 2.]]) / np.sqrt(np.array([1., 4.]) + eps) * [1., 2.] + \
+            [0., 1.]
+        np.testing.assert_allclose(got_y.reshape(2, 2), want, rtol=1e-6)
+        y2, m2, v2 = tf.nn.fused_batch_norm(x, scale, offset, mean=mean, variance=var,
+                                            epsilon=0.01, is_training=False)
+        np.testing.assert_allclose(
+            sess.run(y2).reshape(2, 2),
+            (np.array([[1., 2.], [3., 6.]]) - [2., 4.]) / np.sqrt([2.01, 8.01]) * [1., 2.] +
+            [0., 1.], rtol=1e-6)
+    with pytest.raises(ValueError, match="needs mean and variance"):
+        tf.nn.fused_batch_norm(x, scale, offset, is_training=False)
+    v = tf.placeholder(tf.float64, [2, 2, 1, 3])
+    out = tf.nn.fused_batch_norm(v, tf.constant(np.array([1., 0.5, 2.])),
+                                 tf.constant(np.zeros(3)))[0]
+    loss = tf.reduce_sum(out * tf.constant(np.arange(12.).reshape(2, 2, 1, 3)))
+    (dv,) = tf.gradients(loss, v)
+    v0 = np.random.RandomState(4).randn(2, 2, 1, 3)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dv, {v: v0}), numeric_gradient(sess, loss, v, v0),
+                                   atol=1e-5)

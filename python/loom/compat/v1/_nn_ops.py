@@ -1,6 +1,7 @@
 """TF 1.15's tf.nn functions that TF builds from other ops, built the same way here
-(gradients by composition): batch_normalization, weighted_cross_entropy_with_logits and
-conv1d (a conv2d over a height of 1, as TF's). docs/python_core.md lists them."""
+(gradients by composition): batch_normalization, fused_batch_norm,
+weighted_cross_entropy_with_logits, conv1d (a conv2d over a height of 1, as TF's) and
+local_response_normalization. docs/python_core.md lists them."""
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import _ops
 
@@ -98,3 +99,33 @@ def local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.
                   for k in range(2 * r + 1)]
         sqr_sum = ns["add_n"](window) if len(window) > 1 else window[0]
         return x * ns["pow"](sqr_sum * float(alpha) + float(bias), -float(beta))
+
+
+def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
+                     data_format="NHWC", is_training=True, name=None):
+    """tf.nn.fused_batch_norm over NHWC channels: (y, batch mean, batch variance). With
+    is_training the statistics are the batch's (y uses the biased variance, the returned one
+    carries Bessel's correction n / (n - 1), as TF's kernel gives it for the moving
+    average); otherwise `mean` and `variance` normalize and are returned. epsilon is at
+    least 1.001e-5, as TF 1.15 makes it. Gradients by composition."""
+    ns = _ns()
+    if data_format not in (None, "NHWC"):
+        raise ValueError("Loom's fused_batch_norm takes data_format='NHWC' only, got %r"
+                         % (data_format,))
+    epsilon = max(float(epsilon), 1.001e-5)
+    with _fw.get_default_graph().name_scope(name or "FusedBatchNorm"):
+        x = _fw.convert_to_tensor(x)
+        if x.shape.ndims not in (None, 4):
+            raise ValueError("fused_batch_norm takes a 4-D NHWC input, got %s" % x.shape)
+        if not is_training:
+            if mean is None or variance is None:
+                raise ValueError("fused_batch_norm needs mean and variance when is_training "
+                                 "is False")
+            y = batch_normalization(x, mean, variance, offset, scale, epsilon)
+            return y, _fw.convert_to_tensor(mean), _fw.convert_to_tensor(variance)
+        batch_mean = ns["reduce_mean"](x, [0, 1, 2])
+        batch_var = ns["reduce_mean"](ns["square"](x - batch_mean), [0, 1, 2])
+        y = batch_normalization(x, batch_mean, batch_var, offset, scale, epsilon)
+        n = ns["cast"](ns["size"](x), x.dtype) / ns["cast"](ns["size"](batch_mean), x.dtype)
+        corrected = batch_var * (n / ns["maximum"](n - 1, 1))
+        return y, batch_mean, corrected

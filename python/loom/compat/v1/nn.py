@@ -22,6 +22,7 @@ from loom.compat.v1 import _nn_ops  # noqa: E402
 batch_normalization = _nn_ops.batch_normalization
 weighted_cross_entropy_with_logits = _nn_ops.weighted_cross_entropy_with_logits
 conv1d = _nn_ops.conv1d
+fused_batch_norm = _nn_ops.fused_batch_norm
 local_response_normalization = lrn = _nn_ops.local_response_normalization
 
 from loom.compat.v1 import _elementwise  # noqa: E402
@@ -49,5 +50,4 @@ __getattr__ = _unsupported.missing("tf.nn", {
         "depthwise_conv2d", "separable_conv2d", "conv2d_transpose", "conv3d",
         "atrous_conv2d", "dilation2d", "max_pool_with_argmax",
         "nce_loss", "sampled_softmax_loss", "ctc_loss",
-        "static_rnn", "bidirectional_dynamic_rnn",
-        "fused_batch_norm")})
+        "static_rnn", "bidirectional_dynamic_rnn")})
