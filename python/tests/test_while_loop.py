@@ -227,6 +227,37 @@ def test_dynamic_rnn_matches_numpy_and_trains(kind):
     assert last < first
 
 
+def test_multi_rnn_cell_stacks_cells_with_tf_names():
+    rng = np.random.RandomState(2)
+    data = rng.uniform(-1, 1, (2, 3, 4)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 3, 4])
+    cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicRNNCell(5),
+                                        tf.nn.rnn_cell.BasicLSTMCell(2)])
+    assert cell.state_size == (5, (2, 2)) and cell.output_size == 2
+    outputs, (s0, s1) = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    names = [v.op.name for v in tf.trainable_variables()]
+    assert names == ["rnn/multi_rnn_cell/cell_0/basic_rnn_cell/kernel",
+                     "rnn/multi_rnn_cell/cell_0/basic_rnn_cell/bias",
+                     "rnn/multi_rnn_cell/cell_1/basic_lstm_cell/kernel",
+                     "rnn/multi_rnn_cell/cell_1/basic_lstm_cell/bias"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out, h0, h1, w = sess.run([outputs, s0, s1.h, tf.trainable_variables()], {x: data})
+    for row in range(2):
+        a, c, h = np.zeros(5), np.zeros(2), np.zeros(2)
+        for t in range(3):
+            a = np.tanh(np.concatenate([data[row, t], a]) @ w[0] + w[1])
+            i, j, f, o = np.split(np.concatenate([a, h]) @ w[2] + w[3], 4)
+            c = c * _sigmoid(f + 1.0) + _sigmoid(i) * np.tanh(j)
+            h = np.tanh(c) * _sigmoid(o)
+            np.testing.assert_allclose(out[row, t], h, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(h0[row], a, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(h1[row], h, rtol=1e-4, atol=1e-5)
+    same = tf.nn.rnn_cell.BasicRNNCell(3)
+    with pytest.raises(ValueError, match="same cell object twice"):
+        tf.nn.rnn_cell.MultiRNNCell([same, same])
+
+
 def test_a_cond_inside_a_loop_body_is_a_clear_error_and_a_loop_inside_a_cond_runs():
     # Inside a loop's body every needed node runs (no dead values there), so a cond in the
     # body would run both branches: an UnimplementedError naming it, not a wrong value.

@@ -1,5 +1,6 @@
 """tf.nn.dynamic_rnn and the basic cells of tf.nn.rnn_cell (BasicRNNCell, GRUCell,
-BasicLSTMCell, LSTMCell without peepholes or projections), over tf.while_loop.
+BasicLSTMCell, LSTMCell without peepholes or projections, MultiRNNCell stacking them), over
+tf.while_loop.
 
 A cell creates its variables (TF's names: "<scope>/basic_rnn_cell/kernel", ...) once,
 when dynamic_rnn builds it before the loop, so the loop body only reads them and the
@@ -157,6 +158,54 @@ class LSTMCell(BasicLSTMCell):
             raise NotImplementedError("Loom's LSTMCell has no peepholes, cell clipping or "
                                       "projections")
         super().__init__(num_units, forget_bias, state_is_tuple, activation, reuse, name, dtype)
+
+
+class MultiRNNCell(RNNCell):
+    """TF's MultiRNNCell: cells stacked, each one's output the next one's input; the state
+    is the tuple of the cells' states (variables under "multi_rnn_cell/cell_<i>/...", as
+    TF names them)."""
+    _default_name = "multi_rnn_cell"
+
+    def __init__(self, cells, state_is_tuple=True):
+        cells = list(cells)
+        if not cells:
+            raise ValueError("Must specify at least one cell for MultiRNNCell.")
+        if not state_is_tuple:
+            raise NotImplementedError("Loom's MultiRNNCell keeps the state as a tuple "
+                                      "(state_is_tuple=True)")
+        if len({id(c) for c in cells}) != len(cells):
+            raise ValueError("MultiRNNCell got the same cell object twice; make one cell per "
+                             "layer ([tf.nn.rnn_cell.LSTMCell(n) for _ in range(layers)])")
+        super().__init__(1)
+        self._cells = cells
+
+    @property
+    def state_size(self):
+        return tuple(c.state_size for c in self._cells)
+
+    @property
+    def output_size(self):
+        return self._cells[-1].output_size
+
+    def zero_state(self, batch_size, dtype):
+        return tuple(c.zero_state(batch_size, dtype) for c in self._cells)
+
+    def build(self, input_depth):
+        if self._variables is None:
+            with _variables.variable_scope(self._name or self._default_name):
+                depth = int(input_depth)
+                for i, cell in enumerate(self._cells):
+                    with _variables.variable_scope("cell_%d" % i):
+                        cell.build(depth)
+                    depth = cell.output_size
+            self._variables = True
+
+    def _step(self, x, state):
+        new_states = []
+        for cell, s in zip(self._cells, state):
+            x, new_s = cell._step(x, s)
+            new_states.append(new_s)
+        return x, tuple(new_states)
 
 
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,
