@@ -258,6 +258,32 @@ def test_multi_rnn_cell_stacks_cells_with_tf_names():
         tf.nn.rnn_cell.MultiRNNCell([same, same])
 
 
+def test_dropout_wrapper_drops_outputs_not_the_state():
+    rng = np.random.RandomState(3)
+    data = rng.uniform(-1, 1, (2, 6, 3)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 6, 3])
+    keep = tf.placeholder_with_default(0.5, [])
+    cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(8), output_keep_prob=keep)
+    outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    assert [v.op.name for v in tf.trainable_variables()] == ["rnn/basic_rnn_cell/kernel",
+                                                            "rnn/basic_rnn_cell/bias"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out, final, w = sess.run([outputs, state, tf.trainable_variables()], {x: data})
+        kept, _ = sess.run([outputs, state], {x: data, keep: 1.0})
+    h = np.zeros((2, 8))
+    for t in range(6):
+        h = np.tanh(np.concatenate([data[:, t], h], 1) @ w[0] + w[1])
+        np.testing.assert_allclose(kept[:, t], h, rtol=1e-4, atol=1e-5)
+        # Each output is dropped (0) or kept and scaled by 1 / 0.5.
+        dropped = np.isclose(out[:, t], 0, atol=1e-7)
+        np.testing.assert_allclose(out[:, t][~dropped], 2 * h[~dropped], rtol=1e-4, atol=1e-5)
+    assert 0 < np.mean(np.isclose(out, 0, atol=1e-7)) < 1
+    np.testing.assert_allclose(final, h, rtol=1e-4, atol=1e-5)  # the state is not dropped
+    with pytest.raises(NotImplementedError, match="state_keep_prob"):
+        tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.GRUCell(2), state_keep_prob=0.5)
+
+
 def test_a_cond_inside_a_loop_body_is_a_clear_error_and_a_loop_inside_a_cond_runs():
     # Inside a loop's body every needed node runs (no dead values there), so a cond in the
     # body would run both branches: an UnimplementedError naming it, not a wrong value.

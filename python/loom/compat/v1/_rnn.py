@@ -1,6 +1,6 @@
 """tf.nn.dynamic_rnn and the basic cells of tf.nn.rnn_cell (BasicRNNCell, GRUCell,
-BasicLSTMCell, LSTMCell without peepholes or projections, MultiRNNCell stacking them), over
-tf.while_loop.
+BasicLSTMCell, LSTMCell without peepholes or projections, MultiRNNCell stacking them,
+DropoutWrapper), over tf.while_loop.
 
 A cell creates its variables (TF's names: "<scope>/basic_rnn_cell/kernel", ...) once,
 when dynamic_rnn builds it before the loop, so the loop body only reads them and the
@@ -206,6 +206,57 @@ class MultiRNNCell(RNNCell):
             x, new_s = cell._step(x, s)
             new_states.append(new_s)
         return x, tuple(new_states)
+
+
+def _is_one(v):
+    return not isinstance(v, _fw.Tensor) and float(v) == 1.0
+
+
+class DropoutWrapper(RNNCell):
+    """TF's DropoutWrapper without variational_recurrent: dropout on each step's input
+    (input_keep_prob) and output (output_keep_prob), fresh masks every step; keep
+    probabilities may be tensors (a placeholder fed 1.0 to evaluate). The wrapped cell's
+    variables keep their names. state_keep_prob other than 1 is a NotImplementedError."""
+
+    def __init__(self, cell, input_keep_prob=1.0, output_keep_prob=1.0, state_keep_prob=1.0,
+                 variational_recurrent=False, input_size=None, dtype=None, seed=None,
+                 dropout_state_filter_visitor=None):
+        if variational_recurrent:
+            raise NotImplementedError("Loom's DropoutWrapper has no variational_recurrent "
+                                      "(one mask for all steps)")
+        if not _is_one(state_keep_prob):
+            raise NotImplementedError("Loom's DropoutWrapper drops inputs and outputs only "
+                                      "(state_keep_prob must be 1)")
+        super().__init__(1)
+        self._cell = cell
+        self._input_keep_prob = input_keep_prob
+        self._output_keep_prob = output_keep_prob
+        self._seed = seed
+
+    @property
+    def state_size(self):
+        return self._cell.state_size
+
+    @property
+    def output_size(self):
+        return self._cell.output_size
+
+    def zero_state(self, batch_size, dtype):
+        return self._cell.zero_state(batch_size, dtype)
+
+    def build(self, input_depth):
+        if self._variables is None:
+            self._cell.build(input_depth)
+            self._variables = True
+
+    def _dropout(self, x, keep_prob):
+        if _is_one(keep_prob):
+            return x
+        return _tf().nn.dropout(x, keep_prob=keep_prob, seed=self._seed)
+
+    def _step(self, x, state):
+        out, new_state = self._cell._step(self._dropout(x, self._input_keep_prob), state)
+        return self._dropout(out, self._output_keep_prob), new_state
 
 
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,

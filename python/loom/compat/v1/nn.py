@@ -40,7 +40,7 @@ dynamic_rnn = _rnn.dynamic_rnn
 # tf.nn.rnn_cell: the basic cells (_rnn.py).
 rnn_cell = _types.ModuleType("loom.compat.v1.nn.rnn_cell", "tf.nn.rnn_cell")
 for _name in ("RNNCell", "BasicRNNCell", "GRUCell", "BasicLSTMCell", "LSTMCell",
-              "LSTMStateTuple", "MultiRNNCell"):
+              "LSTMStateTuple", "MultiRNNCell", "DropoutWrapper"):
     setattr(rnn_cell, _name, getattr(_rnn, _name))
 
 from loom.compat.v1 import _unsupported  # noqa: E402
