@@ -284,6 +284,50 @@ def test_dropout_wrapper_drops_outputs_not_the_state():
         tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.GRUCell(2), state_keep_prob=0.5)
 
 
+def test_reverse_sequence_by_hand():
+    x = tf.constant([[1, 2, 3, 4], [5, 6, 7, 8]])
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(tf.reverse_sequence(x, [3, 1], seq_axis=1)),
+                                      [[3, 2, 1, 4], [5, 6, 7, 8]])
+        # Time-major: the sequences run down the columns.
+        np.testing.assert_array_equal(
+            sess.run(tf.reverse_sequence(tf.transpose(x), [2, 4], seq_axis=0, batch_axis=1)),
+            [[2, 8], [1, 7], [3, 6], [4, 5]])
+
+
+@pytest.mark.parametrize("time_major", [False, True])
+def test_bidirectional_dynamic_rnn_matches_numpy(time_major):
+    rng = np.random.RandomState(4)
+    data = rng.uniform(-1, 1, (2, 4, 3)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 4, 3])
+    inputs = tf.transpose(x, [1, 0, 2]) if time_major else x
+    (out_fw, out_bw), (s_fw, s_bw) = tf.nn.bidirectional_dynamic_rnn(
+        tf.nn.rnn_cell.BasicRNNCell(3), tf.nn.rnn_cell.BasicRNNCell(2), inputs,
+        sequence_length=[4, 2], dtype=tf.float32, time_major=time_major)
+    if time_major:
+        out_fw, out_bw = tf.transpose(out_fw, [1, 0, 2]), tf.transpose(out_bw, [1, 0, 2])
+    assert [v.op.name for v in tf.trainable_variables()] == [
+        "bidirectional_rnn/fw/basic_rnn_cell/kernel", "bidirectional_rnn/fw/basic_rnn_cell/bias",
+        "bidirectional_rnn/bw/basic_rnn_cell/kernel", "bidirectional_rnn/bw/basic_rnn_cell/bias"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        fw, bw, sf, sb, w = sess.run([out_fw, out_bw, s_fw, s_bw, tf.trainable_variables()],
+                                     {x: data})
+    for row, length in enumerate([4, 2]):
+        h = np.zeros(3)
+        for t in range(length):
+            h = np.tanh(np.concatenate([data[row, t], h]) @ w[0] + w[1])
+            np.testing.assert_allclose(fw[row, t], h, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(sf[row], h, rtol=1e-4, atol=1e-5)
+        g = np.zeros(2)
+        for t in reversed(range(length)):  # the backward cell reads the row from its end
+            g = np.tanh(np.concatenate([data[row, t], g]) @ w[2] + w[3])
+            np.testing.assert_allclose(bw[row, t], g, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(sb[row], g, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(fw[row, length:], 0)
+        np.testing.assert_allclose(bw[row, length:], 0)
+
+
 def test_a_cond_inside_a_loop_body_is_a_clear_error_and_a_loop_inside_a_cond_runs():
     # Inside a loop's body every needed node runs (no dead values there), so a cond in the
     # body would run both branches: an UnimplementedError naming it, not a wrong value.

@@ -309,3 +309,30 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         if not time_major:
             outputs = tf.transpose(outputs, [1, 0, 2])
         return outputs, final
+
+
+def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
+                              initial_state_fw=None, initial_state_bw=None, dtype=None,
+                              parallel_iterations=None, swap_memory=False, time_major=False,
+                              scope=None):
+    """tf.nn.bidirectional_dynamic_rnn: ((outputs_fw, outputs_bw), (state_fw, state_bw)),
+    the backward cell run over each row reversed within its sequence_length and its outputs
+    reversed back, as TF (variables under "bidirectional_rnn/fw/..." and ".../bw/...")."""
+    tf = _tf()
+    inputs = _fw.convert_to_tensor(inputs)
+    time_axis, batch_axis = (0, 1) if time_major else (1, 0)
+
+    def reverse(x):
+        if sequence_length is None:
+            return tf.reverse(x, [time_axis])
+        return tf.reverse_sequence(x, sequence_length, seq_axis=time_axis,
+                                   batch_axis=batch_axis)
+
+    with _variables.variable_scope(scope or "bidirectional_rnn"):
+        out_fw, state_fw = dynamic_rnn(cell_fw, inputs, sequence_length, initial_state_fw,
+                                       dtype, parallel_iterations, swap_memory, time_major,
+                                       scope="fw")
+        out_rev, state_bw = dynamic_rnn(cell_bw, reverse(inputs), sequence_length,
+                                        initial_state_bw, dtype, parallel_iterations,
+                                        swap_memory, time_major, scope="bw")
+    return (out_fw, reverse(out_rev)), (state_fw, state_bw)

@@ -37,6 +37,7 @@ import types as _types  # noqa: E402
 from loom.compat.v1 import _rnn  # noqa: E402
 
 dynamic_rnn = _rnn.dynamic_rnn
+bidirectional_dynamic_rnn = _rnn.bidirectional_dynamic_rnn
 # tf.nn.rnn_cell: the basic cells (_rnn.py).
 rnn_cell = _types.ModuleType("loom.compat.v1.nn.rnn_cell", "tf.nn.rnn_cell")
 for _name in ("RNNCell", "BasicRNNCell", "GRUCell", "BasicLSTMCell", "LSTMCell",
@@ -50,4 +51,4 @@ __getattr__ = _unsupported.missing("tf.nn", {
         "depthwise_conv2d", "separable_conv2d", "conv2d_transpose", "conv3d",
         "atrous_conv2d", "dilation2d", "max_pool_with_argmax",
         "nce_loss", "sampled_softmax_loss", "ctc_loss",
-        "static_rnn", "bidirectional_dynamic_rnn")})
+        "static_rnn")})
