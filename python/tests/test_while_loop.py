@@ -328,6 +328,31 @@ def test_bidirectional_dynamic_rnn_matches_numpy(time_major):
         np.testing.assert_allclose(bw[row, length:], 0)
 
 
+def test_static_rnn_unrolls_the_cell():
+    rng = np.random.RandomState(5)
+    data = rng.uniform(-1, 1, (3, 2, 4)).astype(np.float32)  # [time, batch, depth]
+    steps = [tf.constant(data[t]) for t in range(3)]
+    outputs, state = tf.nn.static_rnn(tf.nn.rnn_cell.BasicLSTMCell(3), steps,
+                                      sequence_length=[3, 1], dtype=tf.float32)
+    assert len(outputs) == 3
+    assert [v.op.name for v in tf.trainable_variables()] == ["rnn/basic_lstm_cell/kernel",
+                                                            "rnn/basic_lstm_cell/bias"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out, final_h, w = sess.run([outputs, state.h, tf.trainable_variables()])
+    for row, length in enumerate([3, 1]):
+        c, h = np.zeros(3), np.zeros(3)
+        for t in range(3):
+            if t < length:
+                i, j, f, o = np.split(np.concatenate([data[t, row], h]) @ w[0] + w[1], 4)
+                c = c * _sigmoid(f + 1.0) + _sigmoid(i) * np.tanh(j)
+                h = np.tanh(c) * _sigmoid(o)
+                np.testing.assert_allclose(out[t][row], h, rtol=1e-4, atol=1e-5)
+            else:
+                np.testing.assert_allclose(out[t][row], 0)
+        np.testing.assert_allclose(final_h[row], h, rtol=1e-4, atol=1e-5)
+
+
 def test_a_cond_inside_a_loop_body_is_a_clear_error_and_a_loop_inside_a_cond_runs():
     # Inside a loop's body every needed node runs (no dead values there), so a cond in the
     # body would run both branches: an UnimplementedError naming it, not a wrong value.

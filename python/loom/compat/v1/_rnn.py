@@ -336,3 +336,37 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
                                         initial_state_bw, dtype, parallel_iterations,
                                         swap_memory, time_major, scope="bw")
     return (out_fw, reverse(out_rev)), (state_fw, state_bw)
+
+
+def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
+    """tf.nn.static_rnn: the cell unrolled over a Python list of [batch, depth] inputs;
+    (list of outputs, final state). Past a row's sequence_length its state is carried
+    through and its outputs are zero, as TF (variables under "rnn/", as dynamic_rnn's)."""
+    tf = _tf()
+    inputs = [_fw.convert_to_tensor(x) for x in inputs]
+    if not inputs:
+        raise ValueError("inputs must not be empty")
+    with _variables.variable_scope(scope or "rnn"):
+        first = inputs[0]
+        if initial_state is None:
+            if dtype is None:
+                raise ValueError("If no initial_state is provided, dtype must be specified")
+            batch = first.shape.dims[0]
+            batch = batch if batch is not None else tf.shape(first, out_type=tf.int64)[0]
+            initial_state = cell.zero_state(batch, dtype)
+        cell.build(first.shape.dims[-1])
+        lengths = None if sequence_length is None else tf.cast(sequence_length, first.dtype)
+        state = initial_state
+        outputs = []
+        for t, x in enumerate(inputs):
+            out, new_state = cell(x, state)
+            if lengths is not None:
+                alive = tf.expand_dims(tf.cast(float(t) < lengths, first.dtype), 1)
+                flat_new = _while_loop._flatten(new_state)
+                flat_old = _while_loop._flatten(state)
+                new_state = _while_loop._pack(state, [alive * n + (1.0 - alive) * o for n, o in
+                                                      zip(flat_new, flat_old)])
+                out = out * alive
+            outputs.append(out)
+            state = new_state
+        return outputs, state

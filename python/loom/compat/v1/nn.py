@@ -38,6 +38,7 @@ from loom.compat.v1 import _rnn  # noqa: E402
 
 dynamic_rnn = _rnn.dynamic_rnn
 bidirectional_dynamic_rnn = _rnn.bidirectional_dynamic_rnn
+static_rnn = _rnn.static_rnn
 # tf.nn.rnn_cell: the basic cells (_rnn.py).
 rnn_cell = _types.ModuleType("loom.compat.v1.nn.rnn_cell", "tf.nn.rnn_cell")
 for _name in ("RNNCell", "BasicRNNCell", "GRUCell", "BasicLSTMCell", "LSTMCell",
@@ -50,5 +51,4 @@ __getattr__ = _unsupported.missing("tf.nn", {
     n: "no op for it in Loom's registry" for n in (
         "depthwise_conv2d", "separable_conv2d", "conv2d_transpose", "conv3d",
         "atrous_conv2d", "dilation2d", "max_pool_with_argmax",
-        "nce_loss", "sampled_softmax_loss", "ctc_loss",
-        "static_rnn")})
+        "nce_loss", "sampled_softmax_loss", "ctc_loss")})
