@@ -19,6 +19,7 @@
 #include "loom/ops/array.h"
 #include "loom/ops/dropout.h"
 #include "loom/ops/math.h"
+#include "loom/ops/math_trig.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/random.h"

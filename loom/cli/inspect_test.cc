@@ -417,7 +417,7 @@ TEST(CliTest, InspectTensorFlowModels) {
   (*x->mutable_attr())["dtype"].set_type(loom::proto::DT_FLOAT);
   loom::proto::NodeDef* erf = meta->mutable_graph_def()->add_node();
   erf->set_name("erf");
-  erf->set_op("Erf");
+  erf->set_op("Digamma");
   erf->add_input("x");
   loom::proto::SignatureDef& sig = (*meta->mutable_signature_def())["serving_default"];
   sig.set_method_name("tensorflow/serving/predict");
@@ -431,7 +431,7 @@ TEST(CliTest, InspectTensorFlowModels) {
   EXPECT_CONTAINS(r.output, "input  x            x:0 float32<unknown>");
   EXPECT_CONTAINS(r.output, "output y            erf:0 ?<unknown>");
   EXPECT_CONTAINS(r.output, "No signature can run in Loom: ");
-  EXPECT_CONTAINS(r.output, "unsupported TF ops: Erf x1");
+  EXPECT_CONTAINS(r.output, "unsupported TF ops: Digamma x1");
 }
 
 // ONNX models: python3-onnx's tiny models (inline and external weights) are listed; a

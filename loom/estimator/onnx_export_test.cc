@@ -18,6 +18,7 @@
 #include "loom/ops/array.h"
 #include "loom/ops/control.h"
 #include "loom/ops/math.h"
+#include "loom/ops/math_trig.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/reduce.h"
@@ -344,6 +345,10 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
       {"cumsum", Cumsum(s, x, 1, {.exclusive = true, .reverse = true})},
       {"icumsum", Cumsum(s, ids)},
       {"where", Where(s, Greater(s, x, 0.f))},
+      {"trig", Add(s, Add(s, Sin(s, x), Cos(s, x)), Add(s, Tan(s, x), Atan(s, x)))},
+      {"arc", Add(s, Asin(s, Mul(s, x, 0.9f)), Acos(s, Mul(s, x, 0.9f)))},
+      {"hyperbolic", Add(s, Add(s, Sinh(s, x), Cosh(s, x)), Add(s, Expm1(s, x), Erf(s, x)))},
+      {"ceil", Ceil(s, Mul(s, x, 4.f))},
       {"unique", Unique(s, FloorMod(s, ids, int64_t{3})).y},
       {"unique_idx", Unique(s, FloorMod(s, ids, int64_t{3})).idx},
       {"gather_nd", GatherNd(s, x, Const(s, Tensor::FromVector<int64_t>({1, 2, 0, 0}, {2, 2})))},

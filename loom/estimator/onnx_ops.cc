@@ -71,6 +71,16 @@ void AddMathRules(Rules& r) {
                                                         {"Reciprocal", "Reciprocal"},
                                                         {"Floor", "Floor"},
                                                         {"Round", "Round"},
+                                                        {"Ceil", "Ceil"},
+                                                        {"Sin", "Sin"},
+                                                        {"Cos", "Cos"},
+                                                        {"Tan", "Tan"},
+                                                        {"Asin", "Asin"},
+                                                        {"Acos", "Acos"},
+                                                        {"Atan", "Atan"},
+                                                        {"Sinh", "Sinh"},
+                                                        {"Cosh", "Cosh"},
+                                                        {"Erf", "Erf"},
                                                         {"Sign", "Sign"},
                                                         {"Relu", "Relu"},
                                                         {"Sigmoid", "Sigmoid"},
@@ -100,6 +110,11 @@ void AddMathRules(Rules& r) {
   r["Log1p"] = Composite([](OnnxBuilder& b, const Node& n) {
     std::string one = b.Scalar(n, "one", n.input(0).dtype(), 1);
     return b.Op(n, "Log", {b.Op(n, "Add", {b.In(n, 0), one}, "plus_one")}, "log");
+  });
+  r["Expm1"] = Composite([](OnnxBuilder& b, const Node& n) {
+    return b.Op(n, "Sub",
+                {b.Op(n, "Exp", {b.In(n, 0)}, "exp"), b.Scalar(n, "one", n.input(0).dtype(), 1)},
+                "minus_one");
   });
   r["Relu6"] = Composite([](OnnxBuilder& b, const Node& n) {
     const DType t = n.input(0).dtype();

@@ -2,12 +2,14 @@
 // Select, SelectV2), gathers and scatters (GatherV2, GatherNd, ScatterNd,
 // UnsortedSegmentSum), transposes, batched products and the fills of a shape
 // (ZerosLike, OnesLike): among them the ops that tf.nn.top_k, tf.boolean_mask,
-// tf.clip_by_norm and TF 1.15's einsum leave in a frozen graph.
+// tf.clip_by_norm and TF 1.15's einsum leave in a frozen graph, and the transcendental
+// functions of math_trig.h.
 #include "loom/base/error.h"
 #include "loom/estimator/tf_ops_internal.h"
 #include "loom/ops/array.h"
 #include "loom/ops/grad_support.h"
 #include "loom/ops/math.h"
+#include "loom/ops/math_trig.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/scatter.h"
@@ -123,6 +125,17 @@ void AddArrayRules(std::map<std::string, TfOp>& table) {
                                    : kInt32;
          return Unique(c.named, c.In(0), out_idx).y;
        }},
+      {"Sin", [](OpContext& c) { return Unary(c, Sin); }},
+      {"Cos", [](OpContext& c) { return Unary(c, Cos); }},
+      {"Tan", [](OpContext& c) { return Unary(c, Tan); }},
+      {"Asin", [](OpContext& c) { return Unary(c, Asin); }},
+      {"Acos", [](OpContext& c) { return Unary(c, Acos); }},
+      {"Atan", [](OpContext& c) { return Unary(c, Atan); }},
+      {"Sinh", [](OpContext& c) { return Unary(c, Sinh); }},
+      {"Cosh", [](OpContext& c) { return Unary(c, Cosh); }},
+      {"Expm1", [](OpContext& c) { return Unary(c, Expm1); }},
+      {"Erf", [](OpContext& c) { return Unary(c, Erf); }},
+      {"Ceil", [](OpContext& c) { return Unary(c, Ceil); }},
       {"ZerosLike", [](OpContext& c) { return ZerosLike(c.named, c.In(0)); }},
       {"OnesLike", [](OpContext& c) { return OnesLike(c.named, c.In(0)); }},
   };

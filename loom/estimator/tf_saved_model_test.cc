@@ -490,8 +490,8 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
   };
   proto::NodeDef* x = add("x", "Placeholder", {});
   (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
-  add("e1", "Erf", {"x"});
-  add("e2", "Erf", {"e1"});
+  add("e1", "Digamma", {"x"});
+  add("e2", "Digamma", {"e1"});
   add("c", "Cumprod", {"e2", "x"});
   add("r", "Relu", {"c"});
   add("unused", "Lgamma", {"x"});  // not needed by the output: not reported
@@ -505,7 +505,7 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
-    EXPECT_NE(e.message().find("unsupported TF ops: Cumprod x1, Erf x2)"), std::string::npos)
+    EXPECT_NE(e.message().find("unsupported TF ops: Cumprod x1, Digamma x2)"), std::string::npos)
         << e.what();
     EXPECT_EQ(e.message().find("Lgamma"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find("MatMul"), std::string::npos) << e.what();  // the supported list
@@ -729,8 +729,8 @@ TEST(TfSavedModelTest, UnsupportedOpsOfASavedModelAreCountedOncePerNode) {
   estimator_testing::TempDir dir;
   GraphBuilder g;
   g.Placeholder("x", proto::DT_FLOAT);
-  g.Add("shared", "Erf", {"x"});
-  g.Add("a", "Erf", {"shared"});
+  g.Add("shared", "Digamma", {"x"});
+  g.Add("a", "Digamma", {"shared"});
   g.Add("b", "Cumprod", {"shared", "x"});
   g.Add("c", "Lgamma", {"b"});
   WriteSavedModel(
@@ -741,7 +741,7 @@ TEST(TfSavedModelTest, UnsupportedOpsOfASavedModelAreCountedOncePerNode) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
-    EXPECT_NE(e.message().find("(unsupported TF ops: Cumprod x1, Erf x2, Lgamma x1)"),
+    EXPECT_NE(e.message().find("(unsupported TF ops: Cumprod x1, Digamma x2, Lgamma x1)"),
               std::string::npos)
         << e.what();
   }
@@ -751,13 +751,13 @@ TEST(TfSavedModelTest, UnsupportedOpsOfASavedModelAreCountedOncePerNode) {
       dir.path(), g.def(),
       {{"first", {{{"x", "x:0"}}, {{"y", "a:0"}}}}, {"fine", {{{"x", "x:0"}}, {{"y", "ok:0"}}}}});
   auto model = LoadTFSavedModel(Env::Default(), dir.path());
-  EXPECT_EQ(model->unavailable().at("first"), "unsupported TF ops: Erf x2");
+  EXPECT_EQ(model->unavailable().at("first"), "unsupported TF ops: Digamma x2");
   try {
     model->Run("first", {{"x", Tensor::Zeros(kFloat32, {1, 2})}});
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
-    EXPECT_NE(e.message().find("Erf x2"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("Digamma x2"), std::string::npos) << e.what();
   }
 }
 

@@ -5,6 +5,7 @@
 #include "loom/ops/dropout.h"
 #include "loom/ops/grad_support.h"
 #include "loom/ops/math.h"
+#include "loom/ops/math_trig.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/random.h"
 #include "loom/ops/scatter.h"
@@ -30,6 +31,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterTopKOps(registry);
   RegisterScatterOps(registry);
   RegisterUniqueOps(registry);
+  RegisterMathTrigOps(registry);
 }
 
 }  // namespace loom

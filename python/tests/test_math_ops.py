@@ -190,3 +190,152 @@ def test_segment_mean_bincount_meshgrid_diag_band_part():
             [0, 1, 0, 0], [-1, 0, 1, 0], [-2, -1, 0, 1], [0, -2, -1, 0]])
     with pytest.raises(ValueError, match="takes a vector"):
         tf.diag([[1., 2.]])
+
+
+def test_nn_composites(numeric_gradient):
+    x = np.array([[1., 2.], [3., 6.]])
+    with tf.Session() as sess:
+        # (x - mean) / sqrt(var + eps) * scale + offset, by hand with eps = 0.
+        f64 = [tf.constant(np.array(v)) for v in ([2., 4.], [1., 4.], [0.5, 0.], [2., 1.])]
+        got = sess.run(tf.nn.batch_normalization(tf.constant(x), *f64, 0.0))
+        np.testing.assert_allclose(got, [[-1.5, -1.], [2.5, 1.]])
+        got = sess.run(tf.nn.batch_normalization(tf.constant(x), 2., 4., None, None, 0.0))
+        np.testing.assert_allclose(got, (x - 2.) / 2.)
+        # z * -log(sigmoid(x)) * q + (1 - z) * -log(1 - sigmoid(x)), TF's definition.
+        z = np.array([[1., 0.], [0.5, 1.]])
+        q = 3.0
+        sig = 1 / (1 + np.exp(-x))
+        want = z * -np.log(sig) * q + (1 - z) * -np.log(1 - sig)
+        got = sess.run(tf.nn.weighted_cross_entropy_with_logits(
+            labels=tf.constant(z), logits=tf.constant(x), pos_weight=q))
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        got = sess.run(tf.nn.weighted_cross_entropy_with_logits(
+            targets=tf.constant(z), logits=tf.constant(x), pos_weight=q))
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        # conv1d: width 4, one channel, filter [1, -1] (a difference), stride 1, VALID.
+        value = tf.constant([[[1.], [4.], [9.], [16.]]])
+        filters = tf.constant([[[1.]], [[-1.]]])
+        np.testing.assert_array_equal(sess.run(tf.nn.conv1d(value, filters, 1, "VALID")),
+                                      [[[-3.], [-5.], [-7.]]])
+        np.testing.assert_array_equal(
+            sess.run(tf.nn.conv1d(value, filters, stride=2, padding="VALID")), [[[-3.], [-7.]]])
+    with pytest.raises(ValueError, match="NWC"):
+        tf.nn.conv1d(value, filters, 1, "VALID", data_format="NCW")
+    # Gradients through conv1d and batch_normalization against central differences.
+    v = tf.placeholder(tf.float64, [1, 5, 2])
+    w = tf.constant(np.random.RandomState(0).randn(3, 2, 2))
+    loss = tf.reduce_sum(tf.nn.conv1d(v, w, 1, "SAME") * tf.constant(np.arange(10.).reshape(1, 5, 2))) + \
+        tf.reduce_sum(tf.nn.batch_normalization(v, 0.5, 2.0, 0.1, 3.0, 1e-3) ** 2)
+    (dv,) = tf.gradients(loss, v)
+    v0 = np.random.RandomState(1).randn(1, 5, 2)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dv, {v: v0}), numeric_gradient(sess, loss, v, v0),
+                                   atol=1e-5)
+
+
+def test_unique_with_counts():
+    y, idx, count = tf.unique_with_counts([1, 1, 2, 4, 4, 4, 7, 8, 8])
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y), [1, 2, 4, 7, 8])
+        np.testing.assert_array_equal(sess.run(idx), [0, 0, 1, 2, 2, 2, 3, 4, 4])
+        np.testing.assert_array_equal(sess.run(count), [2, 1, 3, 1, 2])
+
+
+def test_lrn_by_hand_and_its_gradient(numeric_gradient):
+    x = tf.constant([[[[1., 2., 3.]]]], tf.float64)
+    # radius 1: sqr_sum = [1 + 4, 1 + 4 + 9, 4 + 9]; x / sqrt(1 + sqr_sum).
+    got = _run(tf.nn.lrn(x, depth_radius=1, bias=1.0, alpha=1.0, beta=0.5))
+    np.testing.assert_allclose(got.ravel(), [1 / np.sqrt(6), 2 / np.sqrt(15), 3 / np.sqrt(14)])
+    v = tf.placeholder(tf.float64, [1, 2, 1, 4])
+    loss = tf.reduce_sum(tf.nn.local_response_normalization(v, 2, 0.5, 0.3, 0.75) *
+                         tf.constant(np.arange(8.).reshape(1, 2, 1, 4)))
+    (dv,) = tf.gradients(loss, v)
+    v0 = np.random.RandomState(2).randn(1, 2, 1, 4)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dv, {v: v0}), numeric_gradient(sess, loss, v, v0),
+                                   atol=1e-6)
+
+
+def test_transcendental_functions_by_hand():
+    pi = np.pi
+    with tf.Session() as sess:
+        got = sess.run([tf.sin(tf.constant([0., pi / 2])), tf.cos(tf.constant(pi)),
+                        tf.tan(tf.constant(pi / 4)), tf.math.asin(1.0), tf.acos(0.0),
+                        tf.atan(tf.constant(1.0, tf.float64)), tf.sinh(0.0), tf.cosh(0.0),
+                        tf.math.expm1(tf.constant(1e-10, tf.float64)), tf.math.erf(0.0),
+                        tf.ceil([-1.5, 1.2])])
+    np.testing.assert_allclose(got[0], [0., 1.], atol=1e-7)
+    np.testing.assert_allclose(got[1:8], [-1., 1., pi / 2, pi / 2, pi / 4, 0., 1.], rtol=1e-6)
+    assert got[8] == np.expm1(1e-10)
+    assert got[9] == 0.
+    np.testing.assert_array_equal(got[10], [-1., 2.])
+    x = tf.constant([0.3, -0.2], tf.float64)
+    (g,) = tf.gradients(tf.reduce_sum(tf.sin(x) + tf.math.erf(x)), x)
+    np.testing.assert_allclose(_run(g), np.cos([0.3, -0.2]) +
+                               2 / np.sqrt(pi) * np.exp(-np.square([0.3, -0.2])))
+
+
+def test_elementwise_composites_by_hand():
+    x = tf.constant([1., np.nan, np.inf, -np.inf, 0.])
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(tf.is_nan(x)), [False, True, False, False, False])
+        np.testing.assert_array_equal(sess.run(tf.math.is_inf(x)), [False, False, True, True, False])
+        np.testing.assert_array_equal(sess.run(tf.is_finite(x)), [True, False, False, False, True])
+        np.testing.assert_array_equal(sess.run(tf.math.divide_no_nan([3., 2.], [0., 4.])), [0., 0.5])
+        np.testing.assert_array_equal(sess.run(tf.math.multiply_no_nan([np.inf, 2.], [0., 3.])),
+                                      [0., 6.])
+        np.testing.assert_allclose(sess.run(tf.math.xlogy([0., 2.], [0., np.e])), [0., 2.])
+        np.testing.assert_array_equal(sess.run(tf.math.xdivy([0., 3.], [0., 2.])), [0., 1.5])
+        np.testing.assert_array_equal(sess.run(tf.math.reciprocal_no_nan([0., 4.])), [0., 0.25])
+        np.testing.assert_array_equal(sess.run(tf.math.logical_xor([True, True, False],
+                                                                   [True, False, False])),
+                                      [False, True, False])
+        np.testing.assert_allclose(sess.run(tf.nn.softsign([-3., 1.])), [-0.75, 0.5])
+        np.testing.assert_array_equal(sess.run(tf.nn.crelu([[-1., 2.]])), [[0., 2., 1., 0.]])
+        np.testing.assert_array_equal(sess.run(tf.math.rint([0.5, 1.5, -2.5])), [0., 2., -2.])
+        # 2x^2 + 3x + 1 at x = 2: 15.
+        np.testing.assert_array_equal(sess.run(tf.math.polyval([2., 3., 1.], tf.constant(2.))), 15.)
+        np.testing.assert_allclose(sess.run(tf.math.reduce_euclidean_norm([[3., 4.], [0., 0.]], 1)),
+                                   [5., 0.])
+        # ||t|| / n = 5 / 2 > 1: scaled to average norm 1, t * 1 * 2 / 5.
+        np.testing.assert_allclose(sess.run(tf.clip_by_average_norm(tf.constant([3., 4.]), 1.0)),
+                                   [1.2, 1.6], rtol=1e-6)
+        assert sess.run(tf.math.squared_difference(3., 5.)) == 4.
+    # The no-nan divisions pass finite gradients where they return 0.
+    y = tf.constant([0., 2.], tf.float64)
+    (gy,) = tf.gradients(tf.reduce_sum(tf.math.divide_no_nan(tf.constant([1., 1.], tf.float64), y)), y)
+    np.testing.assert_allclose(_run(gy), [0., -0.25])
+
+
+def test_fused_batch_norm_training_and_inference(numeric_gradient):
+    # Channel 0 holds 1 and 3 (mean 2, variance 1), channel 1 holds 2 and 6 (mean 4,
+    # variance 4); the returned variance carries Bessel's correction n / (n - 1) = 2.
+    x = tf.constant(np.array([1., 2., 3., 6.]).reshape(2, 1, 1, 2))
+    scale = tf.constant(np.array([1., 2.]))
+    offset = tf.constant(np.array([0., 1.]))
+    y, mean, var = tf.nn.fused_batch_norm(x, scale, offset, epsilon=0.0)
+    eps = 1.001e-5  # TF's smallest epsilon
+    with tf.Session() as sess:
+        got_y, got_mean, got_var = sess.run([y, mean, var])
+        np.testing.assert_allclose(got_mean, [2., 4.])
+        np.testing.assert_allclose(got_var, [2., 8.])
+        want = np.array([[-1., -2.], [1., 2.]]) / np.sqrt(np.array([1., 4.]) + eps) * [1., 2.] + \
+            [0., 1.]
+        np.testing.assert_allclose(got_y.reshape(2, 2), want, rtol=1e-6)
+        y2, m2, v2 = tf.nn.fused_batch_norm(x, scale, offset, mean=mean, variance=var,
+                                            epsilon=0.01, is_training=False)
+        np.testing.assert_allclose(
+            sess.run(y2).reshape(2, 2),
+            (np.array([[1., 2.], [3., 6.]]) - [2., 4.]) / np.sqrt([2.01, 8.01]) * [1., 2.] +
+            [0., 1.], rtol=1e-6)
+    with pytest.raises(ValueError, match="needs mean and variance"):
+        tf.nn.fused_batch_norm(x, scale, offset, is_training=False)
+    v = tf.placeholder(tf.float64, [2, 2, 1, 3])
+    out = tf.nn.fused_batch_norm(v, tf.constant(np.array([1., 0.5, 2.])),
+                                 tf.constant(np.zeros(3)))[0]
+    loss = tf.reduce_sum(out * tf.constant(np.arange(12.).reshape(2, 2, 1, 3)))
+    (dv,) = tf.gradients(loss, v)
+    v0 = np.random.RandomState(4).randn(2, 2, 1, 3)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dv, {v: v0}), numeric_gradient(sess, loss, v, v0),
+                                   atol=1e-5)

@@ -227,6 +227,132 @@ def test_dynamic_rnn_matches_numpy_and_trains(kind):
     assert last < first
 
 
+def test_multi_rnn_cell_stacks_cells_with_tf_names():
+    rng = np.random.RandomState(2)
+    data = rng.uniform(-1, 1, (2, 3, 4)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 3, 4])
+    cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicRNNCell(5),
+                                        tf.nn.rnn_cell.BasicLSTMCell(2)])
+    assert cell.state_size == (5, (2, 2)) and cell.output_size == 2
+    outputs, (s0, s1) = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    names = [v.op.name for v in tf.trainable_variables()]
+    assert names == ["rnn/multi_rnn_cell/cell_0/basic_rnn_cell/kernel",
+                     "rnn/multi_rnn_cell/cell_0/basic_rnn_cell/bias",
+                     "rnn/multi_rnn_cell/cell_1/basic_lstm_cell/kernel",
+                     "rnn/multi_rnn_cell/cell_1/basic_lstm_cell/bias"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out, h0, h1, w = sess.run([outputs, s0, s1.h, tf.trainable_variables()], {x: data})
+    for row in range(2):
+        a, c, h = np.zeros(5), np.zeros(2), np.zeros(2)
+        for t in range(3):
+            a = np.tanh(np.concatenate([data[row, t], a]) @ w[0] + w[1])
+            i, j, f, o = np.split(np.concatenate([a, h]) @ w[2] + w[3], 4)
+            c = c * _sigmoid(f + 1.0) + _sigmoid(i) * np.tanh(j)
+            h = np.tanh(c) * _sigmoid(o)
+            np.testing.assert_allclose(out[row, t], h, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(h0[row], a, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(h1[row], h, rtol=1e-4, atol=1e-5)
+    same = tf.nn.rnn_cell.BasicRNNCell(3)
+    with pytest.raises(ValueError, match="same cell object twice"):
+        tf.nn.rnn_cell.MultiRNNCell([same, same])
+
+
+def test_dropout_wrapper_drops_outputs_not_the_state():
+    rng = np.random.RandomState(3)
+    data = rng.uniform(-1, 1, (2, 6, 3)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 6, 3])
+    keep = tf.placeholder_with_default(0.5, [])
+    cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(8), output_keep_prob=keep)
+    outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    assert [v.op.name for v in tf.trainable_variables()] == ["rnn/basic_rnn_cell/kernel",
+                                                            "rnn/basic_rnn_cell/bias"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out, final, w = sess.run([outputs, state, tf.trainable_variables()], {x: data})
+        kept, _ = sess.run([outputs, state], {x: data, keep: 1.0})
+    h = np.zeros((2, 8))
+    for t in range(6):
+        h = np.tanh(np.concatenate([data[:, t], h], 1) @ w[0] + w[1])
+        np.testing.assert_allclose(kept[:, t], h, rtol=1e-4, atol=1e-5)
+        # Each output is dropped (0) or kept and scaled by 1 / 0.5.
+        dropped = np.isclose(out[:, t], 0, atol=1e-7)
+        np.testing.assert_allclose(out[:, t][~dropped], 2 * h[~dropped], rtol=1e-4, atol=1e-5)
+    assert 0 < np.mean(np.isclose(out, 0, atol=1e-7)) < 1
+    np.testing.assert_allclose(final, h, rtol=1e-4, atol=1e-5)  # the state is not dropped
+    with pytest.raises(NotImplementedError, match="state_keep_prob"):
+        tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.GRUCell(2), state_keep_prob=0.5)
+
+
+def test_reverse_sequence_by_hand():
+    x = tf.constant([[1, 2, 3, 4], [5, 6, 7, 8]])
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(tf.reverse_sequence(x, [3, 1], seq_axis=1)),
+                                      [[3, 2, 1, 4], [5, 6, 7, 8]])
+        # Time-major: the sequences run down the columns.
+        np.testing.assert_array_equal(
+            sess.run(tf.reverse_sequence(tf.transpose(x), [2, 4], seq_axis=0, batch_axis=1)),
+            [[2, 8], [1, 7], [3, 6], [4, 5]])
+
+
+@pytest.mark.parametrize("time_major", [False, True])
+def test_bidirectional_dynamic_rnn_matches_numpy(time_major):
+    rng = np.random.RandomState(4)
+    data = rng.uniform(-1, 1, (2, 4, 3)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 4, 3])
+    inputs = tf.transpose(x, [1, 0, 2]) if time_major else x
+    (out_fw, out_bw), (s_fw, s_bw) = tf.nn.bidirectional_dynamic_rnn(
+        tf.nn.rnn_cell.BasicRNNCell(3), tf.nn.rnn_cell.BasicRNNCell(2), inputs,
+        sequence_length=[4, 2], dtype=tf.float32, time_major=time_major)
+    if time_major:
+        out_fw, out_bw = tf.transpose(out_fw, [1, 0, 2]), tf.transpose(out_bw, [1, 0, 2])
+    assert [v.op.name for v in tf.trainable_variables()] == [
+        "bidirectional_rnn/fw/basic_rnn_cell/kernel", "bidirectional_rnn/fw/basic_rnn_cell/bias",
+        "bidirectional_rnn/bw/basic_rnn_cell/kernel", "bidirectional_rnn/bw/basic_rnn_cell/bias"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        fw, bw, sf, sb, w = sess.run([out_fw, out_bw, s_fw, s_bw, tf.trainable_variables()],
+                                     {x: data})
+    for row, length in enumerate([4, 2]):
+        h = np.zeros(3)
+        for t in range(length):
+            h = np.tanh(np.concatenate([data[row, t], h]) @ w[0] + w[1])
+            np.testing.assert_allclose(fw[row, t], h, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(sf[row], h, rtol=1e-4, atol=1e-5)
+        g = np.zeros(2)
+        for t in reversed(range(length)):  # the backward cell reads the row from its end
+            g = np.tanh(np.concatenate([data[row, t], g]) @ w[2] + w[3])
+            np.testing.assert_allclose(bw[row, t], g, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(sb[row], g, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(fw[row, length:], 0)
+        np.testing.assert_allclose(bw[row, length:], 0)
+
+
+def test_static_rnn_unrolls_the_cell():
+    rng = np.random.RandomState(5)
+    data = rng.uniform(-1, 1, (3, 2, 4)).astype(np.float32)  # [time, batch, depth]
+    steps = [tf.constant(data[t]) for t in range(3)]
+    outputs, state = tf.nn.static_rnn(tf.nn.rnn_cell.BasicLSTMCell(3), steps,
+                                      sequence_length=[3, 1], dtype=tf.float32)
+    assert len(outputs) == 3
+    assert [v.op.name for v in tf.trainable_variables()] == ["rnn/basic_lstm_cell/kernel",
+                                                            "rnn/basic_lstm_cell/bias"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out, final_h, w = sess.run([outputs, state.h, tf.trainable_variables()])
+    for row, length in enumerate([3, 1]):
+        c, h = np.zeros(3), np.zeros(3)
+        for t in range(3):
+            if t < length:
+                i, j, f, o = np.split(np.concatenate([data[t, row], h]) @ w[0] + w[1], 4)
+                c = c * _sigmoid(f + 1.0) + _sigmoid(i) * np.tanh(j)
+                h = np.tanh(c) * _sigmoid(o)
+                np.testing.assert_allclose(out[t][row], h, rtol=1e-4, atol=1e-5)
+            else:
+                np.testing.assert_allclose(out[t][row], 0)
+        np.testing.assert_allclose(final_h[row], h, rtol=1e-4, atol=1e-5)
+
+
 def test_a_cond_inside_a_loop_body_is_a_clear_error_and_a_loop_inside_a_cond_runs():
     # Inside a loop's body every needed node runs (no dead values there), so a cond in the
     # body would run both branches: an UnimplementedError naming it, not a wrong value.

@@ -39,8 +39,8 @@ from loom.compat.v1._script_ops import numpy_function, py_func
 from loom.compat.v1._ops import (clip_by_global_norm, concat, fill, floordiv, floormod,
                                  global_norm, ones, ones_like, raw_ops, reshape, split,
                                  squared_difference, stack, unstack, zeros, zeros_like)
-from loom.compat.v1._selection import (argsort, boolean_mask, sequence_mask, sort, unique,
-                                       where)
+from loom.compat.v1._selection import (argsort, boolean_mask, reverse_sequence, sequence_mask,
+                                       sort, unique, unique_with_counts, where)
 from loom.compat.v1._clip_ops import clip_by_norm
 from loom.compat.v1._einsum import einsum
 from loom.compat.v1 import _math_ops
@@ -51,6 +51,10 @@ from loom.compat.v1._math_ops import (bincount, broadcast_to, count_nonzero, dia
                                       reduce_logsumexp, reverse, segment_sum, tensordot,
                                       trace, unsorted_segment_mean)
 
+from loom.compat.v1 import _elementwise as _elementwise  # noqa: E402
+from loom.compat.v1._elementwise import (clip_by_average_norm, divide_no_nan, is_finite,
+                                         is_inf, is_nan, logical_xor, polyval,
+                                         reciprocal_no_nan, rint, xdivy, xlogy)
 
 lin_space = linspace
 reverse_v2 = reverse
@@ -131,7 +135,13 @@ math.__dict__.update(reduce_logsumexp=reduce_logsumexp, count_nonzero=count_nonz
                      reduce_variance=_math_ops.reduce_variance,
                      reduce_std=_math_ops.reduce_std, log_sigmoid=log_sigmoid,
                      segment_sum=segment_sum, unsorted_segment_mean=unsorted_segment_mean,
-                     bincount=bincount)
+                     bincount=bincount, is_nan=is_nan, is_inf=is_inf, is_finite=is_finite,
+                     divide_no_nan=divide_no_nan, multiply_no_nan=_elementwise.multiply_no_nan,
+                     xlogy=xlogy, xdivy=xdivy, reciprocal_no_nan=reciprocal_no_nan,
+                     logical_xor=logical_xor, softsign=_elementwise.softsign, rint=rint,
+                     polyval=polyval, reduce_euclidean_norm=_elementwise.reduce_euclidean_norm,
+                     squared_difference=squared_difference, softplus=nn.softplus,
+                     l2_normalize=nn.l2_normalize)
 linalg = _types.ModuleType("loom.compat.v1.linalg", "tf.linalg")
 linalg.__dict__.update(_ops.NAMESPACES["linalg"])
 linalg.einsum = einsum

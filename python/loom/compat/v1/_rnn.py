@@ -1,5 +1,6 @@
 """tf.nn.dynamic_rnn and the basic cells of tf.nn.rnn_cell (BasicRNNCell, GRUCell,
-BasicLSTMCell, LSTMCell without peepholes or projections), over tf.while_loop.
+BasicLSTMCell, LSTMCell without peepholes or projections, MultiRNNCell stacking them,
+DropoutWrapper), over tf.while_loop.
 
 A cell creates its variables (TF's names: "<scope>/basic_rnn_cell/kernel", ...) once,
 when dynamic_rnn builds it before the loop, so the loop body only reads them and the
@@ -159,6 +160,105 @@ class LSTMCell(BasicLSTMCell):
         super().__init__(num_units, forget_bias, state_is_tuple, activation, reuse, name, dtype)
 
 
+class MultiRNNCell(RNNCell):
+    """TF's MultiRNNCell: cells stacked, each one's output the next one's input; the state
+    is the tuple of the cells' states (variables under "multi_rnn_cell/cell_<i>/...", as
+    TF names them)."""
+    _default_name = "multi_rnn_cell"
+
+    def __init__(self, cells, state_is_tuple=True):
+        cells = list(cells)
+        if not cells:
+            raise ValueError("Must specify at least one cell for MultiRNNCell.")
+        if not state_is_tuple:
+            raise NotImplementedError("Loom's MultiRNNCell keeps the state as a tuple "
+                                      "(state_is_tuple=True)")
+        if len({id(c) for c in cells}) != len(cells):
+            raise ValueError("MultiRNNCell got the same cell object twice; make one cell per "
+                             "layer ([tf.nn.rnn_cell.LSTMCell(n) for _ in range(layers)])")
+        super().__init__(1)
+        self._cells = cells
+
+    @property
+    def state_size(self):
+        return tuple(c.state_size for c in self._cells)
+
+    @property
+    def output_size(self):
+        return self._cells[-1].output_size
+
+    def zero_state(self, batch_size, dtype):
+        return tuple(c.zero_state(batch_size, dtype) for c in self._cells)
+
+    def build(self, input_depth):
+        if self._variables is None:
+            with _variables.variable_scope(self._name or self._default_name):
+                depth = int(input_depth)
+                for i, cell in enumerate(self._cells):
+                    with _variables.variable_scope("cell_%d" % i):
+                        cell.build(depth)
+                    depth = cell.output_size
+            self._variables = True
+
+    def _step(self, x, state):
+        new_states = []
+        for cell, s in zip(self._cells, state):
+            x, new_s = cell._step(x, s)
+            new_states.append(new_s)
+        return x, tuple(new_states)
+
+
+def _is_one(v):
+    return not isinstance(v, _fw.Tensor) and float(v) == 1.0
+
+
+class DropoutWrapper(RNNCell):
+    """TF's DropoutWrapper without variational_recurrent: dropout on each step's input
+    (input_keep_prob) and output (output_keep_prob), fresh masks every step; keep
+    probabilities may be tensors (a placeholder fed 1.0 to evaluate). The wrapped cell's
+    variables keep their names. state_keep_prob other than 1 is a NotImplementedError."""
+
+    def __init__(self, cell, input_keep_prob=1.0, output_keep_prob=1.0, state_keep_prob=1.0,
+                 variational_recurrent=False, input_size=None, dtype=None, seed=None,
+                 dropout_state_filter_visitor=None):
+        if variational_recurrent:
+            raise NotImplementedError("Loom's DropoutWrapper has no variational_recurrent "
+                                      "(one mask for all steps)")
+        if not _is_one(state_keep_prob):
+            raise NotImplementedError("Loom's DropoutWrapper drops inputs and outputs only "
+                                      "(state_keep_prob must be 1)")
+        super().__init__(1)
+        self._cell = cell
+        self._input_keep_prob = input_keep_prob
+        self._output_keep_prob = output_keep_prob
+        self._seed = seed
+
+    @property
+    def state_size(self):
+        return self._cell.state_size
+
+    @property
+    def output_size(self):
+        return self._cell.output_size
+
+    def zero_state(self, batch_size, dtype):
+        return self._cell.zero_state(batch_size, dtype)
+
+    def build(self, input_depth):
+        if self._variables is None:
+            self._cell.build(input_depth)
+            self._variables = True
+
+    def _dropout(self, x, keep_prob):
+        if _is_one(keep_prob):
+            return x
+        return _tf().nn.dropout(x, keep_prob=keep_prob, seed=self._seed)
+
+    def _step(self, x, state):
+        out, new_state = self._cell._step(self._dropout(x, self._input_keep_prob), state)
+        return self._dropout(out, self._output_keep_prob), new_state
+
+
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,
                 parallel_iterations=None, swap_memory=False, time_major=False, scope=None):
     """tf.nn.dynamic_rnn: (outputs, final state) of `cell` over inputs' time dimension.
@@ -209,3 +309,64 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         if not time_major:
             outputs = tf.transpose(outputs, [1, 0, 2])
         return outputs, final
+
+
+def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
+                              initial_state_fw=None, initial_state_bw=None, dtype=None,
+                              parallel_iterations=None, swap_memory=False, time_major=False,
+                              scope=None):
+    """tf.nn.bidirectional_dynamic_rnn: ((outputs_fw, outputs_bw), (state_fw, state_bw)),
+    the backward cell run over each row reversed within its sequence_length and its outputs
+    reversed back, as TF (variables under "bidirectional_rnn/fw/..." and ".../bw/...")."""
+    tf = _tf()
+    inputs = _fw.convert_to_tensor(inputs)
+    time_axis, batch_axis = (0, 1) if time_major else (1, 0)
+
+    def reverse(x):
+        if sequence_length is None:
+            return tf.reverse(x, [time_axis])
+        return tf.reverse_sequence(x, sequence_length, seq_axis=time_axis,
+                                   batch_axis=batch_axis)
+
+    with _variables.variable_scope(scope or "bidirectional_rnn"):
+        out_fw, state_fw = dynamic_rnn(cell_fw, inputs, sequence_length, initial_state_fw,
+                                       dtype, parallel_iterations, swap_memory, time_major,
+                                       scope="fw")
+        out_rev, state_bw = dynamic_rnn(cell_bw, reverse(inputs), sequence_length,
+                                        initial_state_bw, dtype, parallel_iterations,
+                                        swap_memory, time_major, scope="bw")
+    return (out_fw, reverse(out_rev)), (state_fw, state_bw)
+
+
+def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
+    """tf.nn.static_rnn: the cell unrolled over a Python list of [batch, depth] inputs;
+    (list of outputs, final state). Past a row's sequence_length its state is carried
+    through and its outputs are zero, as TF (variables under "rnn/", as dynamic_rnn's)."""
+    tf = _tf()
+    inputs = [_fw.convert_to_tensor(x) for x in inputs]
+    if not inputs:
+        raise ValueError("inputs must not be empty")
+    with _variables.variable_scope(scope or "rnn"):
+        first = inputs[0]
+        if initial_state is None:
+            if dtype is None:
+                raise ValueError("If no initial_state is provided, dtype must be specified")
+            batch = first.shape.dims[0]
+            batch = batch if batch is not None else tf.shape(first, out_type=tf.int64)[0]
+            initial_state = cell.zero_state(batch, dtype)
+        cell.build(first.shape.dims[-1])
+        lengths = None if sequence_length is None else tf.cast(sequence_length, first.dtype)
+        state = initial_state
+        outputs = []
+        for t, x in enumerate(inputs):
+            out, new_state = cell(x, state)
+            if lengths is not None:
+                alive = tf.expand_dims(tf.cast(float(t) < lengths, first.dtype), 1)
+                flat_new = _while_loop._flatten(new_state)
+                flat_old = _while_loop._flatten(state)
+                new_state = _while_loop._pack(state, [alive * n + (1.0 - alive) * o for n, o in
+                                                      zip(flat_new, flat_old)])
+                out = out * alive
+            outputs.append(out)
+            state = new_state
+        return outputs, state

@@ -1,5 +1,5 @@
 """TF 1.15's selection functions over Loom's ops: tf.nn.top_k / tf.math.top_k (the TopKV2
-op), tf.unique, tf.sort / tf.argsort (top_k of the whole axis, as TF's sort_ops), tf.sequence_mask,
+op), tf.unique, tf.reverse_sequence (a gather_nd), tf.sort / tf.argsort (top_k of the whole axis, as TF's sort_ops), tf.sequence_mask,
 tf.boolean_mask and the one-argument tf.where (the Where op: the coordinates of the true
 elements). docs/python_core.md lists them."""
 import collections
@@ -86,6 +86,55 @@ def unique(x, out_idx=_dtypes.int32, name=None):
     y, idx = _ops.apply_op("Unique", [x], {"out_idx": _dtypes.as_dtype(out_idx)},
                            name or "Unique")
     return UniqueOutput(y, idx)
+
+
+UniqueWithCounts = collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
+
+
+def unique_with_counts(x, out_idx=_dtypes.int32, name=None):
+    """tf.unique_with_counts: unique's (y, idx) and how many elements have each value
+    (a segment sum of ones over idx), in out_idx's dtype."""
+    ns = _ns()
+    with _fw.get_default_graph().name_scope(name or "UniqueWithCounts"):
+        y, idx = unique(x, out_idx)
+        ones = _ops.ones_like(idx)
+        count = ns["unsorted_segment_sum"](ones, idx, ns["size"](y))
+        return UniqueWithCounts(y, idx, ns["cast"](count, idx.dtype))
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None,  # noqa: A002
+                     seq_dim=None, batch_dim=None):
+    """tf.reverse_sequence: each row's first seq_lengths[i] entries along seq_axis reversed,
+    the rest kept: a gather_nd of [row, source position] pairs (so its gradient is
+    gather_nd's)."""
+    ns = _ns()
+    seq_axis = seq_axis if seq_axis is not None else seq_dim
+    batch_axis = batch_axis if batch_axis is not None else (batch_dim or 0)
+    if seq_axis is None:
+        raise ValueError("tf.reverse_sequence needs seq_axis (or seq_dim)")
+    with _fw.get_default_graph().name_scope(name or "ReverseSequence"):
+        x = _fw.convert_to_tensor(input)
+        rank = x.shape.ndims
+        if rank is None:
+            raise ValueError("tf.reverse_sequence: the rank of %s must be known" % x.name)
+        seq_axis, batch_axis = int(seq_axis) % rank, int(batch_axis) % rank
+        if seq_axis == batch_axis:
+            raise ValueError("seq_axis and batch_axis must differ, both are %d" % seq_axis)
+        # Move batch to 0 and seq to 1, gather, move back.
+        perm = [batch_axis, seq_axis] + [d for d in range(rank) if d not in (batch_axis,
+                                                                             seq_axis)]
+        moved = x if perm == list(range(rank)) else ns["transpose"](x, perm)
+        shape = ns["shape"](moved, out_type=_dtypes.int64)
+        lengths = ns["expand_dims"](ns["cast"](seq_lengths, _dtypes.int64), 1)   # [B, 1]
+        t = ns["expand_dims"](ns["range"](shape[1]), 0)                          # [1, T]
+        rows = ns["expand_dims"](ns["range"](shape[0]), 1)                       # [B, 1]
+        source = ns["where_v2"](ns["less"](t, lengths), lengths - 1 - t, t)      # [B, T]
+        pairs = _ops.stack([rows + _ops.zeros_like(source), source], axis=-1)  # [B, T, 2]
+        out = ns["gather_nd"](moved, pairs)
+        if perm == list(range(rank)):
+            return out
+        inverse = [perm.index(d) for d in range(rank)]
+        return ns["transpose"](out, inverse)
 
 
 def where(condition, x=None, y=None, name=None):

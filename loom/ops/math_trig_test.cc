@@ -1,0 +1,103 @@
+#include "loom/ops/math_trig.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "loom/autodiff/gradients.h"
+#include "loom/ops/math.h"
+#include "loom/ops/state.h"
+#include "loom/runtime/gradient_checker.h"
+#include "loom/runtime/session.h"
+#include "loom/testing/error_of.h"
+
+namespace loom {
+namespace {
+
+using testing::ErrorOf;
+using Builder = Output (*)(const Scope&, Input);
+
+struct Case {
+  const char* name;
+  Builder op;
+  std::function<double(double)> reference;
+};
+
+const std::vector<Case>& Cases() {
+  static const auto* cases = new std::vector<Case>{
+      {"Sin", Sin, [](double v) { return std::sin(v); }},
+      {"Cos", Cos, [](double v) { return std::cos(v); }},
+      {"Tan", Tan, [](double v) { return std::tan(v); }},
+      {"Asin", Asin, [](double v) { return std::asin(v); }},
+      {"Acos", Acos, [](double v) { return std::acos(v); }},
+      {"Atan", Atan, [](double v) { return std::atan(v); }},
+      {"Sinh", Sinh, [](double v) { return std::sinh(v); }},
+      {"Cosh", Cosh, [](double v) { return std::cosh(v); }},
+      {"Expm1", Expm1, [](double v) { return std::expm1(v); }},
+      {"Erf", Erf, [](double v) { return std::erf(v); }},
+      {"Ceil", Ceil, [](double v) { return std::ceil(v); }},
+  };
+  return *cases;
+}
+
+// Each function against the float64 reference, in float64 and in float32 (to float32's
+// precision), on points inside every domain (|x| < 1).
+TEST(MathTrigTest, ValuesMatchTheReference) {
+  const std::vector<double> points = {-0.9, -0.5, -1e-6, 0.0, 0.3, 0.75, 0.99};
+  for (const Case& c : Cases()) {
+    Graph graph;
+    Scope s(graph);
+    std::vector<float> points32(points.begin(), points.end());
+    Output y64 = c.op(s, Const(s, Tensor::FromVector<double>(points)));
+    Output y32 = c.op(s, Const(s, Tensor::FromVector<float>(points32)));
+    EXPECT_EQ(y64.node->op(), c.name);
+    Session session(graph);
+    auto out = session.Run({}, {y64, y32});
+    for (size_t i = 0; i < points.size(); ++i) {
+      const double want = c.reference(points[i]);
+      // Vectorized math libraries may round a few ulps differently from std::.
+      EXPECT_NEAR(out[0].flat<double>()[i], want, 1e-14 * std::max(1.0, std::abs(want)))
+          << c.name << "(" << points[i] << ")";
+      EXPECT_NEAR(out[1].flat<float>()[i], want, 1e-6 * std::max(1.0, std::abs(want)))
+          << c.name << "(" << points[i] << ")";
+    }
+  }
+}
+
+TEST(MathTrigTest, ExpmOneIsAccurateNearZeroAndAsinOutsideIsNan) {
+  Graph graph;
+  Scope s(graph);
+  Session session(graph);
+  // exp(1e-10) - 1 in float64 keeps ~6 digits; expm1 keeps all.
+  EXPECT_NEAR(session.Eval(Expm1(s, Const(s, Tensor::Scalar<double>(1e-10)))).scalar<double>(),
+              std::expm1(1e-10), 1e-24);
+  EXPECT_TRUE(
+      std::isnan(session.Eval(Asin(s, Const(s, Tensor::Scalar<double>(2.0)))).scalar<double>()));
+  std::string m =
+      ErrorOf([&] { Sin(s, Const(s, Tensor::Scalar<int32_t>(1))); }, ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("int32"), std::string::npos) << m;
+}
+
+// Every differentiable one passes the numeric gradient checker in float64; Ceil says why
+// it has no gradient.
+TEST(MathTrigGradTest, NumericGradients) {
+  for (const Case& c : Cases()) {
+    if (std::string(c.name) == "Ceil") continue;
+    Builder op = c.op;
+    // Inside (-0.8, 0.8): every function's domain, away from tan's poles.
+    Tensor x = RandomDoubles({3, 4}, 5, -0.8, 0.8);
+    EXPECT_LT(MaxGradientError(
+                  [op](const Scope& s, const std::vector<Output>& v) { return op(s, v[0]); }, {x}),
+              1e-7)
+        << c.name;
+  }
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s, kFloat64, {3});
+  std::string m = ErrorOf([&] { Gradients(s, {Ceil(s, x)}, {x}); });
+  EXPECT_NE(m.find("piecewise constant"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace loom
