@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 
 #include "loom/estimator/all_ops.h"
 #include "loom/estimator/saved_model.h"
@@ -169,8 +170,45 @@ class Translator {
   }
 
  private:
+  // Translates `name` after every node it depends on, in an explicit post-order: no
+  // recursion depth comes from the file, and a cycle (which a TF1 graph has only in a
+  // while loop, never imported) is an error naming a node on it instead of a stack
+  // overflow.
   Node* Translate(const std::string& name) {
     if (auto it = done_.find(name); it != done_.end()) return it->second;
+    std::vector<std::pair<std::string, bool>> stack = {{name, false}};  // (node, inputs done)
+    std::set<std::string> on_path;  // expanded, not yet translated: the current DFS path
+    while (!stack.empty()) {
+      auto [node, inputs_done] = stack.back();
+      stack.pop_back();
+      if (done_.count(node)) continue;
+      if (inputs_done) {
+        on_path.erase(node);
+        TranslateNode(node);
+        continue;
+      }
+      if (on_path.count(node)) {
+        const proto::NodeDef& n = NodeDef(node);
+        throw InvalidArgument(source_, ": TF node '", n.name(), "' (", n.op(),
+                              ") depends on itself through its inputs (a cycle; TF1 graphs have "
+                              "one only in a while loop, which Loom does not import)");
+      }
+      on_path.insert(node);
+      stack.emplace_back(node, true);
+      for (const std::string& input : NodeDef(node).input()) {
+        const bool control = input.starts_with("^");
+        if (control ? IsFedNode(input.substr(1)) : fed_.count(CanonicalTensorName(input)) > 0) {
+          continue;
+        }
+        std::string source = control ? input.substr(1) : ParseTensorName(input).first;
+        if (!done_.count(source)) stack.emplace_back(std::move(source), false);
+      }
+    }
+    return done_.at(name);
+  }
+
+  // Translates one node whose inputs are translated (Translate's order).
+  Node* TranslateNode(const std::string& name) {
     const proto::NodeDef& n = NodeDef(name);
     // Control inputs first, in the node's order (TF's `^name` inputs; a fed node's is its
     // placeholder): the Session runs the node after them and not at all when one is dead
@@ -198,8 +236,14 @@ class Translator {
       c->set_name(n.name());
       c->set_op("Const");
       for (const Node* dep : controls) c->add_input("^" + dep->name());
-      (*c->mutable_attr())["value"] = n.attr().at("value");
-      (*c->mutable_attr())["dtype"] = n.attr().at("dtype");
+      for (const char* attr : {"value", "dtype"}) {
+        auto it = n.attr().find(attr);
+        if (it == n.attr().end()) {
+          throw InvalidArgument(source_, ": TF Const node '", n.name(), "' has no '", attr,
+                                "' attribute; the GraphDef is damaged");
+        }
+        (*c->mutable_attr())[attr] = it->second;
+      }
       try {
         ImportGraphDef(one, AllOps(), graph_);
       } catch (const Error& e) {
@@ -214,9 +258,17 @@ class Translator {
       for (const std::string& input : n.input()) {
         if (!input.starts_with("^")) inputs.push_back(Tensor(input));
       }
-      result =
-          tf_import::TranslateTfNode(n, std::move(inputs), controls, graph_, variables_, source_)
-              .node;
+      try {
+        result =
+            tf_import::TranslateTfNode(n, std::move(inputs), controls, graph_, variables_, source_)
+                .node;
+      } catch (const std::logic_error& e) {
+        // A malformed node the op's translation did not check (std::length_error and the
+        // like): the loader's contract is loom::Error naming the node.
+        throw InvalidArgument(source_, ": TF node '", n.name(), "' (", n.op(),
+                              ") has inputs or attributes its op cannot take (", e.what(),
+                              "); the GraphDef is damaged");
+      }
     }
     done_[name] = result;
     return result;
@@ -505,6 +557,10 @@ std::unique_ptr<TfModel> TfModel::LoadFrozenGraph(
                             "graph");
     }
     const proto::NodeDef& p = *it->second;
+    if (!p.attr().count("dtype")) {
+      throw InvalidArgument("TF GraphDef '", path, "': placeholder '", p.name(),
+                            "' has no 'dtype' attribute; the GraphDef is damaged");
+    }
     sig.inputs[key] = {
         tensor, DTypeFromTf(p.attr().at("dtype").type(), p.name()),
         p.attr().count("shape") ? ShapeFromTf(p.attr().at("shape").shape()) : Shape::Unknown()};

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "loom/estimator/estimator_test_util.h"
@@ -441,6 +442,80 @@ TEST(TfSavedModelTest, AGraphDefReadingAVariableSaysToFreezeIt) {
       << message;
   EXPECT_NE(message.find("freeze the variables into constants"), std::string::npos) << message;
   EXPECT_EQ(message.find("variables/variables.index"), std::string::npos) << message;
+}
+
+// Damaged GraphDefs (found by fuzz_tf_saved_model): a cycle through data or control inputs
+// used to overflow the stack, a Const without its value and a ConcatV2 without inputs threw
+// protobuf's and the standard library's exceptions. Each is InvalidArgument naming the node.
+TEST(TfSavedModelTest, DamagedGraphsAreInvalidArgumentNamingTheNode) {
+  auto load = [](const std::function<void(proto::GraphDef&)>& build) {
+    proto::GraphDef def;
+    proto::NodeDef* x = def.add_node();
+    x->set_name("x");
+    x->set_op("Placeholder");
+    (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+    build(def);
+    estimator_testing::TempDir dir;
+    const std::string path = dir.Join("g.pb");
+    auto f = Env::Default()->NewWritableFile(path);
+    f->Append(def.SerializeAsString());
+    f->Close();
+    return testing::ErrorOf(
+        [&] {
+          TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "y:0"}});
+        },
+        ErrorCode::kInvalidArgument);
+  };
+  auto node = [](proto::GraphDef& def, const std::string& name, const std::string& op,
+                 std::vector<std::string> inputs) {
+    proto::NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    for (const auto& i : inputs) n->add_input(i);
+    (*n->mutable_attr())["T"].set_type(proto::DT_FLOAT);
+    return n;
+  };
+  std::string message = load([&](proto::GraphDef& def) {
+    node(def, "y", "Add", {"x", "z"});
+    node(def, "z", "Relu", {"y"});
+  });
+  EXPECT_NE(message.find("depends on itself through its inputs (a cycle"), std::string::npos)
+      << message;
+  message = load([&](proto::GraphDef& def) {
+    node(def, "y", "Relu", {"x", "^w"});
+    node(def, "w", "Identity", {"x", "^y"});
+  });
+  EXPECT_NE(message.find("a cycle"), std::string::npos) << message;
+  // A chain far deeper than a stack of recursive calls would hold translates.
+  {
+    proto::GraphDef def;
+    proto::NodeDef* x = def.add_node();
+    x->set_name("x");
+    x->set_op("Placeholder");
+    (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+    std::string previous = "x";
+    for (int i = 0; i < 30000; ++i) {
+      const std::string name = i + 1 == 30000 ? "y" : StrCat("n", i);
+      node(def, name, "Identity", {previous});
+      previous = name;
+    }
+    estimator_testing::TempDir dir;
+    const std::string path = dir.Join("deep.pb");
+    auto f = Env::Default()->NewWritableFile(path);
+    f->Append(def.SerializeAsString());
+    f->Close();
+    auto model = TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "y:0"}});
+    EXPECT_TRUE(model->Run("serving_default", {{"x", Tensor::FromVector<float>({3}, {1})}})
+                    .at("y")
+                    .Equals(Tensor::FromVector<float>({3}, {1})));
+  }
+  message = load([&](proto::GraphDef& def) { node(def, "y", "Const", {}); });
+  EXPECT_NE(message.find("TF Const node 'y' has no 'value' attribute"), std::string::npos)
+      << message;
+  message = load([&](proto::GraphDef& def) { node(def, "y", "ConcatV2", {}); });
+  EXPECT_NE(message.find("TF node 'y' (ConcatV2) has inputs or attributes its op cannot take"),
+            std::string::npos)
+      << message;
 }
 
 // A TF1 while loop's frame ops: the error names them and says why they cannot come in.
