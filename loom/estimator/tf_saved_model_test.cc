@@ -445,8 +445,9 @@ TEST(TfSavedModelTest, AGraphDefReadingAVariableSaysToFreezeIt) {
 }
 
 // Damaged GraphDefs (found by fuzz_tf_saved_model): a cycle through data or control inputs
-// used to overflow the stack, a Const without its value and a ConcatV2 without inputs threw
-// protobuf's and the standard library's exceptions. Each is InvalidArgument naming the node.
+// used to overflow the stack, a Const without its value and an ExpandDims with an empty axis
+// threw protobuf's and the standard library's exceptions. Each is InvalidArgument naming the
+// node.
 TEST(TfSavedModelTest, DamagedGraphsAreInvalidArgumentNamingTheNode) {
   auto load = [](const std::function<void(proto::GraphDef&)>& build) {
     proto::GraphDef def;
@@ -512,8 +513,16 @@ TEST(TfSavedModelTest, DamagedGraphsAreInvalidArgumentNamingTheNode) {
   message = load([&](proto::GraphDef& def) { node(def, "y", "Const", {}); });
   EXPECT_NE(message.find("TF Const node 'y' has no 'value' attribute"), std::string::npos)
       << message;
-  message = load([&](proto::GraphDef& def) { node(def, "y", "ConcatV2", {}); });
-  EXPECT_NE(message.find("TF node 'y' (ConcatV2) has inputs or attributes its op cannot take"),
+  // An ExpandDims whose axis constant is empty (its translation reads element 0 with .at).
+  message = load([&](proto::GraphDef& def) {
+    proto::NodeDef* axis = node(def, "axis", "Const", {});
+    (*axis->mutable_attr())["dtype"].set_type(proto::DT_INT32);
+    proto::TensorProto* value = (*axis->mutable_attr())["value"].mutable_tensor();
+    value->set_dtype(proto::DT_INT32);
+    value->mutable_tensor_shape()->add_dim()->set_size(0);
+    node(def, "y", "ExpandDims", {"x", "axis"});
+  });
+  EXPECT_NE(message.find("TF node 'y' (ExpandDims) has inputs or attributes its op cannot take"),
             std::string::npos)
       << message;
 }
