@@ -1,6 +1,7 @@
 #include "loom/estimator/tf_saved_model.h"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <stdexcept>
 
@@ -19,13 +20,21 @@
 namespace loom {
 namespace {
 
-// "node:1" -> {"node", 1}; "node" -> {"node", 0}.
+// "node:1" -> {"node", 1}; "node" -> {"node", 0}. An index past int is InvalidArgument (it
+// was std::stoi's std::out_of_range, escaping the loader).
 std::pair<std::string, int> ParseTensorName(std::string_view name) {
   const size_t colon = name.rfind(':');
   if (colon != std::string_view::npos && colon + 1 < name.size() &&
       std::all_of(name.begin() + colon + 1, name.end(),
                   [](char c) { return c >= '0' && c <= '9'; })) {
-    return {std::string(name.substr(0, colon)), std::stoi(std::string(name.substr(colon + 1)))};
+    int index = 0;
+    const auto [end, ec] =
+        std::from_chars(name.data() + colon + 1, name.data() + name.size(), index);
+    if (ec != std::errc() || end != name.data() + name.size()) {
+      throw InvalidArgument("TF tensor name '", name, "': output index ", name.substr(colon + 1),
+                            " is out of range; the GraphDef is damaged");
+    }
+    return {std::string(name.substr(0, colon)), index};
   }
   return {std::string(name), 0};
 }

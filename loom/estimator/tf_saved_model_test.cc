@@ -510,6 +510,11 @@ TEST(TfSavedModelTest, DamagedGraphsAreInvalidArgumentNamingTheNode) {
                     .at("y")
                     .Equals(Tensor::FromVector<float>({3}, {1})));
   }
+  message = load([&](proto::GraphDef& def) { node(def, "y", "Relu", {"x:99999999999"}); });
+  EXPECT_NE(
+      message.find("TF tensor name 'x:99999999999': output index 99999999999 is out of range"),
+      std::string::npos)
+      << message;
   message = load([&](proto::GraphDef& def) { node(def, "y", "Const", {}); });
   EXPECT_NE(message.find("TF Const node 'y' has no 'value' attribute"), std::string::npos)
       << message;
