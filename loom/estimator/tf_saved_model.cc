@@ -1,10 +1,13 @@
 #include "loom/estimator/tf_saved_model.h"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
+#include <stdexcept>
 
 #include "loom/estimator/all_ops.h"
 #include "loom/estimator/saved_model.h"
+#include "loom/estimator/tf_graph_translator.h"
 #include "loom/estimator/tf_ops.h"
 #include "loom/graph/graph.h"
 #include "loom/graph/graph_def_proto.h"
@@ -18,217 +21,10 @@
 namespace loom {
 namespace {
 
-// "node:1" -> {"node", 1}; "node" -> {"node", 0}.
-std::pair<std::string, int> ParseTensorName(std::string_view name) {
-  const size_t colon = name.rfind(':');
-  if (colon != std::string_view::npos && colon + 1 < name.size() &&
-      std::all_of(name.begin() + colon + 1, name.end(),
-                  [](char c) { return c >= '0' && c <= '9'; })) {
-    return {std::string(name.substr(0, colon)), std::stoi(std::string(name.substr(colon + 1)))};
-  }
-  return {std::string(name), 0};
-}
-
-std::string CanonicalTensorName(std::string_view name) {
-  auto [node, index] = ParseTensorName(name);
-  return StrCat(node, ":", index);
-}
-
+using tf_import::CanonicalTensorName;
 using tf_import::DTypeFromTf;
+using tf_import::ParseTensorName;
 using tf_import::ShapeFromTf;
-
-// Translates the part of a TF GraphDef that some outputs need into a Loom graph.
-class Translator {
- public:
-  Translator(const proto::GraphDef& def, const TfCheckpointReader* variables, Graph& graph,
-             const std::string& source)
-      : variables_(variables), graph_(graph), source_(source) {
-    for (const proto::NodeDef& n : def.node()) nodes_[n.name()] = &n;
-  }
-
-  const proto::NodeDef& NodeDef(const std::string& name) const {
-    auto it = nodes_.find(name);
-    if (it == nodes_.end()) throw NotFound(source_, ": the graph has no node '", name, "'");
-    return *it->second;
-  }
-
-  // Tensors that are fed instead of computed.
-  void Cut(const std::string& tensor, Output value) { fed_[CanonicalTensorName(tensor)] = value; }
-
-  // The nodes `outputs` need, fed tensors cut off (control inputs followed: a node that
-  // runs only as a dependency, such as an Assert, is still translated). An input naming
-  // no node is InvalidArgument naming both.
-  std::vector<const proto::NodeDef*> Needed(const std::vector<std::string>& outputs) const {
-    std::vector<const proto::NodeDef*> needed;
-    std::set<std::string> seen;
-    std::vector<std::string> stack;
-    for (const std::string& t : outputs) {
-      if (!fed_.count(CanonicalTensorName(t))) stack.push_back(ParseTensorName(t).first);
-    }
-    while (!stack.empty()) {
-      const std::string name = stack.back();
-      stack.pop_back();
-      if (!seen.insert(name).second) continue;
-      const proto::NodeDef& n = NodeDef(name);
-      needed.push_back(&n);
-      for (const std::string& input : n.input()) {
-        const bool control = input.starts_with("^");
-        const std::string source = control ? input.substr(1) : ParseTensorName(input).first;
-        if (control ? IsFedNode(source) : fed_.count(CanonicalTensorName(input)) > 0) continue;
-        if (!nodes_.count(source)) {
-          throw InvalidArgument(source_, ": TF node '", n.name(), "' (", n.op(), ") has ",
-                                control ? "control input '" : "input '", input,
-                                "', but the graph has no node '", source,
-                                "'; the GraphDef is incomplete (freeze or export it again, "
-                                "keeping the nodes its outputs depend on)");
-        }
-        stack.push_back(source);
-      }
-    }
-    return needed;
-  }
-
-  // The tensor `tensor` is a copy of: Identity chains followed back, up to a fed tensor.
-  std::string Resolve(const std::string& tensor) const {
-    std::string t = CanonicalTensorName(tensor);
-    for (int hops = 0; hops < 100 && !fed_.count(t); ++hops) {
-      auto it = nodes_.find(ParseTensorName(t).first);
-      if (it == nodes_.end() || it->second->op() != "Identity" || it->second->input_size() == 0) {
-        break;
-      }
-      t = CanonicalTensorName(it->second->input(0));
-    }
-    return t;
-  }
-
-  // The features a ParseExample node reads; nullopt when its keys are not constants.
-  std::optional<std::vector<TfExampleFeature>> ExampleFeatures(const proto::NodeDef& n) const {
-    auto attr_i = [&](const char* name) {
-      return n.attr().count(name) ? n.attr().at(name).i() : int64_t{0};
-    };
-    const int64_t num_sparse = attr_i("Nsparse"), num_dense = attr_i("Ndense");
-    if (n.input_size() < 2 + num_sparse + 2 * num_dense) return std::nullopt;
-    // A constant's TensorProto, or nullptr.
-    auto constant = [&](int input) -> const proto::TensorProto* {
-      auto it = nodes_.find(ParseTensorName(Resolve(n.input(input))).first);
-      if (it == nodes_.end() || it->second->op() != "Const" || !it->second->attr().count("value")) {
-        return nullptr;
-      }
-      return &it->second->attr().at("value").tensor();
-    };
-    auto type = [&](const char* attr, int64_t i) {
-      if (!n.attr().count(attr) || i >= n.attr().at(attr).list().type_size()) return kFloat32;
-      return DTypeFromTf(n.attr().at(attr).list().type(i), n.name());
-    };
-    std::vector<TfExampleFeature> features;
-    for (int64_t i = 0; i < num_sparse + num_dense; ++i) {
-      const proto::TensorProto* key = constant(2 + i);
-      if (key == nullptr || key->string_val_size() != 1) return std::nullopt;
-      TfExampleFeature f{.key = key->string_val(0)};
-      if (i < num_sparse) {
-        f.var_len = true;
-        f.dtype = type("sparse_types", i);
-        f.shape = Shape::Unknown();
-      } else {
-        const int64_t d = i - num_sparse;
-        f.dtype = type("Tdense", d);
-        if (n.attr().count("dense_shapes") && d < n.attr().at("dense_shapes").list().shape_size()) {
-          f.shape = ShapeFromTf(n.attr().at("dense_shapes").list().shape(d));
-        }
-        const proto::TensorProto* fallback = constant(2 + num_sparse + num_dense + d);
-        int64_t elements = 1;
-        if (fallback != nullptr) {
-          for (const auto& dim : fallback->tensor_shape().dim()) elements *= dim.size();
-        }
-        f.has_default = fallback == nullptr || elements > 0;
-      }
-      features.push_back(std::move(f));
-    }
-    std::sort(features.begin(), features.end(),
-              [](const auto& a, const auto& b) { return a.key < b.key; });
-    return features;
-  }
-
-  // True when an output of node `name` is fed (a control input on it is then satisfied by
-  // the feed).
-  bool IsFedNode(const std::string& name) const {
-    auto it = fed_.lower_bound(name + ":");
-    return it != fed_.end() && it->first.starts_with(name + ":");
-  }
-
-  Output Tensor(const std::string& tensor) {
-    const std::string canonical = CanonicalTensorName(tensor);
-    if (auto it = fed_.find(canonical); it != fed_.end()) return it->second;
-    auto [name, index] = ParseTensorName(tensor);
-    Node* node = Translate(name);
-    if (index >= node->num_outputs()) {
-      throw Unimplemented(source_, ": output ", index, " of TF node '", name,
-                          "' is used; its Loom translation has ", node->num_outputs());
-    }
-    return Output(node, index);
-  }
-
- private:
-  Node* Translate(const std::string& name) {
-    if (auto it = done_.find(name); it != done_.end()) return it->second;
-    const proto::NodeDef& n = NodeDef(name);
-    // Control inputs first, in the node's order (TF's `^name` inputs; a fed node's is its
-    // placeholder): the Session runs the node after them and not at all when one is dead
-    // (a branch constant hanging off a cond's pivot).
-    std::vector<Node*> controls;
-    for (const std::string& input : n.input()) {
-      if (!input.starts_with("^")) continue;
-      const std::string dep = input.substr(1);
-      Node* node = nullptr;
-      if (IsFedNode(dep)) {
-        node = fed_.lower_bound(dep + ":")->second.node;
-      } else {
-        node = Translate(dep);
-      }
-      if (std::find(controls.begin(), controls.end(), node) == controls.end()) {
-        controls.push_back(node);
-      }
-    }
-    Node* result = nullptr;
-    if (n.op() == "Const") {
-      // Loom's Const has TF's attributes (value, dtype); the graph importer converts the
-      // TensorProto.
-      proto::GraphDef one;
-      proto::NodeDef* c = one.add_node();
-      c->set_name(n.name());
-      c->set_op("Const");
-      for (const Node* dep : controls) c->add_input("^" + dep->name());
-      (*c->mutable_attr())["value"] = n.attr().at("value");
-      (*c->mutable_attr())["dtype"] = n.attr().at("dtype");
-      try {
-        ImportGraphDef(one, AllOps(), graph_);
-      } catch (const Error& e) {
-        throw WithContext(e, source_);
-      }
-      result = graph_.FindNode(n.name());
-    } else if (n.op() == "Placeholder") {
-      throw InvalidArgument(source_, ": placeholder '", n.name(),
-                            "' is needed but is not an input of the signature");
-    } else {
-      std::vector<Output> inputs;
-      for (const std::string& input : n.input()) {
-        if (!input.starts_with("^")) inputs.push_back(Tensor(input));
-      }
-      result =
-          tf_import::TranslateTfNode(n, std::move(inputs), controls, graph_, variables_, source_)
-              .node;
-    }
-    done_[name] = result;
-    return result;
-  }
-
-  const TfCheckpointReader* variables_;
-  Graph& graph_;
-  const std::string& source_;
-  std::map<std::string, const proto::NodeDef*> nodes_;
-  std::map<std::string, Output> fed_;
-  std::map<std::string, Node*> done_;
-};
 
 // `ops`: unsupported op -> count; `loop_nodes`: the TF1 while-loop nodes among them, as
 // "name (op)", in graph order.
@@ -280,7 +76,7 @@ class TfModelBuilder {
       const std::string where = StrCat(source, " signature '", key, "'");
       auto compiled = std::make_unique<TfModel::Compiled>();
       compiled->graph = std::make_unique<Graph>();
-      Translator t(def, variables, *compiled->graph, where);
+      tf_import::GraphTranslator t(def, variables, *compiled->graph, where);
       Scope root(*compiled->graph);
       for (const auto& [name, info] : sig.inputs) {
         Output p = Placeholder(root.WithOpName("_tf_input/" + name), info.dtype, info.shape);
@@ -341,7 +137,7 @@ class TfModelBuilder {
 
   // Sets sig.example_input / example_features when one ParseExample node reads a string
   // input of the signature.
-  static void FindExampleInput(const Translator& t,
+  static void FindExampleInput(const tf_import::GraphTranslator& t,
                                const std::vector<const proto::NodeDef*>& needed, TfSignature& sig) {
     for (const proto::NodeDef* n : needed) {
       if (n->op() != "ParseExample" || n->input_size() == 0) continue;
@@ -505,6 +301,10 @@ std::unique_ptr<TfModel> TfModel::LoadFrozenGraph(
                             "graph");
     }
     const proto::NodeDef& p = *it->second;
+    if (!p.attr().count("dtype")) {
+      throw InvalidArgument("TF GraphDef '", path, "': placeholder '", p.name(),
+                            "' has no 'dtype' attribute; the GraphDef is damaged");
+    }
     sig.inputs[key] = {
         tensor, DTypeFromTf(p.attr().at("dtype").type(), p.name()),
         p.attr().count("shape") ? ShapeFromTf(p.attr().at("shape").shape()) : Shape::Unknown()};

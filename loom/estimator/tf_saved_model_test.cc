@@ -13,7 +13,6 @@
 #include "loom/io/proto/graph.pb.h"
 #include "loom/io/proto/saved_model.pb.h"
 #include "loom/io/tf_checkpoint_test_util.h"
-#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
@@ -86,33 +85,6 @@ TEST(TfSavedModelTest, HalfPlusTwoSignatures) {
   // y = 0.5 x + 2 for any batch size.
   auto y = model->Run("serving_default", {{"x", Tensor::FromVector<float>({-4, 10}, Shape{2, 1})}});
   EXPECT_TRUE(y.at("y").Equals(Tensor::FromVector<float>({0, 7}, Shape{2, 1})));
-}
-
-// Bad feeds name the signature input: a misspelt key lists the inputs (it used to say only
-// that 'x' was needed), a wrong shape is caught before the run (it used to name the internal
-// placeholder '_tf_input/x' and "output KEY is fetched as _tf_output/KEY"); zero rows run.
-TEST(TfSavedModelTest, BadFeedsNameTheSignatureInput) {
-  auto model = LoadTFSavedModel(Env::Default(), JoinPath(kTf, "half_plus_two/00000123"));
-  const Tensor column = Tensor::FromVector<float>({1, 2}, Shape{2, 1});
-  std::string message = testing::ErrorOf(
-      [&] {
-        model->Run("serving_default", {{"y", column}});
-      },
-      ErrorCode::kInvalidArgument);
-  EXPECT_NE(message.find("signature 'serving_default' has no input 'y'; its inputs are x"),
-            std::string::npos)
-      << message;
-  message = testing::ErrorOf(
-      [&] {
-        model->Run("serving_default", {{"x", Tensor::FromVector<float>({1, 2, 3})}});
-      },
-      ErrorCode::kInvalidArgument);
-  EXPECT_NE(message.find("input 'x' (x:0) is float32[?,1], given a tensor of shape [3]"),
-            std::string::npos)
-      << message;
-  EXPECT_EQ(message.find("_tf_"), std::string::npos) << message;
-  EXPECT_EQ(model->Run("serving_default", {{"x", Tensor::Zeros(kFloat32, {0, 1})}}).at("y").shape(),
-            Shape({0, 1}));
 }
 
 TEST(TfSavedModelTest, FrozenMnistMlpLogits) {
@@ -510,42 +482,6 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
     EXPECT_EQ(e.message().find("Lgamma"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find("MatMul"), std::string::npos) << e.what();  // the supported list
   }
-}
-
-// A frozen GraphDef that still reads a variable has no checkpoint to read it from: the error
-// names the variable and says to freeze it (it used to name the missing variables/ of a
-// SavedModel).
-TEST(TfSavedModelTest, AGraphDefReadingAVariableSaysToFreezeIt) {
-  proto::GraphDef def;
-  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> in) {
-    proto::NodeDef* n = def.add_node();
-    n->set_name(name);
-    n->set_op(op);
-    for (const auto& i : in) n->add_input(i);
-    return n;
-  };
-  proto::NodeDef* x = add("x", "Placeholder", {});
-  (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
-  proto::NodeDef* w = add("w", "VariableV2", {});
-  (*w->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
-  add("y", "Mul", {"x", "w"});
-  estimator_testing::TempDir dir;
-  const std::string path = dir.Join("g.pb");
-  auto f = Env::Default()->NewWritableFile(path);
-  f->Append(def.SerializeAsString());
-  f->Close();
-  const std::string message = testing::ErrorOf(
-      [&] {
-        TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "y:0"}});
-      },
-      ErrorCode::kNotFound);
-  EXPECT_NE(message.find("TF GraphDef '" + path +
-                         "' signature 'serving_default': it reads TF "
-                         "variable 'w'"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("freeze the variables into constants"), std::string::npos) << message;
-  EXPECT_EQ(message.find("variables/variables.index"), std::string::npos) << message;
 }
 
 // A TF1 while loop's frame ops: the error names them and says why they cannot come in.
