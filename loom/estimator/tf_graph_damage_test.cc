@@ -166,6 +166,16 @@ TEST(TfSavedModelTest, DamagedGraphsAreInvalidArgumentNamingTheNode) {
   EXPECT_NE(message.find("TF node 'y' (ExpandDims) has inputs or attributes its op cannot take"),
             std::string::npos)
       << message;
+  // A ConcatV2 without inputs (its translation took all inputs but the last: undefined
+  // behaviour on none, found by the session-14 fuzzing) or with only its axis.
+  for (const std::vector<std::string>& inputs :
+       {std::vector<std::string>{}, std::vector<std::string>{"x"}}) {
+    message = load([&](proto::GraphDef& def) { node(def, "y", "ConcatV2", inputs); });
+    EXPECT_NE(message.find("TF node 'y' (ConcatV2) has " + std::to_string(inputs.size()) +
+                           " inputs, needs at least 2"),
+              std::string::npos)
+        << message;
+  }
 }
 
 }  // namespace

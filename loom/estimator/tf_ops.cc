@@ -395,6 +395,7 @@ std::map<std::string, TfOp> CoreRules() {
        [](OpContext& c) { return ExpandDims(c.named, c.In(0), c.ConstInts(1).at(0)); }},
       {"ConcatV2",
        [](OpContext& c) {
+         c.In(1);  // at least one value and the axis: a clear error otherwise
          std::vector<Output> values(c.in.begin(), c.in.end() - 1);
          return Concat(c.named, values, c.ConstInts(c.in.size() - 1).at(0));
        }},
