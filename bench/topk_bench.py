@@ -10,7 +10,6 @@ processes disturb least). Prints the CPU model and the load average beside each 
 Usage (from the repository root, after `ninja -C build loom_python`):
   PYTHONPATH=build/python /usr/bin/python3 bench/topk_bench.py [THREADS] [ROUNDS]"""
 import os
-import platform
 import statistics
 import sys
 import time
@@ -19,23 +18,11 @@ import numpy as np
 import torch
 
 import loom.compat.v1 as tf
+from python_bench import cpu_model, load  # the same header fields as the other Python bench
 
 SHAPES = [(256, 1000, 5), (4096, 1000, 5), (256, 30000, 10), (64, 1000, 500)]
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def load():
-    return " ".join("%.2f" % v for v in os.getloadavg())
 
 
 def best_of(step, repeats):
