@@ -78,6 +78,17 @@ def test_float_feed_to_an_int_placeholder_is_an_error_naming_it():
             sess.run(x + 1, {x: np.array([1.5, 2.0])})
 
 
+def test_an_empty_list_feeds_any_placeholder_dtype():
+    # numpy makes [] float64; TF feeds it to an int placeholder, and nothing is lost.
+    ids = tf.placeholder(tf.int32, [None], name="ids")
+    rows = tf.placeholder(tf.int64, [None, 3], name="rows")
+    with tf.Session() as sess:
+        total, shape = sess.run([tf.reduce_sum(ids), tf.shape(rows)],
+                                {ids: [], rows: np.zeros((0, 3))})
+    assert total == 0 and total.dtype == np.int32
+    np.testing.assert_array_equal(shape, [0, 3])
+
+
 def test_outputs_are_numpy_arrays_that_own_or_share_a_loom_buffer_safely():
     v = tf.Variable(tf.zeros([3]), name="v")
     inc = tf.assign_add(v, tf.ones([3]))
