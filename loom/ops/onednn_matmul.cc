@@ -100,8 +100,9 @@ std::shared_ptr<const Prepared> Prepare(const Key& key) {
 // WeightLayouts' contents, for the products here.
 class WeightLayoutsAccess {
  public:
+  static constexpr size_t kMaxLayouts = 8;
   // The layout `prepared` runs b in, made from `b_bits` (stored as prepared->b_plain) on
-  // first use.
+  // first use; nullptr when the operand has its most layouts already.
   static const void* Get(WeightLayouts& layouts, const Key& key, const Prepared& prepared,
                          const uint16_t* b_bits) LOOM_LOCKS_EXCLUDED(layouts.mu_) {
     std::vector<int64_t> id;
@@ -110,6 +111,7 @@ class WeightLayoutsAccess {
     for (const auto& [layout_id, data] : layouts.layouts_) {
       if (layout_id == id) return data.raw_data();
     }
+    if (layouts.layouts_.size() >= kMaxLayouts) return nullptr;
     // Under the lock: two products of one weight wait for one reorder.
     Tensor data(kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(prepared.b.get_size(), 1))});
     memory from(prepared.b_plain, CpuEngine(), const_cast<uint16_t*>(b_bits));
@@ -117,7 +119,6 @@ class WeightLayoutsAccess {
     dnnl::stream stream(CpuEngine());
     dnnl::reorder(from, to).execute(stream, from, to);
     stream.wait();
-    ++layouts.made_;
     layouts.layouts_.emplace_back(std::move(id), data);
     return data.raw_data();
   }

@@ -28,20 +28,13 @@ namespace loom::bf16 {
 // a primitive on that layout and skips the copy into it that its kernel otherwise makes on
 // every call (on an AMX Xeon, 1024x784x256: 0.53 -> 0.48 ms; bench/RESULTS.md, session 14).
 // Not for operands that change between a few products: the reorder costs about three of
-// those copies. Thread-safe.
+// those copies. A layout depends on the product's shape (its rows too), so at most 8 are
+// kept; products of further shapes read b_bf16 as it is. Thread-safe.
 class WeightLayouts {
- public:
-  // How many layouts were made (for tests).
-  int64_t made() const LOOM_LOCKS_EXCLUDED(mu_) {
-    MutexLock lock(mu_);
-    return made_;
-  }
-
  private:
   friend class WeightLayoutsAccess;  // onednn_matmul.cc
   mutable Mutex mu_;
   std::vector<std::pair<std::vector<int64_t>, Tensor>> layouts_ LOOM_GUARDED_BY(mu_);
-  int64_t made_ LOOM_GUARDED_BY(mu_) = 0;
 };
 
 // c[m,n] (row-major, leading dim n) = op(a) op(b), op(a) [m,k] from a (leading dim lda;

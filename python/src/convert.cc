@@ -197,7 +197,8 @@ Tensor ToTensor(py::handle value, DType want, std::string_view what) {
   if (have != want) {
     py::dtype target = NumpyDType(want);
     // An empty value loses nothing (numpy makes [] float64; TF feeds it to any dtype).
-    if (array.size() != 0 && !np.attr("can_cast")(array.dtype(), target, "same_kind").cast<bool>()) {
+    if (array.size() != 0 &&
+        !np.attr("can_cast")(array.dtype(), target, "same_kind").cast<bool>()) {
       throw InvalidArgument(what, ": cannot convert a ", DTypeName(have), " value to ",
                             DTypeName(want),
                             " without losing information; cast it first "
