@@ -7,6 +7,8 @@
 #                  for FUZZ_SECONDS (default 25) when fuzz/run.sh exists
 #   make fuzz      the same build, fuzzers only: make fuzz FUZZ_SECONDS=600 for a long run
 #   make tsan      the tests that use threads under ThreadSanitizer (clang, build-tsan)
+#   make kill-resume  tests/kill_resume_test at length: KILLS (default 60) SIGKILLs a round
+#                  at random times (KILL_SEED), each resumed; CI's run kills 6 times
 #   make bench     benchmarks against PyTorch, figures go to bench/RESULTS.md
 #   make tidy      clang-tidy (.clang-tidy) over every library source, one run per source;
 #                  TIDY_FLAGS=--batches runs it per unity batch, as CI does (scripts/tidy.sh)
@@ -29,7 +31,7 @@ SAN_CXX ?= clang++
 FUZZ_SECONDS ?= 25
 space := $() $()
 
-.PHONY: deps build demo test bench sanitize sanitize-build fuzz tsan tidy clean
+.PHONY: deps build demo test bench sanitize sanitize-build fuzz tsan tidy kill-resume clean
 
 deps:
 	scripts/install-deps.sh
@@ -86,6 +88,17 @@ tsan: deps
 	ninja -C $(TSAN_BUILD) -j $(JOBS) $(TSAN_TESTS)
 	cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -LE slow \
 	  -R '^($(subst $(space),|,$(strip $(TSAN_TESTS))))$$'
+
+# Random kill/resume at length (tests/kill_resume_test.cc): a trainer over an array
+# pipeline and one over TFRecord files (interleave, parse, map, cache, shuffle, batch,
+# prefetch) is SIGKILLed KILLS times at random moments and resumed each time; the final
+# checkpoint and every step's examples must equal an uninterrupted run's.
+KILLS ?= 60
+KILL_SEED ?= 20261203
+kill-resume: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=$(UNITY) $(CMAKE_FLAGS)
+	ninja -C $(BUILD) -j $(JOBS) kill_resume_test
+	LOOM_KILL_RESUME_KILLS=$(KILLS) LOOM_KILL_RESUME_SEED=$(KILL_SEED) $(BUILD)/tests/kill_resume_test
 
 # clang-tidy over $(BUILD)'s compile commands: configured as `make build` does (nothing is
 # compiled; tidy.sh generates the protobuf headers). TIDY_FLAGS: scripts/tidy.sh's options
