@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loom/cli/cli_test_util.h"
+#include "loom/testing/same_checkpoint.h"
 
 namespace {
 
@@ -34,6 +35,26 @@ TEST(CliTest, HugeBatchIsResourceExhausted) {
   EXPECT_CONTAINS(r.output, "lower batch_size to at most ");
   EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
 }
+// The same job, seeded, trained twice (each on this machine's cores, with dropout) writes
+// the same bits: every variable, optimizer slot, dropout stream and the input position
+// (docs/training.md). The Estimator's side, across thread counts and prefetching:
+// ReproducibilityTest.*.
+TEST(CliTest, SameJobTrainsTheSameBits) {
+  std::string dir = TempDir("same_bits");
+  WriteCsv(dir + "/d.csv");
+  std::string job = Replace(kJob, "DATA", dir + "/d.csv");
+  job = Replace(job, "n_classes = 2\n", "n_classes = 2\ndropout = 0.2\n");
+  for (const char* run : {"one", "two"}) {
+    Write(dir + "/" + run + ".toml", Replace(job, "MODEL_DIR", dir + "/" + run));
+    Result r = Loom("train " + dir + "/" + run + ".toml");
+    ASSERT_EQ(r.code, 0) << r.output;
+  }
+  const loom::testing::CheckpointKinds kinds = loom::testing::ExpectSameCheckpointTensors(
+      dir + "/one/model.ckpt-200", dir + "/two/model.ckpt-200");
+  EXPECT_GE(kinds.random_streams, 1);  // the dropout's
+  EXPECT_EQ(kinds.iterator_states, 1);
+}
+
 // A classifier's labels read as floats (the column's default is 0.0) train when they are
 // whole numbers, and a label 0.7 is an error naming the label and the split: it was cast
 // to class 0 silently.
