@@ -155,6 +155,14 @@ DataSource ParseSource(const toml::table& t, const std::string& name, const std:
 const std::set<std::string> kOptimizerNames = {"Adagrad", "Adam", "Ftrl",
                                                "RMSProp", "SGD",  "Momentum"};
 
+// Throws InvalidArgument naming `key` when the table has it and `applies` is false: only
+// `who` read it, and this job's model is `type`.
+void OnlyFor(Table& t, const char* key, bool applies, const char* who, const std::string& type) {
+  if (applies || t.Get(key) == nullptr) return;
+  t.Fail(key, StrCat("only ", who, " take it, and this job's [model] type is '", type,
+                     "', which would ignore it; remove it or change the type"));
+}
+
 }  // namespace
 
 bool Job::is_classifier() const { return model_type.ends_with("classifier"); }
@@ -196,6 +204,18 @@ Job ParseJob(const std::string& text, const std::string& path) {
     job.linear_features = t.Strings("linear_features");
     job.dnn_features = t.Strings("dnn_features");
     t.CheckAllUsed();
+    // A key of another model type is an error, not silently unused (TF's canned
+    // estimators reject it as an unexpected keyword argument).
+    const bool dnn = job.model_type.starts_with("dnn");
+    const bool linear = job.model_type.find("linear") != std::string::npos;
+    OnlyFor(t, "hidden_units", dnn, "the DNN models (dnn_*)", job.model_type);
+    OnlyFor(t, "dropout", dnn, "the DNN models (dnn_*)", job.model_type);
+    OnlyFor(t, "batch_norm", dnn, "the DNN models (dnn_*)", job.model_type);
+    OnlyFor(t, "dnn_features", dnn, "the DNN models (dnn_*)", job.model_type);
+    OnlyFor(t, "linear_features", linear, "the linear models (linear_*, dnn_linear_*)",
+            job.model_type);
+    OnlyFor(t, "n_classes", job.is_classifier(), "classifiers (*_classifier)", job.model_type);
+    OnlyFor(t, "label_dimension", !job.is_classifier(), "regressors (*_regressor)", job.model_type);
   }
   if (const toml::table* opt = top.SubTable("optimizer")) {
     Table t(*opt, "optimizer", path);
@@ -235,6 +255,9 @@ Job ParseJob(const std::string& text, const std::string& path) {
     check(job.linear_schedule, "linear_schedule", job.linear_optimizer, "linear_name",
           job.linear_learning_rate, "linear_learning_rate");
     t.CheckAllUsed();
+    const bool wide_deep = job.model_type.starts_with("dnn_linear");
+    OnlyFor(t, "linear_name", wide_deep, "dnn_linear_* models", job.model_type);
+    OnlyFor(t, "linear_learning_rate", wide_deep, "dnn_linear_* models", job.model_type);
   }
   if (const toml::table* rc = top.SubTable("run_config")) {
     Table t(*rc, "run_config", path);

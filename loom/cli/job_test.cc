@@ -108,6 +108,56 @@ TEST(JobTest, NonPositiveCountsNameTheirKeyAndLine) {
   }
 }
 
+// A [model] or [optimizer] key that the job's model type does not read is an error naming
+// the key, its line and the types that take it; each was silently unused (a linear model
+// with hidden_units trained as a linear model), where TF's canned estimators reject it.
+TEST(JobTest, KeysOfAnotherModelTypeAreErrors) {
+  auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  const std::string base = JobText("m", "d.csv", "");
+  const std::string linear = replaced(replaced(base, "hidden_units = [8]\n", ""),
+                                      "\"dnn_classifier\"", "\"linear_classifier\"");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {replaced(base, "\"dnn_classifier\"", "\"linear_classifier\""),
+       "job.toml:3: [model] key 'hidden_units': only the DNN models (dnn_*) take it, and this "
+       "job's [model] type is 'linear_classifier', which would ignore it; remove it or change "
+       "the type"},
+      {replaced(linear, "n_classes = 2", "dropout = 0.5"), "[model] key 'dropout': only the DNN"},
+      {replaced(linear, "n_classes = 2", "batch_norm = true"), "[model] key 'batch_norm'"},
+      {replaced(linear, "n_classes = 2", "dnn_features = [\"a\"]"), "[model] key 'dnn_features'"},
+      {replaced(base, "n_classes = 2", "linear_features = [\"a\"]"),
+       "[model] key 'linear_features': only the linear models (linear_*, dnn_linear_*)"},
+      {replaced(base, "n_classes = 2", "label_dimension = 1"),
+       "job.toml:4: [model] key 'label_dimension': only regressors (*_regressor) take it"},
+      {replaced(replaced(base, "dnn_classifier", "dnn_regressor"), "n_classes = 2",
+                "n_classes = 3"),
+       "[model] key 'n_classes': only classifiers (*_classifier) take it, and this job's [model] "
+       "type is 'dnn_regressor'"},
+      {base + "\n[optimizer]\nname = \"Adam\"\nlinear_name = \"Ftrl\"\n",
+       "[optimizer] key 'linear_name': only dnn_linear_* models take it"},
+      {base + "\n[optimizer]\nlinear_learning_rate = 0.1\n",
+       "[optimizer] key 'linear_learning_rate': only dnn_linear_* models take it"},
+  };
+  for (const auto& c : cases) {  // not a structured binding: the lambda captures the text
+    const std::string& text = c.first;
+    const std::string message =
+        testing::ErrorOf([&] { ParseJob(text, "job.toml"); }, ErrorCode::kInvalidArgument);
+    EXPECT_NE(message.find(c.second), std::string::npos) << message;
+  }
+  // What each type does read still parses: the wide part's features of a linear model
+  // (which columns it uses), label_dimension of a regressor, a wide & deep optimizer pair.
+  EXPECT_NO_THROW(ParseJob(replaced(linear, "n_classes = 2", "linear_features = [\"a\"]"), "j"));
+  EXPECT_NO_THROW(ParseJob(replaced(replaced(base, "dnn_classifier", "dnn_regressor"),
+                                    "n_classes = 2", "label_dimension = 1"),
+                           "j"));
+  EXPECT_NO_THROW(
+      ParseJob(replaced(base, "dnn_classifier", "dnn_linear_classifier") +
+                   "\n[optimizer]\nlinear_name = \"Ftrl\"\nlinear_learning_rate = 0.1\n",
+               "j"));
+}
+
 TEST(JobTest, PrecisionReachesEveryProductOfTheTrainingGraph) {
   testing::TempDir dir("job_precision");
   {
