@@ -287,8 +287,22 @@ std::string EstimatorInternals::ResolveCheckpoint(const Estimator& est, const st
   }
   std::optional<std::string> latest = est.LatestCheckpoint();
   if (!latest) {
-    throw FailedPrecondition(what, ": could not find a trained model in model_dir '",
-                             est.model_dir(), "' (no checkpoint); train first or pass ",
+    // Why there is none: the usual mistakes are another path given for the model_dir
+    // (a checkpoint file, an export directory, a typo).
+    const std::string& dir = est.model_dir();
+    std::string why = "it holds no checkpoint (model.ckpt-N.safetensors)";
+    if (!env->FileExists(dir)) {
+      why = "it does not exist";
+    } else if (!env->IsDirectory(dir)) {
+      why = "it is a file, not a directory (a checkpoint file is passed as checkpoint_path)";
+    } else if (env->FileExists(JoinPath(dir, "saved_model.json")) ||
+               env->FileExists(JoinPath(dir, "saved_model.pb"))) {
+      why =
+          "it is a SavedModel (an export), not a model_dir; give the model_dir it was "
+          "exported from";
+    }
+    throw FailedPrecondition(what, ": could not find a trained model in model_dir '", dir,
+                             "': ", why, "; train into it first (Train, loom train JOB) or pass ",
                              "checkpoint_path");
   }
   return *latest;

@@ -221,5 +221,39 @@ TEST(EstimatorSemanticsTest, EvaluateStepsZeroIsAnError) {
             std::string::npos);
 }
 
+// Evaluate / Predict / export without a checkpoint is FailedPrecondition (a choice:
+// docs/estimator.md), saying why the model_dir has none: the usual mistakes are a path that
+// does not exist, a checkpoint file or an export given as the model_dir.
+TEST(EstimatorSemanticsTest, NoCheckpointSaysWhatTheModelDirIs) {
+  TempDir dir;
+  Env* env = Env::Default();
+  const std::string file = JoinPath(dir.path(), "model.ckpt-5.safetensors");
+  WriteFileAtomically(env, file, "x");
+  const std::string export_dir = JoinPath(dir.path(), "export/1700000000");
+  env->CreateDirs(export_dir);
+  WriteFileAtomically(env, JoinPath(export_dir, "saved_model.json"), "{}");
+  const std::string empty = JoinPath(dir.path(), "empty");
+  env->CreateDirs(empty);
+  LinearData data = MakeLinearData(16, 1);
+  const std::pair<std::string, std::string> cases[] = {
+      {JoinPath(dir.path(), "typo"), "': it does not exist; train into it first"},
+      {file, "': it is a file, not a directory (a checkpoint file is passed as checkpoint_path)"},
+      {export_dir, "': it is a SavedModel (an export), not a model_dir"},
+      {empty,
+       "': it holds no checkpoint (model.ckpt-N.safetensors); train into it first "
+       "(Train, loom train JOB) or pass checkpoint_path"},
+  };
+  for (const auto& c : cases) {  // not a structured binding: the lambda captures the dir
+    const std::string& model_dir = c.first;
+    Estimator estimator(LinearModelFn, {.model_dir = model_dir, .log_step_count_steps = 0});
+    const std::string message =
+        ErrorOf([&] { estimator.Evaluate(EvalInput(data)); }, ErrorCode::kFailedPrecondition);
+    EXPECT_NE(message.find("Evaluate: could not find a trained model in model_dir '" + model_dir +
+                           c.second),
+              std::string::npos)
+        << message;
+  }
+}
+
 }  // namespace
 }  // namespace loom
