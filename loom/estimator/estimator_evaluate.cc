@@ -28,7 +28,8 @@ class StopAfterNEvalsHook : public train::SessionRunHook {
 
 // The mean of a scalar over the batches evaluated (TF's metrics.mean(loss)), on local
 // float64 variables that LocalVariablesInitializer resets; 0 when nothing was evaluated.
-MetricOps MeanOverBatches(const Scope& root, Output x) {
+// *batches is the count of batches.
+MetricOps MeanOverBatches(const Scope& root, Output x, Output* batches) {
   Scope s = root.NewSubScope("mean_loss");
   VariableOptions local{.trainable = false, .local = true};
   Variable total, count;
@@ -41,6 +42,7 @@ MetricOps MeanOverBatches(const Scope& root, Output x) {
   Operation update =
       Group(s.WithOpName("update_op"), {AssignAdd(s, total, value64), AssignAdd(s, count, 1.0)});
   Output mean = Div(s.WithOpName("value"), total, Maximum(s, count, 1.0));
+  *batches = count;
   return {mean, update};
 }
 
@@ -56,7 +58,7 @@ std::unique_ptr<EvalGraph> BuildEvalGraph(Estimator& est, const InputFn& input_f
     }
   }
   Scope root(*g->model.graph);
-  MetricOps loss = MeanOverBatches(root, spec.loss);
+  MetricOps loss = MeanOverBatches(root, spec.loss, &g->batches);
   g->metric_values["loss"] = loss.value;
   std::vector<Operation> updates = {loss.update_op};
   for (const auto& [name, metric] : spec.eval_metric_ops) {
@@ -72,6 +74,7 @@ std::vector<Output> ResultFetches(const EvalGraph& g) {
   std::vector<Output> fetches;
   for (const auto& [name, value] : g.metric_values) fetches.push_back(value);
   fetches.push_back(g.model.global_step);
+  fetches.push_back(g.batches);
   return fetches;
 }
 
@@ -79,7 +82,12 @@ std::map<std::string, double> ToResults(const EvalGraph& g, const std::vector<Te
   std::map<std::string, double> results;
   size_t i = 0;
   for (const auto& [name, value] : g.metric_values) results[name] = ScalarToDouble(values[i++]);
-  results["global_step"] = static_cast<double>(train::StepValue(values[i]));
+  results["global_step"] = static_cast<double>(train::StepValue(values[i++]));
+  // TF 1.15 returns such metrics silently.
+  if (values[i].scalar<double>() == 0) {
+    LOOM_LOG(WARNING) << "Evaluate read no batch from its input_fn (an empty eval set?): every "
+                         "metric is over zero examples (loss, accuracy, ... = 0)";
+  }
   return results;
 }
 

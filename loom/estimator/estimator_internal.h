@@ -59,6 +59,8 @@ struct EvalGraph {
   // The spec's metrics plus "loss" (the mean of the loss over batches).
   std::map<std::string, Output> metric_values;
   Operation update_op;
+  // The batches evaluated (float64; the count behind "loss").
+  Output batches;
   std::shared_ptr<train::Scaffold> scaffold;
   // When cached: the session and the checkpoint it holds (CheckpointStamp).
   std::unique_ptr<Session> session;

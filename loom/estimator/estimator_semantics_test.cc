@@ -3,6 +3,7 @@
 // invalid losses, a NaN loss, keep_checkpoint_max = 0 and evaluate(steps=0).
 #include <gtest/gtest.h>
 
+#include "loom/base/logging.h"
 #include "loom/data/dataset.h"
 #include "loom/estimator/estimator.h"
 #include "loom/estimator/estimator_test_util.h"
@@ -219,6 +220,32 @@ TEST(EstimatorSemanticsTest, EvaluateStepsZeroIsAnError) {
                     ErrorCode::kInvalidArgument)
                 .find("steps must be > 0"),
             std::string::npos);
+}
+
+// An eval set that yields no batch gives metrics over zero examples, all 0 (TF 1.15 returns
+// them silently); Loom warns, once per evaluation, and not when a batch was read.
+TEST(EstimatorSemanticsTest, EvaluatingNoBatchWarns) {
+  TempDir dir;
+  LinearData data = MakeLinearData(16, 1);
+  Estimator estimator(LinearModelFn, Config(dir.path()));
+  estimator.Train(TrainInput(data), {.steps = 2});
+  std::vector<std::string> warnings;
+  ScopedLogSink sink([&](LogLevel level, const std::string& line) {
+    if (level == LogLevel::kWarning) warnings.push_back(line);
+  });
+  InputFn empty = [&](Scope&) {
+    return data::FromTensorSlices({{"x", data.x}, {"label", data.y}}).Take(0).Batch(4);
+  };
+  std::map<std::string, double> metrics = estimator.Evaluate(empty);
+  EXPECT_EQ(metrics["loss"], 0);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("Evaluate read no batch from its input_fn (an empty eval set?): "
+                             "every metric is over zero examples"),
+            std::string::npos)
+      << warnings[0];
+  warnings.clear();
+  estimator.Evaluate(EvalInput(data));
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
 }
 
 // Evaluate / Predict / export without a checkpoint is FailedPrecondition (a choice:
