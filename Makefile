@@ -7,7 +7,7 @@
 #                  for FUZZ_SECONDS (default 25) when fuzz/run.sh exists
 #   make fuzz      the same build, fuzzers only: make fuzz FUZZ_SECONDS=600 for a long run
 #   make tsan      the tests that use threads under ThreadSanitizer (clang, build-tsan)
-#   make kill-resume  tests/kill_resume_test at length: KILLS (default 60) SIGKILLs a round
+#   make kill-resume  tests/kill_resume_test at length: KILLS (default 60) SIGKILLs a run
 #                  at random times (KILL_SEED), each resumed; CI's run kills 6 times
 #   make bench     benchmarks against PyTorch, figures go to bench/RESULTS.md
 #   make tidy      clang-tidy (.clang-tidy) over every library source, one run per source;

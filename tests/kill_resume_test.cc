@@ -272,16 +272,17 @@ int TrainReferenceAndKilled(const std::string& reference_dir, const std::string&
                             const std::vector<std::string>& record_files) {
   // Everything trains in children, so this process never forks with worker threads.
   std::filesystem::remove(ExampleLogPath(reference_dir));
+  const int attempts = std::max(1, EnvInt("LOOM_KILL_RESUME_KILLS", 6));
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(WaitExitCode(SpawnTrainer(reference_dir, 3, record_files)), 0);
-  // The kills land at random moments within the first half of what a whole run takes on
-  // this machine (a fixed delay outlived the whole run on a fast one, and nothing was
-  // killed): the first attempt from scratch is killed mid-training, later ones while
-  // resuming, training or writing a checkpoint.
+  // The kills land at random moments, scaled to what a whole run takes on this machine (a
+  // fixed delay outlived the whole run on a fast one, and nothing was killed): each attempt
+  // lives up to 1.5 / attempts of a run, so the attempts together cover about one run and
+  // nearly every kill lands mid-run (while restoring, training or writing a checkpoint);
+  // with delays up to half a run, the run ended after 2 of 40 kills.
   const auto run_us = std::max<int64_t>(2000, std::chrono::duration_cast<std::chrono::microseconds>(
                                                   std::chrono::steady_clock::now() - started)
                                                   .count());
-  const int attempts = std::max(1, EnvInt("LOOM_KILL_RESUME_KILLS", 6));
   std::mt19937 rng(EnvInt("LOOM_KILL_RESUME_SEED", 20261203));
   int kills = 0, kills_leaving_temp_files = 0;
   // A run that finished before every kill (a machine suddenly much faster than during the
@@ -291,8 +292,9 @@ int TrainReferenceAndKilled(const std::string& reference_dir, const std::string&
     std::filesystem::remove(ExampleLogPath(killed_dir));
     for (int attempt = 0; attempt < attempts; ++attempt) {
       const pid_t pid = SpawnTrainer(killed_dir, 3, record_files);
-      std::this_thread::sleep_for(
-          std::chrono::microseconds(run_us / 20 + static_cast<int64_t>(rng() % (run_us / 2))));
+      std::this_thread::sleep_for(std::chrono::microseconds(
+          run_us / 50 +
+          static_cast<int64_t>(rng() % std::max<int64_t>(1, 3 * run_us / (2 * attempts)))));
       kill(pid, SIGKILL);
       const int code = WaitExitCode(pid);
       if (code == -SIGKILL) {
