@@ -10,9 +10,9 @@
 // Two input pipelines: rows of an array (FromTensorSlices, the fast index path), and
 // tf.data's usual chain over TFRecord files: Interleave (parallel) -> ParseExamples
 // (parallel) -> Map (parallel) -> Cache -> Shuffle (reshuffled each pass) -> Repeat ->
-// Batch -> Prefetch. Over the second, the trainer logs the ids of each step's examples
-// (before that step's checkpoint is written), and every step a killed run trained must
-// have seen exactly the examples the uninterrupted run saw at that step.
+// Batch -> Prefetch, with the Cache in memory or in a file. Over the second, the trainer logs the
+// ids of each step's examples (before that step's checkpoint is written), and every step a killed
+// run trained must have seen exactly the examples the uninterrupted run saw at that step.
 //
 // LOOM_KILL_RESUME_KILLS (default 6) sets the kills of a round and LOOM_KILL_RESUME_SEED
 // (default 20261203) the seed of the kill times; `make kill-resume KILLS=60` is a long run.
@@ -107,7 +107,7 @@ std::vector<std::string> WriteRecordFiles(const std::string& dir) {
 // The record pipeline over `files`: 75 examples, so the 8-example batches straddle passes
 // and the Cache is filled by the first 9 steps (a checkpoint at step 3 or 6 holds a
 // half-filled cache).
-data::Dataset RecordPipeline(const std::vector<std::string>& files) {
+data::Dataset RecordPipeline(const std::vector<std::string>& files, const std::string& cache_file) {
   ExampleSpec spec;
   spec.fixed["id"] = {.dtype = kInt64};
   spec.fixed["x"] = {.dtype = kFloat32, .shape = {4}};
@@ -128,7 +128,7 @@ data::Dataset RecordPipeline(const std::vector<std::string>& files) {
             return e;
           },
           {.num_parallel_calls = 3})
-      .Cache()
+      .Cache(cache_file)
       .Shuffle(40, {.seed = 11, .reshuffle_each_iteration = true})
       .Repeat()
       .Batch(8)
@@ -168,6 +168,10 @@ std::string ExampleLogPath(const std::string& checkpoint_dir) {
   return checkpoint_dir + ".examples";
 }
 
+// Set before a test forks its trainers: Cache to this file in the checkpoint directory
+// instead of memory ("": memory).
+std::string g_cache_file;
+
 // Trains until the global step reaches kLastStep, resuming from checkpoint_dir and saving
 // every save_steps steps; over the record pipeline when record_files is not empty.
 void Train(const std::string& checkpoint_dir, int save_steps,
@@ -175,7 +179,11 @@ void Train(const std::string& checkpoint_dir, int save_steps,
   Graph graph({.seed = 17});  // seeds the initializers, the dropout and the iterator
   Scope s(graph);
   Variable step = train::GlobalStep(s);
-  data::Dataset dataset = record_files.empty() ? ArrayPipeline() : RecordPipeline(record_files);
+  data::Dataset dataset =
+      record_files.empty()
+          ? ArrayPipeline()
+          : RecordPipeline(record_files,
+                           g_cache_file.empty() ? "" : JoinPath(checkpoint_dir, g_cache_file));
   auto it = dataset.MakeOneShotIterator(s);
   auto next = it.GetNext();
   // A hidden layer with dropout: its masks differ at every step, so a resume that
@@ -242,9 +250,12 @@ std::string TempDir(const std::string& name) {
 }
 
 // Every tensor (variables, the iterator's state, the random streams) of two checkpoints.
+// With a file Cache, the pipeline's identity in the iterator state holds the cache's path,
+// which differs between two directories: its bytes are then not compared (the example
+// log checks the position).
 void ExpectSameTensors(const std::string& expected, const std::string& actual) {
   const loom::testing::CheckpointKinds kinds =
-      loom::testing::ExpectSameCheckpointTensors(expected, actual);
+      loom::testing::ExpectSameCheckpointTensors(expected, actual, g_cache_file.empty());
   EXPECT_GE(kinds.random_streams, 1);  // the dropout's (and the initializers')
   EXPECT_EQ(kinds.iterator_states, 1);
 }
@@ -368,10 +379,12 @@ std::map<int64_t, std::string> ReadExampleLog(const std::string& path) {
   return steps;
 }
 
-TEST(KillResume, RecordPipelineResumesOnTheSameExamples) {
-  const std::vector<std::string> files = WriteRecordFiles(TempDir("records"));
-  const std::string reference_dir = TempDir("records_reference");
-  const std::string killed_dir = TempDir("records_killed");
+// The record pipeline's run, killed and resumed, saw at every step the examples of the
+// uninterrupted run's step, and ends with its checkpoint.
+void ExpectRecordPipelineResumesOnTheSameExamples(const std::string& name) {
+  const std::vector<std::string> files = WriteRecordFiles(TempDir(name + "_records"));
+  const std::string reference_dir = TempDir(name + "_reference");
+  const std::string killed_dir = TempDir(name + "_killed");
   const int kills = TrainReferenceAndKilled(reference_dir, killed_dir, files);
   ExpectSameFinalCheckpoint(reference_dir, killed_dir);
 
@@ -408,6 +421,18 @@ TEST(KillResume, RecordPipelineResumesOnTheSameExamples) {
   EXPECT_GE(killed.size() + kills, static_cast<size_t>(kLastStep));
   std::filesystem::remove_all(reference_dir);
   std::filesystem::remove_all(killed_dir);
+}
+
+TEST(KillResume, RecordPipelineResumesOnTheSameExamples) {
+  ExpectRecordPipelineResumesOnTheSameExamples("records");
+}
+
+// The same with Cache(filename): a kill in the first pass leaves a partial cache file,
+// which the resumed run must not read as a complete one.
+TEST(KillResume, RecordPipelineWithAFileCacheResumesOnTheSameExamples) {
+  g_cache_file = "input.cache";
+  ExpectRecordPipelineResumesOnTheSameExamples("file_cache");
+  g_cache_file.clear();
 }
 
 // With every seed given, two uninterrupted runs write the same checkpoints: every tensor,
