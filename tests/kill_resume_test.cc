@@ -9,10 +9,11 @@
 //
 // Two input pipelines: rows of an array (FromTensorSlices, the fast index path), and
 // tf.data's usual chain over TFRecord files: Interleave (parallel) -> ParseExamples
-// (parallel) -> Map (parallel) -> Cache -> Shuffle (reshuffled each pass) -> Repeat ->
-// Batch -> Prefetch, with the Cache in memory or in a file. Over the second, the trainer logs the
-// ids of each step's examples (before that step's checkpoint is written), and every step a killed
-// run trained must have seen exactly the examples the uninterrupted run saw at that step.
+// (parallel) -> Map (parallel) -> Cache (in memory or in a file) -> Shuffle (reshuffled
+// each pass) -> Repeat -> Batch -> Prefetch. Over the second, the trainer logs the ids of
+// each step's examples (before that step's checkpoint is written), and every step a
+// killed run trained must have seen exactly the examples the uninterrupted run saw at
+// that step.
 //
 // LOOM_KILL_RESUME_KILLS (default 6) sets the kills of a round and LOOM_KILL_RESUME_SEED
 // (default 20261203) the seed of the kill times; `make kill-resume KILLS=60` is a long run.
@@ -311,7 +312,11 @@ int TrainReferenceAndKilled(const std::string& reference_dir, const std::string&
       if (code == -SIGKILL) {
         ++kills;
         // A checkpoint's temporary file left behind: this kill landed mid-save.
-        for (const auto& f : Env::Default()->GetChildren(killed_dir)) {
+        // (A kill before the trainer created its directory leaves none.)
+        const std::vector<std::string> files = std::filesystem::exists(killed_dir)
+                                                   ? Env::Default()->GetChildren(killed_dir)
+                                                   : std::vector<std::string>{};
+        for (const auto& f : files) {
           if (f.find(".tmp.") != std::string::npos) {
             ++kills_leaving_temp_files;
             break;
