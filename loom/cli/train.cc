@@ -112,9 +112,23 @@ TrainResult RunTrain(const Job& job, Estimator& estimator, bool restart_input = 
   TrainResult result = estimator.Train(
       MakeInputFn(job, "train", /*training=*/true, /*needs_labels=*/true), std::move(options));
   SetMinLogLevel(LogLevel::kInfo);
-  std::printf("trained to global step %lld", static_cast<long long>(result.global_step));
-  if (result.final_loss) std::printf(", final loss %.4f", *result.final_loss);
-  std::printf("\n");
+  const auto step = static_cast<long long>(result.global_step);
+  if (result.steps_run == 0 && job.max_steps && result.global_step >= *job.max_steps) {
+    // The library says so at INFO, which a terminal hides: "trained to" read as if it had.
+    std::printf(
+        "nothing to train: model_dir's checkpoint is at global step %lld, at or past "
+        "max_steps %lld; raise max_steps (--max-steps) to train further\n",
+        step, static_cast<long long>(*job.max_steps));
+  } else if (result.steps_run == 0 && result.stop_signal == 0) {
+    std::printf(
+        "trained no step: [data.train] yielded no batch (is it empty?); global step "
+        "%lld\n",
+        step);
+  } else {
+    std::printf("trained to global step %lld", step);
+    if (result.final_loss) std::printf(", final loss %.4f", *result.final_loss);
+    std::printf("\n");
+  }
   if (auto ckpt = estimator.LatestCheckpoint())
     std::printf("checkpoint:  %s.safetensors\n", ckpt->c_str());
   std::printf("event files: %s (tensorboard --logdir %s)\n", job.run_config.model_dir.c_str(),

@@ -55,6 +55,30 @@ TEST(CliTest, SameJobTrainsTheSameBits) {
   EXPECT_EQ(kinds.iterator_states, 1);
 }
 
+// A run that has nothing to do says so: the checkpoint is already at max_steps (it printed
+// "trained to global step 200", the library's INFO line being hidden on a terminal), or
+// the training data yielded no batch (TF: "Training with estimator made no steps").
+TEST(CliTest, ARunThatTrainsNoStepSaysWhy) {
+  std::string dir = TempDir("no_step");
+  WriteCsv(dir + "/d.csv");
+  Write(dir + "/job.toml", Replace(Replace(kJob, "MODEL_DIR", dir + "/m"), "DATA", dir + "/d.csv"));
+  ASSERT_EQ(Loom("train " + dir + "/job.toml").code, 0);
+  Result again = Loom("train " + dir + "/job.toml --max-steps 150");
+  EXPECT_EQ(again.code, 0) << again.output;
+  EXPECT_CONTAINS(again.output,
+                  "nothing to train: model_dir's checkpoint is at global step 200, at or past "
+                  "max_steps 150; raise max_steps (--max-steps) to train further");
+  EXPECT_EQ(again.output.find("trained to global step"), std::string::npos) << again.output;
+
+  Write(dir + "/empty.csv", "a,b,label\n");
+  Write(dir + "/empty.toml",
+        Replace(Replace(kJob, "MODEL_DIR", dir + "/e"), "DATA", dir + "/empty.csv"));
+  Result empty = Loom("train " + dir + "/empty.toml");
+  EXPECT_EQ(empty.code, 0) << empty.output;
+  EXPECT_CONTAINS(empty.output,
+                  "trained no step: [data.train] yielded no batch (is it empty?); global step 0");
+}
+
 // A classifier's labels read as floats (the column's default is 0.0) train when they are
 // whole numbers, and a label 0.7 is an error naming the label and the split: it was cast
 // to class 0 silently.
