@@ -22,6 +22,8 @@
 #include "loom/ops/math_trig.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
+#include "loom/ops/nn_conv_transpose.h"
+#include "loom/ops/nn_depthwise.h"
 #include "loom/ops/random.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/scatter.h"

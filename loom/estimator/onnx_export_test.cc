@@ -21,6 +21,8 @@
 #include "loom/ops/math_trig.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
+#include "loom/ops/nn_conv_transpose.h"
+#include "loom/ops/nn_depthwise.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/scatter.h"
 #include "loom/ops/state.h"
@@ -320,6 +322,20 @@ TEST(OnnxExportTest, ACondIsRefusedNamingItsNodes) {
   EXPECT_FALSE(Env::Default()->FileExists(model));
 }
 
+// A [2, 2, 2, 3] depthwise filter of distinct values.
+Output DepthwiseFilter(const Scope& s) {
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i) v[i] = 0.1f * static_cast<float>(i % 7) - 0.25f;
+  return Const(s, Tensor::FromVector<float>(v, {2, 2, 2, 3}));
+}
+
+// A [2, 2, 3, 2] transposed-convolution filter (3 output channels, 2 input ones).
+Output TransposeFilter(const Scope& s) {
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i) v[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
+  return Const(s, Tensor::FromVector<float>(v, {2, 2, 3, 2}));
+}
+
 // The op table beyond what the models above use: each output is one mapped op (or a few),
 // run by Loom's Session and by ONNX Runtime on the same inputs.
 TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
@@ -349,6 +365,20 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
       {"arc", Add(s, Asin(s, Mul(s, x, 0.9f)), Acos(s, Mul(s, x, 0.9f)))},
       {"hyperbolic", Add(s, Add(s, Sinh(s, x), Cosh(s, x)), Add(s, Expm1(s, x), Erf(s, x)))},
       {"ceil", Ceil(s, Mul(s, x, 4.f))},
+      // x as [?, 3, 2, 2] images (2 channels), a channel multiplier of 3: ONNX's group = 2.
+      {"depthwise",
+       DepthwiseConv2dNative(s, Reshape(s, x, {-1, 3, 2, 2}), DepthwiseFilter(s), {1, 1}, "SAME")},
+      // [?, 3, 2, 2] -> [5, 5, 2, 3] (SAME at strides 2 x 1: one padded row and column at
+      // the end) and [5, 7, 5, 3] (VALID at stride 2: the last row and column are
+      // output_padding, reached by no window).
+      {"transposed_same",
+       Conv2DTranspose(s, Reshape(s, x, {-1, 3, 2, 2}), TransposeFilter(s),
+                       Const(s, Tensor::FromVector<int64_t>({5, 5, 2, 3})), {2, 1}, "SAME")},
+      {"transposed_valid",
+       Conv2DTranspose(s, Reshape(s, x, {-1, 3, 2, 2}), TransposeFilter(s),
+                       Const(s, Tensor::FromVector<int32_t>({5, 7, 5, 3})), {2, 2}, "VALID")},
+      {"depthwise_strided",
+       DepthwiseConv2dNative(s, Reshape(s, x, {-1, 3, 2, 2}), DepthwiseFilter(s), {2, 1}, "VALID")},
       {"unique", Unique(s, FloorMod(s, ids, int64_t{3})).y},
       {"unique_idx", Unique(s, FloorMod(s, ids, int64_t{3})).idx},
       {"gather_nd", GatherNd(s, x, Const(s, Tensor::FromVector<int64_t>({1, 2, 0, 0}, {2, 2})))},

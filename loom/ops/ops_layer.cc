@@ -7,6 +7,8 @@
 #include "loom/ops/math.h"
 #include "loom/ops/math_trig.h"
 #include "loom/ops/nn.h"
+#include "loom/ops/nn_conv_transpose.h"
+#include "loom/ops/nn_depthwise.h"
 #include "loom/ops/random.h"
 #include "loom/ops/scatter.h"
 #include "loom/ops/sparse.h"
@@ -32,6 +34,8 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterScatterOps(registry);
   RegisterUniqueOps(registry);
   RegisterMathTrigOps(registry);
+  RegisterNnDepthwiseOps(registry);
+  RegisterNnConvTransposeOps(registry);
 }
 
 }  // namespace loom
