@@ -27,6 +27,7 @@
 #include "loom/ops/random.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/scatter.h"
+#include "loom/ops/space_batch.h"
 #include "loom/ops/state.h"
 #include "loom/ops/topk.h"
 #include "loom/ops/unique.h"

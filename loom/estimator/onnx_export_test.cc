@@ -25,11 +25,13 @@
 #include "loom/ops/nn_depthwise.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/scatter.h"
+#include "loom/ops/space_batch.h"
 #include "loom/ops/state.h"
 #include "loom/ops/topk.h"
 #include "loom/ops/unique.h"
 #include "loom/runtime/session.h"
 #include "loom/runtime/while_loop.h"
+#include "loom/testing/error_of.h"
 #include "loom/train/adam.h"
 #include "loom/train/global_step.h"
 
@@ -319,6 +321,30 @@ TEST(OnnxExportTest, ACondIsRefusedNamingItsNodes) {
     EXPECT_NE(m.find("Switch x"), std::string::npos) << m;
     EXPECT_NE(m.find("not exported as an ONNX If"), std::string::npos) << m;
   }
+  EXPECT_FALSE(Env::Default()->FileExists(model));
+}
+
+// A dilated convolution's SpaceToBatchND / BatchToSpaceND have no ONNX rule: the export
+// names them and says what to do.
+TEST(OnnxExportTest, SpaceToBatchIsRefusedNamingIt) {
+  TempDir dir;
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 4, 4, 1}));
+  Output y =
+      BatchToSpaceND(s, SpaceToBatchND(s, x, {2, 2}, {{0, 0}, {0, 0}}), {2, 2}, {{0, 0}, {0, 0}});
+  SignatureDef sig{.method_name = "tensorflow/serving/predict"};
+  sig.inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}}};
+  sig.outputs["y"] = {.name = y.name(), .dtype = kFloat32, .shape = y.shape()};
+  const std::string model = dir.Join("s2b.onnx");
+  const std::string m = testing::ErrorOf(
+      [&] {
+        ExportOnnx(Env::Default(), model, graph, {}, {{"predict", sig}});
+      },
+      ErrorCode::kUnimplemented);
+  EXPECT_NE(m.find("SpaceToBatchND x1"), std::string::npos) << m;
+  EXPECT_NE(m.find("BatchToSpaceND x1"), std::string::npos) << m;
+  EXPECT_NE(m.find("without dilated convolutions"), std::string::npos) << m;
   EXPECT_FALSE(Env::Default()->FileExists(model));
 }
 

@@ -247,6 +247,14 @@ std::string WhyNotMapped(const std::string& op) {
       {"Merge",
        "tf.cond (Switch / Merge) is not exported as an ONNX If; decide the branch while "
        "building the PREDICT graph (a Python or C++ if on the mode) or select with Where"},
+      {"SpaceToBatchND",
+       "the space-to-batch rearrangement of a dilated convolution (tf.nn.atrous_conv2d, "
+       "dilations or rate > 1) has no ONNX translation in Loom yet; export a model without "
+       "dilated convolutions"},
+      {"BatchToSpaceND",
+       "the batch-to-space rearrangement of a dilated convolution (tf.nn.atrous_conv2d, "
+       "dilations or rate > 1) has no ONNX translation in Loom yet; export a model without "
+       "dilated convolutions"},
       {"RandomUniform", "random numbers in a PREDICT graph"},
       {"RandomNormal", "random numbers in a PREDICT graph"},
       {"TruncatedNormal", "random numbers in a PREDICT graph"},

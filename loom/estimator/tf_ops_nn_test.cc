@@ -76,6 +76,28 @@ TEST(TfNnOpsTest, Conv2DBackpropInputIsTheTransposedConvolution) {
   EXPECT_EQ(FloatsOf(out["spread"]), (std::vector<float>{2, 4, 6, 8}));
 }
 
+// TF's SpaceToBatchND example: [1, 4, 4, 1] of 1..16 with block [2, 2] is [4, 2, 2, 1] of
+// the four interleaved sub-images; BatchToSpaceND puts them back.
+TEST(TfNnOpsTest, SpaceToBatchNDAndBack) {
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);
+  g.Ints("block", {2, 2}, {2});
+  g.Ints("pads", {0, 0, 0, 0}, {2, 2});
+  g.Add("s2b", "SpaceToBatchND", {"x", "block", "pads"});
+  g.Add("b2s", "BatchToSpaceND", {"s2b", "block", "pads"});
+  estimator_testing::TempDir dir;
+  auto model = TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"x", "x"}},
+                                        {{"s2b", "s2b"}, {"b2s", "b2s"}});
+  std::vector<float> ramp(16);
+  for (int i = 0; i < 16; ++i) ramp[i] = i + 1;
+  auto out =
+      model->Run("serving_default", {{"x", Tensor::FromVector<float>(ramp, Shape{1, 4, 4, 1})}});
+  EXPECT_EQ(out["s2b"].shape(), Shape({4, 2, 2, 1}));
+  EXPECT_EQ(FloatsOf(out["s2b"]),
+            (std::vector<float>{1, 3, 9, 11, 2, 4, 10, 12, 5, 7, 13, 15, 6, 8, 14, 16}));
+  EXPECT_EQ(FloatsOf(out["b2s"]), ramp);
+}
+
 TEST(TfNnOpsTest, DilatedOrNchwDepthwiseIsAClearError) {
   for (const std::string attr : {"dilations", "data_format"}) {
     GraphBuilder g;

@@ -11,6 +11,7 @@
 #include "loom/ops/nn_depthwise.h"
 #include "loom/ops/random.h"
 #include "loom/ops/scatter.h"
+#include "loom/ops/space_batch.h"
 #include "loom/ops/sparse.h"
 #include "loom/ops/state.h"
 #include "loom/ops/tensor_array.h"
@@ -36,6 +37,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterMathTrigOps(registry);
   RegisterNnDepthwiseOps(registry);
   RegisterNnConvTransposeOps(registry);
+  RegisterSpaceBatchOps(registry);
 }
 
 }  // namespace loom

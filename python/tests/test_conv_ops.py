@@ -198,3 +198,75 @@ def test_conv2d_transpose_bad_arguments():
         tf.nn.conv2d_transpose(v, tf.zeros([2, 2, 1, 3]), [1, 4, 4, 2], [1, 2, 2, 1])
     with pytest.raises(tf.errors.InvalidArgumentError, match="does not fit value"):
         tf.nn.conv2d_transpose(v, tf.zeros([2, 2, 1, 3]), [1, 9, 4, 1], [1, 2, 2, 1])
+
+
+def _dilated_reference(x, f, rate, padding, depthwise=False):
+    """A convolution by filter f dilated by `rate` (taps `rate` apart), stride 1, TF's SAME
+    padding of the dilated filter size (k - 1) * rate + 1; by its definition."""
+    kh, kw = f.shape[:2]
+    eh, ew = (kh - 1) * rate + 1, (kw - 1) * rate + 1
+    if padding == "SAME":
+        th, tw = eh - 1, ew - 1
+        x = np.pad(x, [(0, 0), (th // 2, th - th // 2), (tw // 2, tw - tw // 2), (0, 0)])
+    n, h, w, _ = x.shape
+    oh, ow = h - eh + 1, w - ew + 1
+    out = 0
+    for di in range(kh):
+        for dj in range(kw):
+            window = x[:, di * rate:di * rate + oh, dj * rate:dj * rate + ow, :]
+            if depthwise:
+                out = out + (window[..., None] * f[di, dj]).reshape(n, oh, ow, -1)
+            else:
+                out = out + np.einsum("nhwc,co->nhwo", window, f[di, dj])
+    return out
+
+
+@pytest.mark.parametrize("rate,padding,size", [(2, "SAME", (7, 6)), (3, "VALID", (9, 8)),
+                                               (2, "VALID", (8, 7))])
+def test_atrous_conv2d_matches_a_dilated_convolution(rate, padding, size, numeric_gradient):
+    rng = np.random.RandomState(13)
+    x0 = rng.uniform(-1, 1, (2,) + size + (3,))
+    f0 = rng.uniform(-1, 1, (3, 2, 3, 4))
+    x = tf.placeholder(tf.float64, x0.shape)
+    y = tf.nn.atrous_conv2d(x, tf.constant(f0), rate, padding)
+    want = _dilated_reference(x0, f0, rate, padding)
+    assert y.shape.as_list() == list(want.shape)
+    same = tf.nn.conv2d(x, tf.constant(f0), [1, 1, 1, 1], padding,
+                        dilations=[1, rate, rate, 1])
+    loss = tf.reduce_sum(y * y)
+    (dx,) = tf.gradients(loss, x)
+    with tf.Session() as sess:
+        got, via_conv2d = sess.run([y, same], {x: x0})
+        np.testing.assert_allclose(got, want, atol=1e-12)
+        np.testing.assert_allclose(via_conv2d, want, atol=1e-12)
+        np.testing.assert_allclose(sess.run(dx, {x: x0}), numeric_gradient(sess, loss, x, x0),
+                                   atol=1e-6)
+
+
+def test_depthwise_and_separable_rate():
+    rng = np.random.RandomState(17)
+    x0 = rng.uniform(-1, 1, (1, 7, 7, 2))
+    f0 = rng.uniform(-1, 1, (3, 3, 2, 2))
+    pw0 = rng.uniform(-1, 1, (1, 1, 4, 3))
+    dw = tf.nn.depthwise_conv2d(tf.constant(x0), tf.constant(f0), [1, 1, 1, 1], "SAME",
+                                rate=[2, 2])
+    sep = tf.nn.separable_conv2d(tf.constant(x0), tf.constant(f0), tf.constant(pw0),
+                                 [1, 1, 1, 1], "SAME", rate=2)
+    want = _dilated_reference(x0, f0, 2, "SAME", depthwise=True)
+    got_dw, got_sep = _run([dw, sep])
+    np.testing.assert_allclose(got_dw, want, atol=1e-12)
+    np.testing.assert_allclose(got_sep, np.einsum("nhwc,ck->nhwk", want, pw0[0, 0]), atol=1e-12)
+    assert "SpaceToBatchND" in [op.type for op in tf.get_default_graph().get_operations()]
+
+
+def test_dilation_errors():
+    x = tf.zeros([1, 8, 8, 2])
+    f = tf.zeros([3, 3, 2, 2])
+    with pytest.raises(ValueError, match="strides > 1 are not supported in conjunction"):
+        tf.nn.conv2d(x, f, [1, 2, 2, 1], "SAME", dilations=[1, 2, 2, 1])
+    with pytest.raises(ValueError, match="rate must be a positive int"):
+        tf.nn.atrous_conv2d(x, f, 0, "SAME")
+    with pytest.raises(NotImplementedError, match="height and width are known"):
+        tf.nn.atrous_conv2d(tf.placeholder(tf.float32, [None, None, None, 2]), f, 2, "SAME")
+    with pytest.raises(NotImplementedError, match="rate=...\\), which lowers them"):
+        tf.nn.depthwise_conv2d_native(x, f, [1, 1, 1, 1], "SAME", dilations=[1, 2, 2, 1])

@@ -1,7 +1,9 @@
 """TF 1.15's convolutions beyond tf.nn.conv2d: depthwise_conv2d_native (the op
 DepthwiseConv2dNative, loom/ops/nn_depthwise.h), depthwise_conv2d and separable_conv2d
 (TF's compositions: a depthwise convolution, then a 1x1 conv2d that mixes the channels),
-conv2d_transpose (the op Conv2DTranspose, loom/ops/nn_conv_transpose.h). NHWC only.
+conv2d_transpose (the op Conv2DTranspose, loom/ops/nn_conv_transpose.h), atrous_conv2d and
+the dilations / rate of conv2d, depthwise_conv2d and separable_conv2d (TF 1.15's lowering:
+SpaceToBatchND, a VALID convolution, BatchToSpaceND; loom/ops/space_batch.h). NHWC only.
 docs/python_core.md lists them."""
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import _ops
@@ -51,11 +53,78 @@ def _rate_pair(rate, dilations, what):
     return tuple(r)
 
 
-def _atrous(what, rate):
-    if rate != (1, 1):
-        raise NotImplementedError(
-            "%s with rate %r > 1 (atrous) is not supported by Loom yet; dilate the filter "
-            "with zeros (tf.pad between its taps) and use rate 1" % (what, rate))
+def _with_space_to_batch(x, filter_hw, rate, padding, op, what):
+    """TF 1.15's with_space_to_batch for a rate (dilation) > 1: SpaceToBatchND by the rate
+    (padded by the dilated filter's SAME padding, plus what makes each dim a multiple of the
+    rate), `op` with VALID padding, then BatchToSpaceND cropping that extra off again. The
+    spatial dims must be known (the paddings are attributes)."""
+    x = _fw.convert_to_tensor(x)
+    dims = x.shape.dims
+    if dims is None or len(dims) != 4 or None in dims[1:3]:
+        raise NotImplementedError("%s with rate %r needs an NHWC input whose height and width "
+                                  "are known; got shape %s" % (what, rate, x.shape))
+    if None in filter_hw:
+        raise NotImplementedError("%s with rate %r needs the filter's height and width known"
+                                  % (what, rate))
+    paddings, crops = [], []
+    for size, k, r in zip(dims[1:3], filter_hw, rate):
+        extra = (k - 1) * r if padding == "SAME" else 0
+        start, end = extra // 2, extra - extra // 2
+        end_extra = (r - (size + start + end) % r) % r
+        paddings += [start, end + end_extra]
+        crops += [0, end_extra]
+    converted = _ops.apply_op("SpaceToBatchND", [x],
+                              {"block_shape": list(rate), "paddings": paddings})
+    return _ops.apply_op("BatchToSpaceND", [op(converted, "VALID")],
+                         {"block_shape": list(rate), "crops": crops})
+
+
+def _dilated(x, filter, rate, strides, padding, op, what):  # noqa: A002
+    """op(x, padding) directly at rate 1, through _with_space_to_batch above it (where TF
+    requires strides of 1)."""
+    if rate == (1, 1):
+        return op(x, padding)
+    if any(int(v) != 1 for v in strides):
+        raise ValueError("%s: strides > 1 are not supported in conjunction with rate / "
+                         "dilations > 1 (got strides %r, rate %r), as in TF" % (what, strides, rate))
+    f = _fw.convert_to_tensor(filter).shape.dims
+    return _with_space_to_batch(x, (f[0], f[1]) if f is not None else (None, None), rate,
+                                padding, op, what)
+
+
+def _plain_conv2d():
+    return _ops.NAMESPACES["nn"]["conv2d"]
+
+
+def conv2d(input=None, filter=None, strides=None, padding=None,  # noqa: A002
+           use_cudnn_on_gpu=True, data_format="NHWC", dilations=None, name=None, filters=None):
+    """tf.nn.conv2d; dilations [1, rh, rw, 1] > 1 lower as TF 1.15's atrous convolution
+    (SpaceToBatchND, a VALID conv2d, BatchToSpaceND), with strides of 1."""
+    filter = filter if filter is not None else filters  # noqa: A001
+    rate = _rate_pair(None, dilations, "conv2d")
+    if rate == (1, 1):
+        return _plain_conv2d()(input, filter, strides=strides, padding=padding,
+                               data_format=data_format, name=name)
+    _nhwc(data_format, "conv2d")
+    p = _padding(padding, "conv2d")
+    s = _strides4(strides, "conv2d")
+    with _fw.get_default_graph().name_scope(name or "Conv2D"):
+        return _dilated(input, filter, rate, s, p,
+                        lambda x, pad: _plain_conv2d()(x, filter, strides=[1, 1, 1, 1],
+                                                       padding=pad), "conv2d")
+
+
+def atrous_conv2d(value, filters, rate, padding, name=None):
+    """tf.nn.atrous_conv2d: conv2d of value by filters dilated by `rate` (an int >= 1), at
+    stride 1: TF 1.15's convolution(dilation_rate=[rate, rate])."""
+    r = int(rate)
+    if r < 1:
+        raise ValueError("atrous_conv2d: rate must be a positive int, got %r" % (rate,))
+    p = _padding(padding, "atrous_conv2d")
+    with _fw.get_default_graph().name_scope(name or "convolution"):
+        return _dilated(value, filters, (r, r), [1, 1, 1, 1], p,
+                        lambda x, pad: _plain_conv2d()(x, filters, strides=[1, 1, 1, 1],
+                                                       padding=pad), "atrous_conv2d")
 
 
 def depthwise_conv2d_native(input, filter, strides, padding,  # noqa: A002
@@ -64,8 +133,10 @@ def depthwise_conv2d_native(input, filter, strides, padding,  # noqa: A002
     [batch, out_h, out_w, C * M], output channel c * M + m from input channel c and filter
     [:, :, c, m]."""
     _nhwc(data_format, "depthwise_conv2d_native")
-    _atrous("tf.nn.depthwise_conv2d_native", _rate_pair(None, dilations,
-                                                        "depthwise_conv2d_native"))
+    if _rate_pair(None, dilations, "depthwise_conv2d_native") != (1, 1):
+        raise NotImplementedError("Loom's DepthwiseConv2dNative has no dilations (got %r); use "
+                                  "tf.nn.depthwise_conv2d(rate=...), which lowers them through "
+                                  "SpaceToBatchND as TF 1.15 does" % (dilations,))
     return _ops.apply_op(
         "DepthwiseConv2dNative", [input, filter],
         {"strides": _strides4(strides, "depthwise_conv2d_native"),
@@ -78,9 +149,12 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None,  # n
     """tf.nn.depthwise_conv2d: depthwise_conv2d_native under the name scope 'depthwise'."""
     _nhwc(data_format, "depthwise_conv2d")
     r = _rate_pair(rate, dilations, "depthwise_conv2d")
-    _atrous("tf.nn.depthwise_conv2d", r)
+    s, p = _strides4(strides, "depthwise_conv2d"), _padding(padding, "depthwise_conv2d")
     with _fw.get_default_graph().name_scope(name or "depthwise"):
-        return depthwise_conv2d_native(input, filter, strides, padding, name="depthwise")
+        return _dilated(input, filter, r, s, p,
+                        lambda x, pad: depthwise_conv2d_native(x, filter, s, pad,
+                                                               name="depthwise"),
+                        "depthwise_conv2d")
 
 
 def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,  # noqa: A002
@@ -91,7 +165,7 @@ def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding
     pointwise_filter [1, 1, C * M, out_channels], as TF 1.15 builds it."""
     _nhwc(data_format, "separable_conv2d")
     r = _rate_pair(rate, dilations, "separable_conv2d")
-    _atrous("tf.nn.separable_conv2d", r)
+    s, p = _strides4(strides, "separable_conv2d"), _padding(padding, "separable_conv2d")
     with _fw.get_default_graph().name_scope(name or "separable_conv2d"):
         x = _fw.convert_to_tensor(input)
         depthwise_filter = _fw.convert_to_tensor(depthwise_filter, dtype=x.dtype)
@@ -106,8 +180,10 @@ def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding
             raise ValueError("separable_conv2d: pointwise_filter must be [1, 1, in_channels * "
                              "channel_multiplier, out_channels], got shape %s"
                              % pointwise_filter.shape)
-        depthwise = depthwise_conv2d_native(x, depthwise_filter, strides, padding,
-                                            name="depthwise")
+        depthwise = _dilated(x, depthwise_filter, r, s, p,
+                             lambda v, pad: depthwise_conv2d_native(v, depthwise_filter, s, pad,
+                                                                    name="depthwise"),
+                             "separable_conv2d")
         return _nn()["conv2d"](depthwise, pointwise_filter, strides=[1, 1, 1, 1],
                                padding="VALID")
 
@@ -125,7 +201,9 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
         raise ValueError("conv2d_transpose needs value (or input), filter (or filters), "
                          "output_shape and strides")
     _nhwc(data_format, "conv2d_transpose")
-    _atrous("tf.nn.conv2d_transpose", _rate_pair(None, dilations, "conv2d_transpose"))
+    if _rate_pair(None, dilations, "conv2d_transpose") != (1, 1):
+        raise NotImplementedError("Loom's conv2d_transpose has no dilations (got %r)"
+                                  % (dilations,))
     with _fw.get_default_graph().name_scope(name or "conv2d_transpose"):
         value = _fw.convert_to_tensor(value)
         filter = _fw.convert_to_tensor(filter, dtype=value.dtype)  # noqa: A001
