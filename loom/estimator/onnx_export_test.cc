@@ -21,13 +21,17 @@
 #include "loom/ops/math_trig.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
+#include "loom/ops/nn_conv_transpose.h"
+#include "loom/ops/nn_depthwise.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/scatter.h"
+#include "loom/ops/space_batch.h"
 #include "loom/ops/state.h"
 #include "loom/ops/topk.h"
 #include "loom/ops/unique.h"
 #include "loom/runtime/session.h"
 #include "loom/runtime/while_loop.h"
+#include "loom/testing/error_of.h"
 #include "loom/train/adam.h"
 #include "loom/train/global_step.h"
 
@@ -320,6 +324,44 @@ TEST(OnnxExportTest, ACondIsRefusedNamingItsNodes) {
   EXPECT_FALSE(Env::Default()->FileExists(model));
 }
 
+// A dilated convolution's SpaceToBatchND / BatchToSpaceND have no ONNX rule: the export
+// names them and says what to do.
+TEST(OnnxExportTest, SpaceToBatchIsRefusedNamingIt) {
+  TempDir dir;
+  Graph graph;
+  Scope s(graph);
+  Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 4, 4, 1}));
+  Output y =
+      BatchToSpaceND(s, SpaceToBatchND(s, x, {2, 2}, {{0, 0}, {0, 0}}), {2, 2}, {{0, 0}, {0, 0}});
+  SignatureDef sig{.method_name = "tensorflow/serving/predict"};
+  sig.inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}}};
+  sig.outputs["y"] = {.name = y.name(), .dtype = kFloat32, .shape = y.shape()};
+  const std::string model = dir.Join("s2b.onnx");
+  const std::string m = testing::ErrorOf(
+      [&] {
+        ExportOnnx(Env::Default(), model, graph, {}, {{"predict", sig}});
+      },
+      ErrorCode::kUnimplemented);
+  EXPECT_NE(m.find("SpaceToBatchND x1"), std::string::npos) << m;
+  EXPECT_NE(m.find("BatchToSpaceND x1"), std::string::npos) << m;
+  EXPECT_NE(m.find("without dilated convolutions"), std::string::npos) << m;
+  EXPECT_FALSE(Env::Default()->FileExists(model));
+}
+
+// A [2, 2, 2, 3] depthwise filter of distinct values.
+Output DepthwiseFilter(const Scope& s) {
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i) v[i] = 0.1f * static_cast<float>(i % 7) - 0.25f;
+  return Const(s, Tensor::FromVector<float>(v, {2, 2, 2, 3}));
+}
+
+// A [2, 2, 3, 2] transposed-convolution filter (3 output channels, 2 input ones).
+Output TransposeFilter(const Scope& s) {
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i) v[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
+  return Const(s, Tensor::FromVector<float>(v, {2, 2, 3, 2}));
+}
+
 // The op table beyond what the models above use: each output is one mapped op (or a few),
 // run by Loom's Session and by ONNX Runtime on the same inputs.
 TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
@@ -349,6 +391,20 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
       {"arc", Add(s, Asin(s, Mul(s, x, 0.9f)), Acos(s, Mul(s, x, 0.9f)))},
       {"hyperbolic", Add(s, Add(s, Sinh(s, x), Cosh(s, x)), Add(s, Expm1(s, x), Erf(s, x)))},
       {"ceil", Ceil(s, Mul(s, x, 4.f))},
+      // x as [?, 3, 2, 2] images (2 channels), a channel multiplier of 3: ONNX's group = 2.
+      {"depthwise",
+       DepthwiseConv2dNative(s, Reshape(s, x, {-1, 3, 2, 2}), DepthwiseFilter(s), {1, 1}, "SAME")},
+      // [?, 3, 2, 2] -> [5, 5, 2, 3] (SAME at strides 2 x 1: one padded row and column at
+      // the end) and [5, 7, 5, 3] (VALID at stride 2: the last row and column are
+      // output_padding, reached by no window).
+      {"transposed_same",
+       Conv2DTranspose(s, Reshape(s, x, {-1, 3, 2, 2}), TransposeFilter(s),
+                       Const(s, Tensor::FromVector<int64_t>({5, 5, 2, 3})), {2, 1}, "SAME")},
+      {"transposed_valid",
+       Conv2DTranspose(s, Reshape(s, x, {-1, 3, 2, 2}), TransposeFilter(s),
+                       Const(s, Tensor::FromVector<int32_t>({5, 7, 5, 3})), {2, 2}, "VALID")},
+      {"depthwise_strided",
+       DepthwiseConv2dNative(s, Reshape(s, x, {-1, 3, 2, 2}), DepthwiseFilter(s), {2, 1}, "VALID")},
       {"unique", Unique(s, FloorMod(s, ids, int64_t{3})).y},
       {"unique_idx", Unique(s, FloorMod(s, ids, int64_t{3})).idx},
       {"gather_nd", GatherNd(s, x, Const(s, Tensor::FromVector<int64_t>({1, 2, 0, 0}, {2, 2})))},

@@ -29,23 +29,6 @@ OpRule Composite(std::function<std::string(OnnxBuilder&, const Node&)> body,
           }};
 }
 
-// NHWC <-> NCHW around the ops ONNX defines for NCHW only.
-std::string ToNchw(OnnxBuilder& b, const Node& n, const std::string& x) {
-  return b.Op(n, "Transpose", {x}, "to_nchw", [](auto* p) { SetInts(p, "perm", {0, 3, 1, 2}); });
-}
-void EmitFromNchw(OnnxBuilder& b, const Node& n, const std::string& y) {
-  b.Emit(n, 0, "Transpose", {y}, [](auto* p) { SetInts(p, "perm", {0, 2, 3, 1}); });
-}
-std::string AutoPad(const Node& n) {
-  return n.attr<std::string>("padding") == "SAME" ? "SAME_UPPER" : "VALID";
-}
-std::vector<int64_t> Spatial(const std::vector<int64_t>& nhwc) { return {nhwc[1], nhwc[2]}; }
-
-std::string NeedsRank4(const Node& n) {
-  const Shape& s = n.input(0).shape();
-  return s.rank_known() && s.rank() == 4 ? "" : "the input's rank must be known to be 4 (NHWC)";
-}
-
 void AddMathRules(Rules& r) {
   for (const auto& [loom_op, onnx_op] :
        std::vector<std::pair<std::string, std::string>>{{"Add", "Add"},
@@ -233,6 +216,7 @@ const std::map<std::string, OpRule>& OpRules() {
     AddMathRules(*r);
     AddReduceRules(*r);
     AddConvRules(*r);
+    AddConvFamilyRules(*r);
     AddArrayRules(*r);
     AddNumericRules(*r);
     AddFeatureColumnRules(*r);
@@ -263,6 +247,14 @@ std::string WhyNotMapped(const std::string& op) {
       {"Merge",
        "tf.cond (Switch / Merge) is not exported as an ONNX If; decide the branch while "
        "building the PREDICT graph (a Python or C++ if on the mode) or select with Where"},
+      {"SpaceToBatchND",
+       "the space-to-batch rearrangement of a dilated convolution (tf.nn.atrous_conv2d, "
+       "dilations or rate > 1) has no ONNX translation in Loom yet; export a model without "
+       "dilated convolutions"},
+      {"BatchToSpaceND",
+       "the batch-to-space rearrangement of a dilated convolution (tf.nn.atrous_conv2d, "
+       "dilations or rate > 1) has no ONNX translation in Loom yet; export a model without "
+       "dilated convolutions"},
       {"RandomUniform", "random numbers in a PREDICT graph"},
       {"RandomNormal", "random numbers in a PREDICT graph"},
       {"TruncatedNormal", "random numbers in a PREDICT graph"},

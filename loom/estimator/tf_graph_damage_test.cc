@@ -9,6 +9,7 @@
 
 #include "loom/base/env.h"
 #include "loom/estimator/estimator_test_util.h"
+#include "loom/estimator/tf_graph_test_util.h"
 #include "loom/estimator/tf_saved_model.h"
 #include "loom/io/proto/graph.pb.h"
 #include "loom/testing/error_of.h"
@@ -48,24 +49,12 @@ TEST(TfSavedModelTest, BadFeedsNameTheSignatureInput) {
 // names the variable and says to freeze it (it used to name the missing variables/ of a
 // SavedModel).
 TEST(TfSavedModelTest, AGraphDefReadingAVariableSaysToFreezeIt) {
-  proto::GraphDef def;
-  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> in) {
-    proto::NodeDef* n = def.add_node();
-    n->set_name(name);
-    n->set_op(op);
-    for (const auto& i : in) n->add_input(i);
-    return n;
-  };
-  proto::NodeDef* x = add("x", "Placeholder", {});
-  (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
-  proto::NodeDef* w = add("w", "VariableV2", {});
-  (*w->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
-  add("y", "Mul", {"x", "w"});
+  tf_testing::GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);
+  (*g.Add("w", "VariableV2")->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+  g.Add("y", "Mul", {"x", "w"});
   estimator_testing::TempDir dir;
-  const std::string path = dir.Join("g.pb");
-  auto f = Env::Default()->NewWritableFile(path);
-  f->Append(def.SerializeAsString());
-  f->Close();
+  const std::string path = g.Write(dir);
   const std::string message = testing::ErrorOf(
       [&] {
         TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "y:0"}});
@@ -86,17 +75,11 @@ TEST(TfSavedModelTest, AGraphDefReadingAVariableSaysToFreezeIt) {
 // node.
 TEST(TfSavedModelTest, DamagedGraphsAreInvalidArgumentNamingTheNode) {
   auto load = [](const std::function<void(proto::GraphDef&)>& build) {
-    proto::GraphDef def;
-    proto::NodeDef* x = def.add_node();
-    x->set_name("x");
-    x->set_op("Placeholder");
-    (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
-    build(def);
+    tf_testing::GraphBuilder g;
+    g.Placeholder("x", proto::DT_FLOAT);
+    build(g.def());
     estimator_testing::TempDir dir;
-    const std::string path = dir.Join("g.pb");
-    auto f = Env::Default()->NewWritableFile(path);
-    f->Append(def.SerializeAsString());
-    f->Close();
+    const std::string path = g.Write(dir);
     return testing::ErrorOf(
         [&] {
           TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "y:0"}});
@@ -104,11 +87,8 @@ TEST(TfSavedModelTest, DamagedGraphsAreInvalidArgumentNamingTheNode) {
         ErrorCode::kInvalidArgument);
   };
   auto node = [](proto::GraphDef& def, const std::string& name, const std::string& op,
-                 std::vector<std::string> inputs) {
-    proto::NodeDef* n = def.add_node();
-    n->set_name(name);
-    n->set_op(op);
-    for (const auto& i : inputs) n->add_input(i);
+                 const std::vector<std::string>& inputs) {
+    proto::NodeDef* n = tf_testing::AddNode(def, name, op, inputs);
     (*n->mutable_attr())["T"].set_type(proto::DT_FLOAT);
     return n;
   };
@@ -125,22 +105,16 @@ TEST(TfSavedModelTest, DamagedGraphsAreInvalidArgumentNamingTheNode) {
   EXPECT_NE(message.find("a cycle"), std::string::npos) << message;
   // A chain far deeper than a stack of recursive calls would hold translates.
   {
-    proto::GraphDef def;
-    proto::NodeDef* x = def.add_node();
-    x->set_name("x");
-    x->set_op("Placeholder");
-    (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+    tf_testing::GraphBuilder g;
+    g.Placeholder("x", proto::DT_FLOAT);
     std::string previous = "x";
     for (int i = 0; i < 30000; ++i) {
       const std::string name = i + 1 == 30000 ? "y" : StrCat("n", i);
-      node(def, name, "Identity", {previous});
+      node(g.def(), name, "Identity", {previous});
       previous = name;
     }
     estimator_testing::TempDir dir;
-    const std::string path = dir.Join("deep.pb");
-    auto f = Env::Default()->NewWritableFile(path);
-    f->Append(def.SerializeAsString());
-    f->Close();
+    const std::string path = g.Write(dir);
     auto model = TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "y:0"}});
     EXPECT_TRUE(model->Run("serving_default", {{"x", Tensor::FromVector<float>({3}, {1})}})
                     .at("y")

@@ -361,12 +361,7 @@ std::map<std::string, TfOp> CoreRules() {
       {"Conv2D",
        [](OpContext& c) {
          c.RequireNhwc();
-         for (auto it = c.node.attr().find("dilations"); it != c.node.attr().end();) {
-           for (int64_t d : it->second.list().i()) {
-             if (d != 1) throw Unimplemented(c.source, ": Conv2D '", c.node.name(), "' is dilated");
-           }
-           break;
-         }
+         c.RequireNoDilations();
          return Conv2D(c.named, c.In(0), c.In(1), c.AttrInts("strides"), c.Attr("padding").s());
        }},
       {"MaxPool",
@@ -444,6 +439,7 @@ const std::map<std::string, TfOp>& OpTable() {
   static const auto* table = [] {
     auto* t = new std::map<std::string, TfOp>(CoreRules());
     AddArrayRules(*t);
+    AddNnRules(*t);
     return t;
   }();
   return *table;

@@ -2,8 +2,8 @@
 #define LOOM_ESTIMATOR_TF_OPS_INTERNAL_H_
 
 // Internal to the TF op rules (tf_ops.h): what a rule sees, shared by tf_ops.cc (control
-// flow, variables, math, nn, the first array rules) and tf_ops_array.cc (selection, more
-// array ops).
+// flow, variables, math, nn, the first array rules), tf_ops_array.cc (selection, more
+// array ops) and tf_ops_nn.cc (the convolutions beyond Conv2D).
 #include <functional>
 #include <map>
 #include <string>
@@ -71,6 +71,14 @@ struct OpContext {
     }
     return out;
   }
+  // Fails unless the node's optional "dilations" attribute is all ones.
+  void RequireNoDilations() const {
+    auto it = node.attr().find("dilations");
+    if (it == node.attr().end()) return;
+    for (int64_t d : it->second.list().i()) {
+      if (d != 1) throw Unimplemented(source, ": ", node.op(), " '", node.name(), "' is dilated");
+    }
+  }
   void RequireNhwc() const {
     if (AttrS("data_format", "NHWC") != "NHWC") {
       throw Unimplemented(source, ": TF node '", node.name(), "' (", node.op(),
@@ -90,6 +98,8 @@ inline Output Unary(OpContext& c, Output (*op)(const Scope&, Input)) {
 
 // Adds tf_ops_array.cc's rules to `table`.
 void AddArrayRules(std::map<std::string, TfOp>& table);
+// Adds tf_ops_nn.cc's rules (the convolutions beyond Conv2D) to `table`.
+void AddNnRules(std::map<std::string, TfOp>& table);
 
 }  // namespace loom::tf_import
 

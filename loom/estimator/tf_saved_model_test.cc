@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/estimator/estimator_test_util.h"
+#include "loom/estimator/tf_graph_test_util.h"
 #include "loom/estimator/tf_inputs.h"
 #include "loom/io/example_builder.h"
 #include "loom/io/proto/graph.pb.h"
@@ -124,58 +125,7 @@ TEST(TfSavedModelTest, FrozenMnistMlpLogits) {
   EXPECT_EQ(inputs.at("X").shape, Shape({-1, 784}));
 }
 
-// A TF GraphDef built node by node, written to a file for LoadFrozenGraph.
-class GraphBuilder {
- public:
-  proto::NodeDef* Add(const std::string& name, const std::string& op,
-                      std::vector<std::string> inputs = {}) {
-    proto::NodeDef* n = def_.add_node();
-    n->set_name(name);
-    n->set_op(op);
-    for (const auto& i : inputs) n->add_input(i);
-    return n;
-  }
-  void Placeholder(const std::string& name, proto::DataType dtype) {
-    (*Add(name, "Placeholder")->mutable_attr())["dtype"].set_type(dtype);
-  }
-  void Floats(const std::string& name, const std::vector<float>& v,
-              const std::vector<int64_t>& shape) {
-    proto::TensorProto* t = Const(name, proto::DT_FLOAT, shape);
-    for (float x : v) t->add_float_val(x);
-  }
-  void Ints(const std::string& name, const std::vector<int32_t>& v,
-            const std::vector<int64_t>& shape) {
-    proto::TensorProto* t = Const(name, proto::DT_INT32, shape);
-    for (int32_t x : v) t->add_int_val(x);
-  }
-  static void SetInts(proto::NodeDef* n, const std::string& attr, const std::vector<int64_t>& v) {
-    auto* list = (*n->mutable_attr())[attr].mutable_list();
-    for (int64_t x : v) list->add_i(x);
-  }
-  proto::GraphDef& def() { return def_; }
-  void String(const std::string& name, const std::string& value) {
-    Const(name, proto::DT_STRING, {})->add_string_val(value);
-  }
-  std::string Write(const estimator_testing::TempDir& dir) {
-    const std::string path = dir.Join("graph.pb");
-    auto f = Env::Default()->NewWritableFile(path);
-    f->Append(def_.SerializeAsString());
-    f->Close();
-    return path;
-  }
-
- private:
-  proto::TensorProto* Const(const std::string& name, proto::DataType dtype,
-                            const std::vector<int64_t>& shape) {
-    proto::NodeDef* n = Add(name, "Const");
-    (*n->mutable_attr())["dtype"].set_type(dtype);
-    proto::TensorProto* t = (*n->mutable_attr())["value"].mutable_tensor();
-    t->set_dtype(dtype);
-    for (int64_t d : shape) t->mutable_tensor_shape()->add_dim()->set_size(d);
-    return t;
-  }
-  proto::GraphDef def_;
-};
+using tf_testing::GraphBuilder;
 
 template <typename T>
 std::vector<T> Values(const Tensor& t) {
@@ -452,26 +402,15 @@ TEST(TfGraphOpsTest, NonConstantAxisAndNchwAreClearErrors) {
 }
 
 TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
-  proto::GraphDef def;
-  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> in) {
-    proto::NodeDef* n = def.add_node();
-    n->set_name(name);
-    n->set_op(op);
-    for (const auto& i : in) n->add_input(i);
-    return n;
-  };
-  proto::NodeDef* x = add("x", "Placeholder", {});
-  (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
-  add("e1", "Digamma", {"x"});
-  add("e2", "Digamma", {"e1"});
-  add("c", "Cumprod", {"e2", "x"});
-  add("r", "Relu", {"c"});
-  add("unused", "Lgamma", {"x"});  // not needed by the output: not reported
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);
+  g.Add("e1", "Digamma", {"x"});
+  g.Add("e2", "Digamma", {"e1"});
+  g.Add("c", "Cumprod", {"e2", "x"});
+  g.Add("r", "Relu", {"c"});
+  g.Add("unused", "Lgamma", {"x"});  // not needed by the output: not reported
   estimator_testing::TempDir dir;
-  const std::string path = dir.Join("g.pb");
-  auto f = Env::Default()->NewWritableFile(path);
-  f->Append(def.SerializeAsString());
-  f->Close();
+  const std::string path = g.Write(dir);
   try {
     TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "r:0"}});
     ADD_FAILURE() << "no error";
@@ -486,23 +425,12 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
 
 // A TF1 while loop's frame ops: the error names them and says why they cannot come in.
 TEST(TfSavedModelTest, Tf1WhileLoopOpsAreAClearError) {
-  proto::GraphDef def;
-  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> in) {
-    proto::NodeDef* n = def.add_node();
-    n->set_name(name);
-    n->set_op(op);
-    for (const auto& i : in) n->add_input(i);
-    return n;
-  };
-  proto::NodeDef* x = add("x", "Placeholder", {});
-  (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
-  add("while/Enter", "Enter", {"x"});
-  add("while/Exit", "Exit", {"while/Enter"});
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);
+  g.Add("while/Enter", "Enter", {"x"});
+  g.Add("while/Exit", "Exit", {"while/Enter"});
   estimator_testing::TempDir dir;
-  const std::string path = dir.Join("g.pb");
-  auto f = Env::Default()->NewWritableFile(path);
-  f->Append(def.SerializeAsString());
-  f->Close();
+  const std::string path = g.Write(dir);
   try {
     TfModel::LoadFrozenGraph(Env::Default(), path, {{"x", "x"}}, {{"y", "while/Exit:0"}});
     ADD_FAILURE() << "no error";

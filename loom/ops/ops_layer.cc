@@ -7,8 +7,11 @@
 #include "loom/ops/math.h"
 #include "loom/ops/math_trig.h"
 #include "loom/ops/nn.h"
+#include "loom/ops/nn_conv_transpose.h"
+#include "loom/ops/nn_depthwise.h"
 #include "loom/ops/random.h"
 #include "loom/ops/scatter.h"
+#include "loom/ops/space_batch.h"
 #include "loom/ops/sparse.h"
 #include "loom/ops/state.h"
 #include "loom/ops/tensor_array.h"
@@ -32,6 +35,9 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterScatterOps(registry);
   RegisterUniqueOps(registry);
   RegisterMathTrigOps(registry);
+  RegisterNnDepthwiseOps(registry);
+  RegisterNnConvTransposeOps(registry);
+  RegisterSpaceBatchOps(registry);
 }
 
 }  // namespace loom

@@ -25,6 +25,15 @@ conv1d = _nn_ops.conv1d
 fused_batch_norm = _nn_ops.fused_batch_norm
 local_response_normalization = lrn = _nn_ops.local_response_normalization
 
+from loom.compat.v1 import _conv_ops  # noqa: E402
+
+depthwise_conv2d = _conv_ops.depthwise_conv2d
+depthwise_conv2d_native = _conv_ops.depthwise_conv2d_native
+separable_conv2d = _conv_ops.separable_conv2d
+conv2d_transpose = _conv_ops.conv2d_transpose
+conv2d = _conv_ops.conv2d
+atrous_conv2d = _conv_ops.atrous_conv2d
+
 from loom.compat.v1 import _elementwise  # noqa: E402
 
 softsign = _elementwise.softsign
@@ -49,6 +58,5 @@ from loom.compat.v1 import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.missing("tf.nn", {
     n: "no op for it in Loom's registry" for n in (
-        "depthwise_conv2d", "separable_conv2d", "conv2d_transpose", "conv3d",
-        "atrous_conv2d", "dilation2d", "max_pool_with_argmax",
+        "conv3d", "dilation2d", "max_pool_with_argmax",
         "nce_loss", "sampled_softmax_loss", "ctc_loss")})

@@ -1,0 +1,53 @@
+// TF op rules (tf_ops.h) for the convolutions beyond Conv2D (tf_ops.cc):
+// DepthwiseConv2dNative, which tf.nn.depthwise_conv2d and tf.nn.separable_conv2d leave in a
+// frozen graph, and Conv2DBackpropInput, tf.nn.conv2d_transpose's op (Loom's
+// Conv2DTranspose: TF's input_sizes is its output_shape, a constant or computed), and
+// SpaceToBatchND / BatchToSpaceND, which TF 1.15 wraps around a dilated convolution.
+#include "loom/estimator/tf_ops_internal.h"
+#include "loom/ops/nn_conv_transpose.h"
+#include "loom/ops/nn_depthwise.h"
+#include "loom/ops/space_batch.h"
+
+namespace loom::tf_import {
+namespace {
+
+// Input 2 of SpaceToBatchND / BatchToSpaceND: a constant [M, 2] of {before, after} pairs.
+std::vector<std::pair<int64_t, int64_t>> Pairs(const OpContext& c) {
+  const std::vector<int64_t> flat = c.ConstInts(2);
+  if (flat.size() % 2 != 0) {
+    throw InvalidArgument(c.source, ": TF node '", c.node.name(), "' (", c.node.op(),
+                          "): input 2 must be [M, 2] {before, after} pairs, has ", flat.size(),
+                          " values");
+  }
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (size_t i = 0; i < flat.size(); i += 2) out.emplace_back(flat[i], flat[i + 1]);
+  return out;
+}
+
+}  // namespace
+
+void AddNnRules(std::map<std::string, TfOp>& table) {
+  const std::map<std::string, TfOp> rules = {
+      {"DepthwiseConv2dNative",
+       [](OpContext& c) {
+         c.RequireNhwc();
+         c.RequireNoDilations();
+         return DepthwiseConv2dNative(c.named, c.In(0), c.In(1), c.AttrInts("strides"),
+                                      c.Attr("padding").s());
+       }},
+      {"Conv2DBackpropInput",
+       [](OpContext& c) {
+         c.RequireNhwc();
+         c.RequireNoDilations();
+         return Conv2DTranspose(c.named, c.In(2), c.In(1), c.In(0), c.AttrInts("strides"),
+                                c.Attr("padding").s());
+       }},
+      {"SpaceToBatchND",
+       [](OpContext& c) { return SpaceToBatchND(c.named, c.In(0), c.ConstInts(1), Pairs(c)); }},
+      {"BatchToSpaceND",
+       [](OpContext& c) { return BatchToSpaceND(c.named, c.In(0), c.ConstInts(1), Pairs(c)); }},
+  };
+  table.insert(rules.begin(), rules.end());
+}
+
+}  // namespace loom::tf_import

@@ -1,0 +1,244 @@
+// Conv2DTranspose and its filter gradient (nn_conv_transpose.h): Conv2D's input and filter
+// backprops with the roles of a layer. float32 on oneDNN (onednn_conv.h), direct loops else.
+#include "loom/ops/nn_conv_transpose.h"
+
+#include <algorithm>
+
+#include "loom/ops/nn.h"
+#include "loom/ops/nn_direct_conv.h"
+#include "loom/ops/nn_internal.h"
+#include "loom/ops/nn_window.h"
+#include "loom/ops/onednn_conv.h"
+
+namespace loom {
+namespace {
+
+using namespace nn_internal;  // NOLINT: the nn files' own helpers
+
+// output_shape's values [batch, H, W, C], checked.
+template <typename Ctx>
+Shape OutputShapeOf(const Ctx& c, const Tensor& t) {
+  if (t.dtype() != kInt32 && t.dtype() != kInt64) {
+    c.Fail("output_shape must be int32 or int64, is ", DTypeName(t.dtype()));
+  }
+  if (t.shape().rank() != 1 || t.NumElements() != 4) {
+    c.Fail("output_shape must be a vector [batch, height, width, channels], got shape ", t.shape());
+  }
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < 4; ++i) {
+    dims.push_back(t.dtype() == kInt32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i]);
+    if (dims.back() < 0) c.Fail("output_shape has a negative dimension: ", Shape(dims));
+  }
+  return Shape(dims);
+}
+
+// The Conv2D geometry from `output` (the conv's input) to `value` (its output); fails unless
+// the conv of `output` by `filter` gives value's shape.
+template <typename Ctx>
+Geometry TransposeGeometry(const Ctx& c, const Shape& output, const Shape& filter,
+                           const Shape& value) {
+  if (value.rank() != 4 || filter.rank() != 4) {
+    c.Fail("value must be NHWC (rank 4) and filter [height, width, output_channels, ",
+           "in_channels] (rank 4), got ", value, " and ", filter);
+  }
+  if (value.dim(3) != filter.dim(3)) {
+    c.Fail("value channels ", value.dim(3), " (value shape ", value,
+           ") do not match the filter's in_channels (dim 3) ", filter.dim(3), " (filter shape ",
+           filter, ")");
+  }
+  if (output.dim(3) != filter.dim(2)) {
+    c.Fail("output_shape ", output, " has ", output.dim(3),
+           " channels; the filter's output_channels (dim 2) is ", filter.dim(2), " (filter shape ",
+           filter, ")");
+  }
+  const Geometry g = MakeGeometry(c, output, filter.dim(0), filter.dim(1));
+  const Shape conv{g.batch, g.out_h, g.out_w, filter.dim(3)};
+  if (conv != value) {
+    c.Fail("output_shape ", output, " does not fit value ", value, ": a Conv2D of ", output,
+           " by filter ", filter, " with strides ", AttrValueToString(c.attr(kStrides)), " and ",
+           c.attr(kPadding), " padding gives ", conv);
+  }
+  return g;
+}
+
+// dx[b, ih, iw, c] = sum over the positions whose window covers (ih, iw) of
+// sum_k dy[b, oh, ow, k] * w[kh, kw, c, k]: Conv2D's input backprop, one image per task.
+template <typename T>
+void TransposeLoops(ThreadPool& pool, const Geometry& g, int64_t out_c, const T* w, const T* dy,
+                    T* dx) {
+  const int64_t ch = g.channels, image = g.in_h * g.in_w * ch;
+  pool.ParallelFor(g.batch, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t b = lo; b < hi; ++b) {
+      T* img = dx + b * image;
+      std::fill(img, img + image, T(0));
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          const T* grad = dy + ((b * g.out_h + oh) * g.out_w + ow) * out_c;
+          ForEachTap(g, oh, ow, [&](int64_t kh, int64_t kw, int64_t ih, int64_t iw) {
+            T* dst = img + (ih * g.in_w + iw) * ch;
+            const T* tap = w + (kh * g.k_w + kw) * ch * out_c;
+            for (int64_t k = 0; k < ch; ++k) {
+              T sum = 0;
+              for (int64_t o = 0; o < out_c; ++o) sum += grad[o] * tap[k * out_c + o];
+              dst[k] += sum;
+            }
+          });
+        }
+      }
+    }
+  });
+}
+
+// dw[kh, kw, c, k] = sum over (b, oh, ow) of x[b, ih, iw, c] * dy[b, oh, ow, k]: Conv2D's
+// filter backprop, one tap per task.
+template <typename T>
+void FilterLoops(ThreadPool& pool, const Geometry& g, int64_t out_c, const T* x, const T* dy,
+                 T* dw) {
+  const int64_t ch = g.channels;
+  pool.ParallelFor(g.k_h * g.k_w, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      T* dst = dw + t * ch * out_c;
+      std::fill(dst, dst + ch * out_c, T(0));
+      ForEachPositionOfTap(g, t / g.k_w, t % g.k_w,
+                           [&](int64_t b, int64_t oh, int64_t ow, int64_t ih, int64_t iw) {
+                             const T* in = x + ((b * g.in_h + ih) * g.in_w + iw) * ch;
+                             const T* grad = dy + ((b * g.out_h + oh) * g.out_w + ow) * out_c;
+                             for (int64_t k = 0; k < ch; ++k) {
+                               for (int64_t o = 0; o < out_c; ++o) {
+                                 dst[k * out_c + o] += in[k] * grad[o];
+                               }
+                             }
+                           });
+    }
+  });
+}
+
+// Inputs (value, filter, output_shape).
+void Conv2DTransposeKernel(KernelContext& c) {
+  const Tensor& value = c.input(0);
+  const Tensor& filter = c.input(1);
+  const Shape output = OutputShapeOf(c, c.input(2));
+  const Geometry g = TransposeGeometry(c, output, filter.shape(), value.shape());
+  const int64_t out_c = filter.dim(3);
+  Tensor y = c.AllocateOutput(0, output);
+  if (y.NumElements() == 0) return;
+  if (value.dtype() == kFloat32 && value.NumElements() > 0 && filter.NumElements() > 0 &&
+      OnednnConv2DBackpropInput(g, out_c, filter.data<float>(), value.data<float>(),
+                                y.data<float>(), c.pool().num_threads())) {
+    return;
+  }
+  SwitchFloat(value.dtype(), "Conv2DTranspose", [&](auto tag) {
+    using T = decltype(tag);
+    TransposeLoops<T>(c.pool(), g, out_c, filter.data<T>(), value.data<T>(), y.data<T>());
+    return 0;
+  });
+}
+
+// Inputs (d output, value, filter); only filter's shape is read.
+void FilterGradKernel(KernelContext& c) {
+  const Tensor& dz = c.input(0);
+  const Tensor& value = c.input(1);
+  const Tensor& filter = c.input(2);
+  const Geometry g = TransposeGeometry(c, dz.shape(), filter.shape(), value.shape());
+  const int64_t out_c = filter.dim(3);
+  Tensor dw = c.AllocateOutput(0, filter.shape());
+  if (dw.NumElements() == 0) return;
+  if (dz.dtype() == kFloat32 && value.NumElements() > 0 && dz.NumElements() > 0 &&
+      OnednnConv2DBackpropFilter(g, out_c, dz.data<float>(), value.data<float>(), dw.data<float>(),
+                                 c.pool().num_threads())) {
+    return;
+  }
+  SwitchFloat(dz.dtype(), "Conv2DTransposeBackpropFilter", [&](auto tag) {
+    using T = decltype(tag);
+    FilterLoops<T>(c.pool(), g, out_c, dz.data<T>(), value.data<T>(), dw.data<T>());
+    return 0;
+  });
+}
+
+const OpDef& FilterGradOp() {
+  static const OpDef op = {
+      .name = "Conv2DTransposeBackpropFilter",
+      .num_inputs = 3,
+      .attrs = {kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kFloat32, kFloat64});
+            c.ExpectSameDType(0, 1);
+            c.ExpectSameDType(0, 2);
+            c.set_output(0, c.input_dtype(0), c.input_shape(2));
+          },
+      .kernel = FilterGradKernel,
+      .no_gradient = "second derivatives of Conv2DTranspose are not implemented",
+      .not_swept = "built only by Conv2DTranspose's gradient rule; its gradient check covers it",
+  };
+  return op;
+}
+
+const OpDef& Conv2DTransposeOp() {
+  static const OpDef op = {
+      .name = "Conv2DTranspose",
+      .num_inputs = 3,
+      .attrs = {kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kFloat32, kFloat64});
+            c.ExpectSameDType(0, 1);
+            c.ExpectDType(2, {kInt32, kInt64});
+            c.ExpectRank(0, 4);
+            c.ExpectRank(1, 4);
+            c.ExpectRank(2, 1);
+            SpatialAttr(c, kStrides);
+            const Shape& value = c.input_shape(0);
+            const Shape& filter = c.input_shape(1);
+            const Tensor* shape = c.input_constant(2);
+            if (shape == nullptr) {
+              c.set_output(0, c.input_dtype(0),
+                           Shape{kUnknownDim, kUnknownDim, kUnknownDim,
+                                 filter.rank_known() ? filter.dim(2) : kUnknownDim});
+              return;
+            }
+            const Shape output = OutputShapeOf(c, *shape);
+            if (value.fully_defined() && filter.fully_defined()) {
+              TransposeGeometry(c, output, filter, value);
+            }
+            c.set_output(0, c.input_dtype(0), output);
+          },
+      .kernel = Conv2DTransposeKernel,
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // y = Conv2D's input backprop of value: d value = Conv2D(d y, filter); d filter =
+        // Conv2D's filter backprop with d y as the input and value as the output gradient.
+        const Scope& s = g.scope();
+        Output d_value =
+            Conv2D(s, g.grad(0), g.input(1), g.node().attr(kStrides), g.node().attr(kPadding));
+        Output d_filter = AddGradOp(g, FilterGradOp(), {g.grad(0), g.input(0), g.input(1)});
+        return {d_value, d_filter, GradOutput()};
+      },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({1, 2, 2, 3}), SampleDoubles({2, 2, 2, 3}),
+                             Tensor::FromVector<int64_t>({1, 4, 3, 2})},
+                            {kStrides(std::vector<int64_t>{1, 2, 2, 1}), kPadding("SAME")}};
+          },
+  };
+  return op;
+}
+
+}  // namespace
+
+Output Conv2DTranspose(const Scope& scope, Input value, Input filter, Input output_shape,
+                       const std::vector<int64_t>& strides, const std::string& padding) {
+  Output v = AsOutput(scope, value);
+  Output w = AsOutput(scope, filter, v.dtype());
+  Output shape = AsOutput(scope, output_shape);
+  const std::string what = "Conv2DTranspose '" + scope.FullName("Conv2DTranspose") + "': strides";
+  return AddOp(scope, Conv2DTransposeOp(), {v, w, shape},
+               {kStrides(NhwcAttr(what.c_str(), strides)), kPadding(padding)});
+}
+
+void RegisterNnConvTransposeOps(OpRegistry& registry) {
+  for (const OpDef* op : {&Conv2DTransposeOp(), &FilterGradOp()}) registry.Register(*op);
+}
+
+}  // namespace loom

@@ -1,0 +1,189 @@
+#include "loom/ops/nn_conv_transpose.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "loom/autodiff/gradients.h"
+#include "loom/ops/nn_test_util.h"
+#include "loom/testing/error_of.h"
+
+namespace loom {
+namespace {
+
+using nn_test::EvalWith;
+using nn_test::ExpectNear;
+using nn_test::ToFloat;
+
+// y [n, h, w, c] from value [n, oh, ow, k] by filter [kh, kw, c, k].
+struct TransposeCase {
+  int64_t n, h, w, c, kh, kw, k, sh, sw;
+  std::string padding;
+};
+
+std::string DescribeTranspose(const TransposeCase& t) {
+  return StrCat("out [", t.n, ",", t.h, ",", t.w, ",", t.c, "] filter [", t.kh, ",", t.kw, ",", t.c,
+                ",", t.k, "] strides ", t.sh, "x", t.sw, " ", t.padding);
+}
+
+// TF's output size and leading padding of the Conv2D that conv2d_transpose inverts.
+int64_t ConvOut(const TransposeCase& t, int64_t in, int64_t k, int64_t s, int64_t* pad) {
+  if (t.padding == "VALID") {
+    *pad = 0;
+    return (in - k) / s + 1;
+  }
+  const int64_t out = (in + s - 1) / s;
+  *pad = std::max<int64_t>((out - 1) * s + k - in, 0) / 2;
+  return out;
+}
+
+Shape ValueShape(const TransposeCase& t) {
+  int64_t pt = 0, pl = 0;
+  return Shape{t.n, ConvOut(t, t.h, t.kh, t.sh, &pt), ConvOut(t, t.w, t.kw, t.sw, &pl), t.k};
+}
+
+// conv2d_transpose written out in float64: each value element spreads value * filter over
+// the window it would have been computed from, y[b, i*sh + di - pt, j*sw + dj - pl, c] +=
+// value[b, i, j, q] * filter[di, dj, c, q].
+std::vector<double> TransposeReference(const TransposeCase& t, const Tensor& v, const Tensor& f) {
+  int64_t pt = 0, pl = 0;
+  const int64_t oh = ConvOut(t, t.h, t.kh, t.sh, &pt), ow = ConvOut(t, t.w, t.kw, t.sw, &pl);
+  std::vector<double> y(t.n * t.h * t.w * t.c, 0.0);
+  for (int64_t b = 0; b < t.n; ++b)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j)
+        for (int64_t di = 0; di < t.kh; ++di)
+          for (int64_t dj = 0; dj < t.kw; ++dj) {
+            const int64_t r = i * t.sh + di - pt, s = j * t.sw + dj - pl;
+            if (r < 0 || r >= t.h || s < 0 || s >= t.w) continue;
+            for (int64_t c = 0; c < t.c; ++c)
+              for (int64_t q = 0; q < t.k; ++q)
+                y[((b * t.h + r) * t.w + s) * t.c + c] +=
+                    v.data<double>()[((b * oh + i) * ow + j) * t.k + q] *
+                    f.data<double>()[((di * t.kw + dj) * t.c + c) * t.k + q];
+          }
+  return y;
+}
+
+const std::vector<TransposeCase>& TransposeCases() {
+  static const auto* cases = new std::vector<TransposeCase>{
+      {2, 4, 4, 3, 3, 3, 2, 2, 2, "SAME"},  {1, 7, 6, 2, 3, 3, 4, 2, 2, "SAME"},
+      {2, 5, 5, 2, 2, 3, 3, 1, 1, "VALID"}, {1, 8, 7, 1, 4, 3, 2, 3, 2, "VALID"},
+      {1, 5, 4, 3, 1, 1, 2, 2, 2, "SAME"},  {3, 6, 6, 4, 5, 5, 3, 1, 1, "SAME"},
+  };
+  return *cases;
+}
+
+Output Transposed(const TransposeCase& t, const Scope& s, const std::vector<Output>& in) {
+  return Conv2DTranspose(s, in[0], in[1],
+                         Const(s, Tensor::FromVector<int64_t>({t.n, t.h, t.w, t.c})), {t.sh, t.sw},
+                         t.padding);
+}
+
+TEST(NnConvTransposeTest, MatchesTheFloat64ReferenceInBothDtypes) {
+  uint64_t seed = 1200;
+  for (const TransposeCase& t : TransposeCases()) {
+    Tensor v = RandomDoubles(ValueShape(t), ++seed);
+    Tensor f = RandomDoubles({t.kh, t.kw, t.c, t.k}, ++seed);
+    const std::vector<double> want = TransposeReference(t, v, f);
+    auto run = [&](const Scope& s, const std::vector<Output>& in) { return Transposed(t, s, in); };
+    Tensor y = EvalWith({v, f}, run, 2);
+    EXPECT_EQ(y.shape(), Shape({t.n, t.h, t.w, t.c})) << DescribeTranspose(t);
+    ExpectNear(y, want, 1e-12, DescribeTranspose(t));
+    // float32: oneDNN's path.
+    ExpectNear(EvalWith({ToFloat(v), ToFloat(f)}, run, 1), want, 1e-5, DescribeTranspose(t));
+  }
+}
+
+// The transpose is Conv2D's adjoint: <Conv2D(x, f), v> = <x, Conv2DTranspose(v, f)>.
+TEST(NnConvTransposeTest, IsTheAdjointOfConv2D) {
+  uint64_t seed = 1300;
+  for (const TransposeCase& t : TransposeCases()) {
+    Tensor x = RandomDoubles({t.n, t.h, t.w, t.c}, ++seed);
+    Tensor v = RandomDoubles(ValueShape(t), ++seed);
+    Tensor f = RandomDoubles({t.kh, t.kw, t.c, t.k}, ++seed);
+    Tensor conv = EvalWith({x, f}, [&](const Scope& s, const std::vector<Output>& in) {
+      return Conv2D(s, in[0], in[1], {t.sh, t.sw}, t.padding);
+    });
+    Tensor tr = EvalWith({v, f}, [&](const Scope& s, const std::vector<Output>& in) {
+      return Transposed(t, s, in);
+    });
+    double lhs = 0, rhs = 0;
+    for (int64_t i = 0; i < conv.NumElements(); ++i)
+      lhs += conv.data<double>()[i] * v.data<double>()[i];
+    for (int64_t i = 0; i < tr.NumElements(); ++i)
+      rhs += tr.data<double>()[i] * x.data<double>()[i];
+    EXPECT_NEAR(lhs, rhs, 1e-10 * std::max(1.0, std::abs(lhs))) << DescribeTranspose(t);
+  }
+}
+
+TEST(NnConvTransposeTest, NumericGradients) {
+  uint64_t seed = 1400;
+  for (const TransposeCase& t : TransposeCases()) {
+    Tensor v = RandomDoubles(ValueShape(t), ++seed);
+    Tensor f = RandomDoubles({t.kh, t.kw, t.c, t.k}, ++seed);
+    EXPECT_LT(MaxGradientError([&](const Scope& s,
+                                   const std::vector<Output>& in) { return Transposed(t, s, in); },
+                               {v, f}),
+              1e-7)  // finite differences over the largest case reach ~5e-8
+        << DescribeTranspose(t);
+  }
+}
+
+// output_shape computed at run time (a fed batch size); float32 gradients through oneDNN
+// match float64's.
+TEST(NnConvTransposeTest, RunTimeOutputShape) {
+  Graph graph;
+  Scope s(graph);
+  auto v = Placeholder(s, kFloat32, Shape{kUnknownDim, 2, 2, 3});
+  auto shape = Placeholder(s, kInt32, Shape{4});
+  Tensor f0 = ToFloat(RandomDoubles({3, 3, 2, 3}, 7));
+  Output y = Conv2DTranspose(s, v, Const(s, f0), shape, {2, 2}, "SAME");
+  EXPECT_EQ(y.shape(), Shape({kUnknownDim, kUnknownDim, kUnknownDim, 2}));
+  Session session(graph);
+  Tensor v0 = ToFloat(RandomDoubles({2, 2, 2, 3}, 8));
+  for (int32_t h : {3, 4}) {  // both convolve to 2 at stride 2
+    Tensor out = session.Run({{v, v0}, {shape, Tensor::FromVector<int32_t>({2, h, 4, 2})}}, {y})[0];
+    EXPECT_EQ(out.shape(), Shape({2, h, 4, 2}));
+  }
+  std::string m = testing::ErrorOf(
+      [&] {
+        session.Run({{v, v0}, {shape, Tensor::FromVector<int32_t>({2, 6, 4, 2})}}, {y});
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("output_shape [2,6,4,2] does not fit value [2,2,2,3]"), std::string::npos) << m;
+  EXPECT_NE(m.find("gives [2,3,2,3]"), std::string::npos) << m;
+}
+
+TEST(NnConvTransposeTest, BadShapesNameTheNode) {
+  Graph graph;
+  Scope s(graph);
+  auto v = Placeholder(s, kFloat32, {1, 2, 2, 3});
+  auto f = Placeholder(s, kFloat32, {3, 3, 2, 3});
+  std::string m = testing::ErrorOf(
+      [&] {
+        Conv2DTranspose(s, v, f, Const(s, Tensor::FromVector<int64_t>({1, 4, 4, 5})), {2, 2},
+                        "SAME");
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("Conv2DTranspose"), std::string::npos) << m;
+  EXPECT_NE(m.find("output_shape [1,4,4,5] has 5 channels"), std::string::npos) << m;
+  auto f4 = Placeholder(s, kFloat32, {3, 3, 2, 4});
+  m = testing::ErrorOf(
+      [&] {
+        Conv2DTranspose(s, v, f4, Const(s, Tensor::FromVector<int64_t>({1, 4, 4, 2})), {2, 2},
+                        "SAME");
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("value channels 3"), std::string::npos) << m;
+  m = testing::ErrorOf(
+      [&] {
+        Conv2DTranspose(s, v, f, Const(s, Tensor::FromVector<int64_t>({1, 4, 4})), {2, 2}, "SAME");
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("[batch, height, width, channels]"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace loom

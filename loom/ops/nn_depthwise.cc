@@ -1,0 +1,261 @@
+// DepthwiseConv2dNative with its input and filter backprops (nn_depthwise.h). NHWC; the
+// window geometry is Conv2D's (nn_window.h).
+#include "loom/ops/nn_depthwise.h"
+
+#include <algorithm>
+
+#include "loom/ops/nn_direct_conv.h"
+#include "loom/ops/nn_internal.h"
+#include "loom/ops/nn_window.h"
+
+namespace loom {
+namespace {
+
+using namespace nn_internal;  // NOLINT: the nn files' own helpers
+
+// The geometry of a depthwise convolution: Conv2D's, plus the channel multiplier M.
+struct Depthwise {
+  Geometry g;
+  int64_t multiplier;
+  int64_t out_channels() const { return g.channels * multiplier; }
+};
+
+// Checks input [N, H, W, C], filter [kh, kw, C, M] (and out_backprop [N, oh, ow, C * M],
+// when given) at run time.
+Depthwise DepthwiseGeometry(const KernelContext& c, const Shape& input, const Shape& filter,
+                            const Tensor* out_backprop) {
+  if (input.rank() != 4 || filter.rank() != 4) {
+    c.Fail("input must be NHWC (rank 4) and filter [height, width, in_channels, multiplier] ",
+           "(rank 4), got ", input, " and ", filter);
+  }
+  if (input.dim(3) != filter.dim(2)) {
+    c.Fail("input channels ", input.dim(3), " (input shape ", input,
+           ") do not match the filter's in_channels ", filter.dim(2), " (filter shape ", filter,
+           ")");
+  }
+  Depthwise d{MakeGeometry(c, input, filter.dim(0), filter.dim(1)), filter.dim(3)};
+  if (out_backprop != nullptr) {
+    const Shape expected{d.g.batch, d.g.out_h, d.g.out_w, d.out_channels()};
+    if (out_backprop->shape() != expected) {
+      c.Fail("out_backprop has shape ", out_backprop->shape(), ", expected ", expected);
+    }
+  }
+  return d;
+}
+
+// out[b, oh, ow, c * M + m] = sum over taps of in[b, ih, iw, c] * filter[kh, kw, c, m]
+void DepthwiseKernel(KernelContext& c) {
+  const Tensor& input = c.input(0);
+  const Tensor& filter = c.input(1);
+  const Depthwise d = DepthwiseGeometry(c, input.shape(), filter.shape(), nullptr);
+  const Geometry& g = d.g;
+  Tensor out = c.AllocateOutput(0, Shape{g.batch, g.out_h, g.out_w, d.out_channels()});
+  SwitchFloat(input.dtype(), "DepthwiseConv2dNative", [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = input.data<T>();
+    const T* w = filter.data<T>();
+    T* y = out.data<T>();
+    const int64_t ch = g.channels, m_count = d.multiplier, cm = d.out_channels();
+    c.pool().ParallelFor(g.batch * g.out_h, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t row = lo; row < hi; ++row) {
+        const int64_t b = row / g.out_h, oh = row % g.out_h;
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          T* dst = y + (row * g.out_w + ow) * cm;
+          std::fill(dst, dst + cm, T(0));
+          ForEachTap(g, oh, ow, [&](int64_t kh, int64_t kw, int64_t ih, int64_t iw) {
+            const T* in = x + ((b * g.in_h + ih) * g.in_w + iw) * ch;
+            const T* tap = w + (kh * g.k_w + kw) * cm;
+            for (int64_t k = 0; k < ch; ++k) {
+              for (int64_t m = 0; m < m_count; ++m)
+                dst[k * m_count + m] += in[k] * tap[k * m_count + m];
+            }
+          });
+        }
+      }
+    });
+    return 0;
+  });
+}
+
+// d in[b, ih, iw, c] = sum over the outputs whose window covers (ih, iw) of
+// sum_m d out[b, oh, ow, c * M + m] * filter[kh, kw, c, m]; one image per task, so the
+// scatter into it needs no locks.
+void DepthwiseBackpropInputKernel(KernelContext& c) {
+  const Tensor& input = c.input(0);  // only its shape is used
+  const Tensor& filter = c.input(1);
+  const Tensor& dy = c.input(2);
+  const Depthwise d = DepthwiseGeometry(c, input.shape(), filter.shape(), &dy);
+  const Geometry& g = d.g;
+  Tensor dx = c.AllocateOutput(0, input.shape());
+  SwitchFloat(input.dtype(), "DepthwiseConv2dNativeBackpropInput", [&](auto tag) {
+    using T = decltype(tag);
+    const T* w = filter.data<T>();
+    const T* dout = dy.data<T>();
+    T* din = dx.data<T>();
+    const int64_t ch = g.channels, m_count = d.multiplier, cm = d.out_channels();
+    const int64_t image = g.in_h * g.in_w * ch;
+    c.pool().ParallelFor(g.batch, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; ++b) {
+        T* img = din + b * image;
+        std::fill(img, img + image, T(0));
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          for (int64_t ow = 0; ow < g.out_w; ++ow) {
+            const T* grad = dout + ((b * g.out_h + oh) * g.out_w + ow) * cm;
+            ForEachTap(g, oh, ow, [&](int64_t kh, int64_t kw, int64_t ih, int64_t iw) {
+              T* dst = img + (ih * g.in_w + iw) * ch;
+              const T* tap = w + (kh * g.k_w + kw) * cm;
+              for (int64_t k = 0; k < ch; ++k) {
+                T sum = 0;
+                for (int64_t m = 0; m < m_count; ++m)
+                  sum += grad[k * m_count + m] * tap[k * m_count + m];
+                dst[k] += sum;
+              }
+            });
+          }
+        }
+      }
+    });
+    return 0;
+  });
+}
+
+// d filter[kh, kw, c, m] = sum over (b, oh, ow) of in[b, ih, iw, c] * d out[b, oh, ow, c*M+m];
+// one filter tap per task.
+void DepthwiseBackpropFilterKernel(KernelContext& c) {
+  const Tensor& input = c.input(0);
+  const Tensor& filter = c.input(1);  // only its shape is used
+  const Tensor& dy = c.input(2);
+  const Depthwise d = DepthwiseGeometry(c, input.shape(), filter.shape(), &dy);
+  const Geometry& g = d.g;
+  Tensor dw = c.AllocateOutput(0, filter.shape());
+  SwitchFloat(input.dtype(), "DepthwiseConv2dNativeBackpropFilter", [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = input.data<T>();
+    const T* dout = dy.data<T>();
+    T* dfilter = dw.data<T>();
+    const int64_t ch = g.channels, m_count = d.multiplier, cm = d.out_channels();
+    c.pool().ParallelFor(g.k_h * g.k_w, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t kh = t / g.k_w, kw = t % g.k_w;
+        T* dst = dfilter + t * cm;
+        std::fill(dst, dst + cm, T(0));
+        ForEachPositionOfTap(g, kh, kw,
+                             [&](int64_t b, int64_t oh, int64_t ow, int64_t ih, int64_t iw) {
+                               const T* in = x + ((b * g.in_h + ih) * g.in_w + iw) * ch;
+                               const T* grad = dout + ((b * g.out_h + oh) * g.out_w + ow) * cm;
+                               for (int64_t k = 0; k < ch; ++k) {
+                                 for (int64_t m = 0; m < m_count; ++m)
+                                   dst[k * m_count + m] += in[k] * grad[k * m_count + m];
+                               }
+                             });
+      }
+    });
+    return 0;
+  });
+}
+
+void DepthwiseShapeChecks(InferenceContext& c) {
+  c.ExpectDType(0, {kFloat32, kFloat64});
+  c.ExpectSameDType(0, 1);
+  c.ExpectRank(0, 4);
+  c.ExpectRank(1, 4);
+  const Shape& in = c.input_shape(0);
+  const Shape& f = c.input_shape(1);
+  if (in.rank_known() && f.rank_known() && in.dim(3) != kUnknownDim && f.dim(2) != kUnknownDim &&
+      in.dim(3) != f.dim(2)) {
+    c.Fail("input channels ", in.dim(3), " (input shape ", in,
+           ") do not match the filter's in_channels ", f.dim(2), " (filter shape ", f, ")");
+  }
+  SpatialAttr(c, kStrides);
+}
+
+const char* const kNoSecondDerivative =
+    "second derivatives of DepthwiseConv2dNative are not implemented";
+const char* const kBuiltByGradient =
+    "built only by DepthwiseConv2dNative's gradient rule; its gradient check covers it";
+
+// A backprop record whose output has the shape of input `like` (0: the input, 1: the filter).
+OpDef BackpropOp(const char* name, int like, KernelFn kernel) {
+  return {
+      .name = name,
+      .num_inputs = 3,
+      .attrs = {kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
+      .shape =
+          [like](InferenceContext& c) {
+            DepthwiseShapeChecks(c);
+            c.set_output(0, c.input_dtype(0), c.input_shape(like));
+          },
+      .kernel = std::move(kernel),
+      .no_gradient = kNoSecondDerivative,
+      .not_swept = kBuiltByGradient,
+  };
+}
+
+const OpDef& BackpropInputOp() {
+  static const OpDef op =
+      BackpropOp("DepthwiseConv2dNativeBackpropInput", 0, DepthwiseBackpropInputKernel);
+  return op;
+}
+
+const OpDef& BackpropFilterOp() {
+  static const OpDef op =
+      BackpropOp("DepthwiseConv2dNativeBackpropFilter", 1, DepthwiseBackpropFilterKernel);
+  return op;
+}
+
+const OpDef& DepthwiseOp() {
+  static const OpDef op = {
+      .name = "DepthwiseConv2dNative",
+      .num_inputs = 2,
+      .attrs = {kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
+      .shape =
+          [](InferenceContext& c) {
+            DepthwiseShapeChecks(c);
+            const Shape& in = c.input_shape(0);
+            const Shape& f = c.input_shape(1);
+            if (!in.rank_known() || !f.rank_known()) {
+              c.set_output(0, c.input_dtype(0),
+                           Shape{kUnknownDim, kUnknownDim, kUnknownDim, kUnknownDim});
+              return;
+            }
+            const Geometry g = MakeGeometry(c, in, f.dim(0), f.dim(1));
+            const int64_t out_c = in.dim(3) == kUnknownDim || f.dim(3) == kUnknownDim
+                                      ? kUnknownDim
+                                      : in.dim(3) * f.dim(3);
+            c.set_output(0, c.input_dtype(0), Shape{g.batch, g.out_h, g.out_w, out_c});
+          },
+      .kernel = DepthwiseKernel,
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        std::vector<Output> args = {g.input(0), g.input(1), g.grad(0)};
+        return {AddGradOp(g, BackpropInputOp(), args), AddGradOp(g, BackpropFilterOp(), args)};
+      },
+      .sample =
+          [] {
+            return OpSample{{SampleDoubles({2, 5, 4, 2}), SampleDoubles({3, 2, 2, 3})},
+                            {kStrides(std::vector<int64_t>{1, 2, 1, 1}), kPadding("SAME")}};
+          },
+  };
+  return op;
+}
+
+}  // namespace
+
+Output DepthwiseConv2dNative(const Scope& scope, Input input, Input filter,
+                             const std::vector<int64_t>& strides, const std::string& padding) {
+  Output x = AsOutput(scope, input);
+  Output w = AsOutput(scope, filter, x.dtype());
+  const std::string what =
+      "DepthwiseConv2dNative '" + scope.FullName("DepthwiseConv2dNative") + "': strides";
+  return AddOp(scope, DepthwiseOp(), {x, w},
+               {kStrides(NhwcAttr(what.c_str(), strides)), kPadding(padding)});
+}
+
+void RegisterNnDepthwiseOps(OpRegistry& registry) {
+  for (const OpDef* op : {&DepthwiseOp(), &BackpropInputOp(), &BackpropFilterOp()}) {
+    registry.Register(*op);
+  }
+}
+
+}  // namespace loom

@@ -1,0 +1,164 @@
+#include "loom/ops/nn_depthwise.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "loom/autodiff/gradients.h"
+#include "loom/ops/nn_test_util.h"
+#include "loom/testing/error_of.h"
+
+namespace loom {
+namespace {
+
+using nn_test::EvalWith;
+using nn_test::ExpectNear;
+using nn_test::ToFloat;
+
+struct DwCase {
+  int64_t n, h, w, c, kh, kw, m, sh, sw;
+  std::string padding;
+};
+
+std::string DescribeDw(const DwCase& c) {
+  return StrCat("[", c.n, ",", c.h, ",", c.w, ",", c.c, "] * [", c.kh, ",", c.kw, ",", c.c, ",",
+                c.m, "] strides ", c.sh, "x", c.sw, " ", c.padding);
+}
+
+// TF's definition written out in float64: out[b, i, j, k * M + q] = sum_{di, dj}
+// in[b, i * sh + di - pad_top, j * sw + dj - pad_left, k] * filter[di, dj, k, q], with TF's
+// SAME padding (the extra row / column at the bottom / right).
+std::vector<double> DepthwiseReference(const DwCase& c, const Tensor& x, const Tensor& f) {
+  auto out_size = [&](int64_t in, int64_t k, int64_t s, int64_t* pad) {
+    if (c.padding == "VALID") {
+      *pad = 0;
+      return (in - k) / s + 1;
+    }
+    const int64_t out = (in + s - 1) / s;
+    *pad = std::max<int64_t>((out - 1) * s + k - in, 0) / 2;
+    return out;
+  };
+  int64_t pt = 0, pl = 0;
+  const int64_t oh = out_size(c.h, c.kh, c.sh, &pt), ow = out_size(c.w, c.kw, c.sw, &pl);
+  std::vector<double> y(c.n * oh * ow * c.c * c.m, 0.0);
+  const double* in = x.data<double>();
+  const double* w = f.data<double>();
+  for (int64_t b = 0; b < c.n; ++b)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j)
+        for (int64_t k = 0; k < c.c; ++k)
+          for (int64_t q = 0; q < c.m; ++q) {
+            double sum = 0;
+            for (int64_t di = 0; di < c.kh; ++di)
+              for (int64_t dj = 0; dj < c.kw; ++dj) {
+                const int64_t r = i * c.sh + di - pt, s = j * c.sw + dj - pl;
+                if (r < 0 || r >= c.h || s < 0 || s >= c.w) continue;
+                sum += in[((b * c.h + r) * c.w + s) * c.c + k] *
+                       w[((di * c.kw + dj) * c.c + k) * c.m + q];
+              }
+            y[((b * oh + i) * ow + j) * c.c * c.m + k * c.m + q] = sum;
+          }
+  return y;
+}
+
+const std::vector<DwCase>& DepthwiseCases() {
+  static const auto* cases = new std::vector<DwCase>{
+      {2, 5, 4, 3, 3, 3, 1, 1, 1, "SAME"},  {1, 6, 5, 2, 3, 2, 2, 2, 2, "SAME"},
+      {2, 5, 5, 2, 2, 3, 3, 1, 2, "VALID"}, {1, 7, 6, 4, 3, 3, 1, 3, 2, "VALID"},
+      {3, 4, 4, 1, 4, 4, 2, 1, 1, "SAME"},  {1, 3, 3, 2, 1, 1, 2, 2, 2, "SAME"},
+  };
+  return *cases;
+}
+
+Output Depthwise(const DwCase& c, const Scope& s, const std::vector<Output>& in) {
+  return DepthwiseConv2dNative(s, in[0], in[1], {c.sh, c.sw}, c.padding);
+}
+
+TEST(NnDepthwiseTest, MatchesTheFloat64ReferenceInBothDtypes) {
+  uint64_t seed = 900;
+  for (const DwCase& c : DepthwiseCases()) {
+    Tensor x = RandomDoubles({c.n, c.h, c.w, c.c}, ++seed);
+    Tensor f = RandomDoubles({c.kh, c.kw, c.c, c.m}, ++seed);
+    const std::vector<double> want = DepthwiseReference(c, x, f);
+    auto run = [&](const Scope& s, const std::vector<Output>& in) { return Depthwise(c, s, in); };
+    ExpectNear(EvalWith({x, f}, run, 2), want, 1e-12, DescribeDw(c));
+    ExpectNear(EvalWith({ToFloat(x), ToFloat(f)}, run, 1), want, 1e-5, DescribeDw(c));
+  }
+}
+
+// One case worked by hand: a 3x3 image of 1..9 (one channel), a 2x2 filter of ones with
+// multiplier 2 (the second copy doubled), VALID, stride 1: each output is a 2x2 window sum.
+TEST(NnDepthwiseTest, WindowSumsByHand) {
+  Tensor x = Tensor::FromVector<double>({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 3, 3, 1});
+  Tensor f = Tensor::FromVector<double>({1, 2, 1, 2, 1, 2, 1, 2}, {2, 2, 1, 2});
+  Tensor y = EvalWith({x, f}, [](const Scope& s, const std::vector<Output>& in) {
+    return DepthwiseConv2dNative(s, in[0], in[1], {1, 1}, "VALID");
+  });
+  EXPECT_EQ(y.shape(), Shape({1, 2, 2, 2}));
+  ExpectNear(y, {12, 24, 16, 32, 24, 48, 28, 56}, 0);
+}
+
+TEST(NnDepthwiseTest, NumericGradients) {
+  uint64_t seed = 950;
+  for (const DwCase& c : DepthwiseCases()) {
+    Tensor x = RandomDoubles({c.n, c.h, c.w, c.c}, ++seed);
+    Tensor f = RandomDoubles({c.kh, c.kw, c.c, c.m}, ++seed);
+    EXPECT_LT(MaxGradientError([&](const Scope& s,
+                                   const std::vector<Output>& in) { return Depthwise(c, s, in); },
+                               {x, f}),
+              1e-8)
+        << DescribeDw(c);
+  }
+}
+
+TEST(NnDepthwiseTest, BadInputsNameTheNodeAndShapes) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s, kFloat32, {1, 4, 4, 3});
+  auto f = Placeholder(s, kFloat32, {2, 2, 2, 1});
+  std::string m = testing::ErrorOf(
+      [&] {
+        DepthwiseConv2dNative(s, x, f, {1, 1}, "SAME");
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("DepthwiseConv2dNative"), std::string::npos) << m;
+  EXPECT_NE(m.find("input channels 3"), std::string::npos) << m;
+  EXPECT_NE(m.find("in_channels 2"), std::string::npos) << m;
+  auto f3 = Placeholder(s, kFloat32, {5, 5, 3, 1});
+  m = testing::ErrorOf(
+      [&] {
+        DepthwiseConv2dNative(s, x, f3, {1, 1}, "VALID");
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("smaller than the window height 5"), std::string::npos) << m;
+  m = testing::ErrorOf(
+      [&] {
+        DepthwiseConv2dNative(s, x, f3, {1, 1}, "FULL");
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("padding"), std::string::npos) << m;
+  // Shapes known only at run time are checked by the kernel.
+  auto xu = Placeholder(s, kFloat32, Shape::Unknown());
+  Output y = DepthwiseConv2dNative(s, xu, f, {1, 1}, "SAME");
+  Session session(graph);
+  m = testing::ErrorOf(
+      [&] {
+        session.Run({{xu, Tensor::Zeros(kFloat32, {1, 4, 4, 3})},
+                     {f, Tensor::Zeros(kFloat32, {2, 2, 2, 1})}},
+                    {y});
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("input channels 3"), std::string::npos) << m;
+  // No second derivatives: the error says so.
+  Graph g2;
+  Scope s2(g2);
+  auto x2 = Placeholder(s2, kFloat64, {1, 3, 3, 1});
+  auto f2 = Placeholder(s2, kFloat64, {2, 2, 1, 1});
+  Output dx = Gradients(s2, {DepthwiseConv2dNative(s2, x2, f2, {1, 1}, "SAME")}, {x2})[0];
+  m = testing::ErrorOf([&] { Gradients(s2, {dx}, {f2}); });
+  EXPECT_NE(m.find("second derivatives of DepthwiseConv2dNative"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace loom
