@@ -212,10 +212,19 @@ void nn_internal::Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool 
   const onednn_internal::ConvEpilogue epilogue{
       .bias = bias != nullptr && input.dtype() == kFloat32 ? bias->data<float>() : nullptr,
       .relu = relu};
-  if (path == bf16::Path::kHardware && k > 0 &&
-      bf16::OnednnConv2DBf16(g, out_c, input.data<float>(), filter.data<float>(), out.data<float>(),
-                             c.pool().num_threads(), epilogue)) {
-    return;
+  // oneDNN may decline the post-ops but not the convolution: the epilogue is then a pass.
+  const bool has_epilogue = bias != nullptr || relu;
+  if (path == bf16::Path::kHardware && k > 0) {
+    auto run = [&](const onednn_internal::ConvEpilogue& e) {
+      return bf16::OnednnConv2DBf16(g, out_c, input.data<float>(), filter.data<float>(),
+                                    out.data<float>(), c.pool().num_threads(), e);
+    };
+    if (run(epilogue)) return;
+    if (has_epilogue && run({})) {
+      ApplyEpilogue(c.pool(), out.data<float>(), g.batch * rows_per_image, out_c, epilogue.bias,
+                    relu);
+      return;
+    }
   }
   const Tensor x_operand = ConvOperand(c, 0, path), w_operand = ConvOperand(c, 1, path);
   SwitchFloat(input.dtype(), "Conv2D", [&](auto tag) {
@@ -232,6 +241,11 @@ void nn_internal::Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool 
                             reinterpret_cast<const float*>(w), reinterpret_cast<float*>(y),
                             c.pool().num_threads(), epilogue)) {
       return 0;  // oneDNN ran it, epilogue included
+    } else if (std::is_same_v<T, float> && has_epilogue &&
+               OnednnConv2D(g, out_c, reinterpret_cast<const float*>(x),
+                            reinterpret_cast<const float*>(w), reinterpret_cast<float*>(y),
+                            c.pool().num_threads())) {
+      // oneDNN ran the convolution without the post-ops; the epilogue pass follows
     } else {
       const int64_t image_size = g.in_h * g.in_w * g.channels;
       ForEachBatchChunk<T>(c, g, [&](int64_t n0, int64_t nb, T* col) {

@@ -93,8 +93,9 @@ void RegisterNnActivationOps(OpRegistry& registry);
 void RegisterNnConvOps(OpRegistry& registry);
 void RegisterNnPoolOps(OpRegistry& registry);
 
-// While one is alive, MaxPoolGrad skips its path for tiling windows (MaxPoolGradTiled) and
-// runs the general scatter loop in every thread: for the test that checks both give the
+// While one is alive, MaxPool skips its 2x2 path (MaxPool2x2), MaxPoolGrad its path for
+// tiling windows (MaxPoolGradTiled, also in fused chains), and both run
+// the general loops in every thread: for the test that checks both give the
 // same bits, and for benchmarks of what the tiled path gains. Process-wide; nests (a count).
 class ScopedGeneralMaxPool {
  public:

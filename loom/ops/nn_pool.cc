@@ -74,6 +74,39 @@ int64_t ImagesPerChunk(const Geometry& g) {
   return std::max<int64_t>(1, nn_internal::kElementwiseChunk / work);
 }
 
+// Nonzero while a ScopedGeneralMaxPool is alive.
+std::atomic<int> g_general_max_pool{0};
+
+// 2x2 windows at stride 2 that lie inside the image (the usual pooling).
+bool IsInner2x2(const Geometry& g) {
+  return g.k_h == 2 && g.k_w == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_top == 0 &&
+         g.pad_left == 0 && 2 * g.out_h <= g.in_h && 2 * g.out_w <= g.in_w;
+}
+
+// MaxPool over IsInner2x2 windows, images [n0, n1): the general loop's arithmetic (the
+// same bits, NaN included) without its per-window setup, one output row at a time.
+template <typename T>
+void MaxPool2x2(const Geometry& g, const T* x, T* y, int64_t n0, int64_t n1) {
+  const int64_t ch = g.channels, row = g.in_w * ch;
+  for (int64_t n = n0; n < n1; ++n) {
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      const T* top = x + (n * g.in_h + 2 * oh) * row;
+      T* o_row = y + (n * g.out_h + oh) * g.out_w * ch;
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        const T* __restrict a = top + 2 * ow * ch;
+        const T* __restrict c = a + row;
+        T* __restrict o = o_row + ow * ch;
+        for (int64_t j = 0; j < ch; ++j) {
+          // As the general loop: o = lowest, then o = v > o || v != v ? v : o per element.
+          T m = std::numeric_limits<T>::lowest();
+          for (const T v : {a[j], a[ch + j], c[j], c[ch + j]}) m = v > m || v != v ? v : m;
+          o[j] = m;
+        }
+      }
+    }
+  }
+}
+
 template <bool kMax>
 void PoolKernel(KernelContext& c) {
   const Tensor& input = c.input(0);
@@ -84,6 +117,12 @@ void PoolKernel(KernelContext& c) {
     const T* x = input.data<T>();
     T* y = out.data<T>();
     const int64_t ch = g.channels;
+    if (kMax && IsInner2x2(g) && g_general_max_pool.load(std::memory_order_relaxed) == 0) {
+      c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
+        internal::Vectorized([&] { MaxPool2x2(g, x, y, n0, n1); });
+      });
+      return 0;
+    }
     c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
       internal::Vectorized([&] {
         ForEachWindow(g, n0, n1,
@@ -115,9 +154,6 @@ void PoolKernel(KernelContext& c) {
     return 0;
   });
 }
-
-// Nonzero while a ScopedGeneralMaxPool is alive.
-std::atomic<int> g_general_max_pool{0};
 
 // True when every input element lies in some window.
 bool CoversInput(const Geometry& g) {
