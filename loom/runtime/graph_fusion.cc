@@ -14,9 +14,9 @@ class PlanView {
  public:
   PlanView(const Graph& graph, const std::vector<char>& needed, const std::vector<char>& fed,
            const std::vector<Output>& fetches, const FusionPlan& plan)
-      : graph_(graph), needed_(needed), fed_(fed), plan_(plan) {
+      : needed_(needed), fed_(fed), plan_(plan) {
     const int n = graph.num_nodes();
-    readers_.assign(n, 0);
+    readers_.assign(n, {});
     pinned_.assign(n, 0);
     fetched_.assign(n, 0);
     for (const Output& f : fetches) fetched_[f.node->id()] = 1;
@@ -26,7 +26,7 @@ class PlanView {
       const auto& refs = node->op_def().ref_inputs;
       for (int i = 0; i < node->num_inputs(); ++i) {
         if (std::find(refs.begin(), refs.end(), i) != refs.end()) continue;
-        ++readers_[plan.Input(node, i).node->id()];
+        readers_[plan.Input(node, i).node->id()].push_back({node, i});
       }
       for (const Node* c : node->control_inputs()) pinned_[c->id()] = 1;
       if (!node->control_inputs().empty()) pinned_[id] = 1;
@@ -47,27 +47,28 @@ class PlanView {
   // a value that a chain may leave unwritten.
   bool Internal(const Node* node, const char* op) const {
     return Fusable(node, op) && node->num_outputs() == 1 && !fetched_[node->id()] &&
-           readers_[node->id()] == 1;
+           readers_[node->id()].size() == 1;
   }
-  // The one reader of `node`'s output among the plan's nodes, when it reads it as input
-  // `index` and is of `op`.
+  // The first of `node`'s readers in the plan that is of `op` and reads it as input
+  // `index`, or nullptr.
   const Node* OnlyReader(const Node* node, const char* op, int index) const {
-    for (int id = node->id() + 1; id < graph_.num_nodes(); ++id) {
-      const Node* r = graph_.node(id);
-      if (!Runs(id) || r->op() != op || index >= r->num_inputs()) continue;
-      if (plan_.Input(r, index).node == node) return r;
+    for (const Read& r : readers_[node->id()]) {
+      if (r.input == index && r.reader->op() == op) return r.reader;
     }
     return nullptr;
   }
 
  private:
-  const Graph& graph_;
+  struct Read {
+    const Node* reader;
+    int input;
+  };
   const std::vector<char>& needed_;
   const std::vector<char>& fed_;
   const FusionPlan& plan_;
-  std::vector<int> readers_;   // per node: reads of its outputs by running nodes
-  std::vector<char> pinned_;   // a control edge's end, or scheduled early
-  std::vector<char> fetched_;  // an output fetched
+  std::vector<std::vector<Read>> readers_;  // per node: its readers that run
+  std::vector<char> pinned_;                // a control edge's end, or scheduled early
+  std::vector<char> fetched_;               // an output fetched
 };
 
 std::string Joined(const std::vector<const Node*>& parts, bool names) {

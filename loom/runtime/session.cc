@@ -340,6 +340,7 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
     step.first_output_slot = slot_base[id];
     step.num_outputs = node->num_outputs();
     std::vector<Output> inputs;  // what the step reads (a ReluGrad may read a Relu's output)
+    inputs.reserve(node->num_inputs());
     for (int i = 0; i < node->num_inputs(); ++i) inputs.push_back(fusion.Input(node, i));
     if (group >= 0) {
       const FusedGroup& g = fusion.groups[group];
