@@ -18,17 +18,19 @@
 #include <cstdint>
 
 #include "loom/ops/nn_window.h"
+#include "loom/ops/onednn_internal.h"
 
 namespace loom::bf16 {
 
-// y[N, out_h, out_w, out_c] = conv(bf16(x[N, H, W, C]), bf16(w[k_h, k_w, C, out_c])).
+// y[N, out_h, out_w, out_c] = conv(bf16(x[N, H, W, C]), bf16(w[k_h, k_w, C, out_c])), then
+// `epilogue` (float32 bias, ReLU) in the same primitive.
 bool OnednnConv2DBf16(const nn_internal::Geometry& g, int64_t out_c, const float* x, const float* w,
-                      float* y, int threads);
+                      float* y, int threads, const onednn_internal::ConvEpilogue& epilogue = {});
 // dx[N, H, W, C] from bf16(w) and bf16(dy[N, out_h, out_w, out_c]).
 bool OnednnConv2DBackpropInputBf16(const nn_internal::Geometry& g, int64_t out_c, const float* w,
                                    const float* dy, float* dx, int threads);
-// dw[k_h, k_w, C, out_c] from bf16(x) and bf16(dy). Also false for fewer than 4 input
-// channels, where the emulated path is faster (bf16_conv.cc has the measurement).
+// dw[k_h, k_w, C, out_c] from bf16(x) and bf16(dy). (Convolutions with few input channels
+// never come here: nn_conv.cc runs them in float32, where bf16 was measured slower.)
 bool OnednnConv2DBackpropFilterBf16(const nn_internal::Geometry& g, int64_t out_c, const float* x,
                                     const float* dy, float* dw, int threads);
 

@@ -246,8 +246,12 @@ TEST(Bf16Test, EmulatedProductsReadRoundedInputs) {
   auto w = Const(s, Tensor::FromVector<float>({3, 0}, {2, 1}));
   auto bf = MatMul(s, x, w, {.precision = Precision::kBf16Emulated});
   auto fp = MatMul(s, x, w);
-  auto img = Const(s, Tensor::FromVector<float>({a}, {1, 1, 1, 1}));
-  auto filt = Const(s, Tensor::FromVector<float>({0, 0, 0, 0, 3, 0, 0, 0, 0}, {3, 3, 1, 1}));
+  // 3 input channels of a 3x3 window: deep enough (27) for bf16 (nn_conv.cc's rule).
+  std::vector<float> image(3, 0.0f), filter(27, 0.0f);
+  image[0] = a;
+  filter[4 * 3] = 3;  // the center tap of channel 0
+  auto img = Const(s, Tensor::FromVector<float>(image, {1, 1, 1, 3}));
+  auto filt = Const(s, Tensor::FromVector<float>(filter, {3, 3, 3, 1}));
   auto conv = Conv2D(s, img, filt, {1, 1}, "SAME", Precision::kBf16Emulated);
   Session session(graph);
   auto out = session.Run({}, {bf, fp, conv});
@@ -298,10 +302,11 @@ void CheckConv2DAndBackprops(Precision precision) {
     int64_t n, h, w, c, kh, kw, o, sh, sw;
     const char* padding;
   };
-  for (const Case& c : {Case{2, 14, 14, 32, 5, 5, 16, 1, 1, "SAME"},  // the convnet's 2nd layer
-                        Case{3, 28, 28, 1, 5, 5, 8, 1, 1, "SAME"},    // its 1st (C = 1)
-                        Case{2, 9, 8, 8, 3, 2, 4, 2, 3, "VALID"},
-                        Case{2, 6, 6, 12, 1, 1, 5, 1, 1, "SAME"}}) {  // pointwise: one GEMM
+  // Convolutions deep enough to run in bf16 (ShallowConvolutionsRunInFloat32 has the others).
+  for (const Case& c :
+       {Case{2, 14, 14, 32, 5, 5, 16, 1, 1, "SAME"},  // the convnet's 2nd layer
+        Case{3, 28, 28, 8, 5, 5, 8, 1, 1, "SAME"}, Case{2, 9, 8, 8, 3, 2, 4, 2, 3, "VALID"},
+        Case{2, 6, 6, 32, 1, 1, 5, 1, 1, "SAME"}}) {  // pointwise: one GEMM
     Build build = [&](const Scope& s, const std::vector<Output>& in,
                       Precision p) -> std::vector<Output> {
       Output y = Conv2D(s, in[0], in[1], {c.sh, c.sw}, c.padding, p);
@@ -325,6 +330,46 @@ void CheckConv2DAndBackprops(Precision precision) {
 
 TEST(Bf16Test, Conv2DAndBackpropsMatchReferences) {
   CheckConv2DAndBackprops(Precision::kBf16Emulated);
+}
+
+// Under every bf16 policy, a pass measured slower in bf16 than in float32 (nn_conv.cc:
+// a forward pass with C * k_h * k_w < 27, a filter gradient with C < 8) computes float32's
+// bits; the same convolution's input gradient, and a deeper convolution, still round.
+TEST(Bf16Test, ShallowConvolutionsRunInFloat32) {
+  std::vector<Precision> policies = {Precision::kBf16Emulated};
+  if (bf16::DetectHardware() != bf16::Hardware::kNone) policies.push_back(Precision::kBf16Strict);
+  struct Case {
+    int64_t c, k;
+    bool forward_f32, filter_grad_f32;
+  };
+  for (Precision policy : policies) {
+    for (const Case& c : {Case{1, 5, true, true},   // the convnet's first layer
+                          Case{2, 3, true, true},   // 18 < 27
+                          Case{3, 3, false, true},  // 27: bf16 forward
+                          Case{8, 5, false, false}}) {
+      const std::vector<Tensor> in = {RandomFloats({3, 16, 16, c.c}, 7),
+                                      RandomFloats({c.k, c.k, c.c, 8}, 8),
+                                      RandomFloats({3, 16, 16, 8}, 9)};
+      Build build = [&](const Scope& s, const std::vector<Output>& x,
+                        Precision p) -> std::vector<Output> {
+        Output y = Conv2D(s, x[0], x[1], {1, 1}, "SAME", p);
+        auto grads = Gradients(s, {y}, {x[0], x[1]}, {x[2]});
+        return {y, grads[1], grads[0]};
+      };
+      const auto got = RunBuild(build, in, policy);
+      const auto f32 = RunBuild(build, in, Precision::kFloat32);
+      const std::string what = StrCat(PrecisionName(policy), " C=", c.c, " ", c.k, "x", c.k);
+      for (int o = 0; o < 3; ++o) {
+        const bool want_f32 = o == 0 ? c.forward_f32 : o == 1 ? c.filter_grad_f32 : false;
+        const bool same =
+            std::memcmp(got[o].raw_data(), f32[o].raw_data(), f32[o].TotalBytes()) == 0;
+        EXPECT_EQ(same, want_f32) << what
+                                  << (o == 0   ? " forward"
+                                      : o == 1 ? " filter grad"
+                                               : " input grad");
+      }
+    }
+  }
 }
 
 // ---- the policy in the graph ----

@@ -62,9 +62,8 @@ OpDef GradOpDef(const char* name, int reuse, Fn fn) {
 // Gradient op inputs (TF's order): ReluGrad/Relu6Grad/LeakyReluGrad/SoftplusGrad take
 // (gradients, features), EluGrad (gradients, outputs), SigmoidGrad/TanhGrad (y, dy).
 const OpDef& ReluGradOp() {
-  // d/dx relu(x) = [x > 0]; at x = NaN the derivative is NaN too (never a silent 0).
-  static const OpDef op = GradOpDef(
-      "ReluGrad", 0, [](auto dy, auto x) { return x > 0 ? dy : (x != x ? x : decltype(dy)(0)); });
+  static const OpDef op =
+      GradOpDef("ReluGrad", 0, [](auto dy, auto x) { return nn_internal::ReluGradOf(dy, x); });
   return op;
 }
 

@@ -15,6 +15,8 @@
 #include "loom/ops/nn_internal.h"
 #include "loom/ops/nn_window.h"
 #include "loom/ops/onednn_conv.h"
+#include "loom/ops/onednn_internal.h"
+#include "loom/ops/vector_isa.h"
 
 namespace loom {
 namespace {
@@ -146,13 +148,59 @@ void ForEachBatchChunk(const KernelContext& c, const Geometry& g, const Fn& fn) 
   });
 }
 
+// Under a bf16 policy, a pass whose bf16 kernel was measured slower than float32 runs in
+// float32, operands unrounded (a rule on the shape, never a timing: docs/training.md,
+// "Mixed precision"). oneDNN 2.6 on an Intel Xeon with AMX, batch 64, 28x28, 32 out
+// channels, 1 thread (bench/RESULTS.md, "The convnet step: fusion"): the forward pass of a
+// 5x5 window over 1 channel took 1.16 ms in bf16 against 0.81 in float32 in the convnet,
+// and a 3x3 one 1.0 against 0.44 ms; from C * k_h * k_w = 27 on, bf16 was as fast or
+// faster. The filter gradient in bf16 took 2.0-2.1 ms (5x5) and 1.05-1.3 ms (3x3) for 1-4
+// channels against 0.37-1.8 ms in float32; from 8 channels on bf16 won. The input gradient
+// was faster in bf16 for every channel count measured.
+constexpr int64_t kMinBf16ForwardDepth = 27;  // C * k_h * k_w
+constexpr int64_t kMinBf16FilterGradChannels = 8;
+
+enum class ConvPassKind { kForward, kInputGrad, kFilterGrad };
+
+bf16::Path ConvPath(const KernelContext& c, DType dtype, const Geometry& g, ConvPassKind pass) {
+  const bf16::Path path = bf16::KernelPath(c, dtype);  // throws for bf16-strict without hardware
+  const bool slower_in_bf16 =
+      (pass == ConvPassKind::kForward && g.channels * g.k_h * g.k_w < kMinBf16ForwardDepth) ||
+      (pass == ConvPassKind::kFilterGrad && g.channels < kMinBf16FilterGradChannels);
+  return slower_in_bf16 ? bf16::Path::kFloat32 : path;
+}
+
 // Input i as a float32 convolution under `path` reads it: rounded to bf16 unless the path
 // is float32 (the hardware path reorders its own, and comes here only when declined).
 Tensor ConvOperand(const KernelContext& c, int i, bf16::Path path) {
   return path == bf16::Path::kFloat32 ? c.input(i) : bf16::Rounded(c.input(i), c.pool());
 }
 
-void Conv2DKernel(KernelContext& c) {
+// y += bias, then y = relu(y), over y's rows of `channels` (BiasAdd's and Relu's arithmetic).
+template <typename T>
+void ApplyEpilogue(ThreadPool& pool, T* y, int64_t rows, int64_t channels, const T* bias,
+                   bool relu) {
+  const int64_t min_rows = std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(channels, 1));
+  pool.ParallelFor(rows, min_rows, [&](int64_t r0, int64_t r1) {
+    internal::Vectorized([&] {
+      for (int64_t r = r0; r < r1; ++r) {
+        T* __restrict o = y + r * channels;
+        if (bias != nullptr) {
+          for (int64_t j = 0; j < channels; ++j) o[j] = o[j] + bias[j];
+        }
+        if (relu) {
+          for (int64_t j = 0; j < channels; ++j) o[j] = o[j] <= 0 ? T(0) : o[j];
+        }
+      }
+    });
+  });
+}
+
+void Conv2DKernel(KernelContext& c) { Conv2DWithEpilogue(c, nullptr, false); }
+
+}  // namespace
+
+void nn_internal::Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool relu) {
   const Tensor& input = c.input(0);
   const Tensor& filter = c.input(1);
   Geometry g = ConvGeometry(c, input.shape(), filter.shape(), nullptr);
@@ -160,11 +208,23 @@ void Conv2DKernel(KernelContext& c) {
   const int64_t rows_per_image = g.out_h * g.out_w;
   Tensor out = c.AllocateOutput(0, Shape{g.batch, g.out_h, g.out_w, out_c});
   if (out.NumElements() == 0) return;
-  const bf16::Path path = bf16::KernelPath(c, input.dtype());
-  if (path == bf16::Path::kHardware && k > 0 &&
-      bf16::OnednnConv2DBf16(g, out_c, input.data<float>(), filter.data<float>(), out.data<float>(),
-                             c.pool().num_threads())) {
-    return;
+  const bf16::Path path = ConvPath(c, input.dtype(), g, ConvPassKind::kForward);
+  const onednn_internal::ConvEpilogue epilogue{
+      .bias = bias != nullptr && input.dtype() == kFloat32 ? bias->data<float>() : nullptr,
+      .relu = relu};
+  // oneDNN may decline the post-ops but not the convolution: the epilogue is then a pass.
+  const bool has_epilogue = bias != nullptr || relu;
+  if (path == bf16::Path::kHardware && k > 0) {
+    auto run = [&](const onednn_internal::ConvEpilogue& e) {
+      return bf16::OnednnConv2DBf16(g, out_c, input.data<float>(), filter.data<float>(),
+                                    out.data<float>(), c.pool().num_threads(), e);
+    };
+    if (run(epilogue)) return;
+    if (has_epilogue && run({})) {
+      ApplyEpilogue(c.pool(), out.data<float>(), g.batch * rows_per_image, out_c, epilogue.bias,
+                    relu);
+      return;
+    }
   }
   const Tensor x_operand = ConvOperand(c, 0, path), w_operand = ConvOperand(c, 1, path);
   SwitchFloat(input.dtype(), "Conv2D", [&](auto tag) {
@@ -179,8 +239,13 @@ void Conv2DKernel(KernelContext& c) {
     } else if (std::is_same_v<T, float> &&
                OnednnConv2D(g, out_c, reinterpret_cast<const float*>(x),
                             reinterpret_cast<const float*>(w), reinterpret_cast<float*>(y),
+                            c.pool().num_threads(), epilogue)) {
+      return 0;  // oneDNN ran it, epilogue included
+    } else if (std::is_same_v<T, float> && has_epilogue &&
+               OnednnConv2D(g, out_c, reinterpret_cast<const float*>(x),
+                            reinterpret_cast<const float*>(w), reinterpret_cast<float*>(y),
                             c.pool().num_threads())) {
-      // oneDNN ran it
+      // oneDNN ran the convolution without the post-ops; the epilogue pass follows
     } else {
       const int64_t image_size = g.in_h * g.in_w * g.channels;
       ForEachBatchChunk<T>(c, g, [&](int64_t n0, int64_t nb, T* col) {
@@ -193,9 +258,15 @@ void Conv2DKernel(KernelContext& c) {
              y + n0 * rows_per_image * out_c, out_c);
       });
     }
+    if (bias != nullptr || relu) {
+      ApplyEpilogue(c.pool(), y, g.batch * rows_per_image, out_c,
+                    bias != nullptr ? bias->data<T>() : static_cast<const T*>(nullptr), relu);
+    }
     return 0;
   });
 }
+
+namespace {
 
 // d input = col2im(d out * filter^T)
 void Conv2DBackpropInputKernel(KernelContext& c) {
@@ -206,7 +277,7 @@ void Conv2DBackpropInputKernel(KernelContext& c) {
   const int64_t out_c = filter.dim(3), k = g.k_h * g.k_w * g.channels;
   const int64_t rows_per_image = g.out_h * g.out_w;
   Tensor dx = c.AllocateOutput(0, input.shape());
-  const bf16::Path path = bf16::KernelPath(c, input.dtype());
+  const bf16::Path path = ConvPath(c, input.dtype(), g, ConvPassKind::kInputGrad);
   if (path == bf16::Path::kHardware && dx.NumElements() > 0 && k > 0 && out_c > 0 &&
       rows_per_image > 0 &&
       bf16::OnednnConv2DBackpropInputBf16(g, out_c, filter.data<float>(), dy.data<float>(),
@@ -255,7 +326,7 @@ void Conv2DBackpropFilterKernel(KernelContext& c) {
   const int64_t out_c = filter.dim(3), k = g.k_h * g.k_w * g.channels;
   const int64_t rows_per_image = g.out_h * g.out_w;
   Tensor dw = c.AllocateOutput(0, filter.shape());
-  const bf16::Path path = bf16::KernelPath(c, input.dtype());
+  const bf16::Path path = ConvPath(c, input.dtype(), g, ConvPassKind::kFilterGrad);
   if (path == bf16::Path::kHardware && dw.NumElements() > 0 && g.batch * rows_per_image > 0 &&
       bf16::OnednnConv2DBackpropFilterBf16(g, out_c, input.data<float>(), dy.data<float>(),
                                            dw.data<float>(), c.pool().num_threads())) {

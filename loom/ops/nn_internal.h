@@ -69,12 +69,33 @@ void BinaryKernel(KernelContext& c, int reuse, const Fn& fn) {
   });
 }
 
+// ReluGrad's arithmetic: d/dx relu(x) = [x > 0]; at x = NaN the derivative is NaN too
+// (never a silent 0).
+template <typename T>
+inline T ReluGradOf(T dy, T x) {
+  return x > 0 ? dy : (x != x ? x : T(0));
+}
+
+// The kernels that fused chains (nn_fused.h) extend:
+// Conv2D's, then y += bias (when given; [out_c]) and y = relu(y) (when `relu`), in oneDNN's
+// post-ops where the convolution runs there, else in one more pass over y.
+void Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool relu);
+// MaxPoolGrad's (inputs orig_input, grad), then output 0 = ReluGrad(output 0, features) and,
+// when `bias_grad` ([channels], allocated), BiasAddGrad of that into *bias_grad; over tiling
+// windows in the same pass.
+void MaxPoolGradRelu(KernelContext& c, const Tensor& features, Tensor* bias_grad);
+// out = ReluGrad(dy, features) (out may be dy) and, when `bias_grad` ([last dim] of dy,
+// allocated), the sum of out over all but the last dimension, in one pass.
+void ReluGradAndBiasSum(ThreadPool& pool, const Tensor& dy, const Tensor& features, Tensor& out,
+                        Tensor* bias_grad);
+
 void RegisterNnActivationOps(OpRegistry& registry);
 void RegisterNnConvOps(OpRegistry& registry);
 void RegisterNnPoolOps(OpRegistry& registry);
 
-// While one is alive, MaxPoolGrad skips its path for tiling windows (MaxPoolGradTiled) and
-// runs the general scatter loop in every thread: for the test that checks both give the
+// While one is alive, MaxPool skips its 2x2 path (MaxPool2x2), MaxPoolGrad its path for
+// tiling windows (MaxPoolGradTiled, also in fused chains), and both run
+// the general loops in every thread: for the test that checks both give the
 // same bits, and for benchmarks of what the tiled path gains. Process-wide; nests (a count).
 class ScopedGeneralMaxPool {
  public:

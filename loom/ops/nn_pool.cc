@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <vector>
 
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_internal.h"
@@ -73,6 +74,39 @@ int64_t ImagesPerChunk(const Geometry& g) {
   return std::max<int64_t>(1, nn_internal::kElementwiseChunk / work);
 }
 
+// Nonzero while a ScopedGeneralMaxPool is alive.
+std::atomic<int> g_general_max_pool{0};
+
+// 2x2 windows at stride 2 that lie inside the image (the usual pooling).
+bool IsInner2x2(const Geometry& g) {
+  return g.k_h == 2 && g.k_w == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_top == 0 &&
+         g.pad_left == 0 && 2 * g.out_h <= g.in_h && 2 * g.out_w <= g.in_w;
+}
+
+// MaxPool over IsInner2x2 windows, images [n0, n1): the general loop's arithmetic (the
+// same bits, NaN included) without its per-window setup, one output row at a time.
+template <typename T>
+void MaxPool2x2(const Geometry& g, const T* x, T* y, int64_t n0, int64_t n1) {
+  const int64_t ch = g.channels, row = g.in_w * ch;
+  for (int64_t n = n0; n < n1; ++n) {
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      const T* top = x + (n * g.in_h + 2 * oh) * row;
+      T* o_row = y + (n * g.out_h + oh) * g.out_w * ch;
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        const T* __restrict a = top + 2 * ow * ch;
+        const T* __restrict c = a + row;
+        T* __restrict o = o_row + ow * ch;
+        for (int64_t j = 0; j < ch; ++j) {
+          // As the general loop: o = lowest, then o = v > o || v != v ? v : o per element.
+          T m = std::numeric_limits<T>::lowest();
+          for (const T v : {a[j], a[ch + j], c[j], c[ch + j]}) m = v > m || v != v ? v : m;
+          o[j] = m;
+        }
+      }
+    }
+  }
+}
+
 template <bool kMax>
 void PoolKernel(KernelContext& c) {
   const Tensor& input = c.input(0);
@@ -83,6 +117,12 @@ void PoolKernel(KernelContext& c) {
     const T* x = input.data<T>();
     T* y = out.data<T>();
     const int64_t ch = g.channels;
+    if (kMax && IsInner2x2(g) && g_general_max_pool.load(std::memory_order_relaxed) == 0) {
+      c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
+        internal::Vectorized([&] { MaxPool2x2(g, x, y, n0, n1); });
+      });
+      return 0;
+    }
     c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
       internal::Vectorized([&] {
         ForEachWindow(g, n0, n1,
@@ -115,8 +155,10 @@ void PoolKernel(KernelContext& c) {
   });
 }
 
-// Nonzero while a ScopedGeneralMaxPool is alive.
-std::atomic<int> g_general_max_pool{0};
+// True when every input element lies in some window.
+bool CoversInput(const Geometry& g) {
+  return g.out_h * g.k_h - g.pad_top >= g.in_h && g.out_w * g.k_w - g.pad_left >= g.in_w;
+}
 
 // True when the windows tile the input (stride = window, the usual 2x2/2 pooling): each
 // input element lies in at most one window, so MaxPoolGrad can write every element once
@@ -128,14 +170,16 @@ bool WindowsTile(const Geometry& g) { return g.stride_h == g.k_h && g.stride_w =
 // below); pass 2 writes the gradient to the first element equal to it (a NaN equals a NaN
 // here) and zero to the others, so each channel's gradient goes where the general
 // kernel's scan puts it. Branch-free over channels, so both loops vectorize.
-template <typename T>
+// A fused chain (nn_fused.h) passes kRelu: each written gradient d becomes
+// ReluGrad(d, features) there, and with kBias it is also added into bias_acc[n * channels + j]
+// (image n's partial bias gradient). REQUIRES for kRelu: CoversInput(g).
+template <typename T, bool kRelu = false, bool kBias = false>
 void MaxPoolGradTiled(const Geometry& g, const T* x, const T* dout, T* din, int64_t n0, int64_t n1,
-                      T* __restrict bst, T* __restrict todo) {
+                      T* __restrict bst, T* __restrict todo, const T* features = nullptr,
+                      T* bias_acc = nullptr) {
   const int64_t nc = g.channels, image_size = g.in_h * g.in_w * nc;
   // Elements no window covers (a VALID window leaving trailing rows or columns) stay zero.
-  if ((g.out_h * g.k_h - g.pad_top) < g.in_h || (g.out_w * g.k_w - g.pad_left) < g.in_w) {
-    std::fill(din + n0 * image_size, din + n1 * image_size, T(0));
-  }
+  if (!CoversInput(g)) std::fill(din + n0 * image_size, din + n1 * image_size, T(0));
   ForEachWindow(g, n0, n1,
                 [&](int64_t n, int64_t oh, int64_t ow, int64_t h_lo, int64_t h_hi, int64_t w_lo,
                     int64_t w_hi) {
@@ -170,13 +214,31 @@ void MaxPoolGradTiled(const Geometry& g, const T* x, const T* dout, T* din, int6
                       }
                     }
                   }
+                  if constexpr (kRelu) {
+                    // The window's gradients, still in L1, through ReluGrad (and into the
+                    // bias gradient): a loop of its own, which vectorizes (folded into the
+                    // loop above it did not).
+                    T* __restrict acc = kBias ? bias_acc + n * nc : nullptr;
+                    for (int64_t ih = h_lo; ih < h_hi; ++ih) {
+                      for (int64_t iw = w_lo; iw < w_hi; ++iw) {
+                        const int64_t offset = ((n * g.in_h + ih) * g.in_w + iw) * nc;
+                        T* __restrict o = din + offset;
+                        const T* __restrict f = features + offset;
+                        for (int64_t j = 0; j < nc; ++j) o[j] = ReluGradOf(o[j], f[j]);
+                        if constexpr (kBias) {
+                          for (int64_t j = 0; j < nc; ++j) acc[j] += o[j];
+                        }
+                      }
+                    }
+                  }
                 });
 }
 
 // MaxPoolGrad routes each output gradient to the first maximum of its window (row-major
 // scan, as TF's CPU kernel); AvgPoolGrad spreads it evenly over the in-image elements.
+// Returns its output, for MaxPoolGradRelu.
 template <bool kMax>
-void PoolGradKernel(KernelContext& c) {
+Tensor PoolGradKernel(KernelContext& c) {
   const Tensor& input = c.input(0);  // AvgPoolGrad uses only its shape
   const Tensor& dy = c.input(1);
   Geometry g = PoolKernelGeometry(c, input, &dy);
@@ -248,7 +310,51 @@ void PoolGradKernel(KernelContext& c) {
     });
     return 0;
   });
+  return dx;
 }
+
+}  // namespace
+
+void nn_internal::MaxPoolGradRelu(KernelContext& c, const Tensor& features, Tensor* bias_grad) {
+  const Tensor& input = c.input(0);
+  const Tensor& dy = c.input(1);
+  Geometry g = PoolKernelGeometry(c, input, &dy);
+  if (!WindowsTile(g) || !CoversInput(g) || g_general_max_pool.load(std::memory_order_relaxed) ||
+      features.dtype() != input.dtype()) {
+    Tensor out = PoolGradKernel<true>(c);  // then ReluGrad (and BiasAddGrad) in one more pass
+    ReluGradAndBiasSum(c.pool(), out, features, out, bias_grad);
+    return;
+  }
+  Tensor dx = c.AllocateOutput(0, input.shape());
+  SwitchFloat(input.dtype(), c.node().op(), [&](auto tag) {
+    using T = decltype(tag);
+    const int64_t ch = g.channels;
+    std::vector<T> partial(bias_grad != nullptr ? g.batch * ch : 0, T(0));
+    c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
+      std::vector<T> best(ch), todo(ch);
+      internal::Vectorized([&] {
+        if (bias_grad != nullptr) {
+          MaxPoolGradTiled<T, true, true>(g, input.data<T>(), dy.data<T>(), dx.data<T>(), n0, n1,
+                                          best.data(), todo.data(), features.data<T>(),
+                                          partial.data());
+        } else {
+          MaxPoolGradTiled<T, true, false>(g, input.data<T>(), dy.data<T>(), dx.data<T>(), n0, n1,
+                                           best.data(), todo.data(), features.data<T>());
+        }
+      });
+    });
+    if (bias_grad == nullptr) return 0;
+    // Summed over images in order: the bits do not depend on the thread count.
+    T* db = bias_grad->data<T>();
+    std::fill(db, db + ch, T(0));
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t j = 0; j < ch; ++j) db[j] += partial[n * ch + j];
+    }
+    return 0;
+  });
+}
+
+namespace {
 
 void PoolGradShape(InferenceContext& c) {
   c.ExpectDType(0, {kFloat32, kFloat64});
@@ -266,7 +372,8 @@ OpDef MakePoolGradOp(bool max) {
       .attrs = {kKsize.Required(), kStrides.Required(), PaddingDef()},
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = PoolGradShape,
-      .kernel = max ? KernelFn(PoolGradKernel<true>) : KernelFn(PoolGradKernel<false>),
+      .kernel = max ? KernelFn([](KernelContext& c) { PoolGradKernel<true>(c); })
+                    : KernelFn([](KernelContext& c) { PoolGradKernel<false>(c); }),
       .no_gradient =
           StrCat("second derivatives of ", max ? "MaxPool" : "AvgPool", " are not implemented"),
       .not_swept = StrCat("built only by ", max ? "MaxPool" : "AvgPool",

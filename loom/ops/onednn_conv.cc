@@ -7,8 +7,8 @@ namespace loom::nn_internal {
 using onednn_internal::ConvOperands;
 
 bool OnednnConv2D(const Geometry& g, int64_t out_c, const float* x, const float* w, float* y,
-                  int threads) {
-  return onednn_internal::Conv2D(ConvOperands::kFloat32, g, out_c, x, w, y, threads);
+                  int threads, const onednn_internal::ConvEpilogue& epilogue) {
+  return onednn_internal::Conv2D(ConvOperands::kFloat32, g, out_c, x, w, y, threads, epilogue);
 }
 
 bool OnednnConv2DBackpropInput(const Geometry& g, int64_t out_c, const float* w, const float* dy,

@@ -30,12 +30,14 @@
 #include <cstdint>
 
 #include "loom/ops/nn_window.h"
+#include "loom/ops/onednn_internal.h"
 
 namespace loom::nn_internal {
 
-// y[N, out_h, out_w, out_c] = conv(x[N, H, W, C], w[k_h, k_w, C, out_c]).
+// y[N, out_h, out_w, out_c] = conv(x[N, H, W, C], w[k_h, k_w, C, out_c]), then the bias and
+// ReLU of `epilogue` in the same primitive (a fused chain, nn_fused.h).
 bool OnednnConv2D(const Geometry& g, int64_t out_c, const float* x, const float* w, float* y,
-                  int threads);
+                  int threads, const onednn_internal::ConvEpilogue& epilogue = {});
 // dx[N, H, W, C] from w and dy[N, out_h, out_w, out_c].
 bool OnednnConv2DBackpropInput(const Geometry& g, int64_t out_c, const float* w, const float* dy,
                                float* dx, int threads);

@@ -113,12 +113,27 @@ class Execution {
   std::vector<std::pair<memory, memory>> outputs_;
 };
 
-dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training,
-                                       dnnl::algorithm::convolution_direct,
-                                       d.Src(ConvRole::kOperand), d.Weights(ConvRole::kOperand),
-                                       d.Dst(ConvRole::kResult), d.strides, d.pad_l, d.pad_r);
-  return dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), CpuEngine());
+dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d,
+                                                    const ConvEpilogue& epilogue = {}) {
+  dnnl::primitive_attr attr = UserScratchpad();
+  if (epilogue.relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  const auto kind = dnnl::prop_kind::forward_training;
+  const auto algo = dnnl::algorithm::convolution_direct;
+  if (epilogue.bias != nullptr) {
+    const memory::desc bias({d.dst[1]}, kF32, Tag::a);
+    dnnl::convolution_forward::desc desc(kind, algo, d.Src(ConvRole::kOperand),
+                                         d.Weights(ConvRole::kOperand), bias,
+                                         d.Dst(ConvRole::kResult), d.strides, d.pad_l, d.pad_r);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+  }
+  dnnl::convolution_forward::desc desc(kind, algo, d.Src(ConvRole::kOperand),
+                                       d.Weights(ConvRole::kOperand), d.Dst(ConvRole::kResult),
+                                       d.strides, d.pad_l, d.pad_r);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
 }
 
 dnnl::convolution_backward_data::primitive_desc BackwardDataPd(const ConvDescs& d) {
@@ -159,16 +174,19 @@ std::string ConvImpl(ConvOperands operands, ConvPass pass, const Geometry& g, in
 }
 
 bool Conv2D(ConvOperands operands, const Geometry& g, int64_t out_c, const float* x, const float* w,
-            float* y, int threads) {
+            float* y, int threads, const ConvEpilogue& epilogue) {
   const auto d = MakeConvDescs(operands, g, out_c);
   if (!d) return false;
   UseThreads(threads);
   try {
-    const auto pd = ForwardPd(*d);
+    const auto pd = ForwardPd(*d, epilogue);
     Execution run;
     Args args = {{DNNL_ARG_SRC, run.Input(pd.src_desc(), d->src_user, x)},
                  {DNNL_ARG_WEIGHTS, run.Input(pd.weights_desc(), d->weights_user, w)},
                  {DNNL_ARG_DST, run.Output(pd.dst_desc(), d->dst_user, y)}};
+    if (epilogue.bias != nullptr) {
+      args.insert({DNNL_ARG_BIAS, run.Input(pd.bias_desc(), pd.bias_desc(), epilogue.bias)});
+    }
     run.Run<dnnl::convolution_forward>(pd, std::move(args));
   } catch (const dnnl::error&) {
     return false;  // no primitive for this geometry (e.g. an unsupported padding) or CPU

@@ -68,11 +68,18 @@ struct ConvDescs {
 std::optional<ConvDescs> MakeConvDescs(ConvOperands operands, const nn_internal::Geometry& g,
                                        int64_t out_c);
 
-// y[N, out_h, out_w, out_c] = conv(x[N, H, W, C], w[k_h, k_w, C, out_c]).
+// What the forward convolution adds to its result in the same pass, as oneDNN's bias and
+// ReLU post-op (nn_fused.h): y = max(conv + bias, 0). The defaults add nothing.
+struct ConvEpilogue {
+  const float* bias = nullptr;  // [out_c], or nullptr for none
+  bool relu = false;
+};
+
+// y[N, out_h, out_w, out_c] = conv(x[N, H, W, C], w[k_h, k_w, C, out_c]), then `epilogue`.
 // Each returns false, having written nothing it promises, when oneDNN has no primitive
 // for the geometry (or, for bf16, the CPU). `threads` is the OpenMP thread count.
 bool Conv2D(ConvOperands operands, const nn_internal::Geometry& g, int64_t out_c, const float* x,
-            const float* w, float* y, int threads);
+            const float* w, float* y, int threads, const ConvEpilogue& epilogue = {});
 // dx[N, H, W, C] from w and dy[N, out_h, out_w, out_c].
 bool Conv2DBackpropInput(ConvOperands operands, const nn_internal::Geometry& g, int64_t out_c,
                          const float* w, const float* dy, float* dx, int threads);

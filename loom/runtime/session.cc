@@ -9,6 +9,7 @@
 
 #include "loom/graph/op_def.h"
 #include "loom/ops/blas.h"
+#include "loom/runtime/graph_fusion.h"
 #include "loom/runtime/region_executor.h"
 
 namespace loom {
@@ -56,7 +57,15 @@ struct Step {
   // Filled only in a plan with a Switch (Plan::has_switch): the steps of this node's
   // control inputs (a control input that is no step, a variable or a fed node, is live).
   std::vector<int> control_steps;
+  // A fused chain's step (graph_fusion.h): `node` is its kernel's node, and its outputs go
+  // to these slots (the parts' outputs, not contiguous). nullptr for a node's own step.
+  const FusedGroup* fused = nullptr;
+  std::vector<int> output_slots;
 };
+
+inline int OutputSlot(const Step& step, int o) {
+  return step.fused == nullptr ? step.first_output_slot + o : step.output_slots[o];
+}
 
 struct Session::Plan {
   std::vector<Step> steps;
@@ -68,11 +77,10 @@ struct Session::Plan {
   std::vector<int> fetch_slots;
   std::vector<const VariableRead*> fetch_variables;  // per fetch: a variable read at the end
   std::deque<VariableRead> variable_reads;  // what input_variables and fetch_variables point to
+  FusionPlan fusion;                        // what fused steps point to
 };
 
 namespace {
-
-constexpr char kScheduleEarlyAttr[] = "_schedule_early";
 
 // Variables are read when their reader runs, not when the Variable node would, so a
 // reader under a control dependency on an update sees the updated value (TF1's
@@ -128,12 +136,24 @@ struct StepRunner {
     } catch (const Error& e) {
       // Kernel errors that name their node say so (Error::node); the others get it here.
       const std::string& name = step.node->name();
+      if (step.fused != nullptr) {
+        const std::string in =
+            e.node().empty() ? StrCat(" [in ", step.node->description(), "]") : "";
+        throw Error(e.code(),
+                    StrCat(e.message(), in, " (run as one fused kernel: ", step.fused->name,
+                           "; SessionOptions::fuse_ops = false runs them one by one)"))
+            .AtNode(e.node().empty() ? name : e.node());
+      }
       if (e.node() == name) throw;
       throw Error(e.code(), StrCat(e.message(), " [in ", step.node->description(), "]"))
           .AtNode(name);
     }
     if (trace != nullptr) {
-      trace->step_stats.push_back({step.node->name(), step.node->op(), start, NowMicros()});
+      if (step.fused != nullptr) {
+        trace->step_stats.push_back({step.fused->name, step.fused->op, start, NowMicros()});
+      } else {
+        trace->step_stats.push_back({step.node->name(), step.node->op(), start, NowMicros()});
+      }
     }
   }
 };
@@ -148,17 +168,20 @@ inline void StoreOutputs(const Step& step, std::vector<Tensor>& outputs, std::ve
       (*dead_from)[step.first_output_slot + o] = step.node->id();
       continue;
     }
-    if (!t.defined() || t.dtype() != step.node->output_dtype(o)) {
-      throw Internal(step.node->description(), " produced ",
-                     t.defined() ? DTypeName(t.dtype()) : "no value", " for output ", o,
-                     ", expected ", DTypeName(step.node->output_dtype(o)));
+    // A fused step's output o is a part's output (graph_fusion.h).
+    const Output out =
+        step.fused == nullptr ? Output(const_cast<Node*>(step.node), o) : step.fused->outputs[o];
+    if (!t.defined() || t.dtype() != out.dtype()) {
+      throw Internal(out.node->description(), " produced ",
+                     t.defined() ? DTypeName(t.dtype()) : "no value", " for output ", out.index,
+                     ", expected ", DTypeName(out.dtype()));
     }
-    if (kCheckKernelShapes && !step.node->output_shape(o).IsCompatibleWith(t.shape())) {
-      throw Internal(step.node->description(), " produced shape ", t.shape(), " for output ", o,
-                     ", but its shape rule inferred ", step.node->output_shape(o),
+    if (kCheckKernelShapes && !out.shape().IsCompatibleWith(t.shape())) {
+      throw Internal(out.node->description(), " produced shape ", t.shape(), " for output ",
+                     out.index, ", but its shape rule inferred ", out.shape(),
                      "; the op's shape rule and kernel disagree");
     }
-    slots[step.first_output_slot + o] = std::move(t);
+    slots[OutputSlot(step, o)] = std::move(t);
   }
 }
 
@@ -261,6 +284,8 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
   }
 
   auto plan = std::make_unique<Plan>();
+  if (options_.fuse_ops) plan->fusion = PlanFusion(graph_, needed, fed_node, fetches);
+  const FusionPlan& fusion = plan->fusion;
   std::vector<int> slot_base(n, -1);
   for (int id = 0; id < n; ++id) {
     if (!needed[id]) continue;
@@ -301,6 +326,9 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
   std::vector<int> step_of(n, -1);
   for (int id : order) {
     Node* node = graph_.node(id);
+    const int group = fusion.group_of.empty() ? -1 : fusion.group_of[id];
+    // A fused chain's step takes the place of its node `run_at`; its other nodes have none.
+    if (group >= 0 && fusion.groups[group].run_at != id) continue;
     step_of[id] = static_cast<int>(plan->steps.size());
     plan->has_switch |= node->op_def().role == OpRole::kSwitch;
     if (!node->op_def().kernel) {
@@ -311,11 +339,24 @@ std::unique_ptr<Session::Plan> Session::BuildPlan(const FeedList& feeds,
     step.kernel = &node->op_def().kernel;
     step.first_output_slot = slot_base[id];
     step.num_outputs = node->num_outputs();
-    const auto& refs = node->op_def().ref_inputs;
-    for (int i = 0; i < node->num_inputs(); ++i) {
-      const Output& in = node->input(i);
+    std::vector<Output> inputs;  // what the step reads (a ReluGrad may read a Relu's output)
+    inputs.reserve(node->num_inputs());
+    for (int i = 0; i < node->num_inputs(); ++i) inputs.push_back(fusion.Input(node, i));
+    if (group >= 0) {
+      const FusedGroup& g = fusion.groups[group];
+      step.fused = &g;
+      step.node = g.kernel_node;
+      step.kernel = &g.kernel;
+      step.num_outputs = static_cast<int>(g.outputs.size());
+      for (const Output& o : g.outputs)
+        step.output_slots.push_back(slot_base[o.node->id()] + o.index);
+      inputs = g.inputs;
+    }
+    const auto& refs = step.node->op_def().ref_inputs;
+    for (int i = 0; i < static_cast<int>(inputs.size()); ++i) {
+      const Output& in = inputs[i];
       step.input_variables.push_back(nullptr);
-      if (std::find(refs.begin(), refs.end(), i) != refs.end()) {
+      if (step.fused == nullptr && std::find(refs.begin(), refs.end(), i) != refs.end()) {
         step.input_slots.push_back(-1);
       } else if (IsVariable(in.node) && !fed_node[in.node->id()]) {
         step.input_slots.push_back(-1);

@@ -31,6 +31,9 @@ struct SessionOptions {
   // Threads for kernels, and OpenBLAS's thread count while this Session runs (see
   // above). Default: 0, the machine's core count.
   int intra_op_threads = 0;
+  // Run chains such as Conv2D -> BiasAdd -> Relu as one kernel (graph_fusion.h: when, and
+  // what stays the same). Default: true.
+  bool fuse_ops = true;
 };
 
 struct RunOptions {

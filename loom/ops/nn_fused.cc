@@ -1,0 +1,131 @@
+// The fused chains' kernels (nn_fused.h). The convolution and pooling loops they extend
+// live with their ops (nn_conv.cc, nn_pool.cc); this file checks the chains' other inputs
+// and holds the ReluGrad + BiasAddGrad pass.
+#include "loom/ops/nn_fused.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "loom/ops/nn_internal.h"
+#include "loom/ops/vector_isa.h"
+
+namespace loom {
+namespace {
+
+using nn_internal::kElementwiseChunk;
+
+// Rows per block of the bias gradient's partial sums: fixed by the shape, not the thread
+// count, so the sum's order (and its bits) do not depend on the machine.
+int64_t RowsPerBlock(int64_t channels) {
+  return std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(channels, 1));
+}
+
+template <typename T>
+void ReluGradBias(ThreadPool& pool, const T* dy, const T* features, T* out, int64_t rows,
+                  int64_t channels, T* bias_grad) {
+  const int64_t per_block = RowsPerBlock(channels);
+  const int64_t blocks = (rows + per_block - 1) / per_block;
+  std::vector<T> partial(bias_grad != nullptr ? blocks * channels : 0, T(0));
+  pool.ParallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+    internal::Vectorized([&] {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t r0 = b * per_block, r1 = std::min(rows, r0 + per_block);
+        T* __restrict acc = bias_grad != nullptr ? partial.data() + b * channels : nullptr;
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* d = dy + r * channels;  // no restrict: out may be dy
+          const T* __restrict f = features + r * channels;
+          T* o = out + r * channels;  // may be dy itself
+          for (int64_t j = 0; j < channels; ++j) o[j] = nn_internal::ReluGradOf(d[j], f[j]);
+          if (acc != nullptr) {
+            for (int64_t j = 0; j < channels; ++j) acc[j] += o[j];
+          }
+        }
+      }
+    });
+  });
+  if (bias_grad == nullptr) return;
+  std::fill(bias_grad, bias_grad + channels, T(0));
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t j = 0; j < channels; ++j) bias_grad[j] += partial[b * channels + j];
+  }
+}
+
+// Fails naming `node` (not the kernel's) unless `t` has `shape`.
+void ExpectShape(const Node& node, const char* what, const Tensor& t, const Shape& shape) {
+  if (t.shape() != shape) {
+    throw InvalidArgument(node.description(), ": ", what, " has shape ", t.shape(), ", expected ",
+                          shape)
+        .AtNode(node.name());
+  }
+}
+
+}  // namespace
+
+void nn_internal::ReluGradAndBiasSum(ThreadPool& pool, const Tensor& dy, const Tensor& features,
+                                     Tensor& out, Tensor* bias_grad) {
+  const int64_t channels = dy.rank() >= 1 ? dy.dim(-1) : 1;
+  const int64_t rows = channels == 0 ? 0 : dy.NumElements() / channels;
+  SwitchFloat(dy.dtype(), "ReluGrad", [&](auto tag) {
+    using T = decltype(tag);
+    ReluGradBias(pool, dy.data<T>(), features.data<T>(), out.data<T>(), rows, channels,
+                 bias_grad != nullptr ? bias_grad->data<T>() : static_cast<T*>(nullptr));
+    return 0;
+  });
+}
+
+KernelFn FusedConv2DKernel(const Node& conv, const Node* bias_add, const Node* relu) {
+  (void)conv;
+  return [bias_add, relu](KernelContext& c) {
+    const Tensor* bias = nullptr;
+    if (bias_add != nullptr) {
+      bias = &c.input(2);
+      const Tensor& filter = c.input(1);
+      if (bias->rank() != 1 || filter.rank() != 4 || bias->dim(0) != filter.dim(3)) {
+        throw InvalidArgument(bias_add->description(), ": bias of shape ", bias->shape(),
+                              " does not match the last dimension of value (the Conv2D's ",
+                              filter.rank() == 4 ? filter.dim(3) : -1, " output channels)")
+            .AtNode(bias_add->name());
+      }
+    }
+    nn_internal::Conv2DWithEpilogue(c, bias, relu != nullptr);
+  };
+}
+
+KernelFn FusedReluGradKernel(const Node* max_pool_grad, const Node& relu_grad,
+                             const Node* bias_add_grad) {
+  const Node* grad_node = &relu_grad;
+  return [max_pool_grad, grad_node, bias_add_grad](KernelContext& c) {
+    const int features_input = max_pool_grad != nullptr ? 2 : 1;
+    const Tensor& features = c.input(features_input);
+    Tensor bias_grad;
+    auto allocate_bias_grad = [&](const Shape& value) {
+      if (bias_add_grad == nullptr) return;
+      if (value.rank() < 1) {
+        throw InvalidArgument(bias_add_grad->description(), ": input must have rank >= 1, got ",
+                              value)
+            .AtNode(bias_add_grad->name());
+      }
+      bias_grad = Tensor(features.dtype(), Shape{value.dim(-1)});
+      c.set_output(1, bias_grad);
+    };
+    if (max_pool_grad != nullptr) {
+      ExpectShape(*grad_node, "features (input 1)", features, c.input(0).shape());
+      allocate_bias_grad(features.shape());
+      nn_internal::MaxPoolGradRelu(c, features, bias_add_grad != nullptr ? &bias_grad : nullptr);
+      return;
+    }
+    const Tensor& dy = c.input(0);
+    ExpectShape(*grad_node, "features (input 1)", features, dy.shape());
+    if (features.dtype() != dy.dtype()) {
+      throw InvalidArgument(grad_node->description(), ": inputs have dtypes ",
+                            DTypeName(dy.dtype()), " and ", DTypeName(features.dtype()))
+          .AtNode(grad_node->name());
+    }
+    allocate_bias_grad(dy.shape());
+    Tensor out = c.ForwardInputOrAllocate(0, 0, dy.shape());
+    nn_internal::ReluGradAndBiasSum(c.pool(), dy, features, out,
+                                    bias_add_grad != nullptr ? &bias_grad : nullptr);
+  };
+}
+
+}  // namespace loom

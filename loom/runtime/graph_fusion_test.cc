@@ -1,0 +1,218 @@
+#include "loom/runtime/graph_fusion.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "loom/autodiff/gradients.h"
+#include "loom/ops/array.h"
+#include "loom/ops/math.h"
+#include "loom/ops/matmul.h"
+#include "loom/ops/nn.h"
+#include "loom/ops/reduce.h"
+#include "loom/runtime/session.h"
+#include "loom/testing/error_of.h"
+
+namespace loom {
+namespace {
+
+using testing::CodeOf;
+
+Tensor Random(DType dtype, const Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Tensor t(kFloat64, shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<double>()[i] = u(rng);
+  if (dtype == kFloat64) return t;
+  Tensor f(kFloat32, shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) f.data<float>()[i] = float(t.data<double>()[i]);
+  return f;
+}
+
+double At(const Tensor& t, int64_t i) {
+  return t.dtype() == kFloat64 ? t.data<double>()[i] : t.data<float>()[i];
+}
+
+// max |a - b| / max(1, max |b|).
+double RelError(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  double err = 0, scale = 1;
+  for (int64_t i = 0; i < b.NumElements(); ++i) {
+    err = std::max(err, std::abs(At(a, i) - At(b, i)));
+    scale = std::max(scale, std::abs(At(b, i)));
+  }
+  return err / scale;
+}
+
+// Two conv -> bias -> relu -> max-pool layers, a dense ReLU layer and a weighted sum, with
+// the gradients of the sum by every input: the convnet's step in small.
+struct Convnet {
+  Graph graph;
+  std::vector<Output> inputs;  // x, w1, b1, w2, b2, w3, b3, c
+  Output conv1, bias1, relu1, loss;
+  std::vector<Output> fetches;  // loss and the gradients
+
+  Convnet(DType dtype, int64_t pool_window, int64_t pool_stride) {
+    Scope s(graph);
+    const char* names[] = {"x", "w1", "b1", "w2", "b2", "w3", "b3", "c"};
+    for (int i = 0; i < 8; ++i) {
+      inputs.push_back(Placeholder(s.WithOpName(names[i]), dtype, Shape::Unknown()));
+    }
+    Scope l1 = s.NewSubScope("conv1");
+    conv1 = Conv2D(l1, inputs[0], inputs[1], {1, 1}, "SAME");
+    bias1 = BiasAdd(l1, conv1, inputs[2]);
+    relu1 = Relu(l1, bias1);
+    auto p1 = MaxPool(s, relu1, {pool_window, pool_window}, {pool_stride, pool_stride}, "VALID");
+    Scope l2 = s.NewSubScope("conv2");
+    auto relu2 = Relu(l2, BiasAdd(l2, Conv2D(l2, p1, inputs[3], {1, 1}, "SAME"), inputs[4]));
+    auto p2 = MaxPool(s, relu2, {2, 2}, {2, 2}, "VALID");
+    auto flat = Reshape(s, p2, {3, -1});
+    auto dense = Relu(s, BiasAdd(s, MatMul(s, flat, inputs[5]), inputs[6]));
+    loss = Sum(s, Mul(s, dense, inputs[7]));
+    fetches = {loss};
+    for (Output g :
+         Gradients(s, {loss},
+                   {inputs[0], inputs[1], inputs[2], inputs[3], inputs[4], inputs[5], inputs[6]})) {
+      fetches.push_back(g);
+    }
+  }
+
+  FeedList Feeds(DType dtype, int64_t flat_size) const {
+    const std::vector<Shape> shapes = {{3, 12, 12, 3}, {5, 5, 3, 8},    {8},  {3, 3, 8, 16},
+                                       {16},           {flat_size, 12}, {12}, {3, 12}};
+    FeedList feeds;
+    for (int i = 0; i < 8; ++i) feeds.push_back({inputs[i], Random(dtype, shapes[i], 100 + i)});
+    return feeds;
+  }
+};
+
+std::vector<Tensor> RunConvnet(DType dtype, bool fuse, int64_t window, int64_t stride,
+                               std::set<std::string>* traced_ops = nullptr) {
+  Convnet net(dtype, window, stride);
+  const int64_t pooled = (12 - window) / stride + 1;
+  Session session(net.graph, {.intra_op_threads = 2, .fuse_ops = fuse});
+  RunOptions options{.trace = true};
+  RunMetadata metadata;
+  auto out = session.Run(net.Feeds(dtype, (pooled / 2) * (pooled / 2) * 16), net.fetches, {},
+                         &options, &metadata);
+  if (traced_ops != nullptr) {
+    for (const auto& st : metadata.step_stats) traced_ops->insert(st.op + " " + st.node_name);
+  }
+  return out;
+}
+
+bool Traced(const std::set<std::string>& ops, const std::string& entry) {
+  return ops.count(entry) > 0;
+}
+
+TEST(GraphFusionTest, ConvnetStepMatchesUnfusedAndFloat64AndTracesTheFusedNodes) {
+  for (const int64_t window : {2, 3}) {  // 2x2/2 tiles the input; 3x3/2 windows overlap
+    const int64_t stride = 2;
+    std::set<std::string> fused_ops, plain_ops;
+    auto fused = RunConvnet(kFloat32, true, window, stride, &fused_ops);
+    auto plain = RunConvnet(kFloat32, false, window, stride, &plain_ops);
+    auto exact = RunConvnet(kFloat64, false, window, stride);
+    auto fused64 = RunConvnet(kFloat64, true, window, stride);
+    ASSERT_EQ(fused.size(), plain.size());
+    for (size_t i = 0; i < fused.size(); ++i) {
+      SCOPED_TRACE(::testing::Message() << "window " << window << " fetch " << i);
+      EXPECT_LT(RelError(fused[i], plain[i]), 2e-6);
+      EXPECT_LT(RelError(fused[i], exact[i]), 2e-5);
+      EXPECT_LT(RelError(plain[i], exact[i]), 2e-5);
+      // float64 runs the same arithmetic in the same order, fused or not.
+      EXPECT_LT(RelError(fused64[i], exact[i]), 1e-14);
+    }
+    EXPECT_TRUE(Traced(fused_ops, "Conv2D+BiasAdd+Relu conv1/Conv2D+conv1/BiasAdd+conv1/Relu"));
+    EXPECT_TRUE(Traced(fused_ops, "Conv2D+BiasAdd+Relu conv2/Conv2D+conv2/BiasAdd+conv2/Relu"));
+    EXPECT_TRUE(Traced(fused_ops,
+                       "MaxPoolGrad+ReluGrad+BiasAddGrad gradients/MaxPool/MaxPoolGrad+"
+                       "gradients/conv1/Relu/ReluGrad+gradients/conv1/BiasAdd/BiasAddGrad"));
+    EXPECT_TRUE(Traced(
+        fused_ops, "ReluGrad+BiasAddGrad gradients/Relu/ReluGrad+gradients/BiasAdd/BiasAddGrad"));
+    EXPECT_FALSE(Traced(fused_ops, "Conv2D conv1/Conv2D"));
+    EXPECT_FALSE(Traced(fused_ops, "ReluGrad gradients/conv1/Relu/ReluGrad"));
+    // Unfused, every node is its own step.
+    EXPECT_TRUE(Traced(plain_ops, "Conv2D conv1/Conv2D"));
+    EXPECT_TRUE(Traced(plain_ops, "ReluGrad gradients/conv1/Relu/ReluGrad"));
+    for (const std::string& op : plain_ops) EXPECT_EQ(op.find('+'), std::string::npos) << op;
+  }
+}
+
+// The ops of the steps that compute `fetches`.
+std::set<std::string> TracedOps(Convnet& net, const std::vector<Output>& fetches,
+                                std::vector<Tensor>* values) {
+  Session session(net.graph, {.intra_op_threads = 1});
+  RunOptions options{.trace = true};
+  RunMetadata metadata;
+  *values = session.Run(net.Feeds(kFloat32, 3 * 3 * 16), fetches, {}, &options, &metadata);
+  std::set<std::string> ops;
+  for (const auto& st : metadata.step_stats) ops.insert(st.op);
+  return ops;
+}
+
+TEST(GraphFusionTest, FetchingAnIntermediateDisablesItsFusion) {
+  Convnet net(kFloat32, 2, 2);
+  std::vector<Tensor> v;
+  // The chain's last output may be fetched: it is still written.
+  EXPECT_TRUE(TracedOps(net, {net.relu1}, &v).count("Conv2D+BiasAdd+Relu"));
+  // BiasAdd fetched: Conv2D -> BiasAdd still fuses, the Relu runs alone.
+  auto ops = TracedOps(net, {net.relu1, net.bias1}, &v);
+  EXPECT_TRUE(ops.count("Conv2D+BiasAdd")) << *ops.begin();
+  EXPECT_TRUE(ops.count("Relu"));
+  std::vector<Tensor> ref;
+  {
+    Session plain(net.graph, {.intra_op_threads = 1, .fuse_ops = false});
+    ref = plain.Run(net.Feeds(kFloat32, 3 * 3 * 16), {net.relu1, net.bias1, net.conv1});
+  }
+  EXPECT_LT(RelError(v[0], ref[0]), 2e-6);
+  EXPECT_LT(RelError(v[1], ref[1]), 2e-6);
+  // The Conv2D fetched: nothing of conv1 fuses.
+  ops = TracedOps(net, {net.relu1, net.conv1}, &v);
+  EXPECT_TRUE(ops.count("Conv2D"));
+  EXPECT_TRUE(ops.count("BiasAdd"));
+  EXPECT_FALSE(ops.count("Conv2D+BiasAdd+Relu"));
+  EXPECT_LT(RelError(v[1], ref[2]), 1e-7);
+}
+
+TEST(GraphFusionTest, ErrorsNameTheUsersNode) {
+  Graph graph;
+  Scope s(graph);
+  auto x = Placeholder(s.WithOpName("x"), kFloat32, Shape::Unknown());
+  auto w = Placeholder(s.WithOpName("w"), kFloat32, Shape::Unknown());
+  auto b = Placeholder(s.WithOpName("b"), kFloat32, Shape::Unknown());
+  auto y =
+      Relu(s.WithOpName("act"), BiasAdd(s.WithOpName("add"), Conv2D(s, x, w, {1, 1}, "SAME"), b));
+  Session session(graph);
+  std::string message;
+  Error error(ErrorCode::kInternal, "");
+  const FeedList feeds = {{x, Random(kFloat32, {1, 4, 4, 2}, 1)},
+                          {w, Random(kFloat32, {3, 3, 2, 5}, 2)},
+                          {b, Random(kFloat32, {4}, 3)}};  // 5 channels: a bad bias
+  try {
+    session.Run(feeds, {y});
+    FAIL() << "a bias of the wrong size ran";
+  } catch (const Error& e) {
+    error = e;
+  }
+  EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(error.node(), "add");
+  EXPECT_NE(error.message().find("BiasAdd 'add'"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("fuse_ops = false"), std::string::npos) << error.message();
+  // The Conv2D's own errors name the Conv2D.
+  const FeedList bad_channels = {{x, Random(kFloat32, {1, 4, 4, 3}, 1)},
+                                 {w, Random(kFloat32, {3, 3, 2, 5}, 2)},
+                                 {b, Random(kFloat32, {5}, 3)}};
+  try {
+    session.Run(bad_channels, {y});
+    FAIL() << "mismatched channels ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.node(), "Conv2D") << e.message();
+    EXPECT_NE(e.message().find("input channels 3"), std::string::npos) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace loom
