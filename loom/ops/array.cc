@@ -59,7 +59,8 @@ Output AddShapedGrad(const GradContext& g, const OpDef& grad_op, AttrMap attrs) 
 }
 
 Output ShapeOfOrConst(const Scope& scope, const Output& x) {
-  if (x.shape().fully_defined()) return Const(scope, Tensor::FromVector(x.shape().dims()));
+  if (x.shape().fully_defined())
+    return Const(scope, Tensor::FromVector(x.shape().dims().ToVector()));
   return ShapeOf(scope, x);
 }
 
@@ -394,7 +395,9 @@ const OpDef& ShapeOp() {
             c.set_output(0, kInt64, Shape{in.rank_known() ? in.rank() : kUnknownDim});
           },
       .kernel =
-          [](KernelContext& c) { c.set_output(0, Tensor::FromVector(c.input(0).shape().dims())); },
+          [](KernelContext& c) {
+            c.set_output(0, Tensor::FromVector(c.input(0).shape().dims().ToVector()));
+          },
       .no_gradient = kShapeNoGradient,
   };
   return op;

@@ -7,6 +7,7 @@
 #include "loom/ops/attr_keys.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_internal.h"
+#include "loom/ops/vector_math.h"
 
 namespace loom {
 namespace {
@@ -41,6 +42,42 @@ int64_t MinRows(int64_t n) {
   return std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(n, 1));
 }
 
+// In place exp / log: float arrays through the vectorized loops of vector_math.h (they
+// differ from libm's expf / logf by at most 2 ulp), float64 through libm.
+void ExpInPlace(float* x, int64_t n) { internal::ExpFloats(x, x, n); }
+void ExpInPlace(double* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+}
+void LogInPlace(float* x, int64_t n) { internal::LogFloats(x, x, n); }
+void LogInPlace(double* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = std::log(x[i]);
+}
+
+// Contiguous rows are processed this many at a time, so exp and log run over whole blocks.
+inline constexpr int64_t kBlockRows = 64;
+// LogSoftmax's block of exps, in elements (on the stack).
+inline constexpr int64_t kSoftmaxScratch = 1024;
+
+// For `rows` <= kBlockRows contiguous rows of length n >= 1 at `a`: e = exp(a - max of the
+// row), m[r] = the row's max, sum[r] = its sum of e (added in order: a row's result does not
+// depend on the block it falls in). `e` may alias `a`.
+template <typename T>
+void ShiftedExpRows(const T* a, T* e, int64_t rows, int64_t n, T* m, T* sum) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* ar = a + r * n;
+    T mr = ar[0];
+    for (int64_t j = 1; j < n; ++j) mr = std::max(mr, ar[j]);
+    for (int64_t j = 0; j < n; ++j) e[r * n + j] = ar[j] - mr;
+    m[r] = mr;
+  }
+  ExpInPlace(e, rows * n);
+  for (int64_t r = 0; r < rows; ++r) {
+    T s = 0;
+    for (int64_t j = 0; j < n; ++j) s += e[r * n + j];
+    sum[r] = s;
+  }
+}
+
 void SoftmaxShape(InferenceContext& c) {
   c.ExpectDType(0, {kFloat32, kFloat64});
   const Shape& s = c.input_shape(0);
@@ -63,6 +100,31 @@ void SoftmaxKernel(KernelContext& c) {
     T* out = y.data<T>();
     const int64_t n = v.n, s = v.stride;
     c.pool().ParallelFor(v.rows, MinRows(n), [&](int64_t r0, int64_t r1) {
+      // Rows contiguous: exp and log over blocks of rows. LogSoftmax keeps the exps in
+      // `scratch` (y may be x's buffer, and x is read again), so it needs short rows.
+      if (s == 1 && n > 0 && (!kLog || n <= kSoftmaxScratch)) {
+        T m[kBlockRows], sum[kBlockRows], scratch[kLog ? kSoftmaxScratch : 1];
+        const int64_t block = kLog ? std::min(kBlockRows, kSoftmaxScratch / n) : kBlockRows;
+        for (int64_t rb = r0; rb < r1; rb += block) {
+          const int64_t count = std::min(block, r1 - rb);
+          const T* a = in + rb * n;
+          T* b = out + rb * n;
+          ShiftedExpRows(a, kLog ? scratch : b, count, n, m, sum);
+          if constexpr (kLog) {
+            LogInPlace(sum, count);
+            // (x - m) - lse, not x - (m + lse): m + lse would round at large |m|.
+            for (int64_t r = 0; r < count; ++r) {
+              for (int64_t j = 0; j < n; ++j) b[r * n + j] = (a[r * n + j] - m[r]) - sum[r];
+            }
+          } else {
+            for (int64_t r = 0; r < count; ++r) {
+              const T inv = 1 / sum[r];
+              for (int64_t j = 0; j < n; ++j) b[r * n + j] *= inv;
+            }
+          }
+        }
+        return;
+      }
       for (int64_t r = r0; r < r1; ++r) {
         const T* a = in + v.base(r);
         T* b = out + v.base(r);
@@ -282,34 +344,38 @@ void XentKernel(KernelContext& c) {
     T* pl = loss.data<T>();
     T* pb = backprop.data<T>();
     c.pool().ParallelFor(rows, MinRows(classes), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const T* a = x + r * classes;
-        T* b = pb + r * classes;
-        T m = a[0];
-        for (int64_t j = 1; j < classes; ++j) m = std::max(m, a[j]);
-        T sum = 0;
-        for (int64_t j = 0; j < classes; ++j) sum += (b[j] = std::exp(a[j] - m));
-        const T lse = std::log(sum), inv = 1 / sum;
-        if constexpr (kSparse) {
-          const int64_t label =
-              labels.dtype() == kInt32 ? labels.data<int32_t>()[r] : labels.data<int64_t>()[r];
-          if (label < 0 || label >= classes) {
-            c.Fail("label ", label, " at position ", r, " is outside the valid range [0, ", classes,
-                   ") of the ", classes, " classes");
+      T m[kBlockRows], sum[kBlockRows], lse[kBlockRows];
+      for (int64_t rb = r0; rb < r1; rb += kBlockRows) {
+        const int64_t count = std::min(kBlockRows, r1 - rb);
+        ShiftedExpRows(x + rb * classes, pb + rb * classes, count, classes, m, sum);
+        std::copy_n(sum, count, lse);
+        LogInPlace(lse, count);
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t r = rb + i;
+          const T* a = x + r * classes;
+          T* b = pb + r * classes;
+          const T inv = 1 / sum[i];
+          if constexpr (kSparse) {
+            const int64_t label =
+                labels.dtype() == kInt32 ? labels.data<int32_t>()[r] : labels.data<int64_t>()[r];
+            if (label < 0 || label >= classes) {
+              c.Fail("label ", label, " at position ", r, " is outside the valid range [0, ",
+                     classes, ") of the ", classes, " classes");
+            }
+            for (int64_t j = 0; j < classes; ++j) b[j] *= inv;
+            b[label] -= 1;
+            pl[r] = lse[i] - (a[label] - m[i]);
+          } else {
+            // d/dx_j -sum_k z_k log p_k = p_j sum(z) - z_j (= p - z for distributions z).
+            const T* z = labels.data<T>() + r * classes;
+            T total = 0, zsum = 0;
+            for (int64_t j = 0; j < classes; ++j) {
+              total += z[j] * (lse[i] - (a[j] - m[i]));
+              zsum += z[j];
+            }
+            for (int64_t j = 0; j < classes; ++j) b[j] = b[j] * inv * zsum - z[j];
+            pl[r] = total;
           }
-          for (int64_t j = 0; j < classes; ++j) b[j] *= inv;
-          b[label] -= 1;
-          pl[r] = lse - (a[label] - m);
-        } else {
-          // d/dx_j -sum_k z_k log p_k = p_j sum(z) - z_j (= p - z for distributions z).
-          const T* z = labels.data<T>() + r * classes;
-          T total = 0, zsum = 0;
-          for (int64_t j = 0; j < classes; ++j) {
-            total += z[j] * (lse - (a[j] - m));
-            zsum += z[j];
-          }
-          for (int64_t j = 0; j < classes; ++j) b[j] = b[j] * inv * zsum - z[j];
-          pl[r] = total;
         }
       }
     });

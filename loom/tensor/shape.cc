@@ -5,6 +5,16 @@
 
 namespace loom {
 
+void Shape::Assign(const int64_t* dims, size_t rank) {
+  LOOM_CHECK(rank <= static_cast<size_t>(INT32_MAX)) << "rank " << rank << " is too large";
+  rank_ = static_cast<int>(rank);
+  if (rank_ <= kInlineRank) {
+    std::copy_n(dims, rank, inline_);
+  } else {
+    heap_.assign(dims, dims + rank);
+  }
+}
+
 Shape Shape::Unknown() {
   Shape s;
   s.rank_known_ = false;
@@ -15,18 +25,18 @@ int64_t Shape::dim(int i) const {
   LOOM_CHECK(rank_known_) << "dim() of an unknown-rank shape";
   if (i < 0) i += rank();
   LOOM_CHECK(i >= 0 && i < rank()) << "dim " << i << " of " << ToString();
-  return dims_[i];
+  return data()[i];
 }
 
 void Shape::set_dim(int i, int64_t size) {
   if (i < 0) i += rank();
   LOOM_CHECK(rank_known_ && i >= 0 && i < rank());
-  dims_[i] = size;
+  data()[i] = size;
 }
 
 bool Shape::fully_defined() const {
   if (!rank_known_) return false;
-  for (int64_t d : dims_)
+  for (int64_t d : dims())
     if (d < 0) return false;
   return true;
 }
@@ -35,7 +45,7 @@ std::optional<int64_t> Shape::NumElementsAtMost(uint64_t limit) const {
   if (!rank_known_) return std::nullopt;
   uint64_t n = 1;
   bool zero = false;
-  for (int64_t d : dims_) {
+  for (int64_t d : dims()) {
     if (d < 0) return std::nullopt;
     if (d == 0) {
       zero = true;
@@ -60,8 +70,10 @@ int64_t Shape::num_elements() const {
 bool Shape::IsCompatibleWith(const Shape& other) const {
   if (!rank_known_ || !other.rank_known_) return true;
   if (rank() != other.rank()) return false;
+  const int64_t* a = data();
+  const int64_t* b = other.data();
   for (int i = 0; i < rank(); ++i) {
-    if (dims_[i] >= 0 && other.dims_[i] >= 0 && dims_[i] != other.dims_[i]) return false;
+    if (a[i] >= 0 && b[i] >= 0 && a[i] != b[i]) return false;
   }
   return true;
 }
@@ -73,30 +85,40 @@ Shape Shape::MergeWith(const Shape& other) const {
   if (!rank_known_) return other;
   if (!other.rank_known_) return *this;
   Shape merged = *this;
+  int64_t* m = merged.data();
   for (int i = 0; i < rank(); ++i)
-    if (merged.dims_[i] < 0) merged.dims_[i] = other.dims_[i];
+    if (m[i] < 0) m[i] = other.data()[i];
   return merged;
 }
 
 Shape Shape::WithLeadingDim(int64_t size) const {
   if (!rank_known_) return Unknown();
+  Shape s;
+  const size_t rank = rank_ + 1;
+  if (rank <= kInlineRank) {
+    s.inline_[0] = size;
+    std::copy_n(data(), rank_, s.inline_ + 1);
+    s.rank_ = static_cast<int>(rank);
+    return s;
+  }
   std::vector<int64_t> dims = {size};
-  dims.insert(dims.end(), dims_.begin(), dims_.end());
-  return Shape(std::move(dims));
+  dims.insert(dims.end(), data(), data() + rank_);
+  return Shape(dims);
 }
 
 Shape Shape::WithoutLeadingDim() const {
   if (!rank_known_) return Unknown();
-  LOOM_CHECK(!dims_.empty()) << "WithoutLeadingDim of a scalar shape";
-  return Shape(std::vector<int64_t>(dims_.begin() + 1, dims_.end()));
+  LOOM_CHECK(rank_ > 0) << "WithoutLeadingDim of a scalar shape";
+  return Shape(DimsView(data() + 1, rank_ - 1));
 }
 
 std::string Shape::ToString() const {
   if (!rank_known_) return "<unknown>";
   std::string s = "[";
-  for (size_t i = 0; i < dims_.size(); ++i) {
+  const int64_t* d = data();
+  for (int i = 0; i < rank_; ++i) {
     if (i) s += ",";
-    s += dims_[i] < 0 ? "?" : std::to_string(dims_[i]);
+    s += d[i] < 0 ? "?" : std::to_string(d[i]);
   }
   return s + "]";
 }

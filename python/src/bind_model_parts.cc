@@ -181,8 +181,8 @@ layers::VariableGetter ToVariableGetter(const py::object& getter) {
     // `make` is only valid during this call; the getter must not keep it.
     py::cpp_function make(
         [&request](const std::string& variable_scope) { return request.make(variable_scope); });
-    py::object variable = fn.get()(request.name, request.shape.dims(), DTypeName(request.dtype),
-                                   request.trainable, make);
+    py::object variable = fn.get()(request.name, request.shape.dims().ToVector(),
+                                   DTypeName(request.dtype), request.trainable, make);
     return variable.cast<Output>();
   };
 }
