@@ -304,10 +304,18 @@ void RunPredict(const Job& job, Estimator& estimator, const std::string& out_pat
   const std::string npy_key = job.is_classifier() ? "probabilities" : "predictions";
   if (out_path.ends_with(".npy") && keys.empty()) keys = {npy_key};
   std::map<std::string, std::vector<Tensor>> batches;
-  for (const Prediction& batch :
-       estimator.Predict(MakeInputFn(job, split, false),
-                         {.predict_keys = keys, .yield_single_examples = false})) {
-    for (const auto& [k, v] : batch) batches[k].push_back(v);
+  try {
+    for (const Prediction& batch :
+         estimator.Predict(MakeInputFn(job, split, false),
+                           {.predict_keys = keys, .yield_single_examples = false})) {
+      for (const auto& [k, v] : batch) batches[k].push_back(v);
+    }
+  } catch (const Error& e) {
+    // The library names its option; the user gave --key.
+    constexpr std::string_view kUnknownKey = "Predict: predict_keys names ";
+    if (e.code() != ErrorCode::kInvalidArgument || !e.message().starts_with(kUnknownKey)) throw;
+    throw InvalidArgument("--key ", e.message().substr(kUnknownKey.size()),
+                          "; give one of those (or no --key for a CSV of every key)");
   }
   if (batches.empty()) throw InvalidArgument("no predictions: [data.", split, "] is empty");
   std::map<std::string, Tensor> all;

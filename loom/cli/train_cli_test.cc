@@ -55,9 +55,10 @@ TEST(CliTest, SameJobTrainsTheSameBits) {
   EXPECT_EQ(kinds.iterator_states, 1);
 }
 
-// A run that has nothing to do says so: the checkpoint is already at max_steps (it printed
-// "trained to global step 200", the library's INFO line being hidden on a terminal), or
-// the training data yielded no batch (TF: "Training with estimator made no steps").
+// A run that has nothing to do says so (and a --key the model lacks names the flag): the checkpoint
+// is already at max_steps (it printed "trained to global step 200", the library's INFO line being
+// hidden on a terminal), or the training data yielded no batch (TF: "Training with estimator made
+// no steps").
 TEST(CliTest, ARunThatTrainsNoStepSaysWhy) {
   std::string dir = TempDir("no_step");
   WriteCsv(dir + "/d.csv");
@@ -69,6 +70,13 @@ TEST(CliTest, ARunThatTrainsNoStepSaysWhy) {
                   "nothing to train: model_dir's checkpoint is at global step 200, at or past "
                   "max_steps 150; raise max_steps (--max-steps) to train further");
   EXPECT_EQ(again.output.find("trained to global step"), std::string::npos) << again.output;
+
+  // A --key the model does not predict names the flag, not the library's predict_keys.
+  Result key = Loom("predict " + dir + "/job.toml --out " + dir + "/p.csv --key probs");
+  EXPECT_EQ(key.code, 1) << key.output;
+  EXPECT_CONTAINS(key.output,
+                  "InvalidArgument: --key 'probs', which is not a prediction of the model; it "
+                  "has {class_ids, classes, logistic, logits, probabilities}; give one of those");
 
   Write(dir + "/empty.csv", "a,b,label\n");
   Write(dir + "/empty.toml",

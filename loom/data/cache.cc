@@ -3,8 +3,10 @@
 // In memory (filename ""): a store shared by the dataset's iterators. To a file: the first
 // pass writes `filename` (atomically, on completion), later passes stream it back one
 // element at a time, so the file is never loaded whole.
-// State: replaying saves the position; recording saves the input's state, and a restored
-// recording pass no longer records (the cache is filled by a later complete pass).
+// State: a memory cache saves its position only (restored without the cache, it re-reads
+// the input that far, recording); a file cache's replay saves the position and offset, its
+// recording the input's state, and a restored recording pass no longer records (the file
+// is written by a later complete pass). States of the older form restore as before.
 #include <mutex>
 
 #include "loom/data/dataset_impl.h"
@@ -18,13 +20,22 @@ struct MemoryStore {
   std::vector<Element> elements;
 };
 
+// The context of the input's first pass: the cache holds that pass, so every time the
+// input is read again (after a restore without the cache) it must give the same elements,
+// whatever pass of an enclosing Repeat this is (a Shuffle inside reshuffles by pass: a
+// resumed run re-read another order than the one cached before the kill).
+IteratorContext FirstPass(IteratorContext ctx) {
+  ctx.iteration = 0;
+  return ctx;
+}
+
 class CacheIterator : public Iterator {
  public:
   CacheIterator(ElementSpec spec, std::shared_ptr<const DatasetImpl> input, IteratorContext ctx,
                 std::shared_ptr<MemoryStore> store, std::string filename, Env* env)
       : Iterator("Cache", std::move(spec)),
         input_(std::move(input)),
-        ctx_(std::move(ctx)),
+        ctx_(FirstPass(std::move(ctx))),
         store_(std::move(store)),
         filename_(std::move(filename)),
         env_(env) {
@@ -49,6 +60,17 @@ class CacheIterator : public Iterator {
   }
 
   void SaveInternal(StateWriter& w) override {
+    if (filename_.empty()) {
+      // A memory cache saves its position only, in the replay form, whether this pass
+      // records, replays or re-reads the input: the state is the same whatever the process
+      // did before (a resumed run's checkpoint equals an uninterrupted run's; saving the
+      // input's state while recording made it differ for two passes after a resume), and a
+      // restore without the cache re-reads the input up to the position, recording it.
+      w.Write<uint8_t>(1);
+      w.Write<int64_t>(position_);
+      w.Write<uint64_t>(0);
+      return;
+    }
     w.Write<uint8_t>(replaying_);
     w.Write<int64_t>(position_);
     w.Write<uint64_t>(file_offset_);
@@ -77,10 +99,17 @@ class CacheIterator : public Iterator {
       }
       return;
     }
-    // The cache was lost (a new process, memory cache): replay the input instead.
-    StartRecording(/*record=*/false);
+    // The cache was lost (a new process, memory cache): re-read the input up to the
+    // position, recording a memory cache's elements so that the pass fills it (the next
+    // pass replays, as in an uninterrupted run).
+    StartRecording(/*record=*/filename_.empty());
     for (int64_t i = 0; i < position; ++i) {
-      if (!input_it_->GetNext()) break;
+      std::optional<Element> e = input_it_->GetNext();
+      if (!e) {
+        record_ = false;  // the input is shorter than the position: never a whole pass
+        break;
+      }
+      if (record_) Record(*e);
     }
     position_ = position;
   }

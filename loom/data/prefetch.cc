@@ -43,6 +43,15 @@ class PrefetchIterator : public Iterator {
 
   void SaveInternal(StateWriter& w) override {
     std::unique_lock<std::mutex> lock(mu_);
+    // Once reading has begun, the buffer is filled (or the input ended) before it is saved:
+    // what the state holds then depends on the consumer's position only, not on how far
+    // the worker got, so two equal runs save equal bytes (a run saved a full Shuffle
+    // buffer upstream or an empty one at a pass boundary, by timing).
+    if (worker_.joinable()) {
+      cv_.wait(lock, [this] {
+        return end_reached_ || static_cast<int64_t>(buffer_.size()) >= buffer_size_;
+      });
+    }
     Pause(lock);
     w.Write<uint8_t>(end_reached_);
     w.Write<uint64_t>(buffer_.size());

@@ -215,3 +215,40 @@ TEST(SaveRestoreTest, SeededPipelinesSaveIdenticalStates) {
 
 }  // namespace
 }  // namespace loom::data
+
+namespace loom::data {
+namespace {
+
+// A memory Cache's state is the same whatever the iterator did before: recording the first
+// pass, replaying a later one, or restored into a process (here: a new dataset, whose cache
+// is empty) that re-reads the input up to the position. It used to save its input's state
+// while recording, so a resumed run's checkpoint differed from an uninterrupted run's for
+// up to two passes (tests/kill_resume_test.cc found it). An unseeded Shuffle before the
+// Cache takes its order from the saved random base.
+TEST(SaveRestoreTest, MemoryCacheStateIsTheSameWhateverTheHistory) {
+  auto make = [] { return Range(10).Shuffle(10).Cache().Shuffle(4, {.seed = 3}).Repeat(4); };
+  const Dataset uninterrupted = make();
+  auto a = uninterrupted.MakeIterator(11);
+  const std::vector<int64_t> expected = Ints(*a, "x", 40);
+  for (int64_t k : {0, 3, 9, 10, 14, 27}) {
+    SCOPED_TRACE(k);
+    auto reference = uninterrupted.MakeIterator(11);
+    Ints(*reference, "x", k + 5);
+    // Saved after k, restored into a fresh dataset (its cache empty), read 5 more.
+    const Dataset first = make();
+    auto head = first.MakeIterator(11);
+    std::vector<int64_t> seen = Ints(*head, "x", k);
+    const Dataset second = make();
+    auto tail = second.MakeIterator();
+    tail->Restore(head->Save());
+    for (int64_t v : Ints(*tail, "x", 5)) seen.push_back(v);
+    EXPECT_EQ(seen, std::vector<int64_t>(expected.begin(), expected.begin() + k + 5));
+    EXPECT_EQ(tail->Save(), reference->Save());
+    // And on to the end, through the passes the restored process caches itself.
+    for (int64_t v : Ints(*tail, "x", 40)) seen.push_back(v);
+    EXPECT_EQ(seen, expected);
+  }
+}
+
+}  // namespace
+}  // namespace loom::data

@@ -1,5 +1,5 @@
 // Reproducibility (docs/training.md, "Exact resume"): with every seed given, training
-// writes the same bits whatever the Session's intra-op thread count (1 or 2: each kernel
+// writes the same bits whatever the Session's intra-op thread count (1, 2 or 4: each kernel
 // and OpenBLAS split their work, never a sum's order), with or without a Prefetch and a
 // parallel Map in the input, and from one run to the next. (Loom runs a step's kernels one
 // after another: there is no inter-op pool to vary.) `loom train`'s side is
@@ -29,8 +29,8 @@ struct ReproRun {
   int map_calls = 0;
 };
 
-// Trains a DNN classifier (two hidden layers, dropout, Adam) for 40 steps over a shuffled,
-// repeated array of 1024 examples of 256 features, big enough that 2 threads split the
+// Trains a DNN classifier (two hidden layers, dropout, batch norm, Adam) for 40 steps over a
+// shuffled, repeated array of 1024 examples of 256 features, big enough that 2 threads split the
 // products and the reductions; returns the final checkpoint's path.
 std::string TrainOnce(const std::string& model_dir, ReproRun run, int64_t max_steps = 40) {
   constexpr int64_t kRows = 1024, kFeatures = 256, kClasses = 4;
@@ -52,7 +52,8 @@ std::string TrainOnce(const std::string& model_dir, ReproRun run, int64_t max_st
        .feature_columns = {fc::NumericColumn("x", {.shape = {kFeatures}})},
        .n_classes = kClasses,
        .optimizer = OptimizerSpec("Adam", 1e-3),
-       .dropout = 0.2},
+       .dropout = 0.2,
+       .batch_norm = true},
       {.model_dir = model_dir,
        .tf_random_seed = 42,  // initializers, dropout and the (unseeded) Shuffle
        .save_summary_steps = 0,
@@ -88,6 +89,7 @@ TEST(ReproducibilityTest, SameSeedSameBitsAcrossThreadsPrefetchAndRuns) {
   } variants[] = {
       {"one_thread_again", {}},
       {"two_threads", {.intra_op_threads = 2}},
+      {"four_threads", {.intra_op_threads = 4}},
       {"parallel_map", {.map_calls = 3}},
       {"prefetch", {.prefetch = 2}},
       {"two_threads_prefetch_parallel_map", {.intra_op_threads = 2, .prefetch = 2, .map_calls = 3}},
