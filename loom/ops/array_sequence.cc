@@ -120,7 +120,7 @@ const OpDef& RangeOp() {
 // The record of a running sum or product along `axis`: `step(acc, x)` folds one element in,
 // from the identity `T(init)`.
 template <typename Step>
-OpDef ScanOp(std::string name, int init, GradFn grad) {
+OpDef ScanOp(const std::string& name, int init, const GradFn& grad) {
   OpDef op{
       .name = name,
       .num_inputs = 1,
@@ -165,7 +165,7 @@ OpDef ScanOp(std::string name, int init, GradFn grad) {
               }
             });
           },
-      .grad = std::move(grad),
+      .grad = grad,
   };
   return op;
 }
