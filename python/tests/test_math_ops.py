@@ -145,8 +145,8 @@ def test_gather_nd_scatter_nd_segment_sums_as_documented():
             [[0, 0, 0, 0], [5, 6, 7, 8]])
         with pytest.raises(tf.errors.InvalidArgumentError, match="outside"):
             sess.run(tf.gather_nd(c, [[3, 0]]))
-    with pytest.raises(NotImplementedError, match="batch_dims"):
-        tf.gather_nd(params, [[0]], batch_dims=1)
+    # batch_dims=1: row i picks params[i][indices[i]] (strings too).
+    assert _run(tf.gather_nd(params, [[1], [0]], batch_dims=1)).tolist() == [b"b", b"c"]
     # Gradients: gather_nd's scatters back, unsorted_segment_sum's gathers.
     v = tf.constant([[1., 2.], [3., 4.]])
     (dv,) = tf.gradients(tf.reduce_sum(tf.gather_nd(v, [[0, 1], [0, 1], [1, 0]])), v)
