@@ -324,27 +324,29 @@ TEST(OnnxExportTest, ACondIsRefusedNamingItsNodes) {
   EXPECT_FALSE(Env::Default()->FileExists(model));
 }
 
-// A dilated convolution's SpaceToBatchND / BatchToSpaceND have no ONNX rule: the export
-// names them and says what to do.
-TEST(OnnxExportTest, SpaceToBatchIsRefusedNamingIt) {
+// A dilated convolution's SpaceToBatchND / BatchToSpaceND, Atan2 and Cumprod have no ONNX
+// rule: the export names each and says what to do.
+TEST(OnnxExportTest, UnmappedOpsAreRefusedNamingThem) {
   TempDir dir;
   Graph graph;
   Scope s(graph);
   Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 4, 4, 1}));
   Output y =
       BatchToSpaceND(s, SpaceToBatchND(s, x, {2, 2}, {{0, 0}, {0, 0}}), {2, 2}, {{0, 0}, {0, 0}});
+  Output z = Cumprod(s, Atan2(s, y, x), 1);
   SignatureDef sig{.method_name = "tensorflow/serving/predict"};
   sig.inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}}};
-  sig.outputs["y"] = {.name = y.name(), .dtype = kFloat32, .shape = y.shape()};
-  const std::string model = dir.Join("s2b.onnx");
+  sig.outputs["z"] = {.name = z.name(), .dtype = kFloat32, .shape = z.shape()};
+  const std::string model = dir.Join("unmapped.onnx");
   const std::string m = testing::ErrorOf(
       [&] {
         ExportOnnx(Env::Default(), model, graph, {}, {{"predict", sig}});
       },
       ErrorCode::kUnimplemented);
-  EXPECT_NE(m.find("SpaceToBatchND x1"), std::string::npos) << m;
-  EXPECT_NE(m.find("BatchToSpaceND x1"), std::string::npos) << m;
-  EXPECT_NE(m.find("without dilated convolutions"), std::string::npos) << m;
+  for (const char* want : {"SpaceToBatchND x1", "BatchToSpaceND x1", "without dilated convolutions",
+                           "Atan2 x1", "no Atan2", "Cumprod x1", "no cumulative product"}) {
+    EXPECT_NE(m.find(want), std::string::npos) << want << " in " << m;
+  }
   EXPECT_FALSE(Env::Default()->FileExists(model));
 }
 

@@ -255,6 +255,12 @@ std::string WhyNotMapped(const std::string& op) {
        "the batch-to-space rearrangement of a dilated convolution (tf.nn.atrous_conv2d, "
        "dilations or rate > 1) has no ONNX translation in Loom yet; export a model without "
        "dilated convolutions"},
+      {"Atan2",
+       "ONNX has Atan but no Atan2, and Loom has no composition for its quadrants yet; "
+       "compute atan2 after the model, or export atan(y / x) where x > 0"},
+      {"Cumprod",
+       "ONNX has CumSum but no cumulative product; compute it after the model (or as "
+       "exp(cumsum(log x)) in the model when x > 0)"},
       {"RandomUniform", "random numbers in a PREDICT graph"},
       {"RandomNormal", "random numbers in a PREDICT graph"},
       {"TruncatedNormal", "random numbers in a PREDICT graph"},

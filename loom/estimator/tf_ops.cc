@@ -344,6 +344,12 @@ std::map<std::string, TfOp> CoreRules() {
              c.named, c.In(0), c.ConstInts(1).at(0),
              {.exclusive = c.AttrB("exclusive", false), .reverse = c.AttrB("reverse", false)});
        }},
+      {"Cumprod",
+       [](OpContext& c) {
+         return Cumprod(
+             c.named, c.In(0), c.ConstInts(1).at(0),
+             {.exclusive = c.AttrB("exclusive", false), .reverse = c.AttrB("reverse", false)});
+       }},
       {"Maximum", [](OpContext& c) { return Binary(c, Maximum); }},
       {"Minimum", [](OpContext& c) { return Binary(c, Minimum); }},
       {"Neg", [](OpContext& c) { return Unary(c, Neg); }},

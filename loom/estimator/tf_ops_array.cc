@@ -136,6 +136,7 @@ void AddArrayRules(std::map<std::string, TfOp>& table) {
       {"Expm1", [](OpContext& c) { return Unary(c, Expm1); }},
       {"Erf", [](OpContext& c) { return Unary(c, Erf); }},
       {"Ceil", [](OpContext& c) { return Unary(c, Ceil); }},
+      {"Atan2", [](OpContext& c) { return Binary(c, Atan2); }},
       {"ZerosLike", [](OpContext& c) { return ZerosLike(c.named, c.In(0)); }},
       {"OnesLike", [](OpContext& c) { return OnesLike(c.named, c.In(0)); }},
   };

@@ -1,7 +1,8 @@
-// The TF op rules of tf_ops_nn.cc, each on a GraphDef built node by node, against values
-// worked out by hand from TF's definitions.
+// The TF op rules of tf_ops_nn.cc (and Cumprod, Atan2), each on a GraphDef built node by
+// node, against values worked out by hand from TF's definitions.
 #include <gtest/gtest.h>
 
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,25 @@ TEST(TfNnOpsTest, SpaceToBatchNDAndBack) {
   EXPECT_EQ(FloatsOf(out["s2b"]),
             (std::vector<float>{1, 3, 9, 11, 2, 4, 10, 12, 5, 7, 13, 15, 6, 8, 14, 16}));
   EXPECT_EQ(FloatsOf(out["b2s"]), ramp);
+}
+
+// TF's Cumprod (exclusive, reverse) and Atan2 on x = [2, 3, 5]: cumprod reversed and
+// exclusive is [15, 5, 1]; atan2(x, -x) = 3 pi / 4 in the second quadrant.
+TEST(TfNnOpsTest, CumprodAndAtan2) {
+  GraphBuilder g;
+  g.Placeholder("x", proto::DT_FLOAT);
+  g.Ints("axis", {0}, {});
+  proto::NodeDef* cp = g.Add("cp", "Cumprod", {"x", "axis"});
+  (*cp->mutable_attr())["exclusive"].set_b(true);
+  (*cp->mutable_attr())["reverse"].set_b(true);
+  g.Add("neg", "Neg", {"x"});
+  g.Add("at", "Atan2", {"x", "neg"});
+  estimator_testing::TempDir dir;
+  auto model = TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"x", "x"}},
+                                        {{"cp", "cp"}, {"at", "at"}});
+  auto out = model->Run("serving_default", {{"x", Tensor::FromVector<float>({2, 3, 5})}});
+  EXPECT_EQ(FloatsOf(out["cp"]), (std::vector<float>{15, 5, 1}));
+  for (float v : FloatsOf(out["at"])) EXPECT_NEAR(v, 3 * std::numbers::pi / 4, 1e-6);
 }
 
 TEST(TfNnOpsTest, DilatedOrNchwDepthwiseIsAClearError) {

@@ -406,7 +406,7 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
   g.Placeholder("x", proto::DT_FLOAT);
   g.Add("e1", "Digamma", {"x"});
   g.Add("e2", "Digamma", {"e1"});
-  g.Add("c", "Cumprod", {"e2", "x"});
+  g.Add("c", "Zeta", {"e2", "x"});
   g.Add("r", "Relu", {"c"});
   g.Add("unused", "Lgamma", {"x"});  // not needed by the output: not reported
   estimator_testing::TempDir dir;
@@ -416,7 +416,7 @@ TEST(TfSavedModelTest, UnsupportedOpsAreListedWithCounts) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
-    EXPECT_NE(e.message().find("unsupported TF ops: Cumprod x1, Digamma x2)"), std::string::npos)
+    EXPECT_NE(e.message().find("unsupported TF ops: Digamma x2, Zeta x1)"), std::string::npos)
         << e.what();
     EXPECT_EQ(e.message().find("Lgamma"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find("MatMul"), std::string::npos) << e.what();  // the supported list
@@ -595,7 +595,7 @@ TEST(TfSavedModelTest, UnsupportedOpsOfASavedModelAreCountedOncePerNode) {
   g.Placeholder("x", proto::DT_FLOAT);
   g.Add("shared", "Digamma", {"x"});
   g.Add("a", "Digamma", {"shared"});
-  g.Add("b", "Cumprod", {"shared", "x"});
+  g.Add("b", "Zeta", {"shared", "x"});
   g.Add("c", "Lgamma", {"b"});
   WriteSavedModel(
       dir.path(), g.def(),
@@ -605,7 +605,7 @@ TEST(TfSavedModelTest, UnsupportedOpsOfASavedModelAreCountedOncePerNode) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnimplemented);
-    EXPECT_NE(e.message().find("(unsupported TF ops: Cumprod x1, Digamma x2, Lgamma x1)"),
+    EXPECT_NE(e.message().find("(unsupported TF ops: Digamma x2, Lgamma x1, Zeta x1)"),
               std::string::npos)
         << e.what();
   }

@@ -85,6 +85,9 @@ struct CumsumOptions {
   bool reverse = false;
 };
 Output Cumsum(const Scope& scope, Input x, int64_t axis = 0, CumsumOptions options = {});
+// TF's Cumprod: running products, with Cumsum's options (an exclusive product starts at 1).
+// Its gradient is TF's, cumsum(y * dy, reversed) / x: NaN or infinite where x is 0.
+Output Cumprod(const Scope& scope, Input x, int64_t axis = 0, CumsumOptions options = {});
 
 // A one-hot encoding of integer `indices`: a new dim of size `depth` at `axis` (-1: last)
 // holding `on` at the index and `off` elsewhere (all `off` for an index outside

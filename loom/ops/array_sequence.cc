@@ -1,10 +1,14 @@
-// Range and Cumsum: sequences built along one dimension (TF's Range and Cumsum).
+// Range, Cumsum and Cumprod: sequences built along one dimension (TF's Range, Cumsum and
+// Cumprod).
 #include <cmath>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "loom/ops/array.h"
 #include "loom/ops/array_internal.h"
 #include "loom/ops/attr_keys.h"
+#include "loom/ops/math.h"
 
 namespace loom {
 
@@ -111,11 +115,14 @@ const OpDef& RangeOp() {
   return op;
 }
 
-// ---- Cumsum -----------------------------------------------------------------------------
+// ---- Cumsum, Cumprod --------------------------------------------------------------------
 
-const OpDef& CumsumOp() {
-  static const OpDef op = {
-      .name = "Cumsum",
+// The record of a running sum or product along `axis`: `step(acc, x)` folds one element in,
+// from the identity `T(init)`.
+template <typename Step>
+OpDef ScanOp(const std::string& name, int init, const GradFn& grad) {
+  OpDef op{
+      .name = name,
       .num_inputs = 1,
       .attrs = {kAxis.Default(0), kExclusive.Default(false), kReverse.Default(false)},
       .output_dtypes = {DTypeRule::SameAsInput(0)},
@@ -127,7 +134,7 @@ const OpDef& CumsumOp() {
             c.set_output(0, c.input_dtype(0), in);
           },
       .kernel =
-          [](KernelContext& c) {
+          [name, init](KernelContext& c) {
             const Tensor& x = c.input(0);
             const int axis = CanonicalAxis(c, c.attr(kAxis), x.rank());
             const bool exclusive = c.attr(kExclusive), reverse = c.attr(kReverse);
@@ -136,21 +143,21 @@ const OpDef& CumsumOp() {
             const int64_t len = dims[axis];
             const int64_t inner = Product(dims, axis + 1, dims.size());
             Tensor y = c.AllocateOutput(0, x.shape());
-            SwitchNumeric(x.dtype(), "Cumsum", [&](auto tag) {
+            SwitchNumeric(x.dtype(), name, [&](auto tag) {
               using T = decltype(tag);
               const T* in = x.data<T>();
               T* out = y.data<T>();
               for (int64_t o = 0; o < outer; ++o) {
                 for (int64_t i = 0; i < inner; ++i) {
                   const int64_t base = o * len * inner + i;
-                  T acc{};
+                  T acc = static_cast<T>(init);
                   for (int64_t k = 0; k < len; ++k) {
                     const int64_t at = base + (reverse ? len - 1 - k : k) * inner;
                     if (exclusive) {
                       out[at] = acc;
-                      acc += in[at];
+                      acc = Step{}(acc, in[at]);
                     } else {
-                      acc += in[at];
+                      acc = Step{}(acc, in[at]);
                       out[at] = acc;
                     }
                   }
@@ -158,12 +165,46 @@ const OpDef& CumsumOp() {
               }
             });
           },
-      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
-        // The sum's transpose: the same scan in the other direction (TF's _CumsumGrad).
-        return {Cumsum(g.scope(), g.grad(), g.attr(kAxis),
-                       {.exclusive = g.attr(kExclusive), .reverse = !g.attr(kReverse)})};
-      },
+      .grad = grad,
   };
+  return op;
+}
+
+struct AddStep {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+struct MulStep {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return a * b;
+  }
+};
+
+CumsumOptions ScanOptions(const GradContext& g, bool flip) {
+  return {.exclusive = g.attr(kExclusive), .reverse = flip != g.attr(kReverse)};
+}
+
+const OpDef& CumsumOp() {
+  static const OpDef op = ScanOp<AddStep>("Cumsum", 0, [](const GradContext& g) {
+    // The sum's transpose: the same scan in the other direction (TF's _CumsumGrad).
+    return std::vector<GradOutput>{
+        Cumsum(g.scope(), g.grad(), g.attr(kAxis), ScanOptions(g, true))};
+  });
+  return op;
+}
+
+const OpDef& CumprodOp() {
+  static const OpDef op = ScanOp<MulStep>("Cumprod", 1, [](const GradContext& g) {
+    // TF's _CumprodGrad: d x = cumsum(y * dy, reversed) / x, y = cumprod(x) (so a zero in x
+    // gives a NaN or infinite gradient, as in TF 1.15).
+    const Scope& s = g.scope();
+    Output y = Cumprod(s, g.input(0), g.attr(kAxis), ScanOptions(g, false));
+    Output sums = Cumsum(s, Mul(s, y, g.grad()), g.attr(kAxis), ScanOptions(g, true));
+    return std::vector<GradOutput>{Div(s, sums, g.input(0))};
+  });
   return op;
 }
 
@@ -183,8 +224,15 @@ Output Cumsum(const Scope& scope, Input x, int64_t axis, CumsumOptions options) 
       ->output(0);
 }
 
+Output Cumprod(const Scope& scope, Input x, int64_t axis, CumsumOptions options) {
+  return scope
+      .AddNode(CumprodOp(), {AsOutput(scope, x)},
+               {kAxis(axis), kExclusive(options.exclusive), kReverse(options.reverse)}, "Cumprod")
+      ->output(0);
+}
+
 void array_internal::RegisterArraySequenceOps(OpRegistry& registry) {
-  for (const OpDef* op : {&RangeOp(), &CumsumOp()}) registry.Register(*op);
+  for (const OpDef* op : {&RangeOp(), &CumsumOp(), &CumprodOp()}) registry.Register(*op);
 }
 
 }  // namespace loom

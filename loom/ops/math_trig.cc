@@ -1,5 +1,5 @@
-// Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Expm1, Erf, Ceil (math_trig.h): one record
-// per function, its kernel a vectorized map and its gradient the derivative's graph.
+// Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Expm1, Erf, Ceil and Atan2 (math_trig.h): one
+// record per function, its kernel a vectorized map and its gradient the derivative's graph.
 #include "loom/ops/math_trig.h"
 
 #include <cmath>
@@ -170,6 +170,51 @@ const OpDef& CeilOp() {
   return op;
 }
 
+struct Atan2F {
+  template <typename T>
+  T operator()(T y, T x) const {
+    return std::atan2(y, x);
+  }
+};
+
+// d/dy atan2(y, x) = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2) (TF's _Atan2Grad), each
+// summed back to its input's shape.
+const OpDef& Atan2Op() {
+  static const OpDef op = {
+      .name = "Atan2",
+      .num_inputs = 2,
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectDType(0, {kFloat32, kFloat64});
+            c.ExpectSameDType(0, 1);
+            c.set_output(0, c.input_dtype(0),
+                         BroadcastShapes(c, c.input_shape(0), c.input_shape(1)));
+          },
+      .kernel =
+          [](KernelContext& c) {
+            const Tensor& y = c.input(0);
+            const Tensor& x = c.input(1);
+            const Shape shape = internal::RuntimeBroadcastShape(c, y.shape(), x.shape());
+            Tensor out = internal::ForwardAnyInputOrAllocate(c, {0, 1}, shape);
+            SwitchFloat(y.dtype(), "Atan2", [&](auto tag) {
+              using T = decltype(tag);
+              internal::BinaryBroadcast(c.pool(), y.shape(), y.data<T>(), x.shape(), x.data<T>(),
+                                        shape, out.data<T>(), Atan2F{});
+            });
+            c.set_output(0, std::move(out));
+          },
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        const Scope& s = g.scope();
+        Output y = g.input(0), x = g.input(1);
+        Output scaled = Div(s, g.grad(0), Add(s, Square(s, x), Square(s, y)));
+        return {SumToShapeOf(s, Mul(s, scaled, x), y),
+                SumToShapeOf(s, Neg(s, Mul(s, scaled, y)), x)};
+      },
+  };
+  return op;
+}
+
 Output BuildFloatUnary(const OpDef& op, const Scope& scope, Input x) {
   return scope.AddNode(op, {AsOutput(scope, x)}, {}, op.name)->output(0);
 }
@@ -187,10 +232,15 @@ Output Cosh(const Scope& scope, Input x) { return BuildFloatUnary(CoshOp(), scop
 Output Expm1(const Scope& scope, Input x) { return BuildFloatUnary(Expm1Op(), scope, x); }
 Output Erf(const Scope& scope, Input x) { return BuildFloatUnary(ErfOp(), scope, x); }
 Output Ceil(const Scope& scope, Input x) { return BuildFloatUnary(CeilOp(), scope, x); }
+Output Atan2(const Scope& scope, Input y, Input x) {
+  Output a = AsOutput(scope, y);
+  Output b = AsOutput(scope, x, a.dtype());
+  return scope.AddNode(Atan2Op(), {a, b}, {}, "Atan2")->output(0);
+}
 
 void RegisterMathTrigOps(OpRegistry& registry) {
   for (const OpDef* op : {&SinOp(), &CosOp(), &TanOp(), &AsinOp(), &AcosOp(), &AtanOp(), &SinhOp(),
-                          &CoshOp(), &Expm1Op(), &ErfOp(), &CeilOp()}) {
+                          &CoshOp(), &Expm1Op(), &ErfOp(), &CeilOp(), &Atan2Op()}) {
     registry.Register(*op);
   }
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <numbers>
 
 #include "loom/autodiff/gradients.h"
 #include "loom/ops/math.h"
@@ -97,6 +98,51 @@ TEST(MathTrigGradTest, NumericGradients) {
   auto x = Placeholder(s, kFloat64, {3});
   std::string m = ErrorOf([&] { Gradients(s, {Ceil(s, x)}, {x}); });
   EXPECT_NE(m.find("piecewise constant"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace loom
+
+namespace loom {
+namespace {
+
+// atan2 in each quadrant and on the axes, against std::atan2, with a [2, 1] y broadcast
+// against a [4] x; float32 to its precision.
+TEST(MathTrigTest, Atan2MatchesTheReferenceWithBroadcasting) {
+  const std::vector<double> ys = {1.0, -0.5}, xs = {2.0, -1.0, 0.0, -3.0};
+  Graph graph;
+  Scope s(graph);
+  Output z64 = Atan2(s, Const(s, Tensor::FromVector<double>(ys, {2, 1})),
+                     Const(s, Tensor::FromVector<double>(xs)));
+  Output z32 = Atan2(s, Const(s, Tensor::FromVector<float>({1.f, -0.5f}, {2, 1})),
+                     Const(s, Tensor::FromVector<float>({2.f, -1.f, 0.f, -3.f})));
+  Output origin = Atan2(s, Const(s, Tensor::Scalar<double>(0.0)), 0.0);
+  EXPECT_EQ(z64.shape(), Shape({2, 4}));
+  Session session(graph);
+  auto out = session.Run({}, {z64, z32, origin});
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const double want = std::atan2(ys[i], xs[j]);
+      EXPECT_NEAR(out[0].flat<double>()[i * 4 + j], want, 1e-15) << i << "," << j;
+      EXPECT_NEAR(out[1].flat<float>()[i * 4 + j], want, 1e-6) << i << "," << j;
+    }
+  }
+  EXPECT_EQ(out[0].flat<double>()[2], std::numbers::pi / 2);  // atan2(1, 0)
+  EXPECT_EQ(out[2].scalar<double>(), 0.0);
+}
+
+TEST(MathTrigGradTest, Atan2NumericGradientsWithBroadcasting) {
+  // Away from the origin, where atan2 is smooth.
+  Tensor y = RandomDoubles({3, 1}, 31, 0.5, 1.5);
+  Tensor x = RandomDoubles({4}, 32, -1.5, 1.5);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& v) { return Atan2(s, v[0], v[1]); },
+                {y, x}),
+            1e-8);
+  EXPECT_LT(MaxGradientError(
+                [](const Scope& s, const std::vector<Output>& v) { return Atan2(s, v[0], v[1]); },
+                {RandomDoubles({2, 3}, 33, -1.5, -0.5), RandomDoubles({2, 3}, 34, -1.5, 1.5)}),
+            1e-8);
 }
 
 }  // namespace

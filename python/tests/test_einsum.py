@@ -79,7 +79,7 @@ def test_unsupported_equations_name_themselves():
         tf.einsum("ij,jk->iz", a, b)
     with pytest.raises(ValueError, match="repeats a label"):
         tf.einsum("ij,jk->ii", a, b)
-    with pytest.raises(ValueError, match="label 'j' has dims 3 and 2"):
+    with pytest.raises(ValueError, match=r"label .j. has dims 3 and 2 \(only a dim of 1"):
         tf.einsum("ij,jk->ik", a, tf.constant(A.T[:2]))
     with pytest.raises(ValueError, match="2 operand label group"):
         tf.einsum("ij,jk->ik", a)
@@ -89,3 +89,24 @@ def test_unsupported_equations_name_themselves():
         tf.einsum("ii->i", tf.placeholder(tf.float32, [None, None]))
     with pytest.raises(TypeError, match="float32 or float64"):
         tf.einsum("ij->ji", tf.constant([[1, 2]]))
+
+
+@pytest.mark.parametrize("equation,shapes", [
+    ("ij,ij->ij", [(2, 1), (2, 3)]),        # kept label broadcast
+    ("ij,jk->ik", [(2, 1), (4, 3)]),        # contracted label of size 1 on one side
+    ("bij,bjk->bik", [(1, 2, 3), (4, 3, 5)]),  # batch label broadcast
+    ("i,i->", [(1,), (5,)]),
+    ("...ij,...jk->...ik", [(1, 2, 3), (6, 3, 2)]),
+])
+def test_size_one_dims_broadcast_as_numpy(equation, shapes, numeric_gradient):
+    rng = np.random.RandomState(len(equation))
+    values = [rng.uniform(-1, 1, s) for s in shapes]
+    y = tf.einsum(equation, *[tf.constant(v) for v in values])
+    x = tf.placeholder(tf.float64, shapes[0])
+    loss = tf.reduce_sum(tf.square(tf.einsum(equation, x, tf.constant(values[1]))))
+    (dx,) = tf.gradients(loss, x)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(y), np.einsum(equation, *values), rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_allclose(sess.run(dx, {x: values[0]}),
+                                   numeric_gradient(sess, loss, x, values[0]), atol=1e-6)

@@ -145,8 +145,8 @@ def test_gather_nd_scatter_nd_segment_sums_as_documented():
             [[0, 0, 0, 0], [5, 6, 7, 8]])
         with pytest.raises(tf.errors.InvalidArgumentError, match="outside"):
             sess.run(tf.gather_nd(c, [[3, 0]]))
-    with pytest.raises(NotImplementedError, match="batch_dims"):
-        tf.gather_nd(params, [[0]], batch_dims=1)
+    # batch_dims=1: row i picks params[i][indices[i]] (strings too).
+    assert _run(tf.gather_nd(params, [[1], [0]], batch_dims=1)).tolist() == [b"b", b"c"]
     # Gradients: gather_nd's scatters back, unsorted_segment_sum's gathers.
     v = tf.constant([[1., 2.], [3., 4.]])
     (dv,) = tf.gradients(tf.reduce_sum(tf.gather_nd(v, [[0, 1], [0, 1], [1, 0]])), v)
@@ -339,3 +339,40 @@ def test_fused_batch_norm_training_and_inference(numeric_gradient):
     with tf.Session() as sess:
         np.testing.assert_allclose(sess.run(dv, {v: v0}), numeric_gradient(sess, loss, v, v0),
                                    atol=1e-5)
+
+
+def test_cumprod_as_documented_and_its_gradient(numeric_gradient):
+    # TF's docstring: cumprod([a, b, c]) = [a, a * b, a * b * c], exclusive [1, a, a * b],
+    # reverse [a * b * c, b * c, c], both [b * c, c, 1].
+    x = tf.constant([2., 3., 5.])
+    got = _run([tf.cumprod(x), tf.math.cumprod(x, exclusive=True),
+                tf.math.cumprod(x, reverse=True), tf.cumprod(x, exclusive=True, reverse=True),
+                tf.cumprod(tf.constant([[1, 2], [3, 4]]), axis=1)])
+    np.testing.assert_array_equal(got[0], [2, 6, 30])
+    np.testing.assert_array_equal(got[1], [1, 2, 6])
+    np.testing.assert_array_equal(got[2], [30, 15, 5])
+    np.testing.assert_array_equal(got[3], [15, 5, 1])
+    np.testing.assert_array_equal(got[4], [[1, 2], [3, 12]])
+    v0 = np.array([[0.7, 1.3, 0.9], [1.1, 0.6, 1.4]])
+    v = tf.placeholder(tf.float64, v0.shape)
+    loss = tf.reduce_sum(tf.cumprod(v, axis=1, exclusive=True, reverse=True) * [[1., 2., 3.]])
+    (dv,) = tf.gradients(loss, v)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dv, {v: v0}), numeric_gradient(sess, loss, v, v0),
+                                   atol=1e-7)
+
+
+def test_atan2_quadrants_broadcasting_and_gradient():
+    y = tf.constant([[1.], [-1.]], tf.float64)
+    x = tf.constant([1., -1., 0.], tf.float64)
+    pi = np.pi
+    np.testing.assert_allclose(_run(tf.atan2(y, x)), [[pi / 4, 3 * pi / 4, pi / 2],
+                                                      [-pi / 4, -3 * pi / 4, -pi / 2]])
+    assert _run(tf.math.atan2(0.0, 2.0)) == 0.0
+    # d/dy atan2 = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2), summed over the broadcast:
+    # y = [[3], [1]], x = [4, 2].
+    y = tf.constant([[3.], [1.]], tf.float64)
+    x = tf.constant([4., 2.], tf.float64)
+    dy, dx = tf.gradients(tf.reduce_sum(tf.atan2(y, x)), [y, x])
+    np.testing.assert_allclose(_run(dy), [[4 / 25 + 2 / 13], [4 / 17 + 2 / 5]])
+    np.testing.assert_allclose(_run(dx), [-(3 / 25 + 1 / 17), -(3 / 13 + 1 / 5)])

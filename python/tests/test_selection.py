@@ -274,3 +274,36 @@ def test_an_estimator_with_top_k_sequence_mask_and_clip_by_norm(tmp_path):
     served = tf.contrib.predictor.from_saved_model(path)({"tokens": tokens[:3]})
     np.testing.assert_array_equal(served["best"], want)
     np.testing.assert_allclose(served["scores"], np.take_along_axis(logits, want, -1), rtol=1e-5)
+
+
+def test_gather_nd_batch_dims_as_documented(numeric_gradient):
+    # TF's examples: params [2, 2, 2] of a0 b0 c0 d0 / a1 b1 c1 d1 as 0..7, batch_dims 1.
+    params = tf.constant(np.arange(8.).reshape(2, 2, 2))
+    with tf.Session() as sess:
+        rows, nested, scalars = sess.run([
+            tf.gather_nd(params, [[1], [0]], batch_dims=1),           # [[c0, d0], [a1, b1]]
+            tf.gather_nd(params, [[[1]], [[0]]], batch_dims=1),       # [[[c0, d0]], [[a1, b1]]]
+            tf.gather_nd(params, tf.constant([[[1, 0]], [[0, 1]]], tf.int64),
+                         batch_dims=1)])                              # [[c0], [b1]]
+    np.testing.assert_array_equal(rows, [[2, 3], [4, 5]])
+    np.testing.assert_array_equal(nested, [[[2, 3]], [[4, 5]]])
+    np.testing.assert_array_equal(scalars, [[2], [5]])
+    # Two batch dims, a batch size fed at run time, and the gradient (a scatter).
+    p0 = np.arange(24.).reshape(2, 3, 4) / 10
+    p = tf.placeholder(tf.float64, [None, 3, 4])
+    idx = tf.placeholder(tf.int32, [None, 3, 1])
+    y = tf.gather_nd(p, idx, batch_dims=2)
+    i0 = np.array([[[3], [0], [1]], [[2], [2], [0]]], np.int32)
+    loss = tf.reduce_sum(y * y)
+    (dp,) = tf.gradients(loss, p)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(y, {p: p0, idx: i0}),
+                                   np.take_along_axis(p0, i0, axis=2)[..., 0])
+        got = sess.run(dp, {p: p0, idx: i0})
+    want = np.zeros_like(p0)
+    for b in range(2):
+        for r in range(3):
+            want[b, r, i0[b, r, 0]] += 2 * p0[b, r, i0[b, r, 0]]
+    np.testing.assert_allclose(got, want)
+    with pytest.raises(ValueError, match="batch dim 0 of params"):
+        tf.gather_nd(tf.zeros([3, 2]), tf.zeros([2, 1], tf.int32), batch_dims=1)

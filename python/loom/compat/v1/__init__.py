@@ -39,8 +39,8 @@ from loom.compat.v1._script_ops import numpy_function, py_func
 from loom.compat.v1._ops import (clip_by_global_norm, concat, fill, floordiv, floormod,
                                  global_norm, ones, ones_like, raw_ops, reshape, split,
                                  squared_difference, stack, unstack, zeros, zeros_like)
-from loom.compat.v1._selection import (argsort, boolean_mask, reverse_sequence, sequence_mask,
-                                       sort, unique, unique_with_counts, where)
+from loom.compat.v1._selection import (argsort, boolean_mask, gather_nd, reverse_sequence,
+                                       sequence_mask, sort, unique, unique_with_counts, where)
 from loom.compat.v1._clip_ops import clip_by_norm
 from loom.compat.v1._einsum import einsum
 from loom.compat.v1 import _math_ops

@@ -8,9 +8,10 @@ loses its own repeated labels (a diagonal: 'ii->i', a trace: 'ii->', for a stati
 dim) and the labels nothing else needs (summed); then operands are contracted left to
 right, two at a time, as one batched matrix product: batch labels (in both and kept),
 contracted labels (in both, not kept), and each side's free labels; an outer product is
-a product without contracted labels. Anything else (a label whose dims differ, a label in
-the output only, a diagonal of a dim known only at run time) is an error naming the
-equation."""
+a product without contracted labels. A label whose static dim is 1 in one operand and
+larger in another broadcasts (numpy's rule: that operand loses the label). Anything else (a
+label whose dims differ otherwise, a label in the output only, a diagonal of a dim known only
+at run time) is an error naming the equation."""
 import string
 
 import numpy as np
@@ -100,15 +101,29 @@ class _Term:
 
 
 def _static_sizes(equation, terms):
+    """Each label's static size over the terms; a dim of 1 broadcasts against a larger one
+    (numpy's rule), any other difference is an error."""
     sizes = {}
     for t in terms:
         for c, d in zip(t.labels, t.tensor.shape.as_list()):
-            if d is None:
+            if d is None or d == 1:
                 continue
             if sizes.setdefault(c, d) != d:
-                _fail(equation, "label %r has dims %d and %d (Loom's einsum does not "
-                      "broadcast)" % (c, sizes[c], d))
+                _fail(equation, "label %r has dims %d and %d (only a dim of 1 broadcasts)"
+                      % (c, sizes[c], d))
     return sizes
+
+
+def _squeeze_broadcast(term, sizes):
+    """term without its dims of 1 whose label is larger elsewhere: such an operand is constant
+    along the label, so dropping the label from it broadcasts it (a label only the other
+    operands carry is contracted, summed or kept as theirs)."""
+    dims = term.tensor.shape.as_list()
+    axes = [i for i, (c, d) in enumerate(zip(term.labels, dims)) if d == 1 and sizes.get(c, 1) > 1]
+    if not axes:
+        return term
+    labels = "".join(c for i, c in enumerate(term.labels) if i not in axes)
+    return _Term(_ns()["squeeze"](term.tensor, axes), labels)
 
 
 def _transpose(term, labels):
@@ -214,7 +229,8 @@ def einsum(equation, *inputs, **kwargs):
     labels, out = _parse(equation, operands)
     with _fw.get_default_graph().name_scope(name or "einsum"):
         terms = [_diagonals(equation, _Term(x, l)) for x, l in zip(operands, labels)]
-        _static_sizes(equation, terms)
+        sizes = _static_sizes(equation, terms)
+        terms = [_squeeze_broadcast(t, sizes) for t in terms]
         while True:
             # Sum out what no other term and not the output needs, then contract the first
             # two terms.

@@ -112,7 +112,8 @@ def apply_op(op_type, inputs, attrs=None, name=None, same_dtype=False):
 _SAME_DTYPE = {"Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow", "Equal", "NotEqual",
                "Less", "LessEqual", "Greater", "GreaterEqual", "SquaredDifference", "FloorDiv", "FloorMod",
                "AddN", "BiasAdd", "MatMul", "BatchMatMul", "Assign", "AssignAdd", "AssignSub",
-               "ClipByValue", "SoftmaxCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogits"}
+               "ClipByValue", "SoftmaxCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogits",
+               "Atan2"}
 
 
 def _raw_function(record):
@@ -222,6 +223,7 @@ _TABLE = [
     (("", "math"), "asin", "Asin", "x, name=None", ("x",), {}),
     (("", "math"), "acos", "Acos", "x, name=None", ("x",), {}),
     (("", "math"), "atan", "Atan", "x, name=None", ("x",), {}),
+    (("", "math"), "atan2", "Atan2", "y, x, name=None", ("y", "x"), {}),
     (("", "math"), "sinh", "Sinh", "x, name=None", ("x",), {}),
     (("", "math"), "cosh", "Cosh", "x, name=None", ("x",), {}),
     (("", "math"), "expm1", "Expm1", "x, name=None", ("x",), {}),
@@ -311,6 +313,8 @@ _TABLE = [
     (("", "math"), "unsorted_segment_sum", "UnsortedSegmentSum",
      "data, segment_ids, num_segments, name=None", ("data", "segment_ids", "num_segments"), {}),
     (("", "math"), "cumsum", "Cumsum", "x, axis=0, exclusive=False, reverse=False, name=None",
+     ("x",), {"axis": ("axis", _int)}),
+    (("", "math"), "cumprod", "Cumprod", "x, axis=0, exclusive=False, reverse=False, name=None",
      ("x",), {"axis": ("axis", _int)}),
     (("",), "one_hot", "OneHot",
      "indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None",

@@ -1,7 +1,7 @@
 """TF 1.15's selection functions over Loom's ops: tf.nn.top_k / tf.math.top_k (the TopKV2
 op), tf.unique, tf.reverse_sequence (a gather_nd), tf.sort / tf.argsort (top_k of the whole axis, as TF's sort_ops), tf.sequence_mask,
-tf.boolean_mask and the one-argument tf.where (the Where op: the coordinates of the true
-elements). docs/python_core.md lists them."""
+tf.boolean_mask, the one-argument tf.where (the Where op: the coordinates of the true
+elements) and tf.gather_nd's batch_dims. docs/python_core.md lists them."""
 import collections
 
 from loom.compat.v1 import _framework as _fw
@@ -224,3 +224,38 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
         flat = ns["reshape"](tensor, _merged_shape(tensor, axis, k))
         positions = ns["squeeze"](where(ns["reshape"](mask, [-1])), axis=[1])
         return ns["gather"](flat, positions, axis=axis)
+
+
+def gather_nd(params, indices, name=None, batch_dims=0):
+    """tf.gather_nd; with batch_dims = b > 0 the first b dims of params and indices are
+    batch dims (of the same sizes): out[b_1..b_b, i..., rest] = params[b_1..b_b,
+    indices[b_1..b_b, i...], rest], as TF 1.15's batch gather_nd. Built as TF's: each index
+    tuple gets its batch coordinates prepended, then one GatherNd (whose gradient is
+    ScatterNd's). indices' rank must be known."""
+    ns = _ns()
+    b = int(batch_dims)
+    if b == 0:
+        return ns["gather_nd"](params, indices, name=name)
+    with _fw.get_default_graph().name_scope(name or "GatherNd"):
+        idx = _fw.convert_to_tensor(indices)
+        x = _fw.convert_to_tensor(params)
+        rank = idx.shape.ndims
+        if rank is None or x.shape.ndims is None:
+            raise ValueError("tf.gather_nd(batch_dims=%d) needs the ranks of params and indices "
+                             "known" % b)
+        if b < 0 or b >= rank or b > x.shape.ndims:
+            raise ValueError("tf.gather_nd: batch_dims %d must be in [0, %d) for indices of "
+                             "rank %d and at most params' rank %d"
+                             % (b, rank, rank, x.shape.ndims))
+        for d in range(b):
+            pd, id_ = x.shape.dims[d], idx.shape.dims[d]
+            if pd is not None and id_ is not None and pd != id_:
+                raise ValueError("tf.gather_nd: batch dim %d of params (%s) and indices (%s) "
+                                 "differ" % (d, x.shape, idx.shape))
+        like = _ops.zeros_like(_ops._getitem(idx, (Ellipsis, slice(0, 1))))  # [..., 1]
+        shape = ns["shape"](idx, out_type=idx.dtype)
+        grids = []
+        for d in range(b):
+            positions = ns["range"](shape[d])  # idx.dtype
+            grids.append(ns["reshape"](positions, [1] * d + [-1] + [1] * (rank - 1 - d)) + like)
+        return ns["gather_nd"](x, ns["concat"](grids + [idx], -1))
