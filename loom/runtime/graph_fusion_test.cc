@@ -13,13 +13,11 @@
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/reduce.h"
+#include "loom/ops/state.h"
 #include "loom/runtime/session.h"
-#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
-
-using testing::CodeOf;
 
 Tensor Random(DType dtype, const Shape& shape, uint32_t seed) {
   std::mt19937 rng(seed);
