@@ -13,6 +13,8 @@
 //              "bf16-emulated" anywhere, and "bf16" on hardware when oneDNN declines a shape;
 //   kFloat32   the float32 kernel: "float32", and "bf16" on a CPU without bf16 hardware
 //              (logged once per process). "bf16-strict" there throws FailedPrecondition.
+//              Conv2D's passes that bf16 was measured to slow down (shallow convolutions)
+//              take it under every bf16 policy: nn_conv.cc's ConvPath.
 // Thread-safety: all functions are thread-safe.
 #include <cstdint>
 #include <optional>

@@ -176,26 +176,6 @@ Tensor ConvOperand(const KernelContext& c, int i, bf16::Path path) {
   return path == bf16::Path::kFloat32 ? c.input(i) : bf16::Rounded(c.input(i), c.pool());
 }
 
-// y += bias, then y = relu(y), over y's rows of `channels` (BiasAdd's and Relu's arithmetic).
-template <typename T>
-void ApplyEpilogue(ThreadPool& pool, T* y, int64_t rows, int64_t channels, const T* bias,
-                   bool relu) {
-  const int64_t min_rows = std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(channels, 1));
-  pool.ParallelFor(rows, min_rows, [&](int64_t r0, int64_t r1) {
-    internal::Vectorized([&] {
-      for (int64_t r = r0; r < r1; ++r) {
-        T* __restrict o = y + r * channels;
-        if (bias != nullptr) {
-          for (int64_t j = 0; j < channels; ++j) o[j] = o[j] + bias[j];
-        }
-        if (relu) {
-          for (int64_t j = 0; j < channels; ++j) o[j] = o[j] <= 0 ? T(0) : o[j];
-        }
-      }
-    });
-  });
-}
-
 void Conv2DKernel(KernelContext& c) { Conv2DWithEpilogue(c, nullptr, false); }
 
 }  // namespace
@@ -209,9 +189,12 @@ void nn_internal::Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool 
   Tensor out = c.AllocateOutput(0, Shape{g.batch, g.out_h, g.out_w, out_c});
   if (out.NumElements() == 0) return;
   const bf16::Path path = ConvPath(c, input.dtype(), g, ConvPassKind::kForward);
+  const bool f32 = input.dtype() == kFloat32;
   const onednn_internal::ConvEpilogue epilogue{
-      .bias = bias != nullptr && input.dtype() == kFloat32 ? bias->data<float>() : nullptr,
-      .relu = relu};
+      .bias = bias != nullptr && f32 ? bias->data<float>() : nullptr,
+      .relu = relu && f32 && ReluPostOpIsExact(input, filter, bias, k, c.pool())};
+  // ReLU as a pass after oneDNN: when the post-op could differ (NaN), or oneDNN declines it.
+  const bool relu_pass = relu && !epilogue.relu;
   // oneDNN may decline the post-ops but not the convolution: the epilogue is then a pass.
   const bool has_epilogue = bias != nullptr || relu;
   if (path == bf16::Path::kHardware && k > 0) {
@@ -219,10 +202,12 @@ void nn_internal::Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool 
       return bf16::OnednnConv2DBf16(g, out_c, input.data<float>(), filter.data<float>(),
                                     out.data<float>(), c.pool().num_threads(), e);
     };
-    if (run(epilogue)) return;
+    if (run(epilogue)) {
+      if (relu_pass) ApplyBiasRelu(c.pool(), out, nullptr, true);
+      return;
+    }
     if (has_epilogue && run({})) {
-      ApplyEpilogue(c.pool(), out.data<float>(), g.batch * rows_per_image, out_c, epilogue.bias,
-                    relu);
+      ApplyBiasRelu(c.pool(), out, bias, relu);
       return;
     }
   }
@@ -240,7 +225,9 @@ void nn_internal::Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool 
                OnednnConv2D(g, out_c, reinterpret_cast<const float*>(x),
                             reinterpret_cast<const float*>(w), reinterpret_cast<float*>(y),
                             c.pool().num_threads(), epilogue)) {
-      return 0;  // oneDNN ran it, epilogue included
+      // oneDNN ran it, the epilogue included unless the ReLU is a pass
+      if (relu_pass) ApplyBiasRelu(c.pool(), out, nullptr, true);
+      return 0;
     } else if (std::is_same_v<T, float> && has_epilogue &&
                OnednnConv2D(g, out_c, reinterpret_cast<const float*>(x),
                             reinterpret_cast<const float*>(w), reinterpret_cast<float*>(y),
@@ -259,8 +246,7 @@ void nn_internal::Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool 
       });
     }
     if (bias != nullptr || relu) {
-      ApplyEpilogue(c.pool(), y, g.batch * rows_per_image, out_c,
-                    bias != nullptr ? bias->data<T>() : static_cast<const T*>(nullptr), relu);
+      ApplyBiasRelu(c.pool(), out, bias, relu);
     }
     return 0;
   });

@@ -4,6 +4,7 @@
 #include "loom/ops/nn_fused.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "loom/ops/nn_internal.h"
@@ -59,7 +60,80 @@ void ExpectShape(const Node& node, const char* what, const Tensor& t, const Shap
   }
 }
 
+template <typename T>
+void BiasRelu(ThreadPool& pool, T* y, int64_t rows, int64_t channels, const T* bias, bool relu) {
+  const int64_t min_rows = std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(channels, 1));
+  pool.ParallelFor(rows, min_rows, [&](int64_t r0, int64_t r1) {
+    internal::Vectorized([&] {
+      for (int64_t r = r0; r < r1; ++r) {
+        T* __restrict o = y + r * channels;
+        if (bias != nullptr) {
+          for (int64_t j = 0; j < channels; ++j) o[j] = o[j] + bias[j];
+        }
+        if (relu) {
+          for (int64_t j = 0; j < channels; ++j) o[j] = o[j] <= 0 ? T(0) : o[j];
+        }
+      }
+    });
+  });
+}
+
+// The largest |v| over p[0, n) as float32 bits without the sign, so that an inf or NaN
+// (bits >= 0x7f800000) shows: an integer maximum, which vectorizes.
+int32_t MaxAbsBits(const float* p, int64_t n, ThreadPool& pool) {
+  const int64_t chunk = 1 << 16;
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  std::vector<int32_t> partial(chunks, 0);
+  pool.ParallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
+    internal::Vectorized([&] {
+      for (int64_t k = c0; k < c1; ++k) {
+        int32_t m = 0;
+        for (int64_t i = k * chunk, e = std::min(n, i + chunk); i < e; ++i) {
+          int32_t bits;
+          std::memcpy(&bits, p + i, sizeof(bits));
+          bits &= 0x7fffffff;
+          m = bits > m ? bits : m;
+        }
+        partial[k] = m;
+      }
+    });
+  });
+  return partial.empty() ? 0 : *std::max_element(partial.begin(), partial.end());
+}
+
+bool ReluPostOpIsExactImpl(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t k,
+                           ThreadPool& pool) {
+  auto max_abs = [&](const Tensor& t, double* out) {
+    const int32_t bits = MaxAbsBits(t.data<float>(), t.NumElements(), pool);
+    float v;
+    std::memcpy(&v, &bits, sizeof(v));
+    *out = v;
+    return bits < 0x7f800000;
+  };
+  double mx = 0, mw = 0, mb = 0;
+  if (!max_abs(x, &mx) || !max_abs(w, &mw) || (bias != nullptr && !max_abs(*bias, &mb))) {
+    return false;
+  }
+  return static_cast<double>(k) * mx * mw + mb < 0x1p120;
+}
+
 }  // namespace
+
+void nn_internal::ApplyBiasRelu(ThreadPool& pool, Tensor& y, const Tensor* bias, bool relu) {
+  const int64_t channels = y.rank() >= 1 ? y.dim(-1) : 1;
+  const int64_t rows = channels == 0 ? 0 : y.NumElements() / channels;
+  SwitchFloat(y.dtype(), "Conv2D", [&](auto tag) {
+    using T = decltype(tag);
+    BiasRelu(pool, y.data<T>(), rows, channels,
+             bias != nullptr ? bias->data<T>() : static_cast<const T*>(nullptr), relu);
+    return 0;
+  });
+}
+
+bool nn_internal::ReluPostOpIsExact(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t k,
+                                    ThreadPool& pool) {
+  return ReluPostOpIsExactImpl(x, w, bias, k, pool);
+}
 
 void nn_internal::ReluGradAndBiasSum(ThreadPool& pool, const Tensor& dy, const Tensor& features,
                                      Tensor& out, Tensor* bias_grad) {

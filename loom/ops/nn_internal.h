@@ -80,6 +80,17 @@ inline T ReluGradOf(T dy, T x) {
 // Conv2D's, then y += bias (when given; [out_c]) and y = relu(y) (when `relu`), in oneDNN's
 // post-ops where the convolution runs there, else in one more pass over y.
 void Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool relu);
+// y += bias (when given; [last dim of y]), then y = relu(y) (when `relu`), in one pass with
+// BiasAdd's and Relu's arithmetic.
+void ApplyBiasRelu(ThreadPool& pool, Tensor& y, const Tensor* bias, bool relu);
+// Whether oneDNN's ReLU post-op gives Relu's result on a float32 convolution of x and w
+// (reduction depth k) plus bias. It computes max(y, 0), which turns a NaN into 0 where
+// Relu keeps it; a NaN output needs an inf or NaN among the operands or a sum that
+// overflows, so the post-op is exact when every operand is finite and
+// k max|x| max|w| + max|b| stays far below float32's largest value (bf16 rounding moves an
+// operand by under 2^-8). Reads x, w and bias once.
+bool ReluPostOpIsExact(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t k,
+                       ThreadPool& pool);
 // MaxPoolGrad's (inputs orig_input, grad), then output 0 = ReluGrad(output 0, features) and,
 // when `bias_grad` ([channels], allocated), BiasAddGrad of that into *bias_grad; over tiling
 // windows in the same pass.

@@ -99,7 +99,10 @@ void RewireReluGrads(const Graph& graph, const std::vector<char>& needed,
       relu_of.emplace(std::make_pair(node->input(0).node, node->input(0).index), node);
     } else if (node->op() == "ReluGrad") {
       auto it = relu_of.find({node->input(1).node, node->input(1).index});
-      if (it != relu_of.end()) plan.rewired.push_back({id, 1, it->second->output(0)});
+      if (it != relu_of.end()) {
+        plan.first_rewire[id] = static_cast<int>(plan.rewired.size());
+        plan.rewired.push_back({id, 1, it->second->output(0)});
+      }
     }
   }
 }
@@ -107,8 +110,11 @@ void RewireReluGrads(const Graph& graph, const std::vector<char>& needed,
 }  // namespace
 
 Output FusionPlan::Input(const Node* node, int i) const {
-  for (const Rewire& r : rewired) {
-    if (r.node == node->id() && r.input == i) return r.from;
+  const int id = node->id();
+  if (id < static_cast<int>(first_rewire.size()) && first_rewire[id] >= 0) {
+    for (size_t r = first_rewire[id]; r < rewired.size() && rewired[r].node == id; ++r) {
+      if (rewired[r].input == i) return rewired[r].from;
+    }
   }
   return node->input(i);
 }
@@ -118,6 +124,7 @@ FusionPlan PlanFusion(const Graph& graph, const std::vector<char>& needed,
   FusionPlan plan;
   const int n = graph.num_nodes();
   plan.group_of.assign(n, -1);
+  plan.first_rewire.assign(n, -1);
   for (int id = 0; id < n; ++id) {
     const OpRole role = graph.node(id)->op_def().role;
     if (needed[id] && (role == OpRole::kSwitch || role == OpRole::kMerge)) return plan;

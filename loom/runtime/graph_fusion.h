@@ -50,7 +50,9 @@ struct FusionPlan {
     int input;
     Output from;
   };
-  std::vector<Rewire> rewired;
+  std::vector<Rewire> rewired;  // in node order
+  // Per node id: the index of its first entry in `rewired`, or -1.
+  std::vector<int> first_rewire;
 
   // The output that input `i` of `node` reads in the plan.
   Output Input(const Node* node, int i) const;

@@ -13,13 +13,11 @@
 #include "loom/ops/matmul.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/reduce.h"
+#include "loom/ops/state.h"
 #include "loom/runtime/session.h"
-#include "loom/testing/error_of.h"
 
 namespace loom {
 namespace {
-
-using testing::CodeOf;
 
 Tensor Random(DType dtype, const Shape& shape, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -90,14 +88,20 @@ struct Convnet {
 };
 
 std::vector<Tensor> RunConvnet(DType dtype, bool fuse, int64_t window, int64_t stride,
-                               std::set<std::string>* traced_ops = nullptr) {
+                               std::set<std::string>* traced_ops = nullptr, bool nan = false) {
   Convnet net(dtype, window, stride);
   const int64_t pooled = (12 - window) / stride + 1;
   Session session(net.graph, {.intra_op_threads = 2, .fuse_ops = fuse});
   RunOptions options{.trace = true};
   RunMetadata metadata;
-  auto out = session.Run(net.Feeds(dtype, (pooled / 2) * (pooled / 2) * 16), net.fetches, {},
-                         &options, &metadata);
+  FeedList feeds = net.Feeds(dtype, (pooled / 2) * (pooled / 2) * 16);
+  if (nan) {  // one NaN pixel of image 1: NaN flows through conv, bias, ReLU, pools and back
+    Tensor& x = feeds[0].second;
+    const int64_t at = ((1 * 12 + 5) * 12 + 6) * 3 + 1;
+    if (dtype == kFloat32) x.data<float>()[at] = std::nanf("");
+    if (dtype == kFloat64) x.data<double>()[at] = std::nan("");
+  }
+  auto out = session.Run(feeds, net.fetches, {}, &options, &metadata);
   if (traced_ops != nullptr) {
     for (const auto& st : metadata.step_stats) traced_ops->insert(st.op + " " + st.node_name);
   }
@@ -138,6 +142,29 @@ TEST(GraphFusionTest, ConvnetStepMatchesUnfusedAndFloat64AndTracesTheFusedNodes)
     EXPECT_TRUE(Traced(plain_ops, "Conv2D conv1/Conv2D"));
     EXPECT_TRUE(Traced(plain_ops, "ReluGrad gradients/conv1/Relu/ReluGrad"));
     for (const std::string& op : plain_ops) EXPECT_EQ(op.find('+'), std::string::npos) << op;
+  }
+}
+
+// NaN is where the unfused graph has it (ReLU, its gradient and the pools propagate it).
+TEST(GraphFusionTest, NaNPropagatesAsUnfused) {
+  for (const DType dtype : {kFloat32, kFloat64}) {
+    auto fused = RunConvnet(dtype, true, 2, 2, nullptr, true);
+    auto plain = RunConvnet(dtype, false, 2, 2, nullptr, true);
+    for (size_t i = 0; i < fused.size(); ++i) {
+      int64_t nans = 0;
+      for (int64_t j = 0; j < plain[i].NumElements(); ++j) {
+        const bool plain_nan = std::isnan(At(plain[i], j));
+        nans += plain_nan;
+        ASSERT_EQ(std::isnan(At(fused[i], j)), plain_nan)
+            << DTypeName(dtype) << " fetch " << i << " element " << j;
+        if (!plain_nan) {
+          EXPECT_NEAR(At(fused[i], j), At(plain[i], j), 1e-5 * (1 + std::abs(At(plain[i], j))));
+        }
+      }
+      if (i == 1) {
+        EXPECT_GT(nans, 0) << "the input gradient has no NaN: the test tests nothing";
+      }
+    }
   }
 }
 

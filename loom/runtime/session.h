@@ -4,14 +4,14 @@
 // Session: runs a Graph, TF1's tf.Session. Run(feeds, fetches, targets) prunes the graph
 // to the nodes the fetches and targets need (a fed output's producer is not run), caches
 // that execution plan per feed/fetch/target signature, and executes the kernels in
-// topological order; each kernel parallelizes itself over the Session's intra-op thread
-// pool. Matrix products run in OpenBLAS's own threads, whose one process-wide count each
-// Run sets to the Session's intra_op_threads as it starts (SetBlasThreads), so a Session
-// alone in a process never oversubscribes the cores; Sessions running at the same time
-// share whichever count was set last. Variables, iterators and other state live in the
-// Session's ResourceMgr and persist across runs.
-// The graph must outlive the Session; nodes may still be appended while it runs (plans
-// stay valid because appended nodes never change an existing node's ancestors).
+// topological order (chains such as Conv2D -> BiasAdd -> Relu as one fused kernel:
+// graph_fusion.h, SessionOptions::fuse_ops); each kernel parallelizes itself over the Session's
+// intra-op thread pool. Matrix products run in OpenBLAS's own threads, whose one process-wide count
+// each Run sets to the Session's intra_op_threads as it starts (SetBlasThreads), so a Session alone
+// in a process never oversubscribes the cores; Sessions running at the same time share whichever
+// count was set last. Variables, iterators and other state live in the Session's ResourceMgr and
+// persist across runs. The graph must outlive the Session; nodes may still be appended while it
+// runs (plans stay valid because appended nodes never change an existing node's ancestors).
 // Thread-safety: Run may be called from several threads.
 #include <cstdint>
 #include <memory>
