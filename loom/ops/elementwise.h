@@ -21,6 +21,7 @@
 #include "loom/base/thread_pool.h"
 #include "loom/graph/op_def.h"
 #include "loom/ops/vector_isa.h"
+#include "loom/tensor/dim_vector.h"
 
 namespace loom::internal {
 
@@ -43,8 +44,8 @@ void UnaryMap(ThreadPool& pool, const TIn* in, TOut* out, int64_t n, F f) {
 // A broadcast of N inputs to an output shape, with collapsed dims.
 template <int N>
 struct BroadcastPlan {
-  std::vector<int64_t> dims;                      // collapsed output dims, at least one
-  std::array<std::vector<int64_t>, N> strides{};  // per input, in elements; 0 = broadcast
+  DimVector dims;                      // collapsed output dims, at least one
+  std::array<DimVector, N> strides{};  // per input, in elements; 0 = broadcast
   int64_t num_elements = 0;
   int64_t inner() const { return dims.back(); }
   int64_t inner_stride(int i) const { return strides[i].back(); }
@@ -57,15 +58,14 @@ BroadcastPlan<N> MakeBroadcastPlan(const std::array<const Shape*, N>& inputs, co
   plan.num_elements = out.num_elements();
   const int rank = out.rank();
   // For each output dim of size > 1: which inputs vary along it (bit i set).
-  std::vector<int64_t> dims;
-  std::vector<uint32_t> masks;
+  DimVector dims, masks;  // DimVector: no heap allocation at the usual ranks
   for (int d = 0; d < rank; ++d) {
     const int64_t size = out.dims()[d];
     if (size == 1) continue;
-    uint32_t mask = 0;
+    int64_t mask = 0;
     for (int i = 0; i < N; ++i) {
       const int in_d = inputs[i]->rank() - rank + d;
-      if (in_d >= 0 && inputs[i]->dims()[in_d] != 1) mask |= 1u << i;
+      if (in_d >= 0 && inputs[i]->dims()[in_d] != 1) mask |= int64_t{1} << i;
     }
     if (!dims.empty() && masks.back() == mask) {
       dims.back() *= size;
@@ -76,16 +76,16 @@ BroadcastPlan<N> MakeBroadcastPlan(const std::array<const Shape*, N>& inputs, co
   }
   if (dims.empty()) {
     dims.push_back(1);
-    masks.push_back((1u << N) - 1);
+    masks.push_back((int64_t{1} << N) - 1);
   }
-  plan.dims = dims;
+  plan.dims = std::move(dims);
   for (int i = 0; i < N; ++i) {
-    plan.strides[i].assign(dims.size(), 0);
+    plan.strides[i].assign(plan.dims.size(), 0);
     int64_t running = 1;
-    for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
-      if (masks[d] & (1u << i)) {
+    for (int d = static_cast<int>(plan.dims.size()) - 1; d >= 0; --d) {
+      if (masks[d] & (int64_t{1} << i)) {
         plan.strides[i][d] = running;
-        running *= dims[d];
+        running *= plan.dims[d];
       }
     }
   }
@@ -101,7 +101,7 @@ void ForEachSegment(ThreadPool& pool, const BroadcastPlan<N>& plan, Body body) {
   const int outer_rank = static_cast<int>(plan.dims.size()) - 1;
   pool.ParallelFor(plan.num_elements, kMinParallelChunk, [&](int64_t begin, int64_t end) {
     int64_t row = begin / inner, col = begin % inner;
-    std::vector<int64_t> index(outer_rank);
+    DimVector index(outer_rank, 0);
     for (int d = outer_rank - 1; d >= 0; --d) {
       index[d] = row % plan.dims[d];
       row /= plan.dims[d];
@@ -226,7 +226,7 @@ inline Tensor ForwardAnyInputOrAllocate(KernelContext& c, std::initializer_list<
 // The broadcast shape of fully defined runtime shapes; fails naming the node.
 inline Shape RuntimeBroadcastShape(const KernelContext& c, const Shape& a, const Shape& b) {
   const int rank = std::max(a.rank(), b.rank());
-  std::vector<int64_t> dims(rank);
+  DimVector dims(rank, 0);
   for (int i = 0; i < rank; ++i) {
     const int ia = a.rank() - rank + i, ib = b.rank() - rank + i;
     const int64_t da = ia >= 0 ? a.dims()[ia] : 1;

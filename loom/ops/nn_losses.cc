@@ -331,8 +331,8 @@ void XentKernel(KernelContext& c) {
   if (logits.rank() < 1) c.Fail("logits must have rank >= 1, got ", logits.shape());
   const int64_t classes = logits.dim(-1);
   const int64_t rows = classes == 0 ? 0 : logits.NumElements() / classes;
-  Shape loss_shape(
-      std::vector<int64_t>(logits.shape().dims().begin(), logits.shape().dims().end() - 1));
+  const DimsView dims = logits.shape().dims();
+  const Shape loss_shape(DimsView(dims.data(), dims.size() - 1));
   if (labels.shape() != (kSparse ? loss_shape : logits.shape())) {
     c.Fail("labels of shape ", labels.shape(), " do not match logits of shape ", logits.shape());
   }

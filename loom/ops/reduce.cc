@@ -410,7 +410,7 @@ std::vector<bool> reduce_internal::ReduceMask(const Node& who, const Shape& shap
 }
 
 Shape reduce_internal::KeptShape(const Shape& shape, const std::vector<bool>& mask) {
-  std::vector<int64_t> dims = shape.dims();
+  DimVector dims(shape.dims().data(), shape.dims().size());
   for (size_t d = 0; d < dims.size(); ++d)
     if (mask[d]) dims[d] = 1;
   return Shape(std::move(dims));
@@ -419,7 +419,7 @@ Shape reduce_internal::KeptShape(const Shape& shape, const std::vector<bool>& ma
 Shape reduce_internal::ReducedShape(const Shape& shape, const std::vector<bool>& mask,
                                     bool keep_dims) {
   if (keep_dims) return KeptShape(shape, mask);
-  std::vector<int64_t> dims;
+  DimVector dims;
   for (size_t d = 0; d < mask.size(); ++d)
     if (!mask[d]) dims.push_back(shape.dims()[d]);
   return Shape(std::move(dims));

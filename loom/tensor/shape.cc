@@ -5,16 +5,6 @@
 
 namespace loom {
 
-void Shape::Assign(const int64_t* dims, size_t rank) {
-  LOOM_CHECK(rank <= static_cast<size_t>(INT32_MAX)) << "rank " << rank << " is too large";
-  rank_ = static_cast<int>(rank);
-  if (rank_ <= kInlineRank) {
-    std::copy_n(dims, rank, inline_);
-  } else {
-    heap_.assign(dims, dims + rank);
-  }
-}
-
 Shape Shape::Unknown() {
   Shape s;
   s.rank_known_ = false;
@@ -25,13 +15,13 @@ int64_t Shape::dim(int i) const {
   LOOM_CHECK(rank_known_) << "dim() of an unknown-rank shape";
   if (i < 0) i += rank();
   LOOM_CHECK(i >= 0 && i < rank()) << "dim " << i << " of " << ToString();
-  return data()[i];
+  return dims_[i];
 }
 
 void Shape::set_dim(int i, int64_t size) {
   if (i < 0) i += rank();
   LOOM_CHECK(rank_known_ && i >= 0 && i < rank());
-  data()[i] = size;
+  dims_[i] = size;
 }
 
 bool Shape::fully_defined() const {
@@ -70,10 +60,9 @@ int64_t Shape::num_elements() const {
 bool Shape::IsCompatibleWith(const Shape& other) const {
   if (!rank_known_ || !other.rank_known_) return true;
   if (rank() != other.rank()) return false;
-  const int64_t* a = data();
-  const int64_t* b = other.data();
   for (int i = 0; i < rank(); ++i) {
-    if (a[i] >= 0 && b[i] >= 0 && a[i] != b[i]) return false;
+    const int64_t a = dims_[i], b = other.dims_[i];
+    if (a >= 0 && b >= 0 && a != b) return false;
   }
   return true;
 }
@@ -85,40 +74,31 @@ Shape Shape::MergeWith(const Shape& other) const {
   if (!rank_known_) return other;
   if (!other.rank_known_) return *this;
   Shape merged = *this;
-  int64_t* m = merged.data();
   for (int i = 0; i < rank(); ++i)
-    if (m[i] < 0) m[i] = other.data()[i];
+    if (merged.dims_[i] < 0) merged.dims_[i] = other.dims_[i];
   return merged;
 }
 
 Shape Shape::WithLeadingDim(int64_t size) const {
   if (!rank_known_) return Unknown();
-  Shape s;
-  const size_t rank = rank_ + 1;
-  if (rank <= kInlineRank) {
-    s.inline_[0] = size;
-    std::copy_n(data(), rank_, s.inline_ + 1);
-    s.rank_ = static_cast<int>(rank);
-    return s;
-  }
-  std::vector<int64_t> dims = {size};
-  dims.insert(dims.end(), data(), data() + rank_);
-  return Shape(dims);
+  DimVector dims;
+  dims.push_back(size);
+  for (int64_t d : dims_) dims.push_back(d);
+  return Shape(std::move(dims));
 }
 
 Shape Shape::WithoutLeadingDim() const {
   if (!rank_known_) return Unknown();
-  LOOM_CHECK(rank_ > 0) << "WithoutLeadingDim of a scalar shape";
-  return Shape(DimsView(data() + 1, rank_ - 1));
+  LOOM_CHECK(!dims_.empty()) << "WithoutLeadingDim of a scalar shape";
+  return Shape(DimsView(dims_.data() + 1, dims_.size() - 1));
 }
 
 std::string Shape::ToString() const {
   if (!rank_known_) return "<unknown>";
   std::string s = "[";
-  const int64_t* d = data();
-  for (int i = 0; i < rank_; ++i) {
+  for (size_t i = 0; i < dims_.size(); ++i) {
     if (i) s += ",";
-    s += d[i] < 0 ? "?" : std::to_string(d[i]);
+    s += dims_[i] < 0 ? "?" : std::to_string(dims_[i]);
   }
   return s + "]";
 }

@@ -147,5 +147,36 @@ TEST(ShapeStorageTest, TensorsOfRankAboveInline) {
   EXPECT_EQ(t.SubTensor(0).shape(), s.WithoutLeadingDim());
 }
 
+TEST(DimVectorTest, GrowsAndShrinksAcrossTheInlineSize) {
+  DimVector v;
+  std::vector<int64_t> want;
+  for (int64_t i = 0; i < 9; ++i) {
+    v.push_back(i * 10);
+    want.push_back(i * 10);
+    ASSERT_EQ(v.size(), want.size());
+    EXPECT_EQ(v.view().ToVector(), want);
+  }
+  v.back() = -1;
+  EXPECT_EQ(v[8], -1);
+  v.resize(3);  // heap -> inline keeps the first three
+  EXPECT_EQ(v.view().ToVector(), (std::vector<int64_t>{0, 10, 20}));
+  v.resize(5, 7);  // inline growth fills with the value
+  EXPECT_EQ(v.view().ToVector(), (std::vector<int64_t>{0, 10, 20, 7, 7}));
+  v.resize(8, 1);  // inline -> heap keeps what was there
+  EXPECT_EQ(v.view().ToVector(), (std::vector<int64_t>{0, 10, 20, 7, 7, 1, 1, 1}));
+  v.assign(2, 4);
+  EXPECT_EQ(v, (DimVector{4, 4}));
+  const DimVector big(7, 3);
+  DimVector copy = big;
+  copy[6] = 0;
+  EXPECT_EQ(big[6], 3);
+  EXPECT_NE(copy, big);
+  DimVector moved = std::move(copy);
+  EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): the documented state
+  EXPECT_EQ(moved.size(), 7u);
+  copy.push_back(5);  // a moved-from one is usable
+  EXPECT_EQ(copy, (DimVector{5}));
+}
+
 }  // namespace
 }  // namespace loom

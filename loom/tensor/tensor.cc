@@ -121,11 +121,37 @@ size_t RoundedSize(size_t bytes) {
   return (bytes + 4095) / 4096 * 4096;
 }
 
+// Allocates the Buffer objects themselves (with their shared_ptr control block, one block
+// per tensor) through the buffer cache's small lists: every kernel output made one malloc
+// and one free for it. Blocks may be freed on another thread than the one that made them;
+// the lists are per thread and bounded, so a block just changes lists.
+template <typename T>
+struct RecycledAllocator {
+  using value_type = T;
+  RecycledAllocator() = default;
+  template <typename U>
+  RecycledAllocator(const RecycledAllocator<U>&) {}  // NOLINT: rebinding, as std::allocator
+  T* allocate(size_t n) {
+    void* p = BufferCache::Get().Take(RoundedSize(n * sizeof(T)));
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) { BufferCache::Get().Give(p, RoundedSize(n * sizeof(T))); }
+  template <typename U>
+  bool operator==(const RecycledAllocator<U>&) const {
+    return true;
+  }
+};
+
 }  // namespace
+
+std::shared_ptr<Buffer> Buffer::New() {
+  return std::allocate_shared<Buffer>(RecycledAllocator<Buffer>(), Private{});
+}
 
 std::shared_ptr<Buffer> Buffer::Allocate(DType dtype, int64_t num_elements) {
   LOOM_CHECK(num_elements >= 0);
-  auto buffer = std::make_shared<Buffer>(Private{});
+  auto buffer = New();
   size_t bytes = static_cast<size_t>(num_elements) * DTypeSize(dtype);
   const size_t rounded = RoundedSize(bytes);
   void* data = BufferCache::Get().Take(rounded);
@@ -145,7 +171,7 @@ std::shared_ptr<Buffer> Buffer::Allocate(DType dtype, int64_t num_elements) {
 }
 
 std::shared_ptr<Buffer> Buffer::Borrow(void* data, size_t bytes, std::function<void()> release) {
-  auto buffer = std::make_shared<Buffer>(Private{});
+  auto buffer = New();
   buffer->data_ = data;
   buffer->bytes_ = bytes;
   buffer->owned_ = false;

@@ -40,6 +40,8 @@ class Buffer {
 
  private:
   struct Private {};
+  // An empty Buffer whose object (and refcount block) comes from a recycling allocator.
+  static std::shared_ptr<Buffer> New();
 
  public:
   explicit Buffer(Private) {}  // for make_shared inside Allocate / Borrow only

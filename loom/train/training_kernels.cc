@@ -14,16 +14,15 @@ const std::string& RefName(const KernelContext& c, int i) { return c.node().inpu
 
 // Locks every distinct variable before touching any value (see the header).
 LockedRefs::LockedRefs(const KernelContext& c, int num_refs) {
-  vars_.resize(num_refs);
+  LOOM_CHECK(num_refs >= 1 && num_refs <= kMaxRefs) << num_refs << " refs";
   for (int i = 0; i < num_refs; ++i) vars_[i] = &c.variable(i);
-  const std::vector<VariableResource*>& vars = vars_;
-  std::vector<VariableResource*> order = vars;
-  std::sort(order.begin(), order.end());
-  order.erase(std::unique(order.begin(), order.end()), order.end());
-  locks_.reserve(order.size());
-  for (VariableResource* v : order) locks_.emplace_back(v->mu());
+  const std::array<VariableResource*, kMaxRefs>& vars = vars_;
+  std::array<VariableResource*, kMaxRefs> order = vars;
+  std::sort(order.begin(), order.begin() + num_refs);
+  const int distinct =
+      static_cast<int>(std::unique(order.begin(), order.begin() + num_refs) - order.begin());
+  for (int i = 0; i < distinct; ++i) locks_[i] = std::unique_lock<Mutex>(order[i]->mu());
   for (int i = 0; i < num_refs; ++i) CheckInitialized(c, *vars[i], i);
-  values_.resize(num_refs);
   for (int i = 0; i < num_refs; ++i) values_[i] = &vars[i]->MutableValue();
   const Tensor& var = *values_[0];
   for (int i = 1; i < num_refs; ++i) {

@@ -35,6 +35,9 @@ inline constexpr int64_t kBitsBlock = 4096;
 // makes their buffers exclusively theirs (copy-on-write), for the object's lifetime.
 class LockedRefs {
  public:
+  // The most refs an update op has (held inline: no heap allocation per update).
+  static constexpr int kMaxRefs = 4;
+  // REQUIRES: num_refs <= kMaxRefs.
   LockedRefs(const KernelContext& c, int num_refs) LOOM_NO_THREAD_SAFETY_ANALYSIS;
   LockedRefs(const LockedRefs&) = delete;
   LockedRefs& operator=(const LockedRefs&) = delete;
@@ -44,9 +47,9 @@ class LockedRefs {
  private:
   // Held from the constructor to the destructor. A lock set known only at run time is
   // beyond clang's thread-safety analysis, so the constructor opts out of it.
-  std::vector<std::unique_lock<Mutex>> locks_;
-  std::vector<Tensor*> values_;
-  std::vector<VariableResource*> vars_;
+  std::array<std::unique_lock<Mutex>, kMaxRefs> locks_;
+  std::array<Tensor*, kMaxRefs> values_{};
+  std::array<VariableResource*, kMaxRefs> vars_{};
 };
 
 // The scalar input i as a double (float32, float64, int32 or int64).
