@@ -1,9 +1,17 @@
 # Session 15 (pyapi): tf.nn.depthwise_conv2d and tf.nn.conv2d_transpose, forward + backward, beside
 # PyTorch (groups=C conv2d, conv_transpose2d) at 1 thread; run with PYTHONPATH=build/python.
-import time, numpy as np, torch, loom.compat.v1 as tf
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+import loom.compat.v1 as tf
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from python_bench import cpu_model, load  # noqa: E402 (the shared header fields)
 torch.set_num_threads(1)
-def cpu(): return [l.split(':',1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')][0]
-def load(): return open('/proc/loadavg').read().split()[:3]
 def best(f, n=5):
     f(); ts=[]
     for _ in range(n):
@@ -29,4 +37,4 @@ for r in range(2):
     print("depthwise 3x3 [8,56,56,64] fwd+bwd, 1 thread: loom %.4fs torch %.4fs ratio %.2f load %s"%(a,b,a/b,load()))
     a=best(lambda: sess.run(gt)); b=best(ttr)
     print("conv2d_transpose 3x3 s2 [8,28,28,64]->[8,56,56,32] fwd+bwd, 1 thread: loom %.4fs torch %.4fs ratio %.2f load %s"%(a,b,a/b,load()))
-print(cpu())
+print(cpu_model())
