@@ -24,6 +24,7 @@
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_conv_transpose.h"
 #include "loom/ops/nn_depthwise.h"
+#include "loom/ops/nn_pool_argmax.h"
 #include "loom/ops/random.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/scatter.h"

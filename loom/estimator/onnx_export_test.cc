@@ -23,6 +23,7 @@
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_conv_transpose.h"
 #include "loom/ops/nn_depthwise.h"
+#include "loom/ops/nn_pool_argmax.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/scatter.h"
 #include "loom/ops/space_batch.h"
@@ -324,8 +325,8 @@ TEST(OnnxExportTest, ACondIsRefusedNamingItsNodes) {
   EXPECT_FALSE(Env::Default()->FileExists(model));
 }
 
-// A dilated convolution's SpaceToBatchND / BatchToSpaceND, Atan2 and Cumprod have no ONNX
-// rule: the export names each and says what to do.
+// A dilated convolution's SpaceToBatchND / BatchToSpaceND, Atan2, Cumprod and
+// MaxPoolWithArgmax have no ONNX rule: the export names each and says what to do.
 TEST(OnnxExportTest, UnmappedOpsAreRefusedNamingThem) {
   TempDir dir;
   Graph graph;
@@ -333,7 +334,7 @@ TEST(OnnxExportTest, UnmappedOpsAreRefusedNamingThem) {
   Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 4, 4, 1}));
   Output y =
       BatchToSpaceND(s, SpaceToBatchND(s, x, {2, 2}, {{0, 0}, {0, 0}}), {2, 2}, {{0, 0}, {0, 0}});
-  Output z = Cumprod(s, Atan2(s, y, x), 1);
+  Output z = Cumprod(s, Atan2(s, y, MaxPoolWithArgmax(s, x, {1, 1}, {1, 1}, "SAME").output), 1);
   SignatureDef sig{.method_name = "tensorflow/serving/predict"};
   sig.inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}}};
   sig.outputs["z"] = {.name = z.name(), .dtype = kFloat32, .shape = z.shape()};
@@ -343,8 +344,9 @@ TEST(OnnxExportTest, UnmappedOpsAreRefusedNamingThem) {
         ExportOnnx(Env::Default(), model, graph, {}, {{"predict", sig}});
       },
       ErrorCode::kUnimplemented);
-  for (const char* want : {"SpaceToBatchND x1", "BatchToSpaceND x1", "without dilated convolutions",
-                           "Atan2 x1", "no Atan2", "Cumprod x1", "no cumulative product"}) {
+  for (const char* want :
+       {"SpaceToBatchND x1", "BatchToSpaceND x1", "without dilated convolutions", "Atan2 x1",
+        "no Atan2", "Cumprod x1", "no cumulative product", "MaxPoolWithArgmax x1", "NCHW ones"}) {
     EXPECT_NE(m.find(want), std::string::npos) << want << " in " << m;
   }
   EXPECT_FALSE(Env::Default()->FileExists(model));

@@ -255,6 +255,10 @@ std::string WhyNotMapped(const std::string& op) {
        "the batch-to-space rearrangement of a dilated convolution (tf.nn.atrous_conv2d, "
        "dilations or rate > 1) has no ONNX translation in Loom yet; export a model without "
        "dilated convolutions"},
+      {"MaxPoolWithArgmax",
+       "its argmax flattens NHWC positions (TF's), where ONNX MaxPool's Indices flatten NCHW "
+       "ones, and Loom has no translation between them yet; export the PREDICT graph with "
+       "tf.nn.max_pool where only the values are needed"},
       {"Atan2",
        "ONNX has Atan but no Atan2, and Loom has no composition for its quadrants yet; "
        "compute atan2 after the model, or export atan(y / x) where x > 0"},

@@ -2,10 +2,12 @@
 // DepthwiseConv2dNative, which tf.nn.depthwise_conv2d and tf.nn.separable_conv2d leave in a
 // frozen graph, and Conv2DBackpropInput, tf.nn.conv2d_transpose's op (Loom's
 // Conv2DTranspose: TF's input_sizes is its output_shape, a constant or computed), and
-// SpaceToBatchND / BatchToSpaceND, which TF 1.15 wraps around a dilated convolution.
+// SpaceToBatchND / BatchToSpaceND, which TF 1.15 wraps around a dilated convolution, and
+// MaxPoolWithArgmax.
 #include "loom/estimator/tf_ops_internal.h"
 #include "loom/ops/nn_conv_transpose.h"
 #include "loom/ops/nn_depthwise.h"
+#include "loom/ops/nn_pool_argmax.h"
 #include "loom/ops/space_batch.h"
 
 namespace loom::tf_import {
@@ -41,6 +43,19 @@ void AddNnRules(std::map<std::string, TfOp>& table) {
          c.RequireNoDilations();
          return Conv2DTranspose(c.named, c.In(2), c.In(1), c.In(0), c.AttrInts("strides"),
                                 c.Attr("padding").s());
+       }},
+      // (output, argmax): output 1 of the node is the argmax, in Targmax (int64 by default).
+      {"MaxPoolWithArgmax",
+       [](OpContext& c) {
+         const DType targmax = c.node.attr().count("Targmax")
+                                   ? DTypeFromTf(c.node.attr().at("Targmax").type(), c.node.name())
+                                   : kInt64;
+         return MaxPoolWithArgmax(
+                    c.named, c.In(0), c.AttrInts("ksize"), c.AttrInts("strides"),
+                    c.Attr("padding").s(),
+                    {.argmax_dtype = targmax,
+                     .include_batch_in_index = c.AttrB("include_batch_in_index", false)})
+             .output;
        }},
       {"SpaceToBatchND",
        [](OpContext& c) { return SpaceToBatchND(c.named, c.In(0), c.ConstInts(1), Pairs(c)); }},

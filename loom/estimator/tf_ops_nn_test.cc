@@ -118,6 +118,26 @@ TEST(TfNnOpsTest, CumprodAndAtan2) {
   for (float v : FloatsOf(out["at"])) EXPECT_NEAR(v, 3 * std::numbers::pi / 4, 1e-6);
 }
 
+// TF's MaxPoolWithArgmax: a [1, 2, 2, 1] image 3 9 / 4 1 pooled whole is 9, at flat index
+// (0 * 2 + 1) * 1 + 0 = 1, in int32 (Targmax); output 1 of the node is the argmax.
+TEST(TfNnOpsTest, MaxPoolWithArgmax) {
+  GraphBuilder g;
+  g.Placeholder("img", proto::DT_FLOAT);
+  proto::NodeDef* p = g.Add("pool", "MaxPoolWithArgmax", {"img"});
+  GraphBuilder::SetInts(p, "ksize", {1, 2, 2, 1});
+  GraphBuilder::SetInts(p, "strides", {1, 2, 2, 1});
+  (*p->mutable_attr())["padding"].set_s("VALID");
+  (*p->mutable_attr())["Targmax"].set_type(proto::DT_INT32);
+  estimator_testing::TempDir dir;
+  auto model = TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"img", "img"}},
+                                        {{"max", "pool:0"}, {"arg", "pool:1"}});
+  auto out = model->Run("serving_default",
+                        {{"img", Tensor::FromVector<float>({3, 9, 4, 1}, Shape{1, 2, 2, 1})}});
+  EXPECT_EQ(FloatsOf(out["max"]), (std::vector<float>{9}));
+  ASSERT_EQ(out["arg"].dtype(), kInt32);
+  EXPECT_EQ(out["arg"].flat<int32_t>()[0], 1);
+}
+
 TEST(TfNnOpsTest, DilatedOrNchwDepthwiseIsAClearError) {
   for (const std::string attr : {"dilations", "data_format"}) {
     GraphBuilder g;

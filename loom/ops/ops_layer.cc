@@ -9,6 +9,7 @@
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_conv_transpose.h"
 #include "loom/ops/nn_depthwise.h"
+#include "loom/ops/nn_pool_argmax.h"
 #include "loom/ops/random.h"
 #include "loom/ops/scatter.h"
 #include "loom/ops/space_batch.h"
@@ -38,6 +39,7 @@ void RegisterOpsLayerOps(OpRegistry& registry) {
   RegisterNnDepthwiseOps(registry);
   RegisterNnConvTransposeOps(registry);
   RegisterSpaceBatchOps(registry);
+  RegisterNnPoolArgmaxOps(registry);
 }
 
 }  // namespace loom

@@ -270,3 +270,47 @@ def test_dilation_errors():
         tf.nn.atrous_conv2d(tf.placeholder(tf.float32, [None, None, None, 2]), f, 2, "SAME")
     with pytest.raises(NotImplementedError, match="rate=...\\), which lowers them"):
         tf.nn.depthwise_conv2d_native(x, f, [1, 1, 1, 1], "SAME", dilations=[1, 2, 2, 1])
+
+
+def _argmax_reference(x, k, s, include_batch):
+    """TF's max_pool_with_argmax (VALID) by its documented index formula: the first maximum
+    of each window in row-major order at [b, y, x, c] is (y * width + x) * channels + c, plus
+    b * height * width * channels with include_batch_in_index."""
+    n, h, w, c = x.shape
+    oh, ow = (h - k) // s + 1, (w - k) // s + 1
+    vals, args = np.zeros((n, oh, ow, c)), np.zeros((n, oh, ow, c), np.int64)
+    for b, i, j, ch in np.ndindex(n, oh, ow, c):
+        window = x[b, i * s:i * s + k, j * s:j * s + k, ch]
+        r, q = np.unravel_index(np.argmax(window), window.shape)  # first maximum
+        vals[b, i, j, ch] = window[r, q]
+        args[b, i, j, ch] = ((i * s + r) * w + j * s + q) * c + ch + \
+            (b * h * w * c if include_batch else 0)
+    return vals, args
+
+
+@pytest.mark.parametrize("include_batch", [False, True])
+def test_max_pool_with_argmax_matches_tfs_index_formula(include_batch, numeric_gradient):
+    rng = np.random.RandomState(19)
+    x0 = rng.permutation(2 * 6 * 5 * 3).reshape(2, 6, 5, 3) / 10.0  # no ties
+    x0[0, 0:2, 0:2, 0] = 9.0  # a tie: the first position wins
+    x = tf.placeholder(tf.float64, x0.shape)
+    out, arg = tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID",
+                                          include_batch_in_index=include_batch)
+    assert arg.dtype == tf.int64
+    want_vals, want_args = _argmax_reference(x0, 2, 2, include_batch)
+    loss = tf.reduce_sum(out * out)
+    (dx,) = tf.gradients(loss, x)
+    with tf.Session() as sess:
+        got_vals, got_args = sess.run([out, arg], {x: x0})
+        np.testing.assert_array_equal(got_vals, want_vals)
+        np.testing.assert_array_equal(got_args, want_args)
+        assert got_args[0, 0, 0, 0] == 0
+        # The gradient goes to the argmax positions only.
+        want_dx = np.zeros(x0.size)
+        flat = want_args + (0 if include_batch else
+                            np.arange(2).reshape(2, 1, 1, 1) * x0[0].size)
+        np.add.at(want_dx, flat.ravel(), 2 * want_vals.ravel())
+        np.testing.assert_allclose(sess.run(dx, {x: x0}), want_dx.reshape(x0.shape))
+    _, arg32 = tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME",
+                                          Targmax=tf.int32)
+    assert arg32.dtype == tf.int32

@@ -1,9 +1,11 @@
 """TF 1.15's tf.nn functions that TF builds from other ops, built the same way here
 (gradients by composition): batch_normalization, fused_batch_norm,
 weighted_cross_entropy_with_logits, conv1d (a conv2d over a height of 1, as TF's) and
-local_response_normalization. docs/python_core.md lists them."""
+local_response_normalization; max_pool_with_argmax (the op MaxPoolWithArgmax).
+docs/python_core.md lists them."""
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import _ops
+from loom.compat.v1 import dtypes as _dtypes
 
 
 def _nn():
@@ -129,3 +131,39 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
         n = ns["cast"](ns["size"](x), x.dtype) / ns["cast"](ns["size"](batch_mean), x.dtype)
         corrected = batch_var * (n / ns["maximum"](n - 1, 1))
         return y, batch_mean, corrected
+
+
+def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC",  # noqa: A002
+                         Targmax=None, name=None, output_dtype=None,  # noqa: N803 (TF's name)
+                         include_batch_in_index=False):
+    """tf.nn.max_pool_with_argmax: (max_pool's values, argmax) with TF's flattened argmax,
+    (y * width + x) * channels + c, or ((b * height + y) * width + x) * channels + c with
+    include_batch_in_index; ties keep the first position. The op MaxPoolWithArgmax
+    (loom/ops/nn_pool_argmax.h), differentiable through the values."""
+    if data_format not in (None, "NHWC"):
+        raise ValueError("Loom's max_pool_with_argmax takes data_format='NHWC' only, got %r"
+                         % (data_format,))
+    if Targmax is not None and output_dtype is not None and \
+            _dtypes.as_dtype(Targmax) != _dtypes.as_dtype(output_dtype):
+        raise ValueError("max_pool_with_argmax: Targmax and output_dtype differ (%s, %s)"
+                         % (Targmax, output_dtype))
+    targmax = _dtypes.as_dtype(Targmax or output_dtype or _dtypes.int64)
+
+    def four(v, what):
+        v = [int(x) for x in _ops._ints(v, None)] if not isinstance(v, int) else [v]
+        if len(v) == 1:
+            v = [1, v[0], v[0], 1]
+        elif len(v) == 2:
+            v = [1, v[0], v[1], 1]
+        if len(v) != 4 or v[0] != 1 or v[3] != 1:
+            raise ValueError("max_pool_with_argmax: %s must be [1, height, width, 1], got %r"
+                             % (what, v))
+        return v
+
+    outputs = _ops.apply_op(
+        "MaxPoolWithArgmax", [input],
+        {"ksize": four(ksize, "ksize"), "strides": four(strides, "strides"),
+         "padding": str(padding).upper(), "Targmax": targmax,
+         "include_batch_in_index": bool(include_batch_in_index)},
+        name=name or "MaxPoolWithArgmax")
+    return tuple(outputs)

@@ -23,6 +23,7 @@ batch_normalization = _nn_ops.batch_normalization
 weighted_cross_entropy_with_logits = _nn_ops.weighted_cross_entropy_with_logits
 conv1d = _nn_ops.conv1d
 fused_batch_norm = _nn_ops.fused_batch_norm
+max_pool_with_argmax = _nn_ops.max_pool_with_argmax
 local_response_normalization = lrn = _nn_ops.local_response_normalization
 
 from loom.compat.v1 import _conv_ops  # noqa: E402
@@ -58,5 +59,5 @@ from loom.compat.v1 import _unsupported  # noqa: E402
 
 __getattr__ = _unsupported.missing("tf.nn", {
     n: "no op for it in Loom's registry" for n in (
-        "conv3d", "dilation2d", "max_pool_with_argmax",
+        "conv3d", "dilation2d",
         "nce_loss", "sampled_softmax_loss", "ctc_loss")})
