@@ -30,6 +30,8 @@ class Shape {
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
   explicit Shape(const std::vector<int64_t>& dims) : dims_(dims.data(), dims.size()) {}
+  // For the callers that hand over a vector (Shape(std::move(dims))); it is copied too.
+  explicit Shape(std::vector<int64_t>&& dims) : dims_(dims.data(), dims.size()) {}
   explicit Shape(DimsView dims) : dims_(dims.data(), dims.size()) {}
   explicit Shape(DimVector dims) : dims_(std::move(dims)) {}
   static Shape Unknown();
