@@ -252,6 +252,21 @@ void nn_internal::Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool 
   });
 }
 
+void nn_internal::ConvOperandChecks(InferenceContext& c) {
+  c.ExpectDType(0, {kFloat32, kFloat64});
+  c.ExpectSameDType(0, 1);
+  c.ExpectRank(0, 4);
+  c.ExpectRank(1, 4);
+  const Shape& in = c.input_shape(0);
+  const Shape& f = c.input_shape(1);
+  if (in.rank_known() && f.rank_known() && in.dim(3) != kUnknownDim && f.dim(2) != kUnknownDim &&
+      in.dim(3) != f.dim(2)) {
+    c.Fail("input channels ", in.dim(3), " (input shape ", in,
+           ") do not match the filter's in_channels ", f.dim(2), " (filter shape ", f, ")");
+  }
+  SpatialAttr(c, kStrides);
+}
+
 namespace {
 
 // d input = col2im(d out * filter^T)
@@ -353,18 +368,7 @@ void Conv2DBackpropFilterKernel(KernelContext& c) {
 }
 
 void ConvShapeChecks(InferenceContext& c) {
-  c.ExpectDType(0, {kFloat32, kFloat64});
-  c.ExpectSameDType(0, 1);
-  c.ExpectRank(0, 4);
-  c.ExpectRank(1, 4);
-  const Shape& in = c.input_shape(0);
-  const Shape& f = c.input_shape(1);
-  if (in.rank_known() && f.rank_known() && in.dim(3) != kUnknownDim && f.dim(2) != kUnknownDim &&
-      in.dim(3) != f.dim(2)) {
-    c.Fail("input channels ", in.dim(3), " (input shape ", in,
-           ") do not match the filter's in_channels ", f.dim(2), " (filter shape ", f, ")");
-  }
-  SpatialAttr(c, kStrides);
+  ConvOperandChecks(c);
   IsSame(c);
 }
 

@@ -154,20 +154,7 @@ void DepthwiseBackpropFilterKernel(KernelContext& c) {
   });
 }
 
-void DepthwiseShapeChecks(InferenceContext& c) {
-  c.ExpectDType(0, {kFloat32, kFloat64});
-  c.ExpectSameDType(0, 1);
-  c.ExpectRank(0, 4);
-  c.ExpectRank(1, 4);
-  const Shape& in = c.input_shape(0);
-  const Shape& f = c.input_shape(1);
-  if (in.rank_known() && f.rank_known() && in.dim(3) != kUnknownDim && f.dim(2) != kUnknownDim &&
-      in.dim(3) != f.dim(2)) {
-    c.Fail("input channels ", in.dim(3), " (input shape ", in,
-           ") do not match the filter's in_channels ", f.dim(2), " (filter shape ", f, ")");
-  }
-  SpatialAttr(c, kStrides);
-}
+void DepthwiseShapeChecks(InferenceContext& c) { ConvOperandChecks(c); }
 
 const char* const kNoSecondDerivative =
     "second derivatives of DepthwiseConv2dNative are not implemented";

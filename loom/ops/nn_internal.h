@@ -24,6 +24,9 @@ inline constexpr int64_t kElementwiseChunk = 16384;
 void FloatSameAsInput(InferenceContext& c);
 // For (a, b) -> out element-wise ops: same float dtype, compatible shapes.
 void FloatBinarySameShape(InferenceContext& c);
+// Conv2D-like (input NHWC, filter HWIO): float32/float64 operands of one dtype, rank 4, the
+// input's channels matching the filter's in_channels, and valid strides.
+void ConvOperandChecks(InferenceContext& c);
 // Fails (naming the node) unless the inputs' runtime shapes are equal.
 void ExpectSameRuntimeShape(const KernelContext& c, int i, int j);
 
