@@ -51,9 +51,12 @@ struct MaxR {
     return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                 : std::numeric_limits<T>::lowest();
   }
+  // NaN propagates, as in Maximum and MaxPool (numpy's max): once a lane holds a NaN it
+  // keeps it (`a != a`), and a NaN b wins because `a > b` is false. (`a > b ? a : b` alone
+  // kept a NaN only when it came last: a max over [NaN, 1] was 1.)
   template <typename T>
   static T Combine(T a, T b) {
-    return a > b ? a : b;
+    return a > b || a != a ? a : b;
   }
 };
 struct MinR {
@@ -62,9 +65,10 @@ struct MinR {
     return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
                                                 : std::numeric_limits<T>::max();
   }
+  // NaN propagates (see MaxR).
   template <typename T>
   static T Combine(T a, T b) {
-    return a < b ? a : b;
+    return a < b || a != a ? a : b;
   }
 };
 

@@ -49,7 +49,10 @@ void ArgKernel(KernelContext& c) {
         for (int64_t r = 1; r < n; ++r) {
           const T* row = base + r * inner;
           for (int64_t k = c0; k < c1; ++k) {
-            const bool better = kMax ? row[k] > best[k - c0] : row[k] < best[k - c0];
+            // The first NaN wins, as numpy's argmax and Max (reduce.cc) have it: a NaN
+            // replaces a number, nothing replaces a NaN (`b != b`).
+            const T b = best[k - c0];
+            const bool better = (kMax ? row[k] > b : row[k] < b) || (row[k] != row[k] && b == b);
             if (better) {
               best[k - c0] = row[k];
               o[k] = r;
