@@ -78,7 +78,7 @@ fuzz: sanitize-build
 # binaries built, at -O1 (TSan at -O0 runs several times slower). .ci/tsan.supp silences
 # third-party code only (each entry says why).
 TSAN_SKIP ?= loom/cli;examples;bench;tests
-TSAN_TESTS ?= base_test runtime_test runtime_while_test data_test train_runtime_test train_bf16_weights_test estimator_test
+TSAN_TESTS ?= base_test runtime_test runtime_while_test data_test data_threads_test train_runtime_test train_bf16_weights_test estimator_test
 TSAN_ENV := TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/.ci/tsan.supp"
 tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(SAN_CXX) \
