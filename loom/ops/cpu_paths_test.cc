@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/autodiff/gradients.h"
 #include "loom/base/strcat.h"
 #include "loom/base/thread_pool.h"
 #include "loom/ops/array.h"
@@ -543,6 +544,9 @@ TEST(CpuPathsTest, HardwareBf16ProductsAtEdgeShapesAndWithSpecials) {
                 at(m - 1, k - 1) = kInf;
                 bt(k - 1, n - 1) = 0.0f;  // Inf * 0 at (m - 1, n - 1)
                 if (n > 1) bt(k - 1, 0) = -2.0f;
+                // Next to the previous row's end in memory (a kernel pairing k's odd tail
+                // with the next element would spread it into row m - 3).
+                if (m > 3) at(m - 2, 0) = -kInf;
               }
               std::vector<float> c(m * n, 99.0f);
               ASSERT_TRUE(bf16::OnednnMatMulBf16(ta, tb, m, n, k, a.data(), lda, b.data(), ldb,
@@ -570,6 +574,62 @@ TEST(CpuPathsTest, HardwareBf16ProductsAtEdgeShapesAndWithSpecials) {
               }
             }
           }
+        }
+      }
+    }
+  }
+}
+
+// The hardware bf16 convolution and both its gradients with odd and even channel counts
+// (bf16 kernels pair channels) and one NaN or ±Inf input pixel, filter tap or output
+// gradient: NaN and Inf appear exactly where the emulated path (software rounding, float32
+// products) has them, the other values agree. With an odd count oneDNN 2.6's forward
+// kernel on a Zen 4 EPYC spread an input's Inf or NaN as NaN into outputs whose windows
+// exclude it (and made Inf outputs NaN): that pass now runs emulated (nn_conv.cc).
+TEST(CpuPathsTest, HardwareBf16ConvolutionsKeepSpecialsInTheirWindows) {
+  if (bf16::DetectHardware() == bf16::Hardware::kNone) {
+    GTEST_SKIP() << "this CPU (" << bf16::CpuModelName() << ") has no bf16 hardware";
+  }
+  for (int64_t channels : {3, 4, 5, 8, 9, 16}) {
+    for (int poison = 0; poison < 6; ++poison) {
+      const int64_t out = 7;
+      std::vector<float> x = RandomVector(2 * 6 * 7 * channels, 101 + channels);
+      std::vector<float> w = RandomVector(3 * 3 * channels * out, 102 + channels);
+      std::vector<float> dy = RandomVector(2 * 6 * 7 * out, 103 + channels);
+      const float special = poison % 2 == 0 ? kInf : kNaN;
+      if (poison < 2) {
+        x[((1 * 6 + 2) * 7 + 3) * channels + channels - 1] = special;  // the last channel
+      } else if (poison < 4) {
+        w[((1 * 3 + 1) * channels + channels - 1) * out + 2] = -special;
+      } else {
+        dy[((0 * 6 + 3) * 7 + 2) * out + out - 1] = special;
+      }
+      auto run = [&](Precision precision) {
+        Graph graph;
+        Scope s(graph);
+        Output xo = Const(s, Tensor::FromVector<float>(x, {2, 6, 7, channels}));
+        Output wo = Const(s, Tensor::FromVector<float>(w, {3, 3, channels, out}));
+        Output dyo = Const(s, Tensor::FromVector<float>(dy, {2, 6, 7, out}));
+        Output y = Conv2D(s, xo, wo, {1, 1}, "SAME", precision);
+        auto grads = Gradients(s, {y}, {xo, wo}, {dyo});
+        Session session(graph, {.intra_op_threads = 2});
+        return session.Run({}, {y, grads[0], grads[1]});
+      };
+      const auto hw = run(Precision::kBf16Strict), em = run(Precision::kBf16Emulated);
+      for (size_t o = 0; o < hw.size(); ++o) {
+        int64_t specials = 0;
+        for (int64_t i = 0; i < em[o].NumElements(); ++i) {
+          const float h = hw[o].data<float>()[i], e = em[o].data<float>()[i];
+          specials += !std::isfinite(e);
+          const bool ok = std::isnan(e) ? std::isnan(h)
+                          : std::isinf(e)
+                              ? h == e
+                              : std::isfinite(h) && std::abs(h - e) <= 1e-4f * (1 + std::abs(e));
+          ASSERT_TRUE(ok) << "channels " << channels << " poison " << poison << " output " << o
+                          << " element " << i << ": hardware " << h << ", emulated " << e;
+        }
+        if (o == (poison < 4 ? 0 : 1)) {
+          EXPECT_GT(specials, 0) << "channels " << channels << " poison " << poison;
         }
       }
     }

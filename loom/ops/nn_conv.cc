@@ -167,7 +167,16 @@ bf16::Path ConvPath(const KernelContext& c, DType dtype, const Geometry& g, Conv
   const bool slower_in_bf16 =
       (pass == ConvPassKind::kForward && g.channels * g.k_h * g.k_w < kMinBf16ForwardDepth) ||
       (pass == ConvPassKind::kFilterGrad && g.channels < kMinBf16FilterGradChannels);
-  return slower_in_bf16 ? bf16::Path::kFloat32 : path;
+  if (slower_in_bf16) return bf16::Path::kFloat32;
+  // oneDNN 2.6's bf16 forward convolution over an odd channel count (an RGB first layer)
+  // reads past each window's last channel and multiplies it by a zero weight: a NaN or Inf
+  // input turned neighbouring outputs whose windows exclude it into NaN, and Inf outputs
+  // into NaN (AVX-512 BF16 on a Zen 4 EPYC; CpuPathsTest.HardwareBf16ConvolutionsKeep-
+  // SpecialsInTheirWindows). That pass runs emulated: the same rounding, float32 products.
+  if (pass == ConvPassKind::kForward && path == bf16::Path::kHardware && g.channels % 2 == 1) {
+    return bf16::Path::kEmulated;
+  }
+  return path;
 }
 
 // Input i as a float32 convolution under `path` reads it: rounded to bf16 unless the path
