@@ -636,6 +636,58 @@ TEST(CpuPathsTest, HardwareBf16ConvolutionsKeepSpecialsInTheirWindows) {
   }
 }
 
+// The float32 convolution (oneDNN's kernels where it takes the shape) and both gradients,
+// with the same specials, against the float64 graph (im2col and OpenBLAS): NaN and Inf in
+// the same places, the other values within float32 rounding.
+TEST(CpuPathsTest, Float32ConvolutionsKeepSpecialsInTheirWindows) {
+  for (int64_t channels : {1, 3, 8}) {
+    for (int poison = 0; poison < 6; ++poison) {
+      const int64_t out = 7;
+      std::vector<float> x = RandomVector(2 * 6 * 7 * channels, 111 + channels);
+      std::vector<float> w = RandomVector(3 * 3 * channels * out, 112 + channels);
+      std::vector<float> dy = RandomVector(2 * 6 * 7 * out, 113 + channels);
+      const float special = poison % 2 == 0 ? kInf : kNaN;
+      if (poison < 2) {
+        x[((1 * 6 + 2) * 7 + 3) * channels + channels - 1] = special;
+      } else if (poison < 4) {
+        w[((1 * 3 + 1) * channels + channels - 1) * out + 2] = -special;
+      } else {
+        dy[((0 * 6 + 3) * 7 + 2) * out + out - 1] = special;
+      }
+      auto run = [&](DType dtype) {
+        auto as = [dtype](const std::vector<float>& v, const Shape& shape) {
+          Tensor t = Tensor::FromVector<float>(v, shape);
+          if (dtype == kFloat32) return t;
+          Tensor d(kFloat64, shape);
+          for (int64_t i = 0; i < t.NumElements(); ++i) d.data<double>()[i] = t.data<float>()[i];
+          return d;
+        };
+        Graph graph;
+        Scope s(graph);
+        Output xo = Const(s, as(x, {2, 6, 7, channels}));
+        Output wo = Const(s, as(w, {3, 3, channels, out}));
+        Output dyo = Const(s, as(dy, {2, 6, 7, out}));
+        Output y = Conv2D(s, xo, wo, {1, 1}, "SAME");
+        auto grads = Gradients(s, {y}, {xo, wo}, {dyo});
+        Session session(graph, {.intra_op_threads = 2});
+        return session.Run({}, {y, grads[0], grads[1]});
+      };
+      const auto f32 = run(kFloat32), f64 = run(kFloat64);
+      for (size_t o = 0; o < f32.size(); ++o) {
+        for (int64_t i = 0; i < f64[o].NumElements(); ++i) {
+          const double h = f32[o].data<float>()[i], e = f64[o].data<double>()[i];
+          const bool ok = std::isnan(e) ? std::isnan(h)
+                          : std::isinf(e)
+                              ? h == e
+                              : std::isfinite(h) && std::abs(h - e) <= 1e-4 * (1 + std::abs(e));
+          ASSERT_TRUE(ok) << "channels " << channels << " poison " << poison << " output " << o
+                          << " element " << i << ": float32 " << h << ", float64 " << e;
+        }
+      }
+    }
+  }
+}
+
 // A copy's oneDNN layouts (WeightLayouts) are made from its bits on a shape's first product
 // and reused for that shape; at most 8 shapes get one, and products of further shapes read
 // the bits as they are. Shown by changing the bits behind the layouts' back (which no
