@@ -342,6 +342,74 @@ TEST(CpuPathsTest, ReluGradAndBiasSumMatchTheReferenceOnEveryCopy) {
   }
 }
 
+// MaxPool and AvgPool (nn_pool.cc's vectorized row kernels) with NaN, ±Inf and -0 among the
+// values, on both copies: a window holding a NaN gives NaN (MaxPool as numpy's max, AvgPool
+// by IEEE), +Inf and -Inf as IEEE, else the window's max / mean (SAME windows count only
+// the real elements), bitwise equal across copies.
+TEST(CpuPathsTest, PoolsPropagateSpecialsOnEveryCopy) {
+  const int64_t n = 2, h = 7, w = 9, c = 13;
+  std::vector<float> x = RandomVector(n * h * w * c, 121);
+  const float specials[] = {kNaN, -kNaN, kInf, -kInf, -0.0f};
+  for (size_t i = 0; i < x.size(); i += 37) x[i] = specials[(i / 37) % 5];
+  for (bool avg : {false, true}) {
+    for (int64_t k : {2, 3}) {
+      const int64_t oh = (h + 1) / 2, ow = (w + 1) / 2;  // SAME, stride 2
+      const int64_t pad_h = std::max<int64_t>((oh - 1) * 2 + k - h, 0) / 2;
+      const int64_t pad_w = std::max<int64_t>((ow - 1) * 2 + k - w, 0) / 2;
+      std::vector<float> first;
+      for (bool baseline : BaselineFlags()) {
+        std::optional<ScopedBaselineVectorIsa> scope;
+        if (baseline) scope.emplace();
+        Graph graph;
+        Scope s(graph);
+        Output xo = Const(s, Tensor::FromVector<float>(x, {n, h, w, c}));
+        Output y = avg ? AvgPool(s, xo, {1, k, k, 1}, {1, 2, 2, 1}, "SAME")
+                       : MaxPool(s, xo, {1, k, k, 1}, {1, 2, 2, 1}, "SAME");
+        Session session(graph, {.intra_op_threads = 2});
+        const Tensor got = session.Eval(y);
+        ASSERT_EQ(got.NumElements(), n * oh * ow * c);
+        for (int64_t b = 0; b < n; ++b) {
+          for (int64_t i = 0; i < oh; ++i) {
+            for (int64_t j = 0; j < ow; ++j) {
+              for (int64_t ch = 0; ch < c; ++ch) {
+                double acc = avg ? 0 : -INFINITY;
+                int64_t count = 0;
+                bool nan = false;
+                for (int64_t di = 0; di < k; ++di) {
+                  for (int64_t dj = 0; dj < k; ++dj) {
+                    const int64_t r = i * 2 - pad_h + di, q = j * 2 - pad_w + dj;
+                    if (r < 0 || r >= h || q < 0 || q >= w) continue;
+                    const double v = x[((b * h + r) * w + q) * c + ch];
+                    nan |= std::isnan(v);
+                    acc = avg ? acc + v : std::max(acc, v);
+                    ++count;
+                  }
+                }
+                if (avg) acc /= static_cast<double>(count);
+                if (nan) acc = NAN;
+                const float g = got.data<float>()[((b * oh + i) * ow + j) * c + ch];
+                const bool ok = std::isnan(acc)   ? std::isnan(g)
+                                : std::isinf(acc) ? double{g} == acc
+                                                  : std::abs(g - acc) <= 1e-6 * (1 + std::abs(acc));
+                ASSERT_TRUE(ok) << (avg ? "AvgPool " : "MaxPool ") << k << "x" << k
+                                << " baseline=" << baseline << " at " << b << "," << i << "," << j
+                                << "," << ch << ": got " << g << " want " << acc;
+              }
+            }
+          }
+        }
+        if (first.empty()) {
+          first.assign(got.data<float>(), got.data<float>() + got.NumElements());
+        } else {
+          for (size_t i = 0; i < first.size(); ++i) {
+            ASSERT_TRUE(SameResult(first[i], got.data<float>()[i])) << "copies differ at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Whether oneDNN's ReLU post-op (max(y, 0), which turns NaN into 0) may replace Relu: never
 // with a NaN or Inf operand (of either sign, in any position, the 65536-element scan chunks
 // included), and only while k max|x| max|w| + max|b| stays below 2^120.
