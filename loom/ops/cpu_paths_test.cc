@@ -536,6 +536,75 @@ TEST(CpuPathsTest, EveryGemmPathPropagatesNaNAndInfAsIeee) {
   }
 }
 
+// The float64 product (always OpenBLAS, whose kernel OpenBLAS picks for this CPU) against
+// a long double reference: edge shapes, transposes, wide leading dimensions, beta 0 over a
+// NaN C (not read), and NaN / Inf / Inf * 0 placed as in the float32 test.
+TEST(CpuPathsTest, Float64GemmMatchesALongDoubleReference) {
+  std::mt19937_64 rng(131);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      for (int64_t m : {1, 3, 8, 17}) {
+        for (int64_t n : {1, 4, 7, 16, 33}) {
+          for (int64_t k : {1, 2, 9, 31}) {
+            for (int variant = 0; variant < 2; ++variant) {
+              const bool specials = variant == 1;
+              const int64_t lda = (ta ? m : k) + 2, ldb = (tb ? k : n) + 1, ldc = n + 3;
+              std::vector<double> a((ta ? k : m) * lda), b((tb ? n : k) * ldb);
+              for (double& v : a) v = dist(rng);
+              for (double& v : b) v = dist(rng);
+              auto at = [&](int64_t i, int64_t p) -> double& {
+                return ta ? a[p * lda + i] : a[i * lda + p];
+              };
+              auto bt = [&](int64_t p, int64_t j) -> double& {
+                return tb ? b[j * ldb + p] : b[p * ldb + j];
+              };
+              if (specials) {
+                at(0, 0) = NAN;
+                at(m - 1, k - 1) = INFINITY;
+                bt(k - 1, n - 1) = 0.0;
+              }
+              for (double beta : {0.0, 0.5}) {
+                std::vector<double> c(m * ldc);
+                for (double& v : c) v = beta == 0 ? NAN : dist(rng);
+                const std::vector<double> c0 = c;
+                Gemm(ta, tb, m, n, k, 1.0, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+                for (int64_t i = 0; i < m; ++i) {
+                  for (int64_t j = 0; j < ldc; ++j) {
+                    const double got = c[i * ldc + j];
+                    if (j >= n) {
+                      const double before = c0[i * ldc + j];
+                      ASSERT_TRUE((std::isnan(got) && std::isnan(before)) || got == before)
+                          << "padding written";
+                      continue;
+                    }
+                    long double want =
+                        beta == 0 ? 0.0L : beta * static_cast<long double>(c0[i * ldc + j]);
+                    long double mag = std::abs(want);
+                    for (int64_t p = 0; p < k; ++p) {
+                      const long double t = static_cast<long double>(at(i, p)) * bt(p, j);
+                      want += t;
+                      mag += std::abs(t);
+                    }
+                    const bool ok = std::isnan(want) ? std::isnan(got)
+                                    : std::isinf(want)
+                                        ? got == want
+                                        : std::abs(got - want) <= (k + 2) * 0x1p-52 * mag;
+                    ASSERT_TRUE(ok)
+                        << "ta=" << ta << " tb=" << tb << " m=" << m << " n=" << n << " k=" << k
+                        << " variant=" << variant << " beta=" << beta << " at " << i << "," << j
+                        << ": got " << got << " want " << static_cast<double>(want);
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Empty products: m or n = 0 touch nothing; k = 0 gives C = beta * C (0 when beta = 0,
 // whatever C held: BLAS does not read C then).
 TEST(CpuPathsTest, EveryGemmPathHandlesEmptyProducts) {
