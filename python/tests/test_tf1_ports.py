@@ -315,3 +315,19 @@ def test_initializable_iterator_fed_from_placeholders_matches_numpy():
         # Unfed placeholders at initialization: an error naming the placeholder.
         with pytest.raises(tf.errors.InvalidArgumentError, match="Placeholder"):
             sess.run(iterator.initializer, feed_dict={features_placeholder: features})
+
+
+# tf.data.experimental.unbatch() (TF 1.15's form before Dataset.unbatch) was a bare
+# AttributeError ("type object 'experimental' has no attribute 'unbatch'").
+def test_experimental_unbatch_for_apply():
+    dataset = tf.data.Dataset.from_tensor_slices(np.arange(6).reshape(3, 2)).apply(
+        tf.data.experimental.unbatch())
+    next_element = dataset.make_one_shot_iterator().get_next()
+    got = []
+    with tf.Session() as sess:
+        try:
+            while True:
+                got.append(sess.run(next_element))
+        except tf.errors.OutOfRangeError:
+            pass
+    assert got == list(range(6))

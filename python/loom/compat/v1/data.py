@@ -895,6 +895,11 @@ class experimental:
     AUTOTUNE = AUTOTUNE
 
     @staticmethod
+    def unbatch():
+        """tf.data.experimental.unbatch, for Dataset.apply: Dataset.unbatch."""
+        return lambda dataset: dataset.unbatch()
+
+    @staticmethod
     def group_by_window(key_func, reduce_func, window_size=None, window_size_func=None):
         """tf.data.experimental.group_by_window, for Dataset.apply: key_func (traced)
         gives each element an int64 key; a group of window_size elements (or
