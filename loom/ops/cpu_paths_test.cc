@@ -719,24 +719,27 @@ TEST(CpuPathsTest, HardwareBf16ProductsAtEdgeShapesAndWithSpecials) {
 
 // The hardware bf16 convolution and both its gradients with odd and even channel counts
 // (bf16 kernels pair channels) and one NaN or ±Inf input pixel, filter tap or output
-// gradient: NaN and Inf appear exactly where the emulated path (software rounding, float32
-// products) has them, the other values agree. With an odd count oneDNN 2.6's forward
-// kernel on a Zen 4 EPYC spread an input's Inf or NaN as NaN into outputs whose windows
-// exclude it (and made Inf outputs NaN): that pass now runs emulated (nn_conv.cc).
+// gradient, with odd and even output channel counts: NaN and Inf appear exactly where the
+// emulated path (software rounding, float32 products) has them, the other values agree.
+// On a Zen 4 EPYC oneDNN 2.6's bf16 forward kernel with blocked activations spread an
+// input's Inf or NaN over an odd channel count as NaN into outputs whose windows exclude
+// it, and its input-gradient kernel with NHWC activations turned an Inf of dy into NaN over
+// an odd output-channel count: those passes run emulated (nn_conv.cc).
 TEST(CpuPathsTest, HardwareBf16ConvolutionsKeepSpecialsInTheirWindows) {
   if (bf16::DetectHardware() == bf16::Hardware::kNone) {
     GTEST_SKIP() << "this CPU (" << bf16::CpuModelName() << ") has no bf16 hardware";
   }
   for (int64_t channels : {3, 4, 5, 8, 9, 16}) {
-    for (int poison = 0; poison < 6; ++poison) {
-      const int64_t out = 7;
+    for (int poison = 0; poison < 12; ++poison) {
+      const int64_t out = poison < 6 ? 7 : 8;  // odd and even output channel counts
       std::vector<float> x = RandomVector(2 * 6 * 7 * channels, 101 + channels);
       std::vector<float> w = RandomVector(3 * 3 * channels * out, 102 + channels);
       std::vector<float> dy = RandomVector(2 * 6 * 7 * out, 103 + channels);
       const float special = poison % 2 == 0 ? kInf : kNaN;
-      if (poison < 2) {
+      const int kind = poison % 6;
+      if (kind < 2) {
         x[((1 * 6 + 2) * 7 + 3) * channels + channels - 1] = special;  // the last channel
-      } else if (poison < 4) {
+      } else if (kind < 4) {
         w[((1 * 3 + 1) * channels + channels - 1) * out + 2] = -special;
       } else {
         dy[((0 * 6 + 3) * 7 + 2) * out + out - 1] = special;
@@ -765,7 +768,7 @@ TEST(CpuPathsTest, HardwareBf16ConvolutionsKeepSpecialsInTheirWindows) {
           ASSERT_TRUE(ok) << "channels " << channels << " poison " << poison << " output " << o
                           << " element " << i << ": hardware " << h << ", emulated " << e;
         }
-        if (o == (poison < 4 ? 0 : 1)) {
+        if (o == (poison % 6 < 4 ? 0 : 1)) {
           EXPECT_GT(specials, 0) << "channels " << channels << " poison " << poison;
         }
       }
