@@ -409,6 +409,13 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
                        Const(s, Tensor::FromVector<int32_t>({5, 7, 5, 3})), {2, 2}, "VALID")},
       {"depthwise_strided",
        DepthwiseConv2dNative(s, Reshape(s, x, {-1, 3, 2, 2}), DepthwiseFilter(s), {2, 1}, "VALID")},
+      // Dilated (ONNX's dilations): the 2x2 filter spans 3 rows at a rate of 2, SAME; the
+      // transposed one from [?, 3, 2, 2] to [5, 5, 4, 3] spans 3 x 3 (rates 2 x 2), VALID.
+      {"depthwise_dilated", DepthwiseConv2dNative(s, Reshape(s, x, {-1, 3, 2, 2}),
+                                                  DepthwiseFilter(s), {1, 1}, "SAME", {2, 1})},
+      {"transposed_dilated", Conv2DTranspose(s, Reshape(s, x, {-1, 3, 2, 2}), TransposeFilter(s),
+                                             Const(s, Tensor::FromVector<int64_t>({5, 5, 4, 3})),
+                                             {1, 1}, "VALID", {2, 2})},
       {"unique", Unique(s, FloorMod(s, ids, int64_t{3})).y},
       {"unique_idx", Unique(s, FloorMod(s, ids, int64_t{3})).idx},
       {"gather_nd", GatherNd(s, x, Const(s, Tensor::FromVector<int64_t>({1, 2, 0, 0}, {2, 2})))},
