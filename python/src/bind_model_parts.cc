@@ -31,7 +31,6 @@
 namespace py = pybind11;
 
 namespace loom::python {
-namespace {
 
 namespace fc = feature_column;
 namespace init = initializers;
@@ -94,8 +93,6 @@ layers::Size2D ToSize(const py::handle& value) {
   }
   return layers::Size2D(v[0], v[1]);
 }
-
-}  // namespace
 
 losses::Reduction ToReduction(const std::string& reduction) {
   if (reduction == "none") return losses::Reduction::kNone;
@@ -162,6 +159,8 @@ Features ToFeatures(std::map<std::string, Output> features) {
   return Features(std::move(features));
 }
 
+}  // namespace
+
 // A Python regularizer (see the file comment) as a layers::Regularizer. The layer calls it
 // while it is being built, from the Python call that builds it, so the GIL is held.
 layers::Regularizer ToRegularizer(const py::object& regularizer) {
@@ -186,6 +185,8 @@ layers::VariableGetter ToVariableGetter(const py::object& getter) {
     return variable.cast<Output>();
   };
 }
+
+namespace {
 
 // tf.layers' training argument: a Python bool or a bool tensor.
 layers::TrainingFlag ToTrainingFlag(const py::object& training) {
@@ -587,6 +588,7 @@ std::vector<fc::FeatureColumnPtr> AnyColumns(const std::vector<ColumnHandle>& co
 
 void BindModelParts(py::module_& m) {
   BindLayers(m);
+  BindConvLayers(m);
   BindLosses(m);
   BindMetrics(m);
   BindFeatureColumns(m);

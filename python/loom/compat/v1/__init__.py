@@ -186,8 +186,15 @@ contrib.predictor = _types.ModuleType("loom.compat.v1.contrib.predictor",
                                       "tf.contrib.predictor")
 contrib.predictor.from_saved_model = estimator.from_saved_model
 
-# tf.keras: only tf.keras.regularizers and tf.keras.constraints, as tf.layers arguments.
+# tf.keras: tf.keras.regularizers and tf.keras.constraints, as tf.layers arguments, and the
+# convolution layers tf.layers lacks (layers.py: variables named as Keras names them outside
+# name scopes).
 keras = _types.ModuleType("loom.compat.v1.keras", "tf.keras")
+keras.layers = _types.ModuleType("loom.compat.v1.keras.layers", "tf.keras.layers")
+keras.layers.__dict__.update(
+    DepthwiseConv2D=layers.DepthwiseConv2D, SeparableConv2D=layers.SeparableConv2D,
+    SeparableConvolution2D=layers.SeparableConv2D, Conv2DTranspose=layers.Conv2DTranspose,
+    Convolution2DTranspose=layers.Conv2DTranspose)
 keras.regularizers = _types.ModuleType("loom.compat.v1.keras.regularizers",
                                        "tf.keras.regularizers")
 from loom.compat.v1 import _constraints  # noqa: E402
