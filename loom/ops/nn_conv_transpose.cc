@@ -180,6 +180,8 @@ void FilterGradKernel(KernelContext& c) {
   });
 }
 
+const OpDef& Conv2DTransposeOp();
+
 const OpDef& FilterGradOp() {
   static const OpDef op = {
       .name = "Conv2DTransposeBackpropFilter",
@@ -194,8 +196,21 @@ const OpDef& FilterGradOp() {
             c.set_output(0, c.input_dtype(0), c.input_shape(2));
           },
       .kernel = FilterGradKernel,
-      .no_gradient = "second derivatives of Conv2DTranspose are not implemented",
-      .not_swept = "built only by Conv2DTranspose's gradient rule; its gradient check covers it",
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // dw[kh, kw, c, k] = sum dz[b, ih, iw, c] * value[b, oh, ow, k], linear in both. With
+        // G = d dw: d dz = Conv2DTranspose(value, G) to dz's shape; d value = the Conv2D of
+        // dz by G (dilated as the node is). The filter input is read for its shape only.
+        const Scope& s = g.scope();
+        const Output& d_dw = g.grad(0);
+        const std::vector<int64_t> rates = g.node().attr(kDilations);
+        Output d_dz = AddGradOp(g, Conv2DTransposeOp(), {g.input(1), d_dw, ShapeOf(s, g.input(0))});
+        Output d_value = Conv2D(s, g.input(0), DilatedFilter(s, d_dw, {rates[1], rates[2]}),
+                                g.node().attr(kStrides), g.node().attr(kPadding));
+        return {d_dz, d_value, GradOutput()};
+      },
+      .not_swept =
+          "built only by Conv2DTranspose's gradient rule; its gradient checks (first "
+          "and second order) cover it",
   };
   return op;
 }

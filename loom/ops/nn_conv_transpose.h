@@ -18,7 +18,9 @@
 // runs on oneDNN (onednn_conv.h), float64 and whatever oneDNN declines on direct loops.
 //
 // Differentiable in value (Conv2D of the output's gradient by filter) and filter (the op
-// Conv2DTransposeBackpropFilter); output_shape is not differentiable. No second derivatives.
+// Conv2DTransposeBackpropFilter); output_shape is not differentiable. Twice differentiable:
+// Conv2DTransposeBackpropFilter's gradient is a Conv2DTranspose and a Conv2D (a gradient
+// penalty on the filter's or the value's gradient works).
 // Dilated, the value gradient is a Conv2D by the filter with the dilation's zeros put in
 // (Conv2D has no dilations): exact, at rh * rw times the multiplies.
 #include <cstdint>

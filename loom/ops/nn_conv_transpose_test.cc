@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "loom/autodiff/gradients.h"
+#include "loom/ops/math_trig.h"
 #include "loom/ops/nn_test_util.h"
+#include "loom/ops/reduce.h"
 #include "loom/testing/error_of.h"
 
 namespace loom {
@@ -143,6 +145,25 @@ TEST(NnConvTransposeTest, NumericGradients) {
                                {v, f}),
               1e-7)  // finite differences over the largest case reach ~5e-8
         << DescribeTranspose(t);
+  }
+}
+
+// Second derivatives: the numeric checker over d sum(sin y) / d value and / d filter, which
+// are a Conv2D and Conv2DTransposeBackpropFilter (whose gradient is a Conv2DTranspose and a
+// Conv2D), dilated cases included.
+TEST(NnConvTransposeTest, SecondDerivatives) {
+  uint64_t seed = 1450;
+  for (const TransposeCase& t : TransposeCases()) {
+    if (t.n * t.h * t.w * t.c > 200) continue;  // finite differences over every element
+    Tensor v = RandomDoubles(ValueShape(t), ++seed);
+    Tensor f = RandomDoubles({t.kh, t.kw, t.c, t.k}, ++seed);
+    for (int wrt : {0, 1}) {
+      auto first_order = [&](const Scope& s, const std::vector<Output>& in) {
+        return Gradients(s, {Sum(s, Sin(s, Transposed(t, s, in)))}, {in[wrt]})[0];
+      };
+      EXPECT_LT(MaxGradientError(first_order, {v, f}), 1e-6)
+          << DescribeTranspose(t) << " d/d" << (wrt == 0 ? "value" : "filter");
+    }
   }
 }
 

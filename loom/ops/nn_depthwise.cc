@@ -181,13 +181,18 @@ void DepthwiseBackpropFilterKernel(KernelContext& c) {
 
 void DepthwiseShapeChecks(InferenceContext& c) { ConvOperandChecks(c); }
 
-const char* const kNoSecondDerivative =
-    "second derivatives of DepthwiseConv2dNative are not implemented";
 const char* const kBuiltByGradient =
-    "built only by DepthwiseConv2dNative's gradient rule; its gradient check covers it";
+    "built only by DepthwiseConv2dNative's gradient rule; its gradient checks (first and "
+    "second order) cover it";
+
+const OpDef& DepthwiseOp();
+const OpDef& BackpropInputOp();
+const OpDef& BackpropFilterOp();
 
 // A backprop record whose output has the shape of input `like` (0: the input, 1: the filter).
-OpDef BackpropOp(const char* name, int like, KernelFn kernel) {
+// Both are linear in the two tensors they read (input 0 or 1 only by its shape), so their
+// gradients are the other two ops of the family with the same attributes.
+OpDef BackpropOp(const char* name, int like, KernelFn kernel, GradFn grad) {
   return {
       .name = name,
       .num_inputs = 3,
@@ -199,20 +204,36 @@ OpDef BackpropOp(const char* name, int like, KernelFn kernel) {
             c.set_output(0, c.input_dtype(0), c.input_shape(like));
           },
       .kernel = std::move(kernel),
-      .no_gradient = kNoSecondDerivative,
+      .grad = std::move(grad),
       .not_swept = kBuiltByGradient,
   };
 }
 
 const OpDef& BackpropInputOp() {
-  static const OpDef op =
-      BackpropOp("DepthwiseConv2dNativeBackpropInput", 0, DepthwiseBackpropInputKernel);
+  // dx = D^T(filter) dy, D the depthwise convolution. With G = d dx:
+  //   d dy = D(filter) G, the forward op of G;
+  //   d filter = the filter gradient of the forward op at input G and output gradient dy.
+  static const OpDef op = BackpropOp(
+      "DepthwiseConv2dNativeBackpropInput", 0, DepthwiseBackpropInputKernel,
+      [](const GradContext& g) -> std::vector<GradOutput> {
+        const Output& d_dx = g.grad(0);
+        return {GradOutput(), AddGradOp(g, BackpropFilterOp(), {d_dx, g.input(1), g.input(2)}),
+                AddGradOp(g, DepthwiseOp(), {d_dx, g.input(1)})};
+      });
   return op;
 }
 
 const OpDef& BackpropFilterOp() {
+  // dw[kh, kw, c, m] = sum x[b, ih, iw, c] dy[b, oh, ow, c * M + m]. With G = d dw:
+  //   d x = the input gradient of the forward op by filter G at output gradient dy;
+  //   d dy = D(G) x, the forward op of x by G.
   static const OpDef op =
-      BackpropOp("DepthwiseConv2dNativeBackpropFilter", 1, DepthwiseBackpropFilterKernel);
+      BackpropOp("DepthwiseConv2dNativeBackpropFilter", 1, DepthwiseBackpropFilterKernel,
+                 [](const GradContext& g) -> std::vector<GradOutput> {
+                   const Output& d_dw = g.grad(0);
+                   return {AddGradOp(g, BackpropInputOp(), {g.input(0), d_dw, g.input(2)}),
+                           GradOutput(), AddGradOp(g, DepthwiseOp(), {g.input(0), d_dw})};
+                 });
   return op;
 }
 

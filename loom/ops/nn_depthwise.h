@@ -18,7 +18,8 @@
 // Strides and dilations may both exceed 1. The gradient is the ops
 // DepthwiseConv2dNativeBackpropInput / ...BackpropFilter, which take the forward input and
 // filter themselves (reading only the shape of the one they differentiate), as Conv2D's do;
-// they have no gradient (no second derivatives). float32 runs oneDNN's grouped convolution
+// their own gradients are the forward op and each other (second derivatives, any order).
+// float32 runs oneDNN's grouped convolution
 // (onednn_depthwise.h; 10-50x the direct loops, bench/RESULTS.md); float64, and what oneDNN
 // declines, direct loops, parallel over output rows (forward), images (input backprop) and
 // filter taps (filter backprop).

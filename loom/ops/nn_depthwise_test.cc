@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "loom/autodiff/gradients.h"
+#include "loom/ops/math_trig.h"
 #include "loom/ops/nn_test_util.h"
 #include "loom/ops/onednn_depthwise.h"
+#include "loom/ops/reduce.h"
 #include "loom/testing/error_of.h"
 
 namespace loom {
@@ -195,14 +197,26 @@ TEST(NnDepthwiseTest, BadInputsNameTheNodeAndShapes) {
       },
       ErrorCode::kInvalidArgument);
   EXPECT_NE(m.find("input channels 3"), std::string::npos) << m;
-  // No second derivatives: the error says so.
-  Graph g2;
-  Scope s2(g2);
-  auto x2 = Placeholder(s2, kFloat64, {1, 3, 3, 1});
-  auto f2 = Placeholder(s2, kFloat64, {2, 2, 1, 1});
-  Output dx = Gradients(s2, {DepthwiseConv2dNative(s2, x2, f2, {1, 1}, "SAME")}, {x2})[0];
-  m = testing::ErrorOf([&] { Gradients(s2, {dx}, {f2}); });
-  EXPECT_NE(m.find("second derivatives of DepthwiseConv2dNative"), std::string::npos) << m;
+}
+
+// Second derivatives: the numeric checker (which weights every output element by a fixed
+// random r) over the first-order gradients d sum(sin y) / dx and / df: the backprop ops,
+// whose own gradients are the family's ops.
+TEST(NnDepthwiseTest, SecondDerivatives) {
+  uint64_t seed = 990;
+  for (const DwCase& c : DepthwiseCases()) {
+    Tensor x = RandomDoubles({c.n, c.h, c.w, c.c}, ++seed);
+    Tensor f = RandomDoubles({c.kh, c.kw, c.c, c.m}, ++seed);
+    for (int wrt : {0, 1}) {
+      auto first_order = [&](const Scope& s, const std::vector<Output>& in) {
+        // d sum(sin y) / d in[wrt]: the backprop op of cos(y), so depending on x and f.
+        Output y = Depthwise(c, s, in);
+        return Gradients(s, {Sum(s, Sin(s, y))}, {in[wrt]})[0];
+      };
+      EXPECT_LT(MaxGradientError(first_order, {x, f}), 1e-6)
+          << DescribeDw(c) << " d/d" << (wrt == 0 ? "x" : "f");
+    }
+  }
 }
 
 }  // namespace
