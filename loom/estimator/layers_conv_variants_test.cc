@@ -297,6 +297,74 @@ TEST(ConvVariantLayersTest, NumericGradients) {
       1e-7);
 }
 
+// layers::Conv2D's dilation_rate (TF's atrous lowering through SpaceToBatchND) against the
+// definition: y[b, i, j, o] = sum x[b, i + di * rh - pt, j + dj * rw - pl, c] k[di, dj, c, o].
+TEST(ConvVariantLayersTest, Conv2DDilationRateMatchesTheDefinition) {
+  struct Case {
+    int64_t h, w, kh, kw, rh, rw;
+    bool same;
+  };
+  uint64_t seed = 70;
+  for (const Case& t : std::vector<Case>{
+           {7, 6, 3, 3, 2, 2, true}, {9, 8, 3, 2, 3, 2, false}, {8, 9, 2, 3, 2, 4, true}}) {
+    Graph graph;
+    Scope s(graph);
+    const Tensor xv = RandomDoubles({2, t.h, t.w, 3}, ++seed);
+    const Tensor kv = RandomDoubles({t.kh, t.kw, 3, 2}, ++seed);
+    Output x = Placeholder(s, kFloat64, xv.shape());
+    Output y = L::Conv2D(s, x,
+                         {.filters = 2,
+                          .kernel_size = {t.kh, t.kw},
+                          .padding = t.same ? "same" : "valid",
+                          .dilation_rate = {t.rh, t.rw},
+                          .use_bias = false});
+    Session session(graph);
+    session.RunTarget(GlobalVariablesInitializer(s));
+    session.WriteVariable("conv2d/kernel", kv);
+    const Tensor got = session.Run({{x, xv}}, {y})[0];
+    int64_t pt = 0, pl = 0;
+    const int64_t oh = OutSize(t.h, (t.kh - 1) * t.rh + 1, 1, t.same, &pt);
+    const int64_t ow = OutSize(t.w, (t.kw - 1) * t.rw + 1, 1, t.same, &pl);
+    ASSERT_EQ(got.shape(), Shape({2, oh, ow, 2}));
+    EXPECT_EQ(y.shape(), got.shape());
+    std::vector<double> want(2 * oh * ow * 2, 0.0);
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j)
+          for (int64_t di = 0; di < t.kh; ++di)
+            for (int64_t dj = 0; dj < t.kw; ++dj) {
+              const int64_t r = i + di * t.rh - pt, c = j + dj * t.rw - pl;
+              if (r < 0 || r >= t.h || c < 0 || c >= t.w) continue;
+              for (int64_t q = 0; q < 3; ++q)
+                for (int64_t o = 0; o < 2; ++o)
+                  want[((b * oh + i) * ow + j) * 2 + o] +=
+                      xv.data<double>()[((b * t.h + r) * t.w + c) * 3 + q] *
+                      kv.data<double>()[((di * t.kw + dj) * 3 + q) * 2 + o];
+            }
+    ExpectValues(got, want, 1e-12,
+                 StrCat("dilated Conv2D ", t.h, "x", t.w, " rate ", t.rh, "x", t.rw,
+                        t.same ? " same" : " valid"));
+  }
+  Graph graph;
+  Scope s(graph);
+  std::string m = testing::ErrorOf(
+      [&] {
+        L::Conv2D(s, Placeholder(s, kFloat32, {1, 8, 8, 1}),
+                  {.filters = 1, .kernel_size = 3, .strides = 2, .dilation_rate = 2});
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("strides > 1 are not supported together with a dilation_rate > 1"),
+            std::string::npos)
+      << m;
+  m = testing::ErrorOf(
+      [&] {
+        L::Conv2D(s, Placeholder(s, kFloat32, {1, -1, 8, 1}),
+                  {.filters = 1, .kernel_size = 3, .dilation_rate = 2});
+      },
+      ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("needs the inputs' height and width known"), std::string::npos) << m;
+}
+
 TEST(ConvVariantLayersTest, BadArgumentsNameTheLayer) {
   Graph graph;
   Scope s(graph);

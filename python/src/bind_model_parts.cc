@@ -222,12 +222,14 @@ void BindLayers(py::module_& m) {
          const py::object& kernel_size, const py::object& strides, std::string padding,
          bool use_bias, const py::object& kernel_initializer, const py::object& bias_initializer,
          bool trainable, std::string name, const py::object& kernel_regularizer,
-         const py::object& bias_regularizer, const py::object& variable_getter) {
+         const py::object& bias_regularizer, const py::object& variable_getter,
+         const py::object& dilation_rate) {
         return layers::Conv2D(MakeScope(g, prefix), inputs,
                               {.filters = filters,
                                .kernel_size = ToSize(kernel_size),
                                .strides = ToSize(strides),
                                .padding = std::move(padding),
+                               .dilation_rate = ToSize(dilation_rate),
                                .use_bias = use_bias,
                                .kernel_initializer = ToInitializer(kernel_initializer),
                                .bias_initializer = ToInitializer(bias_initializer),
@@ -241,7 +243,8 @@ void BindLayers(py::module_& m) {
       py::arg("kernel_size"), py::arg("strides"), py::arg("padding"), py::arg("use_bias"),
       py::arg("kernel_initializer"), py::arg("bias_initializer"), py::arg("trainable"),
       py::arg("name"), py::arg("kernel_regularizer") = py::none(),
-      py::arg("bias_regularizer") = py::none(), py::arg("variable_getter") = py::none());
+      py::arg("bias_regularizer") = py::none(), py::arg("variable_getter") = py::none(),
+      py::arg("dilation_rate") = 1);
   m.def(
       "layers_pooling2d",
       [](Graph& g, const std::string& prefix, const std::string& kind, Output inputs,

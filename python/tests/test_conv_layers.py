@@ -205,3 +205,30 @@ def test_bad_arguments_are_clear_errors():
         tf.keras.layers.DepthwiseConv2D(3, activation="gelu")
     with pytest.raises(NotImplementedError, match="initializer 'lecun_normal' is not"):
         tf.keras.layers.DepthwiseConv2D(3, depthwise_initializer="lecun_normal")(x)
+
+
+@pytest.mark.parametrize("padding", ["same", "valid"])
+def test_conv2d_dilation_rate_is_tfs_atrous_convolution(padding):
+    rng = np.random.RandomState(11)
+    x0 = rng.uniform(-1, 1, (2, 9, 8, 3))
+    x = tf.placeholder(tf.float64, x0.shape)
+    layer = tf.layers.Conv2D(2, 3, padding=padding, dilation_rate=(2, 3), use_bias=False)
+    y = layer(x)
+    assert layer.kernel.name == "conv2d/kernel:0"
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, k = sess.run([y, layer.kernel], {x: x0})
+    kh, kw = 3, 3
+    sh, sw = (kh - 1) * 2 + 1, (kw - 1) * 3 + 1
+    if padding == "same":
+        th, tw = sh - 1, sw - 1
+        xp = np.pad(x0, [(0, 0), (th // 2, th - th // 2), (tw // 2, tw - tw // 2), (0, 0)])
+    else:
+        xp = x0
+    oh, ow = xp.shape[1] - sh + 1, xp.shape[2] - sw + 1
+    want = sum(np.einsum("nhwc,co->nhwo", xp[:, di * 2:di * 2 + oh, dj * 3:dj * 3 + ow], k[di, dj])
+               for di in range(kh) for dj in range(kw))
+    assert got.shape == want.shape and y.shape.as_list() == list(want.shape)
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="strides > 1 are not supported"):
+        tf.layers.conv2d(x, 2, 3, strides=2, dilation_rate=2)

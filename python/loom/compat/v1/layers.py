@@ -633,9 +633,8 @@ class Conv2D(_KernelBiasLayer):
                  kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
                  **kwargs):
         _check_format(data_format, "Conv2D")
-        if _pair(dilation_rate) != (1, 1):
-            raise NotImplementedError("tf.layers.Conv2D: dilation_rate is not supported")
         super().__init__(trainable=trainable, name=name, **kwargs)
+        self.dilation_rate = _pair(dilation_rate)
         self.filters = int(filters)
         self.kernel_size = _pair(kernel_size)
         self.strides = _pair(strides)
@@ -652,7 +651,7 @@ class Conv2D(_KernelBiasLayer):
             _initializer(self.bias_initializer, "conv2d"), self.trainable, "",
             _native_regularizer(graph, self.kernel_regularizer, "kernel_regularizer"),
             _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"),
-            self._variable_getter(graph))
+            self._variable_getter(graph), list(self.dilation_rate))
         return _activity_regularize(graph, _activate(graph, out, self.activation),
                                     self.activity_regularizer)
 
