@@ -232,3 +232,35 @@ def test_conv2d_dilation_rate_is_tfs_atrous_convolution(padding):
     np.testing.assert_allclose(got, want, atol=1e-12)
     with pytest.raises(tf.errors.InvalidArgumentError, match="strides > 1 are not supported"):
         tf.layers.conv2d(x, 2, 3, strides=2, dilation_rate=2)
+
+
+def test_gradient_penalty_through_transposed_and_depthwise_convolutions(numeric_gradient):
+    """A WGAN-GP-style penalty |d loss / d v|^2 through a conv2d_transpose and a dilated
+    depthwise layer: its gradients in v and in the depthwise kernel (second derivatives: the
+    backprop ops' own gradients) against central differences."""
+    rng = np.random.RandomState(23)
+    v0 = rng.uniform(-1, 1, (1, 3, 3, 2))
+    v = tf.placeholder(tf.float64, v0.shape)
+    up = tf.layers.conv2d_transpose(v, 2, 3, strides=2, padding="same")
+    layer = tf.keras.layers.DepthwiseConv2D(2, depth_multiplier=2, dilation_rate=2)
+    loss = tf.reduce_sum(tf.sin(layer(up)))
+    (g,) = tf.gradients(loss, v)
+    penalty = tf.reduce_sum(g * g)
+    dv, dk = tf.gradients(penalty, [v, layer.depthwise_kernel])
+    assert all(x is not None for x in tf.gradients(penalty, tf.trainable_variables()))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_allclose(sess.run(dv, {v: v0}),
+                                   numeric_gradient(sess, penalty, v, v0), atol=1e-6)
+        k0 = sess.run(layer.depthwise_kernel)
+        got = sess.run(dk, {v: v0})
+        want = np.zeros_like(k0)
+        for i in np.ndindex(*k0.shape):
+            values = []
+            for h in (1e-6, -1e-6):
+                k = k0.copy()
+                k[i] += h
+                layer.depthwise_kernel.load(k, sess)
+                values.append(sess.run(penalty, {v: v0}))
+            want[i] = (values[0] - values[1]) / 2e-6
+        np.testing.assert_allclose(got, want, atol=1e-6)
