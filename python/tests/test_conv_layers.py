@@ -264,3 +264,13 @@ def test_gradient_penalty_through_transposed_and_depthwise_convolutions(numeric_
                 values.append(sess.run(penalty, {v: v0}))
             want[i] = (values[0] - values[1]) / 2e-6
         np.testing.assert_allclose(got, want, atol=1e-6)
+
+
+def test_other_keras_names_are_clear_errors():
+    with pytest.raises(NotImplementedError, match="use tf.layers.MaxPooling2D"):
+        tf.keras.layers.MaxPool2D  # noqa: B018
+    with pytest.raises(NotImplementedError, match="build the model in an Estimator model_fn"):
+        tf.keras.Sequential  # noqa: B018
+    assert not hasattr(tf.keras.layers, "Dense") and hasattr(tf.keras.layers, "DepthwiseConv2D")
+    with pytest.raises(AttributeError, match="tf.keras.layers.LSTM does not exist"):
+        tf.keras.layers.LSTM  # noqa: B018
