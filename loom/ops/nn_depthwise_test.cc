@@ -135,12 +135,13 @@ TEST(NnDepthwiseTest, Float32RunsOnOnednnsDepthwiseKernels) {
     nn_internal::Geometry g{};
     g.batch = 8, g.in_h = g.in_w = 56, g.channels = 64, g.k_h = g.k_w = 3;
     g.stride_h = g.stride_w = 1, g.out_h = g.out_w = 56, g.pad_top = g.pad_left = rate;
-    const nn_internal::DepthwiseShape d{g, 1, {rate, rate}};
+    const nn_internal::DepthwiseShape d{g, rate, {rate, rate}};  // multiplier 1, then 2
     for (int pass = 0; pass < 3; ++pass) {
       const std::string impl = nn_internal::OnednnDepthwiseImpl(d, pass, 1);
       EXPECT_FALSE(impl.empty()) << "pass " << pass << " rate " << rate;
       EXPECT_NE(impl.rfind("ref", 0), 0u) << impl << " pass " << pass << " rate " << rate;
-      std::cout << "oneDNN depthwise pass " << pass << " rate " << rate << ": " << impl << "\n";
+      std::cout << "oneDNN depthwise pass " << pass << " rate and multiplier " << rate << ": "
+                << impl << "\n";
     }
   }
 }
