@@ -1,5 +1,6 @@
 // Conv2DTranspose and its filter gradient (nn_conv_transpose.h): Conv2D's input and filter
-// backprops with the roles of a layer. float32 on oneDNN (onednn_conv.h), direct loops else.
+// backprops with the roles of a layer. float32 on oneDNN (onednn_conv.h; dilated,
+// onednn_depthwise.h), direct loops else.
 #include "loom/ops/nn_conv_transpose.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "loom/ops/nn_internal.h"
 #include "loom/ops/nn_window.h"
 #include "loom/ops/onednn_conv.h"
+#include "loom/ops/onednn_depthwise.h"
 #include "loom/ops/space_batch.h"
 
 namespace loom {
@@ -143,11 +145,14 @@ void Conv2DTransposeKernel(KernelContext& c) {
   const int64_t out_c = filter.dim(3);
   Tensor y = c.AllocateOutput(0, output);
   if (y.NumElements() == 0) return;
-  // onednn_conv.h's geometry has no dilation: dilated filters take the direct loops.
+  // onednn_conv.h's geometry has no dilation: dilated filters take onednn_depthwise.h's.
   const bool dense = d.h == 1 && d.w == 1;
-  if (dense && value.dtype() == kFloat32 && value.NumElements() > 0 && filter.NumElements() > 0 &&
-      OnednnConv2DBackpropInput(g, out_c, filter.data<float>(), value.data<float>(),
-                                y.data<float>(), c.pool().num_threads())) {
+  if (value.dtype() == kFloat32 && value.NumElements() > 0 && filter.NumElements() > 0 &&
+      (dense ? OnednnConv2DBackpropInput(g, out_c, filter.data<float>(), value.data<float>(),
+                                         y.data<float>(), c.pool().num_threads())
+             : OnednnDilatedConv2DBackpropInput(g, out_c, d, filter.data<float>(),
+                                                value.data<float>(), y.data<float>(),
+                                                c.pool().num_threads()))) {
     return;
   }
   SwitchFloat(value.dtype(), "Conv2DTranspose", [&](auto tag) {
@@ -168,9 +173,11 @@ void FilterGradKernel(KernelContext& c) {
   Tensor dw = c.AllocateOutput(0, filter.shape());
   if (dw.NumElements() == 0) return;
   const bool dense = d.h == 1 && d.w == 1;
-  if (dense && dz.dtype() == kFloat32 && value.NumElements() > 0 && dz.NumElements() > 0 &&
-      OnednnConv2DBackpropFilter(g, out_c, dz.data<float>(), value.data<float>(), dw.data<float>(),
-                                 c.pool().num_threads())) {
+  if (dz.dtype() == kFloat32 && value.NumElements() > 0 && dz.NumElements() > 0 &&
+      (dense ? OnednnConv2DBackpropFilter(g, out_c, dz.data<float>(), value.data<float>(),
+                                          dw.data<float>(), c.pool().num_threads())
+             : OnednnDilatedConv2DBackpropFilter(g, out_c, d, dz.data<float>(), value.data<float>(),
+                                                 dw.data<float>(), c.pool().num_threads()))) {
     return;
   }
   SwitchFloat(dz.dtype(), "Conv2DTransposeBackpropFilter", [&](auto tag) {

@@ -14,7 +14,8 @@
 // [batch, h, w, K] (several H give the same h at a stride > 1: output_shape picks one); a
 // mismatch is InvalidArgument naming both shapes. `dilations` {rh, rw} (TF's attribute;
 // [1, rh, rw, 1] also accepted) dilates that Conv2D's filter, as TF's Conv2DBackpropInput
-// (and tf.nn.conv2d_transpose's dilations) do; dilated, float32 also runs the direct loops. float32
+// (and tf.nn.conv2d_transpose's dilations) do; dilated, float32 runs oneDNN's dilated
+// convolution (onednn_depthwise.h). float32
 // runs on oneDNN (onednn_conv.h), float64 and whatever oneDNN declines on direct loops.
 //
 // Differentiable in value (Conv2D of the output's gradient by filter) and filter (the op

@@ -8,6 +8,7 @@
 #include "loom/autodiff/gradients.h"
 #include "loom/ops/math_trig.h"
 #include "loom/ops/nn_test_util.h"
+#include "loom/ops/onednn_depthwise.h"
 #include "loom/ops/reduce.h"
 #include "loom/testing/error_of.h"
 
@@ -164,6 +165,19 @@ TEST(NnConvTransposeTest, SecondDerivatives) {
       EXPECT_LT(MaxGradientError(first_order, {v, f}), 1e-6)
           << DescribeTranspose(t) << " d/d" << (wrt == 0 ? "value" : "filter");
     }
+  }
+}
+
+// A dilated float32 Conv2DTranspose takes oneDNN's kernels (onednn_depthwise.h), not its
+// reference loops (declined there); the values are MatchesTheFloat64ReferenceInBothDtypes'.
+TEST(NnConvTransposeTest, DilatedFloat32RunsOnOnednn) {
+  nn_internal::Geometry g{};
+  g.batch = 8, g.in_h = g.in_w = 28, g.channels = 32, g.k_h = g.k_w = 3;
+  g.stride_h = g.stride_w = 1, g.out_h = g.out_w = 28, g.pad_top = g.pad_left = 2;
+  for (int pass : {1, 2}) {
+    const std::string impl = nn_internal::OnednnDilatedConv2DImpl(g, 64, {2, 2}, pass, 1);
+    EXPECT_FALSE(impl.empty()) << "pass " << pass;
+    EXPECT_NE(impl.rfind("ref", 0), 0u) << impl << " pass " << pass;
   }
 }
 

@@ -16,21 +16,30 @@ namespace loom::onednn_depthwise {
 namespace {
 
 using dnnl::memory;
-using nn_internal::DepthwiseShape;
 using nn_internal::Geometry;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 
-// The grouped convolution's descriptors over Loom's layouts, and what the primitive is asked
-// for: NHWC activations, weights in oneDNN's choice of layout.
+// A convolution oneDNN runs here: depthwise (groups = channels, out_c = C * M) or dense
+// (one group), dilated or not.
+struct ConvShape {
+  Geometry g;
+  nn_internal::Dilation dilation;
+  bool depthwise;
+  int64_t out_c;
+};
+
+// Its descriptors over Loom's layouts, and what the primitive is asked for: NHWC
+// activations, weights in oneDNN's choice of layout.
 struct Descs {
   memory::desc src, weights_user, weights_any, dst;
   memory::dims strides, dilates, pad_l, pad_r;
 };
 
-std::optional<Descs> MakeDescs(const DepthwiseShape& d) {
-  const Geometry& g = d.g;
-  const int64_t span_h = (g.k_h - 1) * d.dilation.h + 1, span_w = (g.k_w - 1) * d.dilation.w + 1;
+std::optional<Descs> MakeDescs(const ConvShape& shape) {
+  const Geometry& g = shape.g;
+  const nn_internal::Dilation& d = shape.dilation;
+  const int64_t span_h = (g.k_h - 1) * d.h + 1, span_w = (g.k_w - 1) * d.w + 1;
   const int64_t pad_b =
       std::max<int64_t>(0, (g.out_h - 1) * g.stride_h + span_h - g.in_h - g.pad_top);
   const int64_t pad_r =
@@ -40,16 +49,23 @@ std::optional<Descs> MakeDescs(const DepthwiseShape& d) {
       (g.in_w + g.pad_left + pad_r - span_w) / g.stride_w + 1 != g.out_w) {
     return std::nullopt;
   }
-  const int64_t c = g.channels, m = d.multiplier;
-  const memory::dims weights = {c, m, 1, g.k_h, g.k_w};  // [G, O, I, kh, kw]
+  const int64_t c = g.channels, k = shape.out_c;
   Descs out;
+  if (shape.depthwise) {
+    const int64_t m = k / c;
+    const memory::dims weights = {c, m, 1, g.k_h, g.k_w};  // [G, O, I, kh, kw]
+    // [kh, kw, C, M] seen as [G, O, I, kh, kw]: g steps M, o steps 1, the one i anything.
+    out.weights_user = memory::desc(weights, kF32, memory::dims{m, 1, c * m, g.k_w * c * m, c * m});
+    out.weights_any = memory::desc(weights, kF32, Tag::any);
+  } else {
+    const memory::dims weights = {k, c, g.k_h, g.k_w};  // OIHW; Loom's [kh, kw, C, K] is hwio
+    out.weights_user = memory::desc(weights, kF32, Tag::hwio);
+    out.weights_any = memory::desc(weights, kF32, Tag::any);
+  }
   out.src = memory::desc({g.batch, c, g.in_h, g.in_w}, kF32, Tag::nhwc);
-  // [kh, kw, C, M] seen as [G, O, I, kh, kw]: g steps M, o steps 1, the one i anything.
-  out.weights_user = memory::desc(weights, kF32, memory::dims{m, 1, c * m, g.k_w * c * m, c * m});
-  out.weights_any = memory::desc(weights, kF32, Tag::any);
-  out.dst = memory::desc({g.batch, c * m, g.out_h, g.out_w}, kF32, Tag::nhwc);
+  out.dst = memory::desc({g.batch, k, g.out_h, g.out_w}, kF32, Tag::nhwc);
   out.strides = {g.stride_h, g.stride_w};
-  out.dilates = {d.dilation.h - 1, d.dilation.w - 1};
+  out.dilates = {d.h - 1, d.w - 1};
   out.pad_l = {g.pad_top, g.pad_left};
   out.pad_r = {pad_b, pad_r};
   return out;
@@ -118,20 +134,14 @@ class Run {
   std::vector<Tensor> buffers_;
 };
 
-}  // namespace
-}  // namespace loom::onednn_depthwise
-
-namespace loom::nn_internal {
-
-bool OnednnDepthwise(const DepthwiseShape& d, const float* x, const float* w, float* y,
-                     int threads) {
-  const auto descs = onednn_depthwise::MakeDescs(d);
+bool Forward(const ConvShape& d, const float* x, const float* w, float* y, int threads) {
+  const auto descs = MakeDescs(d);
   if (!descs) return false;
   onednn_internal::UseThreads(threads);
   try {
-    const auto pd = onednn_depthwise::ForwardPd(*descs);
-    if (onednn_depthwise::IsReference(pd)) return false;
-    onednn_depthwise::Run run;
+    const auto pd = ForwardPd(*descs);
+    if (IsReference(pd)) return false;
+    Run run;
     run.Execute<dnnl::convolution_forward>(
         pd, {{DNNL_ARG_SRC, run.User(descs->src, x)},
              {DNNL_ARG_WEIGHTS, run.Weights(pd.weights_desc(), descs->weights_user, w)},
@@ -142,15 +152,14 @@ bool OnednnDepthwise(const DepthwiseShape& d, const float* x, const float* w, fl
   return true;
 }
 
-bool OnednnDepthwiseBackpropInput(const DepthwiseShape& d, const float* w, const float* dy,
-                                  float* dx, int threads) {
-  const auto descs = onednn_depthwise::MakeDescs(d);
+bool BackwardData(const ConvShape& d, const float* w, const float* dy, float* dx, int threads) {
+  const auto descs = MakeDescs(d);
   if (!descs) return false;
   onednn_internal::UseThreads(threads);
   try {
-    const auto pd = onednn_depthwise::BackwardDataPd(*descs);
-    if (onednn_depthwise::IsReference(pd)) return false;
-    onednn_depthwise::Run run;
+    const auto pd = BackwardDataPd(*descs);
+    if (IsReference(pd)) return false;
+    Run run;
     run.Execute<dnnl::convolution_backward_data>(
         pd, {{DNNL_ARG_DIFF_DST, run.User(descs->dst, dy)},
              {DNNL_ARG_WEIGHTS, run.Weights(pd.weights_desc(), descs->weights_user, w)},
@@ -161,15 +170,14 @@ bool OnednnDepthwiseBackpropInput(const DepthwiseShape& d, const float* w, const
   return true;
 }
 
-bool OnednnDepthwiseBackpropFilter(const DepthwiseShape& d, const float* x, const float* dy,
-                                   float* dw, int threads) {
-  const auto descs = onednn_depthwise::MakeDescs(d);
+bool BackwardWeights(const ConvShape& d, const float* x, const float* dy, float* dw, int threads) {
+  const auto descs = MakeDescs(d);
   if (!descs) return false;
   onednn_internal::UseThreads(threads);
   try {
-    const auto pd = onednn_depthwise::BackwardWeightsPd(*descs);
-    if (onednn_depthwise::IsReference(pd)) return false;
-    onednn_depthwise::Run run;
+    const auto pd = BackwardWeightsPd(*descs);
+    if (IsReference(pd)) return false;
+    Run run;
     dnnl::memory user = run.User(descs->weights_user, dw);
     const bool direct = pd.diff_weights_desc() == descs->weights_user;
     dnnl::memory result = direct ? user : run.Scratch(pd.diff_weights_desc());
@@ -187,17 +195,63 @@ bool OnednnDepthwiseBackpropFilter(const DepthwiseShape& d, const float* x, cons
   return true;
 }
 
-std::string OnednnDepthwiseImpl(const DepthwiseShape& d, int pass, int threads) {
-  const auto descs = onednn_depthwise::MakeDescs(d);
+std::string Impl(const ConvShape& d, int pass, int threads) {
+  const auto descs = MakeDescs(d);
   if (!descs) return "";
   onednn_internal::UseThreads(threads);
   try {
-    if (pass == 0) return onednn_depthwise::ForwardPd(*descs).impl_info_str();
-    if (pass == 1) return onednn_depthwise::BackwardDataPd(*descs).impl_info_str();
-    return onednn_depthwise::BackwardWeightsPd(*descs).impl_info_str();
+    if (pass == 0) return ForwardPd(*descs).impl_info_str();
+    if (pass == 1) return BackwardDataPd(*descs).impl_info_str();
+    return BackwardWeightsPd(*descs).impl_info_str();
   } catch (const dnnl::error&) {
   }
   return "";
+}
+
+}  // namespace
+}  // namespace loom::onednn_depthwise
+
+namespace loom::nn_internal {
+namespace {
+
+onednn_depthwise::ConvShape DepthwiseConvShape(const DepthwiseShape& d) {
+  return {d.g, d.dilation, true, d.out_channels()};
+}
+
+}  // namespace
+
+bool OnednnDepthwise(const DepthwiseShape& d, const float* x, const float* w, float* y,
+                     int threads) {
+  return onednn_depthwise::Forward(DepthwiseConvShape(d), x, w, y, threads);
+}
+
+bool OnednnDepthwiseBackpropInput(const DepthwiseShape& d, const float* w, const float* dy,
+                                  float* dx, int threads) {
+  return onednn_depthwise::BackwardData(DepthwiseConvShape(d), w, dy, dx, threads);
+}
+
+bool OnednnDepthwiseBackpropFilter(const DepthwiseShape& d, const float* x, const float* dy,
+                                   float* dw, int threads) {
+  return onednn_depthwise::BackwardWeights(DepthwiseConvShape(d), x, dy, dw, threads);
+}
+
+std::string OnednnDepthwiseImpl(const DepthwiseShape& d, int pass, int threads) {
+  return onednn_depthwise::Impl(DepthwiseConvShape(d), pass, threads);
+}
+
+bool OnednnDilatedConv2DBackpropInput(const Geometry& g, int64_t out_c, Dilation d, const float* w,
+                                      const float* dy, float* dx, int threads) {
+  return onednn_depthwise::BackwardData({g, d, false, out_c}, w, dy, dx, threads);
+}
+
+bool OnednnDilatedConv2DBackpropFilter(const Geometry& g, int64_t out_c, Dilation d, const float* x,
+                                       const float* dy, float* dw, int threads) {
+  return onednn_depthwise::BackwardWeights({g, d, false, out_c}, x, dy, dw, threads);
+}
+
+std::string OnednnDilatedConv2DImpl(const Geometry& g, int64_t out_c, Dilation d, int pass,
+                                    int threads) {
+  return onednn_depthwise::Impl({g, d, false, out_c}, pass, threads);
 }
 
 }  // namespace loom::nn_internal

@@ -3,7 +3,9 @@
 
 // Float32 DepthwiseConv2dNative and its two backprops (nn_depthwise.h) through oneDNN's
 // grouped convolution with groups = channels, the path PyTorch's CPU depthwise convolution
-// takes. Internal to the ops layer.
+// takes; and the dilated dense convolution passes that Conv2DTranspose needs
+// (nn_conv_transpose.h), which onednn_conv.h's geometry (no dilation) cannot express.
+// Internal to the ops layer.
 //
 // Loom's tensors stay NHWC (activations, which oneDNN reads and writes in place) and
 // [kh, kw, C, M] (the filter, which is oneDNN's grouped weights [G = C, O = M, I = 1, kh, kw]
@@ -46,6 +48,17 @@ bool OnednnDepthwiseBackpropFilter(const DepthwiseShape& d, const float* x, cons
 // The oneDNN implementation each pass runs for `d` ("jit_dw:avx512_core", ...), or "" when
 // oneDNN has none: for tests and benchmarks. pass: 0 forward, 1 input, 2 filter backprop.
 std::string OnednnDepthwiseImpl(const DepthwiseShape& d, int pass, int threads);
+
+// A dense Conv2D's backprops with the filter dilated by d, as onednn_conv.h's
+// OnednnConv2DBackpropInput / ...Filter (geometry g from x[N, H, W, C] to dy[N, oh, ow, out_c],
+// g.k_h, g.k_w the filter's own taps, w [kh, kw, C, out_c]).
+bool OnednnDilatedConv2DBackpropInput(const Geometry& g, int64_t out_c, Dilation d, const float* w,
+                                      const float* dy, float* dx, int threads);
+bool OnednnDilatedConv2DBackpropFilter(const Geometry& g, int64_t out_c, Dilation d, const float* x,
+                                       const float* dy, float* dw, int threads);
+// As OnednnDepthwiseImpl.
+std::string OnednnDilatedConv2DImpl(const Geometry& g, int64_t out_c, Dilation d, int pass,
+                                    int threads);
 
 }  // namespace loom::nn_internal
 
