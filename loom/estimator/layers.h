@@ -14,6 +14,7 @@
 //   h = L::Dropout(s, h, {.rate = 0.4, .training = mode == loom::Mode::kTrain});
 //
 // Variables' initial-value ops sit under "<layer>/<variable>_initializer". Images are NHWC.
+// SeparableConv2D, DepthwiseConv2D and Conv2DTranspose are in layers_conv_variants.h.
 //
 // Batch normalization and the UPDATE_OPS collection: in training, BatchNormalization
 // adds ops that move moving_mean / moving_variance toward the batch statistics, grouped
