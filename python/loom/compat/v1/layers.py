@@ -29,10 +29,10 @@ separable_conv2d / SeparableConv2D, conv2d_transpose / Conv2DTranspose and Depth
 (tf.keras.layers') are loom/estimator/layers_conv_variants.h, with TF's variable names
 ("separable_conv2d/depthwise_kernel", "pointwise_kernel", "bias";
 "depthwise_conv2d/depthwise_kernel"; "conv2d_transpose/kernel"). The classes also serve as
-tf.keras.layers.SeparableConv2D / Conv2DTranspose / DepthwiseConv2D (Keras' defaults:
-'glorot_uniform' kernels, string activations and initializers); their variables follow
-variable scopes as tf.layers', where Keras' follow name scopes: the same names outside any
-scope."""
+tf.keras.layers.SeparableConv2D / Conv2DTranspose / DepthwiseConv2D (string activations and
+initializers accepted; DepthwiseConv2D defaults to 'glorot_uniform', the other two to the
+variable scope's initializer, else glorot_uniform); their variables follow variable scopes
+as tf.layers', where Keras' follow name scopes: the same names outside any scope."""
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
 
