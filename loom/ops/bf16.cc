@@ -248,6 +248,20 @@ Path KernelPath(const KernelContext& c, DType dtype) {
 
 int FallbackWarnings() { return fallback_warnings.load(); }
 
+bool ProductRunsInFloat32(Hardware hardware, bool transpose_b, int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kMaxNarrowColumns = 16;
+  constexpr int64_t kMaxNarrowWork = int64_t{1} << 22;
+  return hardware == Hardware::kAvx512Bf16 && !transpose_b && n >= 1 && n <= kMaxNarrowColumns &&
+         m * n * k <= kMaxNarrowWork;
+}
+
+Path ProductPath(const KernelContext& c, DType dtype, bool transpose_b, int64_t m, int64_t n,
+                 int64_t k) {
+  const Path path = KernelPath(c, dtype);  // throws for bf16-strict without hardware
+  if (path == Path::kFloat32) return path;
+  return ProductRunsInFloat32(DetectHardware(), transpose_b, m, n, k) ? Path::kFloat32 : path;
+}
+
 }  // namespace loom::bf16
 
 namespace loom {
