@@ -108,8 +108,9 @@ int FallbackWarnings();
 // measured slower there than the float32 one: a rule on the shape and the hardware kind,
 // never a timing, so two runs compute the same bits (bench/bf16_kernels_bench.cc has the
 // data). On AVX-512 BF16 (AMD EPYC Zen 4, oneDNN 2.6's brg:avx512_core_bf16, 1 thread;
-// bench/RESULTS.md, session 16): a narrow product (n <= 16, b not transposed, at most 2^22
-// multiply-adds: the shapes blas.h's AVX-512 narrow kernels take) was as fast or up to 1.8x
+// bench/RESULTS.md, session 16): a narrow product (n <= 16, b not transposed, 2^16 to 2^22
+// multiply-adds: the measured range, within the shapes blas.h's AVX-512 narrow kernels
+// take; smaller ones were not measured and stay bf16) was as fast or up to 1.8x
 // faster in float32: the MLP's logits 256x10x512 0.025 against 0.030 ms in bf16, their
 // weight gradient 512x10x256 0.024 against 0.043, the convnet's 64x10x1024 0.012 against
 // 0.016, the predict DNN's 1024x10x128 0.031 both. (The logits' input gradient, b

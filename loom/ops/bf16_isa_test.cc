@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "loom/base/strcat.h"
+#include "loom/graph/scope.h"
 #include "loom/ops/bf16.h"
 #include "loom/ops/bf16_conv.h"
 #include "loom/ops/matmul.h"
 #include "loom/ops/onednn_internal.h"
-#include "loom/base/strcat.h"
-#include "loom/graph/scope.h"
 #include "loom/runtime/session.h"
 
 namespace loom {
@@ -53,25 +53,25 @@ TEST(Bf16IsaTest, NarrowProductsRunInFloat32OnlyOnAvx512Bf16) {
     bool on_avx512_bf16;
   };
   for (const Case& c : {
-           Case{false, 256, 10, 512, true},   // the MLP's logits
-           Case{false, 512, 10, 256, true},   // their weight gradient (x^T dy: b = dy)
-           Case{false, 64, 10, 1024, true},   // the convnet's logits
-           Case{false, 256, 16, 512, true},   // 16 columns: still narrow
-           Case{true, 256, 10, 512, false},   // b transposed: bf16 was faster
-           Case{false, 256, 17, 512, false},  // wide
-           Case{false, 256, 512, 10, false},  // the logits' input gradient: wide
+           Case{false, 256, 10, 512, true},      // the MLP's logits
+           Case{false, 512, 10, 256, true},      // their weight gradient (x^T dy: b = dy)
+           Case{false, 64, 10, 1024, true},      // the convnet's logits
+           Case{false, 256, 16, 512, true},      // 16 columns: still narrow
+           Case{true, 256, 10, 512, false},      // b transposed: bf16 was faster
+           Case{false, 256, 17, 512, false},     // wide
+           Case{false, 256, 512, 10, false},     // the logits' input gradient: wide
            Case{false, 1 << 14, 16, 17, false},  // over 2^22 multiply-adds
+           Case{false, 16, 16, 256, true},       // 2^16: the rule's lower end
+           Case{false, 8, 12, 16, false},        // under 2^16: not measured, stays bf16
            Case{false, 256, 0, 512, false},
        }) {
-    const std::string what =
-        StrCat("tb=", c.transpose_b, " [", c.m, " x ", c.n, " x ", c.k, "]");
+    const std::string what = StrCat("tb=", c.transpose_b, " [", c.m, " x ", c.n, " x ", c.k, "]");
     EXPECT_EQ(bf16::ProductRunsInFloat32(Hardware::kAvx512Bf16, c.transpose_b, c.m, c.n, c.k),
               c.on_avx512_bf16)
         << what;
     // AMX's choices were measured without the rule; without hardware nothing is faster.
     EXPECT_FALSE(bf16::ProductRunsInFloat32(Hardware::kAmx, c.transpose_b, c.m, c.n, c.k)) << what;
-    EXPECT_FALSE(bf16::ProductRunsInFloat32(Hardware::kNone, c.transpose_b, c.m, c.n, c.k))
-        << what;
+    EXPECT_FALSE(bf16::ProductRunsInFloat32(Hardware::kNone, c.transpose_b, c.m, c.n, c.k)) << what;
   }
 }
 
@@ -188,8 +188,8 @@ nn_internal::Geometry MakeGeometry(int64_t batch, int64_t in_h, int64_t in_w, in
 // Both bf16 layouts, every pass, on this CPU's bf16 hardware: the results against the
 // float64 convolution of the bf16-rounded inputs within float32 accumulation's bound
 // (k u32 sum|a b|, k the reduction's length), and an optimized kernel, not oneDNN's
-// reference one (bf16_test.cc's HardwarePathRunsTheCpusBf16Kernels names the ISA's). The rule picks one layout per pass; both are checked so that a CPU of
-// either kind tests the other's.
+// reference one (bf16_test.cc's HardwarePathRunsTheCpusBf16Kernels names the ISA's). The rule picks
+// one layout per pass; both are checked so that a CPU of either kind tests the other's.
 TEST(Bf16IsaTest, BothBf16ConvLayoutsMeetTheBoundsOnThisCpu) {
   if (bf16::DetectHardware() == Hardware::kNone) {
     GTEST_SKIP() << "this CPU (" << bf16::CpuModelName() << ") has no bf16 hardware";
@@ -199,9 +199,10 @@ TEST(Bf16IsaTest, BothBf16ConvLayoutsMeetTheBoundsOnThisCpu) {
     nn_internal::Geometry g;
     int64_t out_c;
   };
-  for (const Case& c : {Case{"the convnet's first layer", MakeGeometry(3, 28, 28, 1, 5, 5, 1, true), 8},
-                        Case{"its second", MakeGeometry(2, 14, 14, 32, 5, 5, 1, true), 16},
-                        Case{"3x3 over 4, stride 2, VALID", MakeGeometry(2, 9, 9, 4, 3, 3, 2, false), 8}}) {
+  for (const Case& c :
+       {Case{"the convnet's first layer", MakeGeometry(3, 28, 28, 1, 5, 5, 1, true), 8},
+        Case{"its second", MakeGeometry(2, 14, 14, 32, 5, 5, 1, true), 16},
+        Case{"3x3 over 4, stride 2, VALID", MakeGeometry(2, 9, 9, 4, 3, 3, 2, false), 8}}) {
     const auto& g = c.g;
     const std::vector<float> x = RandomValues(g.batch * g.in_h * g.in_w * g.channels, 3);
     const std::vector<float> w = RandomValues(g.k_h * g.k_w * g.channels * c.out_c, 4);
