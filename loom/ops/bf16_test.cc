@@ -575,13 +575,14 @@ TEST(Bf16Test, HardwarePathRunsTheCpusBf16Kernels) {
           << "] threads=" << threads << " runs '" << impl << "', not " << want << " ("
           << bf16::CpuModelName() << ")";
     }
-    // The convnet's second convolution (14x14x32 -> 64, 5x5 SAME), all three passes.
+    // The convnet's second convolution (14x14x32 -> 64, 5x5 SAME), all three passes, in
+    // the layouts Loom runs them in on this CPU (bf16_conv.h's ConvOperandsFor).
     const nn_internal::Geometry g = SecondConvGeometry(64);
     using onednn_internal::ConvPass;
     for (ConvPass pass :
          {ConvPass::kForward, ConvPass::kBackwardData, ConvPass::kBackwardWeights}) {
       const std::string impl =
-          onednn_internal::ConvImpl(onednn_internal::ConvOperands::kBf16, pass, g, 64, threads);
+          onednn_internal::ConvImpl(bf16::ConvOperandsFor(hardware, pass), pass, g, 64, threads);
       EXPECT_NE(impl.find(want), std::string::npos)
           << "Conv2D pass " << static_cast<int>(pass) << " threads=" << threads << " runs '" << impl
           << "', not " << want;
