@@ -45,8 +45,8 @@ Timing Time(int reps, const std::function<void()>& fn) {
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     fn();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                     .count());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(ms.begin(), ms.end());
   return {ms[ms.size() / 2], ms.front()};
@@ -78,8 +78,8 @@ struct Product {
 // The three products of a layer Y[m, n] = X[m, k] W[k, n]: forward X W, input gradient
 // dY W^T (both read the weight), filter gradient X^T dY (two activations).
 // `first`: the model's first layer, whose dx the step does not compute.
-void AddLayer(std::vector<Product>& out, const std::string& layer, int64_t m, int64_t k,
-              int64_t n, bool backward = true, bool first = false) {
+void AddLayer(std::vector<Product>& out, const std::string& layer, int64_t m, int64_t k, int64_t n,
+              bool backward = true, bool first = false) {
   out.push_back({layer + " fwd", false, false, m, n, k, true, true});
   if (!backward) return;
   out.push_back({layer + " dx", false, true, m, k, n, true, !first});
@@ -157,7 +157,8 @@ void RunConv(const Conv& cv, int threads, int reps) {
   const char* names[] = {"fwd", "dx", "dw"};
   for (ConvPass pass : {ConvPass::kForward, ConvPass::kBackwardData, ConvPass::kBackwardWeights}) {
     Timing t[3];
-    for (ConvOperands ops : {ConvOperands::kFloat32, ConvOperands::kBf16, ConvOperands::kBf16Nhwc}) {
+    for (ConvOperands ops :
+         {ConvOperands::kFloat32, ConvOperands::kBf16, ConvOperands::kBf16Nhwc}) {
       t[static_cast<int>(ops)] = Time(reps, [&] {
         bool ok = false;
         switch (pass) {
@@ -170,8 +171,8 @@ void RunConv(const Conv& cv, int threads, int reps) {
                                                             dx.data(), threads);
             break;
           case ConvPass::kBackwardWeights:
-            ok = loom::onednn_internal::Conv2DBackpropFilter(ops, g, cv.out_c, x.data(),
-                                                             dy.data(), dw.data(), threads);
+            ok = loom::onednn_internal::Conv2DBackpropFilter(ops, g, cv.out_c, x.data(), dy.data(),
+                                                             dw.data(), threads);
             break;
         }
         if (!ok) {
@@ -186,11 +187,9 @@ void RunConv(const Conv& cv, int threads, int reps) {
         "nhwc %7.3f (%7.3f)  ratio f32/bf16 (min) %5.2f nhwc %5.2f  %s | %s | %s  load %s\n",
         (cv.name + " " + names[p]).c_str(), threads, static_cast<long long>(g.channels),
         static_cast<long long>(g.k_h), static_cast<long long>(g.k_w),
-        static_cast<long long>(cv.out_c), t[0].median_ms, t[0].min_ms, t[1].median_ms,
-        t[1].min_ms, t[2].median_ms, t[2].min_ms, t[0].min_ms / t[1].min_ms,
-        t[0].min_ms / t[2].min_ms,
-        loom::onednn_internal::ConvImpl(ConvOperands::kFloat32, pass, g, cv.out_c, threads)
-            .c_str(),
+        static_cast<long long>(cv.out_c), t[0].median_ms, t[0].min_ms, t[1].median_ms, t[1].min_ms,
+        t[2].median_ms, t[2].min_ms, t[0].min_ms / t[1].min_ms, t[0].min_ms / t[2].min_ms,
+        loom::onednn_internal::ConvImpl(ConvOperands::kFloat32, pass, g, cv.out_c, threads).c_str(),
         loom::onednn_internal::ConvImpl(ConvOperands::kBf16, pass, g, cv.out_c, threads).c_str(),
         loom::onednn_internal::ConvImpl(ConvOperands::kBf16Nhwc, pass, g, cv.out_c, threads)
             .c_str(),
