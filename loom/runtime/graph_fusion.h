@@ -24,7 +24,7 @@
 
 namespace loom {
 
-// The attribute that moves a node up in the plan's order (session.cc); such nodes never fuse.
+// The attribute that moves a node up in the plan's order (session_plan.cc); such nodes never fuse.
 inline constexpr char kScheduleEarlyAttr[] = "_schedule_early";
 
 // One fused chain.
