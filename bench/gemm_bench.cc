@@ -8,7 +8,12 @@
 // on the rule's choice and on the faster library per product. Prints the CPU model and the
 // load average first: the machine may be shared.
 //
-// Usage: gemm_bench [REPS]   (REPS: timed repetitions per product, median taken; default 15)
+// Usage: gemm_bench [REPS [THREADS [SHAPE...]]]
+//   REPS: timed repetitions per product, median taken (default 15); THREADS: "1", "2" or
+//   "1,2" (default); SHAPE: "m,n,k" with an optional "T." / ".T" / "TT" suffix for the
+//   transposes ("64,3136,1024.T"): those products instead of the models' (model "shape").
+//   The predict_dnn model (the demo DNN 784-256-128-10 at batch 1024, forward only) is
+//   listed with the training models.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -72,20 +77,49 @@ double MedianSeconds(GemmLibrary library, const Product& p, int reps, const std:
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
+  std::vector<int> thread_counts = {1, 2};
+  if (argc > 2) {
+    const std::string t = argv[2];
+    if (t == "1" || t == "2") {
+      thread_counts = {std::atoi(t.c_str())};
+    } else if (t != "1,2") {
+      std::fprintf(stderr, "gemm_bench: THREADS must be 1, 2 or 1,2, got '%s'\n", t.c_str());
+      return 2;
+    }
+  }
   std::vector<Product> products;
-  AddLayer(products, "mlp_b256", "dense1", 256, 784, 512);
-  AddLayer(products, "mlp_b256", "dense2", 256, 512, 512);
-  AddLayer(products, "mlp_b256", "logits", 256, 512, 10);
-  AddLayer(products, "convnet_b64", "conv1", 64 * 28 * 28, 5 * 5 * 1, 32);  // im2col
-  AddLayer(products, "convnet_b64", "conv2", 64 * 14 * 14, 5 * 5 * 32, 64);
-  AddLayer(products, "convnet_b64", "dense1", 64, 7 * 7 * 64, 1024);
-  AddLayer(products, "convnet_b64", "logits", 64, 1024, 10);
+  for (int i = 3; i < argc; ++i) {
+    long m = 0, n = 0, k = 0;
+    char trans[3] = {0, 0, 0};
+    const int got = std::sscanf(argv[i], "%ld,%ld,%ld%2s", &m, &n, &k, trans);
+    const std::string t = trans;
+    if (got < 3 || m <= 0 || n <= 0 || k <= 0 ||
+        !(t.empty() || t == "T." || t == ".T" || t == "TT")) {
+      std::fprintf(stderr, "gemm_bench: SHAPE must be m,n,k[T.|.T|TT] with m, n, k > 0, got '%s'\n",
+                   argv[i]);
+      return 2;
+    }
+    products.push_back(
+        {"shape", "arg", "product", t[0] == 'T', t.size() == 2 && t[1] == 'T', m, n, k});
+  }
+  if (products.empty()) {
+    AddLayer(products, "mlp_b256", "dense1", 256, 784, 512);
+    AddLayer(products, "mlp_b256", "dense2", 256, 512, 512);
+    AddLayer(products, "mlp_b256", "logits", 256, 512, 10);
+    AddLayer(products, "convnet_b64", "conv1", 64 * 28 * 28, 5 * 5 * 1, 32);  // im2col
+    AddLayer(products, "convnet_b64", "conv2", 64 * 14 * 14, 5 * 5 * 32, 64);
+    AddLayer(products, "convnet_b64", "dense1", 64, 7 * 7 * 64, 1024);
+    AddLayer(products, "convnet_b64", "logits", 64, 1024, 10);
+    products.push_back({"predict_dnn", "dense1", "forward", false, false, 1024, 256, 784});
+    products.push_back({"predict_dnn", "dense2", "forward", false, false, 1024, 128, 256});
+    products.push_back({"predict_dnn", "logits", "forward", false, false, 1024, 10, 128});
+  }
   std::printf("# cpu: %s\n", FirstLine("/proc/cpuinfo", "model name").c_str());
   std::printf("# gemm variant: %s\n", loom::GemmVariantName(loom::ActiveGemmVariant()));
   std::printf("# loadavg before: %s\n", FirstLine("/proc/loadavg", "").c_str());
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  for (const int threads : {1, 2}) {
+  for (const int threads : thread_counts) {
     loom::SetBlasThreads(threads);
     struct Sum {
       double openblas = 0, onednn = 0, rule = 0, best = 0, flops = 0;
