@@ -5,8 +5,10 @@
 // The data for ChooseGemmLibrary's rule (loom/ops/blas.h): one line per product and thread
 // count with both libraries' GFLOP/s, the library the rule picks and the faster one, then
 // one summary line per model and thread count: the step's products summed on each library,
-// on the rule's choice and on the faster library per product. Prints the CPU model and the
-// load average first: the machine may be shared.
+// on the rule's choice and on the faster library per product. A product that Gemm runs as
+// its transpose (blas.h: ChooseTransposedProduct) gets a second line with that rate, and
+// the rule's sum counts it. Prints the CPU model and the load average first: the machine
+// may be shared.
 //
 // Usage: gemm_bench [REPS [THREADS [SHAPE...]]]
 //   REPS: timed repetitions per product, median taken (default 15); THREADS: "1", "2" or
@@ -135,9 +137,24 @@ int main(int argc, char** argv) {
         t_open = std::min(t_open, MedianSeconds(GemmLibrary::kOpenBlas, p, reps, a, b, c));
         t_dnnl = std::min(t_dnnl, MedianSeconds(GemmLibrary::kOnednn, p, reps, a, b, c));
       }
+      // Where Gemm takes the transposed product (blas.h: ChooseTransposedProduct), that too.
+      double t_trans = 0;
+      if (loom::ChooseTransposedProduct(p.ta, p.tb, p.m, p.n, p.k)) {
+        const GemmLibrary nn = loom::ChooseGemmLibrary(false, false, p.n, p.m, p.k);
+        std::vector<double> times;
+        for (int r = 0; r < 2 * reps + 2; ++r) {
+          const auto t0 = std::chrono::steady_clock::now();
+          loom::GemmByTransposedProduct(nn, p.m, p.n, p.k, 1.f, a.data(), p.k, b.data(), p.k, 0.f,
+                                        c.data(), p.n);
+          times.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(times.begin() + 2, times.end());  // the first two warm the buffers
+        t_trans = times[2 + (times.size() - 2) / 2];
+      }
       const double flops = 2.0 * p.m * p.n * p.k;
       const GemmLibrary rule = loom::ChooseGemmLibrary(p.ta, p.tb, p.m, p.n, p.k);
-      const double t_rule = rule == GemmLibrary::kOnednn ? t_dnnl : t_open;
+      const double t_rule = t_trans > 0 ? t_trans : rule == GemmLibrary::kOnednn ? t_dnnl : t_open;
       std::printf(
           "%-12s %-7s %-11s threads %d  m %6ld n %5ld k %5ld%s%s  openblas %7.1f  onednn %7.1f "
           "GFLOP/s  rule %-8s faster %s\n",
@@ -145,12 +162,17 @@ int main(int argc, char** argv) {
           static_cast<long>(p.k), p.ta ? " T." : "   ", p.tb ? " .T" : "   ", flops / t_open * 1e-9,
           flops / t_dnnl * 1e-9, loom::GemmLibraryName(rule),
           t_open <= t_dnnl ? "openblas" : "onednn");
+      if (t_trans > 0) {
+        std::printf(
+            "%-12s %-7s %-11s threads %d  as C^T = B A^T (the rule's choice): %.1f GFLOP/s\n",
+            p.model, p.layer, p.kind, threads, flops / t_trans * 1e-9);
+      }
       auto it = std::find_if(sums.begin(), sums.end(), [&](auto& s) { return s.first == p.model; });
       if (it == sums.end()) it = sums.insert(sums.end(), {p.model, Sum{}});
       it->second.openblas += t_open;
       it->second.onednn += t_dnnl;
       it->second.rule += t_rule;
-      it->second.best += std::min(t_open, t_dnnl);
+      it->second.best += std::min(t_open, t_dnnl);  // the libraries' direct products
       it->second.flops += flops;
     }
     for (const auto& [model, s] : sums) {

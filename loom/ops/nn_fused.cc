@@ -170,7 +170,8 @@ KernelFn FusedMatMulKernel(const Node& matmul, const Node* bias_add, const Node*
   const Node* product = &matmul;
   return [product, bias_add, relu](KernelContext& c) {
     // The MatMul's kernel as it is (its checks, precision paths and library choice), on a
-    // context of its own whose output this kernel then finishes in place.
+    // context of its own whose output this kernel then finishes in place. Its inputs are
+    // this context's first two (adjacent in the span; a MatMul only reads them).
     std::vector<Tensor> outputs(1);
     KernelContext inner(*product, std::span<Tensor>(const_cast<Tensor*>(&c.input(0)), 2), outputs,
                         c.pool(), c.resources(), c.step_id());
