@@ -7,8 +7,8 @@
 // one summary line per model and thread count: the step's products summed on each library,
 // on the rule's choice and on the faster library per product. A product that Gemm runs as
 // its transpose (blas.h: ChooseTransposedProduct) gets a second line with that rate, and
-// the rule's sum counts it. Prints the CPU model and the load average first: the machine
-// may be shared.
+// the rule's sum counts it. Prints the CPU model, one core's float32 FMA peak (the ceiling
+// of every rate below) and the load average first: the machine may be shared.
 //
 // Usage: gemm_bench [REPS [THREADS [SHAPE...]]]
 //   REPS: timed repetitions per product, median taken (default 15); THREADS: "1", "2" or
@@ -24,6 +24,10 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "loom/ops/blas.h"
 
@@ -75,6 +79,49 @@ double MedianSeconds(GemmLibrary library, const Product& p, int reps, const std:
   return times[times.size() / 2];
 }
 
+#if defined(__x86_64__)
+// 12 independent chains of FMAs on the widest registers the CPU has: one core's float32
+// multiply-add rate, the ceiling of every product (Zen 4 runs a 512-bit FMA as two 256-bit
+// halves, so both widths give the same rate there). Returns GFLOP/s.
+#define LOOM_FMA_CHAINS(V, SET, FMA, LANES)                                           \
+  V acc[12];                                                                          \
+  for (int i = 0; i < 12; ++i) acc[i] = SET(1e-3f * static_cast<float>(i));           \
+  const V x = SET(0.999f), y = SET(1e-4f);                                            \
+  const auto t0 = std::chrono::steady_clock::now();                                   \
+  for (long i = 0; i < iters; ++i) {                                                  \
+    _Pragma("GCC unroll 12") for (int j = 0; j < 12; ++j) acc[j] = FMA(acc[j], x, y); \
+  }                                                                                   \
+  const double secs =                                                                 \
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();   \
+  float sum = 0;                                                                      \
+  for (int i = 0; i < 12; ++i) sum += reinterpret_cast<const float*>(&acc[i])[0];     \
+  volatile float sink = sum;                                                          \
+  (void)sink;                                                                         \
+  return static_cast<double>(iters) * 12 * 2 * (LANES) / secs * 1e-9;
+__attribute__((target("avx512f"))) double Fma512Gflops(long iters) {
+  LOOM_FMA_CHAINS(__m512, _mm512_set1_ps, _mm512_fmadd_ps, 16)
+}
+__attribute__((target("avx2,fma"))) double Fma256Gflops(long iters) {
+  LOOM_FMA_CHAINS(__m256, _mm256_set1_ps, _mm256_fmadd_ps, 8)
+}
+#undef LOOM_FMA_CHAINS
+#endif
+
+// The best of 200 short runs (6M FMAs each: a loaded machine's preemptions miss some), or 0
+// without AVX2 + FMA.
+double FmaPeakGflops() {
+  double best = 0;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return 0;
+  for (int r = 0; r < 200; ++r) {
+    best = std::max(best, avx512 ? Fma512Gflops(500000) : Fma256Gflops(500000));
+  }
+#endif
+  return best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,6 +165,7 @@ int main(int argc, char** argv) {
   }
   std::printf("# cpu: %s\n", FirstLine("/proc/cpuinfo", "model name").c_str());
   std::printf("# gemm variant: %s\n", loom::GemmVariantName(loom::ActiveGemmVariant()));
+  std::printf("# float32 FMA peak, 1 core: %.1f GFLOP/s\n", FmaPeakGflops());
   std::printf("# loadavg before: %s\n", FirstLine("/proc/loadavg", "").c_str());
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
