@@ -9,6 +9,7 @@
 #include <set>
 
 #include "loom/autodiff/gradients.h"
+#include "loom/graph/precision.h"
 #include "loom/ops/array.h"
 #include "loom/ops/math.h"
 #include "loom/ops/matmul.h"
@@ -397,6 +398,37 @@ TEST(GraphFusionTest, DenseChainDoesNotFuseWhatIsFetchedOrReadElsewhere) {
     EXPECT_TRUE(Traced(ops, "MatMul+BiasAdd mm2+add2"));
     EXPECT_TRUE(Traced(ops, "Relu relu2"));
     for (int i = 0; i < 2; ++i) EXPECT_TRUE(BitwiseEqual(values[0][i], values[1][i])) << i;
+  }
+}
+
+// Under the bf16 policies the fused step runs MatMul's own bf16 path (hardware or the
+// software rounding, whichever this CPU takes): still the unfused values bit for bit.
+TEST(GraphFusionTest, DenseChainUnderBf16PoliciesMatchesUnfusedBitwise) {
+  for (const Precision precision : {Precision::kBf16, Precision::kBf16Emulated}) {
+    Graph graph;
+    Scope s(graph);
+    auto x = Placeholder(s.WithOpName("x"), kFloat32, Shape::Unknown());
+    auto w = Placeholder(s.WithOpName("w"), kFloat32, Shape::Unknown());
+    auto b = Placeholder(s.WithOpName("b"), kFloat32, Shape::Unknown());
+    auto y = Relu(s.WithOpName("act"),
+                  BiasAdd(s.WithOpName("add"),
+                          MatMul(s.WithOpName("mm"), x, w, {.precision = precision}), b));
+    const FeedList feeds = {{x, Random(kFloat32, {33, 70}, 1)},
+                            {w, Random(kFloat32, {70, 40}, 2)},
+                            {b, Random(kFloat32, {40}, 3)}};
+    std::vector<Tensor> values[2];
+    std::set<std::string> ops;
+    for (const bool fuse : {true, false}) {
+      Session session(graph, {.intra_op_threads = 1, .fuse_ops = fuse});
+      RunOptions options{.trace = true};
+      RunMetadata metadata;
+      values[fuse ? 0 : 1] = session.Run(feeds, {y}, {}, &options, &metadata);
+      if (fuse) {
+        for (const auto& st : metadata.step_stats) ops.insert(st.op);
+      }
+    }
+    EXPECT_TRUE(ops.count("MatMul+BiasAdd+Relu")) << static_cast<int>(precision);
+    EXPECT_TRUE(BitwiseEqual(values[0][0], values[1][0])) << static_cast<int>(precision);
   }
 }
 
