@@ -87,8 +87,9 @@ bool AnyNonFinite(const T* __restrict a, const T* __restrict b, int64_t n) {
 // One chunk of a dense update and its finite check: true when the chunk holds a NaN or
 // Inf afterwards. The update loops are the hot ones of a training step, so on x86-64 the
 // chunk is also compiled for AVX2 + FMA (UpdateChunkAvx2) and the drivers pick that one at
-// run time when the CPU has both (CpuHasAvx2Fma); the build itself targets baseline
-// x86-64 (bench/RESULTS.md has the step times).
+// run time when the CPU has both (CpuHasAvx2Fma), or an update's own AVX-512 chunk where
+// it has one and the CPU has AVX-512F (UpdateChunkOn, below); the build itself targets
+// baseline x86-64 (bench/RESULTS.md has the step times).
 // An update may fuse the check into its own loop: a member `bool Checked(r, g, n)` that
 // does what operator() does and returns AnyNonFinite(r[0], g, n) of the result. Adam's
 // four streams are memory-bound, so a second pass over var and g cost about a quarter of
