@@ -20,6 +20,7 @@
 //   bf16_info: prints the CPU and what "bf16" runs on it (hardware kernels or fallback)
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -350,14 +351,23 @@ int main(int argc, char** argv) {
     loom::RunOptions options{.trace = true};
     for (int i = 0; i < 5; ++i) session.Run(feeds, {}, {train_op});  // buffers warm
     std::map<std::string, std::pair<int64_t, std::string>> best;     // node -> (us, op)
+    // Per traced step: the span from the first node's start to the last one's end, and the
+    // nodes' own time in it; the difference is the executor's time between kernels.
+    std::vector<int64_t> spans, busy;
     for (int i = 0; i < steps; ++i) {
       loom::RunMetadata metadata;
       session.Run(feeds, {}, {train_op}, &options, &metadata);
+      int64_t first = INT64_MAX, last = 0, own = 0;
       for (const auto& st : metadata.step_stats) {
         const int64_t us = st.end_micros - st.start_micros;
         auto [it, fresh] = best.try_emplace(st.node_name, us, st.op);
         if (!fresh) it->second.first = std::min(it->second.first, us);
+        first = std::min(first, st.start_micros);
+        last = std::max(last, st.end_micros);
+        own += us;
       }
+      spans.push_back(last - first);
+      busy.push_back(own);
     }
     std::vector<std::pair<int64_t, std::string>> rows;
     int64_t total = 0;
@@ -368,6 +378,12 @@ int main(int argc, char** argv) {
     std::sort(rows.rbegin(), rows.rend());
     for (const auto& [us, what] : rows) std::printf("%8lld us  %s\n", (long long)us, what.c_str());
     std::printf("%8lld us  sum of the per-node minima\n", (long long)total);
+    std::sort(spans.begin(), spans.end());
+    std::sort(busy.begin(), busy.end());
+    std::printf("%8lld us  median traced step, first node's start to last node's end\n",
+                (long long)spans[spans.size() / 2]);
+    std::printf("%8lld us  median of the nodes' own time per traced step\n",
+                (long long)busy[busy.size() / 2]);
     return 0;
   }
   double secs = TimeSteps(steps, [&] { session.Run(feeds, {}, {train_op}); });

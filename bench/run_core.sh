@@ -6,7 +6,12 @@ set -euo pipefail
 build=${1:-build}
 repeats=${2:-5}
 bench="$build/bench/core_bench"
-torch="/usr/bin/python3 $(dirname "$0")/torch_peer.py"
+# PyTorch's thread count: torch.set_num_threads (torch_peer.py) sets OpenMP's, not that of
+# the pthread OpenBLAS that Debian's python3-torch runs its float32 matrix products on (one
+# thread per core by default), so without OPENBLAS_NUM_THREADS a "threads=1" PyTorch run
+# multiplied on every core (found in session 16). THREADS is torch_peer.py's second argument.
+torch_peer() { OPENBLAS_NUM_THREADS=$2 /usr/bin/python3 "$(dirname "$0")/torch_peer.py" "$@"; }
+torch=torch_peer
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 field() { sed -E "s/.*\"$1\": ([0-9.eE+-]+).*/\1/"; }

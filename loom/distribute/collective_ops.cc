@@ -418,7 +418,7 @@ std::vector<Output> StartAndWaitAllReduceSum(const Scope& scope, const std::vect
   LOOM_CHECK(!inputs.empty()) << "StartAndWaitAllReduceSum: no inputs";
   std::vector<Output> start_inputs = inputs;
   if (scale.valid()) start_inputs.push_back(scale);
-  // `_schedule_early`: the Session runs the start right after its inputs (session.cc).
+  // `_schedule_early`: the Session runs the start right after its inputs (session_plan.cc).
   Node* start =
       scope.AddNode(AllReduceStartOp(), start_inputs,
                     {kScaled(scale.valid()), {"_schedule_early", true}}, "AllReduceStart");

@@ -14,6 +14,7 @@
 //   h = L::Dropout(s, h, {.rate = 0.4, .training = mode == loom::Mode::kTrain});
 //
 // Variables' initial-value ops sit under "<layer>/<variable>_initializer". Images are NHWC.
+// SeparableConv2D, DepthwiseConv2D and Conv2DTranspose are in layers_conv_variants.h.
 //
 // Batch normalization and the UPDATE_OPS collection: in training, BatchNormalization
 // adds ops that move moving_mean / moving_variance toward the batch statistics, grouped
@@ -127,10 +128,13 @@ struct DenseOptions {
 Output Dense(const Scope& scope, Input inputs, const DenseOptions& options);
 
 struct Conv2DOptions {
-  int64_t filters = 0;                           // REQUIRES: > 0
-  Size2D kernel_size;                            // REQUIRES: set
-  Size2D strides = 1;                            // Default: 1
-  std::string padding = "valid";                 // "valid" or "same" (any case). Default: "valid"
+  int64_t filters = 0;            // REQUIRES: > 0
+  Size2D kernel_size;             // REQUIRES: set
+  Size2D strides = 1;             // Default: 1
+  std::string padding = "valid";  // "valid" or "same" (any case). Default: "valid"
+  // > 1: TF's atrous convolution (SpaceToBatchND, a VALID Conv2D, BatchToSpaceND, as
+  // tf.layers.conv2d lowers it); needs strides of 1 and the inputs' height and width known.
+  Size2D dilation_rate = 1;                      // Default: 1
   Activation activation;                         // Default: none
   bool use_bias = true;                          // Default: true
   initializers::Initializer kernel_initializer;  // Default: GlorotUniform()

@@ -1,6 +1,7 @@
 // Conv2D and the 2-D pooling layers (NHWC).
 #include "loom/estimator/layers_internal.h"
 #include "loom/ops/nn.h"
+#include "loom/ops/space_batch.h"
 
 namespace loom::layers {
 
@@ -8,6 +9,57 @@ using internal::Activate;
 using internal::CheckFloatInput;
 using internal::MakeVariable;
 using internal::NormalizePadding;
+
+namespace {
+
+// options' Conv2D of x by kernel; dilated as TF 1.15's with_space_to_batch: SpaceToBatchND by
+// the rate, padded by the dilated kernel's SAME padding (none for VALID) plus what makes each
+// dim a multiple of the rate, a VALID Conv2D, and BatchToSpaceND cropping that extra off.
+Output DilatedConv2D(const Scope& layer, const Output& x, const Output& kernel,
+                     const Conv2DOptions& options, const std::string& padding) {
+  const Size2D& rate = options.dilation_rate;
+  if (!rate.set()) {
+    throw InvalidArgument("layer '", layer.prefix(), "': dilation_rate must be positive, got ",
+                          rate.height, "x", rate.width);
+  }
+  if (rate.height == 1 && rate.width == 1) {
+    return loom::Conv2D(layer.WithOpName("Conv2D"), x, kernel,
+                        {options.strides.height, options.strides.width}, padding,
+                        options.precision);
+  }
+  if (options.strides.height != 1 || options.strides.width != 1) {
+    throw InvalidArgument("layer '", layer.prefix(), "': strides ", options.strides.height, "x",
+                          options.strides.width, " with dilation_rate ", rate.height, "x",
+                          rate.width,
+                          ": strides > 1 are not supported together with a "
+                          "dilation_rate > 1 (as in TF)");
+  }
+  const Shape& in = x.shape();
+  if (in.dim(1) == kUnknownDim || in.dim(2) == kUnknownDim) {
+    throw InvalidArgument("layer '", layer.prefix(),
+                          "': a dilation_rate > 1 needs the inputs' "
+                          "height and width known (the SpaceToBatchND paddings are "
+                          "attributes), got shape ",
+                          in);
+  }
+  const int64_t sizes[2] = {in.dim(1), in.dim(2)};
+  const int64_t taps[2] = {options.kernel_size.height, options.kernel_size.width};
+  const std::vector<int64_t> block = {rate.height, rate.width};
+  std::vector<std::pair<int64_t, int64_t>> paddings, crops;
+  for (int i = 0; i < 2; ++i) {
+    const int64_t extra = padding == "SAME" ? (taps[i] - 1) * block[i] : 0;
+    const int64_t before = extra / 2, after = extra - before;
+    const int64_t fill = (block[i] - (sizes[i] + before + after) % block[i]) % block[i];
+    paddings.emplace_back(before, after + fill);
+    crops.emplace_back(0, fill);
+  }
+  Output batched = SpaceToBatchND(layer, x, block, paddings);
+  Output conv =
+      loom::Conv2D(layer.WithOpName("Conv2D"), batched, kernel, {1, 1}, "VALID", options.precision);
+  return BatchToSpaceND(layer, conv, block, crops);
+}
+
+}  // namespace
 
 Output Conv2D(const Scope& scope, Input inputs, const Conv2DOptions& options) {
   Output x = AsOutput(scope, inputs);
@@ -32,9 +84,7 @@ Output Conv2D(const Scope& scope, Input inputs, const Conv2DOptions& options) {
       {options.kernel_size.height, options.kernel_size.width, channels, options.filters}, x.dtype(),
       options.kernel_initializer, initializers::GlorotUniform(), options.trainable,
       options.kernel_regularizer, options.variable_getter);
-  Output y =
-      loom::Conv2D(layer.WithOpName("Conv2D"), x, kernel,
-                   {options.strides.height, options.strides.width}, padding, options.precision);
+  Output y = DilatedConv2D(layer, x, kernel, options, padding);
   if (options.use_bias) {
     Output bias = MakeVariable(layer, "bias", {options.filters}, x.dtype(),
                                options.bias_initializer, initializers::Zeros(), options.trainable,

@@ -325,18 +325,23 @@ TEST(OnnxExportTest, ACondIsRefusedNamingItsNodes) {
   EXPECT_FALSE(Env::Default()->FileExists(model));
 }
 
-// A dilated convolution's SpaceToBatchND / BatchToSpaceND, Atan2, Cumprod and
-// MaxPoolWithArgmax have no ONNX rule: the export names each and says what to do.
+// What the composed rules (onnx_ops_composed.cc) cannot build is refused naming the node and
+// what would make it exportable: SpaceToBatchND / BatchToSpaceND and MaxPoolWithArgmax on
+// unknown spatial dims, a Cumprod along an unknown or too long axis.
 TEST(OnnxExportTest, UnmappedOpsAreRefusedNamingThem) {
   TempDir dir;
   Graph graph;
   Scope s(graph);
-  Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, 4, 4, 1}));
+  Output x = Placeholder(s.WithOpName("x"), kFloat32, Shape({kUnknownDim, kUnknownDim, 4, 1}));
   Output y =
       BatchToSpaceND(s, SpaceToBatchND(s, x, {2, 2}, {{0, 0}, {0, 0}}), {2, 2}, {{0, 0}, {0, 0}});
-  Output z = Cumprod(s, Atan2(s, y, MaxPoolWithArgmax(s, x, {1, 1}, {1, 1}, "SAME").output), 1);
+  Output long_axis = Placeholder(s.WithOpName("long"), kFloat32, Shape({2, 2000}));
+  Output z =
+      Add(s, Cumprod(s, Atan2(s, y, MaxPoolWithArgmax(s, x, {1, 1}, {1, 1}, "SAME").output), 1),
+          Sum(s, Cumprod(s, long_axis, 1)));
   SignatureDef sig{.method_name = "tensorflow/serving/predict"};
-  sig.inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}}};
+  sig.inputs = {{"x", {.name = "x:0", .dtype = kFloat32, .shape = x.shape()}},
+                {"long", {.name = "long:0", .dtype = kFloat32, .shape = long_axis.shape()}}};
   sig.outputs["z"] = {.name = z.name(), .dtype = kFloat32, .shape = z.shape()};
   const std::string model = dir.Join("unmapped.onnx");
   const std::string m = testing::ErrorOf(
@@ -345,10 +350,12 @@ TEST(OnnxExportTest, UnmappedOpsAreRefusedNamingThem) {
       },
       ErrorCode::kUnimplemented);
   for (const char* want :
-       {"SpaceToBatchND x1", "BatchToSpaceND x1", "without dilated convolutions", "Atan2 x1",
-        "no Atan2", "Cumprod x1", "no cumulative product", "MaxPoolWithArgmax x1", "NCHW ones"}) {
+       {"SpaceToBatchND x1", "BatchToSpaceND x1", "dims after the batch must be known",
+        "MaxPoolWithArgmax x1", "convert ONNX MaxPool's NCHW Indices", "Cumprod x2",
+        "at most 1024 (it is 2000)"}) {
     EXPECT_NE(m.find(want), std::string::npos) << want << " in " << m;
   }
+  EXPECT_EQ(m.find("Atan2"), std::string::npos) << m;
   EXPECT_FALSE(Env::Default()->FileExists(model));
 }
 
@@ -409,6 +416,36 @@ TEST(OnnxExportTest, OpTableMatchesOnnxRuntime) {
                        Const(s, Tensor::FromVector<int32_t>({5, 7, 5, 3})), {2, 2}, "VALID")},
       {"depthwise_strided",
        DepthwiseConv2dNative(s, Reshape(s, x, {-1, 3, 2, 2}), DepthwiseFilter(s), {2, 1}, "VALID")},
+      // Dilated (ONNX's dilations): the 2x2 filter spans 3 rows at a rate of 2, SAME; the
+      // transposed one from [?, 3, 2, 2] to [5, 5, 4, 3] spans 3 x 3 (rates 2 x 2), VALID.
+      {"depthwise_dilated", DepthwiseConv2dNative(s, Reshape(s, x, {-1, 3, 2, 2}),
+                                                  DepthwiseFilter(s), {1, 1}, "SAME", {2, 1})},
+      {"transposed_dilated", Conv2DTranspose(s, Reshape(s, x, {-1, 3, 2, 2}), TransposeFilter(s),
+                                             Const(s, Tensor::FromVector<int64_t>({5, 5, 4, 3})),
+                                             {1, 1}, "VALID", {2, 2})},
+      // atan2 in every quadrant and on both axes: x against round(2 sin(7x)) (-2 .. 2, zeros
+      // where |sin| < 1/4), and a broadcast [4] y of 0.5, -0.5, 0, 0 against x.
+      {"atan2", Atan2(s, x, Round(s, Mul(s, Sin(s, Mul(s, x, 7.f)), 2.f)))},
+      {"atan2_broadcast",
+       Atan2(s, Const(s, Tensor::FromVector<float>({0.5f, -0.5f, 0.f, 0.f})), x)},
+      {"cumprod", Cumprod(s, x, 2)},
+      {"cumprod_exclusive_reverse", Cumprod(s, x, 1, {.exclusive = true, .reverse = true})},
+      {"cumprod_int",
+       Cumprod(s, Cast(s, Add(s, Round(s, Mul(s, x, 2.f)), 3.f), kInt64), 2, {.exclusive = true})},
+      // [5, 3, 2, 2] padded to [5, 4, 4, 2] and blocked 1 x 2: [10, 4, 2, 2]; and back.
+      {"space_to_batch", SpaceToBatchND(s, Reshape(s, x, {-1, 3, 2, 2}), {1, 2}, {{1, 0}, {0, 2}})},
+      {"batch_to_space",
+       BatchToSpaceND(s, SpaceToBatchND(s, Reshape(s, x, {-1, 3, 2, 2}), {1, 2}, {{1, 0}, {0, 2}}),
+                      {1, 2}, {{1, 0}, {0, 2}})},
+      // Ties (x rounded to halves) go to a window's first maximum in both.
+      {"argmax_values",
+       MaxPoolWithArgmax(s, Reshape(s, x, {-1, 3, 2, 2}), {2, 2}, {1, 1}, "SAME").output},
+      {"argmax_batch", MaxPoolWithArgmax(s, Reshape(s, x, {-1, 3, 2, 2}), {2, 2}, {1, 1}, "SAME",
+                                         {.include_batch_in_index = true})
+                           .argmax},
+      {"argmax_ties", MaxPoolWithArgmax(s, Round(s, Mul(s, Reshape(s, x, {-1, 3, 2, 2}), 2.f)),
+                                        {2, 1}, {1, 1}, "VALID", {.argmax_dtype = kInt32})
+                          .argmax},
       {"unique", Unique(s, FloorMod(s, ids, int64_t{3})).y},
       {"unique_idx", Unique(s, FloorMod(s, ids, int64_t{3})).idx},
       {"gather_nd", GatherNd(s, x, Const(s, Tensor::FromVector<int64_t>({1, 2, 0, 0}, {2, 2})))},

@@ -217,6 +217,7 @@ const std::map<std::string, OpRule>& OpRules() {
     AddReduceRules(*r);
     AddConvRules(*r);
     AddConvFamilyRules(*r);
+    AddComposedRules(*r);
     AddArrayRules(*r);
     AddNumericRules(*r);
     AddFeatureColumnRules(*r);
@@ -247,24 +248,6 @@ std::string WhyNotMapped(const std::string& op) {
       {"Merge",
        "tf.cond (Switch / Merge) is not exported as an ONNX If; decide the branch while "
        "building the PREDICT graph (a Python or C++ if on the mode) or select with Where"},
-      {"SpaceToBatchND",
-       "the space-to-batch rearrangement of a dilated convolution (tf.nn.atrous_conv2d, "
-       "dilations or rate > 1) has no ONNX translation in Loom yet; export a model without "
-       "dilated convolutions"},
-      {"BatchToSpaceND",
-       "the batch-to-space rearrangement of a dilated convolution (tf.nn.atrous_conv2d, "
-       "dilations or rate > 1) has no ONNX translation in Loom yet; export a model without "
-       "dilated convolutions"},
-      {"MaxPoolWithArgmax",
-       "its argmax flattens NHWC positions (TF's), where ONNX MaxPool's Indices flatten NCHW "
-       "ones, and Loom has no translation between them yet; export the PREDICT graph with "
-       "tf.nn.max_pool where only the values are needed"},
-      {"Atan2",
-       "ONNX has Atan but no Atan2, and Loom has no composition for its quadrants yet; "
-       "compute atan2 after the model, or export atan(y / x) where x > 0"},
-      {"Cumprod",
-       "ONNX has CumSum but no cumulative product; compute it after the model (or as "
-       "exp(cumsum(log x)) in the model when x > 0)"},
       {"RandomUniform", "random numbers in a PREDICT graph"},
       {"RandomNormal", "random numbers in a PREDICT graph"},
       {"TruncatedNormal", "random numbers in a PREDICT graph"},

@@ -47,6 +47,9 @@ void AddArrayRules(std::map<std::string, OpRule>& rules);
 void AddNumericRules(std::map<std::string, OpRule>& rules);
 // DepthwiseConv2dNative, Conv2DTranspose (onnx_ops_conv.cc).
 void AddConvFamilyRules(std::map<std::string, OpRule>& rules);
+// Atan2, Cumprod, SpaceToBatchND, BatchToSpaceND, MaxPoolWithArgmax: composed from ONNX
+// ops (onnx_ops_composed.cc).
+void AddComposedRules(std::map<std::string, OpRule>& rules);
 // Bucketize, VocabularyLookup, CheckIds, IdsToStrings.
 void AddFeatureColumnRules(std::map<std::string, OpRule>& rules);
 

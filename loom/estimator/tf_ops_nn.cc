@@ -26,6 +26,13 @@ std::vector<std::pair<int64_t, int64_t>> Pairs(const OpContext& c) {
   return out;
 }
 
+// The node's `dilations` [1, h, w, 1]; [1, 1, 1, 1] when absent (graphs from before TF had it).
+// The op's builder checks the values and names the node.
+std::vector<int64_t> Dilations(const OpContext& c) {
+  if (c.node.attr().count("dilations") == 0) return {1, 1, 1, 1};
+  return c.AttrInts("dilations");
+}
+
 }  // namespace
 
 void AddNnRules(std::map<std::string, TfOp>& table) {
@@ -33,16 +40,14 @@ void AddNnRules(std::map<std::string, TfOp>& table) {
       {"DepthwiseConv2dNative",
        [](OpContext& c) {
          c.RequireNhwc();
-         c.RequireNoDilations();
          return DepthwiseConv2dNative(c.named, c.In(0), c.In(1), c.AttrInts("strides"),
-                                      c.Attr("padding").s());
+                                      c.Attr("padding").s(), Dilations(c));
        }},
       {"Conv2DBackpropInput",
        [](OpContext& c) {
          c.RequireNhwc();
-         c.RequireNoDilations();
          return Conv2DTranspose(c.named, c.In(2), c.In(1), c.In(0), c.AttrInts("strides"),
-                                c.Attr("padding").s());
+                                c.Attr("padding").s(), Dilations(c));
        }},
       // (output, argmax): output 1 of the node is the argmax, in Targmax (int64 by default).
       {"MaxPoolWithArgmax",

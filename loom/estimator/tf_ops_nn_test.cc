@@ -138,30 +138,50 @@ TEST(TfNnOpsTest, MaxPoolWithArgmax) {
   EXPECT_EQ(out["arg"].flat<int32_t>()[0], 1);
 }
 
-TEST(TfNnOpsTest, DilatedOrNchwDepthwiseIsAClearError) {
-  for (const std::string attr : {"dilations", "data_format"}) {
-    GraphBuilder g;
-    g.Placeholder("img", proto::DT_FLOAT);
-    g.Floats("w", std::vector<float>(4, 1.f), {2, 2, 1, 1});
-    proto::NodeDef* dw = g.Add("y", "DepthwiseConv2dNative", {"img", "w"});
-    GraphBuilder::SetInts(dw, "strides", {1, 1, 1, 1});
-    (*dw->mutable_attr())["padding"].set_s("VALID");
-    if (attr == "dilations") {
-      GraphBuilder::SetInts(dw, "dilations", {1, 2, 2, 1});
-    } else {
-      (*dw->mutable_attr())["data_format"].set_s("NCHW");
-    }
-    estimator_testing::TempDir dir;
-    const std::string path = g.Write(dir);
-    const std::string m = testing::ErrorOf(
-        [&] {
-          TfModel::LoadFrozenGraph(Env::Default(), path, {{"img", "img"}}, {{"y", "y:0"}});
-        },
-        ErrorCode::kUnimplemented);
-    EXPECT_NE(m.find(attr == "dilations" ? "DepthwiseConv2dNative 'y' is dilated" : "NCHW"),
-              std::string::npos)
-        << m;
-  }
+// TF's dilations attribute: a 2x2 filter of ones dilated by 2 over a 3x3 image of 1..9
+// (VALID) sums the four corners, 1 + 3 + 7 + 9 = 20; Conv2DBackpropInput dilated the same
+// way spreads one value 2 onto those corners of a [1, 3, 3, 1] output.
+TEST(TfNnOpsTest, DilatedDepthwiseAndConv2DBackpropInput) {
+  GraphBuilder g;
+  g.Placeholder("img", proto::DT_FLOAT);
+  g.Floats("w", std::vector<float>(4, 1.f), {2, 2, 1, 1});
+  proto::NodeDef* dw = g.Add("y", "DepthwiseConv2dNative", {"img", "w"});
+  GraphBuilder::SetInts(dw, "strides", {1, 1, 1, 1});
+  (*dw->mutable_attr())["padding"].set_s("VALID");
+  GraphBuilder::SetInts(dw, "dilations", {1, 2, 2, 1});
+  g.Floats("two", {2.f}, {1, 1, 1, 1});
+  g.Ints("sizes", {1, 3, 3, 1}, {4});
+  proto::NodeDef* up = g.Add("up", "Conv2DBackpropInput", {"sizes", "w", "two"});
+  GraphBuilder::SetInts(up, "strides", {1, 1, 1, 1});
+  (*up->mutable_attr())["padding"].set_s("VALID");
+  GraphBuilder::SetInts(up, "dilations", {1, 2, 2, 1});
+  estimator_testing::TempDir dir;
+  auto model = TfModel::LoadFrozenGraph(Env::Default(), g.Write(dir), {{"img", "img"}},
+                                        {{"y", "y:0"}, {"up", "up:0"}});
+  auto out = model->Run(
+      "serving_default",
+      {{"img", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, Shape{1, 3, 3, 1})}});
+  EXPECT_EQ(out["y"].shape(), Shape({1, 1, 1, 1}));
+  EXPECT_EQ(FloatsOf(out["y"]), (std::vector<float>{20}));
+  EXPECT_EQ(FloatsOf(out["up"]), (std::vector<float>{2, 0, 2, 0, 0, 0, 2, 0, 2}));
+}
+
+TEST(TfNnOpsTest, NchwDepthwiseIsAClearError) {
+  GraphBuilder g;
+  g.Placeholder("img", proto::DT_FLOAT);
+  g.Floats("w", std::vector<float>(4, 1.f), {2, 2, 1, 1});
+  proto::NodeDef* dw = g.Add("y", "DepthwiseConv2dNative", {"img", "w"});
+  GraphBuilder::SetInts(dw, "strides", {1, 1, 1, 1});
+  (*dw->mutable_attr())["padding"].set_s("VALID");
+  (*dw->mutable_attr())["data_format"].set_s("NCHW");
+  estimator_testing::TempDir dir;
+  const std::string path = g.Write(dir);
+  const std::string m = testing::ErrorOf(
+      [&] {
+        TfModel::LoadFrozenGraph(Env::Default(), path, {{"img", "img"}}, {{"y", "y:0"}});
+      },
+      ErrorCode::kUnimplemented);
+  EXPECT_NE(m.find("NCHW"), std::string::npos) << m;
 }
 
 }  // namespace

@@ -248,6 +248,24 @@ Path KernelPath(const KernelContext& c, DType dtype) {
 
 int FallbackWarnings() { return fallback_warnings.load(); }
 
+bool ProductRunsInFloat32(Hardware hardware, bool transpose_b, int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kMaxNarrowColumns = 16;
+  // The measured range: 2^19.3-2^20.3 multiply-adds; 2^22 is where blas.h's narrow kernels
+  // stop. Smaller products were not measured and keep the bf16 path.
+  constexpr int64_t kMinNarrowWork = int64_t{1} << 16;
+  constexpr int64_t kMaxNarrowWork = int64_t{1} << 22;
+  const int64_t work = m * n * k;
+  return hardware == Hardware::kAvx512Bf16 && !transpose_b && n >= 1 && n <= kMaxNarrowColumns &&
+         work >= kMinNarrowWork && work <= kMaxNarrowWork;
+}
+
+Path ProductPath(const KernelContext& c, DType dtype, bool transpose_b, int64_t m, int64_t n,
+                 int64_t k) {
+  const Path path = KernelPath(c, dtype);  // throws for bf16-strict without hardware
+  if (path == Path::kFloat32) return path;
+  return ProductRunsInFloat32(DetectHardware(), transpose_b, m, n, k) ? Path::kFloat32 : path;
+}
+
 }  // namespace loom::bf16
 
 namespace loom {

@@ -13,8 +13,10 @@
 //              "bf16-emulated" anywhere, and "bf16" on hardware when oneDNN declines a shape;
 //   kFloat32   the float32 kernel: "float32", and "bf16" on a CPU without bf16 hardware
 //              (logged once per process). "bf16-strict" there throws FailedPrecondition.
-//              Conv2D's passes that bf16 was measured to slow down (shallow convolutions)
-//              take it under every bf16 policy: nn_conv.cc's ConvPath.
+//              Products that bf16 was measured to slow down on the CPU's kind of bf16
+//              hardware take it under every bf16 policy: MatMul's narrow products on
+//              AVX-512 BF16 (ProductRunsInFloat32), Conv2D's shallow convolutions
+//              (nn_conv.cc's ConvPath).
 // Thread-safety: all functions are thread-safe.
 #include <cstdint>
 #include <optional>
@@ -98,6 +100,27 @@ Path ChoosePath(Precision requested, Hardware hardware, std::string_view node);
 Path KernelPath(const KernelContext& c, DType dtype);
 // How many fallback warnings this process has logged (0 or 1), for tests.
 int FallbackWarnings();
+
+// ---- shapes that bf16 slows down, per kind of hardware ----
+
+// Whether a MatMul [m, k] x [k, n] (b stored transposed when transpose_b) under a bf16
+// policy runs in float32 on `hardware`, operands unrounded, because its bf16 kernel was
+// measured slower there than the float32 one: a rule on the shape and the hardware kind,
+// never a timing, so two runs compute the same bits (bench/bf16_kernels_bench.cc has the
+// data). On AVX-512 BF16 (AMD EPYC Zen 4, oneDNN 2.6's brg:avx512_core_bf16, 1 thread;
+// bench/RESULTS.md, session 16): a narrow product (n <= 16, b not transposed, 2^16 to 2^22
+// multiply-adds: the measured range, within the shapes blas.h's AVX-512 narrow kernels
+// take; smaller ones were not measured and stay bf16) was as fast or up to 1.8x
+// faster in float32: the MLP's logits 256x10x512 0.025 against 0.030 ms in bf16, their
+// weight gradient 512x10x256 0.024 against 0.043, the convnet's 64x10x1024 0.012 against
+// 0.016, the predict DNN's 1024x10x128 0.031 both. (The logits' input gradient, b
+// transposed, was 1.5x faster in bf16.) On AMX and without bf16 hardware: no such rule
+// (AMX's choices were measured without it).
+bool ProductRunsInFloat32(Hardware hardware, bool transpose_b, int64_t m, int64_t n, int64_t k);
+// KernelPath, then kFloat32 where ProductRunsInFloat32 says so for this CPU. The emulated
+// policy follows the rule too, so it still computes the hardware path's numbers.
+Path ProductPath(const KernelContext& c, DType dtype, bool transpose_b, int64_t m, int64_t n,
+                 int64_t k);
 
 }  // namespace loom::bf16
 

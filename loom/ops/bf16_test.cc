@@ -71,6 +71,7 @@ std::vector<Tensor> RunBuild(const Build& build, const std::vector<Tensor>& inpu
   Graph graph;
   Scope s(graph);
   std::vector<Output> xs;
+  xs.reserve(inputs.size());
   for (const Tensor& t : inputs) xs.push_back(Const(s, t));
   const std::vector<Output> outs = build(s, xs, precision);
   Session session(graph, {.intra_op_threads = threads});
@@ -243,7 +244,11 @@ TEST(Bf16Test, EmulatedProductsReadRoundedInputs) {
   Graph graph;
   Scope s(graph);
   auto x = Const(s, Tensor::FromVector<float>({a, a}, {1, 2}));
-  auto w = Const(s, Tensor::FromVector<float>({3, 0}, {2, 1}));
+  // 17 columns: wider than the narrow products that run in float32 on AVX-512 BF16
+  // (bf16::ProductRunsInFloat32); only column 0 is checked.
+  std::vector<float> w_values(2 * 17, 0.0f);
+  w_values[0] = 3;
+  auto w = Const(s, Tensor::FromVector<float>(w_values, {2, 17}));
   auto bf = MatMul(s, x, w, {.precision = Precision::kBf16Emulated});
   auto fp = MatMul(s, x, w);
   // 3 input channels of a 3x3 window: deep enough (27) for bf16 (nn_conv.cc's rule).
@@ -414,7 +419,7 @@ TEST(Bf16Test, GraphDefRoundTripKeepsThePolicy) {
   Graph graph;
   Scope s(graph);
   auto x = Const(s, RandomFloats({3, 40}, 5));
-  auto w = Const(s, RandomFloats({40, 6}, 6));
+  auto w = Const(s, RandomFloats({40, 20}, 6));  // not narrow (bf16::ProductRunsInFloat32)
   auto z = MatMul(s.WithOpName("z"), x, w, {.precision = Precision::kBf16Emulated});
   auto plain = MatMul(s.WithOpName("plain"), x, w);
   OpRegistry registry;
@@ -570,13 +575,14 @@ TEST(Bf16Test, HardwarePathRunsTheCpusBf16Kernels) {
           << "] threads=" << threads << " runs '" << impl << "', not " << want << " ("
           << bf16::CpuModelName() << ")";
     }
-    // The convnet's second convolution (14x14x32 -> 64, 5x5 SAME), all three passes.
+    // The convnet's second convolution (14x14x32 -> 64, 5x5 SAME), all three passes, in
+    // the layouts Loom runs them in on this CPU (bf16_conv.h's ConvOperandsFor).
     const nn_internal::Geometry g = SecondConvGeometry(64);
     using onednn_internal::ConvPass;
     for (ConvPass pass :
          {ConvPass::kForward, ConvPass::kBackwardData, ConvPass::kBackwardWeights}) {
       const std::string impl =
-          onednn_internal::ConvImpl(onednn_internal::ConvOperands::kBf16, pass, g, 64, threads);
+          onednn_internal::ConvImpl(bf16::ConvOperandsFor(hardware, pass), pass, g, 64, threads);
       EXPECT_NE(impl.find(want), std::string::npos)
           << "Conv2D pass " << static_cast<int>(pass) << " threads=" << threads << " runs '" << impl
           << "', not " << want;

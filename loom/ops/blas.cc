@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <vector>
 
 #include "loom/base/check.h"
 #include "loom/ops/blas_narrow.h"
@@ -70,7 +71,71 @@ void LibraryGemm(GemmLibrary library, bool transpose_a, bool transpose_b, int64_
   }
 }
 
+// True on AMD CPUs with AVX-512F (Zen 4 and later): where the transposed-product rule was
+// measured (blas.h: ChooseTransposedProduct).
+bool AmdWithAvx512() {
+#ifdef LOOM_BLAS_X86
+  static const bool amd = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd") && __builtin_cpu_supports("avx512f");
+  }();
+  return amd;
+#else
+  return false;
+#endif
+}
+
+// out[c * ldo + r] = in[r * ldi + c] for the rows x cols matrix in, in 16 x 16 tiles (both
+// sides' lines stay in L1 while a tile is copied).
+void TransposeInto(const float* in, int64_t rows, int64_t cols, int64_t ldi, float* out,
+                   int64_t ldo) {
+  constexpr int64_t kTile = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const int64_t r1 = std::min(rows, r0 + kTile);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(cols, c0 + kTile);
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t c = c0; c < c1; ++c) out[c * ldo + r] = in[r * ldi + c];
+      }
+    }
+  }
+}
+
+// C = alpha * A B^T + beta * C (A m x k, B stored n x k) as C^T = alpha * B A^T: A
+// transposed into a buffer, one product with neither operand transposed, C^T transposed
+// back (blas.h: ChooseTransposedProduct says when and why).
+void TransposedProduct(GemmLibrary library, int64_t m, int64_t n, int64_t k, float alpha,
+                       const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                       float* c, int64_t ldc) {
+  thread_local std::vector<float> a_t, c_t;  // kept: no allocation per call
+  if (a_t.size() < static_cast<size_t>(k * m)) a_t.resize(k * m);
+  if (c_t.size() < static_cast<size_t>(n * m)) c_t.resize(n * m);
+  TransposeInto(a, m, k, lda, a_t.data(), m);
+  LibraryGemm(library, false, false, n, m, k, alpha, b, ldb, a_t.data(), m, 0.f, c_t.data(), m);
+  if (beta == 0.f) {
+    TransposeInto(c_t.data(), n, m, m, c, ldc);  // C written without being read
+    return;
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = c_t[j * m + i] + beta * c[i * ldc + j];
+  }
+}
+
 }  // namespace
+
+bool ChooseTransposedProduct(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k) {
+  return AmdWithAvx512() && !transpose_a && transpose_b && m <= 64 && n >= 1024 && k >= 256;
+}
+
+void GemmByTransposedProduct(GemmLibrary library, int64_t m, int64_t n, int64_t k, float alpha,
+                             const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                             float* c, int64_t ldc) {
+  if (m == 0 || n == 0 || k == 0) {
+    LibraryGemm(GemmLibrary::kOpenBlas, false, true, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  TransposedProduct(library, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
 
 void SetBlasThreads(int num_threads) {
   if (CurrentBlasThreads().exchange(num_threads) != num_threads) {
@@ -143,6 +208,11 @@ void GemmOn(GemmVariant variant, bool transpose_a, bool transpose_b, int64_t m, 
     return;
   }
 #endif
+  if (ChooseTransposedProduct(transpose_a, transpose_b, m, n, k)) {
+    TransposedProduct(ChooseGemmLibrary(false, false, n, m, k), m, n, k, alpha, a, lda, b, ldb,
+                      beta, c, ldc);
+    return;
+  }
   LibraryGemm(ChooseGemmLibrary(transpose_a, transpose_b, m, n, k), transpose_a, transpose_b, m, n,
               k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -49,6 +49,21 @@ const char* GemmLibraryName(GemmLibrary library);
 //   batch 64, the logits layer's input gradient, im2col products with k = 25); OpenBLAS
 //   otherwise (equal on the MLP's 256 x 512 products, 1.5x faster on 512 x 512 x 256).
 GemmLibrary ChooseGemmLibrary(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k);
+// Whether Gemm computes a float32 C = op(A) B^T through the transposed product C^T = B A^T
+// (B's rows then read in order, no transposed operand), transposing A (k x m, small) into a
+// buffer and C^T back: when A is short (m <= 64), C wide (n >= 1024) and k >= 256, on AMD
+// CPUs with AVX-512F. Measured on an AMD EPYC (Zen 4) at 1 thread, the convnet's dense
+// input gradient 64 x 3136 x 1024: dnnl_sgemm 5.7 ms with B transposed, 4.6 ms this way
+// (transposes included); OpenBLAS as slow as oneDNN on the direct product (bench/RESULTS.md,
+// session 16). Not measured on Intel CPUs, which keep the direct product. The result
+// differs from the direct product's by float32 rounding (another summation order); like
+// the library rule it depends only on the shape and the CPU.
+bool ChooseTransposedProduct(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k);
+// C = alpha * A B^T + beta * C (A stored m x k, B stored n x k) through the transposed
+// product on `library`, whatever the rule says, for tests and benchmarks.
+void GemmByTransposedProduct(GemmLibrary library, int64_t m, int64_t n, int64_t k, float alpha,
+                             const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                             float* c, int64_t ldc);
 // The product on `library` alone (no narrow kernel), for tests and benchmarks. An empty
 // product (m, n or k = 0) runs on OpenBLAS whatever `library` says.
 void GemmWithLibrary(GemmLibrary library, bool transpose_a, bool transpose_b, int64_t m, int64_t n,

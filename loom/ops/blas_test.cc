@@ -116,6 +116,85 @@ TEST(GemmDispatchTest, ChoosesTheLibraryByShapeAndCpu) {
   std::printf("GEMM library for 256x512x784 on this CPU: %s\n", choice(256, 512, 784).c_str());
 }
 
+// C = alpha * A B^T + beta * C through C^T = B A^T on each library against a float64
+// reference: short and wide C (the rule's shapes) and small ones, leading dimensions wider
+// than the matrices (C's padding never touched), alpha / beta, and beta = 0 writing C
+// without reading it (a NaN there does not survive).
+TEST(GemmDispatchTest, TheTransposedProductMatchesTheFloat64Reference) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  struct Case {
+    int64_t m, n, k;
+  };
+  for (const Case& s : {Case{64, 1024, 256}, Case{3, 1030, 300}, Case{1, 5, 1}, Case{7, 17, 21},
+                        Case{5, 9, 0}, Case{0, 4, 3}}) {
+    for (const auto& [alpha, beta] : {std::pair{1.f, 0.f}, std::pair{2.f, -0.25f}}) {
+      const int64_t lda = s.k + 3, ldb = s.k + 1, ldc = s.n + 5;
+      std::vector<float> a(s.m * lda), b(s.n * ldb), c0(s.m * ldc);
+      for (float& v : a) v = dist(rng);
+      for (float& v : b) v = dist(rng);
+      for (float& v : c0) v = beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
+      for (GemmLibrary library : {GemmLibrary::kOpenBlas, GemmLibrary::kOnednn}) {
+        SCOPED_TRACE(::testing::Message() << GemmLibraryName(library) << " m=" << s.m
+                                          << " n=" << s.n << " k=" << s.k << " beta=" << beta);
+        std::vector<float> c = c0;
+        GemmByTransposedProduct(library, s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta,
+                                c.data(), ldc);
+        for (int64_t i = 0; i < s.m; ++i) {
+          for (int64_t j = 0; j < ldc; ++j) {
+            const float got = c[i * ldc + j], before = c0[i * ldc + j];
+            if (j >= s.n) {
+              ASSERT_TRUE(got == before || (std::isnan(got) && std::isnan(before)));
+              continue;
+            }
+            double want = 0;
+            for (int64_t l = 0; l < s.k; ++l) want += double{a[i * lda + l]} * b[j * ldb + l];
+            want = alpha * want + (beta == 0.f ? 0.0 : beta * double{before});
+            ASSERT_NEAR(got, want, 1e-5 * (1 + s.k)) << "at " << i << "," << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The transposed product's rule: only B transposed, A short, C wide, k not small, and only
+// on AMD CPUs with AVX-512F (where it was measured).
+TEST(GemmDispatchTest, ChoosesTheTransposedProductOnlyWhereMeasured) {
+#if defined(__x86_64__) && defined(__linux__)
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::stringstream text;
+  text << cpuinfo.rdbuf();
+  const bool amd = text.str().find("AuthenticAMD") != std::string::npos;
+  const bool measured = amd && CpuinfoHasFlag("avx512f");
+#else
+  const bool measured = false;
+#endif
+  EXPECT_EQ(ChooseTransposedProduct(false, true, 64, 3136, 1024), measured);  // dense dX
+  EXPECT_FALSE(ChooseTransposedProduct(false, false, 64, 3136, 1024));
+  EXPECT_FALSE(ChooseTransposedProduct(true, true, 64, 3136, 1024));
+  EXPECT_FALSE(ChooseTransposedProduct(false, true, 65, 3136, 1024));
+  EXPECT_FALSE(ChooseTransposedProduct(false, true, 64, 1023, 1024));
+  EXPECT_FALSE(ChooseTransposedProduct(false, true, 64, 3136, 255));
+  EXPECT_FALSE(ChooseTransposedProduct(false, true, 256, 512, 512));  // the MLP's dX
+  // Through Gemm, the rule's shape gives the transposed product's bits.
+  const int64_t m = 64, n = 1024, k = 256;
+  std::vector<float> a(m * k), b(n * k), c(m * n), want(m * n);
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (float& v : a) v = dist(rng);
+  for (float& v : b) v = dist(rng);
+  Gemm(false, true, m, n, k, 1.f, a.data(), k, b.data(), k, 0.f, c.data(), n);
+  if (measured) {
+    GemmByTransposedProduct(ChooseGemmLibrary(false, false, n, m, k), m, n, k, 1.f, a.data(), k,
+                            b.data(), k, 0.f, want.data(), n);
+  } else {
+    GemmWithLibrary(ChooseGemmLibrary(false, true, m, n, k), false, true, m, n, k, 1.f, a.data(), k,
+                    b.data(), k, 0.f, want.data(), n);
+  }
+  EXPECT_EQ(c, want);
+}
+
 TEST(GemmDispatchDeathTest, AVariantTheCpuLacksIsRefused) {
   for (GemmVariant v : {GemmVariant::kAvx2, GemmVariant::kAvx512}) {
     if (CpuSupports(v)) continue;

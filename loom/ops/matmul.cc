@@ -119,7 +119,7 @@ const OpDef& MatMulOp() {
             CheckInner([&](const auto&... args) { c.Fail(args...); }, a.shape(), b.shape(), ta, tb,
                        d);
             Tensor out = c.AllocateOutput(0, Shape{d.m, d.n});
-            const bf16::Path path = bf16::KernelPath(c, a.dtype());
+            const bf16::Path path = bf16::ProductPath(c, a.dtype(), tb, d.m, d.n, d.k_a);
             if (path == bf16::Path::kHardware && d.m > 0 && d.n > 0 && d.k_a > 0) {
               // A weight's bf16 bits are made once per version of its variable, and those
               // of a value two products read once per step.

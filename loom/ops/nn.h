@@ -15,8 +15,11 @@
 // does: the extra row/column goes at the bottom/right).
 //
 // Every op here has a gradient, built from dedicated fused gradient ops (ReluGrad,
-// BiasAddGrad, Conv2DBackpropInput/Filter, MaxPoolGrad, ...), so nn does not depend on
-// the math family. The gradient ops themselves have no gradient (no second derivatives).
+// BiasAddGrad, Conv2DBackpropInput/Filter, MaxPoolGrad, ...), so a first derivative needs
+// no op of the math family. The activations' gradient ops, BiasAddGrad and Conv2D's
+// backprops are differentiable again (second derivatives, e.g. a gradient penalty; built
+// from those ops and, for the curved activations, math ops); the pooling and loss gradient
+// ops are not.
 // Where TF's gradient ops take a shape tensor (Conv2DBackpropInput/Filter, AvgPoolGrad),
 // ours take the forward input or filter itself and read only its shape.
 // Conv2D and its backprops run as one GEMM over the whole batch's im2col matrix (ops/blas.h);

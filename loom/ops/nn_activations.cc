@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "loom/ops/grad_support.h"
+#include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_internal.h"
 
@@ -41,65 +43,102 @@ using nn_internal::FloatSameAsInput;
 using nn_internal::kElementwiseChunk;
 using nn_internal::UnaryKernel;
 
-constexpr const char* kNoActivationSecondDerivative =
-    "second derivatives of nn activations are not implemented";
-
 using nn_internal::AddOp;
 
-// A (a, b) -> out element-wise gradient op; `reuse` is the input whose buffer it may take.
+// A (a, b) -> out element-wise gradient op; `reuse` is the input whose buffer it may take;
+// `grad` its own gradient (second derivatives of the activation, as TF 1.15 has them).
 template <typename Fn>
-OpDef GradOpDef(const char* name, int reuse, Fn fn) {
+OpDef GradOpDef(const char* name, int reuse, Fn fn, const GradFn& grad) {
   return {
       .name = name,
       .num_inputs = 2,
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = FloatBinarySameShape,
       .kernel = [reuse, fn](KernelContext& c) { BinaryKernel(c, reuse, fn); },
-      .no_gradient = kNoActivationSecondDerivative,
+      .grad = grad,
+  };
+}
+
+// The gradient of a (dy, x) -> dy * f'(x) op whose f' is piecewise constant (ReLU, ReLU6,
+// leaky ReLU): linear in dy, and zero in x (almost everywhere; TF 1.15 returns zeros).
+GradFn PiecewiseLinearGrad(const OpDef& (*self)()) {
+  return [self](const GradContext& g) -> std::vector<GradOutput> {
+    return {AddOp(g.scope(), self(), {g.grad(0), g.input(1)}, g.node().attrs()), GradOutput()};
   };
 }
 
 // Gradient op inputs (TF's order): ReluGrad/Relu6Grad/LeakyReluGrad/SoftplusGrad take
 // (gradients, features), EluGrad (gradients, outputs), SigmoidGrad/TanhGrad (y, dy).
 const OpDef& ReluGradOp() {
-  static const OpDef op =
-      GradOpDef("ReluGrad", 0, [](auto dy, auto x) { return nn_internal::ReluGradOf(dy, x); });
+  static const OpDef op = GradOpDef(
+      "ReluGrad", 0, [](auto dy, auto x) { return nn_internal::ReluGradOf(dy, x); },
+      PiecewiseLinearGrad(ReluGradOp));
   return op;
 }
 
 const OpDef& Relu6GradOp() {
   // d/dx min(max(x, 0), 6) = [0 < x < 6]; NaN at x = NaN
-  static const OpDef op = GradOpDef("Relu6Grad", 0, [](auto dy, auto x) {
-    return x > 0 && x < 6 ? dy : (x != x ? x : decltype(dy)(0));
-  });
+  static const OpDef op = GradOpDef(
+      "Relu6Grad", 0,
+      [](auto dy, auto x) { return x > 0 && x < 6 ? dy : (x != x ? x : decltype(dy)(0)); },
+      PiecewiseLinearGrad(Relu6GradOp));
   return op;
 }
 
 const OpDef& EluGradOp() {
   // d/dx elu(x) = 1 for x > 0, exp(x) = y + 1 otherwise
-  static const OpDef op =
-      GradOpDef("EluGrad", 0, [](auto dy, auto y) { return y > 0 ? dy : dy * (y + 1); });
+  // Its own gradient: d dy = EluGrad(G, y); d y = G dy where y <= 0, else 0.
+  static const OpDef op = GradOpDef(
+      "EluGrad", 0, [](auto dy, auto y) { return y > 0 ? dy : dy * (y + 1); },
+      [](const GradContext& g) -> std::vector<GradOutput> {
+        const Scope& s = g.scope();
+        const Output& y = g.input(1);
+        Output d_y =
+            Mul(s, Mul(s, g.grad(0), g.input(0)), Cast(s, LessEqual(s, y, 0.0), y.dtype()));
+        return {AddOp(s, EluGradOp(), {g.grad(0), y}), d_y};
+      });
   return op;
 }
 
 const OpDef& SigmoidGradOp() {
   // d/dx sigmoid(x) = y (1 - y)
-  static const OpDef op =
-      GradOpDef("SigmoidGrad", 1, [](auto y, auto dy) { return dy * y * (1 - y); });
+  // Its own gradient: d y = G dy (1 - 2y); d dy = SigmoidGrad(y, G).
+  static const OpDef op = GradOpDef(
+      "SigmoidGrad", 1, [](auto y, auto dy) { return dy * y * (1 - y); },
+      [](const GradContext& g) -> std::vector<GradOutput> {
+        const Scope& s = g.scope();
+        const Output& y = g.input(0);
+        Output d_y = Mul(s, Mul(s, g.grad(0), g.input(1)), Sub(s, 1.0, Mul(s, y, 2.0)));
+        return {d_y, AddOp(s, SigmoidGradOp(), {y, g.grad(0)})};
+      });
   return op;
 }
 
 const OpDef& TanhGradOp() {
   // d/dx tanh(x) = 1 - y^2
-  static const OpDef op =
-      GradOpDef("TanhGrad", 1, [](auto y, auto dy) { return dy * (1 - y * y); });
+  // Its own gradient: d y = -2 G dy y; d dy = TanhGrad(y, G).
+  static const OpDef op = GradOpDef(
+      "TanhGrad", 1, [](auto y, auto dy) { return dy * (1 - y * y); },
+      [](const GradContext& g) -> std::vector<GradOutput> {
+        const Scope& s = g.scope();
+        const Output& y = g.input(0);
+        Output d_y = Mul(s, Mul(s, g.grad(0), g.input(1)), Mul(s, y, -2.0));
+        return {d_y, AddOp(s, TanhGradOp(), {y, g.grad(0)})};
+      });
   return op;
 }
 
 const OpDef& SoftplusGradOp() {
   // d/dx log(1 + exp(x)) = sigmoid(x)
-  static const OpDef op =
-      GradOpDef("SoftplusGrad", 0, [](auto dy, auto x) { return dy / (1 + std::exp(-x)); });
+  // Its own gradient: d dy = SoftplusGrad(G, x); d x = G dy sigmoid'(x).
+  static const OpDef op = GradOpDef(
+      "SoftplusGrad", 0, [](auto dy, auto x) { return dy / (1 + std::exp(-x)); },
+      [](const GradContext& g) -> std::vector<GradOutput> {
+        const Scope& s = g.scope();
+        const Output& x = g.input(1);
+        Output d_x = AddOp(s, SigmoidGradOp(), {Sigmoid(s, x), Mul(s, g.grad(0), g.input(0))});
+        return {AddOp(s, SoftplusGradOp(), {g.grad(0), x}), d_x};
+      });
   return op;
 }
 
@@ -118,7 +157,7 @@ const OpDef& LeakyReluGradOp() {
               return x > 0 ? dy : static_cast<decltype(dy)>(alpha) * dy;
             });
           },
-      .no_gradient = kNoActivationSecondDerivative,
+      .grad = PiecewiseLinearGrad(LeakyReluGradOp),
       .not_swept = "built only by LeakyRelu's gradient rule; LeakyRelu's gradient check covers it",
   };
   return op;
@@ -271,7 +310,10 @@ const OpDef& BiasAddGradOp() {
               return 0;
             });
           },
-      .no_gradient = "second derivatives of BiasAdd are not implemented",
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // The sum over every axis but the last: its gradient is G broadcast along them.
+        return {BiasAdd(g.scope(), ZerosLike(g.scope(), g.input(0)), g.grad(0))};
+      },
   };
   return op;
 }

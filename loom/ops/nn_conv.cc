@@ -385,7 +385,16 @@ void ConvShapeChecks(InferenceContext& c) {
   IsSame(c);
 }
 
-const char* const kNoConvSecondDerivative = "second derivatives of Conv2D are not implemented";
+const OpDef& Conv2DOp();
+const OpDef& Conv2DBackpropFilterOp();
+
+// Both backprops' sample: input [1,5,4,2], filter [2,3,2,3], stride 2 SAME, so the output
+// gradient is [1,3,2,3].
+OpSample ConvBackpropSample() {
+  return OpSample{
+      {SampleDoubles({1, 5, 4, 2}), SampleDoubles({2, 3, 2, 3}), SampleDoubles({1, 3, 2, 3})},
+      {kStrides(std::vector<int64_t>{1, 2, 2, 1}), kPadding("SAME")}};
+}
 
 const OpDef& Conv2DBackpropInputOp() {
   static const OpDef op = {
@@ -399,8 +408,15 @@ const OpDef& Conv2DBackpropInputOp() {
             c.set_output(0, c.input_dtype(0), c.input_shape(0));
           },
       .kernel = Conv2DBackpropInputKernel,
-      .no_gradient = kNoConvSecondDerivative,
-      .not_swept = "built only by Conv2D's gradient rule; Conv2D's gradient check covers it",
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // dx = input backprop(filter, dy) is bilinear in filter and dy; `input` gives its
+        // shape only. <G, dx> = <Conv2D(G, filter), dy> = <filter backprop(G, dy), filter>.
+        const Output& filter = g.input(1);
+        const Output& dy = g.input(2);
+        return {GradOutput(), AddGradOp(g, Conv2DBackpropFilterOp(), {g.grad(0), filter, dy}),
+                AddGradOp(g, Conv2DOp(), {g.grad(0), filter})};
+      },
+      .sample = ConvBackpropSample,
   };
   return op;
 }
@@ -417,8 +433,15 @@ const OpDef& Conv2DBackpropFilterOp() {
             c.set_output(0, c.input_dtype(0), c.input_shape(1));
           },
       .kernel = Conv2DBackpropFilterKernel,
-      .no_gradient = kNoConvSecondDerivative,
-      .not_swept = "built only by Conv2D's gradient rule; Conv2D's gradient check covers it",
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // dfilter = filter backprop(input, dy) is bilinear in input and dy; `filter` gives
+        // its shape only. <G, dfilter> = <Conv2D(input, G), dy> = <input backprop(G, dy), input>.
+        const Output& input = g.input(0);
+        const Output& dy = g.input(2);
+        return {AddGradOp(g, Conv2DBackpropInputOp(), {input, g.grad(0), dy}), GradOutput(),
+                AddGradOp(g, Conv2DOp(), {input, g.grad(0)})};
+      },
+      .sample = ConvBackpropSample,
   };
   return op;
 }

@@ -12,11 +12,18 @@
 // possibly computed at run time (tf.stack([tf.shape(x)[0], 14, 14, 32])). The Conv2D of an
 // [batch, H, W, C] input by filter with these strides and padding must give value's shape
 // [batch, h, w, K] (several H give the same h at a stride > 1: output_shape picks one); a
-// mismatch is InvalidArgument naming both shapes. float32 runs on oneDNN (onednn_conv.h),
-// float64 and whatever oneDNN declines on direct loops.
+// mismatch is InvalidArgument naming both shapes. `dilations` {rh, rw} (TF's attribute;
+// [1, rh, rw, 1] also accepted) dilates that Conv2D's filter, as TF's Conv2DBackpropInput
+// (and tf.nn.conv2d_transpose's dilations) do; dilated, float32 runs oneDNN's dilated
+// convolution (onednn_depthwise.h). float32
+// runs on oneDNN (onednn_conv.h), float64 and whatever oneDNN declines on direct loops.
 //
 // Differentiable in value (Conv2D of the output's gradient by filter) and filter (the op
-// Conv2DTransposeBackpropFilter); output_shape is not differentiable. No second derivatives.
+// Conv2DTransposeBackpropFilter); output_shape is not differentiable. Twice differentiable:
+// Conv2DTransposeBackpropFilter's gradient is a Conv2DTranspose and a Conv2D (a gradient
+// penalty on the filter's or the value's gradient works).
+// Dilated, the value gradient is a Conv2D by the filter with the dilation's zeros put in
+// (Conv2D has no dilations): exact, at rh * rw times the multiplies.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,7 +33,8 @@
 namespace loom {
 
 Output Conv2DTranspose(const Scope& scope, Input value, Input filter, Input output_shape,
-                       const std::vector<int64_t>& strides, const std::string& padding);
+                       const std::vector<int64_t>& strides, const std::string& padding,
+                       const std::vector<int64_t>& dilations = {1, 1});
 
 void RegisterNnConvTransposeOps(OpRegistry& registry);
 

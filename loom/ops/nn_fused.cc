@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "loom/ops/nn_internal.h"
@@ -162,6 +163,33 @@ KernelFn FusedConv2DKernel(const Node& conv, const Node* bias_add, const Node* r
       }
     }
     nn_internal::Conv2DWithEpilogue(c, bias, relu != nullptr);
+  };
+}
+
+KernelFn FusedMatMulKernel(const Node& matmul, const Node* bias_add, const Node* relu) {
+  const Node* product = &matmul;
+  return [product, bias_add, relu](KernelContext& c) {
+    // The MatMul's kernel as it is (its checks, precision paths and library choice), on a
+    // context of its own whose output this kernel then finishes in place. Its inputs are
+    // this context's first two (adjacent in the span; a MatMul only reads them).
+    std::vector<Tensor> outputs(1);
+    KernelContext inner(*product, std::span<Tensor>(const_cast<Tensor*>(&c.input(0)), 2), outputs,
+                        c.pool(), c.resources(), c.step_id());
+    product->op_def().kernel(inner);
+    Tensor& y = outputs[0];
+    const Tensor* bias = nullptr;
+    if (bias_add != nullptr) {
+      bias = &c.input(2);
+      if (bias->rank() != 1 || y.rank() != 2 || bias->dim(0) != y.dim(1) ||
+          bias->dtype() != y.dtype()) {
+        throw InvalidArgument(bias_add->description(), ": bias of ", DTypeName(bias->dtype()),
+                              bias->shape(), " does not match the last dimension of value ",
+                              DTypeName(y.dtype()), y.shape(), " (the MatMul's product)")
+            .AtNode(bias_add->name());
+      }
+    }
+    nn_internal::ApplyBiasRelu(c.pool(), y, bias, relu != nullptr);
+    c.set_output(0, std::move(y));
   };
 }
 

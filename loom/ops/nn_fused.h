@@ -8,6 +8,10 @@
 //   Conv2D -> BiasAdd -> Relu     one convolution with oneDNN's bias and ReLU post-op (the
 //                                 bias and ReLU then cost nothing), or the convolution and
 //                                 one pass for both where oneDNN declines (float64, 1x1);
+//   MatMul -> BiasAdd -> Relu     MatMul's own kernel (any precision policy), then one pass
+//                                 for the bias and ReLU over its output, in place while the
+//                                 product's last rows are still in cache: no second
+//                                 tensor and no second and third pass over memory;
 //   MaxPoolGrad -> ReluGrad -> BiasAddGrad
 //                                 one pass over the pooled windows that routes each
 //                                 gradient to its window's maximum, masks it by ReLU's
@@ -24,6 +28,12 @@ namespace loom {
 // REQUIRES: `bias_add` (when given) reads `conv`'s output as its value, `relu` (when given)
 // the output before it.
 KernelFn FusedConv2DKernel(const Node& conv, const Node* bias_add, const Node* relu);
+
+// MatMul [-> BiasAdd] [-> Relu], at least one of the two. Inputs: the MatMul's (a, b), then
+// the BiasAdd's bias when `bias_add`. Output 0: the chain's last output. The results are
+// bitwise the unfused nodes' (the same product, then the same additions and comparisons).
+// REQUIRES: as FusedConv2DKernel's, with `matmul` for `conv`.
+KernelFn FusedMatMulKernel(const Node& matmul, const Node* bias_add, const Node* relu);
 
 // [MaxPoolGrad ->] ReluGrad [-> BiasAddGrad], at least one of the two. Inputs: the
 // MaxPoolGrad's (orig_input, grad) when `max_pool_grad`, else the ReluGrad's gradients;

@@ -33,7 +33,11 @@ constexpr auto kBf16 = memory::data_type::bf16;
 
 memory::desc ConvDescs::Want(const memory::dims& dims, Tag float32_tag, ConvRole role) const {
   if (operands == ConvOperands::kFloat32) return memory::desc(dims, kF32, float32_tag);
-  return memory::desc(dims, role == ConvRole::kOperand ? kBf16 : kF32, Tag::any);
+  const auto type = role == ConvRole::kOperand ? kBf16 : kF32;
+  if (operands == ConvOperands::kBf16Nhwc && float32_tag == Tag::nhwc) {
+    return memory::desc(dims, type, Tag::nhwc);
+  }
+  return memory::desc(dims, type, Tag::any);
 }
 
 std::optional<ConvDescs> MakeConvDescs(ConvOperands operands, const Geometry& g, int64_t out_c) {
@@ -152,6 +156,13 @@ dnnl::convolution_backward_weights::primitive_desc BackwardWeightsPd(const ConvD
                                                             ForwardPd(d));
 }
 
+// oneDNN's reference kernels ("ref:any"): what it falls back to when no optimized kernel
+// takes the layouts asked for; tens of times slower than either layout's kernel.
+template <typename PrimitiveDesc>
+bool IsReference(const PrimitiveDesc& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
 }  // namespace
 
 std::string ConvImpl(ConvOperands operands, ConvPass pass, const Geometry& g, int64_t out_c,
@@ -180,6 +191,9 @@ bool Conv2D(ConvOperands operands, const Geometry& g, int64_t out_c, const float
   UseThreads(threads);
   try {
     const auto pd = ForwardPd(*d, epilogue);
+    if (operands == ConvOperands::kBf16Nhwc && IsReference(pd)) {
+      return Conv2D(ConvOperands::kBf16, g, out_c, x, w, y, threads, epilogue);
+    }
     Execution run;
     Args args = {{DNNL_ARG_SRC, run.Input(pd.src_desc(), d->src_user, x)},
                  {DNNL_ARG_WEIGHTS, run.Input(pd.weights_desc(), d->weights_user, w)},
@@ -201,6 +215,9 @@ bool Conv2DBackpropInput(ConvOperands operands, const Geometry& g, int64_t out_c
   UseThreads(threads);
   try {
     const auto pd = BackwardDataPd(*d);
+    if (operands == ConvOperands::kBf16Nhwc && IsReference(pd)) {
+      return Conv2DBackpropInput(ConvOperands::kBf16, g, out_c, w, dy, dx, threads);
+    }
     Execution run;
     Args args = {{DNNL_ARG_DIFF_DST, run.Input(pd.diff_dst_desc(), d->dst_user, dy)},
                  {DNNL_ARG_WEIGHTS, run.Input(pd.weights_desc(), d->weights_user, w)},
@@ -219,6 +236,9 @@ bool Conv2DBackpropFilter(ConvOperands operands, const Geometry& g, int64_t out_
   UseThreads(threads);
   try {
     const auto pd = BackwardWeightsPd(*d);
+    if (operands == ConvOperands::kBf16Nhwc && IsReference(pd)) {
+      return Conv2DBackpropFilter(ConvOperands::kBf16, g, out_c, x, dy, dw, threads);
+    }
     Execution run;
     Args args = {{DNNL_ARG_SRC, run.Input(pd.src_desc(), d->src_user, x)},
                  {DNNL_ARG_DIFF_DST, run.Input(pd.diff_dst_desc(), d->dst_user, dy)},

@@ -38,7 +38,12 @@ dnnl::primitive_attr UserScratchpad();
 //             oneDNN's choice (a small reorder per call); onednn_conv.h says why.
 //   kBf16:    every operand and result in layout `any`; the operands are rounded to bf16
 //             (nearest even) by their reorder, the results reordered back to float32.
-enum class ConvOperands { kFloat32, kBf16 };
+//   kBf16Nhwc: as kBf16, but the activations (x, dy) are bf16 in NHWC and their results
+//             (y, dx) float32 NHWC, written where Loom wants them (no reorder out);
+//             weights in layout `any`. oneDNN 2.6 then runs other kernels (the forward
+//             pass brgconv rather than jit_bf16 on AVX-512 BF16): bf16_conv.cc says
+//             where that was measured faster.
+enum class ConvOperands { kFloat32, kBf16, kBf16Nhwc };
 
 // Whether a convolution primitive reads a tensor (x, w, dy: of the operand type) or writes
 // it (y, dx, dw: float32).
@@ -77,7 +82,8 @@ struct ConvEpilogue {
 
 // y[N, out_h, out_w, out_c] = conv(x[N, H, W, C], w[k_h, k_w, C, out_c]), then `epilogue`.
 // Each returns false, having written nothing it promises, when oneDNN has no primitive
-// for the geometry (or, for bf16, the CPU). `threads` is the OpenMP thread count.
+// for the geometry (or, for bf16, the CPU). `threads` is the OpenMP thread count. Where
+// oneDNN has only its reference kernel for kBf16Nhwc's layouts, the call runs kBf16.
 bool Conv2D(ConvOperands operands, const nn_internal::Geometry& g, int64_t out_c, const float* x,
             const float* w, float* y, int threads, const ConvEpilogue& epilogue = {});
 // dx[N, H, W, C] from w and dy[N, out_h, out_w, out_c].

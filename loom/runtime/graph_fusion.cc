@@ -107,6 +107,46 @@ void RewireReluGrads(const Graph& graph, const std::vector<char>& needed,
   }
 }
 
+// The BiasAdd and Relu that follow `head` (a Conv2D or MatMul) in a chain: head [->
+// BiasAdd] [-> Relu], each only where the value before it may stay unwritten. Both null:
+// no chain.
+struct BiasReluChain {
+  const Node* bias_add = nullptr;
+  const Node* relu = nullptr;
+};
+BiasReluChain FindBiasReluChain(const PlanView& view, const Node* head) {
+  BiasReluChain chain;
+  const Node* last = head;
+  if (view.Internal(last, head->op().c_str())) {
+    chain.bias_add = view.OnlyReader(last, "BiasAdd", 0);
+    if (!view.Fusable(chain.bias_add, "BiasAdd")) chain.bias_add = nullptr;
+    if (chain.bias_add != nullptr) last = chain.bias_add;
+  }
+  if (view.Internal(last, last->op().c_str())) {
+    chain.relu = view.OnlyReader(last, "Relu", 0);
+    if (!view.Fusable(chain.relu, "Relu")) chain.relu = nullptr;
+  }
+  return chain;
+}
+
+// The group of head [-> BiasAdd] [-> Relu] (node id `id`), run by `kernel`.
+FusedGroup BiasReluGroup(Node* head, int id, const BiasReluChain& chain, KernelFn kernel) {
+  FusedGroup g;
+  g.parts = {head};
+  g.kernel_node = head;
+  g.inputs = {head->input(0), head->input(1)};
+  g.run_at = id;
+  if (chain.bias_add != nullptr) {
+    g.parts.push_back(chain.bias_add);
+    g.inputs.push_back(chain.bias_add->input(1));
+    g.run_at = chain.bias_add->id();
+  }
+  if (chain.relu != nullptr) g.parts.push_back(chain.relu);
+  g.outputs = {const_cast<Node*>(g.parts.back())->output(0)};
+  g.kernel = std::move(kernel);
+  return g;
+}
+
 }  // namespace
 
 Output FusionPlan::Input(const Node* node, int i) const {
@@ -135,33 +175,16 @@ FusionPlan PlanFusion(const Graph& graph, const std::vector<char>& needed,
     Node* node = graph.node(id);
     if (view.Fusable(node, "Conv2D") && node->num_outputs() == 1) {
       // Conv2D [-> BiasAdd] [-> Relu]
-      const Node* bias_add = nullptr;
-      const Node* relu = nullptr;
-      const Node* last = node;
-      if (view.Internal(last, "Conv2D")) {
-        bias_add = view.OnlyReader(last, "BiasAdd", 0);
-        if (!view.Fusable(bias_add, "BiasAdd")) bias_add = nullptr;
-        if (bias_add != nullptr) last = bias_add;
-      }
-      if (view.Internal(last, last->op().c_str())) {
-        relu = view.OnlyReader(last, "Relu", 0);
-        if (!view.Fusable(relu, "Relu")) relu = nullptr;
-      }
-      if (bias_add == nullptr && relu == nullptr) continue;
-      FusedGroup g;
-      g.parts = {node};
-      g.kernel_node = node;
-      g.inputs = {node->input(0), node->input(1)};
-      g.run_at = id;
-      if (bias_add != nullptr) {
-        g.parts.push_back(bias_add);
-        g.inputs.push_back(bias_add->input(1));
-        g.run_at = bias_add->id();
-      }
-      if (relu != nullptr) g.parts.push_back(relu);
-      g.outputs = {const_cast<Node*>(g.parts.back())->output(0)};
-      g.kernel = FusedConv2DKernel(*node, bias_add, relu);
-      Add(plan, std::move(g));
+      const BiasReluChain chain = FindBiasReluChain(view, node);
+      if (chain.bias_add == nullptr && chain.relu == nullptr) continue;
+      Add(plan,
+          BiasReluGroup(node, id, chain, FusedConv2DKernel(*node, chain.bias_add, chain.relu)));
+    } else if (view.Fusable(node, "MatMul") && node->num_outputs() == 1) {
+      // MatMul [-> BiasAdd] [-> Relu]
+      const BiasReluChain chain = FindBiasReluChain(view, node);
+      if (chain.bias_add == nullptr && chain.relu == nullptr) continue;
+      Add(plan,
+          BiasReluGroup(node, id, chain, FusedMatMulKernel(*node, chain.bias_add, chain.relu)));
     } else if (view.Fusable(node, "ReluGrad")) {
       // [MaxPoolGrad ->] ReluGrad [-> BiasAddGrad]
       Node* pool_grad = plan.Input(node, 0).node;

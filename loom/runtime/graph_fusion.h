@@ -4,12 +4,13 @@
 // The Session's plan-time fusion pass, TF grappler's remapper (_FusedConv2D): chains of
 // nn nodes in a plan run as one kernel (loom/ops/nn_fused.h says what each computes):
 //   Conv2D -> BiasAdd -> Relu (or a prefix with at least two nodes, or Conv2D -> Relu)
+//   MatMul -> BiasAdd -> Relu (likewise: a dense layer)
 //   MaxPoolGrad -> ReluGrad -> BiasAddGrad (or MaxPoolGrad -> ReluGrad, ReluGrad -> BiasAddGrad)
 // The graph is not changed: the plan holds a step per chain instead of one per node, so
 // C++ graphs, job files, imported GraphDefs and Python graphs all get it.
 //
 // A chain fuses only when nothing else can see what fusion removes: each value the chain
-// no longer writes (the Conv2D's and BiasAdd's outputs, the MaxPoolGrad's) has no other
+// no longer writes (the Conv2D's, MatMul's and BiasAdd's outputs, the MaxPoolGrad's) has no other
 // reader in the plan and is not fetched, and no node of the chain is fed, has or is a
 // control dependency, or schedules early; plans with a Switch are not fused.
 // A ReluGrad(dy, z) whose z is also the input of a Relu y in the plan reads y instead
@@ -24,7 +25,7 @@
 
 namespace loom {
 
-// The attribute that moves a node up in the plan's order (session.cc); such nodes never fuse.
+// The attribute that moves a node up in the plan's order (session_plan.cc); such nodes never fuse.
 inline constexpr char kScheduleEarlyAttr[] = "_schedule_early";
 
 // One fused chain.

@@ -46,6 +46,13 @@ bool CpuHasAvx2Fma() {
 #endif
 }
 
+UpdateIsa ActiveUpdateIsa() {
+  static const UpdateIsa isa = CpuHasAvx512F()   ? UpdateIsa::kAvx512
+                               : CpuHasAvx2Fma() ? UpdateIsa::kAvx2
+                                                 : UpdateIsa::kBaseline;
+  return isa;
+}
+
 double ScalarInput(const KernelContext& c, int i) {
   const Tensor& t = c.input(i);
   if (t.NumElements() != 1) {

@@ -87,8 +87,9 @@ bool AnyNonFinite(const T* __restrict a, const T* __restrict b, int64_t n) {
 // One chunk of a dense update and its finite check: true when the chunk holds a NaN or
 // Inf afterwards. The update loops are the hot ones of a training step, so on x86-64 the
 // chunk is also compiled for AVX2 + FMA (UpdateChunkAvx2) and the drivers pick that one at
-// run time when the CPU has both (CpuHasAvx2Fma); the build itself targets baseline
-// x86-64 (bench/RESULTS.md has the step times).
+// run time when the CPU has both (CpuHasAvx2Fma), or an update's own AVX-512 chunk where
+// it has one and the CPU has AVX-512F (UpdateChunkOn, below); the build itself targets
+// baseline x86-64 (bench/RESULTS.md has the step times).
 // An update may fuse the check into its own loop: a member `bool Checked(r, g, n)` that
 // does what operator() does and returns AnyNonFinite(r[0], g, n) of the result. Adam's
 // four streams are memory-bound, so a second pass over var and g cost about a quarter of
@@ -115,6 +116,36 @@ __attribute__((target("avx2,fma"))) bool UpdateChunkAvx2(const Update& update, T
 #endif
 // True when UpdateChunkAvx2 may run here (checked once).
 bool CpuHasAvx2Fma();
+// True when the CPU has AVX-512F (checked once): an update with a member
+// `bool CheckedAvx512(r, g, n)` (Adam in float32) then runs that instead of its AVX2 copy.
+bool CpuHasAvx512F();
+
+// Adam's dense update and finite check of n float32 elements on 16-lane AVX-512F registers:
+// the operations of AdamUpdate::Checked in its order, contracted into fused multiply-adds
+// as in its AVX2 + FMA copy, so bitwise that copy's results under g++ 12
+// (training_kernels_avx512.cc says why it is written by hand). REQUIRES: CpuHasAvx512F().
+bool AdamChunkAvx512(float* var, float* m, float* v, const float* g, int64_t n, float alpha,
+                     float beta1, float beta2, float epsilon);
+
+// The instruction sets a dense update chunk can run on, widest last.
+enum class UpdateIsa { kBaseline, kAvx2, kAvx512 };
+// The widest this CPU runs (checked once): kAvx512 with AVX-512F, kAvx2 with AVX2 + FMA.
+UpdateIsa ActiveUpdateIsa();
+// One chunk of a dense update on `isa`: the update's CheckedAvx512 on kAvx512 when it has
+// one (else its AVX2 copy), UpdateChunkAvx2 on kAvx2, UpdateChunk on kBaseline.
+// REQUIRES: the CPU runs `isa` (ActiveUpdateIsa() is it or wider).
+template <typename Update, typename T>
+bool UpdateChunkOn(UpdateIsa isa, const Update& update, T* const* r, const T* g, int64_t n) {
+#if defined(__x86_64__)
+  if constexpr (requires { update.CheckedAvx512(r, g, n); }) {
+    if (isa == UpdateIsa::kAvx512) return update.CheckedAvx512(r, g, n);
+  }
+  if (isa != UpdateIsa::kBaseline) return UpdateChunkAvx2(update, r, g, n);
+#else
+  (void)isa;
+#endif
+  return UpdateChunk(update, r, g, n);
+}
 
 // Throws InvalidArgument naming the variable (ref input 0) whose update produced or
 // consumed a NaN or Inf, and whether its gradient (`grad`, n elements) was the source.
@@ -139,9 +170,7 @@ void DenseApplyKernel(KernelContext& c) {
     for (int i = 0; i < kRefs; ++i) base[i] = refs.value(i).template data<T>();
     const T* g = grad.data<T>();
     std::atomic<bool> non_finite{false};
-#if defined(__x86_64__)
-    const bool avx2 = CpuHasAvx2Fma();
-#endif
+    const UpdateIsa isa = ActiveUpdateIsa();
     // With a bf16 copy to make, a chunk is updated in blocks, each converted right after
     // its update while it is still in L1/L2 (a chunk is up to the whole variable).
     const int64_t block = bits.wanted() ? kBitsBlock : grad.NumElements();
@@ -151,12 +180,7 @@ void DenseApplyKernel(KernelContext& c) {
                              const int64_t e = std::min(chunk_e, b + block);
                              std::array<T*, kRefs> r;
                              for (int i = 0; i < kRefs; ++i) r[i] = base[i] + b;
-#if defined(__x86_64__)
-                             const bool bad = avx2 ? UpdateChunkAvx2(update, r.data(), g + b, e - b)
-                                                   : UpdateChunk(update, r.data(), g + b, e - b);
-#else
-        const bool bad = UpdateChunk(update, r.data(), g + b, e - b);
-#endif
+                             const bool bad = UpdateChunkOn(isa, update, r.data(), g + b, e - b);
                              if (bad) non_finite.store(true, std::memory_order_relaxed);
                              if constexpr (std::is_same_v<T, float>) {
                                if (bits.wanted()) bits.Convert(base[0], b, e);

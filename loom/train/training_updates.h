@@ -5,6 +5,7 @@
 // rule in the shape training_kernels.h's drivers expect (kNumRefs, Make, operator()).
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "loom/train/training_kernels.h"
 
@@ -97,6 +98,11 @@ struct AdamUpdate {
              static_cast<int>(!(std::abs(g[i]) <= kMax));
     }
     return bad != 0;
+  }
+  // Checked on AVX-512F, bitwise the AVX2 + FMA copy's results (float32 only).
+  // REQUIRES: CpuHasAvx512F().
+  bool CheckedAvx512(T* const* r, const T* g, int64_t n) const requires std::is_same_v<T, float> {
+    return AdamChunkAvx512(r[0], r[1], r[2], g, n, alpha, beta1, beta2, epsilon);
   }
 };
 

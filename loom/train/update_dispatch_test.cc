@@ -66,8 +66,9 @@ void ExpectVariantsAgree(const Update& update, int refs) {
       },
       &bad_avx2);
   EXPECT_FALSE(bad_avx2);
-  // g++ compiles both without contraction (ISO C++ mode); clang may fuse a multiply-add
-  // in the AVX2 one, a difference of rounding only.
+  // The AVX2 + FMA copy has multiply-adds contracted into one rounding (g++ and clang both
+  // contract a * b + c once FMA is in the target), the baseline one not: a difference of
+  // rounding only.
   const double tol = std::is_same_v<T, float> ? 1e-6 : 1e-14;
   for (int i = 0; i < refs; ++i) {
     for (size_t k = 0; k < g.size(); ++k) {
@@ -138,6 +139,106 @@ void ExpectFusedCheckMatches(const Update& update, int refs) {
 TEST(UpdateDispatchTest, FusedChecksMatchTheUpdateAndItsCheck) {
   ExpectFusedCheckMatches(GradientDescentUpdate<float>{0.1f}, 1);
   ExpectFusedCheckMatches(AdamUpdate<float>{0.01f, 0.9f, 0.999f, 1e-7f}, 3);
+}
+
+TEST(UpdateDispatchTest, TheWidestUpdateIsaTheCpuHasRuns) {
+#if defined(__x86_64__) && defined(__linux__)
+  EXPECT_EQ(CpuHasAvx512F(), CpuinfoHasFlag("avx512f"));
+  const UpdateIsa want = CpuinfoHasFlag("avx512f")                         ? UpdateIsa::kAvx512
+                         : CpuinfoHasFlag("avx2") && CpuinfoHasFlag("fma") ? UpdateIsa::kAvx2
+                                                                           : UpdateIsa::kBaseline;
+  EXPECT_EQ(ActiveUpdateIsa(), want);
+#else
+  EXPECT_EQ(ActiveUpdateIsa(), UpdateIsa::kBaseline);
+#endif
+}
+
+// Adam's AVX-512 chunk gives bitwise the results of the AVX2 + FMA loop as g++ 12 contracts
+// it (the same operations and fused multiply-adds), within a rounding of the baseline
+// chunk's, on whole
+// registers and on every length of masked tail, and flags a NaN or Inf wherever it is; all
+// are within float32 rounding of a float64 Adam.
+TEST(UpdateDispatchTest, AdamAvx512ChunkIsBitwiseTheContractedLoop) {
+  if (!CpuHasAvx512F()) GTEST_SKIP() << "no AVX-512F here: the AVX-512 chunk never runs";
+  const AdamUpdate<float> update{0.01f, 0.9f, 0.999f, 1e-7f};
+  const AdamUpdate<double> update64{0.01, 0.9, 0.999, 1e-7};
+  std::mt19937 rng(21);
+  std::normal_distribution<double> dist;
+  for (const int64_t n : {1, 15, 16, 17, 31, 1037}) {
+    SCOPED_TRACE(::testing::Message() << "n = " << n);
+    std::vector<float> g(n);
+    for (float& x : g) x = static_cast<float>(dist(rng));
+    bool bad_base = true, bad_512 = true, bad_64 = true;
+    const auto base = RunChunk<float>(
+        update, 3, g,
+        [](const auto& u, float* const* r, const float* gr, int64_t k) {
+          return UpdateChunk(u, r, gr, k);
+        },
+        &bad_base);
+    // The AVX2 + FMA loop as g++ 12 contracts it at -O3 (this test's own instantiation of
+    // UpdateChunkAvx2 is compiled at -O0, which contracts nothing), written with std::fma.
+    bool unused = false;
+    const auto avx2 = RunChunk<float>(
+        update, 3, g,
+        [](const AdamUpdate<float>& u, float* const* r, const float* gr, int64_t k) {
+          const float c1 = 1.f - u.beta1, c2 = 1.f - u.beta2;
+          for (int64_t j = 0; j < k; ++j) {
+            r[1][j] = std::fma(gr[j] - r[1][j], c1, r[1][j]);
+            r[2][j] = std::fma(std::fma(gr[j], gr[j], -r[2][j]), c2, r[2][j]);
+            r[0][j] -= (r[1][j] * u.alpha) / (std::sqrt(r[2][j]) + u.epsilon);
+          }
+          return false;
+        },
+        &unused);
+    const auto wide = RunChunk<float>(
+        update, 3, g,
+        [](const auto& u, float* const* r, const float* gr, int64_t k) {
+          return UpdateChunkOn(UpdateIsa::kAvx512, u, r, gr, k);
+        },
+        &bad_512);
+    EXPECT_FALSE(bad_base);
+    EXPECT_FALSE(bad_512);
+    // RunChunk's refs start from the same values in float64 (rounded to float32 for the
+    // float32 runs): a float64 Adam from the float32 starting point.
+    std::vector<double> g64(g.begin(), g.end());
+    auto exact = RunChunk<double>(
+        update64, 3, g64,
+        [](const auto& u, double* const* r, const double* gr, int64_t k) {
+          return UpdateChunk(u, r, gr, k);
+        },
+        &bad_64);
+    for (int i = 0; i < 3; ++i) {
+      for (int64_t k = 0; k < n; ++k) {
+        ASSERT_EQ(wide[i][k], avx2[i][k]) << "ref " << i << " element " << k;
+        ASSERT_NEAR(wide[i][k], base[i][k], 1e-6 * (1 + std::abs(double{base[i][k]})))
+            << "ref " << i << " element " << k;
+        ASSERT_NEAR(wide[i][k], exact[i][k], 1e-5 * (1 + std::abs(exact[i][k])))
+            << "ref " << i << " element " << k;
+      }
+    }
+    // A NaN or Inf at any position, the tail's last lane included, is reported.
+    for (const int64_t at : {int64_t{0}, n / 2, n - 1}) {
+      for (const float bad :
+           {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+        std::vector<float> with_bad = g;
+        with_bad[at] = bad;
+        bool flagged = false;
+        RunChunk<float>(
+            update, 3, with_bad,
+            [](const auto& u, float* const* r, const float* gr, int64_t k) {
+              return UpdateChunkOn(UpdateIsa::kAvx512, u, r, gr, k);
+            },
+            &flagged);
+        EXPECT_TRUE(flagged) << "bad gradient at " << at;
+      }
+    }
+  }
+  // An update that overflows var (a huge step into a huge var) is flagged too.
+  std::vector<float> var(20, std::numeric_limits<float>::max()), m(20, 0.f), v(20, 0.f);
+  std::vector<float> g(20, -1.f);
+  const AdamUpdate<float> huge{std::numeric_limits<float>::max(), 0.9f, 0.999f, 1e-7f};
+  float* r[3] = {var.data(), m.data(), v.data()};
+  EXPECT_TRUE(UpdateChunkOn(UpdateIsa::kAvx512, huge, r, g.data(), 20));
 }
 
 }  // namespace

@@ -31,7 +31,6 @@
 namespace py = pybind11;
 
 namespace loom::python {
-namespace {
 
 namespace fc = feature_column;
 namespace init = initializers;
@@ -94,8 +93,6 @@ layers::Size2D ToSize(const py::handle& value) {
   }
   return layers::Size2D(v[0], v[1]);
 }
-
-}  // namespace
 
 losses::Reduction ToReduction(const std::string& reduction) {
   if (reduction == "none") return losses::Reduction::kNone;
@@ -162,6 +159,8 @@ Features ToFeatures(std::map<std::string, Output> features) {
   return Features(std::move(features));
 }
 
+}  // namespace
+
 // A Python regularizer (see the file comment) as a layers::Regularizer. The layer calls it
 // while it is being built, from the Python call that builds it, so the GIL is held.
 layers::Regularizer ToRegularizer(const py::object& regularizer) {
@@ -186,6 +185,8 @@ layers::VariableGetter ToVariableGetter(const py::object& getter) {
     return variable.cast<Output>();
   };
 }
+
+namespace {
 
 // tf.layers' training argument: a Python bool or a bool tensor.
 layers::TrainingFlag ToTrainingFlag(const py::object& training) {
@@ -221,12 +222,14 @@ void BindLayers(py::module_& m) {
          const py::object& kernel_size, const py::object& strides, std::string padding,
          bool use_bias, const py::object& kernel_initializer, const py::object& bias_initializer,
          bool trainable, std::string name, const py::object& kernel_regularizer,
-         const py::object& bias_regularizer, const py::object& variable_getter) {
+         const py::object& bias_regularizer, const py::object& variable_getter,
+         const py::object& dilation_rate) {
         return layers::Conv2D(MakeScope(g, prefix), inputs,
                               {.filters = filters,
                                .kernel_size = ToSize(kernel_size),
                                .strides = ToSize(strides),
                                .padding = std::move(padding),
+                               .dilation_rate = ToSize(dilation_rate),
                                .use_bias = use_bias,
                                .kernel_initializer = ToInitializer(kernel_initializer),
                                .bias_initializer = ToInitializer(bias_initializer),
@@ -240,7 +243,8 @@ void BindLayers(py::module_& m) {
       py::arg("kernel_size"), py::arg("strides"), py::arg("padding"), py::arg("use_bias"),
       py::arg("kernel_initializer"), py::arg("bias_initializer"), py::arg("trainable"),
       py::arg("name"), py::arg("kernel_regularizer") = py::none(),
-      py::arg("bias_regularizer") = py::none(), py::arg("variable_getter") = py::none());
+      py::arg("bias_regularizer") = py::none(), py::arg("variable_getter") = py::none(),
+      py::arg("dilation_rate") = 1);
   m.def(
       "layers_pooling2d",
       [](Graph& g, const std::string& prefix, const std::string& kind, Output inputs,
@@ -587,6 +591,7 @@ std::vector<fc::FeatureColumnPtr> AnyColumns(const std::vector<ColumnHandle>& co
 
 void BindModelParts(py::module_& m) {
   BindLayers(m);
+  BindConvLayers(m);
   BindLosses(m);
   BindMetrics(m);
   BindFeatureColumns(m);

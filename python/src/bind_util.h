@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "loom/estimator/feature_column.h"
+#include "loom/estimator/initializers.h"
+#include "loom/estimator/layers.h"
 #include "loom/estimator/losses.h"
 #include "loom/train/session_run_hook.h"
 #include "python/src/convert.h"
@@ -77,8 +79,19 @@ std::vector<feature_column::FeatureColumnPtr> AnyColumns(const std::vector<Colum
 // the valid ones otherwise (bind_model_parts.cc).
 losses::Reduction ToReduction(const std::string& reduction);
 
+// The layers' arguments as the Python side passes them (bind_model_parts.cc's file comment):
+// an initializer as None or a (kind, params) pair; a 2-D size as an int or a pair; a
+// regularizer and a variable getter as None or a Python callable.
+initializers::Initializer ToInitializer(const pybind11::handle& spec);
+layers::Size2D ToSize(const pybind11::handle& value);
+layers::Regularizer ToRegularizer(const pybind11::object& regularizer);
+layers::VariableGetter ToVariableGetter(const pybind11::object& getter);
+
 // The model parts (layers, losses, metrics, feature columns), called by BindEstimator.
 void BindModelParts(pybind11::module_& m);
+// The convolution layers of layers_conv_variants.h (bind_conv_layers.cc), called by
+// BindModelParts.
+void BindConvLayers(pybind11::module_& m);
 
 }  // namespace loom::python
 

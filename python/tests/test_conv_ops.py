@@ -268,8 +268,31 @@ def test_dilation_errors():
         tf.nn.atrous_conv2d(x, f, 0, "SAME")
     with pytest.raises(NotImplementedError, match="height and width are known"):
         tf.nn.atrous_conv2d(tf.placeholder(tf.float32, [None, None, None, 2]), f, 2, "SAME")
-    with pytest.raises(NotImplementedError, match="rate=...\\), which lowers them"):
-        tf.nn.depthwise_conv2d_native(x, f, [1, 1, 1, 1], "SAME", dilations=[1, 2, 2, 1])
+
+
+def test_dilations_attribute_of_depthwise_native_and_conv2d_transpose(numeric_gradient):
+    """The ops' own dilations (TF's attribute), against the definition; conv2d_transpose is
+    the adjoint of the dilated convolution: <conv(x, f), v> = <x, conv2d_transpose(v, f)>."""
+    rng = np.random.RandomState(19)
+    x0 = rng.uniform(-1, 1, (2, 7, 6, 2))
+    f0 = rng.uniform(-1, 1, (3, 2, 2, 2))
+    got = _run(tf.nn.depthwise_conv2d_native(tf.constant(x0), tf.constant(f0), [1, 1, 1, 1],
+                                             "SAME", dilations=[1, 2, 2, 1]))
+    np.testing.assert_allclose(got, _dilated_reference(x0, f0, 2, "SAME", depthwise=True),
+                               atol=1e-12)
+    ft = rng.uniform(-1, 1, (3, 2, 2, 3))  # [kh, kw, output_channels, in_channels]
+    conv = _dilated_reference(x0, ft, 2, "SAME")  # [2, 7, 6, 3]
+    v0 = rng.uniform(-1, 1, conv.shape)
+    v = tf.placeholder(tf.float64, v0.shape)
+    y = tf.nn.conv2d_transpose(v, tf.constant(ft), [2, 7, 6, 2], [1, 1, 1, 1], "SAME",
+                               dilations=2)
+    loss = tf.reduce_sum(y * y)
+    (dv,) = tf.gradients(loss, v)
+    with tf.Session() as sess:
+        out = sess.run(y, {v: v0})
+        np.testing.assert_allclose(np.sum(out * x0), np.sum(conv * v0), rtol=1e-12)
+        np.testing.assert_allclose(sess.run(dv, {v: v0}), numeric_gradient(sess, loss, v, v0),
+                                   atol=1e-6)
 
 
 def _argmax_reference(x, k, s, include_batch):

@@ -186,8 +186,32 @@ contrib.predictor = _types.ModuleType("loom.compat.v1.contrib.predictor",
                                       "tf.contrib.predictor")
 contrib.predictor.from_saved_model = estimator.from_saved_model
 
-# tf.keras: only tf.keras.regularizers and tf.keras.constraints, as tf.layers arguments.
+# tf.keras: tf.keras.regularizers and tf.keras.constraints, as tf.layers arguments, and the
+# convolution layers tf.layers lacks (layers.py: variables named as Keras names them outside
+# name scopes).
 keras = _types.ModuleType("loom.compat.v1.keras", "tf.keras")
+keras.layers = _types.ModuleType("loom.compat.v1.keras.layers", "tf.keras.layers")
+keras.layers.__dict__.update(
+    DepthwiseConv2D=layers.DepthwiseConv2D, SeparableConv2D=layers.SeparableConv2D,
+    SeparableConvolution2D=layers.SeparableConv2D, Conv2DTranspose=layers.Conv2DTranspose,
+    Convolution2DTranspose=layers.Conv2DTranspose)
+from loom.compat.v1 import _unsupported  # noqa: E402
+
+_AS_TF_LAYERS = {"Dense": "Dense", "Conv2D": "Conv2D", "MaxPooling2D": "MaxPooling2D",
+                 "MaxPool2D": "MaxPooling2D", "AveragePooling2D": "AveragePooling2D",
+                 "AvgPool2D": "AveragePooling2D", "Flatten": "Flatten", "Dropout": "Dropout",
+                 "BatchNormalization": "BatchNormalization"}
+keras.layers.__getattr__ = _unsupported.missing(
+    "tf.keras.layers",
+    {name: "use tf.layers.%s, the same TF1 layer%s" % (
+        ours, " (its kernel_initializer=None is the variable scope's, else glorot_uniform)"
+        if ours in ("Dense", "Conv2D") else "") for name, ours in _AS_TF_LAYERS.items()})
+_KERAS_MODELS = ("build the model in an Estimator model_fn with tf.layers; Keras models, "
+                 "optimizers and training loops are not in Loom")
+keras.__getattr__ = _unsupported.missing(
+    "tf.keras", {name: _KERAS_MODELS for name in (
+        "Model", "Sequential", "models", "Input", "optimizers", "losses", "metrics", "backend",
+        "callbacks", "estimator", "utils", "initializers", "activations", "datasets")})
 keras.regularizers = _types.ModuleType("loom.compat.v1.keras.regularizers",
                                        "tf.keras.regularizers")
 from loom.compat.v1 import _constraints  # noqa: E402

@@ -131,16 +131,14 @@ def depthwise_conv2d_native(input, filter, strides, padding,  # noqa: A002
                             data_format="NHWC", dilations=None, name=None):
     """tf.nn.depthwise_conv2d_native: input [batch, h, w, C], filter [kh, kw, C, M] ->
     [batch, out_h, out_w, C * M], output channel c * M + m from input channel c and filter
-    [:, :, c, m]."""
+    [:, :, c, m]; dilations [1, rh, rw, 1] dilate the filter (the op's attribute, as TF's)."""
     _nhwc(data_format, "depthwise_conv2d_native")
-    if _rate_pair(None, dilations, "depthwise_conv2d_native") != (1, 1):
-        raise NotImplementedError("Loom's DepthwiseConv2dNative has no dilations (got %r); use "
-                                  "tf.nn.depthwise_conv2d(rate=...), which lowers them through "
-                                  "SpaceToBatchND as TF 1.15 does" % (dilations,))
+    rate = _rate_pair(None, dilations, "depthwise_conv2d_native")
     return _ops.apply_op(
         "DepthwiseConv2dNative", [input, filter],
         {"strides": _strides4(strides, "depthwise_conv2d_native"),
-         "padding": _padding(padding, "depthwise_conv2d_native")},
+         "padding": _padding(padding, "depthwise_conv2d_native"),
+         "dilations": [1, rate[0], rate[1], 1]},
         name=name or "DepthwiseConv2dNative", same_dtype=True)
 
 
@@ -194,16 +192,15 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
     """tf.nn.conv2d_transpose: value [batch, h, w, in_channels], filter [height, width,
     output_channels, in_channels], output_shape [batch, H, W, output_channels] (a list, or
     a tensor computed at run time): the gradient of conv2d with respect to its input (TF's
-    Conv2DBackpropInput), differentiable in value and filter."""
+    Conv2DBackpropInput), differentiable in value and filter; dilations [1, rh, rw, 1] (or
+    an int) dilate that conv2d's filter."""
     value = value if value is not None else input
     filter = filter if filter is not None else filters  # noqa: A001
     if value is None or filter is None or output_shape is None or strides is None:
         raise ValueError("conv2d_transpose needs value (or input), filter (or filters), "
                          "output_shape and strides")
     _nhwc(data_format, "conv2d_transpose")
-    if _rate_pair(None, dilations, "conv2d_transpose") != (1, 1):
-        raise NotImplementedError("Loom's conv2d_transpose has no dilations (got %r)"
-                                  % (dilations,))
+    rate = _rate_pair(None, dilations, "conv2d_transpose")
     with _fw.get_default_graph().name_scope(name or "conv2d_transpose"):
         value = _fw.convert_to_tensor(value)
         filter = _fw.convert_to_tensor(filter, dtype=value.dtype)  # noqa: A001
@@ -224,5 +221,6 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
         return _ops.apply_op(
             "Conv2DTranspose", [value, filter, shape],
             {"strides": _strides4(strides, "conv2d_transpose"),
-             "padding": _padding(padding, "conv2d_transpose")},
+             "padding": _padding(padding, "conv2d_transpose"),
+             "dilations": [1, rate[0], rate[1], 1]},
             name="conv2d_transpose")

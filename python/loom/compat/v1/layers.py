@@ -23,15 +23,36 @@ the variable, e.g. tf.contrib.layers.l2_regularizer(0.1)) are called by the C++ 
 each variable it makes (not on reused ones, as TF) and their penalties go to
 REGULARIZATION_LOSSES ("dense/kernel_regularizer/penalty"); activity_regularizer is
 applied to the output. kernel_constraint / bias_constraint are applied by the optimizers
-after each update, as TF1's are. Only channels_last (NHWC) images (docs/python.md)."""
+after each update, as TF1's are. Only channels_last (NHWC) images (docs/python.md).
+
+separable_conv2d / SeparableConv2D, conv2d_transpose / Conv2DTranspose and DepthwiseConv2D
+(tf.keras.layers') are loom/estimator/layers_conv_variants.h, with TF's variable names
+("separable_conv2d/depthwise_kernel", "pointwise_kernel", "bias";
+"depthwise_conv2d/depthwise_kernel"; "conv2d_transpose/kernel"). The classes also serve as
+tf.keras.layers.SeparableConv2D / Conv2DTranspose / DepthwiseConv2D (string activations and
+initializers accepted; DepthwiseConv2D defaults to 'glorot_uniform', the other two to the
+variable scope's initializer, else glorot_uniform); their variables follow variable scopes
+as tf.layers', where Keras' follow name scopes: the same names outside any scope."""
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
 
 
+# Keras' initializer names (tf.keras.layers' string arguments), as binding kinds.
+_KERAS_INITIALIZERS = ("zeros", "ones", "glorot_uniform", "glorot_normal", "he_normal",
+                       "he_uniform")
+
+
 def _initializer(init, what):
-    """A tf.*_initializer object as the (kind, params) pair the C++ bindings take."""
+    """A tf.*_initializer object (or a Keras initializer name) as the (kind, params) pair the
+    C++ bindings take."""
     if init is None:
         return None
+    if isinstance(init, str):
+        if init not in _KERAS_INITIALIZERS:
+            raise NotImplementedError("%s: initializer '%s' is not supported; use one of %s or "
+                                      "a tf.*_initializer object"
+                                      % (what, init, ", ".join(_KERAS_INITIALIZERS)))
+        return (init, {})
     kind = type(init).__name__
     if kind == "zeros_initializer":
         return ("zeros", {})
@@ -100,6 +121,26 @@ def _inputs(inputs):
     return t.graph, t
 
 
+# Keras' activation names (tf.keras.layers' string arguments): namespace and function.
+_KERAS_ACTIVATIONS = {"relu": "nn", "relu6": "nn", "elu": "nn", "softplus": "nn",
+                      "softmax": "nn", "tanh": "", "sigmoid": ""}
+
+
+def _activation_fn(activation, what):
+    """A Python activation, or a Keras activation name as its function; None for linear."""
+    if activation is None or activation == "linear":
+        return None
+    if isinstance(activation, str):
+        if activation not in _KERAS_ACTIVATIONS:
+            raise NotImplementedError("%s: activation '%s' is not supported; use one of %s or "
+                                      "a function" % (what, activation,
+                                                      ", ".join(sorted(_KERAS_ACTIVATIONS))))
+        return _ops(_KERAS_ACTIVATIONS[activation])[activation]
+    if not callable(activation):
+        raise TypeError("%s: activation must be callable or a name, got %r" % (what, activation))
+    return activation
+
+
 def _activate(graph, out, activation):
     """The layer's output with the activation applied in the layer's scope."""
     t = graph._tensor(out)
@@ -136,6 +177,41 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
                   activation, use_bias, kernel_initializer, bias_initializer,
                   kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
                   bias_constraint, trainable, name, _scope=name, _reuse=reuse)(inputs)
+
+
+def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
+                     data_format="channels_last", dilation_rate=(1, 1), depth_multiplier=1,
+                     activation=None, use_bias=True, depthwise_initializer=None,
+                     pointwise_initializer=None, bias_initializer=None,
+                     depthwise_regularizer=None, pointwise_regularizer=None,
+                     bias_regularizer=None, activity_regularizer=None,
+                     depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None,
+                     trainable=True, name=None, reuse=None):
+    """tf.layers.separable_conv2d on NHWC inputs: a depthwise convolution, then a 1x1
+    convolution mixing the channels, plus the bias."""
+    return SeparableConv2D(filters, kernel_size, strides, padding, data_format, dilation_rate,
+                           depth_multiplier, activation, use_bias, depthwise_initializer,
+                           pointwise_initializer, bias_initializer, depthwise_regularizer,
+                           pointwise_regularizer, bias_regularizer, activity_regularizer,
+                           depthwise_constraint, pointwise_constraint, bias_constraint,
+                           trainable, name, _scope=name, _reuse=reuse)(inputs)
+
+
+def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
+                     data_format="channels_last", activation=None, use_bias=True,
+                     kernel_initializer=None, bias_initializer=None, kernel_regularizer=None,
+                     bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                     bias_constraint=None, trainable=True, name=None, reuse=None):
+    """tf.layers.conv2d_transpose on NHWC inputs (the kernel [kh, kw, filters, in_channels])."""
+    return Conv2DTranspose(filters, kernel_size, strides, padding, data_format=data_format,
+                           activation=activation, use_bias=use_bias,
+                           kernel_initializer=kernel_initializer,
+                           bias_initializer=bias_initializer,
+                           kernel_regularizer=kernel_regularizer,
+                           bias_regularizer=bias_regularizer,
+                           activity_regularizer=activity_regularizer,
+                           kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                           trainable=trainable, name=name, _scope=name, _reuse=reuse)(inputs)
 
 
 def _size(value):
@@ -557,9 +633,8 @@ class Conv2D(_KernelBiasLayer):
                  kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
                  **kwargs):
         _check_format(data_format, "Conv2D")
-        if _pair(dilation_rate) != (1, 1):
-            raise NotImplementedError("tf.layers.Conv2D: dilation_rate is not supported")
         super().__init__(trainable=trainable, name=name, **kwargs)
+        self.dilation_rate = _pair(dilation_rate)
         self.filters = int(filters)
         self.kernel_size = _pair(kernel_size)
         self.strides = _pair(strides)
@@ -576,9 +651,183 @@ class Conv2D(_KernelBiasLayer):
             _initializer(self.bias_initializer, "conv2d"), self.trainable, "",
             _native_regularizer(graph, self.kernel_regularizer, "kernel_regularizer"),
             _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"),
-            self._variable_getter(graph))
+            self._variable_getter(graph), list(self.dilation_rate))
         return _activity_regularize(graph, _activate(graph, out, self.activation),
                                     self.activity_regularizer)
+
+
+class SeparableConv2D(_KernelBiasLayer):
+    """tf.layers.SeparableConv2D / tf.keras.layers.SeparableConv2D(filters, kernel_size,
+    strides=(1, 1), padding='valid', data_format='channels_last', dilation_rate=(1, 1),
+    depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer=None,
+    pointwise_initializer=None, bias_initializer=zeros, depthwise_regularizer=None,
+    pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+    depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None,
+    trainable=True, name=None). Variables depthwise_kernel [kh, kw, in, depth_multiplier],
+    pointwise_kernel [1, 1, in * depth_multiplier, filters], bias [filters]."""
+
+    _default_name = "separable_conv2d"
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 data_format="channels_last", dilation_rate=(1, 1), depth_multiplier=1,
+                 activation=None, use_bias=True, depthwise_initializer=None,
+                 pointwise_initializer=None, bias_initializer=None, depthwise_regularizer=None,
+                 pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None,
+                 trainable=True, name=None, **kwargs):
+        _check_format(data_format, "SeparableConv2D")
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.filters = int(filters)
+        self.kernel_size = _pair(kernel_size)
+        self.strides = _pair(strides)
+        self.padding = padding
+        self.dilation_rate = _pair(dilation_rate)
+        self.depth_multiplier = int(depth_multiplier)
+        self._keep_weight_args(_activation_fn(activation, "SeparableConv2D"), use_bias,
+                               depthwise_initializer, bias_initializer, depthwise_regularizer,
+                               bias_regularizer, activity_regularizer, depthwise_constraint,
+                               bias_constraint)
+        self.depthwise_initializer = depthwise_initializer
+        self.pointwise_initializer = pointwise_initializer
+        self.depthwise_regularizer = depthwise_regularizer
+        self.pointwise_regularizer = pointwise_regularizer
+        if pointwise_constraint is not None and not callable(pointwise_constraint):
+            raise ValueError("The `pointwise_constraint` argument must be a callable.")
+        self.depthwise_constraint = depthwise_constraint
+        self.pointwise_constraint = pointwise_constraint
+
+    @property
+    def depthwise_kernel(self):
+        return self._var("depthwise_kernel")
+
+    @property
+    def pointwise_kernel(self):
+        return self._var("pointwise_kernel")
+
+    def _after_build(self, graph):
+        from loom.compat.v1 import _variables
+        _variables._set_constraint(self.depthwise_kernel, self.depthwise_constraint)
+        _variables._set_constraint(self.pointwise_kernel, self.pointwise_constraint)
+        if self.use_bias:
+            _variables._set_constraint(self.bias, self.bias_constraint)
+
+    def _build_ops(self, graph, x):
+        what = "separable_conv2d"
+        out = _loom.layers_separable_conv2d(
+            graph._g, graph.get_name_scope(), x._out, self.filters, list(self.kernel_size),
+            list(self.strides), self.padding, list(self.dilation_rate), self.depth_multiplier,
+            self.use_bias, self._kernel_initializer(self.depthwise_initializer, what),
+            self._kernel_initializer(self.pointwise_initializer, what),
+            _initializer(self.bias_initializer, what),
+            _native_regularizer(graph, self.depthwise_regularizer, "depthwise_regularizer"),
+            _native_regularizer(graph, self.pointwise_regularizer, "pointwise_regularizer"),
+            _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"),
+            self.trainable, "", self._variable_getter(graph))
+        return _activity_regularize(graph, _activate(graph, out, self.activation),
+                                    self.activity_regularizer)
+
+
+class DepthwiseConv2D(_KernelBiasLayer):
+    """tf.keras.layers.DepthwiseConv2D(kernel_size, strides=(1, 1), padding='valid',
+    depth_multiplier=1, data_format=None, dilation_rate=(1, 1), activation=None,
+    use_bias=True, depthwise_initializer='glorot_uniform', bias_initializer='zeros',
+    depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+    depthwise_constraint=None, bias_constraint=None, trainable=True, name=None): output
+    channel c * depth_multiplier + m from input channel c. Variables depthwise_kernel
+    [kh, kw, in, depth_multiplier] and bias [in * depth_multiplier]."""
+
+    _default_name = "depthwise_conv2d"
+
+    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1,
+                 data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", bias_initializer="zeros",
+                 depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 **kwargs):
+        _check_format(data_format, "DepthwiseConv2D")
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.kernel_size = _pair(kernel_size)
+        self.strides = _pair(strides)
+        self.padding = padding
+        self.depth_multiplier = int(depth_multiplier)
+        self.dilation_rate = _pair(dilation_rate)
+        self._keep_weight_args(_activation_fn(activation, "DepthwiseConv2D"), use_bias,
+                               depthwise_initializer, bias_initializer, depthwise_regularizer,
+                               bias_regularizer, activity_regularizer, depthwise_constraint,
+                               bias_constraint)
+
+    @property
+    def depthwise_kernel(self):
+        return self._var("depthwise_kernel")
+
+    @property
+    def kernel(self):
+        return self.depthwise_kernel
+
+    def _build_ops(self, graph, x):
+        what = "DepthwiseConv2D"
+        out = _loom.layers_depthwise_conv2d(
+            graph._g, graph.get_name_scope(), x._out, list(self.kernel_size),
+            list(self.strides), self.padding, self.depth_multiplier, list(self.dilation_rate),
+            self.use_bias, self._kernel_initializer(self.kernel_initializer, what),
+            _initializer(self.bias_initializer, what),
+            _native_regularizer(graph, self.kernel_regularizer, "depthwise_regularizer"),
+            _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"),
+            self.trainable, "", self._variable_getter(graph))
+        return _activity_regularize(graph, _activate(graph, out, self.activation),
+                                    self.activity_regularizer)
+
+
+class Conv2DTranspose(_KernelBiasLayer):
+    """tf.layers.Conv2DTranspose / tf.keras.layers.Conv2DTranspose(filters, kernel_size,
+    strides=(1, 1), padding='valid', output_padding=None, data_format='channels_last',
+    dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer=None,
+    bias_initializer=zeros, kernel_regularizer=None, bias_regularizer=None,
+    activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True,
+    name=None). The kernel is [kh, kw, filters, in_channels]; the output size per spatial dim
+    is Keras' deconv_output_length (in * stride for 'same', in * stride + max(k - stride, 0)
+    for 'valid', k the dilated span; with output_padding p, (in - 1) * stride + k - 2 * pad +
+    p), taken from the input's shape at run time where it is unknown."""
+
+    _default_name = "conv2d_transpose"
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 output_padding=None, data_format="channels_last", dilation_rate=(1, 1),
+                 activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 trainable=True, name=None, **kwargs):
+        _check_format(data_format, "Conv2DTranspose")
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.filters = int(filters)
+        self.kernel_size = _pair(kernel_size)
+        self.strides = _pair(strides)
+        self.padding = padding
+        self.output_padding = None if output_padding is None else _pair(output_padding)
+        self.dilation_rate = _pair(dilation_rate)
+        self._keep_weight_args(_activation_fn(activation, "Conv2DTranspose"), use_bias,
+                               kernel_initializer, bias_initializer, kernel_regularizer,
+                               bias_regularizer, activity_regularizer, kernel_constraint,
+                               bias_constraint)
+
+    def _build_ops(self, graph, x):
+        what = "conv2d_transpose"
+        out = _loom.layers_conv2d_transpose(
+            graph._g, graph.get_name_scope(), x._out, self.filters, list(self.kernel_size),
+            list(self.strides), self.padding,
+            None if self.output_padding is None else list(self.output_padding),
+            list(self.dilation_rate), self.use_bias,
+            self._kernel_initializer(self.kernel_initializer, what),
+            _initializer(self.bias_initializer, what),
+            _native_regularizer(graph, self.kernel_regularizer, "kernel_regularizer"),
+            _native_regularizer(graph, self.bias_regularizer, "bias_regularizer"),
+            self.trainable, "", self._variable_getter(graph))
+        return _activity_regularize(graph, _activate(graph, out, self.activation),
+                                    self.activity_regularizer)
+
+
+SeparableConvolution2D = SeparableConv2D
+Convolution2DTranspose = Conv2DTranspose
 
 
 def _pair(value):
