@@ -162,20 +162,24 @@ constexpr int64_t kMinBf16FilterGradChannels = 8;
 
 enum class ConvPassKind { kForward, kInputGrad, kFilterGrad };
 
-bf16::Path ConvPath(const KernelContext& c, DType dtype, const Geometry& g, ConvPassKind pass) {
+// `out_channels` is the filter's output channel count.
+bf16::Path ConvPath(const KernelContext& c, DType dtype, const Geometry& g, int64_t out_channels,
+                    ConvPassKind pass) {
   const bf16::Path path = bf16::KernelPath(c, dtype);  // throws for bf16-strict without hardware
   const bool slower_in_bf16 =
       (pass == ConvPassKind::kForward && g.channels * g.k_h * g.k_w < kMinBf16ForwardDepth) ||
       (pass == ConvPassKind::kFilterGrad && g.channels < kMinBf16FilterGradChannels);
   if (slower_in_bf16) return bf16::Path::kFloat32;
-  // oneDNN 2.6's bf16 forward convolution over an odd channel count (an RGB first layer)
-  // reads past each window's last channel and multiplies it by a zero weight: a NaN or Inf
-  // input turned neighbouring outputs whose windows exclude it into NaN, and Inf outputs
-  // into NaN (AVX-512 BF16 on a Zen 4 EPYC; CpuPathsTest.HardwareBf16ConvolutionsKeep-
-  // SpecialsInTheirWindows). That pass runs emulated: the same rounding, float32 products.
-  if (pass == ConvPassKind::kForward && path == bf16::Path::kHardware && g.channels % 2 == 1) {
-    return bf16::Path::kEmulated;
-  }
+  // oneDNN 2.6's bf16 kernels reduce over channels in pairs: over an odd count they read
+  // one past the last and multiply it by a zero weight, so a NaN or Inf spread into outputs
+  // whose windows exclude it, and Inf outputs became NaN (AVX-512 BF16 on a Zen 4 EPYC;
+  // CpuPathsTest.HardwareBf16ConvolutionsKeepSpecialsInTheirWindows). The forward pass
+  // reduces over the input channels (an RGB first layer), the input gradient over the
+  // output channels; such a pass runs emulated: the same rounding, float32 products.
+  const int64_t reduced = pass == ConvPassKind::kForward     ? g.channels
+                          : pass == ConvPassKind::kInputGrad ? out_channels
+                                                             : 0;
+  if (path == bf16::Path::kHardware && reduced % 2 == 1) return bf16::Path::kEmulated;
   return path;
 }
 
@@ -197,7 +201,7 @@ void nn_internal::Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool 
   const int64_t rows_per_image = g.out_h * g.out_w;
   Tensor out = c.AllocateOutput(0, Shape{g.batch, g.out_h, g.out_w, out_c});
   if (out.NumElements() == 0) return;
-  const bf16::Path path = ConvPath(c, input.dtype(), g, ConvPassKind::kForward);
+  const bf16::Path path = ConvPath(c, input.dtype(), g, out_c, ConvPassKind::kForward);
   const bool f32 = input.dtype() == kFloat32;
   const onednn_internal::ConvEpilogue epilogue{
       .bias = bias != nullptr && f32 ? bias->data<float>() : nullptr,
@@ -287,11 +291,7 @@ void Conv2DBackpropInputKernel(KernelContext& c) {
   const int64_t out_c = filter.dim(3), k = g.k_h * g.k_w * g.channels;
   const int64_t rows_per_image = g.out_h * g.out_w;
   Tensor dx = c.AllocateOutput(0, input.shape());
-  bf16::Path path = ConvPath(c, input.dtype(), g, ConvPassKind::kInputGrad);
-  // Its reduction runs over the output channels: with an odd count, oneDNN 2.6's bf16
-  // kernel for NHWC activations turned an Inf of dy into NaN in dx (AVX-512 BF16, Zen 4;
-  // CpuPathsTest.HardwareBf16ConvolutionsKeepSpecialsInTheirWindows). Emulated instead.
-  if (path == bf16::Path::kHardware && out_c % 2 == 1) path = bf16::Path::kEmulated;
+  const bf16::Path path = ConvPath(c, input.dtype(), g, out_c, ConvPassKind::kInputGrad);
   if (path == bf16::Path::kHardware && dx.NumElements() > 0 && k > 0 && out_c > 0 &&
       rows_per_image > 0 &&
       bf16::OnednnConv2DBackpropInputBf16(g, out_c, filter.data<float>(), dy.data<float>(),
@@ -340,7 +340,7 @@ void Conv2DBackpropFilterKernel(KernelContext& c) {
   const int64_t out_c = filter.dim(3), k = g.k_h * g.k_w * g.channels;
   const int64_t rows_per_image = g.out_h * g.out_w;
   Tensor dw = c.AllocateOutput(0, filter.shape());
-  const bf16::Path path = ConvPath(c, input.dtype(), g, ConvPassKind::kFilterGrad);
+  const bf16::Path path = ConvPath(c, input.dtype(), g, out_c, ConvPassKind::kFilterGrad);
   if (path == bf16::Path::kHardware && dw.NumElements() > 0 && g.batch * rows_per_image > 0 &&
       bf16::OnednnConv2DBackpropFilterBf16(g, out_c, input.data<float>(), dy.data<float>(),
                                            dw.data<float>(), c.pool().num_threads())) {
