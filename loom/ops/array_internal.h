@@ -1,7 +1,9 @@
 #ifndef LOOM_OPS_ARRAY_INTERNAL_H_
 #define LOOM_OPS_ARRAY_INTERNAL_H_
 
-// Helpers shared by array.cc, array_join.cc and array_index.cc. Not part of the public API.
+// Helpers shared by array.cc, array_join.cc, array_index.cc, array_transpose.cc and blas.cc.
+// Not part of the public API.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,6 +15,24 @@ namespace loom::array_internal {
 // Slice's attributes (array_index.cc), read by array.cc's StaticShapeValue.
 inline constexpr Attr<std::vector<int64_t>> kSliceBegin{"begin"};
 inline constexpr Attr<std::vector<int64_t>> kSliceSize{"size"};
+
+// out[j * ldo + i] = in[i * ldi + j] for the output rows j in [row_begin, row_end) (the
+// input's columns) of an m-row input, in 32 x 32 tiles so both sides stay in cache.
+template <typename T>
+void Transpose2D(const T* in, int64_t ldi, T* out, int64_t ldo, int64_t m, int64_t row_begin,
+                 int64_t row_end) {
+  constexpr int64_t kTile = 32;
+  for (int64_t j0 = row_begin; j0 < row_end; j0 += kTile) {
+    const int64_t j1 = std::min(row_end, j0 + kTile);
+    for (int64_t i0 = 0; i0 < m; i0 += kTile) {
+      const int64_t i1 = std::min(m, i0 + kTile);
+      for (int64_t j = j0; j < j1; ++j) {
+        T* o = out + j * ldo;
+        for (int64_t i = i0; i < i1; ++i) o[i] = in[i * ldi + j];
+      }
+    }
+  }
+}
 
 // "[2,-1,3]" for attribute vectors in messages.
 std::string DimsString(const std::vector<int64_t>& dims);

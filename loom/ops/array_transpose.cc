@@ -29,23 +29,6 @@ void CheckPerm(const Ctx& c, const std::vector<int64_t>& perm, int rank) {
   }
 }
 
-// out[j][i] = in[i][j] for output rows [row_begin, row_end) of an m x n input, in tiles
-// so both sides stay in cache.
-template <typename T>
-void Transpose2D(const T* in, T* out, int64_t m, int64_t n, int64_t row_begin, int64_t row_end) {
-  constexpr int64_t kTile = 32;
-  for (int64_t j0 = row_begin; j0 < row_end; j0 += kTile) {
-    const int64_t j1 = std::min(row_end, j0 + kTile);
-    for (int64_t i0 = 0; i0 < m; i0 += kTile) {
-      const int64_t i1 = std::min(m, i0 + kTile);
-      for (int64_t j = j0; j < j1; ++j) {
-        T* o = out + j * m;
-        for (int64_t i = i0; i < i1; ++i) o[i] = in[i * n + j];
-      }
-    }
-  }
-}
-
 template <typename T>
 void TransposeKernel(KernelContext& c, const Tensor& x, const std::vector<int64_t>& perm,
                      Tensor& y) {
@@ -98,8 +81,8 @@ void TransposeKernel(KernelContext& c, const Tensor& x, const std::vector<int64_
                          [&](int64_t b, int64_t e) {
                            for (int64_t u = b; u < e; ++u) {
                              const int64_t bi = u / tiles, t = u % tiles;
-                             Transpose2D(in + bi * rows * cols, out + bi * rows * cols, rows, cols,
-                                         t * 32, std::min(cols, t * 32 + 32));
+                             Transpose2D(in + bi * rows * cols, cols, out + bi * rows * cols, rows,
+                                         rows, t * 32, std::min(cols, t * 32 + 32));
                            }
                          });
     return;

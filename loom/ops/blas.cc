@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/base/check.h"
+#include "loom/ops/array_internal.h"
 #include "loom/ops/blas_narrow.h"
 
 #if defined(__x86_64__)
@@ -85,22 +86,6 @@ bool AmdWithAvx512() {
 #endif
 }
 
-// out[c * ldo + r] = in[r * ldi + c] for the rows x cols matrix in, in 16 x 16 tiles (both
-// sides' lines stay in L1 while a tile is copied).
-void TransposeInto(const float* in, int64_t rows, int64_t cols, int64_t ldi, float* out,
-                   int64_t ldo) {
-  constexpr int64_t kTile = 16;
-  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
-    const int64_t r1 = std::min(rows, r0 + kTile);
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const int64_t c1 = std::min(cols, c0 + kTile);
-      for (int64_t r = r0; r < r1; ++r) {
-        for (int64_t c = c0; c < c1; ++c) out[c * ldo + r] = in[r * ldi + c];
-      }
-    }
-  }
-}
-
 // C = alpha * A B^T + beta * C (A m x k, B stored n x k) as C^T = alpha * B A^T: A
 // transposed into a buffer, one product with neither operand transposed, C^T transposed
 // back (blas.h: ChooseTransposedProduct says when and why).
@@ -110,10 +95,10 @@ void TransposedProduct(GemmLibrary library, int64_t m, int64_t n, int64_t k, flo
   thread_local std::vector<float> a_t, c_t;  // kept: no allocation per call
   if (a_t.size() < static_cast<size_t>(k * m)) a_t.resize(k * m);
   if (c_t.size() < static_cast<size_t>(n * m)) c_t.resize(n * m);
-  TransposeInto(a, m, k, lda, a_t.data(), m);
+  array_internal::Transpose2D(a, lda, a_t.data(), m, m, 0, k);
   LibraryGemm(library, false, false, n, m, k, alpha, b, ldb, a_t.data(), m, 0.f, c_t.data(), m);
   if (beta == 0.f) {
-    TransposeInto(c_t.data(), n, m, m, c, ldc);  // C written without being read
+    array_internal::Transpose2D(c_t.data(), m, c, ldc, n, 0, m);  // C written without being read
     return;
   }
   for (int64_t i = 0; i < m; ++i) {
