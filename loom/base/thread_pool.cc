@@ -4,13 +4,21 @@
 #include <atomic>
 #include <exception>
 
+#ifndef LOOM_THREAD_POOL_PORTABLE
+#include <omp.h>
+
+// libgomp's entry point for a parallel region: what GCC compiles `#pragma omp parallel` to
+// (GCC >= 4.9), declared here so that the pool needs no -fopenmp and clang builds, whose
+// OpenMP would be LLVM's libomp, share libgomp's team with oneDNN too.
+extern "C" void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
+#endif
+
 #include "loom/base/check.h"
 
 namespace loom {
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads) {
   LOOM_CHECK(num_threads >= 1) << "ThreadPool needs at least one thread";
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -23,6 +31,11 @@ ThreadPool::~ThreadPool() {
 }
 
 int ThreadPool::DefaultThreadCount() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+void ThreadPool::StartWorkersLocked() {
+  if (!workers_.empty()) return;
+  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
 
 void ThreadPool::WorkerLoop() {
   for (;;) {
@@ -39,12 +52,13 @@ void ThreadPool::WorkerLoop() {
 }
 
 void ThreadPool::Schedule(std::function<void()> fn) {
-  if (workers_.empty()) {
+  if (num_threads_ == 1) {
     fn();
     return;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
+    StartWorkersLocked();
     queue_.push_back(std::move(fn));
   }
   cv_.notify_one();
@@ -60,6 +74,35 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
     fn(0, n);
     return;
   }
+#ifdef LOOM_THREAD_POOL_PORTABLE
+  ParallelForOnWorkers(n, num_chunks, fn);
+#else
+  struct Region {
+    int64_t n;
+    const std::function<void(int64_t, int64_t)>* fn;
+    std::mutex mu;
+    std::exception_ptr error;
+  } region{n, &fn, {}, {}};
+  // Each thread of the team runs one chunk; the team may be smaller than asked for (a
+  // region nested in another runs on one thread), so the chunks follow its size.
+  GOMP_parallel(
+      [](void* data) {
+        auto& r = *static_cast<Region*>(data);
+        const int64_t chunks = omp_get_num_threads(), c = omp_get_thread_num();
+        try {
+          (*r.fn)(r.n * c / chunks, r.n * (c + 1) / chunks);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(r.mu);
+          if (!r.error) r.error = std::current_exception();
+        }
+      },
+      &region, static_cast<unsigned>(num_chunks), 0);
+  if (region.error) std::rethrow_exception(region.error);
+#endif
+}
+
+void ThreadPool::ParallelForOnWorkers(int64_t n, int64_t num_chunks,
+                                      const std::function<void(int64_t, int64_t)>& fn) {
   struct Shared {
     std::atomic<int64_t> remaining;
     std::mutex mu;
@@ -78,6 +121,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
   };
   {
     std::lock_guard<std::mutex> lock(mu_);
+    StartWorkersLocked();
     for (int64_t c = 1; c < num_chunks; ++c) {
       queue_.push_back([&, c] {
         run_chunk(c);

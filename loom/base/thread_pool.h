@@ -1,10 +1,21 @@
 #ifndef LOOM_BASE_THREAD_POOL_H_
 #define LOOM_BASE_THREAD_POOL_H_
 
-// A fixed set of worker threads for intra-op parallelism. ParallelFor splits [0, n) into
-// contiguous chunks, runs them on the workers and the calling thread, and returns when all
-// are done. The pool owns its threads; it is thread-safe, but one ParallelFor at a time
-// per pool is the intended use (kernels run one after another in a Session).
+// Intra-op parallelism and background tasks. ParallelFor splits [0, n) into contiguous
+// chunks, runs them on a team of threads that includes the calling thread, and returns when
+// all are done; Schedule runs a task on one of the pool's own workers.
+//
+// ParallelFor's team is the calling thread's OpenMP team (libgomp), the same threads
+// oneDNN's products and convolutions run on: a Session's kernels, Loom's and oneDNN's
+// alike, use one set of `num_threads` threads, so after a product no second pool's
+// threads wait for the cores oneDNN's threads are still spinning on (with two pools, the
+// 2-thread MLP step ran at 150 or 225 steps/s by turns, bench/RESULTS.md, session 17).
+// Builds with ThreadSanitizer (LOOM_TSAN), which cannot see libgomp's synchronization, run
+// ParallelFor on the pool's own workers instead (LOOM_THREAD_POOL_PORTABLE).
+//
+// The workers are started by the first Schedule, so a pool used only for ParallelFor (a
+// Session's) starts no thread of its own. Thread-safe; a ParallelFor inside a chunk of
+// another runs its chunks on the calling thread (OpenMP's nested regions are off).
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -33,17 +44,20 @@ class ThreadPool {
                    const std::function<void(int64_t begin, int64_t end)>& fn);
 
   // Runs fn on a worker (or inline for a pool of 1) without waiting. Tasks start in the
-  // order they were scheduled.
+  // order they were scheduled; the first call starts the workers.
   void Schedule(std::function<void()> fn);
 
   // The machine's core count (std::thread::hardware_concurrency, at least 1).
   static int DefaultThreadCount();
 
  private:
+  void StartWorkersLocked();  // REQUIRES: mu_ held
   void WorkerLoop();
+  void ParallelForOnWorkers(int64_t n, int64_t num_chunks,
+                            const std::function<void(int64_t begin, int64_t end)>& fn);
 
   int num_threads_;
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> workers_;  // started by the first Schedule (or portable ParallelFor)
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;  // first in, first out

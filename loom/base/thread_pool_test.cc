@@ -3,14 +3,30 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#ifndef LOOM_THREAD_POOL_PORTABLE
+#include <omp.h>
+
+extern "C" void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
+#endif
+
 namespace loom {
 namespace {
+
+int64_t ThreadsOfThisProcess() {
+  int64_t count = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    ++count;
+  }
+  return count;
+}
 
 void ExpectEachItemOnce(ThreadPool& pool, int64_t n, int64_t min_chunk) {
   std::vector<std::atomic<int>> hits(n);
@@ -103,6 +119,65 @@ TEST(ThreadPoolTest, ScheduleRunsEveryTaskBeforeDestruction) {
   }
   EXPECT_EQ(count.load(), 100);
 }
+
+TEST(ThreadPoolTest, APoolStartsNoThreadUntilItNeedsOne) {
+  const int64_t before = ThreadsOfThisProcess();
+  ThreadPool pool(4);
+  EXPECT_EQ(ThreadsOfThisProcess(), before);
+  pool.Schedule([] {});
+  EXPECT_EQ(ThreadsOfThisProcess(), before + 3);
+}
+
+#ifndef LOOM_THREAD_POOL_PORTABLE
+std::set<std::thread::id> OpenMpTeam(unsigned size) {
+  struct Ids {
+    std::mutex mu;
+    std::set<std::thread::id> ids;
+  } ids;
+  GOMP_parallel(
+      [](void* data) {
+        auto& r = *static_cast<Ids*>(data);
+        std::lock_guard<std::mutex> lock(r.mu);
+        r.ids.insert(std::this_thread::get_id());
+      },
+      &ids, size, 0);
+  return ids.ids;
+}
+
+// The point of the design: a kernel's ParallelFor and oneDNN's OpenMP products run on the
+// same threads, so a Session with N intra-op threads never has more than N of them busy.
+TEST(ThreadPoolTest, ParallelForRunsOnTheCallersOpenMpTeam) {
+  const std::set<std::thread::id> team = OpenMpTeam(3);
+  ASSERT_EQ(team.size(), 3u);
+  const int64_t threads = ThreadsOfThisProcess();
+  ThreadPool pool(3);
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+  for (int i = 0; i < 20; ++i) {
+    pool.ParallelFor(3, 1, [&](int64_t, int64_t) {
+      std::lock_guard<std::mutex> lock(mu);
+      ids.insert(std::this_thread::get_id());
+    });
+  }
+  EXPECT_EQ(ids, team);
+  EXPECT_EQ(ThreadsOfThisProcess(), threads) << "ParallelFor started threads of its own";
+}
+
+TEST(ThreadPoolTest, AParallelForInsideAChunkRunsOnItsThread) {
+  ThreadPool pool(2);
+  std::vector<std::atomic<int>> hits(2 * 100);
+  pool.ParallelFor(2, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t outer = begin; outer < end; ++outer) {
+      const auto thread = std::this_thread::get_id();
+      pool.ParallelFor(100, 1, [&](int64_t b, int64_t e) {
+        EXPECT_EQ(std::this_thread::get_id(), thread);
+        for (int64_t i = b; i < e; ++i) hits[outer * 100 + i].fetch_add(1);
+      });
+    }
+  });
+  for (const auto& h : hits) EXPECT_EQ(h.load(), 1);
+}
+#endif
 
 TEST(ThreadPoolTest, DefaultThreadCountIsPositive) {
   EXPECT_GE(ThreadPool::DefaultThreadCount(), 1);
