@@ -2,7 +2,9 @@
 // Same models, batch sizes and thread counts as the PyTorch script; data already in memory
 // and fed each step (feeding shares the buffer, no copy). Prints one JSON line.
 //
-// Usage: core_bench MODEL THREADS [STEPS] [trace] [baseline]
+// Usage: core_bench MODEL THREADS [STEPS] [trace] [baseline] [direct_conv]
+//   direct_conv: Conv2D and its backprops never take Winograd (loom/ops/winograd_conv.h),
+//   to measure what it gains against oneDNN's direct kernels in the same binary.
 //   MODEL: mlp | softreg | convnet | mlp_gemm (the MLP step's matrix products alone,
 //          through the same BLAS: the GEMM-only bound) | convnet_gemm (the convnet step's
 //          products as im2col + GEMM would run them, through loom::Gemm: its GEMM-only bound)
@@ -45,6 +47,7 @@
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
 #include "loom/ops/vector_isa.h"
+#include "loom/ops/winograd_conv.h"
 #include "loom/runtime/session.h"
 #include "loom/train/adam.h"
 #include "loom/train/gradient_descent.h"
@@ -144,6 +147,8 @@ int main(int argc, char** argv) {
   // where the CPU has AVX2 (loom/ops/vector_isa.h), to measure what the AVX2 copies gain.
   std::optional<loom::internal::ScopedBaselineVectorIsa> baseline;
   if (has_flag("baseline")) baseline.emplace();
+  std::optional<loom::nn_internal::ScopedConvAlgorithm> direct_conv;
+  if (has_flag("direct_conv")) direct_conv.emplace(loom::nn_internal::ConvAlgorithm::kDirect);
 
   if (model == "mlp_gemm") {
     loom::SetBlasThreads(threads);

@@ -1,0 +1,160 @@
+#include "loom/ops/winograd_conv.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+#include "loom/ops/winograd_kernels.h"
+#include "loom/tensor/tensor.h"
+
+namespace loom::nn_internal {
+namespace {
+
+using winograd::kPoints;
+using winograd::kTileBlock;
+using winograd::PadTo16;
+using winograd::Plane;
+
+std::atomic<ConvAlgorithm> g_forced_algorithm{ConvAlgorithm::kByRule};
+
+struct CpuKind {
+  bool avx512 = false;  // the kernels run
+  bool amd = false;     // where the rule was measured (AMD EPYC, Zen 4)
+};
+
+const CpuKind& Cpu() {
+  static const CpuKind kind = [] {
+    CpuKind k;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    k.avx512 = __builtin_cpu_supports("avx512f");
+    k.amd = __builtin_cpu_is("amd");
+#endif
+    return k;
+  }();
+  return kind;
+}
+
+// The rule, measured on an AMD EPYC (Zen 4, AVX-512, no AMX) at 1 and 2 threads
+// (bench/winograd_bench.cc; bench/RESULTS.md, session 17): see WinogradPaysOnZen4's
+// thresholds. Not measured on Intel CPUs (where oneDNN's AVX-512 / AMX kernels differ):
+// they keep the direct path.
+bool WinogradPaysOnZen4(const Geometry& g, int64_t out_c, ConvPassKind pass) {
+  (void)pass;
+  return g.channels >= 16 && out_c >= 16;
+}
+
+float* Floats(Tensor& t) { return t.data<float>(); }
+
+// Runs the forward computation of `plane` with the transformed filter u (kp columns):
+// the blocks of tiles split over the pool's threads.
+bool RunForward(const Plane& plane, const float* x, const float* u, int64_t kp,
+                const float* bias, bool relu, float* y, ThreadPool& pool) {
+  const int64_t blocks = (plane.tiles() + kTileBlock - 1) / kTileBlock;
+  const int64_t chunks = std::min<int64_t>(pool.num_threads(), blocks);
+  std::atomic<bool> finite{true};
+  pool.ParallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
+    Tensor v(kFloat32, Shape{kPoints * kTileBlock * plane.in_c});
+    Tensor m(kFloat32, Shape{kPoints * kTileBlock * kp});
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      for (int64_t b = blocks * chunk / chunks; b < blocks * (chunk + 1) / chunks; ++b) {
+        const int64_t t0 = b * kTileBlock;
+        const int64_t count = std::min<int64_t>(kTileBlock, plane.tiles() - t0);
+        winograd::InputTiles(plane, x, t0, count, plane.in_c, Floats(v));
+        winograd::TileProducts(Floats(v), plane.in_c, plane.in_c, u, kp, Floats(m));
+        if (!winograd::OutputTiles(plane, Floats(m), kp, t0, count, bias, relu, y)) {
+          finite = false;
+        }
+      }
+    }
+  });
+  return finite;
+}
+
+}  // namespace
+
+bool WinogradRuns(const Geometry& g, int64_t out_c) {
+  return Cpu().avx512 && g.k_h == 5 && g.k_w == 5 && g.stride_h == 1 && g.stride_w == 1 &&
+         g.batch > 0 && g.out_h > 0 && g.out_w > 0 && g.channels > 0 && out_c > 0;
+}
+
+bool UseWinograd(const Geometry& g, int64_t out_c, ConvPassKind pass) {
+  const ConvAlgorithm forced = g_forced_algorithm.load(std::memory_order_relaxed);
+  if (forced == ConvAlgorithm::kDirect || !WinogradRuns(g, out_c)) return false;
+  if (forced == ConvAlgorithm::kWinograd) return true;
+  return Cpu().amd && WinogradPaysOnZen4(g, out_c, pass);
+}
+
+ScopedConvAlgorithm::ScopedConvAlgorithm(ConvAlgorithm forced)
+    : previous_(g_forced_algorithm.exchange(forced)) {}
+ScopedConvAlgorithm::~ScopedConvAlgorithm() { g_forced_algorithm.store(previous_); }
+
+bool WinogradConv2D(const Geometry& g, int64_t out_c, const float* x, const float* w, float* y,
+                    ThreadPool& pool, const float* bias, bool relu) {
+  const Plane plane{g.batch, g.in_h, g.in_w, g.channels, g.out_h,
+                    g.out_w, out_c,  g.pad_top, g.pad_left};
+  const int64_t kp = PadTo16(out_c);
+  Tensor u(kFloat32, Shape{kPoints * g.channels * kp});
+  winograd::TransformFilter(w, g.channels, out_c, kp, Floats(u));
+  return RunForward(plane, x, Floats(u), kp, bias, relu, y, pool);
+}
+
+bool WinogradConv2DBackpropInput(const Geometry& g, int64_t out_c, const float* w,
+                                 const float* dy, float* dx, ThreadPool& pool) {
+  // dx[ih, iw, c] = sum over (a, b, k) of dy[ih + pad_top - a, iw + pad_left - b, k] *
+  // w[a, b, c, k]: a convolution of dy with the filter flipped (a' = 4 - a) and its
+  // channels swapped, at offset -(4 - pad_top), over dx's shape.
+  const Plane plane{g.batch, g.out_h, g.out_w, out_c, g.in_h,
+                    g.in_w,  g.channels, 4 - g.pad_top, 4 - g.pad_left};
+  const int64_t c = g.channels;
+  Tensor flipped(kFloat32, Shape{25 * out_c * c});
+  float* wf = Floats(flipped);
+  for (int64_t ab = 0; ab < 25; ++ab) {
+    const float* src = w + (24 - ab) * c * out_c;
+    float* dst = wf + ab * out_c * c;
+    for (int64_t i = 0; i < c; ++i) {
+      for (int64_t k = 0; k < out_c; ++k) dst[k * c + i] = src[i * out_c + k];
+    }
+  }
+  const int64_t kp = PadTo16(c);
+  Tensor u(kFloat32, Shape{kPoints * out_c * kp});
+  winograd::TransformFilter(wf, out_c, c, kp, Floats(u));
+  return RunForward(plane, dy, Floats(u), kp, nullptr, false, dx, pool);
+}
+
+bool WinogradConv2DBackpropFilter(const Geometry& g, int64_t out_c, const float* x,
+                                  const float* dy, float* dw, ThreadPool& pool) {
+  const Plane plane{g.batch, g.in_h, g.in_w, g.channels, g.out_h,
+                    g.out_w, out_c,  g.pad_top, g.pad_left};
+  const int64_t ldv = PadTo16(g.channels), kp = PadTo16(out_c);
+  const int64_t blocks = (plane.tiles() + kTileBlock - 1) / kTileBlock;
+  const int64_t chunks = std::min<int64_t>(pool.num_threads(), blocks);
+  const int64_t z_size = kPoints * ldv * kp;
+  // One partial sum per chunk, added in chunk order: the result depends on the thread
+  // count only.
+  Tensor partials(kFloat32, Shape{chunks * z_size});
+  float* z = Floats(partials);
+  std::fill(z, z + chunks * z_size, 0.f);
+  pool.ParallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
+    Tensor v(kFloat32, Shape{kPoints * kTileBlock * ldv});
+    Tensor dm(kFloat32, Shape{kPoints * kTileBlock * kp});
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
+      for (int64_t b = blocks * chunk / chunks; b < blocks * (chunk + 1) / chunks; ++b) {
+        const int64_t t0 = b * kTileBlock;
+        const int64_t count = std::min<int64_t>(kTileBlock, plane.tiles() - t0);
+        winograd::InputTiles(plane, x, t0, count, ldv, Floats(v));
+        winograd::OutputGradTiles(plane, dy, t0, kp, count, Floats(dm));
+        winograd::FilterProducts(Floats(v), ldv, Floats(dm), kp, z + chunk * z_size);
+      }
+    }
+  });
+  for (int64_t chunk = 1; chunk < chunks; ++chunk) {
+    const float* part = z + chunk * z_size;
+    for (int64_t i = 0; i < z_size; ++i) z[i] += part[i];
+  }
+  winograd::FilterFromPoints(z, g.channels, ldv, out_c, kp, dw);
+  const int64_t n = 25 * g.channels * out_c;
+  return std::all_of(dw, dw + n, [](float v) { return std::isfinite(v); });
+}
+
+}  // namespace loom::nn_internal
