@@ -21,8 +21,18 @@ using nn_test::ToFloat;
 using nn_test::Values;
 
 Geometry MakeGeometry5x5(int64_t n, int64_t h, int64_t w, int64_t c, bool same) {
-  Geometry g{.batch = n, .in_h = h, .in_w = w, .channels = c, .k_h = 5, .k_w = 5,
-             .stride_h = 1, .stride_w = 1, .out_h = 0, .out_w = 0, .pad_top = 0, .pad_left = 0};
+  Geometry g{.batch = n,
+             .in_h = h,
+             .in_w = w,
+             .channels = c,
+             .k_h = 5,
+             .k_w = 5,
+             .stride_h = 1,
+             .stride_w = 1,
+             .out_h = 0,
+             .out_w = 0,
+             .pad_top = 0,
+             .pad_left = 0};
   nn_internal::WindowedOutput(h, 5, 1, same, &g.out_h, &g.pad_top);
   nn_internal::WindowedOutput(w, 5, 1, same, &g.out_w, &g.pad_left);
   return g;
@@ -84,49 +94,56 @@ TEST(WinogradConvTest, MatchesFloat64SumsOverGeometries) {
     GTEST_SKIP() << "no AVX-512F: the Winograd kernels do not run on this CPU";
   }
   const std::vector<WinogradCase> cases = {
-      {4, 14, 14, 32, 64, true},  // the convnet's second layer
-      {2, 28, 28, 1, 32, true},   // its first
-      {3, 7, 9, 17, 33, true},    // odd sizes and channel counts
-      {1, 1, 1, 5, 3, true},      // a 1x1 image
-      {1, 1, 6, 16, 16, true},    // one row
-      {2, 5, 5, 3, 70, false},    // VALID, a single output
-      {1, 11, 8, 20, 18, false},  // VALID, odd output height
-      {2, 6, 13, 48, 7, true},
-      {1, 4, 4, 64, 32, true},  // window larger than the image
+      {4, 14, 14, 32, 64, true},                           // the convnet's second layer
+      {2, 28, 28, 1, 32, true},                            // its first
+      {3, 7, 9, 17, 33, true},                             // odd sizes and channel counts
+      {1, 1, 1, 5, 3, true},                               // a 1x1 image
+      {1, 1, 6, 16, 16, true},                             // one row
+      {2, 5, 5, 3, 70, false},                             // VALID, a single output
+      {1, 11, 8, 20, 18, false},                           // VALID, odd output height
+      {2, 6, 13, 48, 7, true},   {1, 4, 4, 64, 32, true},  // window larger than the image
   };
-  double worst[3] = {0, 0, 0};
-  uint64_t seed = 1400;
-  for (const WinogradCase& cs : cases) {
-    const Geometry g = MakeGeometry5x5(cs.n, cs.h, cs.w, cs.c, cs.same);
-    Tensor x = ToFloat(RandomDoubles({cs.n, cs.h, cs.w, cs.c}, ++seed));
-    Tensor w = ToFloat(RandomDoubles({5, 5, cs.c, cs.k}, ++seed));
-    Tensor dy = ToFloat(RandomDoubles({cs.n, g.out_h, g.out_w, cs.k}, ++seed));
-    const Reference want = DirectSums(g, cs.k, x.data<float>(), w.data<float>(), dy.data<float>());
-    for (int threads : {1, 2}) {
-      ThreadPool pool(threads);
-      Tensor y(kFloat32, dy.shape()), dx(kFloat32, x.shape()), dw(kFloat32, w.shape());
-      const std::string what = StrCat("in [", cs.n, ",", cs.h, ",", cs.w, ",", cs.c, "] -> ", cs.k,
-                                      cs.same ? " SAME, " : " VALID, ", threads, " thread(s)");
-      ASSERT_TRUE(nn_internal::WinogradConv2D(g, cs.k, x.data<float>(), w.data<float>(),
-                                              y.data<float>(), pool))
-          << what;
-      ASSERT_TRUE(nn_internal::WinogradConv2DBackpropInput(g, cs.k, w.data<float>(),
-                                                           dy.data<float>(), dx.data<float>(), pool))
-          << what;
-      ASSERT_TRUE(nn_internal::WinogradConv2DBackpropFilter(g, cs.k, x.data<float>(),
-                                                            dy.data<float>(), dw.data<float>(), pool))
-          << what;
-      const double errors[3] = {RelativeError(y, want.y), RelativeError(dx, want.dx),
-                                RelativeError(dw, want.dw)};
-      for (int pass = 0; pass < 3; ++pass) {
-        EXPECT_LT(errors[pass], 1e-5) << what << ", pass " << pass;
-        worst[pass] = std::max(worst[pass], errors[pass]);
+  for (int tile : {2, 4}) {
+    nn_internal::ScopedConvAlgorithm force(tile == 2 ? nn_internal::ConvAlgorithm::kWinograd2x2
+                                                     : nn_internal::ConvAlgorithm::kWinograd4x4);
+    const double bound = tile == 2 ? 1e-5 : 3e-5;
+    double worst[3] = {0, 0, 0};
+    uint64_t seed = 1400;
+    for (const WinogradCase& cs : cases) {
+      const Geometry g = MakeGeometry5x5(cs.n, cs.h, cs.w, cs.c, cs.same);
+      Tensor x = ToFloat(RandomDoubles({cs.n, cs.h, cs.w, cs.c}, ++seed));
+      Tensor w = ToFloat(RandomDoubles({5, 5, cs.c, cs.k}, ++seed));
+      Tensor dy = ToFloat(RandomDoubles({cs.n, g.out_h, g.out_w, cs.k}, ++seed));
+      const Reference want =
+          DirectSums(g, cs.k, x.data<float>(), w.data<float>(), dy.data<float>());
+      for (int threads : {1, 2}) {
+        ThreadPool pool(threads);
+        Tensor y(kFloat32, dy.shape()), dx(kFloat32, x.shape()), dw(kFloat32, w.shape());
+        const std::string what =
+            StrCat("F(", tile, "x", tile, ", 5x5) in [", cs.n, ",", cs.h, ",", cs.w, ",", cs.c,
+                   "] -> ", cs.k, cs.same ? " SAME, " : " VALID, ", threads, " thread(s)");
+        ASSERT_TRUE(nn_internal::WinogradConv2D(g, cs.k, x.data<float>(), w.data<float>(),
+                                                y.data<float>(), pool))
+            << what;
+        ASSERT_TRUE(nn_internal::WinogradConv2DBackpropInput(
+            g, cs.k, w.data<float>(), dy.data<float>(), dx.data<float>(), pool))
+            << what;
+        ASSERT_TRUE(nn_internal::WinogradConv2DBackpropFilter(
+            g, cs.k, x.data<float>(), dy.data<float>(), dw.data<float>(), pool))
+            << what;
+        const double errors[3] = {RelativeError(y, want.y), RelativeError(dx, want.dx),
+                                  RelativeError(dw, want.dw)};
+        for (int pass = 0; pass < 3; ++pass) {
+          EXPECT_LT(errors[pass], bound) << what << ", pass " << pass;
+          worst[pass] = std::max(worst[pass], errors[pass]);
+        }
       }
     }
+    std::printf(
+        "F(%dx%d, 5x5) worst error / max |reference|: forward %.2g, input gradient "
+        "%.2g, filter gradient %.2g\n",
+        tile, tile, worst[0], worst[1], worst[2]);
   }
-  std::printf("worst error / max |reference|: forward %.2g, input gradient %.2g, filter "
-              "gradient %.2g\n",
-              worst[0], worst[1], worst[2]);
 }
 
 // The fused epilogue: y = max(conv + bias, 0) in the output transform.
@@ -140,20 +157,24 @@ TEST(WinogradConvTest, BiasAndReluEpilogue) {
   Tensor dy(kFloat32, Shape{2, 9, 10, k});  // only its shape: no gradient here
   const Reference want = DirectSums(g, k, x.data<float>(), w.data<float>(), dy.data<float>());
   ThreadPool pool(2);
-  for (bool relu : {false, true}) {
-    Tensor y(kFloat32, dy.shape());
-    ASSERT_TRUE(nn_internal::WinogradConv2D(g, k, x.data<float>(), w.data<float>(),
-                                            y.data<float>(), pool, bias.data<float>(), relu));
-    std::vector<double> expected(want.y.size());
-    int64_t zeros = 0;
-    for (size_t i = 0; i < expected.size(); ++i) {
-      expected[i] = want.y[i] + bias.data<float>()[i % k];
-      if (relu) expected[i] = std::max(expected[i], 0.0);
-      zeros += expected[i] == 0;
-    }
-    EXPECT_LT(RelativeError(y, expected), 1e-5) << (relu ? "with ReLU" : "bias only");
-    if (relu) {
-      EXPECT_GT(zeros, 0);
+  for (int tile : {2, 4}) {
+    nn_internal::ScopedConvAlgorithm force(tile == 2 ? nn_internal::ConvAlgorithm::kWinograd2x2
+                                                     : nn_internal::ConvAlgorithm::kWinograd4x4);
+    for (bool relu : {false, true}) {
+      Tensor y(kFloat32, dy.shape());
+      ASSERT_TRUE(nn_internal::WinogradConv2D(g, k, x.data<float>(), w.data<float>(),
+                                              y.data<float>(), pool, bias.data<float>(), relu));
+      std::vector<double> expected(want.y.size());
+      int64_t zeros = 0;
+      for (size_t i = 0; i < expected.size(); ++i) {
+        expected[i] = want.y[i] + bias.data<float>()[i % k];
+        if (relu) expected[i] = std::max(expected[i], 0.0);
+        zeros += expected[i] == 0;
+      }
+      EXPECT_LT(RelativeError(y, expected), 3e-5) << (relu ? "with ReLU" : "bias only");
+      if (relu) {
+        EXPECT_GT(zeros, 0);
+      }
     }
   }
 }
@@ -171,12 +192,16 @@ TEST(WinogradConvTest, NonFiniteInputsFallBackToTheDirectPath) {
     dy.data<float>()[((14 + 9) * 14 + 2) * 64 + 1] = special;
     ThreadPool pool(1);
     Tensor y(kFloat32, dy.shape()), dx(kFloat32, x.shape()), dw(kFloat32, w.shape());
-    EXPECT_FALSE(nn_internal::WinogradConv2D(g, 64, x.data<float>(), w.data<float>(),
-                                             y.data<float>(), pool));
-    EXPECT_FALSE(nn_internal::WinogradConv2DBackpropInput(g, 64, w.data<float>(),
-                                                          dy.data<float>(), dx.data<float>(), pool));
-    EXPECT_FALSE(nn_internal::WinogradConv2DBackpropFilter(g, 64, x.data<float>(),
-                                                           dy.data<float>(), dw.data<float>(), pool));
+    for (auto tile :
+         {nn_internal::ConvAlgorithm::kWinograd2x2, nn_internal::ConvAlgorithm::kWinograd4x4}) {
+      nn_internal::ScopedConvAlgorithm force(tile);
+      EXPECT_FALSE(nn_internal::WinogradConv2D(g, 64, x.data<float>(), w.data<float>(),
+                                               y.data<float>(), pool));
+      EXPECT_FALSE(nn_internal::WinogradConv2DBackpropInput(
+          g, 64, w.data<float>(), dy.data<float>(), dx.data<float>(), pool));
+      EXPECT_FALSE(nn_internal::WinogradConv2DBackpropFilter(
+          g, 64, x.data<float>(), dy.data<float>(), dw.data<float>(), pool));
+    }
     // Through a Session: forcing Winograd changes no bit of the direct path's results.
     auto run = [&](nn_internal::ConvAlgorithm algorithm) {
       nn_internal::ScopedConvAlgorithm force(algorithm);
