@@ -9,7 +9,8 @@
 //          through the same BLAS: the GEMM-only bound) | convnet_gemm (the convnet step's
 //          products as im2col + GEMM would run them, through loom::Gemm: its GEMM-only bound)
 //          | convnet_kernels (the convnet step's products as Loom runs them: oneDNN's
-//          convolution primitives and loom::Gemm for the dense layers; nothing else)
+//          convolution primitives or Winograd (UseWinograd; direct_conv: oneDNN only) and
+//          loom::Gemm for the dense layers; nothing else)
 //          | predict_dnn | predict_convnet (inference: the softmax probabilities of the
 //          demo's DNN 784-256-128-10 at batch 1024, of the convnet at batch 256, one
 //          Session::Run per batch; the JSON line adds rows_per_sec)
@@ -34,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/base/thread_pool.h"
 #include "loom/graph/precision.h"
 #include "loom/ops/array.h"
 #include "loom/ops/bf16_support.h"
@@ -221,6 +223,7 @@ int main(int argc, char** argv) {
                                          .pad_left = 2};
     };
     const auto g1 = geometry(28, 1), g2 = geometry(14, 32);
+    loom::ThreadPool pool(threads);
     double secs = TimeSteps(steps, [&] {
       for (const Product& p : products) {
         loom::Gemm(p.ta, p.tb, p.m, p.n, p.k, 1.f, pa, p.ta ? p.m : p.k, pb, p.tb ? p.k : p.n, 0.f,
@@ -231,9 +234,22 @@ int main(int argc, char** argv) {
         OnednnConv2D(g1, 32, pa, pb, pc, threads);
         // conv1's filter gradient (on oneDNN: OnednnFilterGradPays holds for C = 1 on NHWC)
         OnednnConv2DBackpropFilter(g1, 32, pa, pb, pc, threads);
-        OnednnConv2D(g2, 64, pa, pb, pc, threads);
-        OnednnConv2DBackpropInput(g2, 64, pa, pb, pc, threads);
-        OnednnConv2DBackpropFilter(g2, 64, pa, pb, pc, threads);
+        // conv2 on Winograd where the op takes it (UseWinograd; the values are finite)
+        if (UseWinograd(g2, 64, ConvPassKind::kForward)) {
+          WinogradConv2D(g2, 64, pa, pb, pc, pool);
+        } else {
+          OnednnConv2D(g2, 64, pa, pb, pc, threads);
+        }
+        if (UseWinograd(g2, 64, ConvPassKind::kInputGrad)) {
+          WinogradConv2DBackpropInput(g2, 64, pa, pb, pc, pool);
+        } else {
+          OnednnConv2DBackpropInput(g2, 64, pa, pb, pc, threads);
+        }
+        if (UseWinograd(g2, 64, ConvPassKind::kFilterGrad)) {
+          WinogradConv2DBackpropFilter(g2, 64, pa, pb, pc, pool);
+        } else {
+          OnednnConv2DBackpropFilter(g2, 64, pa, pb, pc, threads);
+        }
       }
     });
     std::printf(
