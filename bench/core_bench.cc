@@ -2,12 +2,15 @@
 // Same models, batch sizes and thread counts as the PyTorch script; data already in memory
 // and fed each step (feeding shares the buffer, no copy). Prints one JSON line.
 //
-// Usage: core_bench MODEL THREADS [STEPS] [trace] [baseline]
+// Usage: core_bench MODEL THREADS [STEPS] [trace] [baseline] [direct_conv]
+//   direct_conv: Conv2D and its backprops never take Winograd (loom/ops/winograd_conv.h),
+//   to measure what it gains against oneDNN's direct kernels in the same binary.
 //   MODEL: mlp | softreg | convnet | mlp_gemm (the MLP step's matrix products alone,
 //          through the same BLAS: the GEMM-only bound) | convnet_gemm (the convnet step's
 //          products as im2col + GEMM would run them, through loom::Gemm: its GEMM-only bound)
 //          | convnet_kernels (the convnet step's products as Loom runs them: oneDNN's
-//          convolution primitives and loom::Gemm for the dense layers; nothing else)
+//          convolution primitives or Winograd (UseWinograd; direct_conv: oneDNN only) and
+//          loom::Gemm for the dense layers; nothing else)
 //          | predict_dnn | predict_convnet (inference: the softmax probabilities of the
 //          demo's DNN 784-256-128-10 at batch 1024, of the convnet at batch 256, one
 //          Session::Run per batch; the JSON line adds rows_per_sec)
@@ -32,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/base/thread_pool.h"
 #include "loom/graph/precision.h"
 #include "loom/ops/array.h"
 #include "loom/ops/bf16_support.h"
@@ -45,6 +49,7 @@
 #include "loom/ops/reduce.h"
 #include "loom/ops/state.h"
 #include "loom/ops/vector_isa.h"
+#include "loom/ops/winograd_conv.h"
 #include "loom/runtime/session.h"
 #include "loom/train/adam.h"
 #include "loom/train/gradient_descent.h"
@@ -144,6 +149,8 @@ int main(int argc, char** argv) {
   // where the CPU has AVX2 (loom/ops/vector_isa.h), to measure what the AVX2 copies gain.
   std::optional<loom::internal::ScopedBaselineVectorIsa> baseline;
   if (has_flag("baseline")) baseline.emplace();
+  std::optional<loom::nn_internal::ScopedConvAlgorithm> direct_conv;
+  if (has_flag("direct_conv")) direct_conv.emplace(loom::nn_internal::ConvAlgorithm::kDirect);
 
   if (model == "mlp_gemm") {
     loom::SetBlasThreads(threads);
@@ -216,6 +223,7 @@ int main(int argc, char** argv) {
                                          .pad_left = 2};
     };
     const auto g1 = geometry(28, 1), g2 = geometry(14, 32);
+    loom::ThreadPool pool(threads);
     double secs = TimeSteps(steps, [&] {
       for (const Product& p : products) {
         loom::Gemm(p.ta, p.tb, p.m, p.n, p.k, 1.f, pa, p.ta ? p.m : p.k, pb, p.tb ? p.k : p.n, 0.f,
@@ -226,9 +234,22 @@ int main(int argc, char** argv) {
         OnednnConv2D(g1, 32, pa, pb, pc, threads);
         // conv1's filter gradient (on oneDNN: OnednnFilterGradPays holds for C = 1 on NHWC)
         OnednnConv2DBackpropFilter(g1, 32, pa, pb, pc, threads);
-        OnednnConv2D(g2, 64, pa, pb, pc, threads);
-        OnednnConv2DBackpropInput(g2, 64, pa, pb, pc, threads);
-        OnednnConv2DBackpropFilter(g2, 64, pa, pb, pc, threads);
+        // conv2 on Winograd where the op takes it (UseWinograd; the values are finite)
+        if (UseWinograd(g2, 64, ConvPassKind::kForward)) {
+          WinogradConv2D(g2, 64, pa, pb, pc, pool);
+        } else {
+          OnednnConv2D(g2, 64, pa, pb, pc, threads);
+        }
+        if (UseWinograd(g2, 64, ConvPassKind::kInputGrad)) {
+          WinogradConv2DBackpropInput(g2, 64, pa, pb, pc, pool);
+        } else {
+          OnednnConv2DBackpropInput(g2, 64, pa, pb, pc, threads);
+        }
+        if (UseWinograd(g2, 64, ConvPassKind::kFilterGrad)) {
+          WinogradConv2DBackpropFilter(g2, 64, pa, pb, pc, pool);
+        } else {
+          OnednnConv2DBackpropFilter(g2, 64, pa, pb, pc, threads);
+        }
       }
     });
     std::printf(

@@ -1,5 +1,6 @@
 // Conv2D with its input/filter backprops. NHWC. Float32 runs on oneDNN's convolution
-// primitives (onednn_conv.h says why); float64, 1x1 windows and whatever oneDNN declines run
+// primitives (onednn_conv.h says why), or Winograd F(2x2, 5x5) where UseWinograd's measured
+// rule picks it (winograd_conv.h); float64, 1x1 windows and whatever oneDNN declines run
 // on im2col + one GEMM per batch chunk. Pooling is in nn_pool.cc; the window geometry both
 // use in nn_window.h.
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "loom/ops/onednn_conv.h"
 #include "loom/ops/onednn_internal.h"
 #include "loom/ops/vector_isa.h"
+#include "loom/ops/winograd_conv.h"
 
 namespace loom {
 namespace {
@@ -160,8 +162,6 @@ void ForEachBatchChunk(const KernelContext& c, const Geometry& g, const Fn& fn) 
 constexpr int64_t kMinBf16ForwardDepth = 27;  // C * k_h * k_w
 constexpr int64_t kMinBf16FilterGradChannels = 8;
 
-enum class ConvPassKind { kForward, kInputGrad, kFilterGrad };
-
 // `out_channels` is the filter's output channel count.
 bf16::Path ConvPath(const KernelContext& c, DType dtype, const Geometry& g, int64_t out_channels,
                     ConvPassKind pass) {
@@ -234,6 +234,12 @@ void nn_internal::Conv2DWithEpilogue(KernelContext& c, const Tensor* bias, bool 
       std::fill(y, y + out.NumElements(), T(0));
     } else if (IsPointwise(g)) {
       Gemm(false, false, g.batch * rows_per_image, out_c, k, T(1), x, k, w, out_c, T(0), y, out_c);
+    } else if (std::is_same_v<T, float> && path == bf16::Path::kFloat32 &&
+               UseWinograd(g, out_c, ConvPassKind::kForward) &&
+               WinogradConv2D(g, out_c, reinterpret_cast<const float*>(x),
+                              reinterpret_cast<const float*>(w), reinterpret_cast<float*>(y),
+                              c.pool(), bias != nullptr ? bias->data<float>() : nullptr, relu)) {
+      return 0;  // Winograd ran it, the epilogue included (a non-finite result reruns below)
     } else if (std::is_same_v<T, float> &&
                OnednnConv2D(g, out_c, reinterpret_cast<const float*>(x),
                             reinterpret_cast<const float*>(w), reinterpret_cast<float*>(y),
@@ -310,6 +316,12 @@ void Conv2DBackpropInputKernel(KernelContext& c) {
     } else if (IsPointwise(g)) {
       Gemm(false, true, g.batch * rows_per_image, k, out_c, T(1), dout, out_c, w, out_c, T(0), din,
            k);
+    } else if (std::is_same_v<T, float> && path == bf16::Path::kFloat32 &&
+               UseWinograd(g, out_c, ConvPassKind::kInputGrad) &&
+               WinogradConv2DBackpropInput(g, out_c, reinterpret_cast<const float*>(w),
+                                           reinterpret_cast<const float*>(dout),
+                                           reinterpret_cast<float*>(din), c.pool())) {
+      // Winograd ran it
     } else if (std::is_same_v<T, float> &&
                OnednnConv2DBackpropInput(g, out_c, reinterpret_cast<const float*>(w),
                                          reinterpret_cast<const float*>(dout),
@@ -358,6 +370,12 @@ void Conv2DBackpropFilterKernel(KernelContext& c) {
     } else if (IsPointwise(g)) {
       Gemm(true, false, k, out_c, g.batch * rows_per_image, T(1), x, k, dout, out_c, T(0), dfilter,
            out_c);
+    } else if (std::is_same_v<T, float> && path == bf16::Path::kFloat32 &&
+               UseWinograd(g, out_c, ConvPassKind::kFilterGrad) &&
+               WinogradConv2DBackpropFilter(g, out_c, reinterpret_cast<const float*>(x),
+                                            reinterpret_cast<const float*>(dout),
+                                            reinterpret_cast<float*>(dfilter), c.pool())) {
+      // Winograd ran it
     } else if (std::is_same_v<T, float> && OnednnFilterGradPays(g) &&
                OnednnConv2DBackpropFilter(g, out_c, reinterpret_cast<const float*>(x),
                                           reinterpret_cast<const float*>(dout),
