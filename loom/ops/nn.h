@@ -18,8 +18,10 @@
 // BiasAddGrad, Conv2DBackpropInput/Filter, MaxPoolGrad, ...), so a first derivative needs
 // no op of the math family. The activations' gradient ops, BiasAddGrad and Conv2D's
 // backprops are differentiable again (second derivatives, e.g. a gradient penalty; built
-// from those ops and, for the curved activations, math ops); the pooling and loss gradient
-// ops are not.
+// from those ops and, for the curved activations, math ops), and so are the pooling and
+// loss gradient ops: MaxPoolGrad's gradient is MaxPoolGradGrad (TF's op) and the other way
+// round, AvgPoolGrad's is AvgPool, the softmax and cross-entropy ones compose math ops
+// (docs/engine.md, "Gradients", has the formulas).
 // Where TF's gradient ops take a shape tensor (Conv2DBackpropInput/Filter, AvgPoolGrad),
 // ours take the forward input or filter itself and read only its shape.
 // Conv2D and its backprops run as one GEMM over the whole batch's im2col matrix (ops/blas.h);

@@ -5,8 +5,11 @@
 #include <cmath>
 
 #include "loom/ops/attr_keys.h"
+#include "loom/ops/grad_support.h"
+#include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_internal.h"
+#include "loom/ops/reduce.h"
 #include "loom/ops/vector_math.h"
 
 namespace loom {
@@ -182,8 +185,42 @@ void SoftmaxGradKernel(KernelContext& c) {
   });
 }
 
-const char* const kNoSoftmaxSecondDerivative =
-    "second derivatives of softmax ops are not implemented";
+// a + b where either may be missing (an output no gradient reached).
+GradOutput SumOfTerms(const Scope& s, const Output& a, const Output& b) {
+  if (!a.valid()) return b.valid() ? GradOutput(b) : GradOutput();
+  return b.valid() ? GradOutput(Add(s, a, b)) : GradOutput(a);
+}
+
+// Sum over the softmax axis, kept as a size-1 dim (so it broadcasts back).
+Output RowSum(const Scope& s, Output x, int64_t axis) {
+  return Sum(s, x, {axis}, {.keep_dims = true});
+}
+
+const OpDef& SoftmaxGradOp();
+
+// Second derivatives of the softmax family, with G the gradient reaching dx (the forward
+// output y is an input of its own, whose gradient flows on through Softmax's rule):
+//   SoftmaxGrad: dx = y (dy - S), S = sum(dy y):
+//     d/d dy = y (G - sum(G y)) = SoftmaxGrad(y, G),  d/dy = G (dy - S) - sum(G y) dy.
+//   LogSoftmaxGrad: dx = dy - exp(y) sum(dy):
+//     d/d dy = G - sum(G exp(y)),  d/dy = -G exp(y) sum(dy).
+std::vector<GradOutput> SoftmaxGradGrad(const GradContext& g) {
+  const Scope& s = g.scope();
+  const int64_t axis = g.attr(kAxis);
+  Output y = g.input(0), dy = g.input(1), up = g.grad(0);
+  Output gy = RowSum(s, Mul(s, up, y), axis);
+  Output d_y = Sub(s, Mul(s, up, Sub(s, dy, RowSum(s, Mul(s, dy, y), axis))), Mul(s, gy, dy));
+  return {d_y, nn_internal::AddOp(s, SoftmaxGradOp(), {y, up}, g.node().attrs())};
+}
+
+std::vector<GradOutput> LogSoftmaxGradGrad(const GradContext& g) {
+  const Scope& s = g.scope();
+  const int64_t axis = g.attr(kAxis);
+  Output y = g.input(0), dy = g.input(1), up = g.grad(0);
+  Output p = Exp(s, y);
+  Output d_y = Neg(s, Mul(s, Mul(s, up, p), RowSum(s, dy, axis)));
+  return {d_y, Sub(s, up, RowSum(s, Mul(s, up, p), axis))};
+}
 
 const OpDef& SoftmaxGradOp() {
   static const OpDef op = {
@@ -193,7 +230,7 @@ const OpDef& SoftmaxGradOp() {
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = nn_internal::FloatBinarySameShape,
       .kernel = SoftmaxGradKernel<false>,
-      .no_gradient = kNoSoftmaxSecondDerivative,
+      .grad = SoftmaxGradGrad,
   };
   return op;
 }
@@ -206,7 +243,7 @@ const OpDef& LogSoftmaxGradOp() {
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = nn_internal::FloatBinarySameShape,
       .kernel = SoftmaxGradKernel<true>,
-      .no_gradient = kNoSoftmaxSecondDerivative,
+      .grad = LogSoftmaxGradGrad,
   };
   return op;
 }
@@ -245,8 +282,11 @@ const OpDef& LogSoftmaxOp() {
 
 // ---- Cross entropy ----
 
+Output ScaleRows(const Scope& scope, Output x, Output g, double scale);
+
 // ScaleRows(x [..., C], g [...]): x * g[..., None] * scale. Backprops the per-example
-// loss gradient through the fused xent ops.
+// loss gradient through the fused xent ops. Its gradient (for second derivatives):
+// d/dx = ScaleRows(G, g, scale), d/dg = scale * sum(G x) over the last dim.
 const OpDef& ScaleRowsOp() {
   static const OpDef op = {
       .name = "ScaleRows",
@@ -283,7 +323,13 @@ const OpDef& ScaleRowsOp() {
               return 0;
             });
           },
-      .no_gradient = "ScaleRows is only built by cross-entropy gradients",
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        const Scope& s = g.scope();
+        const double scale = g.attr(kScale);
+        Output dg = Sum(s, Mul(s, g.grad(0), g.input(0)), {-1});
+        if (scale != 1.0) dg = Mul(s, dg, scale);
+        return {ScaleRows(s, g.grad(0), g.input(1), scale), dg};
+      },
       .sample =
           [] {
             return OpSample{{SampleDoubles({2, 3}), SampleDoubles({2})}, {kScale(2.0)}};
@@ -383,11 +429,25 @@ void XentKernel(KernelContext& c) {
   });
 }
 
-void RejectBackpropGradient(const GradContext& g) {
-  if (g.grad(1).valid()) {
-    throw InvalidArgument(g.node().description(),
-                          ": cannot differentiate through the backprop output (output 1)");
-  }
+// The xent ops' gradient through the backprop output b (output 1; a second derivative),
+// G = the gradient reaching b, p = softmax(logits), S = sum(labels) per row, so that
+// b = p S - labels (the sparse op: S = 1):
+//   d/d logits <G, b> = S p (G - sum(G p)),  d/d labels <G, b> = sum(G p) - G.
+// TF 1.15's _SoftmaxCrossEntropyWithLogitsGrad adds (G - sum(G p)) p to the logits'
+// gradient, the same for labels that sum to 1 (its backprop is p - labels), and gives
+// labels no term: here both follow Loom's backprop exactly, for any labels.
+struct BackpropTerms {
+  Output logits, labels;
+};
+BackpropTerms XentBackpropGrad(const GradContext& g, bool sparse) {
+  if (!g.grad(1).valid()) return {};
+  const Scope& s = g.scope();
+  Output up = g.grad(1);
+  Output p = AddOp(s, SoftmaxOp(), {g.input(1)}, {kAxis(-1)});
+  Output centered = Sub(s, up, RowSum(s, Mul(s, up, p), -1));  // G - sum(G p)
+  Output logits_term = Mul(s, centered, p);
+  if (sparse) return {logits_term, Output()};
+  return {Mul(s, logits_term, RowSum(s, g.input(0), -1)), Neg(s, centered)};
 }
 
 const OpDef& SoftmaxXentOp() {
@@ -399,11 +459,17 @@ const OpDef& SoftmaxXentOp() {
       .shape = [](InferenceContext& c) { XentShape(c, /*sparse=*/false); },
       .kernel = XentKernel<false>,
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
-        RejectBackpropGradient(g);
-        // d/d labels = -log_softmax(logits) * g; d/d logits = backprop * g.
-        Output log_p = AddOp(g.scope(), LogSoftmaxOp(), {g.input(1)}, {kAxis(-1)});
-        return {ScaleRows(g.scope(), log_p, g.grad(0), -1.0),
-                ScaleRows(g.scope(), g.output(1), g.grad(0), 1.0)};
+        // Through the loss (G0 = grad(0)): d/d labels = -log_softmax(logits) G0,
+        // d/d logits = backprop G0; plus the backprop output's terms.
+        const Scope& s = g.scope();
+        const BackpropTerms terms = XentBackpropGrad(g, /*sparse=*/false);
+        Output labels, logits;
+        if (g.grad(0).valid()) {
+          Output log_p = AddOp(s, LogSoftmaxOp(), {g.input(1)}, {kAxis(-1)});
+          labels = ScaleRows(s, log_p, g.grad(0), -1.0);
+          logits = ScaleRows(s, g.output(1), g.grad(0), 1.0);
+        }
+        return {SumOfTerms(s, labels, terms.labels), SumOfTerms(s, logits, terms.logits)};
       },
       .sample =
           [] {
@@ -422,9 +488,11 @@ const OpDef& SparseSoftmaxXentOp() {
       .shape = [](InferenceContext& c) { XentShape(c, /*sparse=*/true); },
       .kernel = XentKernel<true>,
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
-        RejectBackpropGradient(g);
         // Integer labels get no gradient.
-        return {GradOutput(), ScaleRows(g.scope(), g.output(1), g.grad(0), 1.0)};
+        const Scope& s = g.scope();
+        Output logits;
+        if (g.grad(0).valid()) logits = ScaleRows(s, g.output(1), g.grad(0), 1.0);
+        return {GradOutput(), SumOfTerms(s, logits, XentBackpropGrad(g, /*sparse=*/true).logits)};
       },
       .sample =
           [] {
@@ -439,6 +507,26 @@ const OpDef& SparseSoftmaxXentOp() {
 
 // SigmoidCrossEntropyWithLogitsGrad(labels z, logits x, g):
 //   d/dz = -x * g,  d/dx = (sigmoid(x) - z) * g.
+// Its gradient, with Gz, Gx reaching the two outputs and s = sigmoid(x):
+//   d/dz = -g Gx,  d/dx = g (s (1 - s) Gx - Gz),  d/dg = (s - z) Gx - x Gz.
+std::vector<GradOutput> SigmoidXentGradGrad(const GradContext& g) {
+  const Scope& s = g.scope();
+  Output z = g.input(0), x = g.input(1), grad = g.input(2);
+  Output gz = g.grad(0), gx = g.grad(1);
+  Output dz, dx, dg;
+  if (gx.valid()) {
+    Output sig = Sigmoid(s, x);
+    dz = Neg(s, Mul(s, grad, gx));
+    dx = Mul(s, grad, Mul(s, Mul(s, sig, Sub(s, 1.0, sig)), gx));
+    dg = Mul(s, Sub(s, sig, z), gx);
+  }
+  if (gz.valid()) {
+    dx = SumOfTerms(s, dx, Neg(s, Mul(s, grad, gz))).dense;
+    dg = SumOfTerms(s, dg, Neg(s, Mul(s, x, gz))).dense;
+  }
+  return {dz, dx, dg};
+}
+
 const OpDef& SigmoidXentGradOp() {
   static const OpDef op = {
       .name = "SigmoidCrossEntropyWithLogitsGrad",
@@ -472,7 +560,7 @@ const OpDef& SigmoidXentGradOp() {
               return 0;
             });
           },
-      .no_gradient = "second derivatives of SigmoidCrossEntropyWithLogits are not implemented",
+      .grad = SigmoidXentGradGrad,
   };
   return op;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "loom/ops/math.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/nn_internal.h"
 
@@ -85,7 +86,12 @@ const OpDef& L2LossGradOp() {
               return 0;
             });
           },
-      .no_gradient = "second derivatives of L2Loss are not implemented",
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        // L2LossGrad(t, k) = t k (k a scalar): d/dt = G k, d/dk = sum(G t).
+        const Scope& s = g.scope();
+        Output t = g.input(0), k = g.input(1);
+        return {Mul(s, g.grad(0), k), SumToShapeOf(s, Mul(s, g.grad(0), t), k)};
+      },
       .not_swept = "built only by L2Loss's gradient rule; L2Loss's gradient check covers it",
   };
   return op;

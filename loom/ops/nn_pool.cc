@@ -234,6 +234,35 @@ void MaxPoolGradTiled(const Geometry& g, const T* x, const T* dout, T* din, int6
                 });
 }
 
+// where[j] = the offset in x of the element of channel j of the window (image n, rows
+// [h_lo, h_hi), columns [w_lo, w_hi), not empty) that MaxPool returned: start from the
+// window's first element; later ones win only when strictly larger, or when they are the
+// window's first NaN, so the gradient goes where the NaN came from. best[j] is its value.
+// Branch-free, so the channel loop vectorizes (over restrict locals: through captured
+// vectors the trip count could not be computed and the loop stayed scalar).
+template <typename T>
+inline void WindowArgmax(const Geometry& g, const T* x, int64_t n, int64_t h_lo, int64_t h_hi,
+                         int64_t w_lo, int64_t w_hi, T* __restrict best,
+                         int64_t* __restrict where) {
+  const int64_t nc = g.channels;
+  const int64_t first = ((n * g.in_h + h_lo) * g.in_w + w_lo) * nc;
+  for (int64_t j = 0; j < nc; ++j) {
+    best[j] = x[first + j];
+    where[j] = first + j;
+  }
+  for (int64_t ih = h_lo; ih < h_hi; ++ih) {
+    for (int64_t iw = w_lo; iw < w_hi; ++iw) {
+      const int64_t offset = ((n * g.in_h + ih) * g.in_w + iw) * nc;
+      const T* __restrict v = x + offset;
+      for (int64_t j = 0; j < nc; ++j) {
+        const bool take = !(v[j] <= best[j]) && best[j] == best[j];
+        best[j] = take ? v[j] : best[j];
+        where[j] = take ? offset + j : where[j];
+      }
+    }
+  }
+}
+
 // MaxPoolGrad routes each output gradient to the first maximum of its window (row-major
 // scan, as TF's CPU kernel); AvgPoolGrad spreads it evenly over the in-image elements.
 // Returns its output, for MaxPoolGradRelu.
@@ -268,32 +297,8 @@ Tensor PoolGradKernel(KernelContext& c) {
                         const T* d = dout + ((n * g.out_h + oh) * g.out_w + ow) * ch;
                         if constexpr (kMax) {
                           if (h_lo >= h_hi || w_lo >= w_hi) return;
-                          // Start from the window's first element; later ones win only when
-                          // strictly larger, or when they are the window's first NaN (the element
-                          // the forward pass returned), so the gradient goes where the NaN came
-                          // from. Branch-free, so the channel loop vectorizes (over restrict
-                          // locals: through the captured vectors the trip count could not be
-                          // computed and the loop stayed scalar).
-                          const int64_t nc = ch;
-                          T* __restrict bst = best.data();
-                          int64_t* __restrict whr = where.data();
-                          const int64_t first = ((n * g.in_h + h_lo) * g.in_w + w_lo) * nc;
-                          for (int64_t j = 0; j < nc; ++j) {
-                            bst[j] = x[first + j];
-                            whr[j] = first + j;
-                          }
-                          for (int64_t ih = h_lo; ih < h_hi; ++ih) {
-                            for (int64_t iw = w_lo; iw < w_hi; ++iw) {
-                              const int64_t offset = ((n * g.in_h + ih) * g.in_w + iw) * nc;
-                              const T* __restrict v = x + offset;
-                              for (int64_t j = 0; j < nc; ++j) {
-                                const bool take = !(v[j] <= bst[j]) && bst[j] == bst[j];
-                                bst[j] = take ? v[j] : bst[j];
-                                whr[j] = take ? offset + j : whr[j];
-                              }
-                            }
-                          }
-                          for (int64_t j = 0; j < nc; ++j) din[whr[j]] += d[j];
+                          WindowArgmax(g, x, n, h_lo, h_hi, w_lo, w_hi, best.data(), where.data());
+                          for (int64_t j = 0; j < ch; ++j) din[where[j]] += d[j];
                         } else {
                           const int64_t count = (h_hi - h_lo) * (w_hi - w_lo);
                           if (count == 0) return;
@@ -311,6 +316,42 @@ Tensor PoolGradKernel(KernelContext& c) {
     return 0;
   });
   return dx;
+}
+
+// MaxPoolGradGrad(x, g): out[n, oh, ow, j] = g at the element MaxPoolGrad routes the window's
+// gradient to (WindowArgmax; TF's MaxPoolGradGrad): MaxPoolGrad's adjoint in its gradient
+// input, so its gradient. An empty window gives 0.
+void MaxPoolGradGradKernel(KernelContext& c) {
+  nn_internal::ExpectSameRuntimeShape(c, 0, 1);
+  const Tensor& input = c.input(0);
+  const Tensor& grad = c.input(1);
+  Geometry g = PoolKernelGeometry(c, input, nullptr);
+  Tensor out = c.AllocateOutput(0, Shape{g.batch, g.out_h, g.out_w, g.channels});
+  SwitchFloat(input.dtype(), c.node().op(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = input.data<T>();
+    const T* gr = grad.data<T>();
+    T* y = out.data<T>();
+    const int64_t ch = g.channels;
+    c.pool().ParallelFor(g.batch, ImagesPerChunk(g), [&](int64_t n0, int64_t n1) {
+      std::vector<T> best(ch);
+      std::vector<int64_t> where(ch);
+      internal::Vectorized([&] {
+        ForEachWindow(g, n0, n1,
+                      [&](int64_t n, int64_t oh, int64_t ow, int64_t h_lo, int64_t h_hi,
+                          int64_t w_lo, int64_t w_hi) {
+                        T* o = y + ((n * g.out_h + oh) * g.out_w + ow) * ch;
+                        if (h_lo >= h_hi || w_lo >= w_hi) {
+                          std::fill(o, o + ch, T(0));
+                          return;
+                        }
+                        WindowArgmax(g, x, n, h_lo, h_hi, w_lo, w_hi, best.data(), where.data());
+                        for (int64_t j = 0; j < ch; ++j) o[j] = gr[where[j]];
+                      });
+      });
+    });
+    return 0;
+  });
 }
 
 }  // namespace
@@ -364,7 +405,14 @@ void PoolGradShape(InferenceContext& c) {
   c.set_output(0, c.input_dtype(0), c.input_shape(0));
 }
 
+const OpDef& AvgPoolOp();
+const OpDef& MaxPoolGradOp();
+const OpDef& MaxPoolGradGradOp();
+
 // MaxPool / AvgPool and their gradients: one record shape, the kernel chosen by kMax.
+// Both gradients are linear in dy (input 1) and constant in the input almost everywhere
+// (AvgPoolGrad reads only its shape; MaxPoolGrad's routing is piecewise constant, as TF
+// has it), so their own gradients are their adjoints in dy: MaxPoolGradGrad and AvgPool.
 OpDef MakePoolGradOp(bool max) {
   return {
       .name = max ? "MaxPoolGrad" : "AvgPoolGrad",
@@ -374,11 +422,38 @@ OpDef MakePoolGradOp(bool max) {
       .shape = PoolGradShape,
       .kernel = max ? KernelFn([](KernelContext& c) { PoolGradKernel<true>(c); })
                     : KernelFn([](KernelContext& c) { PoolGradKernel<false>(c); }),
-      .no_gradient =
-          StrCat("second derivatives of ", max ? "MaxPool" : "AvgPool", " are not implemented"),
+      .grad = [max](const GradContext& g) -> std::vector<GradOutput> {
+        // d/d dy <G, MaxPoolGrad(x, dy)> = G at each window's routed element;
+        // d/d dy <G, AvgPoolGrad(x, dy)> = AvgPool(G) (the same 1 / count per window).
+        if (max) return {GradOutput(), AddGradOp(g, MaxPoolGradGradOp(), {g.input(0), g.grad(0)})};
+        return {GradOutput(), AddGradOp(g, AvgPoolOp(), {g.grad(0)})};
+      },
       .not_swept = StrCat("built only by ", max ? "MaxPool" : "AvgPool",
                           "'s gradient rule; its gradient check covers it"),
   };
+}
+
+// MaxPoolGradGrad(x, g): shaped as MaxPool(x). Linear in g; its gradient is MaxPoolGrad of
+// the incoming gradient (so any order of derivative is defined), none for x.
+const OpDef& MaxPoolGradGradOp() {
+  static const OpDef op = {
+      .name = "MaxPoolGradGrad",
+      .num_inputs = 2,
+      .attrs = {kKsize.Required(), kStrides.Required(), PaddingDef()},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectSameDType(0, 1);
+            c.ExpectRank(1, 4);
+            PoolShape(c);
+          },
+      .kernel = MaxPoolGradGradKernel,
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        return {GradOutput(), AddGradOp(g, MaxPoolGradOp(), {g.input(0), g.grad(0)})};
+      },
+      .not_swept = "built only by MaxPoolGrad's gradient rule; its gradient check covers it",
+  };
+  return op;
 }
 
 OpDef MakePoolOp(bool max, const OpDef& (*grad_op)()) {
@@ -450,7 +525,8 @@ nn_internal::ScopedGeneralMaxPool::ScopedGeneralMaxPool() { g_general_max_pool.f
 nn_internal::ScopedGeneralMaxPool::~ScopedGeneralMaxPool() { g_general_max_pool.fetch_sub(1); }
 
 void nn_internal::RegisterNnPoolOps(OpRegistry& registry) {
-  for (const OpDef* op : {&MaxPoolOp(), &MaxPoolGradOp(), &AvgPoolOp(), &AvgPoolGradOp()}) {
+  for (const OpDef* op :
+       {&MaxPoolOp(), &MaxPoolGradOp(), &MaxPoolGradGradOp(), &AvgPoolOp(), &AvgPoolGradOp()}) {
     registry.Register(*op);
   }
 }

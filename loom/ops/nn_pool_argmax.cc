@@ -69,32 +69,83 @@ void PoolKernel(KernelContext& c) {
   });
 }
 
+// The flat input position of argmax element i (input 2), checked against the input;
+// with_batch: the node's include_batch_in_index.
+int64_t ArgmaxTarget(const KernelContext& c, const Geometry& g, bool with_batch, int64_t i) {
+  const Tensor& arg = c.input(2);
+  const int64_t image = g.in_h * g.in_w * g.channels;
+  const int64_t per_image = g.out_h * g.out_w * g.channels;
+  const int64_t a =
+      arg.dtype() == kInt64 ? arg.data<int64_t>()[i] : int64_t{arg.data<int32_t>()[i]};
+  const int64_t target = with_batch ? a : (i / per_image) * image + a;
+  if (target < 0 || target >= g.batch * image) {
+    c.Fail("argmax ", a, " at ", i, " is outside the input ", c.input(0).shape());
+  }
+  return target;
+}
+
 // Inputs (input, d output, argmax): d input[argmax position] += d output.
 void GradKernel(KernelContext& c) {
   const Tensor& x = c.input(0);  // only its shape is used
   const Tensor& dy = c.input(1);
-  const Tensor& arg = c.input(2);
   const Geometry g = ArgmaxGeometry(c, x.shape());
   Tensor dx = c.AllocateOutput(0, x.shape());
-  const bool with_batch = c.attr(kIncludeBatchInIndex);
-  const int64_t image = g.in_h * g.in_w * g.channels;
-  const int64_t per_image = g.out_h * g.out_w * g.channels;
   SwitchFloat(x.dtype(), "MaxPoolWithArgmaxGrad", [&](auto tag) {
     using T = decltype(tag);
     T* d = dx.data<T>();
     const T* grad = dy.data<T>();
     std::fill(d, d + dx.NumElements(), T(0));
-    for (int64_t i = 0; i < dy.NumElements(); ++i) {
-      const int64_t a =
-          arg.dtype() == kInt64 ? arg.data<int64_t>()[i] : int64_t{arg.data<int32_t>()[i]};
-      const int64_t target = with_batch ? a : (i / per_image) * image + a;
-      if (target < 0 || target >= dx.NumElements()) {
-        c.Fail("argmax ", a, " at ", i, " is outside the input ", x.shape());
-      }
-      d[target] += grad[i];
-    }
+    const bool with_batch = c.attr(kIncludeBatchInIndex);
+    for (int64_t i = 0; i < dy.NumElements(); ++i) d[ArgmaxTarget(c, g, with_batch, i)] += grad[i];
     return 0;
   });
+}
+
+// Inputs (input, g shaped as input, argmax): out[i] = g[argmax position i], shaped as
+// argmax (TF's MaxPoolGradGradWithArgmax): MaxPoolWithArgmaxGrad's adjoint in d output.
+void GradGradKernel(KernelContext& c) {
+  nn_internal::ExpectSameRuntimeShape(c, 0, 1);
+  const Tensor& x = c.input(0);
+  const Tensor& grad = c.input(1);
+  const Geometry g = ArgmaxGeometry(c, x.shape());
+  Tensor out = c.AllocateOutput(0, c.input(2).shape());
+  SwitchFloat(x.dtype(), "MaxPoolGradGradWithArgmax", [&](auto tag) {
+    using T = decltype(tag);
+    T* o = out.data<T>();
+    const T* gr = grad.data<T>();
+    const bool with_batch = c.attr(kIncludeBatchInIndex);
+    for (int64_t i = 0; i < out.NumElements(); ++i) o[i] = gr[ArgmaxTarget(c, g, with_batch, i)];
+    return 0;
+  });
+}
+
+const OpDef& GradOp();
+
+// MaxPoolWithArgmaxGrad and MaxPoolGradGradWithArgmax are linear in their gradient input
+// (input 1) and each other's adjoint there; input 0 is read for its shape, argmax is an
+// index: neither gets a gradient.
+const OpDef& GradGradOp() {
+  static const OpDef op = {
+      .name = "MaxPoolGradGradWithArgmax",
+      .num_inputs = 3,
+      .attrs = {kKsize.Required(), kStrides.Required(), PaddingDef(), kTargmax.Default(kInt64),
+                kIncludeBatchInIndex.Default(false)},
+      .output_dtypes = {DTypeRule::SameAsInput(0)},
+      .shape =
+          [](InferenceContext& c) {
+            c.ExpectSameDType(0, 1);
+            c.set_output(0, c.input_dtype(0), c.input_shape(2));
+          },
+      .kernel = GradGradKernel,
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        return {GradOutput(), AddGradOp(g, GradOp(), {g.input(0), g.grad(0), g.input(2)}),
+                GradOutput()};
+      },
+      .not_swept =
+          "built only by MaxPoolWithArgmaxGrad's gradient rule; its gradient check "
+          "covers it",
+  };
+  return op;
 }
 
 const OpDef& GradOp() {
@@ -106,7 +157,10 @@ const OpDef& GradOp() {
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape = [](InferenceContext& c) { c.set_output(0, c.input_dtype(0), c.input_shape(0)); },
       .kernel = GradKernel,
-      .no_gradient = "second derivatives of MaxPoolWithArgmax are not implemented",
+      .grad = [](const GradContext& g) -> std::vector<GradOutput> {
+        return {GradOutput(), AddGradOp(g, GradGradOp(), {g.input(0), g.grad(0), g.input(2)}),
+                GradOutput()};
+      },
       .not_swept = "built only by MaxPoolWithArgmax's gradient rule; its gradient check covers it",
   };
   return op;
@@ -169,6 +223,7 @@ PoolWithArgmax MaxPoolWithArgmax(const Scope& scope, Input input, const std::vec
 void RegisterNnPoolArgmaxOps(OpRegistry& registry) {
   registry.Register(PoolOp());
   registry.Register(GradOp());
+  registry.Register(GradGradOp());
 }
 
 }  // namespace loom

@@ -8,7 +8,8 @@
 // for the maximum at input [b, y, x, c]; the first in row-major window order wins a tie, as
 // TF's CPU kernel. NHWC, float32 / float64; argmax int64 (TF's Targmax default) or int32.
 // Differentiable in the input through the values (the gradient goes to the argmax
-// positions); argmax is not differentiable.
+// positions), twice and more (MaxPoolWithArgmaxGrad's gradient is MaxPoolGradGradWithArgmax,
+// TF's op, which reads a gradient at the argmax positions); argmax is not differentiable.
 #include <cstdint>
 #include <string>
 #include <vector>

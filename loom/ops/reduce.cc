@@ -7,6 +7,7 @@
 #include "loom/ops/elementwise.h"
 #include "loom/ops/math.h"
 #include "loom/ops/reduce_internal.h"
+#include "loom/ops/reduce_minmax.h"
 
 // Sum, Mean, Max, Min and Prod: the [outer, reduced, inner] kernels, the records and their
 // gradients (with the two ops only those gradients build, SizeRatio and ProdExclusive).
@@ -56,6 +57,8 @@ struct MaxR {
   // kept a NaN only when it came last: a max over [NaN, 1] was 1.) This form vectorizes
   // to a compare and two blends: ~2x the old loop's time on cached data, where
   // `a > b || a != a ? a : b` took ~4.5x (g++ 12 -O3 on the Zen 4 EPYC, session 16).
+  // Floats take MinMaxReduce3's kernels instead (reduce_minmax.h: a plain max beside a NaN
+  // flag); this serves the integers and the fold of the float kernels' blocks.
   template <typename T>
   static T Combine(T a, T b) {
     return a != a ? a : (a > b ? a : b);
@@ -102,9 +105,57 @@ T ReduceContiguous(const T* p, int64_t n) {
   return static_cast<T>(total);
 }
 
+template <typename R>
+inline constexpr bool kIsMinMax = std::is_same_v<R, MaxR> || std::is_same_v<R, MinR>;
+
+// Reduce3 for Max and Min of floats: reduce_minmax.h's vector kernels (NaN-propagating at
+// about the cost of a plain max), on the same blocks and chunks as Reduce3's loops.
+template <typename R, typename T>
+void MinMaxReduce3(ThreadPool& pool, const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
+  constexpr bool kMax = std::is_same_v<R, MaxR>;
+  const reduce_internal::MinMaxIsa isa = reduce_internal::ActiveMinMaxIsa();
+  if (inner == 1 && outer == 1) {
+    // Fixed blocks, folded in order with R::Combine: the first NaN's block gives its NaN.
+    const int64_t blocks = (n + kMinParallelChunk - 1) / kMinParallelChunk;
+    std::vector<T> partial(std::max<int64_t>(blocks, 1), R::template Init<T>());
+    pool.ParallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) {
+        const int64_t lo = k * kMinParallelChunk, hi = std::min(n, lo + kMinParallelChunk);
+        partial[k] = reduce_internal::MinMaxOf<kMax>(isa, in + lo, hi - lo);
+      }
+    });
+    T acc = R::template Init<T>();
+    for (T v : partial) acc = R::Combine(acc, v);
+    out[0] = acc;
+    return;
+  }
+  const int64_t min_chunk = std::max<int64_t>(1, kMinParallelChunk / std::max<int64_t>(n, 1));
+  if (inner == 1) {
+    pool.ParallelFor(outer, min_chunk, [&](int64_t begin, int64_t end) {
+      for (int64_t a = begin; a < end; ++a) {
+        out[a] = reduce_internal::MinMaxOf<kMax>(isa, in + a * n, n);
+      }
+    });
+    return;
+  }
+  pool.ParallelFor(outer * inner, min_chunk, [&](int64_t begin, int64_t end) {
+    int64_t pos = begin;
+    while (pos < end) {
+      const int64_t a = pos / inner, c0 = pos % inner;
+      const int64_t c1 = std::min(inner, c0 + (end - pos));
+      reduce_internal::MinMaxColumns<kMax>(isa, in + a * n * inner, n, inner, c0, c1,
+                                           out + a * inner);
+      pos += c1 - c0;
+    }
+  });
+}
+
 // out[a, b] = reduce_r in[a, r, b].
 template <typename R, typename T>
 void Reduce3(ThreadPool& pool, const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
+  if constexpr (kIsMinMax<R> && std::is_floating_point_v<T>) {
+    return MinMaxReduce3<R>(pool, in, out, outer, n, inner);
+  }
   if (inner == 1 && outer == 1) {
     // One long reduction: fixed blocks (independent of the thread count), folded in order.
     const int64_t blocks = (n + kMinParallelChunk - 1) / kMinParallelChunk;

@@ -1,9 +1,11 @@
 #include <algorithm>
+#include <type_traits>
 
 #include "loom/ops/attr_keys.h"
 #include "loom/ops/elementwise.h"
 #include "loom/ops/reduce.h"
 #include "loom/ops/reduce_internal.h"
+#include "loom/ops/reduce_minmax.h"
 
 namespace loom {
 namespace {
@@ -36,6 +38,18 @@ void ArgKernel(KernelContext& c) {
     using T = decltype(tag);
     const T* in = x.data<T>();
     const int64_t min_chunk = std::max<int64_t>(1, kMinParallelChunk / n);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (inner == 1) {
+        // Contiguous rows: the vector kernels (reduce_minmax.h), same first-NaN rule.
+        const reduce_internal::MinMaxIsa isa = reduce_internal::ActiveMinMaxIsa();
+        c.pool().ParallelFor(outer, min_chunk, [&](int64_t begin, int64_t end) {
+          for (int64_t a = begin; a < end; ++a) {
+            idx[a] = reduce_internal::ArgMinMaxOf<kMax>(isa, in + a * n, n);
+          }
+        });
+        return 0;
+      }
+    }
     c.pool().ParallelFor(outer * inner, min_chunk, [&](int64_t begin, int64_t end) {
       std::vector<T> best;
       int64_t pos = begin;
