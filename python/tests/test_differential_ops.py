@@ -850,3 +850,17 @@ def test_unstack_axis_out_of_range_is_a_value_error_naming_it():
     with pytest.raises(ValueError, match=r"axis = 3 not in \[-3, 3\)"):
         run(lambda t: tf.unstack(t, axis=3), X3)
     assert_same(run(lambda t: tf.unstack(t, axis=-3)[1], X3), X3[1])
+
+
+@pytest.mark.parametrize("ids,message", [
+    ([-1, 0, 1, 1, 2], "segment id -1 .position 0. is negative"),
+    ([1, 0, 2, 2, 3], "segment ids are not increasing: 0 at position 1 follows 1")])
+def test_segment_sum_refuses_negative_or_unsorted_ids_as_tf(ids, message):
+    # TF's SegmentSum kernel refuses them; Loom's dropped a negative id's row silently.
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        run(lambda t: tf.segment_sum(t, ids), P)
+
+
+def test_segment_sum_of_no_rows_is_empty():
+    got = run(lambda t: tf.segment_sum(t[:0], np.zeros([0], np.int32)), P)
+    assert_same(got, np.zeros((0, 3), np.float32))
