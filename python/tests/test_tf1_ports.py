@@ -431,3 +431,90 @@ def test_saver_restore_of_a_tf_checkpoint_names_a_missing_tensor():
     with tf.Session() as sess:
         with pytest.raises(tf.errors.NotFoundError, match="dnn/hiddenlayer_9/kernel"):
             tf.train.Saver([v]).restore(sess, _tf_ckpt())
+
+
+# --- a dynamic_rnn text classifier: embedding_lookup, GRUCell, sequence_length ------------
+def _np_sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def test_dynamic_rnn_text_classifier_matches_numpy_and_ignores_padding():
+    rng = np.random.default_rng(5)
+    vocab, dim, units, pad = 11, 4, 5, 0
+    ids = np.array([[3, 7, 2, 9, 1], [4, 4, 8, pad, pad], [10, pad, pad, pad, pad]], np.int32)
+    lengths = np.array([5, 3, 1], np.int32)
+    labels = np.array([1, 0, 2], np.int32)
+    ids_ph = tf.placeholder(tf.int32, [None, 5])
+    len_ph = tf.placeholder(tf.int32, [None])
+    embeddings = tf.get_variable("embeddings", [vocab, dim], dtype=tf.float64)
+    cell = tf.nn.rnn_cell.GRUCell(units, dtype=tf.float64)
+    outputs, state = tf.nn.dynamic_rnn(cell, tf.nn.embedding_lookup(embeddings, ids_ph),
+                                       sequence_length=len_ph, dtype=tf.float64)
+    logits = tf.layers.dense(state, 3)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    (d_embeddings,) = tf.gradients(loss, [embeddings])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        feed = {ids_ph: ids, len_ph: lengths}
+        out, h, d_emb = sess.run([outputs, state, tf.convert_to_tensor(d_embeddings)], feed)
+        emb, wg, bg, wc, bc = sess.run([embeddings] + list(cell._variables))
+        # The padding id's row gets no gradient: its steps are past every length.
+        assert not d_emb[pad].any()
+        # The table's gradient (it used to fail: the zero state's batch size reached
+        # FillDynamic through Shape) against central differences.
+        table = sess.run(embeddings)
+        numeric = np.zeros_like(table)
+        for i in np.ndindex(*table.shape):
+            moved = table.copy()
+            moved[i] += 1e-6
+            embeddings.load(moved, sess)
+            up = sess.run(loss, feed)
+            moved[i] -= 2e-6
+            embeddings.load(moved, sess)
+            numeric[i] = (up - sess.run(loss, feed)) / 2e-6
+        embeddings.load(table, sess)
+        np.testing.assert_allclose(d_emb, numeric, rtol=1e-5, atol=1e-8)
+        # A changed padding id changes nothing.
+        other = sess.run([outputs, state], {ids_ph: np.where(ids == pad, 6, ids), len_ph: lengths})
+        np.testing.assert_array_equal(other[0], out)
+        np.testing.assert_array_equal(other[1], h)
+    # TF's GRUCell in numpy, rows frozen past their length, outputs zero there.
+    want_h = np.zeros((3, units))
+    want_out = np.zeros((3, 5, units))
+    for t in range(5):
+        x = emb[ids[:, t]]
+        r, u = np.split(_np_sigmoid(np.concatenate([x, want_h], 1) @ wg + bg), 2, axis=1)
+        c = np.tanh(np.concatenate([x, r * want_h], 1) @ wc + bc)
+        new_h = u * want_h + (1 - u) * c
+        alive = (t < lengths)[:, None]
+        want_h = np.where(alive, new_h, want_h)
+        want_out[:, t] = np.where(alive, new_h, 0)
+    np.testing.assert_allclose(out, want_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(h, want_h, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("rnn", ["dynamic_rnn", "static_rnn"])
+def test_rnn_padding_that_is_not_a_number_stays_out_as_tf(rnn):
+    # Past a row's length TF selects (where) the carried state and zero outputs, so NaN or
+    # Inf padding (a missing-value marker) never reaches them; Loom blended with a 0 / 1
+    # mask, and 0 * NaN made the row's state and outputs NaN.
+    rng = np.random.default_rng(0)
+    x_clean = rng.normal(0, 1, (3, 5, 4)).astype(np.float32)
+    lengths = np.array([5, 2, 0], np.int32)
+    x_padded = x_clean.copy()
+    for row, n in enumerate(lengths):
+        x_padded[row, n:] = np.nan if row != 1 else np.inf
+    x = tf.placeholder(tf.float32, [3, 5, 4])
+    cell = tf.nn.rnn_cell.BasicLSTMCell(6)
+    if rnn == "dynamic_rnn":
+        outputs, state = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float32)
+    else:
+        outputs, state = tf.nn.static_rnn(cell, tf.unstack(x, axis=1), sequence_length=lengths,
+                                          dtype=tf.float32)
+        outputs = tf.stack(outputs, 1)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        clean = sess.run([outputs, state.c, state.h], {x: x_clean * (np.arange(5) < lengths[:, None])[..., None]})
+        padded = sess.run([outputs, state.c, state.h], {x: x_padded})
+    for want, got in zip(clean, padded):
+        np.testing.assert_array_equal(got, want)
