@@ -1,6 +1,7 @@
 // ExportSavedModel + SavedModelPredictor, warm start, TrainAndEvaluate with exporters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <nlohmann/json.hpp>
 
@@ -178,6 +179,50 @@ TEST(SavedModelTest, FailedExportLeavesNoTempDirectory) {
   const std::string exported = estimator.ExportSavedModel(base, Serving());
   EXPECT_EQ(env.GetChildren(base), std::vector<std::string>{Basename(exported)});
   EXPECT_EQ(SavedModelPredictor::Load(exported)->global_step(), 3);
+}
+
+// Exports taken faster than one a second get the seconds after the clock, and stay above
+// every export already there even once the older ones are pruned: with exports_to_keep = 2,
+// a LatestExporter kept the exports of steps 15 and 20 of a 40-step run, since the later
+// ones were named from the clock again, below the kept ones, and pruned at once.
+TEST(SavedModelTest, NewExportDirIsAboveEveryExportAlreadyThere) {
+  std::unique_ptr<Env> env = NewMemEnv();
+  const int64_t now = static_cast<int64_t>(env->NowMicros() / 1000000);
+  const std::string base = "/export/latest";
+  EXPECT_EQ(NewExportDir(env.get(), base), JoinPath(base, std::to_string(now)));
+  env->CreateDirs(JoinPath(base, std::to_string(now + 3)));  // ahead of the clock
+  env->CreateDirs(JoinPath(base, std::to_string(now + 4)));
+  env->CreateDirs(JoinPath(base, "temp-" + std::to_string(now + 6)));  // an export under way
+  env->CreateDirs(JoinPath(base, "not-an-export"));
+  env->CreateDirs(JoinPath(base, "99999999999999999999999"));  // no int64: ignored
+  EXPECT_EQ(NewExportDir(env.get(), base), JoinPath(base, std::to_string(now + 7)));
+}
+
+TEST(TrainAndEvaluateTest, ALatestExporterKeepsTheNewestExportsAndRemovesAKilledOnesTemp) {
+  TempDir dir;
+  RunConfig config = Config(dir.path());
+  config.save_checkpoints_steps = 2;
+  Estimator estimator(LinearModelFn, config);
+  LinearData data = MakeLinearData(64, 1);
+  auto exporter = std::make_shared<LatestExporter>("latest", Serving(), /*exports_to_keep=*/2);
+  InputFn eval_fn =
+      ArrayInputFn({.x = {{"x", data.x}}, .y = data.y, .batch_size = 16, .shuffle = false});
+  // A killed run's unfinished export, which the first export removes.
+  Env::Default()->CreateDirs(dir.Join("export/latest/temp-1000/variables"));
+  // Eight evaluations and exports, several a second.
+  TrainAndEvaluate(estimator, {.input_fn = TrainInput(data), .max_steps = 16},
+                   {.input_fn = eval_fn,
+                    .steps = std::nullopt,
+                    .exporters = {exporter},
+                    .start_delay_secs = 0,
+                    .throttle_secs = 1e-6});
+  const std::string base = dir.Join("export/latest");
+  std::vector<int64_t> steps;
+  for (const std::string& child : Env::Default()->GetChildren(base)) {
+    steps.push_back(SavedModelPredictor::Load(JoinPath(base, child))->global_step());
+  }
+  std::sort(steps.begin(), steps.end());
+  EXPECT_EQ(steps, (std::vector<int64_t>{14, 16}));  // temp-1000 would fail to load
 }
 
 // The same model with its weight renamed.

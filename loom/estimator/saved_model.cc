@@ -61,6 +61,23 @@ ServingInputReceiverFn RawServingInputReceiverFn(std::map<std::string, data::Ten
 
 std::string NewExportDir(Env* env, const std::string& export_dir_base) {
   int64_t seconds = static_cast<int64_t>(env->NowMicros() / 1000000);
+  // Past every export already there (and its temp-<ts>), so the newest export always has
+  // the largest name: exporters prune by name, and TF Serving serves the largest version.
+  // Several exports in one second take the seconds after it; starting again from the
+  // clock once the older of them were pruned gave the new export a name below the kept
+  // ones, and the next pruning deleted it (a LatestExporter kept stale models).
+  if (env->IsDirectory(export_dir_base)) {
+    for (const std::string& child : env->GetChildren(export_dir_base)) {
+      const std::string_view digits =
+          std::string_view(child).substr(child.rfind("temp-", 0) == 0 ? 5 : 0);
+      int64_t taken = 0;
+      const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), taken);
+      if (ec == std::errc() && end == digits.data() + digits.size() && !digits.empty() &&
+          taken >= seconds) {
+        seconds = taken + 1;
+      }
+    }
+  }
   for (;; ++seconds) {
     std::string dir = JoinPath(export_dir_base, std::to_string(seconds));
     const std::string temp = JoinPath(export_dir_base, "temp-" + std::to_string(seconds));

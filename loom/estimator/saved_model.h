@@ -65,7 +65,10 @@ void WriteSavedModel(Env* env, const std::string& export_dir, const Graph& graph
                      const std::map<std::string, SignatureDef>& signatures,
                      const std::map<std::string, std::string>& info = {});
 
-// export_dir_base/<unix seconds> that does not exist yet (the next second when taken).
+// export_dir_base/<unix seconds> that does not exist yet, past every <seconds> (and
+// temp-<seconds>) already in export_dir_base: the next second after the largest when
+// the clock has not passed it (several exports in one second), so the newest export
+// always has the largest name.
 std::string NewExportDir(Env* env, const std::string& export_dir_base);
 
 // Throws DataLoss naming the first of graph.pb and variables/variables.safetensors that

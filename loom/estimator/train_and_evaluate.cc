@@ -19,11 +19,20 @@ bool AllDigits(const std::string& s) {
 
 // Deletes all but the newest `keep` timestamped exports in export_path.
 void GarbageCollectExports(Env* env, const std::string& export_path, int keep) {
-  if (keep <= 0 || !env->IsDirectory(export_path)) return;
+  if (!env->IsDirectory(export_path)) return;
   std::vector<std::string> exports;
   for (const std::string& child : env->GetChildren(export_path)) {
     if (AllDigits(child)) exports.push_back(child);
+    // An export writes temp-<seconds> and renames it, or removes it when it fails; one
+    // that is still there after this exporter's export is a killed run's (the trainer
+    // holds model_dir's lock), which nothing would ever delete.
+    if (child.rfind("temp-", 0) == 0 && AllDigits(child.substr(5))) {
+      LOOM_LOG(WARNING) << "removing '" << JoinPath(export_path, child)
+                        << "', the unfinished export of an earlier run that was killed";
+      env->DeleteRecursively(JoinPath(export_path, child));
+    }
   }
+  if (keep <= 0) return;
   // Numeric order without std::stoll, which throws std::out_of_range on a 20-digit name.
   auto digits = [](const std::string& s) {
     return std::string_view(s).substr(std::min(s.find_first_not_of('0'), s.size()));

@@ -44,6 +44,8 @@ class Exporter {
 };
 
 // Exports every evaluated checkpoint and keeps the newest exports_to_keep (0 keeps all).
+// After each export it removes the temp-<seconds> directory of an export that a killed
+// run left unfinished in its directory (so does BestExporter).
 class LatestExporter : public Exporter {
  public:
   LatestExporter(std::string name, ServingInputReceiverFn serving_input_fn,

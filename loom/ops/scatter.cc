@@ -19,6 +19,11 @@ using array_internal::SwitchStorage;
 
 namespace {
 
+// TF's SegmentSum (tf.math.segment_sum) is UnsortedSegmentSum over ids that must be
+// non-negative and non-decreasing; with this attribute set the kernel checks that, as TF's
+// kernel does, instead of dropping a negative id's row.
+inline constexpr Attr<bool> kSortedIds{"sorted_ids"};
+
 int64_t CoordinateAt(const Tensor& t, int64_t i) {
   return t.dtype() == kInt32 ? static_cast<int64_t>(Raw<int32_t>(t)[i]) : Raw<int64_t>(t)[i];
 }
@@ -174,6 +179,7 @@ const OpDef& UnsortedSegmentSumOp() {
   static const OpDef op = {
       .name = "UnsortedSegmentSum",
       .num_inputs = 3,
+      .attrs = {kSortedIds.Default(false)},
       .output_dtypes = {DTypeRule::SameAsInput(0)},
       .shape =
           [](InferenceContext& c) {
@@ -209,6 +215,22 @@ const OpDef& UnsortedSegmentSumOp() {
                 !std::equal(ids.shape().dims().begin(), ids.shape().dims().end(), dims.begin())) {
               c.Fail("segment_ids ", ids.shape(), " must be a prefix of data's shape ",
                      data.shape());
+            }
+            if (c.attr(kSortedIds)) {
+              for (int64_t i = 0; i < ids.NumElements(); ++i) {
+                const int64_t id = CoordinateAt(ids, i);
+                if (id < 0) {
+                  c.Fail("segment id ", id, " (position ", i,
+                         ") is negative; sorted segment ids (tf.math.segment_sum) must be >= 0: "
+                         "use unsorted_segment_sum to drop rows by a negative id");
+                }
+                if (i > 0 && id < CoordinateAt(ids, i - 1)) {
+                  c.Fail("segment ids are not increasing: ", id, " at position ", i, " follows ",
+                         CoordinateAt(ids, i - 1),
+                         "; tf.math.segment_sum needs sorted ids (use unsorted_segment_sum "
+                         "for ids in any order)");
+                }
+              }
             }
             const int64_t slice = Product(dims, ids.rank(), dims.size());
             std::vector<int64_t> out_dims = {segments};
@@ -285,6 +307,15 @@ Output UnsortedSegmentSum(const Scope& scope, Input data, Input segment_ids, Inp
                {AsOutput(scope, data), AsOutput(scope, segment_ids, kInt64),
                 AsOutput(scope, num_segments, kInt64)},
                {}, "UnsortedSegmentSum")
+      ->output(0);
+}
+
+Output SegmentSum(const Scope& scope, Input data, Input segment_ids, Input num_segments) {
+  return scope
+      .AddNode(UnsortedSegmentSumOp(),
+               {AsOutput(scope, data), AsOutput(scope, segment_ids, kInt64),
+                AsOutput(scope, num_segments, kInt64)},
+               {kSortedIds(true)}, "SegmentSum")
       ->output(0);
 }
 

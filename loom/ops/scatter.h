@@ -31,6 +31,11 @@ Output ScatterNd(const Scope& scope, Input indices, Input updates, Input shape);
 // negative id drops its row, as TF's; an id >= num_segments fails naming it. Numeric dtypes.
 Output UnsortedSegmentSum(const Scope& scope, Input data, Input segment_ids, Input num_segments);
 
+// TF's SegmentSum: UnsortedSegmentSum (its attribute sorted_ids = true) whose ids must be
+// non-negative and non-decreasing, as tf.math.segment_sum's; a negative or decreasing id
+// fails when the op runs, naming it and its position.
+Output SegmentSum(const Scope& scope, Input data, Input segment_ids, Input num_segments);
+
 void RegisterScatterOps(OpRegistry& registry);
 
 }  // namespace loom

@@ -94,6 +94,30 @@ TEST(ScatterTest, OutOfRangeIndicesFailNamingThem) {
   EXPECT_NE(m.find("indices[:-1] + shape[M:]"), std::string::npos) << m;
 }
 
+// tf.math.segment_sum's ids must be non-negative and sorted; TF's kernel refuses others.
+// Loom's segment_sum was an UnsortedSegmentSum that silently dropped a negative id's row
+// and summed unsorted ids.
+TEST(ScatterTest, SegmentSumRefusesNegativeOrUnsortedIds) {
+  Graph graph;
+  Scope s(graph);
+  auto c = Const(s, Tensor::FromVector<double>({1, 2, 3, 4, 5, 6}, {3, 2}));
+  auto ids = Placeholder(s, kInt64, {3});
+  auto sums = SegmentSum(s.WithOpName("seg"), c, ids, 3);
+  Session session(graph);
+  auto run = [&](const std::vector<int64_t>& v) {
+    return session.Run({{ids, Tensor::FromVector<int64_t>(v)}}, {sums})[0];
+  };
+  EXPECT_EQ(Doubles(run({0, 0, 2})), (std::vector<double>{4, 6, 0, 0, 5, 6}));
+  std::string m = ErrorOf([&] { run({-1, 0, 1}); }, ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("segment id -1 (position 0) is negative"), std::string::npos) << m;
+  EXPECT_NE(m.find("'seg'"), std::string::npos) << m;
+  m = ErrorOf([&] { run({1, 0, 2}); }, ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("segment ids are not increasing: 0 at position 1 follows 1"), std::string::npos)
+      << m;
+  m = ErrorOf([&] { run({0, 1, 3}); }, ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("segment id 3"), std::string::npos) << m;
+}
+
 // Each op's gradient against central differences in float64 (indices fixed, repeated ones
 // and a dropped segment id included).
 TEST(ScatterGradTest, NumericGradients) {

@@ -318,6 +318,14 @@ void BindSaver(py::module_& m) {
           [](train::Saver& s, Session& session, const std::string& path,
              std::map<std::string, std::string> name_map) {
             py::gil_scoped_release nogil;
+            // A checkpoint TensorFlow wrote (model.ckpt-999.index + .data-*), as a TF1
+            // program restores pretrained weights: its Saver's variables from their
+            // names there (or name_map's). It was NotFound for the .safetensors file.
+            Env* env = Env::Default();
+            if (!env->FileExists(path + ".safetensors") && env->FileExists(path + ".index")) {
+              RestoreFromTfCheckpoint(session, path, s.var_list(), name_map, env);
+              return;
+            }
             s.Restore(session, path, {.name_map = std::move(name_map)});
           },
           py::arg("session"), py::arg("path"),

@@ -331,3 +331,190 @@ def test_experimental_unbatch_for_apply():
         except tf.errors.OutOfRangeError:
             pass
     assert got == list(range(6))
+
+
+# --- a custom training loop: a TF-written checkpoint restored by tf.train.Saver, Momentum
+# with exponential_decay (staircase), clip_by_global_norm, ExponentialMovingAverage with
+# num_updates, and the EMA's variables_to_restore -----------------------------------------
+def _tf_ckpt():
+    root = os.environ.get("LOOM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+    return os.path.join(root, "testdata", "tf", "tfx_estimator_ckpt", "model.ckpt-999")
+
+
+def test_custom_loop_with_a_tf_checkpoint_clipping_decay_and_ema_matches_numpy(tmp_path):
+    rng = np.random.default_rng(1)
+    xs = rng.normal(0, 1, (12, 8, 3)).astype(np.float32)
+    ys = rng.integers(0, 3, (12, 8)).astype(np.int32)
+    w2_init = rng.normal(0, 0.1, (100, 3)).astype(np.float32)
+
+    x = tf.placeholder(tf.float32, [None, 3])
+    y = tf.placeholder(tf.int32, [None])
+    with tf.variable_scope("dnn/hiddenlayer_0"):  # TF's DNN first layer: 3 -> 100
+        w1 = tf.get_variable("kernel", [3, 100])
+        b1 = tf.get_variable("bias", [100])
+    w2 = tf.get_variable("out/kernel", initializer=w2_init)
+    b2 = tf.get_variable("out/bias", initializer=np.zeros(3, np.float32))
+    logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+    loss = tf.losses.sparse_softmax_cross_entropy(y, logits)
+    step = tf.train.get_or_create_global_step()
+    lr = tf.train.exponential_decay(0.5, step, decay_steps=4, decay_rate=0.5, staircase=True)
+    opt = tf.train.MomentumOptimizer(lr, 0.9)
+    grads, tvars = zip(*opt.compute_gradients(loss))
+    clipped, global_norm = tf.clip_by_global_norm(grads, 1.0)
+    opt_op = opt.apply_gradients(zip(clipped, tvars), global_step=step)
+    ema = tf.train.ExponentialMovingAverage(0.9, num_updates=step)
+    with tf.control_dependencies([opt_op]):  # TF's documented pattern
+        train_op = ema.apply(tf.trainable_variables())
+    pretrained = tf.train.Saver({"dnn/hiddenlayer_0/kernel": w1, "dnn/hiddenlayer_0/bias": b1})
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        w2_shadow_init = sess.run(ema.average(w2))
+        pretrained.restore(sess, _tf_ckpt())  # TF's own bundle: it was NotFound
+        start = [v.astype(np.float64) for v in sess.run([w1, b1])]
+        lrs, norms = [], []
+        for i in range(12):
+            _, r, n = sess.run([train_op, lr, global_norm], {x: xs[i], y: ys[i]})
+            lrs.append(r)
+            norms.append(n)
+        got = sess.run([w1, b1, w2, b2, ema.average(w2), ema.average(b2),
+                        opt.get_slot(w2, "momentum"), step])
+        path = saver.save(sess, str(tmp_path / "model"), global_step=step)
+    assert float(start[0].sum()) == pytest.approx(1.2036554210353643, rel=1e-6)
+
+    params = start + [w2_init.astype(np.float64), np.zeros(3)]
+    accum = [np.zeros_like(p) for p in params]
+    shadow = [w2_shadow_init.astype(np.float64), np.zeros(3)]  # the initial values, as TF
+    want_lrs, want_norms = [], []
+    for i in range(12):
+        xb = xs[i].astype(np.float64)
+        pre = xb @ params[0] + params[1]
+        h = np.maximum(pre, 0)
+        z = h @ params[2] + params[3]
+        p = np.exp(z - z.max(1, keepdims=True))
+        d = p / p.sum(1, keepdims=True)
+        d[np.arange(8), ys[i]] -= 1
+        d /= 8
+        dh = (d @ params[2].T) * (pre > 0)
+        g = [xb.T @ dh, dh.sum(0), h.T @ d, d.sum(0)]
+        norm = np.sqrt(sum((v * v).sum() for v in g))
+        want_norms.append(norm)
+        g = [v / max(norm, 1.0) for v in g]
+        rate = 0.5 * 0.5 ** (i // 4)  # the step before this update's increment
+        want_lrs.append(rate)
+        accum = [0.9 * a + v for a, v in zip(accum, g)]
+        params = [p - rate * a for p, a in zip(params, accum)]
+        decay = min(0.9, (2.0 + i) / (11.0 + i))  # num_updates after the increment
+        shadow = [s - (s - v) * (1 - decay) for s, v in zip(shadow, params[2:])]
+    np.testing.assert_allclose(lrs, want_lrs, rtol=1e-6)
+    np.testing.assert_allclose(norms, want_norms, rtol=1e-5)
+    for g, w in zip(got[:4] + got[4:6] + [got[6]], params + shadow + [accum[2]]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert got[7] == 12
+
+    # Evaluation with the averages: variables_to_restore maps each shadow onto its variable.
+    tf.reset_default_graph()
+    w2_eval = tf.get_variable("out/kernel", [100, 3])
+    b2_eval = tf.get_variable("out/bias", [3])
+    with tf.variable_scope("dnn/hiddenlayer_0"):
+        tf.get_variable("kernel", [3, 100])
+        tf.get_variable("bias", [100])
+    with tf.Session() as sess:
+        tf.train.Saver(tf.train.ExponentialMovingAverage(0.9).variables_to_restore()).restore(
+            sess, path)
+        np.testing.assert_array_equal(sess.run(w2_eval), got[4])
+        np.testing.assert_array_equal(sess.run(b2_eval), got[5])
+
+
+def test_saver_restore_of_a_tf_checkpoint_names_a_missing_tensor():
+    v = tf.get_variable("dnn/hiddenlayer_9/kernel", [3, 100])
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.NotFoundError, match="dnn/hiddenlayer_9/kernel"):
+            tf.train.Saver([v]).restore(sess, _tf_ckpt())
+
+
+# --- a dynamic_rnn text classifier: embedding_lookup, GRUCell, sequence_length ------------
+def _np_sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def test_dynamic_rnn_text_classifier_matches_numpy_and_ignores_padding():
+    rng = np.random.default_rng(5)
+    vocab, dim, units, pad = 11, 4, 5, 0
+    ids = np.array([[3, 7, 2, 9, 1], [4, 4, 8, pad, pad], [10, pad, pad, pad, pad]], np.int32)
+    lengths = np.array([5, 3, 1], np.int32)
+    labels = np.array([1, 0, 2], np.int32)
+    ids_ph = tf.placeholder(tf.int32, [None, 5])
+    len_ph = tf.placeholder(tf.int32, [None])
+    embeddings = tf.get_variable("embeddings", [vocab, dim], dtype=tf.float64)
+    cell = tf.nn.rnn_cell.GRUCell(units, dtype=tf.float64)
+    outputs, state = tf.nn.dynamic_rnn(cell, tf.nn.embedding_lookup(embeddings, ids_ph),
+                                       sequence_length=len_ph, dtype=tf.float64)
+    logits = tf.layers.dense(state, 3)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    (d_embeddings,) = tf.gradients(loss, [embeddings])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        feed = {ids_ph: ids, len_ph: lengths}
+        out, h, d_emb = sess.run([outputs, state, tf.convert_to_tensor(d_embeddings)], feed)
+        emb, wg, bg, wc, bc = sess.run([embeddings] + list(cell._variables))
+        # The padding id's row gets no gradient: its steps are past every length.
+        assert not d_emb[pad].any()
+        # The table's gradient (it used to fail: the zero state's batch size reached
+        # FillDynamic through Shape) against central differences.
+        table = sess.run(embeddings)
+        numeric = np.zeros_like(table)
+        for i in np.ndindex(*table.shape):
+            moved = table.copy()
+            moved[i] += 1e-6
+            embeddings.load(moved, sess)
+            up = sess.run(loss, feed)
+            moved[i] -= 2e-6
+            embeddings.load(moved, sess)
+            numeric[i] = (up - sess.run(loss, feed)) / 2e-6
+        embeddings.load(table, sess)
+        np.testing.assert_allclose(d_emb, numeric, rtol=1e-5, atol=1e-8)
+        # A changed padding id changes nothing.
+        other = sess.run([outputs, state], {ids_ph: np.where(ids == pad, 6, ids), len_ph: lengths})
+        np.testing.assert_array_equal(other[0], out)
+        np.testing.assert_array_equal(other[1], h)
+    # TF's GRUCell in numpy, rows frozen past their length, outputs zero there.
+    want_h = np.zeros((3, units))
+    want_out = np.zeros((3, 5, units))
+    for t in range(5):
+        x = emb[ids[:, t]]
+        r, u = np.split(_np_sigmoid(np.concatenate([x, want_h], 1) @ wg + bg), 2, axis=1)
+        c = np.tanh(np.concatenate([x, r * want_h], 1) @ wc + bc)
+        new_h = u * want_h + (1 - u) * c
+        alive = (t < lengths)[:, None]
+        want_h = np.where(alive, new_h, want_h)
+        want_out[:, t] = np.where(alive, new_h, 0)
+    np.testing.assert_allclose(out, want_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(h, want_h, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("rnn", ["dynamic_rnn", "static_rnn"])
+def test_rnn_padding_that_is_not_a_number_stays_out_as_tf(rnn):
+    # Past a row's length TF selects (where) the carried state and zero outputs, so NaN or
+    # Inf padding (a missing-value marker) never reaches them; Loom blended with a 0 / 1
+    # mask, and 0 * NaN made the row's state and outputs NaN.
+    rng = np.random.default_rng(0)
+    x_clean = rng.normal(0, 1, (3, 5, 4)).astype(np.float32)
+    lengths = np.array([5, 2, 0], np.int32)
+    x_padded = x_clean.copy()
+    for row, n in enumerate(lengths):
+        x_padded[row, n:] = np.nan if row != 1 else np.inf
+    x = tf.placeholder(tf.float32, [3, 5, 4])
+    cell = tf.nn.rnn_cell.BasicLSTMCell(6)
+    if rnn == "dynamic_rnn":
+        outputs, state = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float32)
+    else:
+        outputs, state = tf.nn.static_rnn(cell, tf.unstack(x, axis=1), sequence_length=lengths,
+                                          dtype=tf.float32)
+        outputs = tf.stack(outputs, 1)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        clean = sess.run([outputs, state.c, state.h], {x: x_clean * (np.arange(5) < lengths[:, None])[..., None]})
+        padded = sess.run([outputs, state.c, state.h], {x: x_padded})
+    for want, got in zip(clean, padded):
+        np.testing.assert_array_equal(got, want)

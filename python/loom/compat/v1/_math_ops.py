@@ -266,13 +266,16 @@ def linspace(start, stop, num, name=None):
 
 
 def segment_sum(data, segment_ids, name=None):
-    """tf.math.segment_sum: sums of the rows of data sharing a (sorted) segment id; as
-    many segments as the largest id + 1 (unsorted_segment_sum with that count)."""
+    """tf.math.segment_sum: sums of the rows of data sharing a segment id; as many segments
+    as the largest id + 1 (none for no ids). The ids must be non-negative and sorted, as
+    TF's: the op UnsortedSegmentSum with sorted_ids checks them when it runs (a negative
+    id's row used to be dropped silently and unsorted ids summed)."""
     ns = _ns()
     with _scope(name, "SegmentSum"):
         ids = _fw.convert_to_tensor(segment_ids)
-        count = ns["reduce_max"](ids) + 1
-        return ns["unsorted_segment_sum"](data, ids, count)
+        count = ns["maximum"](ns["reduce_max"](ids) + 1, 0)
+        return _ops.raw_ops.UnsortedSegmentSum(data, ids, count, sorted_ids=True,
+                                               name="SegmentSum")
 
 
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):

@@ -610,7 +610,14 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
 
 def unstack(value, num=None, axis=0, name="unstack"):
     value = _fw.convert_to_tensor(value)
+    rank = value.shape.ndims
+    if rank is not None and not -rank <= axis < rank:
+        raise ValueError("tf.unstack: axis = %d not in [%d, %d) for %s of shape %s"
+                         % (axis, -rank, rank, value.name, value.shape))
     n = num if num is not None else value.shape.as_list()[axis]
+    if n is None:
+        raise ValueError("tf.unstack: cannot infer num from %s of shape %s (dim %d is "
+                         "unknown); pass num" % (value.name, value.shape, axis))
     parts = raw_ops.Split(value, axis, n, name=name) if n > 1 else [value]
     return [NAMESPACES[""]["squeeze"](p, axis) for p in parts]
 
@@ -737,6 +744,22 @@ def where(condition, x=None, y=None, name=None):
                              "be x's first dimension, got x of shape %s" % (n, x.shape))
         condition = NAMESPACES[""]["reshape"](condition, [-1] + [1] * (rank - 1))
     return NAMESPACES[""]["where_v2"](condition, x, y, name=name)
+
+
+_select = NAMESPACES[""]["where_v2"]
+
+
+def where_v2(condition, x=None, y=None, name=None):
+    """tf.where_v2 (the Select op, numpy-style broadcasting): a Python value among x and y
+    takes the other's dtype, as TF's op conversion does (tf.where_v2(c, x_float64, 0.0)
+    selects a float64 0; it was a float32 constant and a dtype error)."""
+    if x is None or y is None:
+        raise NotImplementedError("Loom's tf.where_v2 needs x and y (a select)")
+    x, y = _to_inputs([x, y], True)
+    return _select(condition, x, y, name=name)
+
+
+NAMESPACES[""]["where_v2"] = where_v2
 
 
 # TF 1.15's _TRUEDIV_TABLE: `x / y`, tf.divide and tf.truediv turn integer operands into

@@ -27,7 +27,10 @@ def _zeros(batch, n, dtype):
     from loom.compat.v1 import _ops
     dims = tf.concat([tf.reshape(tf.cast(batch, tf.int64), [1]),
                       tf.constant([n], dtype=tf.int64)], 0)
-    return _ops.raw_ops.FillDynamic(dims, tf.constant(0, dtype=dtype))
+    # The batch size is read from the inputs' shape, which carries no gradient: without the
+    # cut, tf.gradients into the inputs (an embedding_lookup's table) reached FillDynamic
+    # through Shape and failed.
+    return _ops.raw_ops.FillDynamic(tf.stop_gradient(dims), tf.constant(0, dtype=dtype))
 
 
 class RNNCell:
@@ -288,11 +291,13 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
             out, new_state = cell(tf.gather(x, t), state)
             new_flat = [_fw.convert_to_tensor(v) for v in _while_loop._flatten(new_state)]
             if lengths is not None:
-                # Rows past their length keep their state and output zeros.
-                alive = tf.expand_dims(tf.cast(tf.cast(t, x.dtype) < lengths, x.dtype), 1)
-                new_flat = [alive * v + (1.0 - alive) * o for v, o in
+                # Rows past their length keep their state and output zeros: selected, as
+                # TF's where, so a NaN or Inf the cell makes of padding stays out (a 0 / 1
+                # blend let it through: 0 * NaN).
+                alive = tf.expand_dims(tf.cast(t, x.dtype) < lengths, 1)
+                new_flat = [tf.where_v2(alive, v, o) for v, o in
                             zip(new_flat, rest[:len(state_flat)])]
-                out = out * alive
+                out = tf.where_v2(alive, out, tf.zeros_like(out))
             traced["output"] = out
             return [t + 1] + new_flat + list(_while_loop._collect(tf, acc, out))
 
@@ -361,12 +366,12 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
         for t, x in enumerate(inputs):
             out, new_state = cell(x, state)
             if lengths is not None:
-                alive = tf.expand_dims(tf.cast(float(t) < lengths, first.dtype), 1)
+                alive = tf.expand_dims(float(t) < lengths, 1)  # selected, as dynamic_rnn
                 flat_new = _while_loop._flatten(new_state)
                 flat_old = _while_loop._flatten(state)
-                new_state = _while_loop._pack(state, [alive * n + (1.0 - alive) * o for n, o in
+                new_state = _while_loop._pack(state, [tf.where_v2(alive, n, o) for n, o in
                                                       zip(flat_new, flat_old)])
-                out = out * alive
+                out = tf.where_v2(alive, out, tf.zeros_like(out))
             outputs.append(out)
             state = new_state
         return outputs, state
