@@ -8,6 +8,12 @@
 // inputs to nodes outside the range are skipped (the builder moved them to the loop's
 // node). A small loop over kernels: no moves between slots, so every slot still holds
 // its value after Run (the While's gradient record keeps them).
+// Dead values (a tf.cond inside the region), as the Session's executor has them: a
+// Switch gives a value only to its taken output; a slot left without a value (an
+// undefined Tensor) is dead, and so is every node that reads a dead value or has a dead
+// node as a control input, except a Merge, which runs when any data input is live and
+// sees its dead inputs as undefined tensors. A fed slot may be dead (a gradient region
+// fed a forward iteration's values); a dead target is left undefined for the caller.
 // Thread-safety: a plan is immutable after Build; Run may be called from several
 // threads with separate slot vectors.
 #include <algorithm>
@@ -56,6 +62,7 @@ class RegionPlan {
     std::vector<int> input_slots;              // -1: ref input or variable read
     std::vector<const Node*> input_variables;  // the variable read, or nullptr
     int first_output_slot;
+    std::vector<int> control_steps;  // the steps of its control inputs inside the region
   };
   static int64_t Key(const Output& out) {
     return (static_cast<int64_t>(out.node->id()) << 16) | out.index;

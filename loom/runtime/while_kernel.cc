@@ -134,6 +134,10 @@ void WhileKernel(KernelContext& c) {
     feed(plans->cond, slots);
     plans->cond.Run(slots, c, it, loop);
     const Tensor& go = slots[plans->cond.target_slot(0)];
+    if (!go.defined()) {
+      c.Fail("the condition has no value at iteration ", it,
+             ": it is on the untaken side of a tf.cond; return the cond's result instead");
+    }
     if (go.dtype() != kBool || go.NumElements() != 1) {
       c.Fail("the condition gave ", DTypeName(go.dtype()), go.shape(), " at iteration ", it,
              "; it must be a scalar bool");
@@ -143,6 +147,11 @@ void WhileKernel(KernelContext& c) {
     plans->body.Run(slots, c, it, loop);
     for (int i = 0; i < n; ++i) {
       Tensor next = slots[plans->body.target_slot(i)];
+      if (!next.defined()) {
+        c.Fail("loop variable ", i, " ('", c.attr(kLoopVars)[i], "') has no value after iteration ",
+               it, ": the body's result ", c.attr(kBody)[i],
+               " is on the untaken side of a tf.cond; return the cond's result instead");
+      }
       if (!invariants[i].IsCompatibleWith(next.shape())) {
         c.Fail("loop variable ", i, " ('", c.attr(kLoopVars)[i], "') has shape ", next.shape(),
                " after iteration ", it, ", but its shape invariant is ", invariants[i],
@@ -192,17 +201,22 @@ void WhileGradKernel(KernelContext& c) {
     for (int k = 0; k < nv; ++k) slots[g->plan.fed_slot(k)] = grads[k];
     for (int j = 0; j < g->num_captures; ++j) slots[g->plan.fed_slot(nv + j)] = c.input(nv + j);
     g->plan.Run(slots, c, it, loop);
+    // A gradient left dead (it flows only through a cond's untaken side this iteration)
+    // is zero.
     int target = 0;
     for (int k = 0; k < nv; ++k) {
-      if (var_grads[k].empty()) {
+      const Tensor* dv = var_grads[k].empty() ? nullptr : &slots[g->plan.target_slot(target++)];
+      if (dv != nullptr && dv->defined()) {
+        grads[k] = *dv;
+      } else {
         const Tensor& v = forward[body.fed_slot(static_cast<int>(float_vars[k]))];
         grads[k] = Tensor::Zeros(v.dtype(), v.shape());
-      } else {
-        grads[k] = slots[g->plan.target_slot(target++)];
       }
     }
     for (size_t k = 0; k < float_captures.size(); ++k) {
-      if (!capture_grads[k].empty()) Accumulate(acc[k], slots[g->plan.target_slot(target++)], node);
+      if (capture_grads[k].empty()) continue;
+      const Tensor& dc = slots[g->plan.target_slot(target++)];
+      if (dc.defined()) Accumulate(acc[k], dc, node);
     }
   }
   for (int k = 0; k < nv; ++k) c.set_output(k, grads[k]);
