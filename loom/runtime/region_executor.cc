@@ -1,12 +1,13 @@
 #include "loom/runtime/region_executor.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace loom {
 
 RegionPlan::RegionPlan(const Graph& graph, const std::vector<Output>& fed,
                        const std::vector<Output>& targets, int first_id, int end_id,
-                       const std::string& owner) {
+                       const std::string& owner, bool move_last_reads) {
   auto in_range = [&](const Node* n) { return n->id() >= first_id && n->id() < end_id; };
   for (const Output& f : fed) {
     auto [it, inserted] = slot_of_.emplace(Key(f), num_slots_);
@@ -77,6 +78,28 @@ RegionPlan::RegionPlan(const Graph& graph, const std::vector<Output>& fed,
     }
   }
   for (const Output& t : targets) target_slots_.push_back(SlotOf(t));
+  std::vector<int> last_reader(num_slots_, -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int slot : steps_[s].input_slots) {
+      if (slot >= 0) last_reader[slot] = static_cast<int>(s);
+    }
+  }
+  for (int slot : target_slots_) {
+    if (slot >= 0) last_reader[slot] = -2;  // read after Run: never moved
+  }
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    step.input_moves.assign(step.input_slots.size(), 0);
+    if (!move_last_reads) continue;
+    for (size_t i = 0; i < step.input_slots.size(); ++i) {
+      const int slot = step.input_slots[i];
+      if (slot < 0 || last_reader[slot] != static_cast<int>(s)) continue;
+      // Only the last use within the step moves (an input may repeat: Mul(x, x)).
+      bool later = false;
+      for (size_t j = i + 1; j < step.input_slots.size(); ++j) later |= step.input_slots[j] == slot;
+      step.input_moves[i] = later ? 0 : 1;
+    }
+  }
 }
 
 int RegionPlan::SlotOf(const Output& out) const {
@@ -120,7 +143,8 @@ void RegionPlan::Run(std::vector<Tensor>& slots, const KernelContext& outer, int
     inputs.assign(step.input_slots.size(), Tensor());
     for (size_t i = 0; i < step.input_slots.size(); ++i) {
       if (step.input_slots[i] >= 0) {
-        inputs[i] = slots[step.input_slots[i]];
+        Tensor& slot = slots[step.input_slots[i]];
+        inputs[i] = step.input_moves[i] ? std::move(slot) : slot;
       } else if (const Node* var = step.input_variables[i]) {
         auto* resource = outer.resources().Lookup<VariableResource>(var->name());
         inputs[i] = resource != nullptr ? resource->Read() : Tensor();
