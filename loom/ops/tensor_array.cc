@@ -3,6 +3,8 @@
 #include "loom/ops/tensor_array.h"
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "loom/ops/array.h"
@@ -41,6 +43,61 @@ void CopyElements(const Tensor& from, int64_t from_begin, Tensor& to, int64_t to
     using T = decltype(tag);
     std::copy_n(Raw<T>(from) + from_begin, count, Raw<T>(to) + to_begin);
   });
+}
+
+// The storage writes fill in place (tensor_array.h, "Cost"): one owned buffer holding
+// `capacity` rows of data, the `written` mask of `capacity` int64s, then a trailer naming
+// the layout. Every version of the array after its first write views it: data as
+// [n, element...] at offset 0, written as [n] at the mask's offset (n <= capacity).
+struct StorageTrailer {
+  uint64_t magic;
+  int64_t capacity;
+  int64_t inner;
+  int64_t dtype;
+};
+constexpr uint64_t kStorageMagic = 0x4c6f6f6d54417272;  // "LoomTArr"
+
+size_t MaskOffset(DType dtype, int64_t capacity, int64_t inner) {
+  const size_t rows = static_cast<size_t>(capacity * inner) * DTypeSize(dtype);
+  return (rows + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+}
+
+size_t StorageBytes(DType dtype, int64_t capacity, int64_t inner) {
+  return MaskOffset(dtype, capacity, inner) + static_cast<size_t>(capacity) * sizeof(int64_t) +
+         sizeof(StorageTrailer);
+}
+
+// New zeroed storage (every row zero, nothing written).
+std::shared_ptr<Buffer> NewStorage(DType dtype, int64_t capacity, int64_t inner) {
+  const size_t bytes = StorageBytes(dtype, capacity, inner);
+  std::shared_ptr<Buffer> buffer = Buffer::Allocate(kUInt8, static_cast<int64_t>(bytes));
+  std::memset(buffer->data(), 0, bytes - sizeof(StorageTrailer));
+  const StorageTrailer trailer{kStorageMagic, capacity, inner, static_cast<int64_t>(dtype)};
+  std::memcpy(static_cast<char*>(buffer->data()) + bytes - sizeof(StorageTrailer), &trailer,
+              sizeof(trailer));
+  return buffer;
+}
+
+// The capacity of the storage that `data` and `written` view (n rows of `inner` elements
+// each), or 0 when they are not one storage's views (the empty placeholder, an unstacked
+// value, a fed tensor, strings).
+int64_t StorageCapacity(const Tensor& data, const Tensor& written, int64_t inner) {
+  const std::shared_ptr<Buffer>& buffer = data.buffer();
+  if (!buffer || buffer != written.buffer() || !buffer->owned() || data.byte_offset() != 0 ||
+      data.dtype() == kString || buffer->size() < sizeof(StorageTrailer)) {
+    return 0;
+  }
+  StorageTrailer trailer;
+  std::memcpy(&trailer,
+              static_cast<const char*>(buffer->data()) + buffer->size() - sizeof(StorageTrailer),
+              sizeof(trailer));
+  if (trailer.magic != kStorageMagic || trailer.inner != inner ||
+      trailer.dtype != static_cast<int64_t>(data.dtype()) ||
+      buffer->size() != StorageBytes(data.dtype(), trailer.capacity, inner) ||
+      written.byte_offset() != MaskOffset(data.dtype(), trailer.capacity, inner)) {
+    return 0;
+  }
+  return trailer.capacity;
 }
 
 void ExpectState(InferenceContext& c, int written) {
@@ -106,29 +163,58 @@ const OpDef& TensorArrayWriteOp() {
             }
             const int64_t new_n = std::max(n, index + 1);
             const int64_t inner = value.NumElements();
-            Tensor out = c.AllocateOutput(0, RowsOf(new_n, value.shape()));
-            if (allocated) {
-              CopyElements(data, 0, out, 0, n * inner);
-              ZeroElements(out, n * inner, (new_n - n) * inner);
-            } else {
-              ZeroElements(out, 0, new_n * inner);
+            if (value.dtype() == kString) {  // strings are not kept in a storage
+              Tensor out = c.AllocateOutput(0, RowsOf(new_n, value.shape()));
+              if (allocated) CopyElements(data, 0, out, 0, n * inner);
+              CopyElements(value, 0, out, index * inner, inner);
+              Tensor mask = c.AllocateOutput(1, Shape{new_n});
+              int64_t* is = mask.data<int64_t>();
+              std::copy_n(was, n, is);
+              std::fill(is + n, is + new_n, 0);
+              is[index] = 1;
+              return;
+            }
+            // In place when the array's storage has room (every write after the first of a
+            // fixed-size array, and of a dynamic one until it outgrows its capacity): one
+            // element copied. Otherwise a new storage (twice as large when growing) with the
+            // rows and marks so far.
+            const DType dtype = value.dtype();
+            std::shared_ptr<Buffer> storage = data.buffer();
+            int64_t capacity = allocated ? StorageCapacity(data, written, inner) : 0;
+            if (capacity < new_n) {
+              capacity = std::max(new_n, c.attr(kDynamicSize) ? 2 * n : n);
+              storage = NewStorage(dtype, capacity, inner);
+              Tensor rows = Tensor::FromBuffer(dtype, RowsOf(new_n, value.shape()), storage);
+              if (allocated) CopyElements(data, 0, rows, 0, n * inner);
+              Tensor marks =
+                  Tensor::FromBuffer(kInt64, Shape{n}, storage, MaskOffset(dtype, capacity, inner));
+              std::copy_n(was, n, marks.data<int64_t>());
+            }
+            Tensor out = Tensor::FromBuffer(dtype, RowsOf(new_n, value.shape()), storage);
+            Tensor mask = Tensor::FromBuffer(kInt64, Shape{new_n}, storage,
+                                             MaskOffset(dtype, capacity, inner));
+            // Another version of the array (a TensorArray object of an older flow) may have
+            // written this index into the shared storage: TF's resource says the same.
+            if (mask.data<int64_t>()[index] != 0) {
+              c.Fail("TensorArray ", name, ": Could not write to TensorArray index ", index,
+                     " because it has already been written to.");
             }
             CopyElements(value, 0, out, index * inner, inner);
-            Tensor mask = c.AllocateOutput(1, Shape{new_n});
-            int64_t* is = mask.data<int64_t>();
-            std::copy_n(was, n, is);
-            std::fill(is + n, is + new_n, 0);
-            is[index] = 1;
+            mask.data<int64_t>()[index] = 1;
+            c.set_output(0, out);
+            c.set_output(1, mask);
           },
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
         if (!g.grad(0).valid()) return {GradOutput(), GradOutput(), GradOutput(), GradOutput()};
         const Scope& s = g.scope();
-        // d data = d data' without the written row (and without the rows the write added);
-        // d value = the written row.
+        // d value = the written row; d data = d data' without the written row (and without
+        // the rows the write added). Built in this order so that the WriteGrad reads d data'
+        // last and may zero the row in place (a loop's gradient region moves last reads).
+        Output d_value = Gather(s, g.grad(0), g.input(2));
         Output d_data = s.AddNode(TensorArrayWriteGradOp(), {g.grad(0), g.input(0), g.input(2)}, {},
                                   "TensorArrayWriteGrad")
                             ->output(0);
-        return {d_data, GradOutput(), GradOutput(), Gather(s, g.grad(0), g.input(2))};
+        return {d_data, GradOutput(), GradOutput(), d_value};
       },
       .sample =
           [] {
@@ -159,6 +245,15 @@ const OpDef& TensorArrayWriteGradOp() {
             const Tensor& dy = c.input(0);
             const Tensor& like = c.input(1);
             const int64_t index = IndexAt(c.input(2), 0);
+            if (dy.shape() == like.shape() && like.rank() > 0 && like.NumElements() > 0) {
+              // The common case (no rows added): dy with row `index` zeroed, in place when
+              // nothing else views dy.
+              Tensor out = c.ForwardInputOrAllocate(0, 0, like.shape());
+              if (!out.SharesBufferWith(dy)) CopyElements(dy, 0, out, 0, dy.NumElements());
+              const int64_t inner = like.NumElements() / like.dim(0);
+              if (index >= 0 && index < like.dim(0)) ZeroElements(out, index * inner, inner);
+              return;
+            }
             Tensor out = c.AllocateOutput(0, like.shape());
             ZeroElements(out, 0, out.NumElements());
             if (like.rank() == 0 || dy.rank() == 0 || like.NumElements() == 0) return;

@@ -7,16 +7,24 @@
 // A TensorArray of capacity n is two tensors: `data`, [n, element...] (or, before the
 // first write, an empty placeholder: any tensor whose first dimension is not n, or n == 0),
 // and `written`, an int64 [n] vector with 1 at every written index. A write returns new
-// tensors; nothing is mutated, so the state can be a While loop variable and the ops have
-// ordinary gradients. As in TF 1.15, each index is written at most once, a read or a stack
-// needs the index written, a fixed-size array does not grow, and every element has the
-// element shape of the first write. Each check fails at run time with TF's
-// InvalidArgument message, prefixed "TensorArray <name>: ". What TF does and these ops do
-// not: clear_after_read (a read leaves no trace here, so reading twice is allowed) and
-// elements of differing shapes (infer_shape=False).
+// tensors, so the state can be a While loop variable and the ops have ordinary gradients.
+// As in TF 1.15, each index is written at most once, a read or a stack needs the index
+// written, a fixed-size array does not grow, and every element has the element shape of
+// the first write. Each check fails at run time with TF's InvalidArgument message,
+// prefixed "TensorArray <name>: ". What TF does and these ops do not: clear_after_read (a
+// read leaves no trace here, so reading twice is allowed) and elements of differing
+// shapes (infer_shape=False).
 //
-// Cost: a write copies the array (O(n * element) per write, O(n^2 * element) for a loop
-// writing n elements), as map_fn's collection does.
+// Cost: the first write allocates the array's storage (its capacity of rows and its
+// written mask in one buffer) and every later write fills a row of it in place: O(element)
+// per write, and a loop's gradient record of n iterations holds one storage, not n copies.
+// The data and written tensors of every version after the first write are views of that
+// storage, as TF's versions (flows) share one resource: a write through an older version
+// sees the rows and marks of later ones, so writing an index twice through two versions
+// fails as in TF, and an older version's data shows the later rows (only written rows are
+// ever read, and a written row never changes). A dynamic array doubles its capacity when a
+// write outgrows it (amortized O(element)). The gradient of a write zeroes the row of
+// d data' in place when nothing else holds it (a loop's gradient region).
 #include <string>
 
 #include "loom/graph/op_def.h"

@@ -21,7 +21,7 @@ using testing::ErrorOf;
 
 constexpr double kTolerance = 1e-8;
 
-Tensor Mask(std::vector<int64_t> bits) { return Tensor::FromVector<int64_t>(std::move(bits)); }
+Tensor Mask(const std::vector<int64_t>& bits) { return Tensor::FromVector<int64_t>(bits); }
 Output Index(const Scope& s, int64_t i) { return Const(s, Tensor::Scalar<int64_t>(i)); }
 // The empty placeholder of an array nothing was written to.
 Output Empty(const Scope& s) { return Const(s, Tensor::Zeros(kFloat64, {0})); }
@@ -111,6 +111,47 @@ TEST(TensorArrayTest, RunTimeErrorsAreTfs) {
                   "(2 vs. 3)");
   Output over = TensorArrayUnstack(s, one.written, value, true, "u").data;
   EXPECT_CONTAINS(run(over, 0, {1, 2}), "Could not write to TensorArray index 0 because it has");
+}
+
+// After the first write every version of the array views one storage: a write copies
+// one element (no O(n) copy), and, as TF's resource, two versions of one flow share it.
+TEST(TensorArrayTest, WritesFillOneStorageInPlace) {
+  Graph graph;
+  Scope s(graph);
+  TensorArrayState ta = {Empty(s), Const(s, Mask({0, 0, 0}))};
+  TensorArrayState first =
+      TensorArrayWrite(s, ta.data, ta.written, Index(s, 0),
+                       Const(s, std::vector<double>{1, 2}, Shape{2}), false, "ta");
+  TensorArrayState second =
+      TensorArrayWrite(s, first.data, first.written, Index(s, 1),
+                       Const(s, std::vector<double>{3, 4}, Shape{2}), false, "ta");
+  TensorArrayState third =
+      TensorArrayWrite(s, second.data, second.written, Index(s, 2),
+                       Const(s, std::vector<double>{5, 6}, Shape{2}), false, "ta");
+  Session session(graph, {.intra_op_threads = 1});
+  std::vector<Tensor> got = session.Run({}, {first.data, third.data, third.written});
+  EXPECT_EQ(Values(got[1]), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  // The first version's data is the same storage (fetches of a shared buffer are copies,
+  // taken after the run): its rows are the later writes' too.
+  EXPECT_EQ(Values(got[0]), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  // A second write of index 1 through the first version's flow: already written.
+  Output again = TensorArrayWrite(s, first.data, first.written, Index(s, 1),
+                                  Const(s, std::vector<double>{7, 8}, Shape{2}), false, "ta")
+                     .data;
+  EXPECT_CONTAINS(ErrorOf(
+                      [&] {
+                        session.Run({}, {third.data, again});
+                      },
+                      ErrorCode::kInvalidArgument),
+                  "Could not write to TensorArray index 1 because it has already been written to.");
+  // A dynamic array grows into its storage's spare capacity, then into a new storage.
+  TensorArrayState grow = {Empty(s), Const(s, Mask({}))};
+  for (int i = 0; i < 5; ++i) {
+    grow = TensorArrayWrite(s, grow.data, grow.written, Index(s, i),
+                            Const(s, Tensor::Scalar<double>(i + 1)), true, "grow");
+  }
+  EXPECT_EQ(Values(session.Eval(TensorArrayStack(s, grow.data, grow.written, "grow"))),
+            (std::vector<double>{1, 2, 3, 4, 5}));
 }
 
 // d/dvalue of a write is the written row of d data'; d/ddata every other row.

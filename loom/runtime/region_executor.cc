@@ -1,12 +1,13 @@
 #include "loom/runtime/region_executor.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace loom {
 
 RegionPlan::RegionPlan(const Graph& graph, const std::vector<Output>& fed,
                        const std::vector<Output>& targets, int first_id, int end_id,
-                       const std::string& owner) {
+                       const std::string& owner, bool move_last_reads) {
   auto in_range = [&](const Node* n) { return n->id() >= first_id && n->id() < end_id; };
   for (const Output& f : fed) {
     auto [it, inserted] = slot_of_.emplace(Key(f), num_slots_);
@@ -49,14 +50,6 @@ RegionPlan::RegionPlan(const Graph& graph, const std::vector<Output>& fed,
     if (!needed[id]) continue;
     const Node* node = graph.node(id);
     if (!node->op_def().kernel) throw Unimplemented(node->description(), " has no CPU kernel");
-    // A loop's region runs every node it needs (no dead values, session.cc has those): a
-    // cond inside the loop would run both branches and Merge would pick one by chance.
-    if (node->op_def().role == OpRole::kMerge) {
-      throw Unimplemented(owner, ": ", node->description(),
-                          " is a tf.cond inside the loop's body or condition, which Loom does "
-                          "not run yet; compute both sides and select with tf.where, or move the "
-                          "cond out of the loop");
-    }
     Step step{.node = node, .first_output_slot = num_slots_};
     for (int o = 0; o < node->num_outputs(); ++o) {
       slot_of_.emplace(Key(Output(graph.node(id), o)), num_slots_++);
@@ -64,8 +57,13 @@ RegionPlan::RegionPlan(const Graph& graph, const std::vector<Output>& fed,
     }
     steps_.push_back(std::move(step));
   }
+  std::vector<int> step_of(n, -1);
+  for (size_t s = 0; s < steps_.size(); ++s) step_of[steps_[s].node->id()] = static_cast<int>(s);
   for (Step& step : steps_) {
     const Node* node = step.node;
+    for (const Node* c : node->control_inputs()) {
+      if (in_range(c) && step_of[c->id()] >= 0) step.control_steps.push_back(step_of[c->id()]);
+    }
     for (int i = 0; i < node->num_inputs(); ++i) {
       const Output& in = node->input(i);
       step.input_variables.push_back(nullptr);
@@ -80,6 +78,28 @@ RegionPlan::RegionPlan(const Graph& graph, const std::vector<Output>& fed,
     }
   }
   for (const Output& t : targets) target_slots_.push_back(SlotOf(t));
+  std::vector<int> last_reader(num_slots_, -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int slot : steps_[s].input_slots) {
+      if (slot >= 0) last_reader[slot] = static_cast<int>(s);
+    }
+  }
+  for (int slot : target_slots_) {
+    if (slot >= 0) last_reader[slot] = -2;  // read after Run: never moved
+  }
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    step.input_moves.assign(step.input_slots.size(), 0);
+    if (!move_last_reads) continue;
+    for (size_t i = 0; i < step.input_slots.size(); ++i) {
+      const int slot = step.input_slots[i];
+      if (slot < 0 || last_reader[slot] != static_cast<int>(s)) continue;
+      // Only the last use within the step moves (an input may repeat: Mul(x, x)).
+      bool later = false;
+      for (size_t j = i + 1; j < step.input_slots.size(); ++j) later |= step.input_slots[j] == slot;
+      step.input_moves[i] = later ? 0 : 1;
+    }
+  }
 }
 
 int RegionPlan::SlotOf(const Output& out) const {
@@ -96,12 +116,35 @@ void RegionPlan::Run(std::vector<Tensor>& slots, const KernelContext& outer, int
   auto what = [&] { return StrCat("iteration ", iteration, " of ", loop); };
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
-  for (const Step& step : steps_) {
+  std::vector<char> step_dead(steps_.size(), 0);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Step& step = steps_[s];
     const Node& node = *step.node;
+    const bool merge = node.op_def().role == OpRole::kMerge;
+    // Dead (not run, outputs left undefined) when a data input is dead (a Merge: when
+    // every one is) or, except for a Merge, a control input's node is.
+    bool any_live = false;
+    bool any_dead = false;
+    for (int slot : step.input_slots) {
+      if (slot < 0 || slots[slot].defined()) {  // a variable or ref input is never dead
+        any_live = true;
+      } else {
+        any_dead = true;
+      }
+    }
+    bool dead = merge ? !any_live : any_dead;
+    if (!merge) {
+      for (int c : step.control_steps) dead = dead || step_dead[c] != 0;
+    }
+    if (dead) {
+      step_dead[s] = 1;
+      continue;
+    }
     inputs.assign(step.input_slots.size(), Tensor());
     for (size_t i = 0; i < step.input_slots.size(); ++i) {
       if (step.input_slots[i] >= 0) {
-        inputs[i] = slots[step.input_slots[i]];
+        Tensor& slot = slots[step.input_slots[i]];
+        inputs[i] = step.input_moves[i] ? std::move(slot) : slot;
       } else if (const Node* var = step.input_variables[i]) {
         auto* resource = outer.resources().Lookup<VariableResource>(var->name());
         inputs[i] = resource != nullptr ? resource->Read() : Tensor();
@@ -125,8 +168,10 @@ void RegionPlan::Run(std::vector<Tensor>& slots, const KernelContext& outer, int
       if (e.node() != node.name()) message += StrCat(" [in ", node.description(), "]");
       throw Error(e.code(), StrCat(message, " [", what(), "]")).AtNode(outer.node().name());
     }
+    const bool is_switch = node.op_def().role == OpRole::kSwitch;
     for (int o = 0; o < node.num_outputs(); ++o) {
       Tensor& t = outputs[o];
+      if (is_switch && !t.defined()) continue;  // the untaken side: dead
       if (!t.defined() || t.dtype() != node.output_dtype(o)) {
         throw Internal(node.description(), " produced ",
                        t.defined() ? DTypeName(t.dtype()) : "no value", " for output ", o,

@@ -6,8 +6,17 @@
 // (loop variables, captures, a forward iteration's values) are `fed`; a node outside the
 // range that is neither fed nor a variable is a bug of the builder (Internal). Control
 // inputs to nodes outside the range are skipped (the builder moved them to the loop's
-// node). A small loop over kernels: no moves between slots, so every slot still holds
-// its value after Run (the While's gradient record keeps them).
+// node). A small loop over kernels. By default no value moves out of its slot, so every
+// slot still holds its value after Run (the While's gradient record keeps them); with
+// `move_last_reads` (a plan whose slots nobody keeps: the gradient region) a step that is
+// the last to read a slot that is no target takes the value, so a kernel may reuse its
+// buffer in place (KernelContext::ForwardInputOrAllocate).
+// Dead values (a tf.cond inside the region), as the Session's executor has them: a
+// Switch gives a value only to its taken output; a slot left without a value (an
+// undefined Tensor) is dead, and so is every node that reads a dead value or has a dead
+// node as a control input, except a Merge, which runs when any data input is live and
+// sees its dead inputs as undefined tensors. A fed slot may be dead (a gradient region
+// fed a forward iteration's values); a dead target is left undefined for the caller.
 // Thread-safety: a plan is immutable after Build; Run may be called from several
 // threads with separate slot vectors.
 #include <algorithm>
@@ -31,7 +40,7 @@ class RegionPlan {
  public:
   // REQUIRES: every target is fed or reachable inside [first_id, end_id).
   RegionPlan(const Graph& graph, const std::vector<Output>& fed, const std::vector<Output>& targets,
-             int first_id, int end_id, const std::string& owner);
+             int first_id, int end_id, const std::string& owner, bool move_last_reads = false);
 
   int num_slots() const { return num_slots_; }
   // The slot of fed[i] and of targets[i].
@@ -56,6 +65,8 @@ class RegionPlan {
     std::vector<int> input_slots;              // -1: ref input or variable read
     std::vector<const Node*> input_variables;  // the variable read, or nullptr
     int first_output_slot;
+    std::vector<int> control_steps;  // the steps of its control inputs inside the region
+    std::vector<char> input_moves;   // 1: this step is the slot's last reader (and moves it)
   };
   static int64_t Key(const Output& out) {
     return (static_cast<int64_t>(out.node->id()) << 16) | out.index;

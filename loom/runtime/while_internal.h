@@ -35,6 +35,11 @@ inline constexpr Attr<std::vector<int64_t>> kFloatVars{"float_vars"};
 inline constexpr Attr<std::vector<int64_t>> kFloatCaptures{"float_captures"};
 inline constexpr Attr<std::vector<std::string>> kVarGrads{"var_grads"};  // "" where none
 inline constexpr Attr<std::vector<std::string>> kCaptureGrads{"capture_grads"};
+// Per floating capture, "" where its gradient is dense, else the row indices of a
+// gradient that is rows (capture_grads then names the rows: a Gather of the capture, as
+// an RNN reads its input at step t), added into the sum row by row: O(rows) per
+// iteration rather than a dense [n, ...] gradient per iteration.
+inline constexpr Attr<std::vector<std::string>> kCaptureGradIndices{"capture_grad_indices"};
 inline constexpr Attr<std::vector<DType>> kOutputTypes{"output_types"};
 inline constexpr Attr<std::vector<Shape>> kOutputShapes{"output_shapes"};
 

@@ -1,5 +1,6 @@
 // The While and WhileGrad kernels (while_loop.h) and the per-Session state they share.
 #include <algorithm>
+#include <utility>
 
 #include "loom/runtime/while_internal.h"
 
@@ -24,6 +25,34 @@ void Accumulate(Tensor& acc, const Tensor& v, const Node& node) {
     float* a = acc.data<float>();
     const float* b = v.data<float>();
     for (int64_t i = 0; i < acc.NumElements(); ++i) a[i] += b[i];
+  }
+}
+
+// acc[rows[i]] += values[i] for each row index i: a Gather's gradient added row by row.
+// REQUIRES: acc float32 or float64, values of its dtype holding rows.NumElements() rows.
+void AccumulateRows(Tensor& acc, const Tensor& rows, const Tensor& values, const Node& node) {
+  const int64_t n = acc.rank() == 0 ? 0 : acc.dim(0);
+  const int64_t row_size = n == 0 ? 0 : acc.NumElements() / n;
+  const int64_t count = rows.NumElements();
+  if (values.dtype() != acc.dtype() || values.NumElements() != count * row_size) {
+    throw Internal(node.description(), ": a capture's row gradient ", values.shape(),
+                   " does not hold ", count, " rows of ", acc.shape());
+  }
+  auto add = [&](auto* a, const auto* v) {
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t row =
+          rows.dtype() == kInt32 ? rows.data<int32_t>()[i] : rows.data<int64_t>()[i];
+      if (row < 0 || row >= n) {
+        throw Internal(node.description(), ": row ", row,
+                       " of a capture's gradient is outside [0, ", n, ")");
+      }
+      for (int64_t j = 0; j < row_size; ++j) a[row * row_size + j] += v[i * row_size + j];
+    }
+  };
+  if (acc.dtype() == kFloat64) {
+    add(acc.data<double>(), values.data<double>());
+  } else {
+    add(acc.data<float>(), values.data<float>());
   }
 }
 
@@ -66,14 +95,20 @@ std::shared_ptr<const GradPlan> WhileState::Grad(const Node& node) {
   const std::vector<Output>& tape_outputs = fwd->body.slot_outputs();
   fed.insert(fed.end(), tape_outputs.begin(), tape_outputs.end());
   std::vector<Output> targets;
-  for (const auto* list : {&node.attr(kVarGrads), &node.attr(kCaptureGrads)}) {
-    for (const std::string& name : *list) {
-      if (!name.empty()) targets.push_back(graph.GetOutput(name));
-    }
+  for (const std::string& name : node.attr(kVarGrads)) {
+    if (!name.empty()) targets.push_back(graph.GetOutput(name));
+  }
+  const auto& capture_grads = node.attr(kCaptureGrads);
+  const auto& indices = node.attr(kCaptureGradIndices);
+  for (size_t k = 0; k < capture_grads.size(); ++k) {
+    if (capture_grads[k].empty()) continue;
+    targets.push_back(graph.GetOutput(capture_grads[k]));
+    if (k < indices.size() && !indices[k].empty()) targets.push_back(graph.GetOutput(indices[k]));
   }
   auto plan = std::make_shared<GradPlan>(
       GradPlan{forward, fwd,
-               RegionPlan(graph, fed, targets, fed[0].node->id(), node.id(), node.description()),
+               RegionPlan(graph, fed, targets, fed[0].node->id(), node.id(), node.description(),
+                          /*move_last_reads=*/true),
                num_grad_vars, node.num_inputs() - num_grad_vars});
   slot = plan;
   return slot;
@@ -134,6 +169,10 @@ void WhileKernel(KernelContext& c) {
     feed(plans->cond, slots);
     plans->cond.Run(slots, c, it, loop);
     const Tensor& go = slots[plans->cond.target_slot(0)];
+    if (!go.defined()) {
+      c.Fail("the condition has no value at iteration ", it,
+             ": it is on the untaken side of a tf.cond; return the cond's result instead");
+    }
     if (go.dtype() != kBool || go.NumElements() != 1) {
       c.Fail("the condition gave ", DTypeName(go.dtype()), go.shape(), " at iteration ", it,
              "; it must be a scalar bool");
@@ -143,6 +182,11 @@ void WhileKernel(KernelContext& c) {
     plans->body.Run(slots, c, it, loop);
     for (int i = 0; i < n; ++i) {
       Tensor next = slots[plans->body.target_slot(i)];
+      if (!next.defined()) {
+        c.Fail("loop variable ", i, " ('", c.attr(kLoopVars)[i], "') has no value after iteration ",
+               it, ": the body's result ", c.attr(kBody)[i],
+               " is on the untaken side of a tf.cond; return the cond's result instead");
+      }
       if (!invariants[i].IsCompatibleWith(next.shape())) {
         c.Fail("loop variable ", i, " ('", c.attr(kLoopVars)[i], "') has shape ", next.shape(),
                " after iteration ", it, ", but its shape invariant is ", invariants[i],
@@ -176,6 +220,7 @@ void WhileGradKernel(KernelContext& c) {
   const auto& float_captures = c.attr(kFloatCaptures);
   const auto& var_grads = c.attr(kVarGrads);
   const auto& capture_grads = c.attr(kCaptureGrads);
+  const auto& grad_indices = c.attr(kCaptureGradIndices);
   const int nv = g->num_grad_vars;
   const RegionPlan& body = g->forward_plans->body;
   std::vector<Tensor> grads(nv);
@@ -189,20 +234,35 @@ void WhileGradKernel(KernelContext& c) {
     const std::vector<Tensor>& forward = tape->iterations[it];
     slots.assign(g->plan.num_slots(), Tensor());
     for (size_t s = 0; s < forward.size(); ++s) slots[g->plan.fed_slot(tape_fed + s)] = forward[s];
-    for (int k = 0; k < nv; ++k) slots[g->plan.fed_slot(k)] = grads[k];
+    // Moved: the region is the last to hold the incoming gradients, so a gradient kernel
+    // may update one in place (a TensorArray's row gradient, an elementwise op).
+    for (int k = 0; k < nv; ++k) slots[g->plan.fed_slot(k)] = std::move(grads[k]);
     for (int j = 0; j < g->num_captures; ++j) slots[g->plan.fed_slot(nv + j)] = c.input(nv + j);
     g->plan.Run(slots, c, it, loop);
+    // A gradient left dead (it flows only through a cond's untaken side this iteration)
+    // is zero.
     int target = 0;
     for (int k = 0; k < nv; ++k) {
-      if (var_grads[k].empty()) {
+      const Tensor* dv = var_grads[k].empty() ? nullptr : &slots[g->plan.target_slot(target++)];
+      if (dv != nullptr && dv->defined()) {
+        grads[k] = *dv;
+      } else {
         const Tensor& v = forward[body.fed_slot(static_cast<int>(float_vars[k]))];
         grads[k] = Tensor::Zeros(v.dtype(), v.shape());
-      } else {
-        grads[k] = slots[g->plan.target_slot(target++)];
       }
     }
     for (size_t k = 0; k < float_captures.size(); ++k) {
-      if (!capture_grads[k].empty()) Accumulate(acc[k], slots[g->plan.target_slot(target++)], node);
+      if (capture_grads[k].empty()) continue;
+      const Tensor& dc = slots[g->plan.target_slot(target++)];
+      if (k < grad_indices.size() && !grad_indices[k].empty()) {
+        const Tensor& rows = slots[g->plan.target_slot(target++)];
+        if (!dc.defined() || !rows.defined()) continue;
+        const Tensor& capture = tape->captures[float_captures[k]];
+        if (!acc[k].defined()) acc[k] = Tensor::Zeros(capture.dtype(), capture.shape());
+        AccumulateRows(acc[k], rows, dc, node);
+      } else if (dc.defined()) {
+        Accumulate(acc[k], dc, node);
+      }
     }
   }
   for (int k = 0; k < nv; ++k) c.set_output(k, grads[k]);

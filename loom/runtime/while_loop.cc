@@ -117,7 +117,8 @@ const OpDef& WhileGradOp() {
       .stateful = true,  // reads the forward loop's record of this step
       .attrs = {kForward.Required(), kGradVars.Required(), kFloatVars.Required(),
                 kFloatCaptures.Required(), kVarGrads.Required(), kCaptureGrads.Required(),
-                kOutputTypes.Required(), kOutputShapes.Required()},
+                kCaptureGradIndices.Default(std::vector<std::string>{}), kOutputTypes.Required(),
+                kOutputShapes.Required()},
       .num_outputs = kVariadic,
       .output_dtypes = {DTypeRule::FromAttrList(kOutputTypes)},
       .shape =
@@ -291,14 +292,25 @@ std::vector<GradOutput> WhileGradRule(const GradContext& ctx) {
   std::vector<Output> dxs = GradientsWithinRegion(s, ys, xs, grad_vars, forward_first);
   const int grad_end = graph.num_nodes();
 
-  std::vector<std::string> var_grads, capture_grads;
+  std::vector<std::string> var_grads, capture_grads, capture_grad_indices;
   std::vector<DType> types;
   std::vector<Shape> shapes;
   std::vector<Output> results;
   for (size_t k = 0; k < dxs.size(); ++k) {
-    std::vector<std::string>& names = k < float_vars.size() ? var_grads : capture_grads;
-    names.push_back(dxs[k].valid() ? dxs[k].name() : "");
-    if (dxs[k].valid()) results.push_back(dxs[k]);
+    const bool capture = k >= float_vars.size();
+    std::vector<std::string>& names = capture ? capture_grads : var_grads;
+    Output dx = dxs[k];
+    // A capture's gradient made dense from rows (IndexedSlicesToDense of a Gather's
+    // gradient): the WhileGrad adds the rows itself; the dense node does not run.
+    if (capture && dx.valid() && dx.node->op() == "IndexedSlicesToDense") {
+      capture_grad_indices.push_back(dx.node->input(0).name());
+      results.push_back(dx.node->input(0));
+      dx = dx.node->input(1);
+    } else if (capture) {
+      capture_grad_indices.emplace_back();
+    }
+    names.push_back(dx.valid() ? dx.name() : "");
+    if (dx.valid()) results.push_back(dx);
     const Output& x = k < float_vars.size() ? w.input(static_cast<int>(float_vars[k])) : xs[k];
     types.push_back(x.dtype());
     shapes.push_back(x.shape());
@@ -315,7 +327,7 @@ std::vector<GradOutput> WhileGradRule(const GradContext& ctx) {
       WhileGradOp(), inputs,
       {kForward(w.name()), kGradVars(grad_var_names), kFloatVars(float_vars),
        kFloatCaptures(float_captures), kVarGrads(var_grads), kCaptureGrads(capture_grads),
-       kOutputTypes(types), kOutputShapes(shapes)},
+       kCaptureGradIndices(capture_grad_indices), kOutputTypes(types), kOutputShapes(shapes)},
       "WhileGrad");
   for (size_t k = 0; k < float_vars.size(); ++k) {
     result[float_vars[k]] = grad->output(static_cast<int>(k));

@@ -179,3 +179,173 @@ def test_warmup_schedule_under_an_estimator(tmp_path):
         lr = base_lr * (t + 1) / warmup if t < warmup else base_lr
         w -= lr * np.mean(2 * (w * xs - ys) * xs)
     np.testing.assert_allclose(est.get_variable_value("w"), [[w]], rtol=1e-5)
+
+
+# --- tf.cond inside tf.while_loop (the loop's region honours dead values) ----------------
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _clipped_rnn_numpy(h0, w, x, steps=5, clip=0.5):
+    """h = tanh(h @ w + x) on even steps, h * sigmoid(x) on odd ones, rescaled to norm
+    `clip` whenever its norm exceeds it (tf.clip_by_norm written as a cond)."""
+    h = h0
+    for t in range(steps):
+        h = np.tanh(h @ w + x) if t % 2 == 0 else h * _sigmoid(x)
+        norm = np.sqrt(np.sum(h * h))
+        if norm > clip:
+            h = h * (clip / norm)
+    return np.sum(h * np.arange(1, h.size + 1).reshape(h.shape))
+
+
+def _clipped_rnn(h0, w, x, steps=5, clip=0.5):
+    def body(t, h):
+        h = tf.cond(tf.equal(t % 2, 0), lambda: tf.tanh(tf.matmul(h, w) + x),
+                    lambda: h * tf.sigmoid(x))
+        norm = tf.sqrt(tf.reduce_sum(h * h))
+        h = tf.cond(norm > clip, lambda: h * (clip / norm), lambda: h)
+        return t + 1, h
+    _, h = tf.while_loop(lambda t, h: t < steps, body, [tf.constant(0), h0])
+    weights = np.arange(1, 4, dtype=np.float64).reshape(1, 3)
+    return tf.reduce_sum(h * weights)
+
+
+def _numeric_gradient(f, value, delta=1e-6):
+    grad = np.zeros_like(value)
+    for index in np.ndindex(*value.shape):
+        up, down = value.copy(), value.copy()
+        up[index] += delta
+        down[index] -= delta
+        grad[index] = (f(up) - f(down)) / (2 * delta)
+    return grad
+
+
+def test_a_cond_inside_a_loop_body_runs_only_its_branch():
+    graph = tf.Graph()
+    with graph.as_default():
+        hits = tf.Variable(0, name="hits")
+
+        def body(x):
+            def small():
+                with tf.control_dependencies([tf.assign_add(hits, 1)]):
+                    return x + 1.0
+            return tf.cond(x < 5.0, small, lambda: x + 2.0)
+        y = tf.while_loop(lambda x: x < 10.0, body, [tf.constant(0.0)])
+        with _session(graph) as sess:
+            assert sess.run(y) == 11.0  # 1, 2, 3, 4, 5, 7, 9, 11
+            assert sess.run(hits) == 5  # the assignment ran with its branch only
+
+
+def test_a_clipped_rnn_with_conds_in_its_body_matches_numpy_and_its_gradient():
+    rng = np.random.RandomState(3)
+    h0_value = rng.uniform(-1, 1, (1, 3))
+    w_value = rng.uniform(-1.5, 1.5, (3, 3))
+    x_value = rng.uniform(-1, 1, (1, 3))
+    graph = tf.Graph()
+    with graph.as_default():
+        h0 = tf.placeholder(tf.float64, [1, 3])
+        w = tf.placeholder(tf.float64, [3, 3])
+        x = tf.placeholder(tf.float64, [1, 3])
+        y = _clipped_rnn(h0, w, x)
+        grads = tf.gradients(y, [h0, w, x])
+        with tf.Session() as sess:
+            got, got_grads = sess.run([y, grads], {h0: h0_value, w: w_value, x: x_value})
+    np.testing.assert_allclose(got, _clipped_rnn_numpy(h0_value, w_value, x_value), rtol=1e-12)
+    numeric = [
+        _numeric_gradient(lambda v: _clipped_rnn_numpy(v, w_value, x_value), h0_value),
+        _numeric_gradient(lambda v: _clipped_rnn_numpy(h0_value, v, x_value), w_value),
+        _numeric_gradient(lambda v: _clipped_rnn_numpy(h0_value, w_value, v), x_value)]
+    for g, n in zip(got_grads, numeric):
+        np.testing.assert_allclose(g, n, rtol=1e-6, atol=1e-8)
+    # Both clip branches ran at some step (else the test would not test the cond).
+    clips = []
+    h = h0_value
+    for t in range(5):
+        h = np.tanh(h @ w_value + x_value) if t % 2 == 0 else h * _sigmoid(x_value)
+        clips.append(np.sqrt(np.sum(h * h)) > 0.5)
+        h = h * (0.5 / np.sqrt(np.sum(h * h))) if clips[-1] else h
+    assert any(clips) and not all(clips)
+
+
+def test_an_optimizer_trains_through_a_cond_in_a_loop_body():
+    rng = np.random.RandomState(4)
+    h0_value = rng.uniform(-1, 1, (1, 3))
+    w_value = rng.uniform(-1.5, 1.5, (3, 3))
+    x_value = rng.uniform(-1, 1, (1, 3))
+    graph = tf.Graph()
+    with graph.as_default():
+        w = tf.Variable(w_value, name="w")
+        loss = _clipped_rnn(tf.constant(h0_value), w, tf.constant(x_value))
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+        with _session(graph) as sess:
+            sess.run(train)
+            got = sess.run(w)
+    step = _numeric_gradient(lambda v: _clipped_rnn_numpy(h0_value, v, x_value), w_value)
+    np.testing.assert_allclose(got, w_value - 0.01 * step, rtol=1e-9, atol=1e-10)
+
+
+def test_an_early_exit_search_with_a_cond_in_a_cond_in_the_body():
+    # Beam-search style bookkeeping: walk the scores until one exceeds the bar; below
+    # the bar, count the negatives and the small positives apart (a nested cond).
+    scores = np.array([-0.5, 0.2, -0.1, 0.4, 0.9, 0.3, 1.2], np.float64)
+    graph = tf.Graph()
+    with graph.as_default():
+        s = tf.constant(scores)
+        bar = tf.placeholder(tf.float64, [])
+
+        def body(i, done, negatives, small):
+            v = tf.gather(s, i)
+
+            def below():
+                return tf.cond(v < 0.0, lambda: (negatives + 1.0, small),
+                               lambda: (negatives, small + v))
+            negatives, small = tf.cond(v > bar, lambda: (negatives, small), below)
+            return i + 1, v > bar, negatives, small
+        out = tf.while_loop(lambda i, done, n, m: tf.logical_and(i < len(scores),
+                                                                   tf.logical_not(done)),
+                            body, [tf.constant(0), tf.constant(False),
+                                   tf.constant(0.0, tf.float64), tf.constant(0.0, tf.float64)])
+        with tf.Session() as sess:
+            for value in (0.5, 0.85, 2.0):
+                i, done, negatives, small = sess.run(out, {bar: value})
+                first = next((k for k, v in enumerate(scores) if v > value), None)
+                seen = scores[:len(scores) if first is None else first]
+                assert i == (len(scores) if first is None else first + 1)
+                assert done == (first is not None)
+                assert negatives == np.sum(seen < 0)
+                np.testing.assert_allclose(small, np.sum(seen[seen >= 0]), rtol=1e-12)
+
+
+def test_a_tensor_array_written_inside_a_cond_in_a_loop_body():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.constant(np.arange(6, dtype=np.float64))
+        ta = tf.TensorArray(tf.float64, size=6)
+
+        def body(i, ta):
+            ta = tf.cond(tf.equal(i % 3, 0), lambda: ta.write(i, tf.gather(x, i) * 10.0),
+                         lambda: ta.write(i, -tf.gather(x, i)))
+            return i + 1, ta
+        _, ta = tf.while_loop(lambda i, ta: i < 6, body, [tf.constant(0), ta])
+        stacked = ta.stack()
+        grad = tf.gradients(tf.reduce_sum(stacked * np.arange(1.0, 7.0)), x)[0]
+        with tf.Session() as sess:
+            got, got_grad = sess.run([stacked, grad])
+    np.testing.assert_array_equal(got, [0.0, -1.0, -2.0, 30.0, -4.0, -5.0])
+    np.testing.assert_array_equal(got_grad, [10.0, -2.0, -3.0, 40.0, -5.0, -6.0])
+
+
+def test_a_while_inside_a_cond_inside_a_while():
+    graph = tf.Graph()
+    with graph.as_default():
+        def body(i, acc):
+            def doubling():
+                bound = tf.cast(2 * i, tf.float64)
+                return tf.while_loop(lambda v: v < bound, lambda v: v * 2.0,
+                                     [tf.constant(1.0, tf.float64)])
+            add = tf.cond(tf.equal(i % 2, 1), doubling, lambda: tf.constant(100.0, tf.float64))
+            return i + 1, acc + add
+        _, acc = tf.while_loop(lambda i, acc: i < 4, body,
+                               [tf.constant(0), tf.constant(0.0, tf.float64)])
+        with tf.Session() as sess:
+            assert sess.run(acc) == 100.0 + 2.0 + 100.0 + 8.0

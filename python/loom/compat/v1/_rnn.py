@@ -287,7 +287,6 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
 
         def body(t, *rest):
             state = _while_loop._pack(initial_state, list(rest[:len(state_flat)]))
-            acc, _ = rest[len(state_flat):]
             out, new_state = cell(tf.gather(x, t), state)
             new_flat = [_fw.convert_to_tensor(v) for v in _while_loop._flatten(new_state)]
             if lengths is not None:
@@ -299,18 +298,18 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
                             zip(new_flat, rest[:len(state_flat)])]
                 out = tf.where_v2(alive, out, tf.zeros_like(out))
             traced["output"] = out
-            return [t + 1] + new_flat + list(_while_loop._collect(tf, acc, out))
+            data, written = rest[len(state_flat):]
+            return [t + 1] + new_flat + list(_while_loop._collect(tf, data, written, t, out))
 
         t0 = tf.constant(0, dtype=tf.int64)
-        loop_vars = [t0] + state_flat + _while_loop._collector_vars(tf, dtype=x.dtype)
-        invariants = [t0.shape] + [v.shape for v in state_flat] + [[None], [None]]
+        loop_vars = [t0] + state_flat + _while_loop._collector_vars(tf, n, x.dtype)
+        invariants = [t0.shape] + [v.shape for v in state_flat] + [None, [None]]
         results = _while_loop.while_loop(
             cond, body, loop_vars, shape_invariants=invariants,
             parallel_iterations=parallel_iterations or 32, name="while",
             return_same_structure=True)
         final = _while_loop._pack(initial_state, list(results[1:1 + len(state_flat)]))
-        outputs = _while_loop._stacked(tf, results[-2], results[-1], n, n_static,
-                                       traced["output"])
+        outputs = _while_loop._stacked(tf, results[-2], results[-1], n_static, traced["output"])
         if not time_major:
             outputs = tf.transpose(outputs, [1, 0, 2])
         return outputs, final

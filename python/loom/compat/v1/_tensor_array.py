@@ -1,9 +1,10 @@
 """tf.TensorArray over Loom's TensorArray ops (loom/ops/tensor_array.h).
 
-A TensorArray is a value here, not a resource: two tensors, `data` ([n, element...]) and
+A TensorArray is two tensors here, not a resource handle: `data` ([n, element...]) and
 `written` (int64 [n], 1 at each written index), and a write returns a new TensorArray
-holding the new ones (as TF1's write returns a new TensorArray for its new flow; the old
-object keeps the old contents). tf.while_loop and tf.cond take a TensorArray as a loop
+holding the new ones (as TF1's write returns a new TensorArray for its new flow). After
+the first write both are views of one storage that later writes fill in place, so, as
+TF1's objects of one resource, the objects made from one array see each other's writes. tf.while_loop and tf.cond take a TensorArray as a loop
 variable or a result: _nest flattens it into its two tensors (`_composite_flat`) and
 rebuilds it on the other side (`_composite_from_flat`). Gradients flow through write,
 read, gather, stack and unstack.
@@ -19,7 +20,8 @@ What differs from TF (docs/python.md): clear_after_read is accepted and ignored 
 changes nothing, so reading an index twice gives the value twice instead of an error);
 every element has one shape (infer_shape=False does not allow differing shapes); scatter,
 split, grad and a TensorArray from a handle or flow are UnsupportedAPIError. A write copies
-the array: writing n elements costs O(n^2) element copies."""
+one element (loom/ops/tensor_array.h, "Cost"): writing n elements costs O(n) element
+copies, and a loop's gradient record keeps the one storage."""
 
 from loom.compat.v1 import _framework as _fw
 from loom.compat.v1 import _ops

@@ -9,12 +9,10 @@ collections made there are ordinary graph members. Gradients flow through the lo
 A tf.TensorArray is a loop variable like any other: its two tensors (_tensor_array.py)
 are loop variables, with the invariants the TensorArray gives them.
 
-map_fn and scan collect the per-iteration values in a loop
-variable that grows by one element each iteration (a flat vector, declared with an
-unknown length in its shape invariant), reshaped to [n, ...] after the loop. Each
-iteration copies what was collected so far, so collecting n values costs O(n^2) element
-copies; fine for the sequence lengths map_fn / scan usually see (hundreds), slow for
-very long ones."""
+map_fn, scan and dynamic_rnn collect the per-iteration values in a TensorArray's two
+tensors (loop variables of unknown rank and length), stacked after the loop. A write
+fills the array's storage in place, so collecting n values costs O(n) element copies, and
+the loop's gradient record holds one storage rather than one copy per iteration."""
 
 from loom import _loom
 from loom.compat.v1 import _framework as _fw
@@ -174,28 +172,34 @@ def _length(elems_flat):
     return tf.shape(elems_flat[0], out_type=tf.int64)[0], dims[0]
 
 
-def _collect(tf, flat_acc, value, prepend=False):
-    """flat_acc (a flat vector) with value's elements appended (or prepended), and value's
-    shape (int64 vector)."""
-    parts = [flat_acc, tf.reshape(value, [-1])]
-    return tf.concat(parts[::-1] if prepend else parts, 0), tf.shape(value, out_type=tf.int64)
-
-
-def _collector_vars(tf, first=None, dtype=None):
-    """The two loop variables of one collection: empty, or holding `first`."""
+def _collector_vars(tf, n, dtype, first=None, first_index=None):
+    """The two loop variables of one collection of n values (a TensorArray's data and
+    written mask, loom/ops/tensor_array.h): empty, or holding `first` at `first_index`."""
+    from loom.compat.v1 import _ops
+    written = _ops.raw_ops.FillDynamic(tf.reshape(n, [1]), tf.constant(0, dtype=tf.int64))
+    data = tf.zeros([0], dtype=dtype)  # the empty array's placeholder
     if first is None:
-        return [tf.zeros([0], dtype=dtype), tf.constant([], dtype=tf.int64)]
-    return [tf.reshape(first, [-1]), tf.shape(first, out_type=tf.int64)]
+        return [data, written]
+    return list(_collect(tf, data, written, first_index, first))
 
 
-def _stacked(tf, acc, elem_shape, n, n_static, like):
-    """acc (flat) as [n] + the element shape; `like` is the traced element."""
+def _collect(tf, data, written, index, value):
+    """The collection with `value` at `index`: one element copied into the collection's
+    storage (in place after the first write), so n values cost O(n) element copies, and
+    a loop's gradient record keeps one storage, not one copy per iteration."""
+    from loom.compat.v1 import _ops
+    return _ops.raw_ops.TensorArrayWrite(data, written, index, value,
+                                         tensor_array_name="collection", dynamic_size=False)
+
+
+def _stacked(tf, data, written, n_static, like):
+    """The collected values as [n] + the element shape; `like` is the traced element."""
+    from loom.compat.v1 import _ops
+    out = _ops.raw_ops.TensorArrayStack(data, written, tensor_array_name="collection")
     static = like.shape.dims
     if static is not None and all(d is not None for d in static):
-        shape = tf.concat([tf.reshape(n, [1]), tf.constant(static, dtype=tf.int64)], 0)
-    else:
-        shape = tf.concat([tf.reshape(n, [1]), elem_shape], 0)
-    out = tf.reshape(acc, shape)
+        if out.shape.ndims != 1 + len(static):  # the empty array's placeholder
+            out = tf.reshape(out, [-1] + static)
     if static is not None:
         out.set_shape([n_static] + static)
     return out
@@ -234,21 +238,23 @@ def _loop_over_elements(fn, elems, state, reverse, back_prop, parallel_iteration
         traced["elements"] = new_flat
         out = [i + 1] + new_flat
         for j, v in enumerate(new_flat if collect else []):
-            out += list(_collect(tf, rest[k + 2 * j], v, prepend=reverse))
+            out += list(_collect(tf, rest[k + 2 * j], rest[k + 2 * j + 1], n - 1 - i if reverse
+                                 else i, v))
         return out
 
     loop_vars = [start] + state_flat
     invariants = [start.shape] + [s.shape for s in state_flat]
     for s in state_flat if collect else []:
-        loop_vars += _collector_vars(tf, s if first else None, s.dtype)
-        invariants += [[None], [None]]
+        loop_vars += _collector_vars(tf, n, s.dtype, s if first else None,
+                                     n - 1 if reverse else tf.constant(0, dtype=tf.int64))
+        invariants += [None, [None]]
     results = while_loop(cond, body, loop_vars, shape_invariants=invariants,
                          parallel_iterations=parallel_iterations, back_prop=back_prop,
                          name="while", return_same_structure=True)
     final = _pack(state, list(results[1:1 + k]))
     if not collect:
         return final, None
-    stacked = [_stacked(tf, results[1 + k + 2 * j], results[2 + k + 2 * j], n, n_static, like)
+    stacked = [_stacked(tf, results[1 + k + 2 * j], results[2 + k + 2 * j], n_static, like)
                for j, like in enumerate(traced["elements"])]
     return final, _pack(state, stacked)
 
@@ -282,18 +288,18 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
             traced["elements"] = new_flat
             out = [i + 1]
             for j, v in enumerate(new_flat):
-                out += list(_collect(tf, accs[2 * j], v))
+                out += list(_collect(tf, accs[2 * j], accs[2 * j + 1], i, v))
             return out
 
         loop_vars = [tf.constant(0, dtype=tf.int64)]
         invariants = [[]]
         for d in out_dtypes:
-            loop_vars += _collector_vars(tf, dtype=d)
-            invariants += [[None], [None]]
+            loop_vars += _collector_vars(tf, n, d)
+            invariants += [None, [None]]
         results = while_loop(cond, body, loop_vars, shape_invariants=invariants,
                              parallel_iterations=parallel_iterations, back_prop=back_prop,
                              name="while", return_same_structure=True)
-        stacked = [_stacked(tf, results[1 + 2 * j], results[2 + 2 * j], n, n_static, like)
+        stacked = [_stacked(tf, results[1 + 2 * j], results[2 + 2 * j], n_static, like)
                    for j, like in enumerate(traced["elements"])]
         return _pack(dtype, stacked)
 
