@@ -284,5 +284,29 @@ TEST(WinogradConvTest, RunsOnlyFor5x5AtStride1) {
   EXPECT_FALSE(nn_internal::UseWinograd(g, 16, nn_internal::ConvPassKind::kForward));
 }
 
+// The measured rule: on AMD CPUs with AVX-512F the convnet's second layer takes Winograd in
+// all three passes and its first layer (one input channel) only in the input gradient;
+// elsewhere (Intel, AVX2 only) nothing does.
+TEST(WinogradConvTest, RuleTakesTheConvnetsSecondLayerOnZen4) {
+  using nn_internal::ConvPassKind;
+  const Geometry conv1 = MakeGeometry5x5(64, 28, 28, 1, true);
+  const Geometry conv2 = MakeGeometry5x5(64, 14, 14, 32, true);
+  const Geometry tiny = MakeGeometry5x5(1, 14, 14, 32, true);  // 16 tiles
+  bool amd = false;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  amd = __builtin_cpu_is("amd");
+#endif
+  const bool measured = amd && nn_internal::WinogradRuns(conv2, 64);
+  for (ConvPassKind pass :
+       {ConvPassKind::kForward, ConvPassKind::kInputGrad, ConvPassKind::kFilterGrad}) {
+    EXPECT_EQ(nn_internal::UseWinograd(conv2, 64, pass), measured);
+    EXPECT_EQ(nn_internal::UseWinograd(conv1, 32, pass),
+              measured && pass == ConvPassKind::kInputGrad);
+    EXPECT_FALSE(nn_internal::UseWinograd(tiny, 64, pass));
+    EXPECT_FALSE(nn_internal::UseWinograd(conv2, 8, pass));  // too few output channels
+  }
+}
+
 }  // namespace
 }  // namespace loom
