@@ -12,13 +12,13 @@ Usage (from the repository root, after `ninja -C build loom_python`):
   PYTHONPATH=build/python /usr/bin/python3 bench/reduce_bench.py [THREADS] [ROUNDS]"""
 import statistics
 import sys
-import time
 
 import numpy as np
 import torch
 
 import loom.compat.v1 as tf
 from python_bench import cpu_model, load  # the same header fields as the other Python bench
+from topk_bench import best_of  # the same timing loop
 
 # (op, shape, dtype, axis: None reduces every dim)
 CASES = [
@@ -32,15 +32,6 @@ CASES = [
     ("argmax", (1000, 4096), np.float32, 0),
     ("argmax", (1 << 20,), np.float32, 0),
 ]
-
-
-def best_of(step, repeats):
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        step()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def ops(name, v, xt, axis):

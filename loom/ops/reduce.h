@@ -13,6 +13,9 @@
 // [outer, reduced, inner] loops, parallel over the thread pool. Float sums accumulate in
 // 16 lanes per 16k-element block and add the blocks in order, so results do not depend on
 // the thread count.
+// Max and Min of floats propagate NaN as numpy's max (the first NaN; ArgMax / ArgMin point
+// at it) and run hand-vectorized AVX-512 / AVX2 kernels chosen at run time
+// (reduce_minmax.h), bitwise the same on every CPU.
 // Gradients: Sum and Mean broadcast the incoming gradient back (BroadcastToShapeOf);
 // Max/Min send it to the positions equal to the result, split evenly among ties (as TF);
 // Prod multiplies by the product of the other elements (exact when x has zeros).
