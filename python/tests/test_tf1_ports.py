@@ -538,3 +538,15 @@ def test_get_variable_from_a_value_takes_its_dtype_as_tf():
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         assert sess.run(made["float64 array"])[0] == table[0]  # not rounded to float32
+
+
+def test_layers_flatten_of_dims_known_only_when_it_runs():
+    # TF's Flatten reshapes to [shape(x)[0], -1]; Loom's needed every non-batch dim known.
+    x = np.random.default_rng(0).normal(0, 1, (2, 3, 4))
+    ph = tf.placeholder(tf.float64, [None, None, 4])
+    flat = tf.layers.flatten(ph)
+    (grad,) = tf.gradients(tf.reduce_sum(flat * flat), [ph])
+    with tf.Session() as sess:
+        got, d = sess.run([flat, grad], {ph: x})
+    np.testing.assert_array_equal(got, x.reshape(2, 12))
+    np.testing.assert_allclose(d, 2 * x)
