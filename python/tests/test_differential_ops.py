@@ -864,3 +864,17 @@ def test_segment_sum_refuses_negative_or_unsorted_ids_as_tf(ids, message):
 def test_segment_sum_of_no_rows_is_empty():
     got = run(lambda t: tf.segment_sum(t[:0], np.zeros([0], np.int32)), P)
     assert_same(got, np.zeros((0, 3), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("direction", ["ASCENDING", "DESCENDING"])
+def test_sort_and_argsort_of_integer_edges(dtype, direction):
+    # An ascending sort is a top_k of flipped values; TF 1.15's flip, negation, maps INT_MIN
+    # to itself, which then sorted last (silently). -1 - v flips every integer exactly.
+    info = np.iinfo(dtype)
+    x = np.array([5, info.min, 0, info.max, -1, 0, info.min + 1, info.max], dtype)
+    sign = 1 if direction == "ASCENDING" else -1  # Python ints: no overflow; ties by index
+    order = np.array(sorted(range(len(x)), key=lambda i: (sign * int(x[i]), i)))
+    assert_same(run(lambda t: tf.sort(t, direction=direction), x), x[order], what="sort")
+    assert_same(run(lambda t: tf.argsort(t, direction=direction), x), order.astype(np.int32),
+                what="argsort")

@@ -518,3 +518,35 @@ def test_rnn_padding_that_is_not_a_number_stays_out_as_tf(rnn):
         padded = sess.run([outputs, state.c, state.h], {x: x_padded})
     for want, got in zip(clean, padded):
         np.testing.assert_array_equal(got, want)
+
+
+def test_get_variable_from_a_value_takes_its_dtype_as_tf():
+    # TF 1.15 creates a variable initialized from a value with the value's dtype
+    # (variable_dtype = None); Loom cast it to float32 silently (a float64 table lost its
+    # precision, int64 counts became floats). An explicit dtype still decides.
+    table = np.array([1.0 + 1e-12, 2.0])
+    cases = {"float64 array": (table, tf.float64), "int64 array": (np.array([3, 4]), tf.int64),
+             "float64 tensor": (tf.constant([1.0], tf.float64), tf.float64),
+             "float32 array": (np.ones(2, np.float32), tf.float32),
+             "Python floats": ([1.0, 2.0], tf.float32), "Python ints": ([1, 2], tf.int32)}
+    made = {name: tf.get_variable("v%d" % i, initializer=value)
+            for i, (name, (value, _)) in enumerate(cases.items())}
+    explicit = tf.get_variable("explicit", initializer=table, dtype=tf.float32)
+    for name, (_, dtype) in cases.items():
+        assert made[name].dtype == dtype, name
+    assert explicit.dtype == tf.float32
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(made["float64 array"])[0] == table[0]  # not rounded to float32
+
+
+def test_layers_flatten_of_dims_known_only_when_it_runs():
+    # TF's Flatten reshapes to [shape(x)[0], -1]; Loom's needed every non-batch dim known.
+    x = np.random.default_rng(0).normal(0, 1, (2, 3, 4))
+    ph = tf.placeholder(tf.float64, [None, None, 4])
+    flat = tf.layers.flatten(ph)
+    (grad,) = tf.gradients(tf.reduce_sum(flat * flat), [ph])
+    with tf.Session() as sess:
+        got, d = sess.run([flat, grad], {ph: x})
+    np.testing.assert_array_equal(got, x.reshape(2, 12))
+    np.testing.assert_allclose(d, 2 * x)

@@ -34,8 +34,8 @@ def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 (TF's parameter nam
 
 def _sort_or_argsort(values, axis, direction, argsort, name):
     """TF 1.15's sort_ops: DESCENDING is top_k over the whole axis (moved last by a
-    transpose when it is not), ASCENDING the same of -values (equal values keep their
-    order either way)."""
+    transpose when it is not), ASCENDING the same of -values (of -1 - values for
+    integers, so INT_MIN sorts first; equal values keep their order either way)."""
     if direction not in ("ASCENDING", "DESCENDING"):
         raise ValueError("%s should be one of ASCENDING, DESCENDING" % direction)
     if isinstance(axis, _fw.Tensor):
@@ -53,7 +53,14 @@ def _sort_or_argsort(values, axis, direction, argsort, name):
             raise ValueError("axis %d is out of range for values of rank %d" % (axis, rank))
         axis %= rank
         perm = None
-        x = ns["negative"](values) if direction == "ASCENDING" else values
+        if values.dtype.is_integer:
+            # An order-reversing map without overflow: -1 - v (~v; 255 - v for uint8).
+            # Negation, TF 1.15's, maps INT_MIN to itself, which then sorted last.
+            all_ones = 255 if values.dtype == _dtypes.uint8 else -1
+            flip = lambda v: ns["subtract"](_fw.constant(all_ones, dtype=v.dtype), v)  # noqa: E731
+        else:
+            flip = ns["negative"]
+        x = flip(values) if direction == "ASCENDING" else values
         if axis != rank - 1:
             perm = list(range(rank))
             perm[axis], perm[-1] = perm[-1], perm[axis]
@@ -65,7 +72,7 @@ def _sort_or_argsort(values, axis, direction, argsort, name):
         if perm is not None:
             out = ns["transpose"](out, perm)
         if direction == "ASCENDING" and not argsort:
-            out = ns["negative"](out)
+            out = flip(out)
         return out
 
 

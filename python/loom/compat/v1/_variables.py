@@ -544,6 +544,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     existing = _stored_variable(graph, scope, full, shape)
     if existing is not None:
         return existing
+    requested = dtype
     dtype = _dtypes.as_dtype(dtype or scope.dtype or _dtypes.float32)
     initializer = initializer if initializer is not None else scope.initializer
     if initializer is None:
@@ -562,6 +563,11 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
                 return initializer(shape, dtype=dtype)
     else:
         init_value = initializer  # a Tensor or a value
+        if requested is None:
+            # TF 1.15 (variable_dtype = None when initializing from a value): the value's
+            # own dtype, a numpy float64 array a float64 variable, an int64 one int64; it
+            # was cast to float32 (or the scope's dtype) silently.
+            dtype = None
     if trainable is None:
         trainable = True
     with graph.name_scope(None):

@@ -243,6 +243,13 @@ def flatten(inputs, name=None, data_format="channels_last"):
     """tf.layers.flatten: [batch, ...] -> [batch, prod(...)]."""
     _check_format(data_format, "flatten")
     graph, x = _inputs(inputs)
+    dims = x.shape.dims
+    if dims is not None and len(dims) >= 2 and any(d is None for d in dims[1:]):
+        # Dims known only when it runs ([?, ?, 4]: a sequence of any length): TF's
+        # reshape(x, [shape(x)[0], -1]); it was an InvalidArgumentError.
+        from loom.compat import v1 as tf
+        with graph.name_scope(name or "flatten"):
+            return tf.reshape(x, [tf.shape(x)[0], -1])
     return graph._tensor(_loom.layers_flatten(graph._g, graph.get_name_scope(), x._out))
 
 
