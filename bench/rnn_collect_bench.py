@@ -3,7 +3,11 @@ the While's per-iteration record), beside PyTorch's nn.LSTM, one process per run
 peak RSS is the run's own.
 
   PYTHONPATH=build/python /usr/bin/python3 bench/rnn_collect_bench.py [T...] [--steps N]
-      [--threads K] [--only loom|torch]
+      [--threads K] [--only before,loom,torch] [--before DIR] [--rounds R]
+
+--before DIR adds a run of another Loom build (its python directory, e.g. main's
+build/python) before each of this one's, for an A/B in the same script; --rounds R repeats
+the whole sequence R times, alternating.
 
 Per T and framework: the median seconds of one training step (forward, backward, SGD
 update) over N steps after one warm-up step, the peak RSS of the process (ru_maxrss) and
@@ -90,7 +94,7 @@ def main():
     if args and args[0] == "--child":
         child(args[1], int(args[2]), int(args[3]), int(args[4]))
         return
-    steps, threads, only, lengths = 3, 2, None, []
+    steps, threads, only, lengths, before, rounds = 3, 2, None, [], None, 1
     i = 0
     while i < len(args):
         if args[i] == "--steps":
@@ -99,6 +103,10 @@ def main():
             threads, i = int(args[i + 1]), i + 2
         elif args[i] == "--only":
             only, i = args[i + 1], i + 2
+        elif args[i] == "--before":
+            before, i = args[i + 1], i + 2
+        elif args[i] == "--rounds":
+            rounds, i = int(args[i + 1]), i + 2
         else:
             lengths.append(int(args[i]))
             i += 1
@@ -106,20 +114,27 @@ def main():
     print("load:", open("/proc/loadavg").read().strip())
     print("%-6s %6s %10s %10s %12s %10s" % ("", "T", "median s", "min s", "peak MiB",
                                            "growth MiB"))
-    for t_steps in lengths:
-        for framework in ("loom", "torch"):  # side by side, one after the other
-            if only and framework != only:
-                continue
-            out = subprocess.run([sys.executable, __file__, "--child", framework, str(t_steps),
-                                  str(steps), str(threads)], capture_output=True, text=True)
-            if out.returncode != 0:
-                print(framework, t_steps, "failed:", out.stderr[-2000:])
-                continue
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            print("%-6s %6d %10.3f %10.3f %12.1f %10.1f" % (
-                framework, t_steps, r["median_s"], r["min_s"], r["peak_rss_mib"],
-                r["growth_mib"]))
-            sys.stdout.flush()
+    frameworks = (["before"] if before else []) + ["loom", "torch"]
+    for _ in range(rounds):
+        for t_steps in lengths:
+            for framework in frameworks:  # side by side, one after the other
+                if only and framework not in only.split(","):
+                    continue
+                env = dict(os.environ)
+                if framework == "before":
+                    env["PYTHONPATH"] = before
+                out = subprocess.run([sys.executable, __file__, "--child",
+                                      "torch" if framework == "torch" else "loom", str(t_steps),
+                                      str(steps), str(threads)], capture_output=True, text=True,
+                                     env=env)
+                if out.returncode != 0:
+                    print(framework, t_steps, "failed:", out.stderr[-2000:])
+                    continue
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                print("%-6s %6d %10.3f %10.3f %12.1f %10.1f" % (
+                    framework, t_steps, r["median_s"], r["min_s"], r["peak_rss_mib"],
+                    r["growth_mib"]))
+                sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -332,13 +332,28 @@ const OpDef& TensorArrayReadOp() {
               CopyElements(data, IndexAt(index, i) * inner, out, i * inner, inner);
             }
           },
+      // d data = zeros with dy's rows added at the indices read, as IndexedSlices (Gather's
+      // form), so a loop's gradient adds just those rows to a captured array's sum (an
+      // array of inputs read at step t); made dense it is what TensorArrayReadGrad computes.
       .grad = [](const GradContext& g) -> std::vector<GradOutput> {
-        // d data = zeros with dy's rows added at the indices read.
-        return {g.scope()
-                    .AddNode(TensorArrayReadGradOp(), {g.grad(0), g.input(0), g.input(2)}, {},
-                             "TensorArrayReadGrad")
-                    ->output(0),
-                GradOutput(), GradOutput()};
+        if (!g.grad(0).valid()) return {GradOutput(), GradOutput(), GradOutput()};
+        const Scope& s = g.scope();
+        Output data = g.input(0);
+        Output indices = Reshape(s, g.input(2), std::vector<int64_t>{-1});
+        const Shape& ds = data.shape();
+        Output values;
+        if (ds.rank_known() && ds.rank() >= 1 && ds.WithoutLeadingDim().fully_defined()) {
+          std::vector<int64_t> dims = {-1};
+          const Shape row = ds.WithoutLeadingDim();
+          dims.insert(dims.end(), row.dims().begin(), row.dims().end());
+          values = Reshape(s, g.grad(0), dims);
+        } else {
+          Output row_shape = Slice(s, ShapeOf(s, data), {1}, {-1});
+          values = Reshape(s, g.grad(0),
+                           Concat(s, {Const(s, Tensor::FromVector<int64_t>({-1})), row_shape}, 0));
+        }
+        return {GradOutput::Sparse(indices, values, ShapeOfOrConst(s, data)), GradOutput(),
+                GradOutput()};
       },
       .sample =
           [] {
@@ -383,7 +398,9 @@ const OpDef& TensorArrayReadGradOp() {
               return 0;
             });
           },
-      .no_gradient = "TensorArrayReadGrad is only built by Gradients",
+      .no_gradient =
+          "TensorArrayReadGrad is the dense gradient of TensorArrayRead (now IndexedSlices); "
+          "kept so that graphs saved with it still load",
       .sample =
           [] {
             return OpSample{

@@ -44,7 +44,9 @@ TensorArrayState TensorArrayWrite(const Scope& scope, Input data, Input written,
                                   Input value, bool dynamic_size, const std::string& name);
 
 // The element at `index` (a scalar) or the elements at `index` (a vector, stacked);
-// each index must be in [0, n) and written. Differentiable in `data`.
+// each index must be in [0, n) and written. Differentiable in `data`: the gradient is
+// IndexedSlices (dy's rows at the indices), as Gather's, so a loop that reads a captured
+// array at step t adds one row per step to its gradient, not a dense [n, ...].
 Output TensorArrayRead(const Scope& scope, Input data, Input written, Input index,
                        const std::string& name);
 
