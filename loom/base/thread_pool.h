@@ -8,8 +8,8 @@
 // ParallelFor's team is the calling thread's OpenMP team (libgomp), the same threads
 // oneDNN's products and convolutions run on: a Session's kernels, Loom's and oneDNN's
 // alike, use one set of `num_threads` threads, so after a product no second pool's
-// threads wait for the cores oneDNN's threads are still spinning on (with two pools, the
-// 2-thread MLP step ran at 150 or 225 steps/s by turns, bench/RESULTS.md, session 17).
+// threads wait for the cores oneDNN's threads are still spinning on (docs/engine.md,
+// "Execute"; one team made the 2-thread MLP step 3-16% faster, bench/RESULTS.md).
 // Builds with ThreadSanitizer (LOOM_TSAN), which cannot see libgomp's synchronization, run
 // ParallelFor on the pool's own workers instead (LOOM_THREAD_POOL_PORTABLE).
 //
