@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "loom/base/thread_pool.h"
 #include "loom/ops/bf16.h"
 #include "loom/ops/bf16_conv.h"
@@ -50,21 +51,6 @@ Timing Time(int reps, const std::function<void()>& fn) {
   }
   std::sort(ms.begin(), ms.end());
   return {ms[ms.size() / 2], ms.front()};
-}
-
-std::vector<float> Random(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-std::string Load() {
-  std::ifstream f("/proc/loadavg");
-  std::string one;
-  f >> one;
-  return one;
 }
 
 struct Product {
@@ -96,7 +82,8 @@ ProductMinima RunProduct(const Product& p, int threads, int reps) {
   loom::ThreadPool pool(threads);
   loom::SetBlasThreads(threads);
   const int64_t lda = p.ta ? p.m : p.k, ldb = p.tb ? p.k : p.n;
-  const std::vector<float> a = Random(p.m * p.k, 1), b = Random(p.k * p.n, 2);
+  const std::vector<float> a = loom::bench::RandomFloats(p.m * p.k, 1),
+                           b = loom::bench::RandomFloats(p.k * p.n, 2);
   std::vector<float> c(p.m * p.n);
   std::vector<uint16_t> b_bits(b.size());
   loom::bf16::FloatToBf16(b.data(), b_bits.data(), static_cast<int64_t>(b.size()));
@@ -122,7 +109,7 @@ ProductMinima RunProduct(const Product& p, int threads, int reps) {
       cached.median_ms, cached.min_ms, f32.min_ms / both.min_ms, f32.min_ms / cached.min_ms,
       gflop / f32.min_ms, gflop / cached.min_ms,
       loom::bf16::OnednnMatMulBf16Impl(p.ta, p.tb, p.m, p.n, p.k, lda, ldb, threads).c_str(),
-      Load().c_str());
+      loom::bench::LoadAverage().c_str());
   return {f32.min_ms, cached.min_ms};
 }
 
@@ -150,9 +137,10 @@ void RunConv(const Conv& cv, int threads, int reps) {
   using loom::onednn_internal::ConvOperands;
   using loom::onednn_internal::ConvPass;
   const auto& g = cv.g;
-  const std::vector<float> x = Random(g.batch * g.in_h * g.in_w * g.channels, 3);
-  const std::vector<float> w = Random(g.k_h * g.k_w * g.channels * cv.out_c, 4);
-  const std::vector<float> dy = Random(g.batch * g.out_h * g.out_w * cv.out_c, 5);
+  const std::vector<float> x = loom::bench::RandomFloats(g.batch * g.in_h * g.in_w * g.channels, 3);
+  const std::vector<float> w = loom::bench::RandomFloats(g.k_h * g.k_w * g.channels * cv.out_c, 4);
+  const std::vector<float> dy =
+      loom::bench::RandomFloats(g.batch * g.out_h * g.out_w * cv.out_c, 5);
   std::vector<float> y(dy.size()), dx(x.size()), dw(w.size());
   const char* names[] = {"fwd", "dx", "dw"};
   for (ConvPass pass : {ConvPass::kForward, ConvPass::kBackwardData, ConvPass::kBackwardWeights}) {
@@ -193,7 +181,7 @@ void RunConv(const Conv& cv, int threads, int reps) {
         loom::onednn_internal::ConvImpl(ConvOperands::kBf16, pass, g, cv.out_c, threads).c_str(),
         loom::onednn_internal::ConvImpl(ConvOperands::kBf16Nhwc, pass, g, cv.out_c, threads)
             .c_str(),
-        Load().c_str());
+        loom::bench::LoadAverage().c_str());
   }
 }
 
@@ -207,7 +195,7 @@ int main(int argc, char** argv) {
   for (int i = first + 1; i < argc; ++i) thread_counts.push_back(std::max(1, std::atoi(argv[i])));
   if (thread_counts.empty()) thread_counts = {1, 2};
   std::printf("CPU: %s\nbf16: %s\nload at start: %s\n", loom::bf16::CpuModelName().c_str(),
-              loom::DescribeBf16Support().c_str(), Load().c_str());
+              loom::DescribeBf16Support().c_str(), loom::bench::LoadAverage().c_str());
   if (!loom::HasBf16Hardware()) {
     std::printf("no bf16 hardware: nothing to compare\n");
     return 0;
@@ -269,7 +257,7 @@ int main(int argc, char** argv) {
           "f32/bf16 %.2f, f32/faster %.2f  load %s\n",
           sums[i].first.c_str(), threads, sums[i].second.f32, sums[i].second.bf16, best_sums[i],
           sums[i].second.f32 / sums[i].second.bf16, sums[i].second.f32 / best_sums[i],
-          Load().c_str());
+          loom::bench::LoadAverage().c_str());
     }
     for (const Conv& c : convs) RunConv(c, threads, reps);
   }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "loom/distribute/collective_ops.h"
 #include "loom/distribute/distributed_optimizer.h"
 #include "loom/estimator/layers.h"
@@ -62,22 +63,6 @@ struct Model {
   const char* name;
   std::vector<Shape> gradients;
 };
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown CPU";
-}
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five;
-  in >> one >> five;
-  return one + " " + five;
-}
 
 bool IsCollective(const NodeExecStats& st) {
   return st.op == "LoomAllReduceStart" || st.op == "LoomAllReduceWait" ||
@@ -292,7 +277,8 @@ int main(int argc, char** argv) {
       {{5, 5, 1, 32}, {32}, {5, 5, 32, 64}, {64}, {3136, 1024}, {1024}, {1024, 10}, {10}}};
   if (comm->rank() == 0) {
     std::printf("dist_bench: %d ranks, %d calls per repetition; %s; load average %s\n\n",
-                comm->size(), iterations, CpuModel().c_str(), LoadAverage().c_str());
+                comm->size(), iterations, loom::bench::CpuModel().c_str(),
+                loom::bench::LoadAverage(/*with_five=*/true).c_str());
   }
   if (!steps_only && comm->size() > 1) {
     if (comm->rank() == 0) {
@@ -346,6 +332,7 @@ int main(int argc, char** argv) {
     for (const std::string& r : ratios) std::printf("%s\n", r.c_str());
   }
   if (comm->rank() == 0)
-    std::printf("\n%s; load average after: %s\n", CpuModel().c_str(), LoadAverage().c_str());
+    std::printf("\n%s; load average after: %s\n", loom::bench::CpuModel().c_str(),
+                loom::bench::LoadAverage(/*with_five=*/true).c_str());
   return 0;
 }

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "loom/base/thread_pool.h"
 #include "loom/ops/nn_window.h"
 #include "loom/ops/onednn_conv.h"
@@ -28,30 +29,6 @@
 namespace {
 
 using loom::nn_internal::Geometry;
-
-std::vector<float> Random(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-std::string Load() {
-  std::ifstream f("/proc/loadavg");
-  std::string one;
-  f >> one;
-  return one;
-}
-
-std::string Cpu() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown";
-}
 
 double Ms(const std::function<void()>& fn) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -82,8 +59,8 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts;
   for (; arg < argc; ++arg) thread_counts.push_back(std::atoi(argv[arg]));
   if (thread_counts.empty()) thread_counts = {1, 2};
-  std::printf("CPU: %s; load %s; %d calls per path, alternating\n", Cpu().c_str(), Load().c_str(),
-              reps);
+  std::printf("CPU: %s; load %s; %d calls per path, alternating\n", loom::bench::CpuModel().c_str(),
+              loom::bench::LoadAverage().c_str(), reps);
   const std::vector<Shape> shapes = {
       {"convnet conv2 b64 14x14x32->64", 64, 14, 14, 32, 64},
       {"convnet conv1 b64 28x28x1->32", 64, 28, 28, 1, 32},
@@ -116,8 +93,9 @@ int main(int argc, char** argv) {
       std::printf("%s: the Winograd kernels do not run on this CPU\n", s.name);
       return 0;
     }
-    const std::vector<float> x = Random(s.n * s.h * s.w * s.c, 1), w = Random(25 * s.c * s.k, 2),
-                             dy = Random(s.n * s.h * s.w * s.k, 3);
+    const std::vector<float> x = loom::bench::RandomFloats(s.n * s.h * s.w * s.c, 1),
+                             w = loom::bench::RandomFloats(25 * s.c * s.k, 2),
+                             dy = loom::bench::RandomFloats(s.n * s.h * s.w * s.k, 3);
     std::vector<float> y(dy.size()), dx(x.size()), dw(w.size());
     for (int threads : thread_counts) {
       loom::ThreadPool pool(threads);
@@ -165,6 +143,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("load at end %s\n", Load().c_str());
+  std::printf("load at end %s\n", loom::bench::LoadAverage().c_str());
   return 0;
 }
