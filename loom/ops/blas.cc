@@ -11,6 +11,7 @@
 #include "loom/base/check.h"
 #include "loom/ops/array_internal.h"
 #include "loom/ops/blas_narrow.h"
+#include "loom/ops/vector_isa.h"
 
 #if defined(__x86_64__)
 #define LOOM_BLAS_X86 1
@@ -76,11 +77,7 @@ void LibraryGemm(GemmLibrary library, bool transpose_a, bool transpose_b, int64_
 // measured (blas.h: ChooseTransposedProduct).
 bool AmdWithAvx512() {
 #ifdef LOOM_BLAS_X86
-  static const bool amd = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_is("amd") && __builtin_cpu_supports("avx512f");
-  }();
-  return amd;
+  return internal::CpuIsAmd() && internal::CpuHasAvx512F();
 #else
   return false;
 #endif

@@ -99,7 +99,7 @@ std::vector<MinMaxIsa> AvailableMinMaxIsas() {
   std::vector<MinMaxIsa> isas = {MinMaxIsa::kScalar};
 #if defined(__x86_64__)
   if (internal::CpuHasAvx2()) isas.push_back(MinMaxIsa::kAvx2);
-  if (internal::CpuHasAvx2() && minmax::CpuHasAvx512F()) isas.push_back(MinMaxIsa::kAvx512);
+  if (internal::CpuHasAvx2() && internal::CpuHasAvx512F()) isas.push_back(MinMaxIsa::kAvx512);
 #endif
   return isas;
 }
@@ -107,7 +107,7 @@ std::vector<MinMaxIsa> AvailableMinMaxIsas() {
 MinMaxIsa ActiveMinMaxIsa() {
   if (internal::ActiveVectorIsa() == internal::VectorIsa::kBaseline) return MinMaxIsa::kScalar;
 #if defined(__x86_64__)
-  if (minmax::CpuHasAvx512F()) return MinMaxIsa::kAvx512;
+  if (internal::CpuHasAvx512F()) return MinMaxIsa::kAvx512;
 #endif
   return MinMaxIsa::kAvx2;
 }

@@ -372,14 +372,6 @@ LOOM_MINMAX_ENTRIES(double)
 #undef LOOM_MINMAX_ENTRIES
 // NOLINTEND(bugprone-macro-parentheses)
 
-bool CpuHasAvx512F() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return has;
-}
-
 #endif  // __x86_64__
 
 }  // namespace loom::reduce_internal::minmax

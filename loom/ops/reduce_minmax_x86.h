@@ -69,7 +69,6 @@ int64_t FindAvx512(const double* p, int64_t n, double v);
 int64_t FindAvx2(const float* p, int64_t n, float v);
 int64_t FindAvx2(const double* p, int64_t n, double v);
 
-bool CpuHasAvx512F();
 #endif
 
 }  // namespace loom::reduce_internal::minmax

@@ -25,6 +25,30 @@ bool CpuHasAvx2() {
 #endif
 }
 
+bool CpuHasAvx512F() {
+#if defined(__x86_64__)
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+bool CpuIsAmd() {
+#if defined(__x86_64__)
+  static const bool amd = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd") != 0;
+  }();
+  return amd;
+#else
+  return false;
+#endif
+}
+
 VectorIsa ActiveVectorIsa() {
   if (!CpuHasAvx2() || BaselineForced().load(std::memory_order_relaxed) > 0) {
     return VectorIsa::kBaseline;

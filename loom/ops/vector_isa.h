@@ -32,6 +32,12 @@ const char* VectorIsaName(VectorIsa isa);
 
 // True when this CPU can run the AVX2 copies (cpuid, checked once per process).
 bool CpuHasAvx2();
+// True when this CPU has AVX-512F (the hand-written AVX-512 kernels: reduce_minmax,
+// winograd; cpuid, checked once per process).
+bool CpuHasAvx512F();
+// True on an AMD CPU: where the per-vendor rules were measured (blas.h's
+// ChooseTransposedProduct, winograd_conv.cc's UseWinograd).
+bool CpuIsAmd();
 
 // The copy Vectorized runs: kAvx2 when CpuHasAvx2() and no ScopedBaselineVectorIsa is
 // alive, else kBaseline.

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "loom/ops/vector_isa.h"
 #include "loom/ops/winograd_kernels.h"
 #include "loom/tensor/tensor.h"
 
@@ -16,24 +17,6 @@ using winograd::Plane;
 using winograd::PointsOf;
 
 std::atomic<ConvAlgorithm> g_forced_algorithm{ConvAlgorithm::kByRule};
-
-struct CpuKind {
-  bool avx512 = false;  // the kernels run
-  bool amd = false;     // where the rule was measured (AMD EPYC, Zen 4)
-};
-
-const CpuKind& Cpu() {
-  static const CpuKind kind = [] {
-    CpuKind k;
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    k.avx512 = __builtin_cpu_supports("avx512f");
-    k.amd = __builtin_cpu_is("amd");
-#endif
-    return k;
-  }();
-  return kind;
-}
 
 // The rule, measured on an AMD EPYC (Zen 4, AVX-512, no AMX) at 1 and 2 threads against
 // oneDNN 2.6's direct kernels (bench/winograd_bench.cc; bench/RESULTS.md, session 17):
@@ -108,15 +91,16 @@ bool RunForward(const Plane& plane, const float* x, const float* u, int64_t kp, 
 }  // namespace
 
 bool WinogradRuns(const Geometry& g, int64_t out_c) {
-  return Cpu().avx512 && g.k_h == 5 && g.k_w == 5 && g.stride_h == 1 && g.stride_w == 1 &&
-         g.batch > 0 && g.out_h > 0 && g.out_w > 0 && g.channels > 0 && out_c > 0;
+  return internal::CpuHasAvx512F() && g.k_h == 5 && g.k_w == 5 && g.stride_h == 1 &&
+         g.stride_w == 1 && g.batch > 0 && g.out_h > 0 && g.out_w > 0 && g.channels > 0 &&
+         out_c > 0;
 }
 
 bool UseWinograd(const Geometry& g, int64_t out_c, ConvPassKind pass) {
   const ConvAlgorithm forced = g_forced_algorithm.load(std::memory_order_relaxed);
   if (forced == ConvAlgorithm::kDirect || !WinogradRuns(g, out_c)) return false;
   if (forced != ConvAlgorithm::kByRule) return true;  // a kWinograd* value
-  return Cpu().amd && WinogradPaysOnZen4(g, out_c, pass);
+  return internal::CpuIsAmd() && WinogradPaysOnZen4(g, out_c, pass);
 }
 
 ScopedConvAlgorithm::ScopedConvAlgorithm(ConvAlgorithm forced)
